@@ -1,0 +1,60 @@
+# `make install` sets up and builds; `make test` runs every test (and sets up
+# whatever is missing first, so it also works on a fresh clone).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+CACHE := .cache
+WHEELS := $(CACHE)/wheels
+CLI_CACHE := $(CACHE)/qwen-cli
+DIST := dist
+BUILT := $(DIST)/QwenCompanion/.no-sublime-package
+PACKAGE_SOURCES := $(shell find QwenCompanion.sublime-package-src -type f -not -path '*/__pycache__/*') \
+	Default.sublime-commands Main.sublime-menu tools/build.py
+
+.PHONY: install build test typecheck headless sublime-install tmux clean
+
+install: $(VENV)/.stamp build tmux $(CLI_CACHE)/.stamp sublime-install
+
+$(VENV)/.stamp: requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+# Pure-Python wheels only, verified against the hashes in vendor/requirements.txt.
+$(WHEELS)/.stamp: vendor/requirements.txt | $(VENV)/.stamp
+	rm -rf $(WHEELS) && mkdir -p $(WHEELS)
+	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps --require-hashes \
+		--only-binary=:all: --platform any --implementation py --abi none --python-version 3.14 \
+		-r vendor/requirements.txt -d $(WHEELS)
+	touch $@
+
+build: $(BUILT)
+
+$(BUILT): $(WHEELS)/.stamp $(PACKAGE_SOURCES)
+	$(PY) tools/build.py $(WHEELS) $(DIST)
+
+$(CLI_CACHE)/.stamp: tests/rig/install-cli.sh
+	bash tests/rig/install-cli.sh $(CLI_CACHE)
+	touch $@
+
+tmux:
+	@command -v tmux >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux; }
+
+sublime-install: $(BUILT)
+	@$(PY) tools/sublime_install.py $(DIST)/QwenCompanion
+
+# mypy checks the source as the package `QwenCompanion` against sublime-text-stubs.
+typecheck: $(VENV)/.stamp
+	@mkdir -p $(CACHE)/typecheck && ln -sfn ../../QwenCompanion.sublime-package-src $(CACHE)/typecheck/QwenCompanion
+	$(PY) -m mypy
+
+test: $(VENV)/.stamp $(BUILT) tmux $(CLI_CACHE)/.stamp typecheck
+	QWEN_E2E_REQUIRED=1 $(PY) -m pytest
+
+# Drive the built package in the simulated editor: JSON lines in and out.
+headless: $(VENV)/.stamp $(BUILT)
+	@$(PY) -m tests.headless --workspace "$(WORKSPACE)"
+
+clean:
+	rm -rf $(DIST) $(CACHE) $(VENV) .mypy_cache .pytest_cache

@@ -1,0 +1,205 @@
+"""Where the servers live: one asyncio loop on one background thread, and a
+`Companion` per editor window (its server, token and lock file).
+
+Every public method here may be called from any thread; work is handed to the
+loop and waited for with a timeout, so Sublime's threads never run asyncio code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from . import lockfile
+from .ide_messages import CONTEXT_UPDATE, IdeContext, Outgoing, empty_context
+from .server import AuthFailure, CompanionServer, ServerOptions
+from .tools import DiffBackend, UnavailableDiffBackend, diff_tools
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+CALL_TIMEOUT = 10.0
+
+
+class ServerThread:
+    """A daemon thread running the asyncio loop that hosts every server."""
+
+    def __init__(self, name: str = "QwenCompanion server") -> None:
+        self._name = name
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        if self.alive:
+            return
+        ready = threading.Event()
+        loop = asyncio.new_event_loop()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.call_soon(ready.set)
+            loop.run_forever()
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+        self._loop = loop
+        self._thread = threading.Thread(target=run, name=self._name, daemon=True)
+        self._thread.start()
+        ready.wait(CALL_TIMEOUT)
+
+    def submit(self, coroutine: Coroutine[Any, Any, T]) -> Future[T]:
+        if self._loop is None or not self.alive:
+            coroutine.close()
+            raise RuntimeError("the server thread is not running")
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float = CALL_TIMEOUT) -> T:
+        """Run a coroutine on the loop and wait for its result (never call from the loop)."""
+        return self.submit(coroutine).result(timeout)
+
+    def call_soon(self, callback: Callable[..., object], *args: object) -> None:
+        if self._loop is not None and self.alive:
+            self._loop.call_soon_threadsafe(callback, *args)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        if thread.is_alive():
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout)
+        self._loop = self._thread = None
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    id_prefix: str
+    client_name: str
+    age_seconds: float
+    stream_open: bool
+
+
+class Companion:
+    """One editor window's MCP server, token and discovery lock file."""
+
+    def __init__(
+        self,
+        thread: ServerThread,
+        *,
+        folders: list[str],
+        lock_directory: Path,
+        diff_backend: DiffBackend | None = None,
+        options: ServerOptions = ServerOptions(),
+        on_sessions_changed: Callable[[int], None] = lambda connected: None,
+        ppid: int | None = None,
+    ) -> None:
+        self._thread = thread
+        self.folders = list(folders)
+        self.lock_directory = lock_directory
+        self.token = secrets.token_hex(32)  # 256 bits
+        self.ppid = os.getpid() if ppid is None else ppid
+        self.lock_error: str | None = None
+        self.started_at = 0.0
+        self._context = empty_context()
+        self._server = CompanionServer(
+            token=self.token,
+            tools=diff_tools(diff_backend or UnavailableDiffBackend()),
+            context=lambda: self._context,
+            options=options,
+            on_sessions_changed=on_sessions_changed,
+        )
+
+    # --- lifecycle -------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return self._server.port
+
+    @property
+    def workspace_path(self) -> str:
+        return lockfile.workspace_path(self.folders)
+
+    @property
+    def lock_file(self) -> Path:
+        return lockfile.lock_path(self.lock_directory, self.port)
+
+    @property
+    def running(self) -> bool:
+        return self.port != 0 and self._thread.alive
+
+    def start(self) -> None:
+        self._thread.run(self._server.start())
+        self.started_at = time.time()
+        self._write_lock()
+        log.info("server for %s listening on 127.0.0.1:%d", self.workspace_path or "(no folder)", self.port)
+
+    def stop(self) -> None:
+        if self.port and self._thread.alive:
+            try:
+                self._thread.run(self._server.stop())
+            except Exception:
+                log.exception("stopping the server on port %d failed", self.port)
+        if self.port:
+            lockfile.remove_lock(self.lock_directory, self.port)
+
+    def set_folders(self, folders: list[str]) -> None:
+        """The window's folders changed: rewrite the lock file's workspacePath."""
+        if folders == self.folders:
+            return
+        self.folders = list(folders)
+        if self.running:
+            self._write_lock()
+
+    def _write_lock(self) -> None:
+        info = lockfile.LockInfo(
+            port=self.port, workspace_path=self.workspace_path, auth_token=self.token, ppid=self.ppid
+        )
+        try:
+            lockfile.write_lock(self.lock_directory, info)
+            self.lock_error = None
+        except OSError as error:
+            self.lock_error = f"cannot write the lock file in {self.lock_directory}: {error.strerror or error}"
+            log.error("%s; the CLI will not find this window's server", self.lock_error)
+
+    # --- messages to the CLIs -------------------------------------------
+
+    def publish_context(self, context: IdeContext) -> bool:
+        """Send a new editor context to every session; identical payloads are not resent."""
+        if context == self._context:
+            return False
+        self._context = context
+        self.notify(CONTEXT_UPDATE, context)
+        return True
+
+    def notify(self, method: str, params: Outgoing, session_id: str | None = None) -> None:
+        self._thread.call_soon(self._server.notify, method, params, session_id)
+
+    # --- state for the status bar and the diagnose report ----------------
+
+    def sessions(self) -> list[SessionInfo]:
+        async def snapshot() -> list[SessionInfo]:
+            now = time.monotonic()
+            return [
+                SessionInfo(s.id[:8], s.client_name, now - s.created, s.stream_open)
+                for s in self._server.sessions
+            ]
+
+        return self._thread.run(snapshot()) if self.running else []
+
+    def auth_failures(self) -> list[AuthFailure]:
+        return list(self._server.auth_failures)
+
+    def has_session(self, session_id: str) -> bool:
+        return self._server.sessions.get(session_id) is not None

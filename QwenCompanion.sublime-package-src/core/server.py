@@ -1,0 +1,315 @@
+"""The MCP server over Streamable HTTP at `/mcp` (spec sections 1, 3, 6).
+
+Runs on an asyncio loop owned by `runtime.ServerThread`; nothing here may be
+called from another thread except through that runtime.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+from mcp_types import CallToolResult, Tool
+
+from . import protocol
+from .ide_messages import CONTEXT_UPDATE, IdeContext, Outgoing
+from .protocol import JSONRPCRequest, ProtocolError, ToolHandler
+from .sessions import Session, SessionRegistry, TooManySessions
+
+log = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "Mcp-Protocol-Version"
+SESSION_NOT_FOUND = -32001  # what the TypeScript SDK answers for an unknown session
+MAX_BODY_BYTES = 32 * 1024 * 1024  # a 20 MB newContent, JSON-escaped, must fit
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    keepalive_seconds: float = 30.0
+    idle_timeout_seconds: float = 300.0
+    max_sessions: int = 32
+    max_body_bytes: int = MAX_BODY_BYTES
+
+
+@dataclass(frozen=True)
+class RegisteredTool:
+    definition: Tool
+    handler: ToolHandler
+
+
+@dataclass(frozen=True)
+class AuthFailure:
+    """A refused request, recorded for the diagnose report; never holds a secret."""
+
+    at: float  # unix time
+    reason: str  # "origin", "host", "missing-token", "wrong-token"
+    detail: str
+
+
+class CompanionServer:
+    def __init__(
+        self,
+        *,
+        token: str,
+        tools: list[RegisteredTool],
+        context: Callable[[], IdeContext],
+        options: ServerOptions = ServerOptions(),
+        on_sessions_changed: Callable[[int], None] = lambda connected: None,
+    ) -> None:
+        self._token = f"Bearer {token}".encode()
+        self._tools = {t.definition.name: t for t in tools}
+        self._context = context
+        self.options = options
+        self._on_sessions_changed = on_sessions_changed
+        self.sessions = SessionRegistry(
+            idle_timeout=options.idle_timeout_seconds,
+            max_sessions=options.max_sessions,
+            on_change=self._sessions_changed,
+        )
+        self.auth_failures: deque[AuthFailure] = deque(maxlen=20)
+        self.port = 0
+        self._runner: web.AppRunner | None = None
+        self._streams: set[asyncio.Task[Any]] = set()
+        self._janitor: asyncio.Task[None] | None = None
+
+    # --- lifecycle -------------------------------------------------------
+
+    def make_app(self) -> web.Application:
+        app = web.Application(middlewares=[self._security], client_max_size=self.options.max_body_bytes)
+        app.router.add_post(MCP_PATH, self._post)
+        app.router.add_get(MCP_PATH, self._get)
+        app.router.add_delete(MCP_PATH, self._delete)
+        return app
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
+        self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port, shutdown_timeout=0.5)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        self._janitor = asyncio.ensure_future(self._expire_idle_sessions())
+        return self.port
+
+    async def stop(self) -> None:
+        if self._janitor:
+            self._janitor.cancel()
+        self.sessions.close_all()
+        for task in list(self._streams):
+            task.cancel()
+        if self._runner:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _expire_idle_sessions(self) -> None:
+        interval = min(10.0, self.options.idle_timeout_seconds / 2)
+        while True:
+            await asyncio.sleep(interval)
+            for session in self.sessions.expire_idle():
+                log.info("session %s… expired after %.0f s idle", session.id[:8], self.options.idle_timeout_seconds)
+
+    def _sessions_changed(self) -> None:
+        self._on_sessions_changed(self.sessions.connected_count())
+
+    # --- notifications ---------------------------------------------------
+
+    def notify(self, method: str, params: Outgoing, session_id: str | None = None) -> int:
+        """Queue a notification for every session (or one); returns how many got it."""
+        message = protocol.notification(method, params.params())
+        targets = [self.sessions.get(session_id)] if session_id else list(self.sessions)
+        delivered = 0
+        for session in targets:
+            if session is not None:
+                session.enqueue(message)
+                delivered += 1
+        return delivered
+
+    # --- security --------------------------------------------------------
+
+    @web.middleware
+    async def _security(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        # Checked before the body is read, in the reference companion's order.
+        origin = request.headers.get("Origin")
+        if origin is not None:
+            return self._refuse(403, "origin", f"Origin {origin[:80]!r}", "Forbidden: browser requests are not allowed")
+        host = request.headers.get("Host", "")
+        if host.lower() not in (f"127.0.0.1:{self.port}", f"localhost:{self.port}"):
+            return self._refuse(403, "host", f"Host {host[:80]!r}", "Forbidden: invalid Host header")
+        auth = request.headers.get("Authorization")
+        if auth is None:
+            return self._refuse(401, "missing-token", "no Authorization header", "Unauthorized")
+        if not hmac.compare_digest(auth.encode("utf-8", "surrogateescape"), self._token):
+            scheme = auth.split(" ", 1)[0][:16] if auth else ""
+            return self._refuse(401, "wrong-token", f"scheme {scheme!r}, token does not match", "Unauthorized")
+        return await handler(request)
+
+    def _refuse(self, status: int, reason: str, detail: str, message: str) -> web.Response:
+        self.auth_failures.append(AuthFailure(at=time.time(), reason=reason, detail=detail))
+        log.warning("refused a request: %s (%s)", reason, detail)
+        return web.Response(status=status, text=message)
+
+    # --- POST: JSON-RPC --------------------------------------------------
+
+    async def _post(self, request: web.Request) -> web.StreamResponse:
+        limit = self.options.max_body_bytes
+        if request.content_length is not None and request.content_length > limit:
+            return _too_large(limit)
+        try:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return _too_large(limit)
+        try:
+            payload = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return _rpc_error(400, None, -32700, "Parse error: the body is not valid JSON")
+        try:
+            message = protocol.parse_envelope(payload)
+        except ProtocolError as error:
+            return _rpc_error(400, _id_of(payload), error.code, error.message)
+
+        session_id = request.headers.get(SESSION_HEADER)
+        if isinstance(message, JSONRPCRequest) and message.method == "initialize":
+            if session_id:
+                return _rpc_error(400, message.id, protocol.INVALID_REQUEST, "initialize must not carry an Mcp-Session-Id")
+            return self._initialize(message)
+
+        if not session_id:
+            return _rpc_error(400, _id_of(payload), protocol.INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required")
+        session = self.sessions.get(session_id)
+        if session is None:
+            return _rpc_error(404, _id_of(payload), SESSION_NOT_FOUND, "Session not found")
+        version = request.headers.get(VERSION_HEADER)
+        if version is not None and version not in protocol.SUPPORTED_VERSIONS:
+            return _rpc_error(400, _id_of(payload), protocol.INVALID_REQUEST, f"Unsupported protocol version {version[:32]!r}")
+        session.touch()
+
+        if not isinstance(message, JSONRPCRequest):
+            return web.Response(status=202)  # notifications and responses need no answer
+        try:
+            result = await self._dispatch(session, message)
+        except ProtocolError as error:
+            return _rpc_error(200, message.id, error.code, error.message)
+        return web.json_response(protocol.response(message.id, result))
+
+    def _initialize(self, message: JSONRPCRequest) -> web.Response:
+        try:
+            params = protocol.parse_initialize(message.params)
+            version = protocol.negotiate_version(params.protocol_version)
+            session = self.sessions.create(version, params.client_info.name)
+        except ProtocolError as error:
+            return _rpc_error(400, message.id, error.code, error.message)
+        except TooManySessions as error:
+            return _rpc_error(503, message.id, protocol.INTERNAL_ERROR, str(error))
+        log.info("session %s… started by %s (protocol %s)", session.id[:8], session.client_name, version)
+        body = protocol.response(message.id, protocol.initialize_result(version))
+        return web.json_response(body, headers={SESSION_HEADER: session.id})
+
+    async def _dispatch(self, session: Session, message: JSONRPCRequest) -> dict[str, Any]:
+        version = session.protocol_version
+        if message.method == "ping":
+            return {}
+        if message.method == "tools/list":
+            return protocol.tools_list_result(version, [t.definition for t in self._tools.values()])
+        if message.method == "tools/call":
+            params = protocol.parse_call_tool(version, message.params)
+            tool = self._tools.get(params.name)
+            if tool is None:
+                raise ProtocolError(protocol.INVALID_PARAMS, f"Unknown tool: {params.name[:64]}")
+            result = await self._call_tool(session, tool, params.arguments or {})
+            return protocol.server_result("tools/call", version, result)
+        raise ProtocolError(protocol.METHOD_NOT_FOUND, f"Method not found: {message.method[:64]}")
+
+    async def _call_tool(self, session: Session, tool: RegisteredTool, arguments: dict[str, Any]) -> CallToolResult:
+        try:
+            return await tool.handler(session.id, arguments)
+        except Exception:
+            log.exception("tool %s failed", tool.definition.name)
+            return protocol.text_result(f"{tool.definition.name} failed inside the editor; see the Qwen Companion log", is_error=True)
+
+    # --- GET: the server-to-client SSE stream -----------------------------
+
+    async def _get(self, request: web.Request) -> web.StreamResponse:
+        if "text/event-stream" not in request.headers.get("Accept", ""):
+            return web.Response(status=406, text="Not Acceptable: GET needs Accept: text/event-stream")
+        session_id = request.headers.get(SESSION_HEADER)
+        if not session_id:
+            return _rpc_error(400, None, protocol.INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required")
+        session = self.sessions.get(session_id)
+        if session is None:
+            return _rpc_error(404, None, SESSION_NOT_FOUND, "Session not found")
+        if session.stream_open:
+            return web.Response(status=409, text="Conflict: this session already has a stream open")
+
+        stream = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", SESSION_HEADER: session.id}
+        )
+        await stream.prepare(request)
+        task = asyncio.current_task()
+        assert task is not None
+        self._streams.add(task)
+        self.sessions.set_stream_open(session, True)
+        try:
+            # Both the TUI and `qwen -p` use the context for their first prompt.
+            session.enqueue(protocol.notification(CONTEXT_UPDATE, self._context().params()))
+            await self._pump(session, stream)
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            self._streams.discard(task)
+            if self.sessions.get(session.id) is session:
+                self.sessions.set_stream_open(session, False)
+        return stream
+
+    async def _pump(self, session: Session, stream: web.StreamResponse) -> None:
+        keepalive = self.options.keepalive_seconds
+        while not session.closed:
+            try:
+                await asyncio.wait_for(session.wakeup.wait(), timeout=keepalive)
+            except asyncio.TimeoutError:
+                await stream.write(b": keep-alive\n\n")
+                continue
+            session.wakeup.clear()
+            while session.pending:
+                message = session.pending.popleft()
+                await stream.write(_sse_event(message))
+
+    # --- DELETE: end a session --------------------------------------------
+
+    async def _delete(self, request: web.Request) -> web.StreamResponse:
+        session_id = request.headers.get(SESSION_HEADER)
+        if not session_id:
+            return _rpc_error(400, None, protocol.INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required")
+        session = self.sessions.remove(session_id)
+        if session is None:
+            return _rpc_error(404, None, SESSION_NOT_FOUND, "Session not found")
+        log.info("session %s… ended by the client", session.id[:8])
+        return web.Response(status=200)
+
+
+def _sse_event(message: dict[str, Any]) -> bytes:
+    return b"event: message\ndata: " + json.dumps(message, ensure_ascii=False).encode() + b"\n\n"
+
+
+def _id_of(payload: Any) -> Any:
+    request_id = payload.get("id") if isinstance(payload, dict) else None
+    return request_id if isinstance(request_id, (int, str)) and not isinstance(request_id, bool) else None
+
+
+def _rpc_error(status: int, request_id: Any, code: int, message: str) -> web.Response:
+    return web.json_response(protocol.error_response(request_id, code, message), status=status)
+
+
+def _too_large(limit: int) -> web.Response:
+    message = f"Request body too large: the limit is {limit // (1024 * 1024)} MiB"
+    return _rpc_error(413, None, protocol.INVALID_REQUEST, message)

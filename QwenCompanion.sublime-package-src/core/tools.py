@@ -1,0 +1,71 @@
+"""The `openDiff` / `closeDiff` tools: definitions, argument checking, dispatch.
+
+A `DiffBackend` does the real work (the diff issue plugs the editor in); the
+default one answers with a clear error instead of pretending.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import pydantic
+from mcp_types import CallToolResult, Tool
+
+from .ide_messages import CloseDiffArguments, OpenDiffArguments
+from .protocol import text_result
+from .server import RegisteredTool
+
+
+class DiffBackend(Protocol):
+    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> CallToolResult: ...
+
+    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> CallToolResult: ...
+
+
+class UnavailableDiffBackend:
+    """Answers every diff call with an error until an editor backend exists."""
+
+    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> CallToolResult:
+        return text_result("openDiff is not available yet in this editor", is_error=True)
+
+    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> CallToolResult:
+        return text_result("closeDiff is not available yet in this editor", is_error=True)
+
+
+OPEN_DIFF = Tool(
+    name="openDiff",
+    description="Open a diff view in Sublime Text comparing a file with proposed new content. "
+    "The user's decision arrives later as ide/diffAccepted or ide/diffRejected.",
+    input_schema=OpenDiffArguments.model_json_schema(),
+)
+CLOSE_DIFF = Tool(
+    name="closeDiff",
+    description="Close the diff view of a file and return the proposed side's current text.",
+    input_schema=CloseDiffArguments.model_json_schema(),
+)
+
+
+def describe_errors(error: pydantic.ValidationError) -> str:
+    parts = []
+    for item in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(p) for p in item["loc"]) or "arguments"
+        parts.append(f"{where}: {item['msg']}")
+    return "; ".join(parts)
+
+
+def diff_tools(backend: DiffBackend) -> list[RegisteredTool]:
+    async def open_diff(session_id: str, arguments: dict[str, Any]) -> CallToolResult:
+        try:
+            parsed = OpenDiffArguments.model_validate(arguments)
+        except pydantic.ValidationError as error:
+            return text_result(f"Invalid openDiff arguments: {describe_errors(error)}", is_error=True)
+        return await backend.open_diff(session_id, parsed)
+
+    async def close_diff(session_id: str, arguments: dict[str, Any]) -> CallToolResult:
+        try:
+            parsed = CloseDiffArguments.model_validate(arguments)
+        except pydantic.ValidationError as error:
+            return text_result(f"Invalid closeDiff arguments: {describe_errors(error)}", is_error=True)
+        return await backend.close_diff(session_id, parsed)
+
+    return [RegisteredTool(OPEN_DIFF, open_diff), RegisteredTool(CLOSE_DIFF, close_diff)]

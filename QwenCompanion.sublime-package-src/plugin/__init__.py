@@ -1,0 +1,1 @@
+"""The thin Sublime layer: listeners, commands and views on top of `core`."""

