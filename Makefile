@@ -12,7 +12,7 @@ BUILT := $(DIST)/QwenCompanion/.no-sublime-package
 PACKAGE_SOURCES := $(shell find QwenCompanion.sublime-package-src -type f -not -path '*/__pycache__/*') \
 	Default.sublime-commands Main.sublime-menu tools/build.py
 
-.PHONY: install build test typecheck headless sublime-install tmux clean
+.PHONY: install build cli test typecheck headless sublime-install tmux clean
 
 install: $(VENV)/.stamp build tmux $(CLI_CACHE)/.stamp sublime-install
 
@@ -34,7 +34,11 @@ build: $(BUILT)
 $(BUILT): $(WHEELS)/.stamp $(PACKAGE_SOURCES)
 	$(PY) tools/build.py $(WHEELS) $(DIST)
 
-$(CLI_CACHE)/.stamp: tests/rig/install-cli.sh
+cli: $(CLI_CACHE)/.stamp
+
+# The real qwen CLI and Node 22 for the end-to-end tests, pinned by the committed lock.
+$(CLI_CACHE)/.stamp: tests/rig/install-cli.sh tests/rig/cli-package.json tests/rig/cli-package-lock.json
+	@command -v npm >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm; }
 	bash tests/rig/install-cli.sh $(CLI_CACHE)
 	touch $@
 

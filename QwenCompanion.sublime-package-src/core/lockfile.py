@@ -73,7 +73,11 @@ def write_lock(directory: Path, info: LockInfo) -> Path:
 
 
 def remove_lock(directory: Path, port: int) -> None:
-    lock_path(directory, port).unlink(missing_ok=True)
+    """Delete the lock file if it is there; never raises (called while shutting down)."""
+    try:
+        lock_path(directory, port).unlink(missing_ok=True)
+    except OSError as error:
+        log.warning("cannot remove the lock file for port %d in %s: %s", port, directory, error.strerror or error)
 
 
 def read_lock(path: Path) -> dict[str, Any]:

@@ -20,7 +20,16 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import lockfile
-from .ide_messages import CONTEXT_UPDATE, IdeContext, Outgoing, empty_context
+from mcp_types import CallToolResult
+
+from .ide_messages import (
+    CONTEXT_UPDATE,
+    CloseDiffArguments,
+    IdeContext,
+    OpenDiffArguments,
+    Outgoing,
+    empty_context,
+)
 from .server import AuthFailure, CompanionServer, ServerOptions
 from .tools import DiffBackend, UnavailableDiffBackend, diff_tools
 
@@ -113,9 +122,11 @@ class Companion:
         self.lock_error: str | None = None
         self.started_at = 0.0
         self._context = empty_context()
+        # Replaceable after start: the editor layer plugs its diff views in here.
+        self.diff_backend: DiffBackend = diff_backend or UnavailableDiffBackend()
         self._server = CompanionServer(
             token=self.token,
-            tools=diff_tools(diff_backend or UnavailableDiffBackend()),
+            tools=diff_tools(self),
             context=lambda: self._context,
             options=options,
             on_sessions_changed=on_sessions_changed,
@@ -146,13 +157,14 @@ class Companion:
         log.info("server for %s listening on 127.0.0.1:%d", self.workspace_path or "(no folder)", self.port)
 
     def stop(self) -> None:
-        if self.port and self._thread.alive:
+        port = self.port  # the server forgets its port once stopped
+        if port and self._thread.alive:
             try:
                 self._thread.run(self._server.stop())
             except Exception:
-                log.exception("stopping the server on port %d failed", self.port)
-        if self.port:
-            lockfile.remove_lock(self.lock_directory, self.port)
+                log.exception("stopping the server on port %d failed", port)
+        if port:
+            lockfile.remove_lock(self.lock_directory, port)
 
     def set_folders(self, folders: list[str]) -> None:
         """The window's folders changed: rewrite the lock file's workspacePath."""
@@ -172,6 +184,14 @@ class Companion:
         except OSError as error:
             self.lock_error = f"cannot write the lock file in {self.lock_directory}: {error.strerror or error}"
             log.error("%s; the CLI will not find this window's server", self.lock_error)
+
+    # --- tools (DiffBackend, on the server thread) -----------------------
+
+    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> CallToolResult:
+        return await self.diff_backend.open_diff(session_id, arguments)
+
+    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> CallToolResult:
+        return await self.diff_backend.close_diff(session_id, arguments)
 
     # --- messages to the CLIs -------------------------------------------
 

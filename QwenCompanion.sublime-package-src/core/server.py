@@ -92,9 +92,9 @@ class CompanionServer:
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
-        self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False, shutdown_timeout=0.5)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, shutdown_timeout=0.5)
+        site = web.TCPSite(self._runner, host, port)
         await site.start()
         self.port = self._runner.addresses[0][1]
         self._janitor = asyncio.ensure_future(self._expire_idle_sessions())
@@ -109,6 +109,7 @@ class CompanionServer:
         if self._runner:
             await self._runner.cleanup()
             self._runner = None
+        self.port = 0  # not listening any more: `Companion.running` is False, no lock file is rewritten
 
     async def _expire_idle_sessions(self) -> None:
         interval = min(10.0, self.options.idle_timeout_seconds / 2)
@@ -150,8 +151,7 @@ class CompanionServer:
         if auth is None:
             return self._refuse(401, "missing-token", "no Authorization header", "Unauthorized")
         if not hmac.compare_digest(auth.encode("utf-8", "surrogateescape"), self._token):
-            scheme = auth.split(" ", 1)[0][:16] if auth else ""
-            return self._refuse(401, "wrong-token", f"scheme {scheme!r}, token does not match", "Unauthorized")
+            return self._refuse(401, "wrong-token", f"scheme {_scheme_of(auth)!r}, token does not match", "Unauthorized")
         return await handler(request)
 
     def _refuse(self, status: int, reason: str, detail: str, message: str) -> web.Response:
@@ -297,6 +297,14 @@ class CompanionServer:
         return web.Response(status=200)
 
 
+def _scheme_of(authorization: str) -> str:
+    """The auth scheme word, for the record; never any part of a token sent without one."""
+    scheme, space, _ = authorization.partition(" ")
+    if space and scheme.isascii() and scheme.isalpha() and len(scheme) <= 16:
+        return scheme
+    return "(none)"
+
+
 def _sse_event(message: dict[str, Any]) -> bytes:
     return b"event: message\ndata: " + json.dumps(message, ensure_ascii=False).encode() + b"\n\n"
 
@@ -311,5 +319,7 @@ def _rpc_error(status: int, request_id: Any, code: int, message: str) -> web.Res
 
 
 def _too_large(limit: int) -> web.Response:
-    message = f"Request body too large: the limit is {limit // (1024 * 1024)} MiB"
+    mib = 1024 * 1024
+    size = f"{limit // mib} MiB" if limit % mib == 0 else f"{limit} bytes"
+    message = f"Request body too large: the limit is {size}"
     return _rpc_error(413, None, protocol.INVALID_REQUEST, message)

@@ -49,7 +49,7 @@ def describe_errors(error: pydantic.ValidationError) -> str:
     parts = []
     for item in error.errors(include_url=False, include_input=False):
         where = ".".join(str(p) for p in item["loc"]) or "arguments"
-        parts.append(f"{where}: {item['msg']}")
+        parts.append(f"{where}: {item['msg'].removeprefix('Value error, ')}")
     return "; ".join(parts)
 
 

@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SessionsListener = Callable[[int, int], None]
-"""(window id, connected CLI count)."""
+"""(window id, connected CLI count); called on the server thread."""
+StartedListener = Callable[[sublime.Window, "Companion"], None]
+"""Called on the worker thread once a window's companion is listening."""
 
 
 class Companions:
@@ -33,6 +35,7 @@ class Companions:
         self._closed = False  # set once by stop_all; a reload creates a new instance
         self.startup_error: str | None = None
         self.sessions_listeners: list[SessionsListener] = []
+        self.started_listeners: list[StartedListener] = []
 
     # --- lifecycle (worker thread) ----------------------------------------
 
@@ -80,7 +83,12 @@ class Companions:
                 log.exception("could not start the server for window %d", window_id)
                 return None
             self._by_window[window_id] = companion
-            return companion
+        for listener in list(self.started_listeners):
+            try:
+                listener(window, companion)
+            except Exception:
+                log.exception("a start-up hook failed for window %d", window_id)
+        return companion
 
     def forget_window(self, window_id: int) -> None:
         with self._lock:

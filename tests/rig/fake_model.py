@@ -30,7 +30,7 @@ JSON = dict[str, Any]
 class ToolCall:
     name: str
     arguments: JSON
-    id: Optional[str] = None  # filled in when served
+    id: Optional[str] = None  # None: a fresh "call_N" each time it is served
 
 
 @dataclass
@@ -55,8 +55,9 @@ def tool_call(name: str, arguments: JSON, text: str = "") -> Reply:
     return Reply(text=text, tool_calls=[ToolCall(name, dict(arguments))])
 
 
-def read_file(absolute_path: str) -> Reply:
-    return tool_call("read_file", {"absolute_path": absolute_path})
+def read_file(file_path: str) -> Reply:
+    # 0.24.4 names the argument file_path (older releases: absolute_path).
+    return tool_call("read_file", {"file_path": file_path})
 
 
 def edit(file_path: str, old_string: str, new_string: str) -> Reply:
@@ -265,8 +266,8 @@ class FakeModel:
         except (json.JSONDecodeError, UnicodeDecodeError):
             return web.json_response({"error": {"message": "bad json"}}, status=400)
         reply = self._pick(body)
-        for call in reply.tool_calls:
-            call.id = call.id or f"call_{next(self._ids)}"
+        # Fresh ids per serving (a reply object may be queued twice).
+        ids = [c.id or f"call_{next(self._ids)}" for c in reply.tool_calls]
         finish = "tool_calls" if reply.tool_calls else "stop"
         usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
         cid = f"chatcmpl-{next(self._ids)}"
@@ -276,11 +277,11 @@ class FakeModel:
             if reply.tool_calls:
                 message["tool_calls"] = [
                     {
-                        "id": c.id,
+                        "id": call_id,
                         "type": "function",
                         "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
                     }
-                    for c in reply.tool_calls
+                    for c, call_id in zip(reply.tool_calls, ids)
                 ]
             return web.json_response(
                 {
@@ -312,14 +313,14 @@ class FakeModel:
         step = max(1, reply.chunk_size)
         for i in range(0, len(reply.text), step):
             await send({"content": reply.text[i : i + step]})
-        for index, call in enumerate(reply.tool_calls):
+        for index, (call, call_id) in enumerate(zip(reply.tool_calls, ids)):
             args = json.dumps(call.arguments)
             await send(
                 {
                     "tool_calls": [
                         {
                             "index": index,
-                            "id": call.id,
+                            "id": call_id,
                             "type": "function",
                             "function": {"name": call.name, "arguments": ""},
                         }
@@ -332,7 +333,7 @@ class FakeModel:
                 await send({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
         await send({}, finish)
         if (body.get("stream_options") or {}).get("include_usage"):
-            usage_chunk = {
+            usage_chunk: JSON = {
                 "id": cid,
                 "object": "chat.completion.chunk",
                 "created": int(time.time()),

@@ -12,11 +12,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import time
 import uuid
@@ -188,24 +190,43 @@ def run_prompt(
     args: Sequence[str] = (),
     timeout: float = 60.0,
 ) -> PromptResult:
-    """``qwen -p PROMPT [args]``; raises ``subprocess.TimeoutExpired`` (after
-    killing the CLI) when it runs longer than ``timeout``."""
-    proc = subprocess.run(
+    """``qwen -p PROMPT [args]``. On timeout the CLI's whole process group is
+    killed (cli-entry.js runs the real CLI as a child) and
+    ``subprocess.TimeoutExpired`` is raised with the output so far."""
+    proc = subprocess.Popen(
         cli.argv("-p", prompt, *args),
         cwd=str(cwd),
         env=dict(env),
-        stdin=subprocess.DEVNULL,  # a non-TTY stdin would be read as prompt input
-        capture_output=True,
+        stdin=subprocess.DEVNULL,  # a piped stdin is read as more prompt: give EOF
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
-        start_new_session=True,
+        encoding="utf-8",
+        errors="replace",
+        start_new_session=True,  # its own process group, to kill it whole
     )
-    return PromptResult(proc.returncode, proc.stdout, proc.stderr)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc.pid)
+        out, err = proc.communicate()
+        raise subprocess.TimeoutExpired(proc.args, timeout, out, err) from None
+    finally:
+        _kill_group(proc.pid)  # children left behind by a finished CLI
+    return PromptResult(proc.returncode, out, err)
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 # -- the interactive TUI in tmux ---------------------------------------------
 
-_STATUS_RE = re.compile(r"^\s*([✓✗✕◐]\s.*)$")
+# Status messages render as "●︎ ✓ Connected to X" (info) or "✕ ..." (error).
+_STATUS_RE = re.compile(r"^\s*(?:[●✕]\ufe0e?\s+)?([✓✗◐]\s.*)$|^\s*(✕\ufe0e?\s.*)$")
 
 
 class TuiError(AssertionError):
@@ -213,10 +234,10 @@ class TuiError(AssertionError):
 
 
 class TuiSession:
-    """The real CLI's TUI in a detached tmux session on a private socket.
+    """The real CLI's TUI in a detached tmux session on its own tmux server
+    (``tmux -L <unique socket>``), so it never touches a user's tmux.
 
-    ``close()`` kills the tmux server of that socket, which takes the CLI
-    (and anything it started in its pane) with it."""
+    ``close()`` kills the CLI's process group and that tmux server."""
 
     def __init__(
         self,
@@ -238,6 +259,7 @@ class TuiSession:
         self.socket = f"qwen-rig-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.target = "rig"
         self._started = False
+        self._socket_path: Optional[str] = None
 
     # -- tmux plumbing ----------------------------------------------------
     def _tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -261,15 +283,19 @@ class TuiSession:
         # env -i: the pane gets exactly self.env, not the tmux server's
         # environment (which would carry this process's CI=true and TMUX).
         command = ["env", "-i", *(f"{k}={v}" for k, v in self.env.items()), *self.cli.argv(*self.args)]
+        self._started = True
+        # One tmux call: remain-on-exit is set before the pane exists, so a CLI
+        # that dies at once still leaves its last screen to read.
         self._tmux(
+            "start-server", ";",
+            "set-option", "-g", "remain-on-exit", "on", ";",
             "new-session", "-d", "-s", self.target,
             "-x", str(self.width), "-y", str(self.height),
             "-c", str(self.cwd),
             shlex.join(command),
         )
-        self._started = True
-        # Keep the pane after the CLI exits so its last screen can be read.
-        self._tmux("set-option", "-t", self.target, "remain-on-exit", "on", check=False)
+        out = self._tmux("display-message", "-p", "#{socket_path}", check=False)
+        self._socket_path = out.stdout.strip() or None
         return self
 
     def __enter__(self) -> "TuiSession":
@@ -279,16 +305,17 @@ class TuiSession:
         self.close()
 
     def close(self) -> None:
+        """Kill the CLI (its whole process group: the pane's process leads
+        it) and this session's tmux server. Safe to call twice."""
         if not self._started:
             return
         self._started = False
         pid = self.pane_pid()
+        if pid:
+            _kill_group(pid)
         self._tmux("kill-server", check=False)
-        if pid:  # the pane's process should be gone; make sure
-            try:
-                os.kill(pid, 9)
-            except (ProcessLookupError, PermissionError):
-                pass
+        if self._socket_path:  # kill-server leaves the socket file behind
+            Path(self._socket_path).unlink(missing_ok=True)
 
     def pane_pid(self) -> Optional[int]:
         out = self._tmux("display-message", "-p", "-t", self.target, "#{pane_pid}", check=False)
@@ -322,6 +349,16 @@ class TuiSession:
 
     def wait_ready(self, timeout: float = 60.0) -> None:
         self.wait_for(re.escape(READY_TEXT), timeout)
+
+    # Async tests: the same waits off the event loop, so a server on that
+    # loop keeps running meanwhile.
+    async def wait_for_async(
+        self, pattern: Union[str, re.Pattern[str]], timeout: float = 30.0
+    ) -> re.Match[str]:
+        return await asyncio.to_thread(self.wait_for, pattern, timeout)
+
+    async def wait_ready_async(self, timeout: float = 60.0) -> None:
+        await asyncio.to_thread(self.wait_ready, timeout)
 
     # -- typing -------------------------------------------------------------
     def send_text(self, text: str) -> None:
@@ -359,6 +396,23 @@ class TuiSession:
             time.sleep(0.1)
 
 
+    def wait_ide_status(self, prefix: str = "✓ Connected", timeout: float = 20.0) -> str:
+        """Repeat ``/ide status`` until its message starts with ``prefix``.
+        The TUI connects to the IDE in the background after it is ready
+        (giving up after 15 s), so the first answer may be "◐ Connecting..."."""
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self.ide_status(timeout=max(1.0, deadline - time.monotonic()))
+            if status.startswith(prefix):
+                return status
+            if time.monotonic() >= deadline:
+                raise TuiError(f"/ide status is {status!r}, not {prefix!r}, after {timeout}s; screen:\n{self.screen()}")
+            time.sleep(0.5)
+
+    async def ide_status_async(self, timeout: float = 15.0) -> str:
+        return await asyncio.to_thread(self.ide_status, timeout)
+
+
 # History echo of the command: indented "> /ide status" (the input box's own
 # line starts at column 0).
 _ECHO_RE = re.compile(r"^[ \t]+> /ide status[ \t]*$", re.MULTILINE)
@@ -370,7 +424,7 @@ def _message_after(lines: list[str], index: int) -> Optional[str]:
     for start in range(index + 1, len(lines)):
         m = _STATUS_RE.match(lines[start])
         if m:
-            parts = [m.group(1).strip()]
+            parts = [(m.group(1) or m.group(2)).strip()]
             for line in lines[start + 1 :]:
                 if not line.strip() or line.lstrip().startswith(("─", ">")):
                     break

@@ -1,0 +1,176 @@
+"""What "Open in Terminal" runs, and the text "Copy Connect Command" copies.
+
+Pure: the Sublime layer passes the window's state and settings in and hands
+the result to Terminus's `terminus_open` command (or the clipboard).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+PORT_ENV = "QWEN_CODE_IDE_SERVER_PORT"
+WORKSPACE_ENV = "QWEN_CODE_IDE_WORKSPACE_PATH"
+DEFAULT_COMMAND = "qwen"
+TITLE = "Qwen Code"
+PANEL_NAME = "Qwen Code"
+
+Location = Literal["panel", "tab"]
+AutoClose = bool | Literal["always", "on_success"]
+Shell = Literal["posix", "powershell"]
+Json: TypeAlias = bool | int | float | str | list["Json"] | dict[str, "Json"] | None
+
+
+@dataclass(frozen=True)
+class TerminalOptions:
+    # A string runs through the platform's shell (Terminus's `shell_cmd`); a
+    # list runs as it is (`cmd`).
+    command: str | list[str] = DEFAULT_COMMAND
+    location: Location = "panel"
+    reuse: bool = True
+    auto_close: AutoClose = "on_success"
+
+
+def parse_options(settings: Mapping[str, object]) -> tuple[TerminalOptions, list[str]]:
+    """Options from the package settings; unusable values fall back to the
+    defaults and are reported as warnings (one sentence each)."""
+    defaults = TerminalOptions()
+    warnings: list[str] = []
+
+    command: str | list[str] = defaults.command
+    raw_command = settings.get("qwen_command", defaults.command)
+    if isinstance(raw_command, str) and raw_command.strip():
+        command = raw_command.strip()
+    elif isinstance(raw_command, list) and raw_command and all(isinstance(p, str) and p for p in raw_command):
+        command = [str(p) for p in raw_command]
+    else:
+        warnings.append(f"qwen_command must be a non-empty string or list of strings; using {defaults.command!r}")
+
+    location: Location = defaults.location
+    raw_location = settings.get("terminal_location", defaults.location)
+    if raw_location in ("panel", "tab"):
+        location = "panel" if raw_location == "panel" else "tab"
+    else:
+        warnings.append(f"terminal_location must be \"panel\" or \"tab\"; using {defaults.location!r}")
+
+    reuse = defaults.reuse
+    raw_reuse = settings.get("terminal_reuse", defaults.reuse)
+    if isinstance(raw_reuse, bool):
+        reuse = raw_reuse
+    else:
+        warnings.append("terminal_reuse must be true or false; using true")
+
+    auto_close: AutoClose = defaults.auto_close
+    raw_close = settings.get("terminal_auto_close", defaults.auto_close)
+    if isinstance(raw_close, bool):
+        auto_close = raw_close
+    elif raw_close in ("always", "on_success"):
+        auto_close = "always" if raw_close == "always" else "on_success"
+    else:
+        warnings.append(f"terminal_auto_close must be true, false, \"always\" or \"on_success\"; using {defaults.auto_close!r}")
+
+    return TerminalOptions(command, location, reuse, auto_close), warnings
+
+
+def command_argv(command: str | list[str]) -> list[str]:
+    """The command as words (a string is split the way a POSIX shell would)."""
+    if isinstance(command, list):
+        return list(command)
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
+def command_line(command: str | list[str]) -> str:
+    return command if isinstance(command, str) else shlex.join(command)
+
+
+def terminal_cwd(folders: list[str], active_file: str | None, home: str) -> str:
+    """The window's first folder, else the active file's folder, else home."""
+    if folders:
+        return folders[0]
+    if active_file:
+        return os.path.dirname(active_file)
+    return home
+
+
+def terminal_tag(window_id: int, serial: int | None = None) -> str:
+    """Terminus tag of a window's qwen terminal; `serial` tells extra ones apart."""
+    base = f"qwen-code-window-{window_id}"
+    return base if serial is None else f"{base}-{serial}"
+
+
+def panel_name(serial: int | None = None) -> str:
+    return PANEL_NAME if serial is None else f"{PANEL_NAME} {serial}"
+
+
+def terminal_title(cwd: str, serial: int | None = None) -> str:
+    folder = os.path.basename(os.path.normpath(cwd)) if cwd else ""
+    title = f"{TITLE} · {folder}" if folder else TITLE
+    return title if serial is None else f"{title} ({serial})"
+
+
+def terminal_env(port: int, workspace_path: str) -> dict[str, str]:
+    return {PORT_ENV: str(port), WORKSPACE_ENV: workspace_path}
+
+
+def terminus_args(
+    *,
+    window_id: int,
+    port: int,
+    workspace_path: str,
+    cwd: str,
+    options: TerminalOptions,
+    serial: int | None = None,
+) -> dict[str, Json]:
+    """Arguments for Terminus's `terminus_open` window command.
+
+    `auto_close` is always passed: Terminus documents False as its default
+    but actually closes the terminal on exit (True) when it is left out.
+    """
+    env: dict[str, Json] = dict(terminal_env(port, workspace_path))
+    args: dict[str, Json] = {
+        "cwd": cwd,
+        "env": env,
+        "title": terminal_title(cwd, serial),
+        "tag": terminal_tag(window_id, serial),
+        "auto_close": options.auto_close,
+        "focus": True,
+    }
+    if isinstance(options.command, str):
+        args["shell_cmd"] = options.command
+    else:
+        args["cmd"] = list[Json](options.command)
+    if options.location == "panel":
+        args["show_in_panel"] = True
+        args["panel_name"] = panel_name(serial)
+    return args
+
+
+def _powershell_quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def connect_command(
+    *, port: int, workspace_path: str, cwd: str, command: str | list[str], shell: Shell
+) -> str:
+    """Lines to paste into an external terminal: set the variables, go to the
+    folder, start qwen."""
+    line = command_line(command)
+    if shell == "powershell":
+        return "\n".join([
+            f"$env:{PORT_ENV} = '{port}'",
+            f"$env:{WORKSPACE_ENV} = {_powershell_quote(workspace_path)}",
+            f"Set-Location -LiteralPath {_powershell_quote(cwd)}; {line}",
+            "",
+        ])
+    return "\n".join([
+        f"export {PORT_ENV}={port}",
+        f"export {WORKSPACE_ENV}={shlex.quote(workspace_path)}",
+        f"cd {shlex.quote(cwd)} && {line}",
+        "",
+    ])
