@@ -45,7 +45,7 @@ def import_rewriter(names: list[str]) -> tuple[re.Pattern[str], re.Pattern[str]]
     alternatives = "|".join(re.escape(n) for n in names)
     from_import = re.compile(rf"^(\s*)from\s+((?:{alternatives})(?:\.[\w.]+)?)\s+import\b", re.M)
     plain_import = re.compile(
-        rf"^(\s*)import\s+((?:{alternatives})(?:\.[\w.]+)?)(\s+as\s+\w+)?[ \t]*(?=$|#|;)", re.M
+        rf"^(\s*)import\s+((?:{alternatives})(?:\.[\w.]+)?)(\s+as\s+\w+)?(?=[ \t]*(?:$|#|;))", re.M
     )
     return from_import, plain_import
 

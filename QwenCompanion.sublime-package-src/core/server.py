@@ -92,7 +92,11 @@ class CompanionServer:
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
-        self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False, shutdown_timeout=0.5)
+        # handler_cancellation: a client that drops its SSE stream ends the
+        # stream handler at once, so the session stops counting as connected.
+        self._runner = web.AppRunner(
+            self.make_app(), access_log=None, handle_signals=False, shutdown_timeout=0.5, handler_cancellation=True
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)
         await site.start()

@@ -4,8 +4,6 @@ Values are those of the API reference (build 4200 stubs); the plain
 ``UPPER_CASE`` aliases exist there for backwards compatibility and are kept.
 """
 
-from __future__ import annotations
-
 import enum
 
 

@@ -1,0 +1,175 @@
+"""Command classes, naming, dispatch and the command events."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.sublime_sim import SimulatedHost
+from tests.sublime_sim.fixtures import write_package
+
+COMMANDS = '''
+import threading
+
+import sublime
+import sublime_plugin
+
+LOG = []
+KEPT = {}
+
+
+class SaySomethingCommand(sublime_plugin.TextCommand):
+    def run(self, edit, text="hi"):
+        KEPT["edit"] = edit
+        LOG.append(("say", threading.current_thread().name))
+        self.view.insert(edit, self.view.size(), text)
+
+
+class HTTPServerRestartCommand(sublime_plugin.WindowCommand):
+    def run(self):
+        LOG.append(("restart", self.window.id()))
+
+
+class A1BCommand(sublime_plugin.ApplicationCommand):
+    def run(self, value):
+        LOG.append(("a1b", value))
+
+
+class DisabledCommand(sublime_plugin.WindowCommand):
+    def is_enabled(self):
+        return False
+
+    def run(self):
+        LOG.append(("disabled ran",))
+
+
+class BrokenCommand(sublime_plugin.TextCommand):
+    def run(self, edit):
+        raise ValueError("broken on purpose")
+
+
+class Rewriter(sublime_plugin.EventListener):
+    def on_text_command(self, view, name, args):
+        if name == "say_something" and args == {"text": "swap"}:
+            return ("say_something", {"text": "swapped"})
+
+    def on_window_command(self, window, name, args):
+        if name == "old_name":
+            return ("http_server_restart", None)
+
+    def on_post_text_command(self, view, name, args):
+        LOG.append(("post_text", name, args))
+
+    def on_post_window_command(self, window, name, args):
+        LOG.append(("post_window", name))
+
+    def on_modified(self, view):
+        LOG.append(("modified", view.id()))
+
+    def on_selection_modified(self, view):
+        LOG.append(("selection", view.id()))
+'''
+
+
+@pytest.fixture
+def plugin(sim_host: SimulatedHost, packages_dir: Path) -> Any:
+    write_package(packages_dir, "Cmds", {"cmds.py": COMMANDS})
+    assert sim_host.load_package("Cmds") == ["Cmds.cmds"]
+    return sys.modules["Cmds.cmds"]
+
+
+def test_names_derive_from_class_names(sim_host: SimulatedHost, plugin: Any) -> None:
+    sp = sim_host.sublime_plugin
+    view = sim_host.window.new_file()
+    assert plugin.SaySomethingCommand(view).name() == "say_something"
+    assert plugin.HTTPServerRestartCommand(sim_host.window).name() == "http_server_restart"
+    assert plugin.A1BCommand().name() == "a1_b"
+
+    class FooBarInputHandler(sp.TextInputHandler):
+        pass
+
+    assert FooBarInputHandler().name() == "foo_bar"
+
+
+def test_text_command_and_edit_lifetime(sim_host: SimulatedHost, plugin: Any) -> None:
+    view = sim_host.window.new_file()
+    view.run_command("say_something", {"text": "abc"})
+    assert view.substr(sim_host.sublime.Region(0, view.size())) == "abc"
+    assert ("say", "MainThread") in plugin.LOG  # commands run on the caller's thread
+    with pytest.raises(ValueError, match="Edit objects may not be used"):
+        view.insert(plugin.KEPT["edit"], 0, "late")
+    assert not view.is_in_edit()
+    sim_host.run_on_main(lambda: view.run_command("say_something"))
+    assert ("say", "sublime-main") in plugin.LOG
+    sim_host.assert_no_errors()
+
+
+def test_modification_events_follow_commands_not_api_selection(sim_host: SimulatedHost, plugin: Any) -> None:
+    view = sim_host.window.new_file()
+    sim_host.wait_idle()
+    plugin.LOG.clear()
+    view.run_command("say_something")
+    assert ("modified", view.id()) in plugin.LOG and ("selection", view.id()) in plugin.LOG
+    assert plugin.LOG[-1] == ("post_text", "say_something", None)
+    plugin.LOG.clear()
+    view.sel().clear()
+    view.sel().add(0)  # API selection changes fire nothing
+    assert plugin.LOG == []
+    sim_host.user.click(view, 1)  # a user click does
+    assert plugin.LOG == [("selection", view.id())]
+
+
+def test_text_command_rewrite(sim_host: SimulatedHost, plugin: Any) -> None:
+    view = sim_host.window.new_file()
+    view.run_command("say_something", {"text": "swap"})
+    assert view.substr(sim_host.sublime.Region(0, view.size())) == "swapped"
+    assert sim_host.commands[-1].name == "say_something" and sim_host.commands[-1].args == {"text": "swapped"}
+
+
+def test_window_run_command_dispatch(sim_host: SimulatedHost, plugin: Any) -> None:
+    window = sim_host.window
+    view = window.new_file()
+    window.run_command("http_server_restart")
+    assert ("restart", window.id()) in plugin.LOG and ("post_window", "http_server_restart") in plugin.LOG
+    window.run_command("old_name")  # rewritten by on_window_command
+    assert plugin.LOG.count(("restart", window.id())) == 2
+    window.run_command("say_something", {"text": "via window"})  # falls back to the active view
+    assert view.substr(sim_host.sublime.Region(0, view.size())) == "via window"
+    window.run_command("insert", {"characters": "!"})  # built-in text command, same route
+    assert view.size() == len("via window!")
+    window.run_command("a1_b", {"value": 3})  # and then to application commands
+    assert ("a1b", 3) in plugin.LOG
+    window.run_command("disabled")
+    assert ("disabled ran",) not in plugin.LOG and sim_host.commands[-1].handler == "disabled"
+    window.run_command("no_such_command", {"x": 1})  # a silent no-op, recorded
+    assert [c.name for c in sim_host.unknown_commands] == ["no_such_command"]
+    sim_host.assert_no_errors()
+
+
+def test_command_exceptions_are_recorded_not_raised(sim_host: SimulatedHost, plugin: Any) -> None:
+    view = sim_host.window.new_file()
+    view.run_command("broken")
+    assert len(sim_host.errors) == 1 and "broken on purpose" in sim_host.errors[0].traceback
+    assert not view.is_in_edit()
+
+
+def test_builtin_commands(sim_host: SimulatedHost) -> None:
+    sublime = sim_host.sublime
+    view = sim_host.window.new_file()
+    view.run_command("append", {"characters": "one two"})
+    view.run_command("select_all")
+    assert list(view.sel()) == [sublime.Region(0, 7)]
+    view.run_command("copy")
+    assert sublime.get_clipboard() == "one two"
+    view.run_command("move_to", {"to": "eof"})
+    view.run_command("paste")
+    view.run_command("left_delete")
+    assert view.substr(sublime.Region(0, view.size())) == "one twoone tw"
+    sublime.run_command("new_window")
+    assert len(sublime.windows()) == 2 and sublime.active_window() != view.window()
+    sublime.active_window().run_command("close_window")
+    assert len(sublime.windows()) == 1
+    sim_host.assert_no_errors()

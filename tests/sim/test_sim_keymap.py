@@ -1,0 +1,78 @@
+"""Key bindings: keymap files, contexts (built-in and on_query_context), dispatch."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tests.sublime_sim import SimulatedHost
+from tests.sublime_sim.fixtures import write_package
+
+PLUGIN = '''
+import sublime
+import sublime_plugin
+
+RAN = []
+
+
+class KeyedCommand(sublime_plugin.TextCommand):
+    def run(self, edit, which):
+        RAN.append((which, self.view.id()))
+
+
+class KeyedWindowCommand(sublime_plugin.WindowCommand):
+    def run(self):
+        RAN.append(("window", self.window.id()))
+
+
+class Context(sublime_plugin.EventListener):
+    def on_query_context(self, view, key, operator, operand, match_all):
+        if key != "keyed.armed":
+            return None
+        armed = view.settings().get("keyed_armed", False)
+        return armed == operand if operator == sublime.OP_EQUAL else armed != operand
+'''
+
+KEYMAP = '''[
+    // later bindings win when several match
+    {"keys": ["ctrl+alt+k"], "command": "keyed", "args": {"which": "plain"}},
+    {"keys": ["ctrl+alt+k"], "command": "keyed", "args": {"which": "armed"},
+     "context": [{"key": "keyed.armed", "operator": "equal", "operand": true}]},
+    {"keys": ["ctrl+alt+k"], "command": "keyed", "args": {"which": "markdown"},
+     "context": [{"key": "selector", "operand": "text.html.markdown"},
+                 {"key": "selection_empty", "operand": true, "match_all": true}]},
+    {"keys": ["primary+k", "primary+w"], "command": "keyed_window"},
+    {"keys": ["f5"], "command": "keyed", "args": {"which": "setting"},
+     "context": [{"key": "setting.keyed_mode", "operator": "regex_match", "operand": "on|yes"}]},
+]'''
+
+
+def test_press_key_evaluates_contexts(sim_host: SimulatedHost, packages_dir: Path) -> None:
+    write_package(packages_dir, "Keyed", {"keyed.py": PLUGIN, "Default.sublime-keymap": KEYMAP})
+    sim_host.load_package("Keyed")
+    ran = sys.modules["Keyed.keyed"].RAN
+    view = sim_host.user.new_file()
+
+    binding = sim_host.user.press_key("ctrl+alt+k")
+    assert binding is not None and binding.args == {"which": "plain"} and ran[-1] == ("plain", view.id())
+    view.settings().set("keyed_armed", True)
+    sim_host.user.press_key("alt+ctrl+k")  # modifier order does not matter
+    assert ran[-1] == ("armed", view.id())
+    view.assign_syntax("scope:text.html.markdown")
+    sim_host.user.press_key("ctrl+alt+k")
+    assert ran[-1] == ("markdown", view.id())
+    sim_host.user.type(view, "abc")
+    sim_host.user.set_selection(view, [(0, 2)])  # not empty: the markdown binding fails
+    sim_host.user.press_key("ctrl+alt+k")
+    assert ran[-1] == ("armed", view.id())
+
+    sim_host.user.press_key("ctrl+k, ctrl+w")
+    assert ran[-1] == ("window", sim_host.window.id())
+    assert sim_host.user.press_key("f5") is None
+    view.settings().set("keyed_mode", "yes")
+    assert sim_host.user.press_key("f5") is not None and ran[-1] == ("setting", view.id())
+
+    sim_host.user.click(view, view.size())
+    assert sim_host.user.press_key("x") is None  # unbound printable key: typed
+    assert view.substr(sim_host.sublime.Region(0, view.size())) == "abcx"
+    sim_host.assert_no_errors()

@@ -1,0 +1,198 @@
+"""Package loading, reloading, unloading; listeners; several hosts; quitting."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.sublime_sim import SimulatedHost
+from tests.sublime_sim.fixtures import write_package
+
+# A throwaway package: two plugin modules, a subpackage, resources and a log
+# file outside sys.modules so the test can see what plugin_unloaded did.
+MAIN = '''
+import sublime
+import sublime_plugin
+
+from .lib.helpers import shout, LOG_FILE
+from .lib import state
+
+VERSION = {version!r}
+
+
+def plugin_loaded():
+    state.events.append("plugin_loaded " + VERSION)
+    settings = sublime.load_settings("Tiny.sublime-settings")
+    state.events.append("greeting " + settings.get("greeting"))
+
+
+def plugin_unloaded():
+    with open(LOG_FILE, "a") as f:
+        f.write("plugin_unloaded " + VERSION + "\\n")
+
+
+class TinyShoutCommand(sublime_plugin.TextCommand):
+    def run(self, edit):
+        self.view.insert(edit, 0, shout(VERSION))
+
+
+class TinyMarkdownListener(sublime_plugin.ViewEventListener):
+    @classmethod
+    def is_applicable(cls, settings):
+        return settings.get("syntax", "").endswith("Markdown.sublime-syntax")
+
+    def on_modified(self):
+        state.events.append("vel modified %d" % self.view.id())
+'''
+
+OTHER = '''
+import sublime_plugin
+
+from .lib import state
+
+
+def plugin_loaded():
+    state.events.append("other loaded")
+
+
+class TinyWindowCommand(sublime_plugin.WindowCommand):
+    def run(self):
+        state.events.append("window command")
+
+
+class _Hidden(sublime_plugin.EventListener):
+    def on_new(self, view):
+        state.events.append("hidden saw it")
+
+
+class Seen(sublime_plugin.EventListener):
+    def on_new(self, view):
+        state.events.append("on_new %d" % view.id())
+
+    def on_exit(self):
+        with open(state.LOG_FILE, "a") as f:
+            f.write("on_exit\\n")
+'''
+
+
+def make_tiny(packages_dir: Path, log_file: Path, version: str = "1") -> None:
+    write_package(
+        packages_dir,
+        "Tiny",
+        {
+            "main.py": MAIN.replace("{version!r}", repr(version)),
+            "other.py": OTHER,
+            "lib/__init__.py": "",
+            "lib/helpers.py": f"LOG_FILE = {str(log_file)!r}\n\ndef shout(text):\n    return text.upper() + '!'\n",
+            "lib/state.py": f"LOG_FILE = {str(log_file)!r}\nevents = []\n",
+            "Tiny.sublime-settings": '{"greeting": "hello",}',
+        },
+    )
+
+
+def test_load_reload_unload(sim_host: SimulatedHost, packages_dir: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    make_tiny(packages_dir, log)
+    assert sim_host.load_package("Tiny") == ["Tiny.main", "Tiny.other"]
+    main = sys.modules["Tiny.main"]
+    package = sys.modules["Tiny"]
+    assert package.__path__ == [str(packages_dir / "Tiny")]
+    state = sys.modules["Tiny.lib.state"]
+    # At start-up every plugin module is imported before any plugin_loaded runs.
+    assert state.events == ["plugin_loaded 1", "greeting hello", "other loaded"]
+    assert "Tiny.sublime-settings" in " ".join(sim_host.sublime.find_resources("*.sublime-settings"))
+    assert sim_host.sublime.load_resource("Packages/Tiny/Tiny.sublime-settings").startswith("{")
+
+    view = sim_host.window.new_file()
+    assert "on_new %d" % view.id() in state.events and "hidden saw it" not in state.events
+    view.run_command("tiny_shout")
+    assert view.substr(sim_host.sublime.Region(0, view.size())) == "1!"
+    sim_host.window.run_command("tiny_window")
+    assert state.events[-1] == "window command"
+
+    make_tiny(packages_dir, log, version="two")
+    sim_host.reload_package("Tiny")
+    assert log.read_text() == "plugin_unloaded 1\n"
+    assert sys.modules["Tiny.main"] is not main and sys.modules["Tiny.main"].VERSION == "two"
+    assert sys.modules["Tiny.lib.state"] is not state  # the whole package was re-imported
+    view.run_command("tiny_shout")
+    assert view.substr(sim_host.sublime.Region(0, view.size())).startswith("TWO!")
+
+    sim_host.unload_package("Tiny")
+    assert log.read_text() == "plugin_unloaded 1\nplugin_unloaded two\n"
+    assert not [m for m in sys.modules if m == "Tiny" or m.startswith("Tiny.")]
+    size = view.size()
+    view.run_command("tiny_shout")  # gone: a silent no-op
+    assert view.size() == size and sim_host.unknown_commands[-1].name == "tiny_shout"
+    assert sim_host.loaded_packages == []
+    sim_host.assert_no_errors()
+
+
+def test_view_event_listener_follows_applicability(sim_host: SimulatedHost, packages_dir: Path, tmp_path: Path) -> None:
+    make_tiny(packages_dir, tmp_path / "log.txt")
+    sim_host.load_package("Tiny")
+    state = sys.modules["Tiny.lib.state"]
+    sp = sim_host.sublime_plugin
+    cls = sys.modules["Tiny.main"].TinyMarkdownListener
+    view = sim_host.window.new_file()
+    assert sp.find_view_event_listener(view, cls) is None
+    view.assign_syntax("scope:text.html.markdown")  # the syntax setting changes: listener created
+    vel = sp.find_view_event_listener(view, cls)
+    assert vel is not None and vel.view == view
+    sim_host.user.type(view, "# title")
+    assert "vel modified %d" % view.id() in state.events
+    view.assign_syntax("Packages/Python/Python.sublime-syntax")
+    assert sp.find_view_event_listener(view, cls) is None
+
+
+def test_broken_plugin_is_reported_and_others_load(sim_host: SimulatedHost, packages_dir: Path) -> None:
+    write_package(
+        packages_dir,
+        "Broken",
+        {
+            "a_bad.py": "raise ImportError('nope')\n",
+            "b_good.py": "import sublime_plugin\n\nclass GoodCommand(sublime_plugin.WindowCommand):\n    def run(self):\n        pass\n",
+            "c_loaded.py": "def plugin_loaded():\n    raise RuntimeError('loaded went wrong')\n",
+        },
+    )
+    assert sim_host.load_package("Broken") == ["Broken.b_good", "Broken.c_loaded"]
+    assert [e.where for e in sim_host.errors] == ["loading plugin Broken.a_bad", "Broken.c_loaded.plugin_loaded"]
+    with pytest.raises(FileNotFoundError):
+        sim_host.load_package("Missing")
+
+
+def test_hosts_follow_each_other(packages_dir: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    make_tiny(packages_dir, log)
+    before = sys.modules.get("sublime")
+    for round_ in range(2):
+        with SimulatedHost(packages_dir) as host:
+            with pytest.raises(RuntimeError):
+                SimulatedHost(packages_dir)  # one at a time
+            host.load_package("Tiny")
+            assert sys.modules["sublime"] is host.sublime
+            assert len(host.sublime.windows()) == 1 and host.window.views() == []
+            host.window.new_file()
+            assert sys.modules["Tiny.lib.state"].events[:1] == ["plugin_loaded 1"]
+        assert "Tiny.main" not in sys.modules and sys.modules.get("sublime") is before
+        assert log.read_text().count("plugin_unloaded") == round_ + 1
+
+
+def test_quit_calls_on_exit_not_plugin_unloaded(packages_dir: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    make_tiny(packages_dir, log)
+    host = SimulatedHost(packages_dir)
+    try:
+        host.load_package("Tiny")
+        fired: list[int] = []
+        host.sublime.set_timeout(lambda: fired.append(1), 50)
+        host.user.quit()
+        assert log.read_text() == "on_exit\n"
+        assert not host.main_thread.is_alive() and not host.worker_thread.is_alive()
+        assert fired == []  # the API shut down: pending timeouts never run
+    finally:
+        host.close()
+    assert log.read_text() == "on_exit\n"
+    assert "Tiny.main" not in sys.modules

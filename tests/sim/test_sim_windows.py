@@ -1,0 +1,173 @@
+"""Windows: layout, groups, focus, panels, dialogs, projects."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tests.sublime_sim import SimulatedHost
+from tests.sublime_sim.fixtures import PROBE_SOURCE, write_package
+
+TWO_COLUMNS = {"cols": [0.0, 0.5, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1], [1, 0, 2, 1]]}
+THREE_COLUMNS = {"cols": [0.0, 0.33, 0.66, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1], [1, 0, 2, 1], [2, 0, 3, 1]]}
+SINGLE = {"cols": [0.0, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1]]}
+
+
+def test_layout_changes_move_views_to_the_last_group(sim_host: SimulatedHost) -> None:
+    window = sim_host.window
+    a = window.new_file()
+    window.set_layout(THREE_COLUMNS)
+    assert window.num_groups() == 3 and window.layout() == THREE_COLUMNS
+    window.focus_group(1)
+    b = window.new_file()
+    window.run_command("focus_group", {"group": 2})
+    c = window.new_file()
+    assert [window.get_view_index(v) for v in (a, b, c)] == [(0, 0), (1, 0), (2, 0)]
+    assert window.active_group() == 2 and window.active_view() == c
+    window.run_command("set_layout", TWO_COLUMNS)
+    assert window.num_groups() == 2
+    assert window.views_in_group(1) == [b, c] and window.views_in_group(0) == [a]
+    assert window.active_group() == 1 and window.active_view_in_group(1) in (b, c)
+    window.set_layout(SINGLE)
+    assert window.views_in_group(0) == [a, b, c] and window.views() == [a, b, c]
+    window.set_view_index(c, 0, 0)
+    assert window.views() == [c, a, b] and window.get_view_index(c) == (0, 0)
+    assert [s.view() for s in window.sheets()] == [c, a, b]
+    assert window.get_view_index(window.create_output_panel("p")) == (-1, -1)
+
+
+def test_move_to_group_and_focus_follow(sim_host: SimulatedHost) -> None:
+    sublime = sim_host.sublime
+    window = sim_host.window
+    window.set_layout(TWO_COLUMNS)
+    view = window.new_file()
+    window.run_command("move_to_group", {"group": 1})
+    assert window.get_view_index(view) == (1, 0) and window.active_group() == 1
+    other = sublime.run_command("new_window") or sublime.active_window()
+    assert other != window and sublime.active_window() == other
+    assert other.active_view() is None and window.active_view() == view
+    sim_host.user.focus(view)
+    assert sublime.active_window() == window
+
+
+def test_activation_and_window_events(sim_host: SimulatedHost, packages_dir: Path) -> None:
+    write_package(packages_dir, "Probe", {"probe.py": PROBE_SOURCE})
+    sim_host.load_package("Probe")
+    probe = sys.modules["Probe.probe"]
+    a = sim_host.user.new_file()
+    b = sim_host.user.new_file()
+    sim_host.wait_idle()
+    probe.EVENTS.clear()
+    sim_host.user.focus(a)
+    sim_host.wait_idle()
+    sync = [(n, v) for n, v, _ in probe.EVENTS if not n.endswith("_async")]
+    assert sync == [("on_deactivated", b.id()), ("on_activated", a.id())]
+    probe.EVENTS.clear()
+    window = sim_host.user.new_window()
+    sim_host.user.close_window(window)
+    sim_host.wait_idle()
+    assert [n for n in probe.names(window.id()) if not n.endswith("_async")] == ["on_new_window", "on_pre_close_window"]
+    assert "on_new_window_async" in probe.names(window.id())
+    assert not window.is_valid()
+
+
+def test_output_panels(sim_host: SimulatedHost) -> None:
+    window = sim_host.window
+    panel = window.create_output_panel("results")
+    assert panel.element() == "output:output" and panel.sheet() is None and panel.window() == window
+    assert window.create_output_panel("results") == panel
+    assert window.find_output_panel("results") == panel and window.find_output_panel("nope") is None
+    assert "output.results" in window.panels()
+    window.create_output_panel("hidden", unlisted=True)
+    assert "output.hidden" not in window.panels()
+    assert window.active_panel() is None
+    window.run_command("show_panel", {"panel": "output.results"})
+    assert window.active_panel() == "output.results"
+    window.run_command("show_panel", {"panel": "output.results", "toggle": True})
+    assert window.active_panel() is None
+    window.run_command("show_panel", {"panel": "output.results"})
+    window.run_command("hide_panel", {"panel": "output.other"})
+    assert window.active_panel() == "output.results"
+    window.destroy_output_panel("results")
+    assert window.active_panel() is None and not panel.is_valid()
+    assert window.views() == []
+
+
+def test_quick_and_input_panels(sim_host: SimulatedHost) -> None:
+    sublime = sim_host.sublime
+    window = sim_host.window
+    picked: list[object] = []
+    window.show_quick_panel(["alpha", ["beta", "detail"], sublime.QuickPanelItem("gamma")], picked.append)
+    assert sim_host.quick_panels[-1].items[0] == "alpha"
+    window.show_quick_panel(["x"], picked.append)  # replaces (cancels) the first
+    sim_host.wait_idle()
+    assert picked == [-1]
+    sim_host.user.choose_quick_panel("x")
+    assert picked == [-1, 0]
+    sim_host.answers.quick_panel = lambda items: len(items) - 1
+    window.show_quick_panel(["a", "b"], lambda i, event: picked.append((i, event)), sublime.WANT_EVENT)
+    sim_host.wait_idle()
+    assert picked[-1] == (1, {"modifier_keys": {}})
+
+    done: list[str] = []
+    changes: list[str] = []
+    view = window.show_input_panel("Name:", "init", done.append, changes.append, lambda: done.append("<cancel>"))
+    assert view.element() == "input:input" and view.substr(sublime.Region(0, view.size())) == "init"
+    assert window.active_panel() == "input"
+    sim_host.user.submit_input_panel("typed")
+    assert done == ["typed"] and changes == ["typed"] and window.active_panel() is None
+    window.show_input_panel("Again:", "", done.append, None, lambda: done.append("<cancel>"))
+    sim_host.user.cancel_input_panel()
+    assert done == ["typed", "<cancel>"]
+
+
+def test_dialogs_are_recorded_and_answered(sim_host: SimulatedHost) -> None:
+    sublime = sim_host.sublime
+    sublime.error_message("bad")
+    sublime.message_dialog("fyi")
+    assert sublime.ok_cancel_dialog("sure?") is True
+    sim_host.answers.push("ok_cancel", False)
+    assert sublime.ok_cancel_dialog("really?", "Go") is False
+    assert sublime.yes_no_cancel_dialog("save?") == sublime.DIALOG_CANCEL
+    sim_host.answers.yes_no_cancel = sublime.DIALOG_YES
+    assert sublime.yes_no_cancel_dialog("save?") == sublime.DIALOG_YES
+    got: list[object] = []
+    sim_host.answers.folder_paths = "/tmp"
+    sublime.select_folder_dialog(got.append)
+    sim_host.wait_idle()
+    assert got == ["/tmp"]
+    assert [(d.kind, d.message, d.answer) for d in sim_host.dialogs][:4] == [
+        ("error", "bad", None), ("message", "fyi", None), ("ok_cancel", "sure?", True), ("ok_cancel", "really?", False)]
+    sublime.status_message("hello")
+    sim_host.window.status_message("window hello")
+    assert sim_host.status_messages == ["hello", "window hello"]
+
+
+def test_folders_and_project_data(sim_host: SimulatedHost, tmp_path: Path) -> None:
+    window = sim_host.window
+    assert window.folders() == [] and window.project_data() is None
+    sim_host.user.add_folder(tmp_path / "one")
+    sim_host.user.add_folder(tmp_path / "two")
+    assert window.folders() == [str(tmp_path / "one"), str(tmp_path / "two")]
+    sim_host.user.remove_folder(tmp_path / "one")
+    assert window.folders() == [str(tmp_path / "two")]
+    window.set_project_data({"folders": [{"path": str(tmp_path)}], "settings": {"x": 1}})
+    assert window.folders() == [str(tmp_path)] and window.project_data()["settings"] == {"x": 1}
+    project = tmp_path / "p.sublime-project"
+    project.write_text('{"folders": [{"path": "src"},], // relative to the project\n}')
+    sim_host.user.open_project(project)
+    assert window.project_file_name() == str(project) and window.folders() == [str(tmp_path / "src")]
+    variables = window.extract_variables()
+    assert variables["folder"] == str(tmp_path / "src") and variables["project_base_name"] == "p"
+
+
+def test_edit_settings_opens_base_and_user(sim_host: SimulatedHost, packages_dir: Path) -> None:
+    write_package(packages_dir, "Pkg", {"Pkg.sublime-settings": '{"a": 1}'})
+    sim_host.window.run_command("edit_settings", {"base_file": "${packages}/Pkg/Pkg.sublime-settings", "default": "{\n\t$0\n}\n"})
+    window = sim_host.sublime.active_window()
+    assert window != sim_host.windows()[0] and window.num_groups() == 2
+    base, user = window.views_in_group(0)[0], window.views_in_group(1)[0]
+    sim_host.wait_for(lambda: not base.is_loading())
+    assert base.is_read_only() and base.file_name() == str(packages_dir / "Pkg" / "Pkg.sublime-settings")
+    assert user.file_name() == str(packages_dir / "User" / "Pkg.sublime-settings")
+    assert window.active_view() == user and user.settings().get("edit_settings_view") == "user"

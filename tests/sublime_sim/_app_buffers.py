@@ -1,0 +1,371 @@
+"""Buffers and views: creation, edits, selection, loading, saving, reverting."""
+
+from __future__ import annotations
+
+import codecs
+import os
+from typing import TYPE_CHECKING
+
+from . import _syntax, _text
+from ._region import Span, adjust_span, selection_add, selection_subtract
+from ._state import BufferState, SheetState, ViewState
+
+if TYPE_CHECKING:
+    from ._app import App
+
+EDIT_AFTER_RUN = "Edit objects may not be used after the TextCommand's run method has returned"
+
+# Sublime encoding names -> Python codecs.
+ENCODINGS = {
+    "UTF-8": "utf-8",
+    "UTF-8 with BOM": "utf-8-sig",
+    "UTF-16 LE": "utf-16-le",
+    "UTF-16 BE": "utf-16-be",
+    "UTF-16 LE with BOM": "utf-16-le",
+    "UTF-16 BE with BOM": "utf-16-be",
+    "Western (Windows 1252)": "cp1252",
+    "Western (ISO 8859-1)": "latin-1",
+}
+LINE_ENDINGS = {"Unix": "\n", "Windows": "\r\n", "CR": "\r"}
+
+
+def decode_file(data: bytes) -> tuple[str, str, str | None]:
+    """Decode file bytes the way Sublime opens them: (text, encoding, line endings)."""
+    if data.startswith(codecs.BOM_UTF8):
+        text, encoding = data[3:].decode("utf-8", "replace"), "UTF-8 with BOM"
+    elif data.startswith(codecs.BOM_UTF16_LE):
+        text, encoding = data[2:].decode("utf-16-le", "replace"), "UTF-16 LE with BOM"
+    elif data.startswith(codecs.BOM_UTF16_BE):
+        text, encoding = data[2:].decode("utf-16-be", "replace"), "UTF-16 BE with BOM"
+    else:
+        try:
+            text, encoding = data.decode("utf-8"), "UTF-8"
+        except UnicodeDecodeError:
+            text, encoding = data.decode("cp1252", "replace"), "Western (Windows 1252)"
+    endings = "Windows" if "\r\n" in text else "CR" if "\r" in text else "Unix" if "\n" in text else None
+    # The buffer always holds "\n"; the file's convention is kept for saving.
+    return text.replace("\r\n", "\n").replace("\r", "\n"), encoding, endings
+
+
+def encode_file(text: str, encoding: str, line_endings: str) -> bytes:
+    text = text.replace("\n", LINE_ENDINGS.get(line_endings, "\n"))
+    codec = ENCODINGS.get(encoding, "utf-8")
+    bom = {"UTF-16 LE with BOM": codecs.BOM_UTF16_LE, "UTF-16 BE with BOM": codecs.BOM_UTF16_BE}.get(encoding, b"")
+    return bom + text.encode(codec, "replace")
+
+
+class BufferOps:
+    # ---------------------------------------------------------------- create
+    def default_line_endings(self: App) -> str:
+        with self.lock:
+            value = self.settings[self.preferences_id].lookup("default_line_ending")
+        if value in ("windows", "Windows"):
+            return "Windows"
+        if value in ("cr", "CR", "mac"):
+            return "CR"
+        if value in ("unix", "Unix"):
+            return "Unix"
+        return "Windows" if self.platform == "windows" else "Unix"
+
+    def make_view(
+        self: App,
+        wid: int,
+        *,
+        text: str = "",
+        file_name: str | None = None,
+        element: str | None = None,
+        panel_name: str | None = None,
+        sheet: bool = True,
+        group: int = -1,
+        transient: bool = False,
+        syntax: _syntax.SyntaxInfo | None = None,
+        loading: bool = False,
+        widget: bool = False,
+    ) -> int:
+        """Create a buffer and its view (and sheet); events are the caller's job."""
+        line_endings = self.default_line_endings()
+        with self.lock:
+            buf = BufferState(self.new_id("buffer"), text=text, file_name=file_name, loading=loading)
+            buf.line_endings = line_endings
+            buf.syntax = syntax or _syntax.for_path(file_name)
+            self.buffers[buf.id] = buf
+            settings_id = self.new_settings(parent=self.preferences_id)
+            self.settings[settings_id].user["syntax"] = buf.syntax.path
+            if widget:
+                self.settings[settings_id].user["is_widget"] = True
+            st = ViewState(self.new_id("view"), buf, settings_id, window_id=wid, element=element, panel_name=panel_name)
+            buf.view_ids.append(st.id)
+            self.views[st.id] = st
+            if sheet:
+                sh = SheetState(self.new_id("sheet"), "text", wid, view_id=st.id, transient=transient)
+                self.sheets[sh.id] = sh
+                st.sheet_id = sh.id
+                self.place_sheet(wid, sh.id, group)
+            return st.id
+
+    def attach_listeners(self: App, vid: int) -> None:
+        """Create ViewEventListeners / TextChangeListeners, as Sublime does for a new view."""
+        from . import sublime_plugin as sp
+
+        with self.lock:
+            st = self.view(vid)
+            bid = st.buffer.id if st else 0
+        if st is not None:
+
+            def attach() -> None:
+                sp.attach_view(vid)
+                sp.attach_buffer(bid)
+
+            self.on_main(attach)
+
+    def discard_view(self: App, vid: int) -> None:
+        """Invalidate a closed view and its buffer's settings; caller fires events."""
+        from . import sublime_plugin as sp
+
+        with self.lock:
+            st = self.views.get(vid)
+            if st is None or not st.valid:
+                return
+            st.valid = False
+            st.buffer.view_ids.remove(vid)
+            self.settings[st.settings_id].valid = False
+            bid = st.buffer.id
+            last = not st.buffer.view_ids
+        sp.detach_view(vid)
+        if last:
+            sp.detach_buffer(bid)
+
+    # ----------------------------------------------------------------- edits
+    def begin_edit(self: App, vid: int, token: int) -> None:
+        with self.lock:
+            st = self.views.get(vid)
+            if st is not None:
+                st.edit_tokens.add(token)
+
+    def end_edit(self: App, vid: int, token: int) -> None:
+        with self.lock:
+            st = self.views.get(vid)
+            if st is not None:
+                st.edit_tokens.discard(token)
+
+    def is_in_edit(self: App, vid: int) -> bool:
+        with self.lock:
+            st = self.views.get(vid)
+            return bool(st and st.edit_tokens)
+
+    def modify(self: App, vid: int, token: int | None, begin: int, end: int, text: str, force: bool = False) -> int:
+        """Replace [begin, end) by ``text`` under an edit token; returns chars inserted."""
+        with self.lock:
+            st = self.view(vid)
+            if st is None:
+                return 0
+            if token is not None and token not in st.edit_tokens:
+                raise ValueError(EDIT_AFTER_RUN)
+            buf = st.buffer
+            if buf.read_only and not force:
+                return 0  # read-only buffers silently refuse edits
+            n = len(buf.text)
+            begin, end = sorted((_text.clamp(begin, n), _text.clamp(end, n)))
+            if begin == end and not text:
+                return 0
+            self._record_text_change(st, begin, end, text)
+            buf.text = buf.text[:begin] + text + buf.text[end:]
+            buf.change_count += 1
+            buf.change_log.append((buf.change_count, begin, end - begin, len(text)))
+            removed, inserted = end - begin, len(text)
+            for other_id in buf.view_ids:
+                other = self.views[other_id]
+                self._adjust_view(other, begin, removed, inserted)
+            return inserted
+
+    def _adjust_view(self: App, st: ViewState, pos: int, removed: int, inserted: int) -> None:
+        st.sel = self._normalise([adjust_span(s, pos, removed, inserted) for s in st.sel])
+        for rec in st.regions.values():
+            rec.regions = [adjust_span(s, pos, removed, inserted) for s in rec.regions]
+        for ph in st.phantoms.values():
+            ph.region = adjust_span(ph.region, pos, removed, inserted)
+        st.folded = [s for s in (adjust_span(f, pos, removed, inserted) for f in st.folded) if s[0] != s[1]]
+
+    def _record_text_change(self: App, st: ViewState, begin: int, end: int, text: str) -> None:
+        if not st.buffer.text_listeners:
+            return
+        old = st.buffer.text
+
+        def pos(pt: int) -> tuple[int, int, int, int, int]:
+            row, col = _text.rowcol(old, pt)
+            return (pt, row, col, _text.rowcol_units(old, pt, "utf-16")[1], _text.rowcol_units(old, pt, "utf-8")[1])
+
+        removed = old[begin:end]
+        st.pending_changes.append(
+            (pos(begin), pos(end), len(removed.encode("utf-16-le", "surrogatepass")) // 2, len(removed.encode("utf-8", "surrogatepass")), text)
+        )
+
+    def snapshot(self: App, vid: int) -> tuple[int, list[Span]]:
+        with self.lock:
+            st = self.view(vid)
+            return (st.buffer.change_count, list(st.sel)) if st else (0, [])
+
+    def flush_modifications(self: App, vid: int, before: tuple[int, list[Span]]) -> None:
+        """Fire what an edit that just finished causes: text changes, modified, selection."""
+        with self.lock:
+            st = self.view(vid)
+            if st is None:
+                return
+            modified = st.buffer.change_count != before[0]
+            sel_changed = st.sel != before[1]
+            changes, st.pending_changes = st.pending_changes, []
+            bid = st.buffer.id
+        if changes:
+            self.emit("buffer", "on_text_changed", bid, changes)
+        if modified:
+            self.emit("view", "on_modified", vid)
+        if sel_changed:
+            self.emit("view", "on_selection_modified", vid)
+
+    # ------------------------------------------------------------- selection
+    def _normalise(self: App, spans: list[Span]) -> list[Span]:
+        out: list[Span] = []
+        for s in spans:
+            out = selection_add(out, s)
+        return out
+
+    def sel_get(self: App, vid: int) -> list[Span]:
+        with self.lock:
+            st = self.view(vid)
+            return list(st.sel) if st else []
+
+    def sel_update(self: App, vid: int, op: str, span: Span | None = None, index: int = 0) -> None:
+        with self.lock:
+            st = self.view(vid)
+            if st is None:
+                return
+            n = len(st.buffer.text)
+            if span is not None:
+                span = (_text.clamp(span[0], n), _text.clamp(span[1], n))
+            if op == "clear":
+                st.sel = []
+            elif op == "add" and span is not None:
+                st.sel = selection_add(st.sel, span)
+            elif op == "subtract" and span is not None:
+                st.sel = selection_subtract(st.sel, span)
+            elif op == "delete":
+                del st.sel[index]
+
+    def sel_set(self: App, vid: int, spans: list[Span]) -> None:
+        with self.lock:
+            st = self.view(vid)
+            if st is not None:
+                n = len(st.buffer.text)
+                st.sel = self._normalise([(_text.clamp(a, n), _text.clamp(b, n)) for a, b in spans])
+
+    # ------------------------------------------------------------------ files
+    def finish_load(self: App, vid: int) -> None:
+        """The main thread finishing an asynchronous file load: then on_load."""
+        with self.lock:
+            st = self.view(vid)
+            if st is None or not st.buffer.loading:
+                return
+            path = st.buffer.file_name or ""
+        try:
+            with open(path, "rb") as f:
+                text, encoding, endings = decode_file(f.read())
+        except FileNotFoundError:
+            text, encoding, endings = "", "UTF-8", None  # opening a new path gives an empty view
+        syntax = _syntax.for_path(path)
+        with self.lock:
+            st = self.view(vid)
+            if st is None:
+                return
+            buf = st.buffer
+            buf.text, buf.encoding = text, encoding
+            if endings:
+                buf.line_endings = endings
+            buf.syntax = syntax
+            buf.loading = False
+            buf.saved_change_count = buf.change_count
+            pt = 0
+            if st.pending_position is not None:
+                pt = _text.text_point(text, st.pending_position[0], st.pending_position[1], True)
+                st.pending_position = None
+            st.sel = [(pt, pt)]
+            sid = st.settings_id
+        self.settings_write(sid, {"syntax": syntax.path}, [])
+        self.emit("view", "on_load", vid)
+
+    def save_view(self: App, vid: int, path: str | None = None) -> bool:
+        """The ``save`` command: pre_save, write (honouring encoding/line endings), post_save."""
+        with self.lock:
+            st = self.view(vid)
+            if st is None:
+                return False
+            target = path or st.buffer.file_name
+            name = st.buffer.name or "untitled"
+        if not target:
+            target = self.answers.take("save", self.answers.save_path)
+            self.record_dialog("save", f"Save {name}", target, view_id=vid)
+            if not target:
+                return False
+        target = os.path.abspath(target)
+        with self.lock:
+            st = self.view(vid)
+            if st is None:
+                return False
+            new_name = st.buffer.file_name != target
+            st.buffer.file_name = target
+            bid = st.buffer.id
+        if new_name:
+            self.emit("buffer", "on_associate_buffer", bid)
+        self.emit("view", "on_pre_save", vid)
+        with self.lock:
+            st = self.view(vid)
+            if st is None:
+                return False
+            data = encode_file(st.buffer.text, st.buffer.encoding, st.buffer.line_endings)
+            count = st.buffer.change_count
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as f:
+            f.write(data)
+        with self.lock:
+            st = self.view(vid)
+            if st is None:
+                return True
+            st.buffer.saved_change_count = count
+            if st.buffer.syntax is _syntax.PLAIN_TEXT:
+                st.buffer.syntax = _syntax.for_path(target)
+            if target not in self.file_history:
+                self.file_history.append(target)
+        self.emit("view", "on_post_save", vid)
+        return True
+
+    def revert_view(self: App, vid: int) -> None:
+        with self.lock:
+            st = self.view(vid)
+            path = st.buffer.file_name if st else None
+        if not path:
+            return
+        try:
+            with open(path, "rb") as f:
+                text, encoding, endings = decode_file(f.read())
+        except OSError:
+            return
+        with self.lock:
+            st = self.view(vid)
+            if st is None:
+                return
+            buf = st.buffer
+            buf.text, buf.encoding = text, encoding
+            if endings:
+                buf.line_endings = endings
+            buf.change_count += 1
+            buf.saved_change_count = buf.change_count
+            n = len(text)
+            st.sel = self._normalise([(min(a, n), min(b, n)) for a, b in st.sel])
+            bid = buf.id
+        # A revert is not a text change (see TextChangeListener.on_revert).
+        self.emit("view", "on_revert", vid)
+        self.emit("buffer", "on_revert", bid)
+
+    def buffer_text(self: App, vid: int) -> str:
+        with self.lock:
+            st = self.view(vid)
+            return st.buffer.text if st else ""

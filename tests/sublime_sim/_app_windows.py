@@ -1,0 +1,526 @@
+"""Windows: groups and sheets, focus, open/new/close, panels, projects."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import os
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from . import _jsonc, _syntax
+from ._constants import DialogResult, NewFileFlags, QuickPanelFlags
+from ._settings import to_value
+from ._state import InputPanelRecord, QuickPanelRecord, SheetState, WindowState
+
+if TYPE_CHECKING:
+    from ._app import App
+
+
+class WindowOps:
+    # --------------------------------------------------------------- windows
+    def create_window(self: App) -> int:
+        with self.lock:
+            wid = self.new_id("window")
+            win = WindowState(wid, self.new_settings(), self.new_settings())
+            self.windows[wid] = win
+            self.window_order.append(wid)
+            self.active_window_id = wid
+            return wid
+
+    def new_window(self: App) -> int:
+        old = self.focused_view_id()
+        wid = self.create_window()
+        self.emit("window", "on_new_window", wid)
+        self.emit_focus_change(old)
+        return wid
+
+    def close_window(self: App, wid: int) -> bool:
+        if self.window(wid) is None:
+            return False
+        self.emit("window", "on_pre_close_window", wid)
+        for vid in self.window_view_ids(wid, include_transient=True):
+            if not self.close_view(vid):
+                return False
+        old = self.focused_view_id()
+        with self.lock:
+            win = self.window(wid)
+            if win is None:
+                return True
+            panel_views = list(win.panels.values())
+            for sid in [s for g in win.groups for s in g]:
+                self.sheets[sid].valid = False
+            win.valid = False
+            self.window_order.remove(wid)
+            if self.active_window_id == wid:
+                self.active_window_id = self.window_order[-1] if self.window_order else 0
+        for vid in panel_views:
+            self.discard_view(vid)
+        from . import sublime_plugin as sp
+
+        sp.drop_window(wid)
+        self.emit_focus_change(old)
+        return True
+
+    def focus_window(self: App, wid: int) -> None:
+        old = self.focused_view_id()
+        with self.lock:
+            if self.window(wid) is None:
+                return
+            self.active_window_id = wid
+            self.window_order.remove(wid)
+            self.window_order.append(wid)
+        self.emit_focus_change(old)
+
+    # --------------------------------------------------------- groups/sheets
+    def place_sheet(self: App, wid: int, sid: int, group: int = -1, index: int | None = None) -> None:
+        win = self.windows[wid]
+        g = group if 0 <= group < len(win.groups) else win.active_group
+        sheets = win.groups[g]
+        sheets.insert(len(sheets) if index is None else max(0, min(index, len(sheets))), sid)
+        self.sheets[sid].window_id = wid
+
+    def sheet_location(self: App, sid: int) -> tuple[int, int]:
+        with self.lock:
+            sh = self.sheet(sid)
+            win = self.window(sh.window_id) if sh else None
+            if win is None:
+                return (-1, -1)
+            for g, sheets in enumerate(win.groups):
+                if sid in sheets:
+                    return (g, sheets.index(sid))
+            return (-1, -1)
+
+    def select_sheet(self: App, sid: int) -> None:
+        with self.lock:
+            g, _ = self.sheet_location(sid)
+            sh = self.sheet(sid)
+            if sh is None or g < 0:
+                return
+            win = self.windows[sh.window_id]
+            win.selected[g] = sid
+            win.active_group = g
+            if sid in win.mru:
+                win.mru.remove(sid)
+            win.mru.append(sid)
+
+    def remove_sheet(self: App, sid: int) -> None:
+        """Take a sheet out of its group, selecting the group's most recent other sheet."""
+        g, i = self.sheet_location(sid)
+        sh = self.sheets[sid]
+        if g < 0:
+            return
+        win = self.windows[sh.window_id]
+        win.groups[g].remove(sid)
+        if sid in win.mru:
+            win.mru.remove(sid)
+        if win.selected[g] == sid:
+            rest = [s for s in win.mru if s in win.groups[g]]
+            if rest:
+                win.selected[g] = rest[-1]
+            elif win.groups[g]:
+                win.selected[g] = win.groups[g][max(i - 1, 0)]
+            else:
+                win.selected[g] = 0
+
+    def active_sheet_id(self: App, wid: int, group: int | None = None) -> int:
+        with self.lock:
+            win = self.window(wid)
+            if win is None:
+                return 0
+            g = win.active_group if group is None else group
+            return win.selected[g] if 0 <= g < len(win.selected) else 0
+
+    def active_view_id(self: App, wid: int, group: int | None = None) -> int:
+        with self.lock:
+            sh = self.sheet(self.active_sheet_id(wid, group))
+            return sh.view_id if sh else 0
+
+    def focused_view_id(self: App) -> int:
+        """The view with input focus: the active window's active sheet's view."""
+        return self.active_view_id(self.active_window_id)
+
+    def window_view_ids(self: App, wid: int, include_transient: bool = True) -> list[int]:
+        with self.lock:
+            win = self.window(wid)
+            if win is None:
+                return []
+            out = []
+            for sheets in win.groups:
+                for sid in sheets:
+                    sh = self.sheets[sid]
+                    if sh.view_id and (include_transient or not sh.transient):
+                        out.append(sh.view_id)
+            return out
+
+    def emit_focus_change(self: App, old_vid: int) -> None:
+        new_vid = self.focused_view_id()
+        if new_vid == old_vid:
+            return
+        if old_vid and self.view(old_vid) is not None:
+            self.emit("view", "on_deactivated", old_vid)
+        if new_vid:
+            self.emit("view", "on_activated", new_vid)
+
+    def focus_sheet(self: App, sid: int) -> None:
+        old = self.focused_view_id()
+        self.select_sheet(sid)
+        self.emit_focus_change(old)
+
+    def focus_group(self: App, wid: int, group: int) -> None:
+        old = self.focused_view_id()
+        with self.lock:
+            win = self.window(wid)
+            if win is None or not 0 <= group < len(win.groups):
+                return
+            win.active_group = group
+        self.emit_focus_change(old)
+
+    def move_sheet(self: App, sid: int, group: int, index: int) -> None:
+        with self.lock:
+            sh = self.sheet(sid)
+            win = self.window(sh.window_id) if sh else None
+            if sh is None or win is None or not 0 <= group < len(win.groups):
+                return
+            vid = sh.view_id
+        if vid:
+            self.emit("view", "on_pre_move", vid)
+        old = self.focused_view_id()
+        with self.lock:
+            was_selected = win.selected[self.sheet_location(sid)[0]] == sid
+            self.remove_sheet(sid)
+            self.place_sheet(win.id, sid, group, index if index >= 0 else None)
+            if was_selected or not win.selected[group]:
+                self.select_sheet(sid)
+        if vid:
+            self.emit("view", "on_post_move", vid)
+        self.emit_focus_change(old)
+
+    def set_layout(self: App, wid: int, layout: dict[str, Any]) -> None:
+        """Sublime keeps every sheet: groups past the new count fold into the last group."""
+        old = self.focused_view_id()
+        with self.lock:
+            win = self.window(wid)
+            cells = layout.get("cells") or [[0, 0, 1, 1]]
+            if win is None:
+                return
+            n = len(cells)
+            if n < len(win.groups):
+                moved = [s for g in win.groups[n:] for s in g]
+                moved_selected = [s for s in win.selected[n:] if s]
+                win.groups = win.groups[:n]
+                win.groups[-1].extend(moved)
+                win.selected = win.selected[:n]
+                if not win.selected[-1] and moved_selected:
+                    win.selected[-1] = moved_selected[0]
+            while len(win.groups) < n:
+                win.groups.append([])
+                win.selected.append(0)
+            win.layout = copy.deepcopy(to_value(layout))
+            win.active_group = min(win.active_group, n - 1)
+        self.emit_focus_change(old)
+
+    # ----------------------------------------------------------------- files
+    def find_open_view(self: App, wid: int, path: str, group: int = -1) -> int:
+        path = os.path.abspath(path)
+        with self.lock:
+            win = self.window(wid)
+            if win is None:
+                return 0
+            for g, sheets in enumerate(win.groups):
+                if group >= 0 and g != group:
+                    continue
+                for sid in sheets:
+                    st = self.view(self.sheets[sid].view_id)
+                    if st is not None and st.buffer.file_name and os.path.abspath(st.buffer.file_name) == path:
+                        return st.id
+            return 0
+
+    def open_file(self: App, wid: int, fname: str, flags: int = 0, group: int = -1) -> int:
+        position = None
+        if flags & NewFileFlags.ENCODED_POSITION:
+            m = re.match(r"^(.*?)(?::(\d+))?(?::(\d+))?$", fname)
+            if m and m.group(2):
+                fname = m.group(1)
+                position = (int(m.group(2)) - 1, int(m.group(3) or 1) - 1)
+        path = os.path.abspath(os.path.expanduser(fname))
+        old = self.focused_view_id()
+        with self.lock:
+            win = self.window(wid)
+            if win is None:
+                return 0
+            vid = self.find_open_view(wid, path, group if flags & NewFileFlags.FORCE_GROUP else -1)
+            created = not vid
+            if vid:
+                st = self.views[vid]
+                if not flags & NewFileFlags.TRANSIENT:
+                    self.sheets[st.sheet_id].transient = False
+                if position is not None:
+                    if st.buffer.loading:
+                        st.pending_position = position
+                    else:
+                        from . import _text
+
+                        pt = _text.text_point(st.buffer.text, position[0], position[1], True)
+                        st.sel = [(pt, pt)]
+            else:
+                g = group if 0 <= group < len(win.groups) else win.active_group
+                vid = self.make_view(wid, file_name=path, group=g, transient=bool(flags & NewFileFlags.TRANSIENT), loading=True)
+                self.views[vid].pending_position = position
+                if path in self.file_history:
+                    self.file_history.remove(path)
+                self.file_history.append(path)
+            self.select_sheet(self.views[vid].sheet_id)
+            bid = self.views[vid].buffer.id
+        if created:
+            self.attach_listeners(vid)
+            self.emit("buffer", "on_associate_buffer", bid)
+            # Loading is asynchronous: the main thread reads the file later.
+            self.main.post(lambda: self.finish_load(vid), 0, label=f"load {path}")
+        self.emit_focus_change(old)
+        return vid
+
+    def new_file(self: App, wid: int, flags: int = 0, syntax: str = "") -> int:
+        old = self.focused_view_id()
+        info = _syntax.lookup(syntax) if syntax else None
+        with self.lock:
+            if self.window(wid) is None:
+                return 0
+            vid = self.make_view(wid, transient=bool(flags & NewFileFlags.TRANSIENT), syntax=info)
+            self.select_sheet(self.views[vid].sheet_id)
+        self.attach_listeners(vid)
+        self.emit("view", "on_new", vid, el_only=True)
+        self.emit_focus_change(old)
+        return vid
+
+    def is_dirty(self: App, vid: int) -> bool:
+        with self.lock:
+            st = self.view(vid)
+            if st is None or st.buffer.scratch:
+                return False
+            return st.buffer.change_count != st.buffer.saved_change_count
+
+    def close_view(self: App, vid: int) -> bool:
+        """Close as Sublime does: save prompt if dirty, on_pre_close, on_close."""
+        with self.lock:
+            st = self.view(vid)
+            if st is None:
+                return False
+            label = os.path.basename(st.buffer.file_name or "") or st.buffer.name or "untitled"
+            is_panel = not st.sheet_id
+        if is_panel:
+            return False
+        if self.is_dirty(vid):
+            answer = self.answers.take("yes_no_cancel", self.answers.yes_no_cancel)
+            self.record_dialog("yes_no_cancel", f"Save changes to {label} before closing?", DialogResult(answer), view_id=vid, reason="close")
+            if answer == DialogResult.YES:
+                if not self.save_view(vid):
+                    return False
+            elif answer != DialogResult.NO:
+                return False
+        self.emit("view", "on_pre_close", vid)
+        focused = self.focused_view_id() == vid
+        if focused:
+            self.emit("view", "on_deactivated", vid)
+        with self.lock:
+            st = self.view(vid)
+            if st is None:
+                return True
+            self.remove_sheet(st.sheet_id)
+            self.sheets[st.sheet_id].valid = False
+            st.window_id = 0
+        # on_close still sees the view (file name, settings) but no longer its window.
+        self.emit("view", "on_close", vid)
+        self.discard_view(vid)
+        self.emit_focus_change(0 if focused else self.focused_view_id())
+        return True
+
+    def close_sheet(self: App, sid: int) -> bool:
+        with self.lock:
+            sh = self.sheet(sid)
+            if sh is None:
+                return False
+            vid = sh.view_id
+        if vid:
+            return self.close_view(vid)
+        old = self.focused_view_id()
+        with self.lock:
+            self.remove_sheet(sid)
+            sh.valid = False
+        self.emit_focus_change(old)
+        return True
+
+    def new_html_sheet(self: App, wid: int, name: str, contents: str, flags: int, group: int) -> int:
+        old = self.focused_view_id()
+        with self.lock:
+            if self.window(wid) is None:
+                return 0
+            sh = SheetState(self.new_id("sheet"), "html", wid, name=name, contents=contents, transient=bool(flags & NewFileFlags.TRANSIENT))
+            self.sheets[sh.id] = sh
+            self.place_sheet(wid, sh.id, group)
+            self.select_sheet(sh.id)
+        self.emit_focus_change(old)
+        return sh.id
+
+    # ---------------------------------------------------------------- panels
+    def create_output_panel(self: App, wid: int, name: str, unlisted: bool) -> int:
+        with self.lock:
+            win = self.window(wid)
+            if win is None:
+                return 0
+            existing = win.panels.get(name)
+            if existing and self.view(existing) is not None:
+                return existing
+            vid = self.make_view(wid, element="output:output", panel_name=name, sheet=False)
+            win.panels[name] = vid
+            if unlisted:
+                win.unlisted_panels.add(name)
+        self.attach_listeners(vid)
+        return vid
+
+    def destroy_output_panel(self: App, wid: int, name: str) -> None:
+        with self.lock:
+            win = self.window(wid)
+            vid = win.panels.pop(name, 0) if win else 0
+            if win is not None and win.active_panel == f"output.{name}":
+                win.active_panel = None
+        if vid:
+            self.discard_view(vid)
+
+    def show_panel(self: App, wid: int, panel: str, toggle: bool = False) -> None:
+        with self.lock:
+            win = self.window(wid)
+            if win is None:
+                return
+            if panel.startswith("output.") and panel[len("output.") :] not in win.panels:
+                return
+            win.active_panel = None if toggle and win.active_panel == panel else panel
+
+    def hide_panel(self: App, wid: int, panel: str | None = None) -> None:
+        with self.lock:
+            win = self.window(wid)
+            if win is not None and (panel is None or win.active_panel == panel):
+                win.active_panel = None
+
+    def call_plugin(self: App, where: str, fn: Callable[..., Any] | None, *args: Any) -> Any:
+        if fn is None:
+            return None
+        try:
+            return fn(*args)
+        except Exception as exc:
+            self.report_error(where, exc)
+            return None
+
+    def show_input_panel(
+        self: App,
+        wid: int,
+        caption: str,
+        initial_text: str,
+        on_done: Callable[[str], None] | None,
+        on_change: Callable[[str], None] | None,
+        on_cancel: Callable[[], None] | None,
+    ) -> int:
+        for rec in [r for r in self.input_panels if r.window_id == wid and not r.done]:
+            self.main.post(functools.partial(self.finish_input_panel, rec, None), 0, label="input panel replaced")
+        with self.lock:
+            if self.window(wid) is None:
+                return 0
+            vid = self.make_view(wid, text=initial_text, element="input:input", sheet=False, widget=True)
+            self.views[vid].sel = [(len(initial_text), len(initial_text))]
+            self.input_panels.append(InputPanelRecord(wid, vid, caption, initial_text, on_done, on_change, on_cancel))
+            self.windows[wid].active_panel = "input"
+        self.attach_listeners(vid)
+        return vid
+
+    def finish_input_panel(self: App, rec: InputPanelRecord, text: str | None) -> None:
+        """Close an input panel: ``text`` None means the user pressed escape."""
+        with self.lock:
+            if rec.done:
+                return
+            rec.done = True
+            win = self.window(rec.window_id)
+            if win is not None and win.active_panel == "input":
+                win.active_panel = None
+        self.discard_view(rec.view_id)
+        if text is None:
+            self.call_plugin("input panel on_cancel", rec.on_cancel)
+        else:
+            self.call_plugin("input panel on_done", rec.on_done, text)
+
+    def show_quick_panel(
+        self: App,
+        wid: int,
+        items: list[Any],
+        on_select: Callable[..., None],
+        flags: int,
+        selected_index: int,
+        on_highlight: Callable[[int], None] | None,
+        placeholder: str | None,
+    ) -> None:
+        # Showing a quick panel cancels the one already open.
+        for old in [q for q in self.quick_panels if q.window_id == wid and not q.done]:
+            self.main.post(functools.partial(self.answer_quick_panel, old, -1), 0, label="quick panel replaced")
+        rec = QuickPanelRecord(wid, list(items), on_select, int(flags), selected_index, on_highlight, placeholder)
+        with self.lock:
+            self.quick_panels.append(rec)
+        answer = self.answers.take("quick_panel", self.answers.quick_panel)
+        if answer is not None:
+            index = answer(rec.items) if callable(answer) else int(answer)
+            self.main.post(lambda: self.answer_quick_panel(rec, index), 0, label="quick panel answer")
+
+    def answer_quick_panel(self: App, rec: QuickPanelRecord, index: int) -> None:
+        with self.lock:
+            if rec.done:
+                return
+            rec.done, rec.chosen = True, index
+        if rec.flags & QuickPanelFlags.WANT_EVENT:
+            self.call_plugin("quick panel on_select", rec.on_select, index, {"modifier_keys": {}})
+        else:
+            self.call_plugin("quick panel on_select", rec.on_select, index)
+
+    # --------------------------------------------------------------- project
+    def folders(self: App, wid: int) -> list[str]:
+        with self.lock:
+            win = self.window(wid)
+            data = win.project_data if win else None
+            base = os.path.dirname(win.project_file) if win and win.project_file else os.getcwd()
+        if not isinstance(data, dict):
+            return []
+        out = []
+        for entry in data.get("folders") or []:
+            if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                out.append(os.path.normpath(os.path.join(base, os.path.expanduser(entry["path"]))))
+        return out
+
+    def set_project_data(self: App, wid: int, data: Any) -> None:
+        value = to_value(data)
+        with self.lock:
+            win = self.window(wid)
+            if win is None:
+                return
+            win.project_data = value
+            path = win.project_file
+        if path:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(_jsonc.encode_value(value, pretty=True) + "\n")
+
+    def open_project(self: App, wid: int, path: str) -> None:
+        path = os.path.abspath(path)
+        with open(path, encoding="utf-8") as f:
+            data = _jsonc.decode_file_text(f.read())
+        with self.lock:
+            win = self.window(wid)
+            if win is None:
+                return
+            win.project_file = path
+            win.project_data = data if isinstance(data, dict) else {}
+        self.emit("window", "on_load_project", wid)
+
+    def close_project(self: App, wid: int) -> None:
+        self.emit("window", "on_pre_close_project", wid)
+        with self.lock:
+            win = self.window(wid)
+            if win is not None:
+                win.project_file = None
+                win.project_data = None

@@ -1,0 +1,369 @@
+"""Sublime's built-in (C++ and Default package) commands that packages commonly run.
+
+Text commands take ``(app, view_id, edit_token, args)``, window commands
+``(app, window_id, args)``, application commands ``(app, args)``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from . import _text
+
+if TYPE_CHECKING:
+    from ._app import App
+
+TEXT: dict[str, Callable[..., None]] = {}
+WINDOW: dict[str, Callable[..., None]] = {}
+APPLICATION: dict[str, Callable[..., None]] = {}
+
+
+def _text_cmd(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    def deco(fn: Callable[..., None]) -> Callable[..., None]:
+        TEXT[name] = fn
+        return fn
+
+    return deco
+
+
+def _window_cmd(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    def deco(fn: Callable[..., None]) -> Callable[..., None]:
+        WINDOW[name] = fn
+        return fn
+
+    return deco
+
+
+def _app_cmd(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    def deco(fn: Callable[..., None]) -> Callable[..., None]:
+        APPLICATION[name] = fn
+        return fn
+
+    return deco
+
+
+# ------------------------------------------------------------------- text
+def _replace_selections(app: App, vid: int, token: int, make: Callable[[int, int], str]) -> None:
+    """Replace each selection region (last first, so offsets hold) by ``make(b, e)``."""
+    for a, b in reversed(app.sel_get(vid)):
+        lo, hi = min(a, b), max(a, b)
+        app.modify(vid, token, lo, hi, make(lo, hi))
+
+
+@_text_cmd("insert")
+def insert(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    chars = str(args.get("characters", ""))
+    _replace_selections(app, vid, token, lambda lo, hi: chars)
+
+
+@_text_cmd("insert_snippet")
+def insert_snippet(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    contents = str(args.get("contents", ""))
+    # Fields are not modelled: ${1:default} keeps its default, $1/$0 vanish.
+    contents = re.sub(r"\$\{\d+:([^}]*)\}", r"\1", contents)
+    contents = re.sub(r"\$\{?\d+\}?", "", contents).replace("\\$", "$")
+    _replace_selections(app, vid, token, lambda lo, hi: contents)
+
+
+@_text_cmd("append")
+def append(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    end = len(app.buffer_text(vid))
+    app.modify(vid, token, end, end, str(args.get("characters", "")), force=bool(args.get("force", False)))
+    if args.get("scroll_to_end"):
+        with app.lock:
+            st = app.view(vid)
+            if st is not None:
+                size = len(st.buffer.text)
+                st.shown.append(("show", (size, size)))
+
+
+@_text_cmd("select_all")
+def select_all(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    app.sel_set(vid, [(0, len(app.buffer_text(vid)))])
+
+
+@_text_cmd("left_delete")
+def left_delete(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    for a, b in reversed(app.sel_get(vid)):
+        lo, hi = min(a, b), max(a, b)
+        app.modify(vid, token, lo if lo != hi else max(lo - 1, 0), hi, "")
+
+
+@_text_cmd("right_delete")
+def right_delete(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    for a, b in reversed(app.sel_get(vid)):
+        lo, hi = min(a, b), max(a, b)
+        app.modify(vid, token, lo, hi if lo != hi else hi + 1, "")
+
+
+def _selected_text(app: App, vid: int) -> str:
+    text = app.buffer_text(vid)
+    return "\n".join(text[min(a, b) : max(a, b)] for a, b in app.sel_get(vid) if a != b)
+
+
+@_text_cmd("copy")
+def copy_(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    selected = _selected_text(app, vid)
+    if selected:
+        app.clipboard = selected
+
+
+@_text_cmd("cut")
+def cut(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    copy_(app, vid, token, args)
+    _replace_selections(app, vid, token, lambda lo, hi: "")
+
+
+@_text_cmd("paste")
+def paste(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    clip = app.clipboard
+    _replace_selections(app, vid, token, lambda lo, hi: clip)
+
+
+@_text_cmd("move_to")
+def move_to(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    text = app.buffer_text(vid)
+    to, extend = args.get("to", "eof"), bool(args.get("extend", False))
+    spans = []
+    for a, b in app.sel_get(vid):
+        if to == "bof":
+            p = 0
+        elif to == "eof":
+            p = len(text)
+        elif to in ("bol", "hardbol"):
+            p = _text.line_bounds(text, b)[0]
+        else:  # eol, hardeol
+            p = _text.line_bounds(text, b)[1]
+        spans.append((a, p) if extend else (p, p))
+    app.sel_set(vid, spans)
+
+
+@_text_cmd("save")
+def save(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    app.save_view(vid)
+
+
+@_text_cmd("revert")
+def revert(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    app.revert_view(vid)
+
+
+@_text_cmd("toggle_setting")
+def toggle_setting(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    with app.lock:
+        st = app.view(vid)
+        if st is None:
+            return
+        sid, value = st.settings_id, app.settings[st.settings_id].lookup(str(args.get("setting")))
+    app.settings_write(sid, {str(args.get("setting")): not (value is True)}, [])
+
+
+@_text_cmd("set_setting")
+def set_setting(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    st = app.view(vid)
+    if st is not None:
+        app.settings_write(st.settings_id, {str(args.get("setting")): args.get("value")}, [])
+
+
+@_text_cmd("set_line_ending")
+def set_line_ending(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    kind = {"windows": "Windows", "unix": "Unix", "cr": "CR"}.get(str(args.get("type", "")).lower())
+    with app.lock:
+        st = app.view(vid)
+        if st is not None and kind:
+            st.buffer.line_endings = kind
+
+
+# ----------------------------------------------------------------- window
+def _active_sheet(app: App, wid: int) -> int:
+    return app.active_sheet_id(wid)
+
+
+@_window_cmd("new_file")
+def new_file(app: App, wid: int, args: dict[str, Any]) -> None:
+    app.new_file(wid, 0, str(args.get("syntax", "")))
+
+
+@_window_cmd("open_file")
+def open_file(app: App, wid: int, args: dict[str, Any]) -> None:
+    path = str(args.get("file", ""))
+    path = path.replace("${packages}", str(app.packages_dir)).replace("${platform}", app.platform_label())
+    if path:
+        app.open_file(wid, path, 0, -1)
+
+
+@_window_cmd("close")
+def close(app: App, wid: int, args: dict[str, Any]) -> None:
+    sid = _active_sheet(app, wid)
+    if sid:
+        app.close_sheet(sid)
+
+
+WINDOW["close_file"] = close
+
+
+@_window_cmd("close_all")
+def close_all(app: App, wid: int, args: dict[str, Any]) -> None:
+    for vid in app.window_view_ids(wid):
+        if not app.close_view(vid):
+            return
+
+
+@_window_cmd("save_all")
+def save_all(app: App, wid: int, args: dict[str, Any]) -> None:
+    for vid in app.window_view_ids(wid):
+        st = app.view(vid)
+        if st is not None and st.buffer.file_name and app.is_dirty(vid):
+            app.save_view(vid)
+
+
+@_window_cmd("set_layout")
+def set_layout(app: App, wid: int, args: dict[str, Any]) -> None:
+    app.set_layout(wid, args)
+
+
+@_window_cmd("focus_group")
+def focus_group(app: App, wid: int, args: dict[str, Any]) -> None:
+    app.focus_group(wid, int(args.get("group", 0)))
+
+
+@_window_cmd("move_to_group")
+def move_to_group(app: App, wid: int, args: dict[str, Any]) -> None:
+    sid = _active_sheet(app, wid)
+    if sid:
+        app.move_sheet(sid, int(args.get("group", 0)), -1)
+
+
+@_window_cmd("select_by_index")
+def select_by_index(app: App, wid: int, args: dict[str, Any]) -> None:
+    with app.lock:
+        win = app.window(wid)
+        sheets = win.groups[win.active_group] if win else []
+        index = int(args.get("index", 0))
+        sid = sheets[index] if 0 <= index < len(sheets) else 0
+    if sid:
+        app.focus_sheet(sid)
+
+
+def _cycle(app: App, wid: int, step: int) -> None:
+    with app.lock:
+        win = app.window(wid)
+        sheets = win.groups[win.active_group] if win else []
+        current = win.selected[win.active_group] if win else 0
+        if not sheets:
+            return
+        i = sheets.index(current) if current in sheets else 0
+        sid = sheets[(i + step) % len(sheets)]
+    app.focus_sheet(sid)
+
+
+WINDOW["next_view"] = lambda app, wid, args: _cycle(app, wid, 1)
+WINDOW["prev_view"] = lambda app, wid, args: _cycle(app, wid, -1)
+
+
+@_window_cmd("show_panel")
+def show_panel(app: App, wid: int, args: dict[str, Any]) -> None:
+    app.show_panel(wid, str(args.get("panel", "")), bool(args.get("toggle", False)))
+
+
+@_window_cmd("hide_panel")
+def hide_panel(app: App, wid: int, args: dict[str, Any]) -> None:
+    panel = args.get("panel")
+    app.hide_panel(wid, str(panel) if panel else None)
+
+
+@_window_cmd("close_window")
+def close_window(app: App, wid: int, args: dict[str, Any]) -> None:
+    app.close_window(wid)
+
+
+@_window_cmd("new_window")
+def new_window_w(app: App, wid: int, args: dict[str, Any]) -> None:
+    app.new_window()
+
+
+@_window_cmd("show_overlay")
+def show_overlay(app: App, wid: int, args: dict[str, Any]) -> None:
+    """Overlays (command palette, goto anything) are only recorded."""
+
+
+WINDOW["hide_overlay"] = show_overlay
+
+
+def _toggle(attr: str) -> Callable[..., None]:
+    def run(app: App, wid: int, args: dict[str, Any]) -> None:
+        with app.lock:
+            win = app.window(wid)
+            if win is not None:
+                setattr(win, attr, not getattr(win, attr))
+
+    return run
+
+
+WINDOW["toggle_side_bar"] = _toggle("sidebar_visible")
+WINDOW["toggle_minimap"] = _toggle("minimap_visible")
+WINDOW["toggle_status_bar"] = _toggle("status_bar_visible")
+WINDOW["toggle_tabs"] = _toggle("tabs_visible")
+WINDOW["toggle_menu"] = _toggle("menu_visible")
+
+
+@_window_cmd("edit_settings")
+def edit_settings(app: App, wid: int, args: dict[str, Any]) -> None:
+    """Like Default's edit_settings: a new window, base file left (read-only), user file right."""
+    base = str(args.get("base_file", ""))
+    base = base.replace("${packages}", str(app.packages_dir)).replace("${platform}", app.platform_label())
+    user = str(args.get("user_file") or os.path.join(str(app.packages_dir), "User", os.path.basename(base)))
+    user = user.replace("${packages}", str(app.packages_dir)).replace("${platform}", app.platform_label())
+    new = app.new_window()
+    app.set_layout(new, {"cols": [0.0, 0.5, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1], [1, 0, 2, 1]]})
+    base_vid = app.open_file(new, base, 0, 0)
+    with app.lock:
+        st = app.view(base_vid)
+        if st is not None:
+            st.buffer.read_only = True
+            app.settings[st.settings_id].user["edit_settings_view"] = "base"
+    if os.path.exists(user):
+        user_vid = app.open_file(new, user, 0, 1)
+    else:
+        app.focus_group(new, 1)
+        user_vid = app.new_file(new)
+        with app.lock:
+            ust = app.view(user_vid)
+            if ust is not None:
+                ust.buffer.text = str(args.get("default", "{\n\t$0\n}\n")).replace("$0", "")
+                ust.buffer.file_name = os.path.abspath(user)
+                ust.buffer.change_count += 1  # the default text is unsaved, like Sublime's
+    with app.lock:
+        ust = app.view(user_vid)
+        if ust is not None:
+            app.settings[ust.settings_id].user["edit_settings_view"] = "user"
+    app.focus_group(new, 1)
+
+
+# ------------------------------------------------------------ application
+@_app_cmd("new_window")
+def new_window(app: App, args: dict[str, Any]) -> None:
+    app.new_window()
+
+
+@_app_cmd("close_window")
+def close_window_app(app: App, args: dict[str, Any]) -> None:
+    if app.active_window_id:
+        app.close_window(app.active_window_id)
+
+
+@_app_cmd("open_url")
+def open_url(app: App, args: dict[str, Any]) -> None:
+    with app.lock:
+        app.opened_urls.append(str(args.get("url", "")))
+
+
+WINDOW["open_url"] = lambda app, wid, args: open_url(app, args)
+
+
+@_app_cmd("exit")
+def exit_(app: App, args: dict[str, Any]) -> None:
+    """Recorded only: a test ends the session with ``host.quit()``."""

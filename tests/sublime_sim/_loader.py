@@ -1,0 +1,106 @@
+"""Package loading the way Sublime's plugin host does it.
+
+``Packages/<Name>/`` becomes the Python package ``<Name>`` (``__path__`` is
+that folder; an ``__init__.py`` is executed if present), every top-level
+``*.py`` file is imported as the plugin module ``<Name>.<stem>`` in sorted
+order, and each is handed to ``sublime_plugin.load_module``. Subfolders are
+ordinary subpackages that plugin modules import relatively.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import sys
+import types
+from pathlib import Path
+
+from . import _runtime, sublime_plugin
+
+
+class PackageLoader:
+    def __init__(self, packages_dir: Path) -> None:
+        self.packages_dir = packages_dir
+        self.loaded: dict[str, list[str]] = {}  # package -> plugin module names
+
+    def _package_module(self, name: str, folder: Path) -> types.ModuleType:
+        init = folder / "__init__.py"
+        if init.is_file():
+            spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(folder)])
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+            return module
+        spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        spec.submodule_search_locations = [str(folder)]
+        module = importlib.util.module_from_spec(spec)
+        module.__path__ = [str(folder)]
+        sys.modules[name] = module
+        return module
+
+    def plugin_files(self, name: str) -> list[Path]:
+        folder = self.packages_dir / name
+        return sorted(p for p in folder.glob("*.py") if p.name != "__init__.py")
+
+    def load(self, name: str, at_startup: bool = True) -> list[str]:
+        """Import the package's plugins (on the main thread); returns their module names.
+
+        ``at_startup``: as when Sublime starts with the package installed, every
+        plugin module is imported and registered first and ``plugin_loaded``
+        runs afterwards for all of them. Otherwise each module is imported and
+        started in turn, as when a package is installed or reloaded at run time.
+        """
+        folder = self.packages_dir / name
+        if not folder.is_dir():
+            raise FileNotFoundError(f"no package folder {folder}")
+        if name in self.loaded:
+            raise RuntimeError(f"package {name!r} is already loaded")
+        importlib.invalidate_caches()
+        # No bytecode: a quick same-size edit of a plugin must not reuse a stale .pyc.
+        previous = sys.dont_write_bytecode
+        sys.dont_write_bytecode = True
+        names: list[str] = []
+        registered: list[sublime_plugin.LoadedModule] = []
+        self.loaded[name] = names
+        try:
+            try:
+                self._package_module(name, folder)
+            except Exception as exc:
+                _runtime.report_exception(f"importing package {name}", exc)
+                return names
+            for path in self.plugin_files(name):
+                modname = f"{name}.{path.stem}"
+                try:
+                    module = importlib.import_module(modname)
+                except Exception as exc:
+                    _runtime.report_exception(f"loading plugin {modname}", exc)
+                    continue
+                names.append(modname)
+                if at_startup:
+                    registered.append(sublime_plugin.register_module(module))
+                else:
+                    sublime_plugin.load_module(module)
+        finally:
+            sys.dont_write_bytecode = previous
+        sublime_plugin.start_modules(registered)
+        return names
+
+    def unload_plugins(self, name: str) -> None:
+        """``plugin_unloaded`` and unregistering, for each plugin module of the package."""
+        for modname in self.loaded.get(name, []):
+            module = sys.modules.get(modname)
+            if module is not None:
+                sublime_plugin.unload_module(module)
+
+    def drop_modules(self, name: str) -> None:
+        """Forget the package: every ``sys.modules`` entry ``name`` and ``name.*``."""
+        self.loaded.pop(name, None)
+        for modname in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+            del sys.modules[modname]
+        importlib.invalidate_caches()
+
+    def unload(self, name: str) -> None:
+        self.unload_plugins(name)
+        self.drop_modules(name)

@@ -1,0 +1,86 @@
+"""Scope selectors and a small table of syntaxes.
+
+There is no syntax engine: every point of a view has the syntax's base scope.
+Selector scoring handles alternatives (``,`` ``|``), descendant paths,
+exclusions (`` - ``) and dotted prefixes, enough for ``is_applicable`` checks
+and key-binding ``selector`` contexts.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SyntaxInfo:
+    path: str
+    name: str
+    scope: str
+    extensions: tuple[str, ...]
+    hidden: bool = False
+
+
+SYNTAXES: tuple[SyntaxInfo, ...] = (
+    SyntaxInfo("Packages/Text/Plain text.tmLanguage", "Plain Text", "text.plain", ("txt",)),
+    SyntaxInfo("Packages/Python/Python.sublime-syntax", "Python", "source.python", ("py", "pyi", "pyw")),
+    SyntaxInfo("Packages/Markdown/Markdown.sublime-syntax", "Markdown", "text.html.markdown", ("md", "markdown")),
+    SyntaxInfo("Packages/JSON/JSON.sublime-syntax", "JSON", "source.json", ("json", "sublime-settings", "sublime-keymap", "sublime-project", "sublime-commands", "sublime-menu")),
+    SyntaxInfo("Packages/JavaScript/JavaScript.sublime-syntax", "JavaScript", "source.js", ("js", "mjs", "cjs")),
+    SyntaxInfo("Packages/JavaScript/TypeScript.sublime-syntax", "TypeScript", "source.ts", ("ts",)),
+    SyntaxInfo("Packages/ShellScript/Bash.sublime-syntax", "Bash", "source.shell.bash", ("sh", "bash")),
+    SyntaxInfo("Packages/YAML/YAML.sublime-syntax", "YAML", "source.yaml", ("yaml", "yml")),
+    SyntaxInfo("Packages/HTML/HTML.sublime-syntax", "HTML", "text.html.basic", ("html", "htm")),
+    SyntaxInfo("Packages/Diff/Diff.sublime-syntax", "Diff", "source.diff", ("diff", "patch")),
+)
+
+PLAIN_TEXT = SYNTAXES[0]
+
+
+def for_path(path: str | None) -> SyntaxInfo:
+    if not path:
+        return PLAIN_TEXT
+    ext = os.path.splitext(path)[1].lstrip(".").lower()
+    return next((s for s in SYNTAXES if ext in s.extensions), PLAIN_TEXT)
+
+
+def lookup(spec: str) -> SyntaxInfo | None:
+    """Resolve a packages path, a ``scope:`` specifier or a bare name."""
+    if spec.startswith("scope:"):
+        scope = spec[len("scope:") :]
+        return next((s for s in SYNTAXES if s.scope == scope), None)
+    return next((s for s in SYNTAXES if s.path == spec or s.name == spec), None)
+
+
+def _atom_score(selector_atom: str, scope_atom: str) -> int:
+    sel = selector_atom.split(".")
+    scope = scope_atom.split(".")
+    if len(sel) > len(scope) or scope[: len(sel)] != sel:
+        return 0
+    return len(sel)
+
+
+def _path_score(path: list[str], scope_atoms: list[str]) -> int:
+    """Match selector atoms as an ordered subsequence of the scope's atoms."""
+    score, i = 0, 0
+    for atom in path:
+        while i < len(scope_atoms) and not _atom_score(atom, scope_atoms[i]):
+            i += 1
+        if i == len(scope_atoms):
+            return 0
+        # Deeper matches weigh more, like Sublime's scoring.
+        score += _atom_score(atom, scope_atoms[i]) << (3 * i)
+        i += 1
+    return score
+
+
+def score_selector(scope_name: str, selector: str) -> int:
+    atoms = scope_name.split()
+    best = 0
+    for alternative in selector.replace("|", ",").replace("(", " ").replace(")", " ").split(","):
+        parts = [p.split() for p in alternative.split(" - ")]
+        include, excludes = parts[0], parts[1:]
+        score = _path_score(include, atoms) if include else 1
+        if score and not any(ex and _path_score(ex, atoms) for ex in excludes):
+            best = max(best, score)
+    return best

@@ -1,0 +1,117 @@
+"""What "Open in Terminal" asks Terminus for, the fallback's clipboard text,
+and the status-bar text."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qwencompanion_src.core.status import status_text
+from qwencompanion_src.core.terminal import (
+    TerminalOptions,
+    command_argv,
+    connect_command,
+    parse_options,
+    terminal_cwd,
+    terminus_args,
+)
+
+
+def test_defaults() -> None:
+    options, warnings = parse_options({})
+    assert options == TerminalOptions("qwen", "panel", True, "on_success")
+    assert warnings == []
+
+
+def test_settings_are_read_and_bad_values_fall_back() -> None:
+    options, warnings = parse_options({
+        "qwen_command": ["node", "cli.js"], "terminal_location": "tab", "terminal_reuse": False, "terminal_auto_close": False,
+    })
+    assert options == TerminalOptions(["node", "cli.js"], "tab", False, False)
+    assert warnings == []
+    options, warnings = parse_options({
+        "qwen_command": "  ", "terminal_location": "left", "terminal_reuse": "yes", "terminal_auto_close": "never",
+    })
+    assert options == TerminalOptions()
+    assert len(warnings) == 4
+    assert parse_options({"terminal_auto_close": "always"})[0].auto_close == "always"
+    assert parse_options({"qwen_command": [1]})[1] != []
+
+
+def test_cwd_choice() -> None:
+    assert terminal_cwd(["/a", "/b"], "/c/file.py", "/home") == "/a"
+    assert terminal_cwd([], "/c/file.py", "/home") == "/c"
+    assert terminal_cwd([], None, "/home") == "/home"
+
+
+def test_terminus_args_for_a_panel() -> None:
+    args = terminus_args(window_id=7, port=43125, workspace_path="/a:/b", cwd="/a", options=TerminalOptions())
+    assert args == {
+        "shell_cmd": "qwen",
+        "cwd": "/a",
+        "env": {"QWEN_CODE_IDE_SERVER_PORT": "43125", "QWEN_CODE_IDE_WORKSPACE_PATH": "/a:/b"},
+        "title": "Qwen Code · a",
+        "tag": "qwen-code-window-7",
+        "auto_close": "on_success",
+        "focus": True,
+        "show_in_panel": True,
+        "panel_name": "Qwen Code",
+    }
+
+
+def test_terminus_args_for_an_extra_tab_with_an_argv_command() -> None:
+    options = TerminalOptions(["qwen", "--approval-mode", "default"], "tab", False, True)
+    args = terminus_args(window_id=7, port=1, workspace_path="", cwd="/x/proj/", options=options, serial=3)
+    assert args["cmd"] == ["qwen", "--approval-mode", "default"] and "shell_cmd" not in args
+    assert args["tag"] == "qwen-code-window-7-3"
+    assert args["title"] == "Qwen Code · proj (3)"
+    assert args["auto_close"] is True
+    assert "panel_name" not in args and "show_in_panel" not in args
+
+
+def test_command_argv() -> None:
+    assert command_argv("qwen --approval-mode 'default'") == ["qwen", "--approval-mode", "default"]
+    assert command_argv(["a b", "c"]) == ["a b", "c"]
+    assert command_argv("qwen 'unbalanced") == ["qwen", "'unbalanced"]
+
+
+def test_posix_connect_command_quotes_paths() -> None:
+    text = connect_command(port=43125, workspace_path="/a b:/c", cwd="/a b", command="qwen", shell="posix")
+    assert text == (
+        "export QWEN_CODE_IDE_SERVER_PORT=43125\n"
+        "export QWEN_CODE_IDE_WORKSPACE_PATH='/a b:/c'\n"
+        "cd '/a b' && qwen\n"
+    )
+    assert connect_command(port=1, workspace_path="/w", cwd="/w", command=["my qwen", "-y"], shell="posix").endswith(
+        "cd /w && 'my qwen' -y\n"
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="runs sh")
+def test_posix_connect_command_runs_in_a_shell(tmp_path: Path) -> None:
+    folder = tmp_path / "it's here"
+    folder.mkdir()
+    text = connect_command(port=5, workspace_path=str(folder), cwd=str(folder),
+                           command='echo "$QWEN_CODE_IDE_SERVER_PORT|$QWEN_CODE_IDE_WORKSPACE_PATH|$PWD"', shell="posix")
+    out = subprocess.run(["sh", "-c", text], capture_output=True, text=True, check=True).stdout
+    assert out == f"5|{folder}|{folder}\n"
+    assert shlex.split(text.splitlines()[2])[1] == str(folder)
+
+
+def test_powershell_connect_command() -> None:
+    text = connect_command(port=43125, workspace_path="C:\\it's;D:\\x", cwd="C:\\it's", command="qwen", shell="powershell")
+    assert text == (
+        "$env:QWEN_CODE_IDE_SERVER_PORT = '43125'\n"
+        "$env:QWEN_CODE_IDE_WORKSPACE_PATH = 'C:\\it''s;D:\\x'\n"
+        "Set-Location -LiteralPath 'C:\\it''s'; qwen\n"
+    )
+
+
+def test_status_text() -> None:
+    assert status_text(True, 2) == "Qwen ● 2"
+    assert status_text(True, 0) == "Qwen ○"
+    assert status_text(False, 3) == "Qwen ✕"

@@ -1,0 +1,234 @@
+"""The review registry: replace semantics, decisions, closeDiff answers, line endings."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from qwencompanion_src.core.diffs import (
+    CRLF,
+    LF,
+    DiffRegistry,
+    DiskFile,
+    ReviewState,
+    UnreadableFile,
+    buffer_text,
+    close_answer,
+    first_change,
+    line_ending_of,
+    path_key,
+    read_disk_file,
+)
+from qwencompanion_src.core.ide_messages import DIFF_ACCEPTED, DIFF_REJECTED, DiffAccepted, DiffRejected
+
+NEW_FILE = DiskFile(exists=False)
+
+
+def lf_file(text: str = "a\n") -> DiskFile:
+    return DiskFile(exists=True, text=text, line_ending=line_ending_of(text))
+
+
+CRLF_FILE = DiskFile(exists=True, text="a\nb\n", line_ending=CRLF)
+
+
+# --- line endings -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", None),
+        ("no break", None),
+        ("a\nb\n", LF),
+        ("a\r\nb\r\n", CRLF),
+        ("a\r\nb\r\nc\n", CRLF),  # most breaks win
+        ("a\nb\nc\r\n", LF),
+        ("a\rb", None),  # a lone CR is not a line break we convert
+    ],
+)
+def test_line_ending_of(text: str, expected: str | None) -> None:
+    assert line_ending_of(text) == expected
+
+
+def test_buffer_text_turns_crlf_pairs_into_lf_only() -> None:
+    assert buffer_text("a\r\nb\rc\n") == "a\nb\rc\n"
+
+
+@pytest.mark.parametrize(
+    ("new_content", "buffer", "sent"),
+    [
+        # Unedited: exactly what the CLI sent, whatever its line endings.
+        ("a\nb\n", "a\nb\n", "a\nb\n"),
+        ("a\r\nb\r\n", "a\nb\n", "a\r\nb\r\n"),
+        ("a\r\nb\nc", "a\nb\nc", "a\r\nb\nc"),
+        # Edited: the proposal's (main) line ending; the final newline as in the buffer.
+        ("a\nb\n", "a\nB\n", "a\nB\n"),
+        ("a\nb", "a\nB", "a\nB"),
+        ("a\nb\n", "a\nb", "a\nb"),
+        ("a\r\nb", "a\nB", "a\r\nB"),
+        ("a\r\nb\r\n", "a\nb\n\n", "a\r\nb\r\n\r\n"),
+        ("x", "x\ny", "x\ny"),
+        ("é\n", "€ ✓ 日本 🎉\n", "€ ✓ 日本 🎉\n"),
+        ("", "", ""),
+    ],
+)
+def test_accepted_text(new_content: str, buffer: str, sent: str) -> None:
+    registry: DiffRegistry[str] = DiffRegistry()
+    # The disk's line endings play no part: the CLI converts when it writes.
+    review, _, _ = registry.open("/w/f.txt", new_content, "s1", "owner", CRLF_FILE)
+    notice = registry.accept(review, buffer)
+    assert notice is not None
+    assert notice.params == DiffAccepted(filePath="/w/f.txt", content=sent)
+
+
+def test_an_emptied_proposal_is_refused() -> None:
+    registry: DiffRegistry[str] = DiffRegistry()
+    review, _, _ = registry.open("/w/f.txt", "a\n", "s1", "owner", lf_file())
+    assert review.refusal("") is not None and "empty" in (review.refusal("") or "")
+    assert review.refusal("\n") is None and review.refusal("b") is None
+    empty, _, _ = registry.open("/w/g.txt", "", "s1", "owner", lf_file())
+    assert empty.refusal("") is None  # the CLI itself proposed an empty file
+
+
+def test_review_shows_the_proposal_with_lf_and_knows_when_it_was_edited() -> None:
+    registry: DiffRegistry[str] = DiffRegistry()
+    review, _, _ = registry.open("/w/f.txt", "a\r\nb\r\n", "s1", "owner", CRLF_FILE)
+    assert review.proposed == "a\nb\n"
+    assert not review.edited("a\nb\n")
+    assert review.edited("a\nb")
+
+
+# --- disk ----------------------------------------------------------------------
+
+
+def test_read_disk_file(tmp_path: Path) -> None:
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\n\xff")
+    disk = read_disk_file(str(path))
+    assert disk == DiskFile(exists=True, text="one\ntwo\n\ufffd", line_ending=CRLF)
+    assert read_disk_file(str(tmp_path / "missing.txt")) == DiskFile(exists=False)
+
+
+def test_read_disk_file_refuses_directories_and_unreadable_files(tmp_path: Path) -> None:
+    with pytest.raises(UnreadableFile, match="is a directory"):
+        read_disk_file(str(tmp_path))
+    if os.geteuid() == 0:
+        pytest.skip("root reads any file")
+    locked = tmp_path / "locked.txt"
+    locked.write_text("x")
+    locked.chmod(0)
+    with pytest.raises(UnreadableFile, match="cannot read"):
+        read_disk_file(str(locked))
+
+
+# --- the registry -------------------------------------------------------------
+
+
+def test_decisions_go_to_the_session_that_opened_the_review() -> None:
+    registry: DiffRegistry[str] = DiffRegistry()
+    review, replaced, notice = registry.open("/w/a.py", "x\n", "session-a", "window-1", lf_file())
+    assert (replaced, notice) == (None, None)
+    assert registry.find("/w/a.py") is review
+    accepted = registry.accept(review, "y\n")
+    assert accepted is not None
+    assert (accepted.method, accepted.session_id, accepted.owner) == (DIFF_ACCEPTED, "session-a", "window-1")
+    assert review.state is ReviewState.ACCEPTED
+    assert registry.find("/w/a.py") is None
+
+
+def test_a_decided_review_cannot_be_decided_again() -> None:
+    registry: DiffRegistry[str] = DiffRegistry()
+    review, _, _ = registry.open("/w/a.py", "x\n", "s", "o", lf_file())
+    rejected = registry.reject(review)
+    assert rejected is not None
+    assert (rejected.method, rejected.params) == (DIFF_REJECTED, DiffRejected(filePath="/w/a.py"))
+    assert registry.accept(review, "x\n") is None
+    assert registry.reject(review) is None
+    assert registry.close(review, suppress=False) == (False, None)
+    assert review.state is ReviewState.REJECTED
+
+
+def test_a_second_open_diff_for_the_same_file_replaces_the_first() -> None:
+    registry: DiffRegistry[str] = DiffRegistry()
+    first, _, _ = registry.open("/w/a.py", "one\n", "session-a", "o", lf_file())
+    second, replaced, notice = registry.open("/w/./a.py", "two\n", "session-b", "o", lf_file())
+    assert replaced is first
+    assert first.state is ReviewState.REPLACED
+    assert notice is not None
+    # The first CLI hears a rejection under the path it sent.
+    assert (notice.method, notice.session_id, notice.params) == (
+        DIFF_REJECTED, "session-a", DiffRejected(filePath="/w/a.py")
+    )
+    assert registry.find("/w/a.py") is second
+    assert registry.accept(first, "one\n") is None
+    assert second.file_path == "/w/./a.py"
+
+
+def test_reviews_of_different_files_live_side_by_side() -> None:
+    registry: DiffRegistry[str] = DiffRegistry()
+    a, _, _ = registry.open("/w/a.py", "a\n", "s1", "o", lf_file())
+    b, replaced, _ = registry.open("/w/b.py", "b\n", "s2", "o", lf_file())
+    assert replaced is None
+    assert registry.open_reviews() == [a, b]
+
+
+def test_close_with_and_without_a_notification() -> None:
+    registry: DiffRegistry[str] = DiffRegistry()
+    review, _, _ = registry.open("/w/a.py", "x\n", "s", "o", lf_file())
+    assert registry.close(review, suppress=True) == (True, None)
+    assert review.state is ReviewState.CLOSED
+
+    review, _, _ = registry.open("/w/a.py", "x\n", "s", "o", lf_file())
+    was_open, notice = registry.close(review, suppress=False)
+    assert was_open and notice is not None
+    assert (notice.method, notice.params) == (DIFF_REJECTED, DiffRejected(filePath="/w/a.py"))
+
+
+def test_close_answer_is_the_json_the_cli_parses() -> None:
+    assert json.loads(close_answer("a\r\nü\n")) == {"content": "a\r\nü\n"}
+    assert json.loads(close_answer(None)) == {"content": None}
+
+
+def test_only_one_thread_decides_a_review() -> None:
+    registry: DiffRegistry[str] = DiffRegistry()
+    review, _, _ = registry.open("/w/a.py", "x\n", "s", "o", lf_file())
+    results: list[object] = []
+    barrier = threading.Barrier(8)
+
+    def decide(i: int) -> None:
+        barrier.wait()
+        if i % 2:
+            results.append(registry.accept(review, "x\n"))
+        else:
+            results.append(registry.close(review, suppress=True)[0] or None)
+
+    threads = [threading.Thread(target=decide, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(1 for r in results if r) == 1
+
+
+def test_path_key_normalises_spelling() -> None:
+    assert path_key("/w/sub/../a.py") == path_key("/w/a.py")
+
+
+@pytest.mark.parametrize(
+    ("original", "proposed", "offset"),
+    [
+        ("a\nb\nc\n", "a\nB\nc\n", 2),
+        ("a\nb\n", "a\nb\nc\n", 4),  # a line added at the end
+        ("a\nb\nc\n", "a\nb\n", 2),  # the last line removed: the line left before it
+        ("a\nb", "a\nb\n", 2),  # only the final newline differs
+        ("", "new\n", 0),
+        ("old\n", "", 0),
+        ("same\n", "same\n", 0),
+    ],
+)
+def test_first_change(original: str, proposed: str, offset: int) -> None:
+    assert first_change(original, proposed) == offset
