@@ -9,9 +9,38 @@ import sublime
 
 from .plugin import log
 from .plugin.companions import companions
+from .plugin.diff_commands import (
+    QwenAcceptDiffCommand,
+    QwenRejectDiffCommand,
+    QwenReviewFillCommand,
+    QwenReviewListener,
+)
 from .plugin.listeners import CompanionWindowListener
+from .plugin.context_listener import ContextListener
+from .plugin.commands import QwenRestartServerCommand, QwenShowLogCommand
+from .plugin.diagnose_command import QwenDiagnoseConnectionCommand, QwenReplaceReportCommand
+from .plugin.status import QwenStatusListener
+from .plugin.terminal import QwenCopyConnectCommandCommand, QwenOpenTerminalCommand
 
-__all__ = ["CompanionWindowListener", "plugin_loaded", "plugin_unloaded"]
+__all__ = [
+    "CompanionWindowListener",
+    "QwenAcceptDiffCommand",
+    "QwenRejectDiffCommand",
+    "QwenReviewFillCommand",
+    "QwenReviewListener",
+    "plugin_loaded",
+    "plugin_unloaded",
+]
+__all__ += ["ContextListener"]
+__all__ += [
+    "QwenCopyConnectCommandCommand",
+    "QwenDiagnoseConnectionCommand",
+    "QwenOpenTerminalCommand",
+    "QwenReplaceReportCommand",
+    "QwenRestartServerCommand",
+    "QwenShowLogCommand",
+    "QwenStatusListener",
+]
 
 _log_handler: logging.Handler | None = None
 

@@ -231,6 +231,10 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 3600} h {seconds % 3600 // 60} min"
 
 
+def _row(label: str, value: str) -> str:
+    return f"  {label + ':' if label else '':<16}{value}"
+
+
 def _clock(at: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(at))
 
@@ -261,17 +265,17 @@ def effective_approval_mode(facts: Facts) -> tuple[str, str]:
     return CLI_DEFAULT_APPROVAL_MODE, "not set; qwen 0.24.4's default"
 
 
+_HOW_TO_REVIEW = ('For reviews in Sublime, set "tools": {"approvalMode": "default"} in qwen\'s settings.json '
+                  "or start qwen with --approval-mode default.")
+
+
 def approval_advice(mode: str) -> str:
     if mode in ASKING_MODES:
         return "edits ask first, and each proposed edit opens as a diff in Sublime Text."
     if mode == "auto":
-        return ("qwen approves most edits without asking, so a diff rarely opens in Sublime Text. "
-                'For reviews in Sublime, set "tools": {"approvalMode": "default"} in qwen\'s settings.json '
-                "or start qwen with --approval-mode default.")
+        return f"qwen approves most edits without asking, so a diff rarely opens in Sublime Text. {_HOW_TO_REVIEW}"
     if mode in ("yolo", "auto-edit"):
-        return ("edits are applied without asking, so no diff opens in Sublime Text. "
-                'For reviews in Sublime, set "tools": {"approvalMode": "default"} in qwen\'s settings.json '
-                "or start qwen with --approval-mode default.")
+        return f"edits are applied without asking, so no diff opens in Sublime Text. {_HOW_TO_REVIEW}"
     return "not a mode qwen 0.24.4 knows (plan, default, auto-edit, auto, yolo)."
 
 
@@ -366,10 +370,10 @@ def build_report(facts: Facts) -> str:
 
     lines += ["", "Server"]
     if facts.running:
-        lines.append(f"  state:      running since {_clock(facts.started_at)} ({_duration(facts.now - facts.started_at)})")
-        lines.append(f"  port:       {facts.port}")
+        lines.append(_row("state", f"running since {_clock(facts.started_at)} ({_duration(facts.now - facts.started_at)})"))
+        lines.append(_row("port", str(facts.port)))
     else:
-        lines.append("  state:      not running")
+        lines.append(_row("state", "not running"))
     if facts.lock is not None:
         lock_state = {
             "ok": "readable, well-formed, matches this server",
@@ -378,15 +382,12 @@ def build_report(facts: Facts) -> str:
             "malformed": f"malformed: {facts.lock.detail}",
             "mismatch": f"does not match this server: {facts.lock.detail}",
         }[facts.lock.state]
-        lines.append(f"  lock file:  {facts.lock.path}")
-        lines.append(f"              {lock_state}")
+        lines.append(_row("lock file", facts.lock.path))
+        lines.append(_row("", lock_state))
     else:
-        lines.append(f"  lock dir:   {facts.lock_directory}")
-    if facts.roots:
-        lines.append(f"  folders:    {facts.roots[0]}")
-        lines += [f"              {root}" for root in facts.roots[1:]]
-    else:
-        lines.append("  folders:    (none)")
+        lines.append(_row("lock folder", facts.lock_directory))
+    lines.append(_row("folders", facts.roots[0] if facts.roots else "(none)"))
+    lines += [_row("", root) for root in facts.roots[1:]]
 
     lines += ["", f"Connected CLIs: {len(facts.sessions)}"]
     for session in facts.sessions:
@@ -403,21 +404,22 @@ def build_report(facts: Facts) -> str:
 
     lines += ["", "qwen CLI"]
     if facts.cli.path is None:
-        lines.append(f"  executable: `{facts.cli.name}` not found on PATH")
+        lines.append(_row("executable", f"`{facts.cli.name}` not found on PATH"))
     elif facts.cli.error:
-        lines.append(f"  executable: {facts.cli.path} ({facts.cli.error})")
+        lines.append(_row("executable", f"{facts.cli.path} ({facts.cli.error})"))
     else:
-        lines.append(f"  executable: {facts.cli.path}, version {facts.cli.version}")
-    for label, settings in (("settings", facts.user_settings), ("folder", facts.folder_settings)):
-        if settings is None or (label == "folder" and not settings.exists):
+        lines.append(_row("executable", f"{facts.cli.path}, version {facts.cli.version}"))
+    for label, settings in (("settings", facts.user_settings), ("folder settings", facts.folder_settings)):
+        if settings is None or (settings is facts.folder_settings and not settings.exists):
             continue
         state = "not found" if not settings.exists else (settings.error or "read")
-        lines.append(f"  {label + ':':<11} {settings.path} ({state})")
+        lines.append(_row(label, f"{settings.path} ({state})"))
     enabled, source = _setting_source(facts, "ide_enabled")
-    lines.append(f"  ide.enabled: {json.dumps(enabled) if source else 'not set (off)'}")
+    lines.append(_row("ide.enabled", json.dumps(enabled) if source else "not set (off)"))
     mode, mode_source = effective_approval_mode(facts)
-    lines.append(f"  approval mode: {mode} ({mode_source}): {approval_advice(mode)}")
-    lines.append(f"  Terminus:   {'installed' if facts.terminus else 'not installed'}")
+    lines.append(_row("approval mode", f"{mode} ({mode_source})"))
+    lines.append(_row("", approval_advice(mode)))
+    lines.append(_row("Terminus", "installed" if facts.terminus else "not installed"))
 
     if facts.folder is not None:
         lines += ["", f"Folder checked: {facts.folder}"]

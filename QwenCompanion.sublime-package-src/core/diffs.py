@@ -5,11 +5,12 @@ which CLI session hears about the user's decision, what `closeDiff` answers,
 and the exact text to send on accept. Every method is thread-safe: the server
 thread opens and closes reviews while Sublime's main thread accepts them.
 
-Line endings: Sublime keeps buffers with `\\n` only, so a review remembers the
-style the file should keep (CRLF when the file on disk or the proposal uses
-it) and the accepted text is converted back to it. The real CLI also writes
-CRLF for a CRLF file when given `\\n`, but sending the file's own style makes
-the round trip byte-exact without relying on that.
+Line endings: Sublime keeps buffers with `\n` only. The CLI proposes text in
+its own convention (`\n`, even for a CRLF file) and, when it writes, converts
+to the style of the file on disk. So the accepted text goes back in the
+proposal's convention, and an unedited proposal goes back exactly as it came:
+the CLI compares the two to tell whether the user edited it. The final newline
+is whatever the buffer holds.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import itertools
 import json
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from .ide_messages import DIFF_ACCEPTED, DIFF_REJECTED, DiffAccepted, DiffRejected, Outgoing
@@ -47,6 +48,19 @@ def line_ending_of(text: str) -> str | None:
 def buffer_text(text: str) -> str:
     """`text` as a Sublime buffer holds it: CRLF pairs become `\\n`."""
     return text.replace(CRLF, LF)
+
+
+def first_change(original: str, proposed: str) -> int:
+    """Where `proposed` first differs from `original`: the start of that line."""
+    offset = 0
+    for old, new in zip(original.splitlines(keepends=True), proposed.splitlines(keepends=True)):
+        if old != new:
+            return offset
+        offset += len(new)
+    if offset < len(proposed):
+        return offset
+    # Only lines at the end went away: the last line that is left.
+    return proposed.rfind("\n", 0, max(len(proposed) - 1, 0)) + 1
 
 
 @dataclass(frozen=True)
@@ -77,11 +91,10 @@ def read_disk_file(path: str) -> DiskFile:
     return DiskFile(exists=True, text=buffer_text(text), line_ending=line_ending_of(text))
 
 
-def choose_line_ending(new_content: str, disk: DiskFile) -> str:
-    """CRLF when the file on disk or the proposal uses it, else LF."""
-    if CRLF in (line_ending_of(new_content), disk.line_ending):
-        return CRLF
-    return LF
+EMPTY_REFUSAL = (
+    "Qwen Code cannot take an empty text from a review: it would write its own proposal instead. "
+    "To empty the file, reject this change and clear the file yourself."
+)
 
 
 class ReviewState(enum.Enum):
@@ -98,10 +111,13 @@ class Review(Generic[OwnerT]):
     file_path: str  # exactly as the CLI sent it: the CLI matches its answer on this string
     session_id: str
     owner: OwnerT  # what delivers notifications to `session_id` (the window's companion)
-    proposed: str  # the proposal as the buffer shows it (`\n` line breaks)
-    line_ending: str
+    new_content: str  # the proposal exactly as the CLI sent it
     disk: DiskFile
     state: ReviewState = ReviewState.OPEN
+    proposed: str = field(init=False)  # the proposal as the buffer shows it
+
+    def __post_init__(self) -> None:
+        self.proposed = buffer_text(self.new_content)
 
     @property
     def key(self) -> str:
@@ -111,13 +127,20 @@ class Review(Generic[OwnerT]):
     def is_open(self) -> bool:
         return self.state is ReviewState.OPEN
 
-    def file_text(self, text: str) -> str:
-        """The buffer text `text` as the file should hold it: the review's line endings,
-        the final newline exactly as present or absent in `text`."""
-        return buffer_text(text).replace(LF, self.line_ending)
-
     def edited(self, text: str) -> bool:
         return buffer_text(text) != self.proposed
+
+    def text_for_cli(self, text: str) -> str:
+        """The buffer text `text` as the CLI gets it back: the proposal's own line
+        endings, the final newline exactly as present or absent in `text`."""
+        if not self.edited(text):
+            return self.new_content
+        return buffer_text(text).replace(LF, line_ending_of(self.new_content) or LF)
+
+    def refusal(self, text: str) -> str | None:
+        """Why accepting `text` would not do what the user sees, if it would not."""
+        # The CLI takes an empty accepted text for "unchanged" and writes its proposal.
+        return EMPTY_REFUSAL if text == "" and self.new_content != "" else None
 
 
 @dataclass(frozen=True)
@@ -152,8 +175,7 @@ class DiffRegistry(Generic[OwnerT]):
             file_path=file_path,
             session_id=session_id,
             owner=owner,
-            proposed=buffer_text(new_content),
-            line_ending=choose_line_ending(new_content, disk),
+            new_content=new_content,
             disk=disk,
         )
         with self._lock:
@@ -176,7 +198,7 @@ class DiffRegistry(Generic[OwnerT]):
             if not self._take(review):
                 return None
             review.state = ReviewState.ACCEPTED
-            params = DiffAccepted(filePath=review.file_path, content=review.file_text(text))
+            params = DiffAccepted(filePath=review.file_path, content=review.text_for_cli(text))
             return Notice(DIFF_ACCEPTED, params, review.session_id, review.owner)
 
     def reject(self, review: Review[OwnerT]) -> Notice[OwnerT] | None:

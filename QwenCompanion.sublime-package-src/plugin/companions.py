@@ -20,6 +20,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# Sublime fires no event when a plugin or a project edit changes a window's
+# folders, so they are also compared on this period (a cheap call per window).
+FOLDER_POLL_MS = 1000
+START_WAIT_SECONDS = 10
+
 SessionsListener = Callable[[int, int], None]
 """(window id, connected CLI count); called on the server thread."""
 StartedListener = Callable[[sublime.Window, "Companion"], None]
@@ -29,6 +34,7 @@ StartedListener = Callable[[sublime.Window, "Companion"], None]
 class Companions:
     def __init__(self) -> None:
         self._lock = threading.RLock()
+        self._starting = threading.Lock()
         self._by_window: dict[int, Companion] = {}
         self._thread: ServerThread | None = None
         self._running = False
@@ -41,24 +47,40 @@ class Companions:
 
     def start(self) -> None:
         """Start the server thread and a server for every open window."""
-        problem = missing_dependency_message()
-        if problem:
-            self.startup_error = problem
-            log.error(problem)
-            sublime.error_message(problem)
-            return
-        from ..core import lockfile
-        from ..core.runtime import ServerThread
-
-        with self._lock:
-            if self._running or self._closed:
+        # Held for the whole start: unloading waits for it, so the package's
+        # modules are never dropped while this thread is still importing them.
+        with self._starting:
+            if self._closed:
                 return
-            lockfile.sweep_stale_locks(lockfile.lock_dir())
-            self._thread = ServerThread()
-            self._thread.start()
-            self._running = True
+            problem = missing_dependency_message()
+            if problem:
+                self.startup_error = problem
+                log.error(problem)
+                sublime.error_message(problem)
+                return
+            # Every heavy core module is imported here, on this thread, before
+            # any server exists: later lazy imports on other threads then hit
+            # the module cache instead of racing this import.
+            from ..core import context, diffs, lockfile, runtime  # noqa: F401
+            from ..core.runtime import ServerThread
+
+            with self._lock:
+                if self._running or self._closed:
+                    return
+                lockfile.sweep_stale_locks(lockfile.lock_dir())
+                self._thread = ServerThread()
+                self._thread.start()
+                self._running = True
+            for window in sublime.windows():
+                self.ensure_window(window)
+        sublime.set_timeout_async(self._watch_folders, FOLDER_POLL_MS)
+
+    def _watch_folders(self) -> None:
+        if not self._running:
+            return
         for window in sublime.windows():
-            self.ensure_window(window)
+            self.sync_folders(window)
+        sublime.set_timeout_async(self._watch_folders, FOLDER_POLL_MS)
 
     def ensure_window(self, window: sublime.Window) -> Companion | None:
         from ..core import lockfile
@@ -106,6 +128,11 @@ class Companions:
         with self._lock:
             self._running = False
             self._closed = True
+        if not self._starting.acquire(timeout=START_WAIT_SECONDS):
+            log.error("the server start did not finish in %d s; stopping anyway", START_WAIT_SECONDS)
+        else:
+            self._starting.release()
+        with self._lock:
             companions = list(self._by_window.values())
             self._by_window.clear()
             thread, self._thread = self._thread, None
@@ -127,6 +154,8 @@ class Companions:
             return dict(self._by_window)
 
     def _sessions_changed(self, window_id: int, connected: int) -> None:
+        if self._closed:  # stopping: listeners of an unloaded package must not run
+            return
         for listener in list(self.sessions_listeners):
             listener(window_id, connected)
 

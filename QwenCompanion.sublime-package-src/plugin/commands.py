@@ -1,0 +1,41 @@
+"""Qwen Code: Restart Server and Qwen Code: Show Log."""
+
+from __future__ import annotations
+
+import logging
+
+import sublime
+import sublime_plugin
+
+from . import log as package_log
+from .companions import companions
+
+log = logging.getLogger(__name__)
+
+
+def _restart(window: sublime.Window) -> None:
+    """Stop the window's server and start a new one (worker thread)."""
+    companions.forget_window(window.id())
+    companion = companions.ensure_window(window)
+    if companion is None:
+        # Nothing runs at all (e.g. a library was missing at start-up): start everything.
+        companions.start()
+        companion = companions.get(window)
+    if companion is not None and companion.running:
+        message = (f"Qwen Code: server restarted on port {companion.port}; "
+                   "in qwen sessions that were connected, run /ide enable")
+    else:
+        message = "Qwen Code: the server did not start; see Qwen Code: Show Log"
+    log.info("%s", message.removeprefix("Qwen Code: "))
+    sublime.set_timeout(lambda: window.status_message(message))
+
+
+class QwenRestartServerCommand(sublime_plugin.WindowCommand):
+    def run(self) -> None:
+        window = self.window
+        sublime.set_timeout_async(lambda: _restart(window))
+
+
+class QwenShowLogCommand(sublime_plugin.WindowCommand):
+    def run(self) -> None:
+        package_log.show_panel(self.window)

@@ -1,0 +1,151 @@
+"""Qwen Code: Diagnose Connection: gathers the facts (off the main thread) and
+shows the report that `core.diagnose` builds from them in a scratch view."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import sublime
+import sublime_plugin
+
+from ..core import lockfile
+from ..core.diagnose import (
+    Facts,
+    Refusal,
+    SessionRow,
+    approval_mode_from_command,
+    build_report,
+    folder_inside,
+    inspect_lock,
+    probe_cli,
+    qwen_home,
+    read_qwen_settings,
+)
+from ..core.terminal import DEFAULT_COMMAND, command_argv
+from . import terminal
+from .companions import companions
+
+REPORT_SETTING = "qwen_companion.diagnose_report"
+REPORT_NAME = "Qwen Code: Diagnose Connection"
+
+
+def default_folder(window: sublime.Window) -> str:
+    """The active file's folder, else the window's first folder."""
+    view = window.active_view()
+    file_name = view.file_name() if view else None
+    if file_name:
+        return os.path.dirname(file_name)
+    folders = window.folders()
+    return folders[0] if folders else ""
+
+
+def gather(window: sublime.Window, folder: str | None) -> Facts:
+    """Everything the report needs; blocks on `qwen --version` (worker thread)."""
+    companion = companions.get(window)
+    argv = command_argv(terminal.options().command) or [DEFAULT_COMMAND]
+    home = qwen_home(os.environ)
+    user_settings_path = home / "settings.json"
+    folder_settings = None
+    if folder is not None:
+        path = Path(folder) / ".qwen" / "settings.json"
+        if path != user_settings_path:  # qwen reads it once when the folder is its home
+            folder_settings = read_qwen_settings(path)
+    running = companion is not None and companion.running
+    roots = companion.folders if companion is not None else window.folders()
+    lock = None
+    if companion is not None and companion.port:
+        lock = inspect_lock(
+            companion.lock_file,
+            port=companion.port,
+            token=companion.token,
+            workspace_path=companion.workspace_path,
+            ppid=companion.ppid,
+        )
+    return Facts(
+        now=time.time(),
+        window_id=window.id(),
+        running=running,
+        port=companion.port if companion is not None else 0,
+        started_at=companion.started_at if companion is not None else 0.0,
+        roots=list(roots),
+        lock_directory=str(companion.lock_directory if companion is not None else lockfile.lock_dir()),
+        cli=probe_cli(argv[0]),
+        user_settings=read_qwen_settings(user_settings_path),
+        startup_error=None if running else companions.startup_error,
+        lock_error=companion.lock_error if companion is not None else None,
+        lock=lock,
+        sessions=[
+            SessionRow(s.id_prefix, s.client_name, s.age_seconds, s.stream_open)
+            for s in (companion.sessions() if running and companion is not None else [])
+        ],
+        refusals=[
+            Refusal(f.at, f.reason, f.detail)
+            for f in (companion.auth_failures() if companion is not None else [])
+        ],
+        folder=folder,
+        folder_inside=folder_inside(folder, roots) if folder is not None else None,
+        folder_settings=folder_settings,
+        command_approval_mode=approval_mode_from_command(argv),
+        terminus=terminal.terminus_installed(),
+    )
+
+
+def show_report(window: sublime.Window, text: str) -> None:
+    """Show `text` in the window's report view, reusing it (main thread)."""
+    view = next((v for v in window.views() if v.settings().get(REPORT_SETTING)), None)
+    if view is None:
+        view = window.new_file()
+        view.set_scratch(True)
+        view.set_name(REPORT_NAME)
+        view.settings().update({REPORT_SETTING: True, "word_wrap": True})
+    view.set_read_only(False)
+    view.run_command("qwen_replace_report", {"text": text})
+    view.set_read_only(True)
+    window.focus_view(view)
+
+
+class QwenReplaceReportCommand(sublime_plugin.TextCommand):
+    """Replaces the whole report view's text (a view edit needs a text command)."""
+
+    def run(self, edit: sublime.Edit, text: str) -> None:
+        self.view.replace(edit, sublime.Region(0, self.view.size()), text)
+        self.view.sel().clear()
+        self.view.sel().add(0)
+
+    def is_visible(self) -> bool:
+        return False
+
+
+class FolderInputHandler(sublime_plugin.TextInputHandler):
+    def __init__(self, initial: str) -> None:
+        self._initial = initial
+
+    def name(self) -> str:
+        return "folder"
+
+    def initial_text(self) -> str:
+        return self._initial
+
+    def placeholder(self) -> str:
+        return "folder where qwen would run (empty: skip this check)"
+
+
+class QwenDiagnoseConnectionCommand(sublime_plugin.WindowCommand):
+    def input(self, args: dict[str, sublime_plugin.Value]) -> FolderInputHandler | None:
+        return None if "folder" in args else FolderInputHandler(default_folder(self.window))
+
+    def input_description(self) -> str:
+        return "Folder"
+
+    def run(self, folder: str = "") -> None:
+        window = self.window
+        chosen = os.path.abspath(os.path.expanduser(folder.strip())) if folder.strip() else None
+        window.status_message("Qwen Code: diagnosing the connection…")
+
+        def work() -> None:
+            text = build_report(gather(window, chosen))
+            sublime.set_timeout(lambda: show_report(window, text))
+
+        sublime.set_timeout_async(work)

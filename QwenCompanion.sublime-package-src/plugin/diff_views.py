@@ -1,0 +1,499 @@
+"""Review views: the Sublime side of `openDiff` / `closeDiff` (spec section 5).
+
+A review is a pair of scratch tabs in a two-column layout: the file's current
+text on the left (read-only) and the proposal on the right (editable, with the
+current text as its reference document, so Sublime's gutter and inline diff
+show every change). Accept / Reject links sit in a phantom on top.
+
+The backend's coroutines run on the server thread: they update the registry
+and answer at once; everything that touches views runs on the main thread.
+Nothing here writes the file (the CLI does) or touches the user's own buffers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import sublime
+
+from .companions import companions
+
+# The core needs pydantic, which may be missing: it is imported when a
+# companion starts (worker thread), never when Sublime loads this module.
+if TYPE_CHECKING:
+    from mcp_types import CallToolResult
+    from sublime_types import WindowLayout
+
+    from ..core.diffs import DiffRegistry, Notice, Review
+    from ..core.ide_messages import CloseDiffArguments, OpenDiffArguments
+    from ..core.runtime import Companion
+
+    DiffReview = Review[Companion]
+
+log = logging.getLogger(__name__)
+
+DIFF_VIEW = "qwen_companion.diff_view"
+"""True on every review view: the editor context leaves these out."""
+REVIEW_ID = "qwen_companion.review_id"
+SIDE = "qwen_companion.diff_side"  # "original" or "proposed"
+PHANTOM_KEY = "qwen_companion.review"
+NOTE_KEY = "qwen_companion.review_note"  # on a proposal left open after its review ended
+FILL_COMMAND = "qwen_review_fill"
+TWO_COLUMNS: WindowLayout = {
+    "cols": [0.0, 0.5, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1], [1, 0, 2, 1]]
+}
+CLOSE_TIMEOUT = 5.0  # seconds closeDiff waits for the main thread before answering from the registry
+
+REPLACED_NOTE = "A newer proposal for this file replaced this one, so your edits here were not applied."
+CLOSED_NOTE = "Qwen Code closed this review (it was answered in the terminal), so your edits here were not applied."
+RELOADED_NOTE = "Qwen Companion was reloaded, so this review ended without an answer. Nothing was applied."
+
+_STYLE = """
+<style>
+    .qwen-review { padding: 0.4rem 0.6rem; border-radius: 0.3rem; background-color: color(var(--background) blend(var(--bluish) 85%)); }
+    .qwen-review .note { margin-top: 0.3rem; color: var(--yellowish); }
+    .qwen-review a { font-weight: bold; text-decoration: none; }
+</style>
+"""
+
+
+@dataclass
+class OpenReview:
+    """A review that has its two tabs."""
+
+    review: DiffReview
+    window: sublime.Window
+    original: sublime.View
+    proposed: sublime.View
+    phantoms: sublime.PhantomSet
+    notes: list[str] = field(default_factory=list)
+    orphaned: bool = False
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.review.file_path)
+
+
+@dataclass
+class SavedLayout:
+    """A window's arrangement before its first review, restored after its last."""
+
+    layout: WindowLayout
+    active_view: sublime.View | None
+    active_group: int
+    positions: list[tuple[sublime.View, int, int]]  # (view, group, index)
+
+
+class DiffReviews:
+    """Every review of every window; the view methods run on the main thread."""
+
+    def __init__(self) -> None:
+        self._registry: DiffRegistry[Companion] | None = None
+        self._by_id: dict[int, OpenReview] = {}
+        self._by_view: dict[int, OpenReview] = {}
+        self._layouts: dict[int, SavedLayout] = {}
+        # (event, details) for tools that watch reviews come and go (the headless driver).
+        self.observers: list[Callable[[str, dict[str, object]], None]] = []
+
+    def _tell(self, event: str, details: dict[str, object]) -> None:
+        for observer in list(self.observers):
+            observer(event, details)
+
+    @property
+    def registry(self) -> DiffRegistry[Companion]:
+        if self._registry is None:
+            from ..core.diffs import DiffRegistry
+
+            self._registry = DiffRegistry()
+        return self._registry
+
+    # --- queries ----------------------------------------------------------
+
+    def for_view(self, view: sublime.View) -> OpenReview | None:
+        return self._by_view.get(view.id())
+
+    # --- opening (main thread) ------------------------------------------
+
+    def show(self, review: DiffReview, replaced: DiffReview | None) -> None:
+        if replaced is not None:
+            self._dismiss(replaced.id, REPLACED_NOTE, "replaced")
+        if not review.is_open:
+            return  # the CLI closed it before its tabs came up
+        window = window_for(review.file_path)
+        if not window.is_valid():
+            log.error("no window to show the review of %s in", review.file_path)
+            self.reject(review)
+            return
+        name = os.path.basename(review.file_path)
+        buffer = find_open_view(review.file_path)
+        notes = []
+        if buffer is not None:
+            original = buffer.substr(sublime.Region(0, buffer.size()))
+            syntax = buffer.syntax()
+            if buffer.is_dirty():
+                notes.append(
+                    f"{name} has unsaved changes in Sublime. The left side shows them, but Qwen Code "
+                    "proposed this from the file on disk, so they are not part of it. Accepting lets Qwen Code "
+                    "write this text to disk; your unsaved changes stay in their tab, neither saved nor discarded."
+                )
+        else:
+            original = review.disk.text
+            syntax = sublime.find_syntax_for_file(review.file_path, original.split("\n", 1)[0])
+        if not review.disk.exists and buffer is None:
+            notes.append(f"{name} does not exist yet: accepting lets Qwen Code create it.")
+
+        self._enter_layout(window)
+        left_name = f"{name} (original)" if review.disk.exists or buffer is not None else f"{name} (new file)"
+        left = self._new_view(window, 0, left_name, original, syntax, review, "original")
+        left.set_read_only(True)
+        right = self._new_view(window, 1, f"{name} (Qwen Code proposal)", review.proposed, syntax, review, "proposed")
+        right.set_reference_document(original)
+        self._show_first_change(left, right, original, review.proposed)
+        item = OpenReview(review, window, left, right, sublime.PhantomSet(right, PHANTOM_KEY), notes)
+        self._by_id[review.id] = item
+        self._by_view[left.id()] = self._by_view[right.id()] = item
+        self._orphan_check(item)
+        self._render(item)
+        window.focus_view(right)
+        self._tell(
+            "diff_opened",
+            {"filePath": review.file_path, "original_view": left.id(), "proposed_view": right.id()},
+        )
+
+    def _new_view(
+        self,
+        window: sublime.Window,
+        group: int,
+        name: str,
+        text: str,
+        syntax: sublime.Syntax | None,
+        review: DiffReview,
+        side: str,
+    ) -> sublime.View:
+        view = window.new_file()
+        window.set_view_index(view, group, len(window.views_in_group(group)))
+        view.set_scratch(True)
+        view.set_name(name)
+        if syntax is not None:
+            view.assign_syntax(syntax)
+        # Saving a kept proposal with Save As writes the file's own style.
+        view.set_line_endings("windows" if review.disk.line_ending == "\r\n" else "unix")
+        settings = view.settings()
+        settings.set(DIFF_VIEW, True)
+        settings.set(REVIEW_ID, review.id)
+        settings.set(SIDE, side)
+        view.run_command(FILL_COMMAND, {"text": text})
+        view.clear_undo_stack()  # undo must not empty the proposal
+        return view
+
+    @staticmethod
+    def _show_first_change(left: sublime.View, right: sublime.View, original: str, proposed: str) -> None:
+        from ..core.diffs import first_change
+
+        point = first_change(original, proposed)
+        right.sel().clear()
+        right.sel().add(sublime.Region(point))
+        right.show(point)
+        left.show(left.text_point(proposed.count("\n", 0, point), 0))
+
+    def _enter_layout(self, window: sublime.Window) -> None:
+        if window.id() in self._layouts:
+            return
+        positions = []
+        for group in range(window.num_groups()):
+            for index, view in enumerate(window.views_in_group(group)):
+                positions.append((view, group, index))
+        saved = SavedLayout(window.layout(), window.active_view(), window.active_group(), positions)
+        self._layouts[window.id()] = saved
+        window.set_layout(TWO_COLUMNS)
+
+    # --- decisions (main thread) ------------------------------------------
+
+    def accept(self, item: OpenReview) -> None:
+        review = item.review
+        text = whole_text(item.proposed)
+        refusal = review.refusal(text)
+        if refusal is not None:
+            if refusal not in item.notes:
+                item.notes.append(refusal)
+                self._render(item)
+            item.window.status_message(f"Qwen Code: {refusal}")
+            return
+        if not self._orphan_check(item):
+            notice = self.registry.accept(review, text)
+            if notice is not None:
+                deliver(notice)
+                item.window.status_message(f"Qwen Code: accepted the change to {item.name}")
+            self._close(item, "accepted")
+            return
+        # Nobody is waiting for this answer: write nothing, keep the text to copy.
+        self.registry.reject(review)
+        self._close(
+            item,
+            "orphaned",
+            keep=(
+                f"The Qwen Code session that proposed this change to {item.name} has ended, so accepting did "
+                "nothing: the file was not changed. The proposed text stays here for you to copy."
+            ),
+        )
+
+    def reject(self, review: DiffReview, *, later: bool = False) -> None:
+        notice = self.registry.reject(review)
+        if notice is not None:
+            deliver(notice)
+        item = self._by_id.get(review.id)
+        if item is not None:
+            item.window.status_message(f"Qwen Code: rejected the change to {item.name}")
+            self._close(item, "rejected", later=later)
+
+    def view_closed(self, view_id: int) -> None:
+        """The user closed a tab of a review: that rejects it."""
+        item = self._by_view.get(view_id)
+        if item is not None:
+            # Sublime may be closing the other tab itself (a whole window): close it afterwards.
+            self.reject(item.review, later=True)
+
+    def close_from_cli(self, review: DiffReview, suppress: bool) -> str | None:
+        """closeDiff: the proposed side's current text as the CLI gets it, or None."""
+        item = self._by_id.get(review.id)
+        text = whole_text(item.proposed) if item is not None else review.proposed
+        was_open, notice = self.registry.close(review, suppress=suppress)
+        if notice is not None:
+            deliver(notice)
+        self._dismiss(review.id, CLOSED_NOTE, "closed")
+        return review.text_for_cli(text) if was_open else None
+
+    # --- the CLI's sessions -----------------------------------------------
+
+    def check_orphans(self) -> None:
+        for item in list(self._by_id.values()):
+            if not item.orphaned and self._orphan_check(item):
+                self._render(item)
+
+    def _orphan_check(self, item: OpenReview) -> bool:
+        companion = item.review.owner
+        item.orphaned = item.orphaned or not (companion.running and companion.has_session(item.review.session_id))
+        return item.orphaned
+
+    # --- closing ----------------------------------------------------------
+
+    def _dismiss(self, review_id: int, reason: str, outcome: str) -> None:
+        """Close a review decided elsewhere; edits the user made stay reachable."""
+        item = self._by_id.get(review_id)
+        if item is not None:
+            self._close(item, outcome, keep=reason if item.review.edited(whole_text(item.proposed)) else None)
+
+    def _close(self, item: OpenReview, outcome: str, keep: str | None = None, *, later: bool = False) -> None:
+        """Close both tabs, or all but the proposal when `keep` says why it stays.
+
+        `outcome` (accepted, rejected, closed, replaced, orphaned) goes to the observers.
+        """
+        self._tell("diff_closed", {"filePath": item.review.file_path, "outcome": outcome})
+        self._by_id.pop(item.review.id, None)
+        self._by_view.pop(item.original.id(), None)
+        self._by_view.pop(item.proposed.id(), None)
+
+        def close() -> None:
+            if item.original.is_valid():
+                item.original.close()
+            if keep is not None:
+                self._leave_open(item, keep)
+            elif item.proposed.is_valid():
+                item.proposed.close()
+            if not any(other.window.id() == item.window.id() for other in self._by_id.values()):
+                self._restore_layout(item.window)
+
+        if later:
+            sublime.set_timeout(close)
+        else:
+            close()
+
+    def _leave_open(self, item: OpenReview, reason: str) -> None:
+        view = item.proposed
+        settings = view.settings()
+        for key in (DIFF_VIEW, REVIEW_ID, SIDE):
+            settings.erase(key)
+        view.set_name(f"{item.name} (not applied)")
+        item.phantoms.update([])
+        add_note(view, reason)
+        item.window.status_message(f"Qwen Code: {reason}")
+
+    def _restore_layout(self, window: sublime.Window) -> None:
+        saved = self._layouts.pop(window.id(), None)
+        if saved is None or not window.is_valid():
+            return
+        groups = len(saved.layout["cells"])
+        target = min(saved.active_group, groups - 1)
+        # Views in columns that are about to go (a kept proposal) join the group that had focus.
+        for group in range(groups, window.num_groups()):
+            for view in window.views_in_group(group):
+                window.set_view_index(view, target, len(window.views_in_group(target)))
+        window.set_layout(saved.layout)
+        for view, group, index in saved.positions:
+            if view.is_valid() and view.window() == window and group < window.num_groups():
+                window.set_view_index(view, group, min(index, len(window.views_in_group(group))))
+        if saved.active_view is not None and saved.active_view.is_valid():
+            window.focus_view(saved.active_view)
+        else:
+            window.focus_group(target)
+
+    # --- drawing ----------------------------------------------------------
+
+    def _render(self, item: OpenReview) -> None:
+        if item.proposed.settings().get(REVIEW_ID) != item.review.id:
+            return  # a newer load of the package took the tab over (see adopt_stale)
+        name = html.escape(item.name)
+        notes = list(item.notes)
+        if item.orphaned:
+            notes.insert(
+                0,
+                "Orphaned: the Qwen Code session that proposed this change has ended. Accepting now "
+                "sends nothing and changes no file.",
+            )
+        body = (
+            f"Qwen Code proposes this change to <b>{name}</b>. Edit it here if you like, then "
+            f'<a href="accept">Accept</a> &nbsp; <a href="reject">Reject</a>'
+        )
+        body += "".join(f'<div class="note">{html.escape(note)}</div>' for note in notes)
+        review = item.review
+
+        def on_navigate(href: str) -> None:
+            current = self._by_id.get(review.id)
+            if current is None:
+                return
+            if href == "accept":
+                self.accept(current)
+            elif href == "reject":
+                self.reject(current.review)
+
+        item.phantoms.update([banner(item.proposed, body, on_navigate)])
+
+    # --- package reloads --------------------------------------------------
+
+    def adopt_stale(self, views: list[sublime.View]) -> None:
+        """Review tabs left by an earlier load of the package have nobody behind them."""
+        for view in views:
+            settings = view.settings()
+            if not settings.get(DIFF_VIEW) or self.for_view(view) is not None:
+                continue
+            side = settings.get(SIDE)
+            for key in (DIFF_VIEW, REVIEW_ID, SIDE):
+                settings.erase(key)
+            view.erase_phantoms(PHANTOM_KEY)  # its links lead to the unloaded code
+            if side == "original":
+                view.close()
+            else:
+                view.set_name(f"{view.name()} (not applied)")
+                add_note(view, RELOADED_NOTE)
+
+
+def banner(view: sublime.View, body: str, on_navigate: Callable[[str], None] | None = None) -> sublime.Phantom:
+    content = f'<body id="qwen-review">{_STYLE}<div class="qwen-review">{body}</div></body>'
+    return sublime.Phantom(sublime.Region(0, 0), content, sublime.PhantomLayout.BLOCK, on_navigate)
+
+
+def add_note(view: sublime.View, text: str) -> None:
+    """A banner that stays without a PhantomSet (a set erases its phantoms when collected)."""
+    phantom = banner(view, html.escape(text))
+    view.add_phantom(NOTE_KEY, phantom.region, phantom.content, phantom.layout)
+
+
+def whole_text(view: sublime.View) -> str:
+    return view.substr(sublime.Region(0, view.size()))
+
+
+def deliver(notice: Notice[Companion]) -> None:
+    notice.owner.notify(notice.method, notice.params, session_id=notice.session_id)
+
+
+def window_for(path: str) -> sublime.Window:
+    """The window with the deepest folder holding `path`, else the active one."""
+    best: tuple[int, sublime.Window] | None = None
+    target = os.path.normcase(os.path.abspath(path))
+    for window in sublime.windows():
+        for folder in window.folders():
+            root = os.path.normcase(os.path.abspath(folder))
+            if target.startswith(root.rstrip(os.sep) + os.sep) and (best is None or len(root) > best[0]):
+                best = (len(root), window)
+    return best[1] if best is not None else sublime.active_window()
+
+
+def find_open_view(path: str) -> sublime.View | None:
+    for window in sublime.windows():
+        view = window.find_open_file(path)
+        if view is not None:
+            return view
+    return None
+
+
+reviews = DiffReviews()
+
+
+class SublimeDiffBackend:
+    """The `DiffBackend` of one window's companion."""
+
+    def __init__(self, companion: Companion) -> None:
+        self._companion = companion
+
+    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> CallToolResult:
+        from mcp_types import CallToolResult
+
+        from ..core.diffs import UnreadableFile, read_disk_file
+        from ..core.protocol import text_result
+
+        try:
+            disk = read_disk_file(arguments.filePath)
+        except UnreadableFile as error:
+            return text_result(str(error), is_error=True)
+        review, replaced, notice = reviews.registry.open(
+            arguments.filePath, arguments.newContent, session_id, self._companion, disk
+        )
+        if notice is not None:
+            deliver(notice)
+        sublime.set_timeout(lambda: reviews.show(review, replaced))
+        return CallToolResult(content=[])
+
+    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> CallToolResult:
+        from ..core.diffs import close_answer
+        from ..core.protocol import text_result
+
+        review = reviews.registry.find(arguments.filePath)
+        if review is None:
+            return text_result(close_answer(None))
+        suppress = arguments.suppressNotification
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[str | None] = loop.create_future()
+
+        def resolve(content: str | None) -> None:
+            if not answer.done():
+                answer.set_result(content)
+
+        def on_main() -> None:
+            content = reviews.close_from_cli(review, suppress)
+            loop.call_soon_threadsafe(resolve, content)
+
+        sublime.set_timeout(on_main)
+        try:
+            content = await asyncio.wait_for(asyncio.shield(answer), CLOSE_TIMEOUT)
+        except asyncio.TimeoutError:
+            # The main thread is busy: answer from the registry; the tabs close when it is free.
+            was_open, notice = reviews.registry.close(review, suppress=suppress)
+            if notice is not None:
+                deliver(notice)
+            content = review.text_for_cli(review.proposed) if was_open else None
+        return text_result(close_answer(content))
+
+
+def install_backend(window: sublime.Window, companion: Companion) -> None:
+    companion.diff_backend = SublimeDiffBackend(companion)
+
+
+companions.started_listeners.append(install_backend)
+# A session that ends (expired, deleted, server stopped) may orphan a review.
+companions.sessions_listeners.append(lambda window_id, connected: sublime.set_timeout(reviews.check_orphans))

@@ -1,0 +1,81 @@
+"""The status-bar item of every window: `Qwen ● 2` while two CLIs are connected.
+
+Sublime keeps status items per view, so the text is set on all of a window's
+views when the count changes, and on a view when it is activated.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import sublime
+import sublime_plugin
+
+from ..core.status import STATUS_KEY, status_text
+from .companions import companions
+from .log import SETTINGS_FILE
+
+if TYPE_CHECKING:
+    from ..core.runtime import Companion
+
+_ON_CHANGE_TAG = "QwenCompanion.status"
+_connected: dict[int, int] = {}  # window id -> connected CLIs, written on the server thread
+
+
+def _text(window: sublime.Window) -> str | None:
+    if not sublime.load_settings(SETTINGS_FILE).get("status_bar", True):
+        return None
+    companion = companions.get(window)
+    running = companion is not None and companion.running
+    return status_text(running, _connected.get(window.id(), 0))
+
+
+def _apply(view: sublime.View, text: str | None) -> None:
+    if text is None:
+        view.erase_status(STATUS_KEY)
+    else:
+        view.set_status(STATUS_KEY, text)
+
+
+def refresh(window: sublime.Window) -> None:
+    """Set the window's status text on all its views (main thread)."""
+    if not window.is_valid():
+        return
+    text = _text(window)
+    for view in window.views():
+        _apply(view, text)
+
+
+def refresh_all() -> None:
+    for window in sublime.windows():
+        refresh(window)
+
+
+def _refresh_window_id(window_id: int) -> None:
+    for window in sublime.windows():
+        if window.id() == window_id:
+            refresh(window)
+
+
+def _sessions_changed(window_id: int, connected: int) -> None:
+    _connected[window_id] = connected
+    sublime.set_timeout(lambda: _refresh_window_id(window_id))
+
+
+def _server_started(window: sublime.Window, companion: Companion) -> None:
+    _connected[window.id()] = 0  # a restarted server starts with nobody
+    settings = sublime.load_settings(SETTINGS_FILE)
+    settings.clear_on_change(_ON_CHANGE_TAG)
+    settings.add_on_change(_ON_CHANGE_TAG, refresh_all)
+    sublime.set_timeout(lambda: refresh(window))
+
+
+companions.sessions_listeners.append(_sessions_changed)
+companions.started_listeners.append(_server_started)
+
+
+class QwenStatusListener(sublime_plugin.EventListener):
+    def on_activated(self, view: sublime.View) -> None:
+        window = view.window()
+        if window is not None:
+            _apply(view, _text(window))

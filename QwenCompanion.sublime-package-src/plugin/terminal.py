@@ -1,0 +1,151 @@
+"""Qwen Code: Open in Terminal (through Terminus) and Copy Connect Command."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+from typing import TYPE_CHECKING
+
+import sublime
+import sublime_plugin
+
+from ..core.terminal import (
+    TerminalOptions,
+    connect_command,
+    parse_options,
+    terminal_cwd,
+    terminal_tag,
+    terminus_args,
+)
+from .companions import companions
+from .log import SETTINGS_FILE
+
+if TYPE_CHECKING:
+    from ..core.runtime import Companion
+
+log = logging.getLogger(__name__)
+
+TERMINUS_PACKAGE = "Terminus"
+NO_TERMINUS_MESSAGE = (
+    "Qwen Code: Open in Terminal needs the Terminus package.\n\n"
+    "Install it with Package Control: Install Package → Terminus, then run this command again.\n\n"
+    "Until then, run qwen in any terminal: “Copy Connect Command” puts the commands that start "
+    "qwen for this window on the clipboard. (Started inside one of the window's folders, qwen also "
+    "finds this window without them.)"
+)
+NO_FOLDER_MESSAGE = (
+    "Qwen Code: this window has no folder, so qwen cannot connect to it. "
+    "Add one with Project → Add Folder to Project…"
+)
+
+_serials = itertools.count(1)  # tells apart the terminals opened when reuse is off
+
+
+def terminus_installed() -> bool:
+    """Is Terminus installed and not disabled? Its settings file marks the package."""
+    ignored = sublime.load_settings("Preferences.sublime-settings").get("ignored_packages")
+    ignored = ignored if isinstance(ignored, list) else []
+    for resource in sublime.find_resources(f"{TERMINUS_PACKAGE}.sublime-settings"):
+        parts = resource.split("/")
+        if len(parts) == 3 and parts[1] != "User" and parts[1] not in ignored:
+            return True
+    return False
+
+
+def options() -> TerminalOptions:
+    parsed, warnings = parse_options(sublime.load_settings(SETTINGS_FILE).to_dict())
+    for warning in warnings:
+        log.warning("%s", warning)
+    return parsed
+
+
+def running_companion(window: sublime.Window) -> Companion | None:
+    """The window's running companion, or None after telling the user why not."""
+    companion = companions.get(window)
+    if companion is not None and companion.running:
+        return companion
+    reason = companions.startup_error or "its server is not running"
+    sublime.error_message(
+        f"Qwen Code: this window has no companion server ({reason}).\n\n"
+        "Run “Qwen Code: Restart Server”, or “Qwen Code: Diagnose Connection” to see why."
+    )
+    return None
+
+
+def window_cwd(window: sublime.Window) -> str:
+    view = window.active_view()
+    return terminal_cwd(window.folders(), view.file_name() if view else None, os.path.expanduser("~"))
+
+
+def _live_terminal(window: sublime.Window, tag: str) -> tuple[sublime.View, str | None] | None:
+    """A still-running Terminus terminal with `tag`: (view, panel name or None)."""
+    candidates: list[tuple[sublime.View, str | None]] = [(view, None) for view in window.views()]
+    for panel in window.panels():
+        name = panel.removeprefix("output.")
+        view = window.find_output_panel(name)
+        if view is not None:
+            candidates.append((view, name))
+    for view, panel_name in candidates:
+        settings = view.settings()
+        if settings.get("terminus_view.tag") == tag and not settings.get("terminus_view.finished"):
+            return view, panel_name
+    return None
+
+
+class QwenOpenTerminalCommand(sublime_plugin.WindowCommand):
+    """Run qwen in a Terminus terminal wired to this window's server."""
+
+    def run(self) -> None:
+        window = self.window
+        if not terminus_installed():
+            if sublime.ok_cancel_dialog(NO_TERMINUS_MESSAGE, "Copy Connect Command", "Qwen Code"):
+                window.run_command("qwen_copy_connect_command")
+            return
+        companion = running_companion(window)
+        if companion is None:
+            return
+        chosen = options()
+        serial = None if chosen.reuse else next(_serials)
+        if serial is None:
+            live = _live_terminal(window, terminal_tag(window.id()))
+            if live is not None:
+                view, panel = live
+                if panel is not None:
+                    window.run_command("show_panel", {"panel": f"output.{panel}"})
+                window.focus_view(view)
+                return
+        args = terminus_args(
+            window_id=window.id(),
+            port=companion.port,
+            workspace_path=companion.workspace_path,
+            cwd=window_cwd(window),
+            options=chosen,
+            serial=serial,
+        )
+        log.info("opening qwen in Terminus in %s", args["cwd"])
+        window.run_command("terminus_open", args)
+        if not window.folders():
+            window.status_message(NO_FOLDER_MESSAGE)
+
+
+class QwenCopyConnectCommandCommand(sublime_plugin.WindowCommand):
+    """Put the commands that start qwen for this window on the clipboard."""
+
+    def run(self) -> None:
+        window = self.window
+        companion = running_companion(window)
+        if companion is None:
+            return
+        text = connect_command(
+            port=companion.port,
+            workspace_path=companion.workspace_path,
+            cwd=window_cwd(window),
+            command=options().command,
+            shell="powershell" if sublime.platform() == "windows" else "posix",
+        )
+        sublime.set_clipboard(text)
+        window.status_message(
+            NO_FOLDER_MESSAGE if not window.folders()
+            else "Qwen Code: connect command copied; paste it into a terminal"
+        )

@@ -1,0 +1,139 @@
+"""End to end: what "Qwen Code: Open in Terminal" runs connects the real CLI.
+
+The built package runs in a simulated Sublime Text (HOME is the rig's
+isolated one) whose window holds the workspace. A stand-in Terminus records
+the `terminus_open` arguments; the test then runs exactly that command, in
+that folder, with that environment, in the rig's tmux TUI session (plus the
+rig's HOME and fake-model variables, and `qwen` on PATH as npm installs it),
+and asks the real CLI for `/ide status`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.rig.qwen_cli import QwenCli, TuiSession
+from tests.sublime_sim import SimulatedHost
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILT = ROOT / "dist" / "QwenCompanion"
+WAIT = 15.0
+
+FAKE_TERMINUS = '''
+import json
+
+import sublime_plugin
+
+RECORD = {record!r}
+
+
+class TerminusOpenCommand(sublime_plugin.WindowCommand):
+    def run(self, **kwargs):
+        with open(RECORD, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(kwargs) + "\\n")
+'''
+
+# What Terminus adds to the environment of every terminal it opens.
+TERMINUS_ENV = {"TERM_PROGRAM": "Terminus-Sublime", "TERMINUS_SUBLIME": "1"}
+
+
+@dataclass(frozen=True)
+class Command(QwenCli):
+    """Makes the rig's TUI session run an arbitrary command line."""
+
+    command: tuple[str, ...] = ()
+
+    def argv(self, *args: str) -> list[str]:
+        return [*self.command, *args]
+
+
+def terminus_argv(args: dict[str, Any]) -> list[str]:
+    """The process Terminus starts for these `terminus_open` arguments (Linux)."""
+    if "shell_cmd" in args:
+        return ["/usr/bin/env", "bash", "-c", args["shell_cmd"]]
+    return list(args["cmd"])
+
+
+@pytest.fixture
+def sublime_host(tmp_path: Path, qwen_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[SimulatedHost, Path]]:
+    if not (BUILT / ".no-sublime-package").exists():
+        pytest.fail("the package is not built: run `make build`")
+    # The companion writes its lock file where the CLI will look: the rig's HOME.
+    monkeypatch.setenv("HOME", str(qwen_home))
+    monkeypatch.delenv("QWEN_HOME", raising=False)
+    packages = tmp_path / "Packages"
+    (packages / "Terminus").mkdir(parents=True)
+    record = tmp_path / "terminus-calls.jsonl"
+    (packages / "Terminus" / "Terminus.sublime-settings").write_text("{}\n")
+    (packages / "Terminus" / "fake_terminus.py").write_text(FAKE_TERMINUS.format(record=str(record)))
+    host = SimulatedHost(packages)
+    try:
+        host.install_package(BUILT, "QwenCompanion")
+        host.load_package("Terminus")
+        yield host, record
+    finally:
+        host.close()
+
+
+def qwen_on_path(tmp_path: Path, cli: QwenCli) -> Path:
+    """A bin folder with `qwen`, as `npm install -g` provides it."""
+    bin_dir = tmp_path / "npm-bin"
+    bin_dir.mkdir()
+    script = bin_dir / "qwen"
+    script.write_text(f'#!/bin/sh\nexec "{cli.node}" "{cli.entry}" "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return bin_dir
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(sys.platform != "linux", reason="replays Terminus's Linux command line")
+def test_open_in_terminal_connects_the_real_cli(
+    sublime_host: tuple[SimulatedHost, Path],
+    qwen_cli: QwenCli,
+    tmux_bin: str,
+    workspace: Path,
+    qwen_home: Path,
+    qwen_env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    host, record = sublime_host
+    host.user.set_folders([str(workspace)])
+    host.load_package("QwenCompanion")
+    lock_dir = qwen_home / ".qwen" / "ide"
+    host.wait_for(lambda: list(lock_dir.glob("*.lock")), timeout=WAIT)
+    (source := workspace / "main.py").write_text("print('hello')\n")
+    view = host.user.open_file(source)
+
+    host.user.run_command("qwen_open_terminal")
+    host.wait_for(record.exists, timeout=WAIT)
+    [args] = [json.loads(line) for line in record.read_text().splitlines()]
+    lock = json.loads(next(lock_dir.glob("*.lock")).read_text())
+    assert args["cwd"] == str(workspace)
+    assert args["env"] == {
+        "QWEN_CODE_IDE_SERVER_PORT": str(lock["port"]),
+        "QWEN_CODE_IDE_WORKSPACE_PATH": str(workspace),
+    }
+
+    env = dict(qwen_env)
+    env["PATH"] = f"{qwen_on_path(tmp_path, qwen_cli)}{os.pathsep}{env['PATH']}"
+    env.update(TERMINUS_ENV)
+    env.update(args["env"])
+    tui = TuiSession(Command(qwen_cli.cache_dir, tuple(terminus_argv(args))), Path(args["cwd"]), env, tmux=tmux_bin)
+    try:
+        tui.start()
+        tui.wait_ready(60)
+        status = tui.ide_status()
+        assert status.startswith("✓ Connected to Sublime Text"), f"{status!r}\n{tui.screen()}"
+        host.wait_for(lambda: host.run_on_main(lambda: view.get_status("qwen_companion")) == "Qwen ● 1", timeout=WAIT)
+    finally:
+        tui.close()
+    host.assert_no_errors()

@@ -1,0 +1,263 @@
+"""Drive the built package in the simulated Sublime host: JSON lines in and out.
+
+    make -s headless WORKSPACE=<folder>
+    python -m tests.headless --workspace <folder> [--package dist/QwenCompanion]
+
+One window with the given folder is opened and the package loaded; HOME (and
+QWEN_HOME) come from the environment, so the lock file lands where a `qwen`
+started with the same HOME looks for it. Output, one JSON object a line:
+
+    {"event": "ready", "window": 1, "port": 40123, "lock_file": "...", "workspace": "..."}
+    {"ok": true, "do": "<verb>", ...}              one answer per action
+    {"event": "sessions", "window": 1, "connected": 2}     a CLI connected or left
+    {"event": "diff_opened", "filePath", "original_view", "proposed_view"}
+    {"event": "diff_closed", "filePath", "outcome"}  accepted / rejected / closed
+
+Actions, one JSON object a line on stdin (`{"do": VERB, ...}`); see ACTIONS.
+End of input quits like `{"do": "quit"}`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.sublime_sim import SimulatedHost
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "QwenCompanion"
+DIFF_VIEW_SETTING = "qwen_companion.diff_view"
+WAIT = 10.0
+
+Action = Callable[["Driver", dict[str, Any]], dict[str, Any]]
+
+
+class Driver:
+    def __init__(self, host: SimulatedHost, out: Callable[[dict[str, Any]], None]) -> None:
+        self.host = host
+        self.sublime = host.sublime
+        self.out = out
+        self.windows: dict[int, Any] = {}
+
+    # --- set-up ------------------------------------------------------------
+
+    @property
+    def companions(self) -> Any:
+        return sys.modules[f"{PACKAGE}.plugin.companions"].companions
+
+    def start(self, workspace: Path) -> dict[str, Any]:
+        window = self.host.window
+        self.host.user.set_folders([workspace], window=window)
+        self.host.load_package(PACKAGE)
+        self.companions.sessions_listeners.append(
+            lambda window_id, connected: self.out({"event": "sessions", "window": window_id, "connected": connected})
+        )
+        reviews = sys.modules[f"{PACKAGE}.plugin.diff_views"].reviews
+        reviews.observers.append(self._diff_event)
+        return {"event": "ready", **self._window_info(window)}
+
+    def _window_info(self, window: Any) -> dict[str, Any]:
+        companion = self.host.wait_for(lambda: self.companions.get(window), timeout=WAIT)
+        self.host.wait_for(lambda: companion.lock_file.exists(), timeout=WAIT)
+        self.windows[window.id()] = window
+        return {
+            "window": window.id(),
+            "port": companion.port,
+            "lock_file": str(companion.lock_file),
+            "workspace": companion.workspace_path,
+        }
+
+    def _diff_event(self, event: str, details: dict[str, Any]) -> None:
+        self.out({"event": event, **details})
+
+    # --- helpers -----------------------------------------------------------
+
+    def view(self, action: dict[str, Any]) -> Any:
+        if "view" in action:
+            view = self.sublime.View(int(action["view"]))
+            if not view.is_valid():
+                raise LookupError(f"no view {action['view']}")
+            return view
+        path = os.path.realpath(action["path"])
+        for window in self.sublime.windows():
+            for view in window.views():
+                name = view.file_name()
+                if name and os.path.realpath(name) == path:
+                    return view
+        raise LookupError(f"{action['path']} is not open")
+
+    def window(self, action: dict[str, Any]) -> Any:
+        if "window" in action:
+            return self.windows[int(action["window"])]
+        return self.sublime.active_window()
+
+    def describe(self, view: Any) -> dict[str, Any]:
+        window = view.window()
+        return {
+            "id": view.id(),
+            "name": view.name(),
+            "file": view.file_name(),
+            "scratch": view.is_scratch(),
+            "read_only": view.is_read_only(),
+            "dirty": view.is_dirty(),
+            "group": window.get_view_index(view)[0] if window else None,
+            "diff_view": view.settings().get(DIFF_VIEW_SETTING),
+        }
+
+
+# --- actions ------------------------------------------------------------------
+
+
+def do_open(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    view = driver.host.user.open_file(action["path"], window=driver.window(action))
+    driver.host.user.focus(view)
+    return {"view": view.id()}
+
+
+def do_select(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    view = driver.view(action)
+    start = view.text_point(action["start"][0] - 1, action["start"][1] - 1)
+    end = view.text_point(action["end"][0] - 1, action["end"][1] - 1)
+    driver.host.user.set_selection(view, [driver.sublime.Region(start, end)])
+    return {"view": view.id(), "region": [start, end]}
+
+
+def do_close(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    view = driver.view(action)
+    return {"view": view.id(), "closed": driver.host.user.close(view)}
+
+
+def do_views(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    views = [driver.describe(v) for w in driver.sublime.windows() for v in w.views()]
+    return {"views": views}
+
+
+def do_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    view = driver.view(action)
+    return {"view": view.id(), "text": view.substr(driver.sublime.Region(0, view.size()))}
+
+
+def do_set_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    view = driver.view(action)
+    driver.host.user.replace(view, driver.sublime.Region(0, view.size()), action["text"])
+    return {"view": view.id()}
+
+
+def do_command(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    name, args = action["name"], action.get("args")
+    if "view" in action or "path" in action:
+        view = driver.view(action)
+        driver.host.run_on_main(lambda: view.run_command(name, args))
+    else:
+        window = driver.window(action)
+        driver.host.run_on_main(lambda: window.run_command(name, args))
+    return {"name": name}
+
+
+def do_click(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Click a link (e.g. Accept / Reject) in a view's phantoms."""
+    view = driver.view(action)
+    driver.host.user.click_phantom(view, action["href"])
+    return {"view": view.id(), "href": action["href"]}
+
+
+def do_new_window(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    window = driver.host.user.new_window()
+    driver.host.user.set_folders(action.get("folders", []), window=window)
+    return driver._window_info(window)
+
+
+def do_state(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The window's server: port, connected sessions, refused requests (no secrets)."""
+    companion = driver.companions.get(driver.window(action))
+    if companion is None:
+        return {"running": False}
+    return {
+        "running": companion.running,
+        "port": companion.port,
+        "workspace": companion.workspace_path,
+        "sessions": [{"client": s.client_name, "stream_open": s.stream_open} for s in companion.sessions()],
+        "auth_failures": [f.reason for f in companion.auth_failures()],
+    }
+
+
+def do_wait_idle(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    driver.host.wait_idle()
+    return {}
+
+
+ACTIONS: dict[str, Action] = {
+    "open": do_open,  # {path, window?}
+    "select": do_select,  # {path | view, start: [line, col], end: [line, col]} 1-based
+    "close": do_close,  # {path | view}
+    "views": do_views,
+    "text": do_text,  # {path | view}
+    "set_text": do_set_text,  # {path | view, text}
+    "command": do_command,  # {name, args?, view? | path? | window?}
+    "click": do_click,  # {path | view, href}
+    "new_window": do_new_window,  # {folders}
+    "state": do_state,  # {window?}
+    "wait_idle": do_wait_idle,
+}
+
+
+def run(workspace: Path, package: Path, stdin: Any, stdout: Any) -> int:
+    lock = threading.Lock()
+
+    def out(message: dict[str, Any]) -> None:
+        with lock:
+            stdout.write(json.dumps(message) + "\n")
+            stdout.flush()
+
+    packages_dir = Path(tempfile.mkdtemp(prefix="qwen-headless-")) / "Packages"
+    host = SimulatedHost(packages_dir)
+    try:
+        host.install_package(package, PACKAGE)
+        driver = Driver(host, out)
+        out(driver.start(workspace))
+        for line in stdin:
+            if not line.strip():
+                continue
+            try:
+                action = json.loads(line)
+                verb = action["do"]
+            except (ValueError, KeyError, TypeError):
+                out({"ok": False, "do": None, "error": "each line must be a JSON object with a 'do' key"})
+                continue
+            if verb == "quit":
+                break
+            handler = ACTIONS.get(verb)
+            if handler is None:
+                out({"ok": False, "do": verb, "error": f"unknown action; known: quit, {', '.join(ACTIONS)}"})
+                continue
+            try:
+                out({"ok": True, "do": verb, **handler(driver, action)})
+            except Exception as error:  # the driver keeps serving after a bad action
+                out({"ok": False, "do": verb, "error": f"{type(error).__name__}: {error}"})
+        lock_files = [info["lock_file"] for info in map(driver._window_info, driver.windows.values())]
+        host.quit()
+        out({"ok": True, "do": "quit", "lock_files_left": [f for f in lock_files if Path(f).exists()]})
+        return 0
+    finally:
+        host.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workspace", required=True, type=Path, help="the window's folder")
+    parser.add_argument("--package", type=Path, default=ROOT / "dist" / PACKAGE, help="the built package folder")
+    args = parser.parse_args()
+    if not args.workspace.is_dir():
+        parser.error(f"--workspace {args.workspace} is not a folder")
+    return run(args.workspace.resolve(), args.package, sys.stdin, sys.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

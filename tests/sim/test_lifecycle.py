@@ -1,0 +1,259 @@
+"""The servers' lifecycle in the simulated editor: one per window, started off
+the main thread, rewritten with the folders, gone with the window, the
+package, or Sublime itself."""
+
+from __future__ import annotations
+
+import importlib.abc
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests.sim.diff_support import BUILT_PACKAGE, McpClient
+from tests.sublime_sim import SimulatedHost
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = "QwenCompanion"
+WAIT = 10.0
+SERVER_THREAD = "QwenCompanion server"
+
+
+@pytest.fixture
+def lock_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("QWEN_HOME", raising=False)
+    return home / ".qwen" / "ide"
+
+
+@pytest.fixture
+def host(tmp_path: Path, lock_dir: Path) -> Iterator[SimulatedHost]:
+    if not (BUILT_PACKAGE / "boot.py").is_file():
+        pytest.fail("the package is not built: run `make build` first", pytrace=False)
+    host = SimulatedHost(tmp_path / "Packages")
+    host.install_package(BUILT_PACKAGE, PACKAGE)
+    yield host
+    host.close()
+
+
+def folder(tmp_path: Path, name: str) -> str:
+    path = tmp_path / name
+    path.mkdir(exist_ok=True)
+    return str(path.resolve())
+
+
+def locks(lock_dir: Path) -> dict[int, dict[str, Any]]:
+    """port -> lock content, for every lock file present."""
+    found = {}
+    for path in lock_dir.glob("*.lock"):
+        try:
+            found[int(path.stem)] = json.loads(path.read_text())
+        except FileNotFoundError:
+            continue
+    return found
+
+
+def wait_locks(host: SimulatedHost, lock_dir: Path, workspaces: list[str]) -> dict[int, dict[str, Any]]:
+    """Wait until the lock files describe exactly these workspaces."""
+    def match() -> dict[int, dict[str, Any]] | None:
+        current = locks(lock_dir)
+        return current if sorted(i["workspacePath"] for i in current.values()) == sorted(workspaces) else None
+
+    try:
+        return host.wait_for(match, timeout=WAIT)
+    except TimeoutError:
+        raise AssertionError(f"lock files {locks(lock_dir)} do not describe {workspaces}") from None
+
+
+def server_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == SERVER_THREAD]
+
+
+def refuses(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return True
+    return False
+
+
+def test_each_window_gets_its_own_server_port_token_and_lock(host: SimulatedHost, lock_dir: Path, tmp_path: Path) -> None:
+    first = folder(tmp_path, "first")
+    host.user.set_folders([first])
+    host.load_package(PACKAGE)
+    second_window = host.user.new_window()
+    second = folder(tmp_path, "second")
+    host.user.set_folders([second], window=second_window)
+
+    found = wait_locks(host, lock_dir, [first, second])
+    assert len({info["authToken"] for info in found.values()}) == 2
+    for port, info in found.items():
+        assert info["port"] == port
+        assert info["ppid"] == os.getpid()
+        assert info["ideInfo"] == {"name": "sublimetext", "displayName": "Sublime Text"}
+        client = McpClient(port, info["authToken"], "lifecycle").connect()
+        client.close()
+    host.assert_no_errors()
+
+
+def test_closing_a_window_stops_its_server_and_removes_its_lock(host: SimulatedHost, lock_dir: Path, tmp_path: Path) -> None:
+    host.user.set_folders([folder(tmp_path, "kept")])
+    host.load_package(PACKAGE)
+    doomed = host.user.new_window()
+    host.user.set_folders([folder(tmp_path, "doomed")], window=doomed)
+    before = wait_locks(host, lock_dir, [folder(tmp_path, "kept"), folder(tmp_path, "doomed")])
+    doomed_port = next(p for p, i in before.items() if i["workspacePath"].endswith("doomed"))
+
+    host.user.close_window(doomed)
+
+    wait_locks(host, lock_dir, [folder(tmp_path, "kept")])
+    assert refuses(doomed_port)
+    host.assert_no_errors()
+
+
+def test_folder_changes_rewrite_the_lock_file(host: SimulatedHost, lock_dir: Path, tmp_path: Path) -> None:
+    one, two = folder(tmp_path, "one"), folder(tmp_path, "two")
+    host.user.set_folders([one])
+    host.load_package(PACKAGE)
+    port = next(iter(wait_locks(host, lock_dir, [one])))
+
+    host.user.add_folder(two)
+    assert list(wait_locks(host, lock_dir, [os.pathsep.join([one, two])])) == [port]
+    host.user.remove_folder(one)
+    assert list(wait_locks(host, lock_dir, [two])) == [port]
+    host.user.set_folders([])
+    assert list(wait_locks(host, lock_dir, [""])) == [port]
+    host.assert_no_errors()
+
+
+def test_unloading_leaves_no_thread_socket_or_lock_file(host: SimulatedHost, lock_dir: Path, tmp_path: Path) -> None:
+    host.user.set_folders([folder(tmp_path, "w")])
+    host.load_package(PACKAGE)
+    port = next(iter(wait_locks(host, lock_dir, [folder(tmp_path, "w")])))
+    assert len(server_threads()) == 1
+
+    host.unload_package(PACKAGE)
+
+    assert locks(lock_dir) == {}
+    assert server_threads() == []
+    assert refuses(port)
+    host.assert_no_errors()
+
+
+def test_quitting_sublime_removes_the_lock_files(host: SimulatedHost, lock_dir: Path, tmp_path: Path) -> None:
+    host.user.set_folders([folder(tmp_path, "w")])
+    host.load_package(PACKAGE)
+    port = next(iter(wait_locks(host, lock_dir, [folder(tmp_path, "w")])))
+
+    host.quit()  # on_exit, not plugin_unloaded, as in Sublime
+
+    assert locks(lock_dir) == {}
+    assert server_threads() == []
+    assert refuses(port)
+
+
+def test_twenty_reloads_leave_exactly_one_live_server_per_window(
+    host: SimulatedHost, lock_dir: Path, tmp_path: Path
+) -> None:
+    host.user.set_folders([folder(tmp_path, "a")])
+    second = host.user.new_window()
+    host.user.set_folders([folder(tmp_path, "b")], window=second)
+    host.load_package(PACKAGE)
+    wait_locks(host, lock_dir, [folder(tmp_path, "a"), folder(tmp_path, "b")])
+    seen_ports: set[int] = set()
+
+    for _ in range(20):
+        # Reload right away, sometimes before the previous start finished.
+        host.reload_package(PACKAGE)
+        seen_ports |= set(locks(lock_dir))
+    host.wait_idle()
+    final = wait_locks(host, lock_dir, [folder(tmp_path, "a"), folder(tmp_path, "b")])
+
+    assert len(server_threads()) == 1
+    for port, info in final.items():
+        McpClient(port, info["authToken"], "after-reloads").connect().close()
+    assert all(refuses(port) for port in seen_ports - set(final))
+    host.assert_no_errors()
+
+
+class _ImportThreadRecorder(importlib.abc.MetaPathFinder):
+    """Notes which thread first imports the vendored aiohttp and pydantic."""
+
+    def __init__(self) -> None:
+        self.threads: dict[str, str] = {}
+
+    def find_spec(self, name: str, path: Any = None, target: ModuleType | None = None) -> None:
+        if name in (f"{PACKAGE}._vendor.aiohttp", "pydantic") and name not in self.threads:
+            self.threads[name] = threading.current_thread().name
+        return None
+
+
+def test_heavy_imports_and_sockets_stay_off_the_main_thread(
+    host: SimulatedHost, lock_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorder = _ImportThreadRecorder()
+    monkeypatch.setattr(sys, "meta_path", [recorder, *sys.meta_path])
+    saved_pydantic = {k: v for k, v in sys.modules.items() if k == "pydantic" or k.startswith("pydantic.")}
+    for name in saved_pydantic:
+        monkeypatch.delitem(sys.modules, name)
+    host.user.set_folders([folder(tmp_path, "w")])
+
+    host.load_package(PACKAGE)
+    wait_locks(host, lock_dir, [folder(tmp_path, "w")])
+
+    assert recorder.threads.get(f"{PACKAGE}._vendor.aiohttp") == host.worker_thread.name
+    assert recorder.threads.get("pydantic") == host.worker_thread.name
+    host.assert_no_errors()
+
+
+MISMATCH_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    sys.path.insert(0, sys.argv[1])          # the fake pydantic comes first
+    sys.path.insert(0, sys.argv[2])          # the repository, for tests.sublime_sim
+    from tests.sublime_sim import SimulatedHost
+    host = SimulatedHost(sys.argv[3])
+    host.install_package(sys.argv[4], "QwenCompanion")
+    host.load_package("QwenCompanion")
+    host.wait_idle()
+    print(json.dumps({
+        "dialogs": [[d.kind, d.message] for d in host.dialogs],
+        "errors": [str(e) for e in host.errors],
+    }))
+    host.close()
+    """
+)
+
+
+def test_a_pydantic_core_mismatch_shows_one_clear_message(tmp_path: Path, lock_dir: Path) -> None:
+    fake = tmp_path / "fake" / "pydantic"
+    fake.mkdir(parents=True)
+    # The text real pydantic raises when pydantic-core does not match.
+    (fake / "__init__.py").write_text(
+        "raise SystemError('The installed pydantic-core version (2.0.0) is incompatible with the current "
+        "pydantic version, which requires 2.50.4.')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", MISMATCH_SCRIPT, str(fake.parent), str(ROOT), str(tmp_path / "Packages"), str(BUILT_PACKAGE)],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(lock_dir.parent.parent)},
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["errors"] == []
+    assert len(report["dialogs"]) == 1
+    kind, message = report["dialogs"][0]
+    assert kind == "error"
+    assert "pydantic-core" in message and "Satisfy Libraries" in message
+    assert "Traceback" not in message
+    assert locks(lock_dir) == {}

@@ -1,0 +1,521 @@
+"""The everyday commands in the simulated editor, with the BUILT package:
+Open in Terminal (through a stand-in Terminus that records its arguments),
+the fallback without Terminus, the status bar as CLIs come and go, the
+Diagnose Connection report, Show Log, Restart Server, and live settings.
+
+HOME and QWEN_HOME point into the test's tmp folder: no real ~/.qwen is read
+or written. `qwen` on PATH is a stub that prints a version.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import os
+import socket
+import stat
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.sublime_sim import SimulatedHost
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILT = ROOT / "dist" / "QwenCompanion"
+PACKAGE = "QwenCompanion"
+STATUS_KEY = "qwen_companion"
+REPORT_NAME = "Qwen Code: Diagnose Connection"
+WAIT = 10.0
+
+FAKE_TERMINUS = '''
+"""A stand-in for Terminus's `terminus_open`: records its arguments and, like
+Terminus, leaves a tagged terminal view (a tab or an output panel)."""
+import json
+
+import sublime_plugin
+
+RECORD = {record!r}
+
+
+class TerminusOpenCommand(sublime_plugin.WindowCommand):
+    def run(self, **kwargs):
+        with open(RECORD, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(kwargs) + "\\n")
+        if kwargs.get("show_in_panel"):
+            view = self.window.create_output_panel(kwargs["panel_name"])
+            self.window.run_command("show_panel", {{"panel": "output." + kwargs["panel_name"]}})
+        else:
+            view = self.window.new_file()
+        view.settings().set("terminus_view", True)
+        view.settings().set("terminus_view.tag", kwargs.get("tag"))
+'''
+
+
+# --- set-up -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An isolated HOME with qwen settings, and a `qwen` stub first on PATH."""
+    home = tmp_path / "home"
+    (home / ".qwen").mkdir(parents=True)
+    write_qwen_settings(home, {"ide": {"enabled": True}, "tools": {"approvalMode": "default"}})
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("QWEN_HOME", raising=False)
+    monkeypatch.delenv("QWEN_CODE_IDE_SERVER_PORT", raising=False)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = bin_dir / "qwen"
+    stub.write_text("#!/bin/sh\necho 0.24.4\n")
+    stub.chmod(stub.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    return home
+
+
+def write_qwen_settings(home: Path, data: dict[str, Any]) -> None:
+    (home / ".qwen" / "settings.json").write_text(json.dumps(data))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "proj"
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "main.py").write_text("print('hi')\n")
+    return folder.resolve()
+
+
+@pytest.fixture
+def record(tmp_path: Path) -> Path:
+    return tmp_path / "terminus-calls.jsonl"
+
+
+def make_host(tmp_path: Path, record: Path, *, terminus: bool) -> SimulatedHost:
+    if not (BUILT / ".no-sublime-package").exists():
+        pytest.fail("the package is not built: run `make build`")
+    packages = tmp_path / "Packages"
+    packages.mkdir()
+    host = SimulatedHost(packages)
+    host.install_package(BUILT, PACKAGE)
+    if terminus:
+        terminus_dir = packages / "Terminus"
+        terminus_dir.mkdir()
+        (terminus_dir / "Terminus.sublime-settings").write_text("{}\n")
+        (terminus_dir / "fake_terminus.py").write_text(textwrap.dedent(FAKE_TERMINUS.format(record=str(record))))
+        host.load_package("Terminus")
+    return host
+
+
+def start(host: SimulatedHost, folders: list[Path], home: Path) -> dict[str, Any]:
+    """Load the package into the host's window and wait for its lock file."""
+    if folders:
+        host.user.set_folders([str(f) for f in folders])
+    host.load_package(PACKAGE)
+    lock = host.wait_for(lambda: lock_of(home), timeout=WAIT)
+    host.wait_idle()
+    return lock
+
+
+def lock_of(home: Path) -> dict[str, Any] | None:
+    locks = list((home / ".qwen" / "ide").glob("*.lock"))
+    if len(locks) != 1:
+        return None
+    try:
+        data: dict[str, Any] = json.loads(locks[0].read_text())
+    except FileNotFoundError:  # removed between glob and read (a restart)
+        return None
+    return data
+
+
+@pytest.fixture
+def host(tmp_path: Path, home: Path, record: Path) -> Iterator[SimulatedHost]:
+    host = make_host(tmp_path, record, terminus=True)
+    yield host
+    host.close()
+
+
+def calls(record: Path) -> list[dict[str, Any]]:
+    if not record.exists():
+        return []
+    return [json.loads(line) for line in record.read_text().splitlines()]
+
+
+def status(host: SimulatedHost, view: Any) -> str:
+    return str(host.run_on_main(lambda: view.get_status(STATUS_KEY)))
+
+
+def wait_status(host: SimulatedHost, view: Any, text: str) -> None:
+    try:
+        host.wait_for(lambda: status(host, view) == text, timeout=WAIT)
+    except TimeoutError:
+        raise AssertionError(f"status is {status(host, view)!r}, expected {text!r}") from None
+
+
+# --- a CLI over raw HTTP ------------------------------------------------------------
+
+
+class RawCli:
+    """What the CLI does on the wire: initialize, then hold the SSE stream open."""
+
+    def __init__(self, port: int, token: str) -> None:
+        self.port = port
+        self.token = token
+        self.session = ""
+        self.stream: socket.socket | None = None
+
+    def post(self, body: dict[str, Any], token: str | None = None, session: str | None = None) -> http.client.HTTPResponse:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=WAIT)
+        headers = {
+            "Authorization": f"Bearer {token or self.token}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        if session:
+            headers["Mcp-Session-Id"] = session
+        conn.request("POST", "/mcp", body=json.dumps(body), headers=headers)
+        response = conn.getresponse()
+        response.read()
+        conn.close()
+        return response
+
+    def connect(self) -> RawCli:
+        response = self.post({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw-cli", "version": "1"}},
+        })
+        assert response.status == 200
+        self.session = response.getheader("Mcp-Session-Id") or ""
+        assert self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session=self.session).status == 202
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=WAIT)
+        sock.sendall(
+            f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nAuthorization: Bearer {self.token}\r\n"
+            f"Accept: text/event-stream\r\nMcp-Session-Id: {self.session}\r\n\r\n".encode()
+        )
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = sock.recv(4096)
+            assert chunk, "the stream closed before its headers"
+            head += chunk
+        assert head.startswith(b"HTTP/1.1 200"), head
+        self.stream = sock
+        return self
+
+    def leave(self) -> None:
+        """End the session (DELETE) and drop the stream."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=WAIT)
+        conn.request("DELETE", "/mcp", headers={"Authorization": f"Bearer {self.token}", "Mcp-Session-Id": self.session})
+        assert conn.getresponse().status == 200
+        conn.close()
+        if self.stream is not None:
+            self.stream.close()
+
+
+# --- Open in Terminal -----------------------------------------------------------------
+
+
+def test_open_in_terminal_passes_cwd_env_command_tag_and_auto_close(
+    host: SimulatedHost, home: Path, workspace: Path, record: Path
+) -> None:
+    lock = start(host, [workspace], home)
+    host.user.run_command("qwen_open_terminal")
+    host.wait_for(lambda: calls(record), timeout=WAIT)
+    host.wait_idle()
+
+    [args] = calls(record)
+    window_id = host.window.id()
+    assert args == {
+        "shell_cmd": "qwen",
+        "cwd": str(workspace),
+        "env": {
+            "QWEN_CODE_IDE_SERVER_PORT": str(lock["port"]),
+            "QWEN_CODE_IDE_WORKSPACE_PATH": str(workspace),
+        },
+        "title": "Qwen Code · proj",
+        "tag": f"qwen-code-window-{window_id}",
+        "auto_close": "on_success",
+        "focus": True,
+        "show_in_panel": True,
+        "panel_name": "Qwen Code",
+    }
+    assert lock["workspacePath"] == str(workspace)
+    host.assert_no_errors()
+
+
+def test_open_in_terminal_reuses_the_running_terminal(
+    host: SimulatedHost, home: Path, workspace: Path, record: Path
+) -> None:
+    start(host, [workspace], home)
+    host.user.run_command("qwen_open_terminal")
+    host.wait_for(lambda: calls(record), timeout=WAIT)
+    host.wait_idle()
+    host.user.run_command("qwen_open_terminal")
+    host.wait_idle()
+    assert len(calls(record)) == 1  # shown again, not started again
+    assert host.window.active_panel() == "output.Qwen Code"
+
+    # Once qwen has exited, the same tag starts it again in place.
+    panel = host.window.find_output_panel("Qwen Code")
+    host.run_on_main(lambda: panel.settings().set("terminus_view.finished", True))
+    host.user.run_command("qwen_open_terminal")
+    host.wait_for(lambda: len(calls(record)) == 2, timeout=WAIT)
+    assert calls(record)[1]["tag"] == calls(record)[0]["tag"]
+    host.assert_no_errors()
+
+
+def test_window_without_folder_uses_the_active_files_folder(
+    host: SimulatedHost, home: Path, workspace: Path, record: Path
+) -> None:
+    start(host, [], home)
+    host.user.open_file(workspace / "src" / "main.py")
+    host.user.run_command("qwen_open_terminal")
+    host.wait_for(lambda: calls(record), timeout=WAIT)
+    host.wait_idle()
+    [args] = calls(record)
+    assert args["cwd"] == str(workspace / "src")
+    assert args["env"]["QWEN_CODE_IDE_WORKSPACE_PATH"] == ""
+    assert any("has no folder" in message for message in host.status_messages)
+
+
+def test_settings_for_the_terminal_apply_without_restart(
+    host: SimulatedHost, home: Path, workspace: Path, record: Path
+) -> None:
+    start(host, [workspace], home)
+    host.user.edit_settings_file("QwenCompanion.sublime-settings", {
+        "qwen_command": ["qwen", "--approval-mode", "default"],
+        "terminal_location": "tab",
+        "terminal_reuse": False,
+        "terminal_auto_close": False,
+    })
+    host.user.run_command("qwen_open_terminal")
+    host.user.run_command("qwen_open_terminal")
+    host.wait_for(lambda: len(calls(record)) == 2, timeout=WAIT)
+    first, second = calls(record)
+    assert first["cmd"] == ["qwen", "--approval-mode", "default"] and "shell_cmd" not in first
+    assert first["auto_close"] is False
+    assert "show_in_panel" not in first and "panel_name" not in first
+    assert first["tag"] != second["tag"]
+    assert first["tag"].startswith(f"qwen-code-window-{host.window.id()}-")
+    host.assert_no_errors()
+
+
+# --- without Terminus -------------------------------------------------------------------
+
+
+def test_without_terminus_one_message_then_the_connect_command(
+    tmp_path: Path, home: Path, workspace: Path, record: Path
+) -> None:
+    host = make_host(tmp_path, record, terminus=False)
+    try:
+        lock = start(host, [workspace], home)
+        host.user.run_command("qwen_open_terminal")
+        host.wait_idle()
+        [dialog] = host.dialogs
+        assert dialog.kind == "ok_cancel"
+        assert "Install Package → Terminus" in dialog.message
+        assert "Copy Connect Command" in dialog.message
+        assert "also finds this window without them" in dialog.message
+        assert host.sublime.get_clipboard() == (
+            f"export QWEN_CODE_IDE_SERVER_PORT={lock['port']}\n"
+            f"export QWEN_CODE_IDE_WORKSPACE_PATH={workspace}\n"
+            f"cd {workspace} && qwen\n"
+        )
+        assert not calls(record)
+        assert not host.unknown_commands  # terminus_open was never tried
+
+        # Declined: nothing is copied.
+        host.sublime.set_clipboard("")
+        host.answers.push("ok_cancel", False)
+        host.user.run_command("qwen_open_terminal")
+        host.wait_idle()
+        assert host.sublime.get_clipboard() == ""
+        host.assert_no_errors()
+    finally:
+        host.close()
+
+
+# --- the status bar ---------------------------------------------------------------------
+
+
+def test_status_bar_follows_clis_connecting_and_leaving(host: SimulatedHost, home: Path, workspace: Path) -> None:
+    lock = start(host, [workspace], home)
+    view = host.user.open_file(workspace / "src" / "main.py")
+    wait_status(host, view, "Qwen ○")
+
+    first = RawCli(lock["port"], lock["authToken"]).connect()
+    wait_status(host, view, "Qwen ● 1")
+    second = RawCli(lock["port"], lock["authToken"]).connect()
+    wait_status(host, view, "Qwen ● 2")
+    other = host.user.new_file()  # a view opened later gets the text when activated
+    wait_status(host, other, "Qwen ● 2")
+
+    first.leave()
+    wait_status(host, view, "Qwen ● 1")
+    second.leave()
+    wait_status(host, view, "Qwen ○")
+
+    host.user.edit_settings_file("QwenCompanion.sublime-settings", {"status_bar": False})
+    wait_status(host, view, "")
+    host.user.edit_settings_file("QwenCompanion.sublime-settings", {"status_bar": True})
+    wait_status(host, view, "Qwen ○")
+    host.assert_no_errors()
+
+
+def test_restart_server_gets_a_new_port_and_lock_file(host: SimulatedHost, home: Path, workspace: Path) -> None:
+    old = start(host, [workspace], home)
+    view = host.user.open_file(workspace / "src" / "main.py")
+    cli = RawCli(old["port"], old["authToken"]).connect()  # kept: dropping it closes the stream
+    wait_status(host, view, "Qwen ● 1")
+
+    host.user.run_command("qwen_restart_server")
+    new = host.wait_for(lambda: (lock := lock_of(home)) and lock["port"] != old["port"] and lock, timeout=WAIT)
+    assert new["authToken"] != old["authToken"]
+    assert not (home / ".qwen" / "ide" / f"{old['port']}.lock").exists()
+    wait_status(host, view, "Qwen ○")
+    host.wait_for(lambda: any(f"port {new['port']}" in m for m in host.status_messages), timeout=WAIT)
+    host.assert_no_errors()
+
+
+# --- Diagnose Connection ------------------------------------------------------------------
+
+
+def diagnose(host: SimulatedHost, folder: Path | str) -> str:
+    host.user.run_command("qwen_diagnose_connection", {"folder": str(folder)})
+
+    def report() -> str:
+        for view in host.window.views():
+            if view.name() == REPORT_NAME and view.size():
+                return str(view.substr(host.sublime.Region(0, view.size())))
+        return ""
+
+    text = host.wait_for(report, timeout=WAIT)
+    host.wait_idle()
+    return text
+
+
+def test_diagnose_a_healthy_server(host: SimulatedHost, home: Path, workspace: Path) -> None:
+    lock = start(host, [workspace], home)
+    cli = RawCli(lock["port"], lock["authToken"]).connect()  # kept: dropping it closes the stream
+    text = diagnose(host, workspace / "src")
+    assert "Most likely reason a CLI started in" in text
+    assert "None found: 1 CLI(s) connected." in text
+    assert f"  port:           {lock['port']}\n" in text
+    assert f"{home}/.qwen/ide/{lock['port']}.lock" in text
+    assert "readable, well-formed, matches this server" in text
+    assert "raw-cli  for 0 s, event stream open" in text
+    assert f"{home / '.qwen' / 'settings.json'} (read)" in text
+    assert "  ide.enabled:    true\n" in text
+    assert "  approval mode:  default (" in text
+    assert "version 0.24.4" in text
+    assert "  Terminus:       installed\n" in text
+    assert lock["authToken"] not in text
+    # A second run replaces the report instead of opening another tab.
+    diagnose(host, workspace)
+    assert [v.name() for v in host.window.views()].count(REPORT_NAME) == 1
+    host.assert_no_errors()
+
+
+def test_diagnose_a_missing_lock_file(host: SimulatedHost, home: Path, workspace: Path) -> None:
+    lock = start(host, [workspace], home)
+    path = home / ".qwen" / "ide" / f"{lock['port']}.lock"
+    path.unlink()
+    text = diagnose(host, workspace)
+    assert f"  • The lock file {path} is missing, so the CLI cannot find this server." in text
+    assert "Restart Server" in text
+
+
+def test_diagnose_a_cli_in_a_foreign_folder(host: SimulatedHost, home: Path, workspace: Path, tmp_path: Path) -> None:
+    start(host, [workspace], home)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    text = diagnose(host, elsewhere)
+    assert f"Most likely reason a CLI started in {elsewhere} would not connect:\n  • {elsewhere} is outside" in text
+    assert "“Directory mismatch”" in text
+    assert "outside the window's folders: a CLI started there refuses to connect." in text
+
+
+def test_diagnose_a_wrong_token_attempt(host: SimulatedHost, home: Path, workspace: Path) -> None:
+    lock = start(host, [workspace], home)
+    wrong = "f" * 64
+    cli = RawCli(lock["port"], lock["authToken"])
+    assert cli.post({"jsonrpc": "2.0", "id": 1, "method": "ping"}, token=wrong).status == 401
+    text = diagnose(host, workspace)
+    assert "  • 1 request(s) came with a wrong token" in text
+    assert "wrong token: scheme 'Bearer', token does not match" in text
+    assert wrong not in text and lock["authToken"] not in text
+
+
+def test_diagnose_ide_mode_off(host: SimulatedHost, home: Path, workspace: Path) -> None:
+    start(host, [workspace], home)
+    write_qwen_settings(home, {})
+    text = diagnose(host, workspace)
+    assert "  • IDE mode is off in qwen (ide.enabled is not set). Run /ide enable" in text
+    assert "approval mode:  auto (not set; qwen 0.24.4's default)" in text
+
+
+# --- Show Log and log_level ----------------------------------------------------------------
+
+
+def test_show_log_panel_and_live_log_level(host: SimulatedHost, home: Path, workspace: Path) -> None:
+    start(host, [workspace], home)
+    host.user.run_command("qwen_show_log")
+    host.wait_idle()
+    assert host.window.active_panel() == "output.Qwen Companion Log"
+    panel = host.window.find_output_panel("Qwen Companion Log")
+
+    def text() -> str:
+        return str(host.run_on_main(lambda: panel.substr(host.sublime.Region(0, panel.size()))))
+
+    assert " INFO    server for " in text()  # history from before the panel opened
+
+    logger = logging.getLogger(PACKAGE)
+    assert logger.level == logging.INFO
+    host.user.edit_settings_file("QwenCompanion.sublime-settings", {"log_level": "DEBUG"})
+    assert logger.level == logging.DEBUG
+    logger.getChild("test").debug("a debug line")
+    host.wait_for(lambda: " DEBUG   a debug line" in text(), timeout=WAIT)
+    host.user.edit_settings_file("QwenCompanion.sublime-settings", {"log_level": "ERROR"})
+    logger.getChild("test").warning("not shown")
+    host.wait_idle()
+    assert "not shown" not in text()
+    host.assert_no_errors()
+
+
+def test_disabled_terminus_counts_as_missing(host: SimulatedHost, home: Path, workspace: Path, record: Path) -> None:
+    start(host, [workspace], home)
+    host.user.edit_settings_file("Preferences.sublime-settings", {"ignored_packages": ["Vintage", "Terminus"]})
+    host.answers.push("ok_cancel", False)
+    host.user.run_command("qwen_open_terminal")
+    host.wait_idle()
+    assert [d.kind for d in host.dialogs] == ["ok_cancel"]
+    assert not calls(record)
+
+
+# --- palette, menu and key bindings ---------------------------------------------------------
+
+
+def test_palette_menu_and_keymap_name_commands_that_exist(host: SimulatedHost, home: Path, workspace: Path) -> None:
+    start(host, [workspace], home)
+    known = {"edit_settings"}  # built into Sublime Text
+    for classes in host.sublime_plugin.all_command_classes:
+        known |= {cls.name(object.__new__(cls)) for cls in classes}
+
+    def decode(name: str) -> Any:
+        return host.sublime.decode_value((BUILT / name).read_text(encoding="utf-8"))
+
+    def menu_commands(items: list[dict[str, Any]]) -> Iterator[str]:
+        for item in items:
+            if "command" in item:
+                yield item["command"]
+            yield from menu_commands(item.get("children", []))
+
+    palette = {entry["caption"]: entry["command"] for entry in decode("Default.sublime-commands")}
+    menu = list(menu_commands(decode("Main.sublime-menu")))
+    keys = [binding["command"] for binding in decode("Default.sublime-keymap")]
+    assert set(palette.values()) | set(menu) | set(keys) <= known
+    for caption in ("Open in Terminal", "Copy Connect Command", "Diagnose Connection", "Restart Server", "Show Log"):
+        assert f"Qwen Code: {caption}" in palette
+    assert {"qwen_open_terminal", "qwen_accept_diff", "qwen_reject_diff", "qwen_diagnose_connection"} <= set(menu)
+    assert "qwen_open_terminal" in keys
