@@ -37,6 +37,7 @@ MAX_BODY_BYTES = 32 * 1024 * 1024  # a 20 MB newContent, JSON-escaped, must fit
 class ServerOptions:
     keepalive_seconds: float = 30.0
     idle_timeout_seconds: float = 300.0
+    dropped_stream_grace_seconds: float = 15.0
     max_sessions: int = 32
     max_body_bytes: int = MAX_BODY_BYTES
 
@@ -73,6 +74,7 @@ class CompanionServer:
         self._on_sessions_changed = on_sessions_changed
         self.sessions = SessionRegistry(
             idle_timeout=options.idle_timeout_seconds,
+            dropped_grace=options.dropped_stream_grace_seconds,
             max_sessions=options.max_sessions,
             on_change=self._sessions_changed,
         )
@@ -116,11 +118,11 @@ class CompanionServer:
         self.port = 0  # not listening any more: `Companion.running` is False, no lock file is rewritten
 
     async def _expire_idle_sessions(self) -> None:
-        interval = min(10.0, self.options.idle_timeout_seconds / 2)
+        interval = min(5.0, self.options.idle_timeout_seconds / 2, self.options.dropped_stream_grace_seconds / 2)
         while True:
             await asyncio.sleep(interval)
             for session in self.sessions.expire_idle():
-                log.info("session %s… expired after %.0f s idle", session.id[:8], self.options.idle_timeout_seconds)
+                log.info("session %s… of %s expired: no request and no stream", session.id[:8], session.client_name)
 
     def _sessions_changed(self) -> None:
         self._on_sessions_changed(self.sessions.connected_count())

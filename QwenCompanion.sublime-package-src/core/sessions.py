@@ -1,7 +1,9 @@
 """MCP sessions of one server: who is connected and what waits to be sent.
 
 The real CLI never sends DELETE; its sessions just go quiet. A session with no
-open stream and no request for `idle_timeout` seconds is therefore expired,
+open stream and no request for `idle_timeout` seconds is therefore expired
+(`dropped_grace` seconds once it had a stream that dropped: the CLI retries
+a dropped stream within about a second, or is gone),
 and the number of sessions is capped so a misbehaving client cannot grow
 memory without bound.
 """
@@ -29,6 +31,7 @@ class Session:
     created: float = field(default_factory=time.monotonic)
     last_seen: float = field(default_factory=time.monotonic)
     stream_open: bool = False
+    had_stream: bool = False
     pending: deque[dict[str, Any]] = field(default_factory=deque)
     wakeup: asyncio.Event = field(default_factory=asyncio.Event)
     closed: bool = False
@@ -59,11 +62,13 @@ class SessionRegistry:
         self,
         *,
         idle_timeout: float,
+        dropped_grace: float,
         max_sessions: int,
         on_change: Callable[[], None] = lambda: None,
     ) -> None:
         self._sessions: dict[str, Session] = {}
         self._idle_timeout = idle_timeout
+        self._dropped_grace = dropped_grace
         self._max_sessions = max_sessions
         self._on_change = on_change
 
@@ -96,6 +101,7 @@ class SessionRegistry:
 
     def set_stream_open(self, session: Session, is_open: bool) -> None:
         session.stream_open = is_open
+        session.had_stream = session.had_stream or is_open
         session.touch()
         self._on_change()
 
@@ -103,7 +109,8 @@ class SessionRegistry:
         now = time.monotonic() if now is None else now
         idle = [
             s for s in self._sessions.values()
-            if not s.stream_open and now - s.last_seen >= self._idle_timeout
+            if not s.stream_open
+            and now - s.last_seen >= (self._dropped_grace if s.had_stream else self._idle_timeout)
         ]
         for session in idle:
             self.remove(session.id)

@@ -227,11 +227,16 @@ def test_a_dropped_stream_stops_counting_as_connected_without_waiting_for_a_writ
     companion_factory: Any, tmp_path: Any
 ) -> None:
     counts: list[int] = []
-    changed = threading.Event()
+    changed = threading.Condition()
 
     def on_change(connected: int) -> None:
-        counts.append(connected)
-        changed.set()
+        with changed:
+            counts.append(connected)
+            changed.notify_all()
+
+    def wait_connected(expected: int) -> None:
+        with changed:
+            assert changed.wait_for(lambda: counts and counts[-1] == expected, timeout=10), counts
 
     # No keep-alive is due for an hour, so only the disconnect itself can tell.
     companion = companion_factory(options=ServerOptions(keepalive_seconds=3600), on_sessions_changed=on_change)
@@ -248,15 +253,6 @@ def test_a_dropped_stream_stops_counting_as_connected_without_waiting_for_a_writ
         f"Accept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n".encode()
     )
     assert stream.recv(12) == b"HTTP/1.1 200"
-    for _ in range(100):
-        if counts and counts[-1] == 1:
-            break
-        changed.wait(0.1)
-    assert counts[-1] == 1
-    changed.clear()
+    wait_connected(1)
     stream.close()
-    for _ in range(100):
-        if counts[-1] == 0:
-            break
-        changed.wait(0.1)
-    assert counts[-1] == 0, counts
+    wait_connected(0)

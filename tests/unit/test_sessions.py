@@ -28,7 +28,7 @@ def _accepted(n: int) -> dict[str, Any]:
 
 def test_expire_idle_removes_only_quiet_sessions_without_a_stream() -> None:
     changes: list[None] = []
-    registry = SessionRegistry(idle_timeout=60, max_sessions=10, on_change=lambda: changes.append(None))
+    registry = SessionRegistry(idle_timeout=60, dropped_grace=5, max_sessions=10, on_change=lambda: changes.append(None))
     quiet = registry.create("2025-11-25", "a")
     streaming = registry.create("2025-11-25", "b")
     recent = registry.create("2025-11-25", "c")
@@ -52,18 +52,28 @@ def test_expire_idle_removes_only_quiet_sessions_without_a_stream() -> None:
 
 
 def test_a_session_whose_stream_closed_starts_its_idle_clock_then() -> None:
-    registry = SessionRegistry(idle_timeout=60, max_sessions=10)
+    registry = SessionRegistry(idle_timeout=60, dropped_grace=5, max_sessions=10)
     session = registry.create("2025-11-25", "a")
     registry.set_stream_open(session, True)
     session.last_seen = 0.0
     assert registry.expire_idle(now=1000.0) == []
     registry.set_stream_open(session, False)  # touches
     assert registry.expire_idle() == []
-    assert registry.expire_idle(now=session.last_seen + 60) == [session]
+    # It had a stream: a CLI that does not reopen it within the grace is gone.
+    assert registry.expire_idle(now=session.last_seen + 4) == []
+    assert registry.expire_idle(now=session.last_seen + 5) == [session]
+
+
+def test_a_session_that_never_opened_a_stream_gets_the_full_idle_timeout() -> None:
+    registry = SessionRegistry(idle_timeout=60, dropped_grace=5, max_sessions=10)
+    session = registry.create("2025-11-25", "a")
+    session.last_seen = 0.0
+    assert registry.expire_idle(now=59.0) == []
+    assert registry.expire_idle(now=60.0) == [session]
 
 
 def test_touch_keeps_a_session_alive() -> None:
-    registry = SessionRegistry(idle_timeout=60, max_sessions=10)
+    registry = SessionRegistry(idle_timeout=60, dropped_grace=5, max_sessions=10)
     session = registry.create("2025-11-25", "a")
     session.last_seen = 0.0
     session.touch()
@@ -71,7 +81,7 @@ def test_touch_keeps_a_session_alive() -> None:
 
 
 def test_the_cap_evicts_the_longest_idle_session_without_a_stream() -> None:
-    registry = SessionRegistry(idle_timeout=60, max_sessions=3)
+    registry = SessionRegistry(idle_timeout=60, dropped_grace=5, max_sessions=3)
     oldest_but_streaming = registry.create("2025-11-25", "a")
     middle = registry.create("2025-11-25", "b")
     newest = registry.create("2025-11-25", "c")
@@ -85,7 +95,7 @@ def test_the_cap_evicts_the_longest_idle_session_without_a_stream() -> None:
 
 
 def test_too_many_sessions_when_every_session_has_a_stream() -> None:
-    registry = SessionRegistry(idle_timeout=60, max_sessions=2)
+    registry = SessionRegistry(idle_timeout=60, dropped_grace=5, max_sessions=2)
     for name in ("a", "b"):
         registry.set_stream_open(registry.create("2025-11-25", name), True)
     with pytest.raises(TooManySessions):
@@ -94,7 +104,7 @@ def test_too_many_sessions_when_every_session_has_a_stream() -> None:
 
 
 def test_connected_count_and_close_all() -> None:
-    registry = SessionRegistry(idle_timeout=60, max_sessions=5)
+    registry = SessionRegistry(idle_timeout=60, dropped_grace=5, max_sessions=5)
     sessions = [registry.create("2025-11-25", str(n)) for n in range(3)]
     registry.set_stream_open(sessions[0], True)
     registry.set_stream_open(sessions[2], True)
@@ -105,7 +115,7 @@ def test_connected_count_and_close_all() -> None:
 
 
 def test_session_ids_are_unguessable_and_unique() -> None:
-    registry = SessionRegistry(idle_timeout=60, max_sessions=1000)
+    registry = SessionRegistry(idle_timeout=60, dropped_grace=5, max_sessions=1000)
     ids = {registry.create("2025-11-25", "x").id for _ in range(200)}
     assert len(ids) == 200
     assert all(len(i) >= 32 for i in ids)
