@@ -6,7 +6,8 @@ default one answers with a clear error instead of pretending.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
 
 import pydantic
 from mcp_types import CallToolResult, Tool
@@ -14,6 +15,8 @@ from mcp_types import CallToolResult, Tool
 from .ide_messages import CloseDiffArguments, OpenDiffArguments
 from .protocol import text_result
 from .server import RegisteredTool
+
+ArgumentsT = TypeVar("ArgumentsT", bound=pydantic.BaseModel)
 
 
 class DiffBackend(Protocol):
@@ -53,19 +56,26 @@ def describe_errors(error: pydantic.ValidationError) -> str:
     return "; ".join(parts)
 
 
+def validated_tool(
+    definition: Tool,
+    arguments_model: type[ArgumentsT],
+    call: Callable[[str, ArgumentsT], Awaitable[CallToolResult]],
+) -> RegisteredTool:
+    """A tool whose arguments are checked against a model before `call` runs;
+    bad arguments get an isError result that says what is wrong."""
+
+    async def handler(session_id: str, arguments: dict[str, Any]) -> CallToolResult:
+        try:
+            parsed = arguments_model.model_validate(arguments)
+        except pydantic.ValidationError as error:
+            return text_result(f"Invalid {definition.name} arguments: {describe_errors(error)}", is_error=True)
+        return await call(session_id, parsed)
+
+    return RegisteredTool(definition, handler)
+
+
 def diff_tools(backend: DiffBackend) -> list[RegisteredTool]:
-    async def open_diff(session_id: str, arguments: dict[str, Any]) -> CallToolResult:
-        try:
-            parsed = OpenDiffArguments.model_validate(arguments)
-        except pydantic.ValidationError as error:
-            return text_result(f"Invalid openDiff arguments: {describe_errors(error)}", is_error=True)
-        return await backend.open_diff(session_id, parsed)
-
-    async def close_diff(session_id: str, arguments: dict[str, Any]) -> CallToolResult:
-        try:
-            parsed = CloseDiffArguments.model_validate(arguments)
-        except pydantic.ValidationError as error:
-            return text_result(f"Invalid closeDiff arguments: {describe_errors(error)}", is_error=True)
-        return await backend.close_diff(session_id, parsed)
-
-    return [RegisteredTool(OPEN_DIFF, open_diff), RegisteredTool(CLOSE_DIFF, close_diff)]
+    return [
+        validated_tool(OPEN_DIFF, OpenDiffArguments, backend.open_diff),
+        validated_tool(CLOSE_DIFF, CloseDiffArguments, backend.close_diff),
+    ]

@@ -22,6 +22,7 @@ import sublime_plugin
 
 from .companions import companions
 from .diff_views import DIFF_VIEW
+from .log import SETTINGS_FILE
 
 if TYPE_CHECKING:
     from ..core.context import ActiveDetails, ContextOptions, ViewInfo, WindowFiles
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SETTINGS_FILE = "QwenCompanion.sublime-settings"
 SETTINGS_TAG = "qwen_companion.context"
 OPTION_KEYS = ("send_selected_text", "excluded_file_patterns", "workspace_trusted")
 # Views that show no file of the user's, whatever their file_name says: the

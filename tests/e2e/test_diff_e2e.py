@@ -9,7 +9,7 @@ as a user would and checks the bytes the CLI leaves on disk.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +17,11 @@ import pytest
 
 from tests.rig.fake_model import FakeModel, edit, read_file
 from tests.rig.qwen_cli import TuiSession
-from tests.sim.diff_support import Editor, start_editor
+from tests.support.editor import Editor, open_editor
 
 from .conftest import StartTui
+
+pytestmark = pytest.mark.e2e
 
 CONFIRM = r"Apply this change\?"
 DONE = "Finished editing."
@@ -29,14 +31,24 @@ DONE = "Finished editing."
 def editor(
     tmp_path: Path, qwen_home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Editor]:
-    yield from start_editor(tmp_path, monkeypatch, home=qwen_home)
+    with open_editor(tmp_path, monkeypatch, home=qwen_home, workspace=workspace) as editor:
+        yield editor
 
 
-def start_connected_tui(editor: Editor, start_tui: StartTui, qwen_env: dict[str, str]) -> TuiSession:
-    port = editor.lock_info()["port"]
-    tui = start_tui(cwd=editor.workspace, env={**qwen_env, "QWEN_CODE_IDE_SERVER_PORT": str(port)})
-    tui.wait_ide_status("✓ Connected", timeout=30)
-    return tui
+ConnectTui = Callable[[], TuiSession]
+
+
+@pytest.fixture
+def connect_tui(editor: Editor, start_tui: StartTui, qwen_env: dict[str, str]) -> ConnectTui:
+    """Starts the TUI in the workspace, pointed at the window's server; returns it once connected."""
+
+    def connect() -> TuiSession:
+        port = editor.lock_info()["port"]
+        tui = start_tui(cwd=editor.workspace, env={**qwen_env, "QWEN_CODE_IDE_SERVER_PORT": str(port)})
+        tui.wait_ide_status("✓ Connected", timeout=30)
+        return tui
+
+    return connect
 
 
 def propose_edit(
@@ -63,13 +75,12 @@ def wait_for_cancelled_edit(model: FakeModel, tui: TuiSession) -> None:
     assert len(model.agent_requests) == 2
 
 
-@pytest.mark.e2e
 def test_accepting_a_hand_edited_proposal_writes_exactly_that_text(
-    editor: Editor, start_tui: StartTui, qwen_env: dict[str, str], fake_model: FakeModel
+    editor: Editor, connect_tui: ConnectTui, fake_model: FakeModel
 ) -> None:
     path = editor.workspace / "greet.py"
     path.write_bytes(b"def greet():\n    return 'hello'\n\nprint(greet())\n")
-    tui = start_connected_tui(editor, start_tui, qwen_env)
+    tui = connect_tui()
     original, proposed = propose_edit(editor, tui, fake_model, path, "'hello'", "'hello, world'")
     assert editor.text(original) == "def greet():\n    return 'hello'\n\nprint(greet())\n"
     assert editor.text(proposed) == "def greet():\n    return 'hello, world'\n\nprint(greet())\n"
@@ -85,13 +96,10 @@ def test_accepting_a_hand_edited_proposal_writes_exactly_that_text(
     editor.host.assert_no_errors()
 
 
-@pytest.mark.e2e
-def test_rejecting_leaves_the_file_unchanged(
-    editor: Editor, start_tui: StartTui, qwen_env: dict[str, str], fake_model: FakeModel
-) -> None:
+def test_rejecting_leaves_the_file_unchanged(editor: Editor, connect_tui: ConnectTui, fake_model: FakeModel) -> None:
     path = editor.workspace / "keep.txt"
     path.write_bytes(b"keep me\n")
-    tui = start_connected_tui(editor, start_tui, qwen_env)
+    tui = connect_tui()
     _, proposed = propose_edit(editor, tui, fake_model, path, "keep me", "changed")
 
     editor.host.user.click_phantom(proposed, "reject")
@@ -100,13 +108,12 @@ def test_rejecting_leaves_the_file_unchanged(
     assert editor.review_views() == []
 
 
-@pytest.mark.e2e
 def test_closing_the_proposed_tab_counts_as_a_rejection(
-    editor: Editor, start_tui: StartTui, qwen_env: dict[str, str], fake_model: FakeModel
+    editor: Editor, connect_tui: ConnectTui, fake_model: FakeModel
 ) -> None:
     path = editor.workspace / "keep.txt"
     path.write_bytes(b"keep me\n")
-    tui = start_connected_tui(editor, start_tui, qwen_env)
+    tui = connect_tui()
     _, proposed = propose_edit(editor, tui, fake_model, path, "keep me", "changed")
 
     assert editor.host.user.close(proposed)
@@ -115,14 +122,13 @@ def test_closing_the_proposed_tab_counts_as_a_rejection(
     assert editor.review_views() == []
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("hand_edit", [False, True])
 def test_an_accepted_crlf_file_stays_crlf_without_a_final_newline(
-    editor: Editor, start_tui: StartTui, qwen_env: dict[str, str], fake_model: FakeModel, hand_edit: bool
+    editor: Editor, connect_tui: ConnectTui, fake_model: FakeModel, hand_edit: bool
 ) -> None:
     path = editor.workspace / "win.txt"
     path.write_bytes("first\r\nsecond — ü\r\nlast".encode())
-    tui = start_connected_tui(editor, start_tui, qwen_env)
+    tui = connect_tui()
     original, proposed = propose_edit(editor, tui, fake_model, path, "second", "SECOND")
     assert editor.text(original) == "first\nsecond — ü\nlast"
     assert editor.text(proposed) == "first\nSECOND — ü\nlast"
@@ -137,13 +143,12 @@ def test_an_accepted_crlf_file_stays_crlf_without_a_final_newline(
     assert path.read_bytes() == (("zeroth ✓\r\n" if hand_edit else "") + expected).encode()
 
 
-@pytest.mark.e2e
 def test_answering_in_the_terminal_keeps_the_users_edits_reachable(
-    editor: Editor, start_tui: StartTui, qwen_env: dict[str, str], fake_model: FakeModel
+    editor: Editor, connect_tui: ConnectTui, fake_model: FakeModel
 ) -> None:
     path = editor.workspace / "term.txt"
     path.write_bytes(b"alpha\nbeta\n")
-    tui = start_connected_tui(editor, start_tui, qwen_env)
+    tui = connect_tui()
     _, proposed = propose_edit(editor, tui, fake_model, path, "beta", "BETA")
     editor.host.user.click(proposed, 0)
     editor.host.user.type(proposed, "typed in the review\n")

@@ -22,10 +22,8 @@ from typing import Any
 import pytest
 
 from tests.rig.qwen_cli import QwenCli, TuiSession
-from tests.sublime_sim import SimulatedHost
+from tests.support.editor import Editor, open_editor
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILT = ROOT / "dist" / "QwenCompanion"
 WAIT = 15.0
 
 FAKE_TERMINUS = '''
@@ -64,24 +62,22 @@ def terminus_argv(args: dict[str, Any]) -> list[str]:
 
 
 @pytest.fixture
-def sublime_host(tmp_path: Path, qwen_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[SimulatedHost, Path]]:
-    if not (BUILT / ".no-sublime-package").exists():
-        pytest.fail("the package is not built: run `make build`")
-    # The companion writes its lock file where the CLI will look: the rig's HOME.
-    monkeypatch.setenv("HOME", str(qwen_home))
-    monkeypatch.delenv("QWEN_HOME", raising=False)
-    packages = tmp_path / "Packages"
-    (packages / "Terminus").mkdir(parents=True)
-    record = tmp_path / "terminus-calls.jsonl"
-    (packages / "Terminus" / "Terminus.sublime-settings").write_text("{}\n")
-    (packages / "Terminus" / "fake_terminus.py").write_text(FAKE_TERMINUS.format(record=str(record)))
-    host = SimulatedHost(packages)
-    try:
-        host.install_package(BUILT, "QwenCompanion")
-        host.load_package("Terminus")
-        yield host, record
-    finally:
-        host.close()
+def record(tmp_path: Path) -> Path:
+    return tmp_path / "terminus-calls.jsonl"
+
+
+@pytest.fixture
+def editor(
+    tmp_path: Path, qwen_home: Path, workspace: Path, record: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Editor]:
+    """The companion writes its lock file where the CLI will look: the rig's HOME."""
+    with open_editor(tmp_path, monkeypatch, home=qwen_home, workspace=workspace, load=False) as editor:
+        terminus = editor.host.packages_dir / "Terminus"
+        terminus.mkdir()
+        (terminus / "Terminus.sublime-settings").write_text("{}\n")
+        (terminus / "fake_terminus.py").write_text(FAKE_TERMINUS.format(record=str(record)))
+        editor.host.load_package("Terminus")
+        yield editor
 
 
 def qwen_on_path(tmp_path: Path, cli: QwenCli) -> Path:
@@ -97,26 +93,22 @@ def qwen_on_path(tmp_path: Path, cli: QwenCli) -> Path:
 @pytest.mark.e2e
 @pytest.mark.skipif(sys.platform != "linux", reason="replays Terminus's Linux command line")
 def test_open_in_terminal_connects_the_real_cli(
-    sublime_host: tuple[SimulatedHost, Path],
+    editor: Editor,
+    record: Path,
     qwen_cli: QwenCli,
     tmux_bin: str,
     workspace: Path,
-    qwen_home: Path,
     qwen_env: dict[str, str],
     tmp_path: Path,
 ) -> None:
-    host, record = sublime_host
-    host.user.set_folders([str(workspace)])
-    host.load_package("QwenCompanion")
-    lock_dir = qwen_home / ".qwen" / "ide"
-    host.wait_for(lambda: list(lock_dir.glob("*.lock")), timeout=WAIT)
+    host = editor.host
+    lock = editor.load([workspace])
     (source := workspace / "main.py").write_text("print('hello')\n")
     view = host.user.open_file(source)
 
     host.user.run_command("qwen_open_terminal")
     host.wait_for(record.exists, timeout=WAIT)
     [args] = [json.loads(line) for line in record.read_text().splitlines()]
-    lock = json.loads(next(lock_dir.glob("*.lock")).read_text())
     assert args["cwd"] == str(workspace)
     assert args["env"] == {
         "QWEN_CODE_IDE_SERVER_PORT": str(lock["port"]),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import StartTui
-from tests.e2e.headless_driver import HeadlessSublime
+from tests.support.headless import HeadlessSublime
 
 pytestmark = pytest.mark.e2e
 

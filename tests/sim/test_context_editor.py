@@ -9,126 +9,19 @@ as the CLI does.
 
 from __future__ import annotations
 
-import http.client
-import json
 import os
-import queue
-import socket
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.sublime_sim import SimulatedHost
-from tests.sublime_sim.sublime import Region, View, Window
+from tests.sublime_sim.sublime import Region, View
+from tests.support.editor import Editor, open_editor
+from tests.support.mcp_client import open_files
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILT = ROOT / "dist" / "QwenCompanion"
-SETTINGS = "QwenCompanion.sublime-settings"
-WAIT = 10.0  # a hang guard, not a timing check
 MAX_TEXT = 16 * 1024
-
-Context = dict[str, Any]
-
-
-# --- a CLI: MCP over Streamable HTTP, the GET stream read on a thread --------
-
-
-class Cli:
-    def __init__(self, port: int, token: str) -> None:
-        self._port = port
-        self._headers = {"Authorization": f"Bearer {token}", "Host": f"127.0.0.1:{port}"}
-        self.received: queue.Queue[Context] = queue.Queue()
-        self.session = self._initialize()
-        self._stream = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT * 6)
-        self._stream.request(
-            "GET", "/mcp",
-            headers={**self._headers, "Accept": "text/event-stream", "Mcp-Session-Id": self.session},
-        )
-        response = self._stream.getresponse()
-        assert response.status == 200, response.status
-        self._reader = threading.Thread(target=self._read, args=(response,), daemon=True)
-        self._reader.start()
-
-    def _post(self, body: dict[str, Any], session: str | None = None) -> http.client.HTTPResponse:
-        connection = http.client.HTTPConnection("127.0.0.1", self._port, timeout=WAIT)
-        headers = {**self._headers, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-        if session:
-            headers["Mcp-Session-Id"] = session
-        connection.request("POST", "/mcp", body=json.dumps(body), headers=headers)
-        response = connection.getresponse()
-        response.read()
-        connection.close()
-        return response
-
-    def _initialize(self) -> str:
-        response = self._post({
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "sim-test", "version": "1"}},
-        })
-        session = response.getheader("Mcp-Session-Id")
-        assert response.status == 200 and session
-        assert self._post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session).status == 202
-        return session
-
-    def _read(self, response: http.client.HTTPResponse) -> None:
-        data: list[str] = []
-        try:
-            for raw in response:
-                line = raw.decode("utf-8").rstrip("\r\n")
-                if line.startswith("data:"):
-                    data.append(line[5:].lstrip())
-                elif not line and data:
-                    message = json.loads("\n".join(data))
-                    data = []
-                    if message.get("method") == "ide/contextUpdate":
-                        self.received.put(message["params"])
-        except (OSError, ValueError):
-            pass  # the stream was closed
-
-    def next(self, timeout: float = WAIT) -> Context:
-        try:
-            return self.received.get(timeout=timeout)
-        except queue.Empty:
-            raise AssertionError(f"no ide/contextUpdate within {timeout}s") from None
-
-    def wait_for(self, predicate: Callable[[list[dict[str, Any]]], bool], timeout: float = WAIT) -> list[dict[str, Any]]:
-        """Skip notifications until one's openFiles satisfies `predicate`."""
-        deadline = time.monotonic() + timeout
-        seen: list[list[dict[str, Any]]] = []
-        while True:
-            try:
-                context = self.received.get(timeout=max(deadline - time.monotonic(), 0.001))
-            except queue.Empty:
-                raise AssertionError(f"no matching context within {timeout}s; got {seen}") from None
-            files = open_files(context)
-            if predicate(files):
-                return files
-            seen.append(files)
-
-    def quiet(self, seconds: float) -> list[Context]:
-        """What arrives within `seconds` (expected: nothing)."""
-        time.sleep(seconds)
-        extra = []
-        while not self.received.empty():
-            extra.append(self.received.get_nowait())
-        return extra
-
-    def close(self) -> None:
-        # Reader first: closing the connection under it races inside http.client.
-        if self._stream.sock is not None:
-            self._stream.sock.shutdown(socket.SHUT_RDWR)
-        self._reader.join(WAIT)
-        self._stream.close()
-
-
-def open_files(context: Context) -> list[dict[str, Any]]:
-    files = context["workspaceState"]["openFiles"]
-    assert isinstance(files, list)
-    return files
 
 
 def paths(files: list[dict[str, Any]]) -> list[str]:
@@ -156,74 +49,12 @@ def check_shape(files: list[dict[str, Any]]) -> None:
             assert len(f["selectedText"].encode("utf-8")) <= MAX_TEXT
 
 
-# --- the editor with the package loaded ---------------------------------------
-
-
-class Editor:
-    def __init__(self, host: SimulatedHost, root: Path) -> None:
-        self.host = host
-        self.user = host.user
-        self.root = root
-        self.lock_dir = root / "qwen" / "ide"
-        self.clis: list[Cli] = []
-
-    def load(self, settings: dict[str, Any] | None = None) -> None:
-        if settings is not None:
-            (self.host.packages_dir / "User" / SETTINGS).write_text(json.dumps(settings), encoding="utf-8")
-        self.host.install_package(BUILT, copy=True)
-        self.host.load_package("QwenCompanion")
-        self.host.wait_for(lambda: self.lock_for(self.host.window), timeout=WAIT)
-
-    def settings(self, values: dict[str, Any]) -> None:
-        """The user edits their settings file (read live by the package)."""
-        self.user.edit_settings_file(SETTINGS, values)
-
-    def workspace(self, window: Window, name: str) -> Path:
-        folder = self.root / name
-        folder.mkdir(exist_ok=True)
-        self.user.set_folders([folder], window=window)
-        return folder
-
-    def lock_for(self, window: Window) -> dict[str, Any] | None:
-        folders = os.pathsep.join(window.folders())
-        for lock in self.lock_dir.glob("*.lock"):
-            info = json.loads(lock.read_text())
-            if info["workspacePath"] == folders:
-                return info  # type: ignore[no-any-return]
-        return None
-
-    def connect(self, window: Window | None = None) -> Cli:
-        info: dict[str, Any] = self.host.wait_for(lambda: self.lock_for(window or self.host.window), timeout=WAIT)
-        cli = Cli(info["port"], info["authToken"])
-        self.clis.append(cli)
-        return cli
-
-    def file(self, name: str, text: str = "hello\n") -> Path:
-        path = self.root / "work" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        return path
-
-    def open(self, name: str, text: str = "hello\n", window: Window | None = None) -> View:
-        return self.user.open_file(self.file(name, text), window=window)
-
-    def close(self) -> None:
-        for cli in self.clis:
-            cli.close()
-
-
 @pytest.fixture
-def editor(sim_host: SimulatedHost, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
-    if not (BUILT / ".no-sublime-package").exists():
-        pytest.skip("the package is not built: run `make build`")
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("QWEN_HOME", str(tmp_path / "qwen"))
-    ed = Editor(sim_host, tmp_path)
-    try:
-        yield ed
-        sim_host.assert_no_errors()
-    finally:
-        ed.close()
+def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
+    """Files are written to tmp_path/work, outside any window folder; the test loads the package."""
+    with open_editor(tmp_path, monkeypatch, workspace=tmp_path / "work", load=False) as editor:
+        yield editor
+        editor.host.assert_no_errors()
 
 
 # --- when the context is sent ---------------------------------------------------
@@ -234,10 +65,10 @@ def test_current_context_is_pushed_when_the_stream_opens(editor: Editor) -> None
     editor.open("a.py")
     b = editor.open("b.py")
     editor.host.wait_idle()
-    cli = editor.connect()
-    files = open_files(cli.next())
+    cli = editor.cli()
+    files = open_files(cli.next_context())
     check_shape(files)
-    assert paths(files) == [str(b.file_name()), str(editor.root / "work" / "a.py")]
+    assert paths(files) == [str(b.file_name()), str(editor.workspace / "a.py")]
     assert files[0]["isActive"] is True and files[0]["cursor"] == {"line": 1, "character": 1}
 
 
@@ -246,8 +77,8 @@ def test_views_open_before_the_server_starts_are_sent_at_once(editor: Editor) ->
     b = editor.open("b.py")
     editor.user.focus(a)
     editor.load()
-    cli = editor.connect()
-    files = open_files(cli.next())  # the very first push already knows them
+    cli = editor.cli()
+    files = open_files(cli.next_context())  # the very first push already knows them
     check_shape(files)
     assert paths(files) == [a.file_name(), b.file_name()]
     assert active(files) == files[0]
@@ -256,28 +87,28 @@ def test_views_open_before_the_server_starts_are_sent_at_once(editor: Editor) ->
 def test_every_session_gets_every_change_and_identical_ones_are_not_resent(editor: Editor) -> None:
     editor.load()
     view = editor.open("a.py", "one\ntwo\n")
-    first, second = editor.connect(), editor.connect()
+    first, second = editor.cli(), editor.cli()
     for cli in (first, second):
-        cli.wait_for(lambda fs: bool(fs) and fs[0]["cursor"] == {"line": 1, "character": 1})
+        cli.wait_files(lambda fs: bool(fs) and fs[0]["cursor"] == {"line": 1, "character": 1})
     editor.user.click(view, 5)
     for cli in (first, second):
-        cli.wait_for(lambda fs: fs[0]["cursor"] == {"line": 2, "character": 2})
+        cli.wait_files(lambda fs: fs[0]["cursor"] == {"line": 2, "character": 2})
     editor.user.click(view, 5)  # same place
     editor.user.focus(view)  # already focused
-    assert first.quiet(0.3) == [] and second.quiet(0) == []
+    assert first.contexts_within(0.3) == [] and second.contexts_within(0) == []
 
 
 def test_a_burst_of_cursor_moves_becomes_one_notification(editor: Editor) -> None:
     editor.load()
     view = editor.open("a.py", "x" * 200 + "\n")
-    cli = editor.connect()
-    cli.wait_for(lambda fs: bool(fs))
-    assert cli.quiet(0.2) == []
+    cli = editor.cli()
+    cli.wait_files(lambda fs: bool(fs))
+    assert cli.contexts_within(0.2) == []
     moments = []
     for point in range(1, 101):
         editor.user.click(view, point)
         moments.append(time.monotonic())
-    updates = [open_files(cli.next())] + [open_files(c) for c in cli.quiet(0.3)]
+    updates = [open_files(cli.next_context())] + [open_files(c) for c in cli.contexts_within(0.3)]
     for files in updates:
         check_shape(files)
     assert updates[-1][0]["cursor"] == {"line": 1, "character": 101}
@@ -289,12 +120,12 @@ def test_a_burst_of_cursor_moves_becomes_one_notification(editor: Editor) -> Non
 def test_debounce_is_a_live_setting(editor: Editor) -> None:
     editor.load()
     view = editor.open("a.py", "abcdef\n")
-    cli = editor.connect()
-    cli.wait_for(lambda fs: bool(fs))
+    cli = editor.cli()
+    cli.wait_files(lambda fs: bool(fs))
     editor.settings({"context_debounce_ms": 600})
     editor.user.click(view, 3)
     started = time.monotonic()
-    files = open_files(cli.next())
+    files = open_files(cli.next_context())
     assert time.monotonic() - started >= 0.5
     assert files[0]["cursor"] == {"line": 1, "character": 4}
 
@@ -305,13 +136,13 @@ def test_debounce_is_a_live_setting(editor: Editor) -> None:
 def test_files_are_ordered_by_last_focus(editor: Editor) -> None:
     editor.load()
     a, b, c = (editor.open(n) for n in ("a.py", "b.py", "c.py"))
-    cli = editor.connect()
+    cli = editor.cli()
     editor.user.focus(a)
-    files = cli.wait_for(lambda fs: paths(fs)[:1] == [a.file_name()])
+    files = cli.wait_files(lambda fs: paths(fs)[:1] == [a.file_name()])
     check_shape(files)
     assert paths(files) == [a.file_name(), c.file_name(), b.file_name()]
     editor.user.focus(b)
-    files = cli.wait_for(lambda fs: paths(fs)[:1] == [b.file_name()])
+    files = cli.wait_files(lambda fs: paths(fs)[:1] == [b.file_name()])
     assert paths(files) == [b.file_name(), a.file_name(), c.file_name()]
     check_shape(files)
     assert files[0]["timestamp"] > files[1]["timestamp"] > files[2]["timestamp"]
@@ -320,8 +151,8 @@ def test_files_are_ordered_by_last_focus(editor: Editor) -> None:
 def test_at_most_ten_files_most_recent_first(editor: Editor) -> None:
     editor.load()
     views = [editor.open(f"f{i:02}.py") for i in range(12)]
-    cli = editor.connect()
-    files = open_files(cli.next())
+    cli = editor.cli()
+    files = open_files(cli.next_context())
     check_shape(files)
     assert paths(files) == [v.file_name() for v in reversed(views[2:])]
 
@@ -330,29 +161,29 @@ def test_positions_are_one_based_in_utf16_units_with_tabs_as_one(editor: Editor)
     editor.load()
     text = "first\n\tä😀x = 1\n"
     view = editor.open("u.py", text)
-    cli = editor.connect()
+    cli = editor.cli()
     after_x = text.index("x")  # a code point offset, as Sublime counts points
     editor.user.click(view, after_x + 1)
-    files = cli.wait_for(lambda fs: fs[0]["cursor"]["line"] == 2)
+    files = cli.wait_files(lambda fs: fs[0]["cursor"]["line"] == 2)
     # \t, ä, 😀 (a surrogate pair in JavaScript) and x: 5 UTF-16 units, 1-based: 6.
     assert files[0]["cursor"] == {"line": 2, "character": 6}
     editor.user.click(view, text.index("\t"))
-    files = cli.wait_for(lambda fs: fs[0]["cursor"] == {"line": 2, "character": 1})
+    files = cli.wait_files(lambda fs: fs[0]["cursor"] == {"line": 2, "character": 1})
     assert "selectedText" not in files[0]
 
 
 def test_the_first_selection_region_is_the_cursor_and_selection(editor: Editor) -> None:
     editor.load()
     view = editor.open("m.py", "alpha beta\ngamma delta\n")
-    cli = editor.connect()
+    cli = editor.cli()
     # Drag from "gamma"'s end back to its start (caret at the start), plus two more regions.
     editor.user.set_selection(view, [(16, 11), (17, 22), (0, 5)])
-    files = cli.wait_for(lambda fs: "selectedText" in fs[0])
+    files = cli.wait_files(lambda fs: "selectedText" in fs[0])
     check_shape(files)
     assert files[0]["selectedText"] == "alpha"  # sel()[0] is the first region by position
     assert files[0]["cursor"] == {"line": 1, "character": 6}
     editor.user.set_selection(view, [(16, 11), (17, 22)])
-    files = cli.wait_for(lambda fs: fs[0].get("selectedText") == "gamma")
+    files = cli.wait_files(lambda fs: fs[0].get("selectedText") == "gamma")
     assert files[0]["cursor"] == {"line": 2, "character": 1}
 
 
@@ -363,8 +194,8 @@ def test_a_huge_selection_is_cut_to_16_kib_without_reading_it_all(
     line = "0123456789abcdé€😀\n"
     text = line * (8 * 1024 * 1024 // len(line))
     view = editor.open("big.txt", text)
-    cli = editor.connect()
-    cli.wait_for(lambda fs: bool(fs))
+    cli = editor.cli()
+    cli.wait_files(lambda fs: bool(fs))
     read_sizes: list[int] = []
     original = View.substr
 
@@ -374,7 +205,7 @@ def test_a_huge_selection_is_cut_to_16_kib_without_reading_it_all(
 
     monkeypatch.setattr(View, "substr", counting)
     editor.user.set_selection(view, [(0, view.size())])
-    files = cli.wait_for(lambda fs: "selectedText" in fs[0])
+    files = cli.wait_files(lambda fs: "selectedText" in fs[0])
     check_shape(files)
     selected = files[0]["selectedText"]
     assert selected.endswith("... [TRUNCATED]")
@@ -389,21 +220,21 @@ def test_a_huge_selection_is_cut_to_16_kib_without_reading_it_all(
 def test_selected_text_can_be_turned_off_live(editor: Editor) -> None:
     editor.load()
     view = editor.open("a.py", "secret words\n")
-    cli = editor.connect()
+    cli = editor.cli()
     editor.user.set_selection(view, [(0, 6)])
-    cli.wait_for(lambda fs: fs[0].get("selectedText") == "secret")
+    cli.wait_files(lambda fs: fs[0].get("selectedText") == "secret")
     editor.settings({"send_selected_text": False})
-    files = cli.wait_for(lambda fs: "selectedText" not in fs[0])
+    files = cli.wait_files(lambda fs: "selectedText" not in fs[0])
     assert files[0]["cursor"] == {"line": 1, "character": 7}
     editor.user.set_selection(view, [(0, 12)])
-    files = cli.wait_for(lambda fs: fs[0]["cursor"]["character"] == 13)
+    files = cli.wait_files(lambda fs: fs[0]["cursor"]["character"] == 13)
     assert "selectedText" not in files[0]
 
 
 def test_excluded_files_never_appear(editor: Editor, monkeypatch: pytest.MonkeyPatch) -> None:
     editor.load()
     code = editor.open("app.py")
-    cli = editor.connect()
+    cli = editor.cli()
     secrets = [editor.open(name, "TOKEN=hunter2\n") for name in (".env", "server.pem", "tls.key", "id_rsa")]
     read_from: list[int] = []
     original = View.substr
@@ -418,13 +249,13 @@ def test_excluded_files_never_appear(editor: Editor, monkeypatch: pytest.MonkeyP
     editor.host.wait_idle()
     editor.user.focus(code)
     editor.user.set_selection(code, [(0, 5)])
-    files = cli.wait_for(lambda fs: fs[0].get("selectedText") == "hello")
+    files = cli.wait_files(lambda fs: fs[0].get("selectedText") == "hello")
     assert paths(files) == [code.file_name()]
     assert not {s.id() for s in secrets} & set(read_from)
-    seen = [open_files(c) for c in cli.quiet(0.2)]
+    seen = [open_files(c) for c in cli.contexts_within(0.2)]
     # A user pattern, matched against the full path, hides app.py as well.
     editor.settings({"excluded_file_patterns": ["*/work/app.*"]})
-    files = cli.wait_for(lambda fs: code.file_name() not in paths(fs))
+    files = cli.wait_files(lambda fs: code.file_name() not in paths(fs))
     assert set(paths(files)) == {s.file_name() for s in secrets}
     assert active(files) is None
     for files in seen:
@@ -434,7 +265,7 @@ def test_excluded_files_never_appear(editor: Editor, monkeypatch: pytest.MonkeyP
 def test_views_that_are_no_files_on_disk_are_left_out(editor: Editor) -> None:
     editor.load()
     real = editor.open("real.py")
-    cli = editor.connect()
+    cli = editor.cli()
     window = editor.host.window
     untitled = editor.user.new_file()
     untitled.run_command("insert", {"characters": "draft"})
@@ -447,15 +278,15 @@ def test_views_that_are_no_files_on_disk_are_left_out(editor: Editor) -> None:
     diff = window.new_file()
     diff.settings().set("qwen_companion.diff_view", True)
     diff.retarget(str(editor.file("diffed.py")))
-    not_saved = window.open_file(str(editor.root / "work" / "missing.py"))
+    not_saved = window.open_file(str(editor.workspace / "missing.py"))
     panel = window.create_output_panel("exec")
     panel.run_command("append", {"characters": "build output"})
     window.run_command("show_panel", {"panel": "output.exec"})
     for view in (untitled, scratch, terminal, diff, not_saved):
         editor.user.focus(real)
-        cli.wait_for(lambda fs: active(fs) is not None)
+        cli.wait_files(lambda fs: active(fs) is not None)
         editor.user.focus(view)  # the user looks at it: no file is active, none is added
-        files = cli.wait_for(lambda fs: active(fs) is None)
+        files = cli.wait_files(lambda fs: active(fs) is None)
         assert paths(files) == [real.file_name()]
 
 
@@ -465,49 +296,49 @@ def test_views_that_are_no_files_on_disk_are_left_out(editor: Editor) -> None:
 def test_closed_files_leave_the_list(editor: Editor) -> None:
     editor.load()
     a, b = editor.open("a.py"), editor.open("b.py")
-    cli = editor.connect()
-    cli.wait_for(lambda fs: len(fs) == 2)
+    cli = editor.cli()
+    cli.wait_files(lambda fs: len(fs) == 2)
     editor.user.close(b)
-    files = cli.wait_for(lambda fs: len(fs) == 1)
+    files = cli.wait_files(lambda fs: len(fs) == 1)
     assert files[0]["path"] == a.file_name() and files[0]["isActive"] is True
     editor.user.close(a)
-    assert cli.wait_for(lambda fs: not fs) == []
+    assert cli.wait_files(lambda fs: not fs) == []
 
 
 def test_saving_under_a_new_name(editor: Editor) -> None:
     editor.load()
     other = editor.open("other.py")
-    cli = editor.connect()
+    cli = editor.cli()
     untitled = editor.user.new_file()
     untitled.run_command("insert", {"characters": "new text"})
-    cli.wait_for(lambda fs: active(fs) is None)
-    target = editor.root / "work" / "saved.py"
+    cli.wait_files(lambda fs: active(fs) is None)
+    target = editor.workspace / "saved.py"
     editor.user.save(untitled, target)
-    files = cli.wait_for(lambda fs: paths(fs)[:1] == [str(target)])
+    files = cli.wait_files(lambda fs: paths(fs)[:1] == [str(target)])
     assert files[0]["isActive"] is True and files[0]["cursor"] == {"line": 1, "character": 9}
     assert paths(files) == [str(target), other.file_name()]
     # Save As on a named file (the sim has no dialog for it: the app's save with a path).
-    renamed = editor.root / "work" / "renamed.py"
+    renamed = editor.workspace / "renamed.py"
     editor.host.run_on_main(lambda: editor.host.app.save_view(untitled.id(), str(renamed)))
-    files = cli.wait_for(lambda fs: paths(fs)[:1] == [str(renamed)])
+    files = cli.wait_files(lambda fs: paths(fs)[:1] == [str(renamed)])
     assert paths(files) == [str(renamed), other.file_name()]
 
 
 def test_files_deleted_or_renamed_on_disk(editor: Editor) -> None:
     editor.load()
     a, b, c = editor.open("a.py"), editor.open("b.py"), editor.open("c.py")
-    cli = editor.connect()
-    cli.wait_for(lambda fs: len(fs) == 3)
+    cli = editor.cli()
+    cli.wait_files(lambda fs: len(fs) == 3)
     # Sublime notices changes on disk when a view or the window gets the focus.
     os.remove(str(b.file_name()))
     editor.user.focus(a)
-    files = cli.wait_for(lambda fs: paths(fs)[:1] == [a.file_name()])
+    files = cli.wait_files(lambda fs: paths(fs)[:1] == [a.file_name()])
     assert paths(files) == [a.file_name(), c.file_name()]
-    new_name = str(editor.root / "work" / "c-renamed.py")
+    new_name = str(editor.workspace / "c-renamed.py")
     os.rename(str(c.file_name()), new_name)
     c.retarget(new_name)  # what Sublime does when it notices a rename
     editor.user.focus(c)
-    files = cli.wait_for(lambda fs: paths(fs)[:1] == [new_name])
+    files = cli.wait_files(lambda fs: paths(fs)[:1] == [new_name])
     assert paths(files) == [new_name, a.file_name()]
     check_shape(files)
 
@@ -517,22 +348,22 @@ def test_files_deleted_or_renamed_on_disk(editor: Editor) -> None:
 
 def test_each_window_sees_only_its_own_files(editor: Editor) -> None:
     first = editor.host.window
-    editor.workspace(first, "one")
+    editor.folder("one", first)
     editor.load()
     in_first = editor.open("first.py", window=first)
     second = editor.user.new_window()
-    editor.workspace(second, "two")
-    cli_one, cli_two = editor.connect(first), editor.connect(second)
-    assert open_files(cli_two.next()) == []
+    editor.folder("two", second)
+    cli_one, cli_two = editor.cli(window=first), editor.cli(window=second)
+    assert open_files(cli_two.next_context()) == []
     in_second = editor.open("second.py", "x\n", window=second)
-    files_two = cli_two.wait_for(lambda fs: paths(fs) == [in_second.file_name()])
+    files_two = cli_two.wait_files(lambda fs: paths(fs) == [in_second.file_name()])
     assert files_two[0]["isActive"] is True
     editor.user.click(in_second, 1)
-    cli_two.wait_for(lambda fs: fs[0]["cursor"]["character"] == 2)
-    files_one = [open_files(c) for c in cli_one.quiet(0.3)]
+    cli_two.wait_files(lambda fs: fs[0]["cursor"]["character"] == 2)
+    files_one = [open_files(c) for c in cli_one.contexts_within(0.3)]
     assert all(paths(fs) == [in_first.file_name()] for fs in files_one)
     # Focus goes back to the first window: only its CLIs hear about it.
     editor.user.click(in_first, 3)
-    files = cli_one.wait_for(lambda fs: fs[0]["cursor"]["character"] == 4)
+    files = cli_one.wait_files(lambda fs: fs[0]["cursor"]["character"] == 4)
     assert paths(files) == [in_first.file_name()]
-    assert all(paths(open_files(c)) == [in_second.file_name()] for c in cli_two.quiet(0.3))
+    assert all(paths(open_files(c)) == [in_second.file_name()] for c in cli_two.contexts_within(0.3))

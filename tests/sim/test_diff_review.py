@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sim.diff_support import BUILT_PACKAGE, DIFF_VIEW, Editor, start_editor
+from tests.support.editor import BUILT_PACKAGE, DIFF_VIEW, Editor, open_editor
 
 TWO_COLUMNS = {"cols": [0.0, 0.5, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1], [1, 0, 2, 1]]}
 ONE_GROUP = {"cols": [0.0, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1]]}
@@ -17,7 +17,8 @@ ONE_GROUP = {"cols": [0.0, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1]]}
 
 @pytest.fixture
 def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
-    yield from start_editor(tmp_path, monkeypatch)
+    with open_editor(tmp_path, monkeypatch) as editor:
+        yield editor
 
 
 def accepted(path: Path, content: str) -> dict[str, object]:
@@ -32,8 +33,7 @@ def rejected(path: Path) -> dict[str, object]:
 
 
 def test_open_diff_answers_at_once_and_shows_a_side_by_side_review(editor: Editor) -> None:
-    path = editor.workspace / "app.py"
-    path.write_text("def f():\n    return 1\n")
+    path = editor.file("app.py", "def f():\n    return 1\n")
     cli = editor.cli()
 
     assert cli.open_diff(path, "def f():\n    return 2\n") == {"content": [], "isError": False}
@@ -71,8 +71,7 @@ def test_the_review_opens_in_the_window_whose_folder_holds_the_file(editor: Edit
     path.write_text("old\n")
     cli = editor.cli()  # connected to the first window's server
 
-    cli.open_diff(path, "new\n")
-    original, proposed = editor.review(path, window=second)
+    original, proposed = editor.propose(cli, path, "new\n", window=second)
     assert original.window() == second and proposed.window() == second
     editor.host.user.click_phantom(proposed, "accept")
     assert cli.next_notification() == accepted(path, "new\n")
@@ -83,15 +82,12 @@ def test_the_review_opens_in_the_window_whose_folder_holds_the_file(editor: Edit
 
 def test_accept_link_sends_the_edited_text_and_restores_layout_and_focus(editor: Editor) -> None:
     user = editor.host.user
-    notes = editor.workspace / "notes.txt"
-    notes.write_text("my notes\n")
+    notes = editor.file("notes.txt", "my notes\n")
     notes_view = user.open_file(notes)
-    path = editor.workspace / "a.txt"
-    path.write_text("one\ntwo\nthree\n")
+    path = editor.file("a.txt", "one\ntwo\nthree\n")
     owner, bystander = editor.cli("owner"), editor.cli("bystander")
 
-    owner.open_diff(path, "one\nTWO\nthree\n")
-    original, proposed = editor.review(path)
+    original, proposed = editor.propose(owner, path, "one\nTWO\nthree\n")
     user.replace(proposed, (8, 13), "HAND-EDITED")  # "three" -> by hand
     user.click_phantom(proposed, "accept")
 
@@ -106,11 +102,9 @@ def test_accept_link_sends_the_edited_text_and_restores_layout_and_focus(editor:
 
 
 def test_reject_link_sends_a_rejection(editor: Editor) -> None:
-    path = editor.workspace / "a.txt"
-    path.write_text("x\n")
+    path = editor.file("a.txt", "x\n")
     cli = editor.cli()
-    cli.open_diff(path, "y\n")
-    _, proposed = editor.review(path)
+    _, proposed = editor.propose(cli, path, "y\n")
 
     editor.host.user.click_phantom(proposed, "reject")
     assert cli.next_notification() == rejected(path)
@@ -123,11 +117,9 @@ def test_reject_link_sends_a_rejection(editor: Editor) -> None:
     ("command", "method"), [("qwen_accept_diff", "ide/diffAccepted"), ("qwen_reject_diff", "ide/diffRejected")]
 )
 def test_palette_commands_answer_the_focused_review(editor: Editor, command: str, method: str) -> None:
-    path = editor.workspace / "a.txt"
-    path.write_text("x\n")
+    path = editor.file("a.txt", "x\n")
     cli = editor.cli()
-    cli.open_diff(path, "y\n")
-    original, _ = editor.review(path)
+    original, _ = editor.propose(cli, path, "y\n")
 
     editor.host.user.focus(original)  # either tab of the review answers it
     editor.host.user.run_command(command)
@@ -144,15 +136,12 @@ def test_palette_lists_both_commands(editor: Editor) -> None:
 
 def test_key_bindings_work_only_in_review_tabs(editor: Editor) -> None:
     user = editor.host.user
-    other = editor.workspace / "other.txt"
-    other.write_text("o\n")
+    other = editor.file("other.txt", "o\n")
     other_view = user.open_file(other)
-    path = editor.workspace / "a.txt"
-    path.write_text("x\n")
+    path = editor.file("a.txt", "x\n")
     cli = editor.cli()
 
-    cli.open_diff(path, "y\n")
-    _, proposed = editor.review(path)
+    _, proposed = editor.propose(cli, path, "y\n")
     user.focus(other_view)
     assert user.press_key("ctrl+k, y") is None  # outside a review: not ours
     assert cli.quiet()
@@ -162,8 +151,7 @@ def test_key_bindings_work_only_in_review_tabs(editor: Editor) -> None:
     assert binding is not None and binding.command == "qwen_accept_diff"
     assert cli.next_notification() == accepted(path, "y\n")
 
-    cli.open_diff(path, "z\n")
-    _, proposed = editor.review(path)
+    _, proposed = editor.propose(cli, path, "z\n")
     user.focus(proposed)
     binding = user.press_key("ctrl+k, n")
     assert binding is not None and binding.command == "qwen_reject_diff"
@@ -171,11 +159,9 @@ def test_key_bindings_work_only_in_review_tabs(editor: Editor) -> None:
 
 
 def test_saving_the_proposal_accepts_it_and_writes_nothing(editor: Editor) -> None:
-    path = editor.workspace / "a.txt"
-    path.write_text("x\n")
+    path = editor.file("a.txt", "x\n")
     cli = editor.cli()
-    cli.open_diff(path, "y\n")
-    _, proposed = editor.review(path)
+    _, proposed = editor.propose(cli, path, "y\n")
 
     editor.host.user.type(proposed, "typed ")
     editor.host.user.save(proposed)  # ctrl+s
@@ -187,11 +173,9 @@ def test_saving_the_proposal_accepts_it_and_writes_nothing(editor: Editor) -> No
 
 @pytest.mark.parametrize("side", [0, 1])
 def test_closing_either_tab_rejects_and_closes_the_other(editor: Editor, side: int) -> None:
-    path = editor.workspace / "a.txt"
-    path.write_text("x\n")
+    path = editor.file("a.txt", "x\n")
     cli = editor.cli()
-    cli.open_diff(path, "y\n")
-    views = editor.review(path)
+    views = editor.propose(cli, path, "y\n")
 
     assert editor.host.user.close(views[side])
     assert cli.next_notification() == rejected(path)
@@ -226,8 +210,7 @@ def test_accepted_text_keeps_the_proposals_line_endings_and_the_final_newline(ed
     for number, (on_disk, proposal, edit, sent) in enumerate(LINE_ENDING_CASES):
         path = editor.workspace / f"f{number}.txt"
         path.write_bytes(on_disk)
-        cli.open_diff(path, proposal)
-        original, proposed = editor.review(path)
+        original, proposed = editor.propose(cli, path, proposal)
         assert "\r" not in editor.text(original) + editor.text(proposed)  # Sublime's buffers hold `\n`
         if edit is not None:
             start = editor.text(proposed).index(edit[0])
@@ -241,8 +224,7 @@ def test_non_ascii_text_round_trips(editor: Editor) -> None:
     path = editor.workspace / "ünï.md"
     path.write_text("Grüße\n", encoding="utf-8")
     cli = editor.cli()
-    cli.open_diff(path, "Grüße, 世界 — ✓ 🎉\n")
-    original, proposed = editor.review(path)
+    original, proposed = editor.propose(cli, path, "Grüße, 世界 — ✓ 🎉\n")
     assert editor.text(original) == "Grüße\n"
 
     editor.host.user.click(proposed, proposed.size() - 1)
@@ -252,11 +234,9 @@ def test_non_ascii_text_round_trips(editor: Editor) -> None:
 
 
 def test_an_emptied_proposal_is_not_accepted(editor: Editor) -> None:
-    path = editor.workspace / "a.txt"
-    path.write_text("x\n")
+    path = editor.file("a.txt", "x\n")
     cli = editor.cli()
-    cli.open_diff(path, "y\n")
-    _, proposed = editor.review(path)
+    _, proposed = editor.propose(cli, path, "y\n")
 
     editor.host.user.replace(proposed, (0, proposed.size()), "")
     editor.host.user.click_phantom(proposed, "accept")
@@ -273,8 +253,7 @@ def test_an_emptied_proposal_is_not_accepted(editor: Editor) -> None:
 def test_a_new_file_shows_an_empty_original_and_a_rejection_leaves_nothing(editor: Editor) -> None:
     path = editor.workspace / "sub" / "new.py"
     cli = editor.cli()
-    cli.open_diff(path, "print('new')\n")
-    original, proposed = editor.review(path)
+    original, proposed = editor.propose(cli, path, "print('new')\n")
 
     assert original.name() == "new.py (new file)" and editor.text(original) == ""
     assert "does not exist yet" in editor.phantom_html(proposed)
@@ -289,24 +268,21 @@ def test_a_new_file_shows_an_empty_original_and_a_rejection_leaves_nothing(edito
 def test_an_accepted_new_file_sends_its_text(editor: Editor) -> None:
     path = editor.workspace / "new.txt"
     cli = editor.cli()
-    cli.open_diff(path, "fresh")
-    _, proposed = editor.review(path)
+    _, proposed = editor.propose(cli, path, "fresh")
     editor.host.user.save(proposed)
     assert cli.next_notification() == accepted(path, "fresh")
 
 
 def test_unsaved_changes_are_shown_explained_and_kept(editor: Editor) -> None:
     user = editor.host.user
-    path = editor.workspace / "a.txt"
-    path.write_text("disk line\n")
+    path = editor.file("a.txt", "disk line\n")
     buffer = user.open_file(path)
     user.click(buffer, buffer.size())
     user.type(buffer, "unsaved line\n")
     assert buffer.is_dirty()
     cli = editor.cli()
 
-    cli.open_diff(path, "disk line\nproposed line\n")
-    original, proposed = editor.review(path)
+    original, proposed = editor.propose(cli, path, "disk line\nproposed line\n")
     # The left side is the buffer as the user sees it, unsaved work included.
     assert editor.text(original) == "disk line\nunsaved line\n"
     assert editor.host.view_state(proposed).buffer.reference_document == "disk line\nunsaved line\n"
@@ -324,13 +300,11 @@ def test_unsaved_changes_are_shown_explained_and_kept(editor: Editor) -> None:
 
 def test_rejecting_a_review_of_a_dirty_file_keeps_the_buffer(editor: Editor) -> None:
     user = editor.host.user
-    path = editor.workspace / "a.txt"
-    path.write_text("disk\n")
+    path = editor.file("a.txt", "disk\n")
     buffer = user.open_file(path)
     user.type(buffer, "mine ")
     cli = editor.cli()
-    cli.open_diff(path, "theirs\n")
-    original, _ = editor.review(path)
+    original, _ = editor.propose(cli, path, "theirs\n")
 
     user.close(original)
     assert cli.next_notification() == rejected(path)
@@ -343,11 +317,9 @@ def test_rejecting_a_review_of_a_dirty_file_keeps_the_buffer(editor: Editor) -> 
 
 
 def test_a_second_open_diff_for_the_same_file_replaces_the_first(editor: Editor) -> None:
-    path = editor.workspace / "a.txt"
-    path.write_text("x\n")
+    path = editor.file("a.txt", "x\n")
     first, second = editor.cli("first"), editor.cli("second")
-    first.open_diff(path, "from first\n")
-    editor.review(path)
+    editor.propose(first, path, "from first\n")
 
     second.open_diff(path, "from second\n")
     assert first.next_notification() == rejected(path)
@@ -363,11 +335,9 @@ def test_a_second_open_diff_for_the_same_file_replaces_the_first(editor: Editor)
 
 
 def test_a_replaced_review_keeps_what_the_user_typed(editor: Editor) -> None:
-    path = editor.workspace / "a.txt"
-    path.write_text("x\n")
+    path = editor.file("a.txt", "x\n")
     cli = editor.cli()
-    cli.open_diff(path, "first\n")
-    _, old = editor.review(path)
+    _, old = editor.propose(cli, path, "first\n")
     editor.host.user.type(old, "my edit ")
 
     cli.open_diff(path, "second\n")
@@ -414,12 +384,10 @@ def test_a_window_with_several_groups_gets_its_layout_and_tabs_back(editor: Edit
     top = user.open_file(top_file, group=0)
     bottom = user.open_file(bottom_file, group=1)
     user.focus(bottom)
-    path = editor.workspace / "a.txt"
-    path.write_text("x\n")
+    path = editor.file("a.txt", "x\n")
     cli = editor.cli()
 
-    cli.open_diff(path, "y\n")
-    _, proposed = editor.review(path)
+    _, proposed = editor.propose(cli, path, "y\n")
     assert window.layout() == TWO_COLUMNS
     user.click_phantom(proposed, "reject")
     cli.next_notification()
@@ -436,8 +404,7 @@ def test_close_diff_returns_the_current_text_and_rejects(editor: Editor) -> None
     path = editor.workspace / "a.txt"
     path.write_bytes(b"x\r\n")
     cli = editor.cli()
-    cli.open_diff(path, "y\n")
-    _, proposed = editor.review(path)
+    _, proposed = editor.propose(cli, path, "y\n")
     editor.host.user.type(proposed, "edited ")
 
     assert cli.close_diff(path) == "edited y\n"
@@ -448,11 +415,9 @@ def test_close_diff_returns_the_current_text_and_rejects(editor: Editor) -> None
 
 
 def test_close_diff_with_suppress_notification_sends_nothing(editor: Editor) -> None:
-    path = editor.workspace / "a.txt"
-    path.write_text("x\n")
+    path = editor.file("a.txt", "x\n")
     cli = editor.cli()
-    cli.open_diff(path, "y\n")
-    editor.review(path)
+    editor.propose(cli, path, "y\n")
 
     assert cli.close_diff(path, suppress=True) == "y\n"
     editor.settle()
@@ -463,14 +428,11 @@ def test_close_diff_with_suppress_notification_sends_nothing(editor: Editor) -> 
 
 def test_edits_survive_when_the_terminal_answers_first(editor: Editor) -> None:
     user = editor.host.user
-    terminal_file = editor.workspace / "terminal.txt"
-    terminal_file.write_text("$ qwen\n")
+    terminal_file = editor.file("terminal.txt", "$ qwen\n")
     terminal = user.open_file(terminal_file)
-    path = editor.workspace / "a.txt"
-    path.write_text("x\n")
+    path = editor.file("a.txt", "x\n")
     cli = editor.cli()
-    cli.open_diff(path, "y\n")
-    _, proposed = editor.review(path)
+    _, proposed = editor.propose(cli, path, "y\n")
     user.type(proposed, "precious ")
 
     assert cli.close_diff(path, suppress=True) == "precious y\n"
@@ -500,11 +462,9 @@ def test_close_diff_of_a_path_without_a_review_answers_null(editor: Editor) -> N
 
 
 def test_a_review_whose_session_ends_is_orphaned_and_accepting_it_is_harmless(editor: Editor) -> None:
-    path = editor.workspace / "a.txt"
-    path.write_text("x\n")
+    path = editor.file("a.txt", "x\n")
     owner, other = editor.cli("owner"), editor.cli("other")
-    owner.open_diff(path, "y\n")
-    _, proposed = editor.review(path)
+    _, proposed = editor.propose(owner, path, "y\n")
     assert "Orphaned" not in editor.phantom_html(proposed)
 
     owner.delete()
@@ -562,8 +522,7 @@ def test_closing_the_window_that_holds_a_review_rejects_it(editor: Editor, tmp_p
     path = other_folder / "a.txt"
     path.write_text("x\n")
     cli = editor.cli(window=editor.host.windows()[0])
-    cli.open_diff(path, "y\n")
-    editor.review(path, window=second)
+    editor.propose(cli, path, "y\n", window=second)
 
     assert editor.host.user.close_window(second)
     assert cli.next_notification() == rejected(path)
@@ -571,11 +530,9 @@ def test_closing_the_window_that_holds_a_review_rejects_it(editor: Editor, tmp_p
 
 
 def test_a_reload_of_the_package_ends_open_reviews_without_losing_the_proposal(editor: Editor) -> None:
-    path = editor.workspace / "a.txt"
-    path.write_text("x\n")
+    path = editor.file("a.txt", "x\n")
     cli = editor.cli()
-    cli.open_diff(path, "y\n")
-    original, proposed = editor.review(path)
+    original, proposed = editor.propose(cli, path, "y\n")
     editor.host.user.type(proposed, "mine ")
 
     editor.host.reload_package("QwenCompanion")
@@ -595,11 +552,9 @@ def test_close_diff_answers_even_when_the_main_thread_is_busy(editor: Editor) ->
 
     module = sys.modules["QwenCompanion.plugin.diff_views"]
     module.CLOSE_TIMEOUT = 0.2
-    path = editor.workspace / "a.txt"
-    path.write_text("x\n")
+    path = editor.file("a.txt", "x\n")
     cli = editor.cli()
-    cli.open_diff(path, "y\n")
-    editor.review(path)
+    editor.propose(cli, path, "y\n")
 
     busy = threading.Thread(target=lambda: editor.host.run_on_main(lambda: time.sleep(1.5)))
     busy.start()

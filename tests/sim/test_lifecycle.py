@@ -19,32 +19,30 @@ from typing import Any
 
 import pytest
 
-from tests.sim.diff_support import BUILT_PACKAGE, McpClient
 from tests.sublime_sim import SimulatedHost
+from tests.support.editor import (
+    BUILT_PACKAGE, PACKAGE, ROOT, Editor, isolate_home, open_editor, read_locks, require_built,
+)
+from tests.support.mcp_client import WAIT, McpClient
 
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = "QwenCompanion"
-WAIT = 10.0
 SERVER_THREAD = "QwenCompanion server"
 
 
 @pytest.fixture
-def lock_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("QWEN_HOME", raising=False)
-    return home / ".qwen" / "ide"
+def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
+    """Installed, not loaded: each test loads the package itself."""
+    with open_editor(tmp_path, monkeypatch, load=False) as editor:
+        yield editor
 
 
 @pytest.fixture
-def host(tmp_path: Path, lock_dir: Path) -> Iterator[SimulatedHost]:
-    if not (BUILT_PACKAGE / "boot.py").is_file():
-        pytest.fail("the package is not built: run `make build` first", pytrace=False)
-    host = SimulatedHost(tmp_path / "Packages")
-    host.install_package(BUILT_PACKAGE, PACKAGE)
-    yield host
-    host.close()
+def host(editor: Editor) -> SimulatedHost:
+    return editor.host
+
+
+@pytest.fixture
+def lock_dir(editor: Editor) -> Path:
+    return editor.lock_dir
 
 
 def folder(tmp_path: Path, name: str) -> str:
@@ -53,27 +51,16 @@ def folder(tmp_path: Path, name: str) -> str:
     return str(path.resolve())
 
 
-def locks(lock_dir: Path) -> dict[int, dict[str, Any]]:
-    """port -> lock content, for every lock file present."""
-    found = {}
-    for path in lock_dir.glob("*.lock"):
-        try:
-            found[int(path.stem)] = json.loads(path.read_text())
-        except FileNotFoundError:
-            continue
-    return found
-
-
 def wait_locks(host: SimulatedHost, lock_dir: Path, workspaces: list[str]) -> dict[int, dict[str, Any]]:
     """Wait until the lock files describe exactly these workspaces."""
     def match() -> dict[int, dict[str, Any]] | None:
-        current = locks(lock_dir)
+        current = read_locks(lock_dir)
         return current if sorted(i["workspacePath"] for i in current.values()) == sorted(workspaces) else None
 
     try:
         return host.wait_for(match, timeout=WAIT)
     except TimeoutError:
-        raise AssertionError(f"lock files {locks(lock_dir)} do not describe {workspaces}") from None
+        raise AssertionError(f"lock files {read_locks(lock_dir)} do not describe {workspaces}") from None
 
 
 def server_threads() -> list[threading.Thread]:
@@ -145,7 +132,7 @@ def test_unloading_leaves_no_thread_socket_or_lock_file(host: SimulatedHost, loc
 
     host.unload_package(PACKAGE)
 
-    assert locks(lock_dir) == {}
+    assert read_locks(lock_dir) == {}
     assert server_threads() == []
     assert refuses(port)
     host.assert_no_errors()
@@ -158,7 +145,7 @@ def test_quitting_sublime_removes_the_lock_files(host: SimulatedHost, lock_dir: 
 
     host.quit()  # on_exit, not plugin_unloaded, as in Sublime
 
-    assert locks(lock_dir) == {}
+    assert read_locks(lock_dir) == {}
     assert server_threads() == []
     assert refuses(port)
 
@@ -176,7 +163,7 @@ def test_twenty_reloads_leave_exactly_one_live_server_per_window(
     for _ in range(20):
         # Reload right away, sometimes before the previous start finished.
         host.reload_package(PACKAGE)
-        seen_ports |= set(locks(lock_dir))
+        seen_ports |= set(read_locks(lock_dir))
     host.wait_idle()
     final = wait_locks(host, lock_dir, [folder(tmp_path, "a"), folder(tmp_path, "b")])
 
@@ -236,7 +223,9 @@ MISMATCH_SCRIPT = textwrap.dedent(
 )
 
 
-def test_a_pydantic_core_mismatch_shows_one_clear_message(tmp_path: Path, lock_dir: Path) -> None:
+def test_a_pydantic_core_mismatch_shows_one_clear_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    require_built()
+    home = isolate_home(monkeypatch, tmp_path / "home")  # no host here: the subprocess runs it
     fake = tmp_path / "fake" / "pydantic"
     fake.mkdir(parents=True)
     # The text real pydantic raises when pydantic-core does not match.
@@ -246,7 +235,7 @@ def test_a_pydantic_core_mismatch_shows_one_clear_message(tmp_path: Path, lock_d
     )
     done = subprocess.run(
         [sys.executable, "-c", MISMATCH_SCRIPT, str(fake.parent), str(ROOT), str(tmp_path / "Packages"), str(BUILT_PACKAGE)],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(lock_dir.parent.parent)},
+        capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
@@ -256,4 +245,4 @@ def test_a_pydantic_core_mismatch_shows_one_clear_message(tmp_path: Path, lock_d
     assert kind == "error"
     assert "pydantic-core" in message and "Satisfy Libraries" in message
     assert "Traceback" not in message
-    assert locks(lock_dir) == {}
+    assert read_locks(home / ".qwen" / "ide") == {}

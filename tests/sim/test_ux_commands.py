@@ -9,11 +9,9 @@ or written. `qwen` on PATH is a stub that prints a version.
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import os
-import socket
 import stat
 import textwrap
 from collections.abc import Iterator
@@ -23,13 +21,11 @@ from typing import Any
 import pytest
 
 from tests.sublime_sim import SimulatedHost
+from tests.support.editor import BUILT_PACKAGE, PACKAGE, Editor, open_editor
+from tests.support.mcp_client import WAIT, McpClient
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILT = ROOT / "dist" / "QwenCompanion"
-PACKAGE = "QwenCompanion"
 STATUS_KEY = "qwen_companion"
 REPORT_NAME = "Qwen Code: Diagnose Connection"
-WAIT = 10.0
 
 FAKE_TERMINUS = '''
 """A stand-in for Terminus's `terminus_open`: records its arguments and, like
@@ -60,12 +56,10 @@ class TerminusOpenCommand(sublime_plugin.WindowCommand):
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An isolated HOME with qwen settings, and a `qwen` stub first on PATH."""
+    """The HOME for `open_editor`, with qwen settings, and a `qwen` stub first on PATH."""
     home = tmp_path / "home"
     (home / ".qwen").mkdir(parents=True)
     write_qwen_settings(home, {"ide": {"enabled": True}, "tools": {"approvalMode": "default"}})
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("QWEN_HOME", raising=False)
     monkeypatch.delenv("QWEN_CODE_IDE_SERVER_PORT", raising=False)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -93,48 +87,27 @@ def record(tmp_path: Path) -> Path:
     return tmp_path / "terminus-calls.jsonl"
 
 
-def make_host(tmp_path: Path, record: Path, *, terminus: bool) -> SimulatedHost:
-    if not (BUILT / ".no-sublime-package").exists():
-        pytest.fail("the package is not built: run `make build`")
-    packages = tmp_path / "Packages"
-    packages.mkdir()
-    host = SimulatedHost(packages)
-    host.install_package(BUILT, PACKAGE)
-    if terminus:
-        terminus_dir = packages / "Terminus"
-        terminus_dir.mkdir()
-        (terminus_dir / "Terminus.sublime-settings").write_text("{}\n")
-        (terminus_dir / "fake_terminus.py").write_text(textwrap.dedent(FAKE_TERMINUS.format(record=str(record))))
-        host.load_package("Terminus")
-    return host
-
-
-def start(host: SimulatedHost, folders: list[Path], home: Path) -> dict[str, Any]:
-    """Load the package into the host's window and wait for its lock file."""
-    if folders:
-        host.user.set_folders([str(f) for f in folders])
-    host.load_package(PACKAGE)
-    lock = host.wait_for(lambda: lock_of(home), timeout=WAIT)
-    host.wait_idle()
-    return lock
-
-
-def lock_of(home: Path) -> dict[str, Any] | None:
-    locks = list((home / ".qwen" / "ide").glob("*.lock"))
-    if len(locks) != 1:
-        return None
-    try:
-        data: dict[str, Any] = json.loads(locks[0].read_text())
-    except FileNotFoundError:  # removed between glob and read (a restart)
-        return None
-    return data
+def install_terminus(host: SimulatedHost, record: Path) -> None:
+    """Install and load the stand-in Terminus."""
+    terminus_dir = host.packages_dir / "Terminus"
+    terminus_dir.mkdir()
+    (terminus_dir / "Terminus.sublime-settings").write_text("{}\n")
+    (terminus_dir / "fake_terminus.py").write_text(textwrap.dedent(FAKE_TERMINUS.format(record=str(record))))
+    host.load_package("Terminus")
 
 
 @pytest.fixture
-def host(tmp_path: Path, home: Path, record: Path) -> Iterator[SimulatedHost]:
-    host = make_host(tmp_path, record, terminus=True)
-    yield host
-    host.close()
+def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: Path, workspace: Path) -> Iterator[Editor]:
+    """Not loaded yet: each test calls `editor.load`."""
+    with open_editor(tmp_path, monkeypatch, home=home, workspace=workspace, load=False) as editor:
+        yield editor
+
+
+@pytest.fixture
+def host(editor: Editor, record: Path) -> SimulatedHost:
+    """The editor's host, with the stand-in Terminus loaded."""
+    install_terminus(editor.host, record)
+    return editor.host
 
 
 def calls(record: Path) -> list[dict[str, Any]]:
@@ -154,72 +127,13 @@ def wait_status(host: SimulatedHost, view: Any, text: str) -> None:
         raise AssertionError(f"status is {status(host, view)!r}, expected {text!r}") from None
 
 
-# --- a CLI over raw HTTP ------------------------------------------------------------
-
-
-class RawCli:
-    """What the CLI does on the wire: initialize, then hold the SSE stream open."""
-
-    def __init__(self, port: int, token: str) -> None:
-        self.port = port
-        self.token = token
-        self.session = ""
-        self.stream: socket.socket | None = None
-
-    def post(self, body: dict[str, Any], token: str | None = None, session: str | None = None) -> http.client.HTTPResponse:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=WAIT)
-        headers = {
-            "Authorization": f"Bearer {token or self.token}",
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-        }
-        if session:
-            headers["Mcp-Session-Id"] = session
-        conn.request("POST", "/mcp", body=json.dumps(body), headers=headers)
-        response = conn.getresponse()
-        response.read()
-        conn.close()
-        return response
-
-    def connect(self) -> RawCli:
-        response = self.post({
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw-cli", "version": "1"}},
-        })
-        assert response.status == 200
-        self.session = response.getheader("Mcp-Session-Id") or ""
-        assert self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session=self.session).status == 202
-        sock = socket.create_connection(("127.0.0.1", self.port), timeout=WAIT)
-        sock.sendall(
-            f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nAuthorization: Bearer {self.token}\r\n"
-            f"Accept: text/event-stream\r\nMcp-Session-Id: {self.session}\r\n\r\n".encode()
-        )
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = sock.recv(4096)
-            assert chunk, "the stream closed before its headers"
-            head += chunk
-        assert head.startswith(b"HTTP/1.1 200"), head
-        self.stream = sock
-        return self
-
-    def leave(self) -> None:
-        """End the session (DELETE) and drop the stream."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=WAIT)
-        conn.request("DELETE", "/mcp", headers={"Authorization": f"Bearer {self.token}", "Mcp-Session-Id": self.session})
-        assert conn.getresponse().status == 200
-        conn.close()
-        if self.stream is not None:
-            self.stream.close()
-
-
 # --- Open in Terminal -----------------------------------------------------------------
 
 
 def test_open_in_terminal_passes_cwd_env_command_tag_and_auto_close(
-    host: SimulatedHost, home: Path, workspace: Path, record: Path
+    host: SimulatedHost, editor: Editor, workspace: Path, record: Path
 ) -> None:
-    lock = start(host, [workspace], home)
+    lock = editor.load([workspace])
     host.user.run_command("qwen_open_terminal")
     host.wait_for(lambda: calls(record), timeout=WAIT)
     host.wait_idle()
@@ -245,9 +159,9 @@ def test_open_in_terminal_passes_cwd_env_command_tag_and_auto_close(
 
 
 def test_open_in_terminal_reuses_the_running_terminal(
-    host: SimulatedHost, home: Path, workspace: Path, record: Path
+    host: SimulatedHost, editor: Editor, workspace: Path, record: Path
 ) -> None:
-    start(host, [workspace], home)
+    editor.load([workspace])
     host.user.run_command("qwen_open_terminal")
     host.wait_for(lambda: calls(record), timeout=WAIT)
     host.wait_idle()
@@ -266,9 +180,9 @@ def test_open_in_terminal_reuses_the_running_terminal(
 
 
 def test_window_without_folder_uses_the_active_files_folder(
-    host: SimulatedHost, home: Path, workspace: Path, record: Path
+    host: SimulatedHost, editor: Editor, workspace: Path, record: Path
 ) -> None:
-    start(host, [], home)
+    editor.load()
     host.user.open_file(workspace / "src" / "main.py")
     host.user.run_command("qwen_open_terminal")
     host.wait_for(lambda: calls(record), timeout=WAIT)
@@ -280,9 +194,9 @@ def test_window_without_folder_uses_the_active_files_folder(
 
 
 def test_settings_for_the_terminal_apply_without_restart(
-    host: SimulatedHost, home: Path, workspace: Path, record: Path
+    host: SimulatedHost, editor: Editor, workspace: Path, record: Path
 ) -> None:
-    start(host, [workspace], home)
+    editor.load([workspace])
     host.user.edit_settings_file("QwenCompanion.sublime-settings", {
         "qwen_command": ["qwen", "--approval-mode", "default"],
         "terminal_location": "tab",
@@ -304,56 +218,53 @@ def test_settings_for_the_terminal_apply_without_restart(
 # --- without Terminus -------------------------------------------------------------------
 
 
-def test_without_terminus_one_message_then_the_connect_command(
-    tmp_path: Path, home: Path, workspace: Path, record: Path
-) -> None:
-    host = make_host(tmp_path, record, terminus=False)
-    try:
-        lock = start(host, [workspace], home)
-        host.user.run_command("qwen_open_terminal")
-        host.wait_idle()
-        [dialog] = host.dialogs
-        assert dialog.kind == "ok_cancel"
-        assert "Install Package → Terminus" in dialog.message
-        assert "Copy Connect Command" in dialog.message
-        assert "also finds this window without them" in dialog.message
-        assert host.sublime.get_clipboard() == (
-            f"export QWEN_CODE_IDE_SERVER_PORT={lock['port']}\n"
-            f"export QWEN_CODE_IDE_WORKSPACE_PATH={workspace}\n"
-            f"cd {workspace} && qwen\n"
-        )
-        assert not calls(record)
-        assert not host.unknown_commands  # terminus_open was never tried
+def test_without_terminus_one_message_then_the_connect_command(editor: Editor, workspace: Path, record: Path) -> None:
+    host = editor.host
+    lock = editor.load([workspace])
+    host.user.run_command("qwen_open_terminal")
+    host.wait_idle()
+    [dialog] = host.dialogs
+    assert dialog.kind == "ok_cancel"
+    assert "Install Package → Terminus" in dialog.message
+    assert "Copy Connect Command" in dialog.message
+    assert "also finds this window without them" in dialog.message
+    assert host.sublime.get_clipboard() == (
+        f"export QWEN_CODE_IDE_SERVER_PORT={lock['port']}\n"
+        f"export QWEN_CODE_IDE_WORKSPACE_PATH={workspace}\n"
+        f"cd {workspace} && qwen\n"
+    )
+    assert not calls(record)
+    assert not host.unknown_commands  # terminus_open was never tried
 
-        # Declined: nothing is copied.
-        host.sublime.set_clipboard("")
-        host.answers.push("ok_cancel", False)
-        host.user.run_command("qwen_open_terminal")
-        host.wait_idle()
-        assert host.sublime.get_clipboard() == ""
-        host.assert_no_errors()
-    finally:
-        host.close()
+    # Declined: nothing is copied.
+    host.sublime.set_clipboard("")
+    host.answers.push("ok_cancel", False)
+    host.user.run_command("qwen_open_terminal")
+    host.wait_idle()
+    assert host.sublime.get_clipboard() == ""
+    host.assert_no_errors()
 
 
 # --- the status bar ---------------------------------------------------------------------
 
 
-def test_status_bar_follows_clis_connecting_and_leaving(host: SimulatedHost, home: Path, workspace: Path) -> None:
-    lock = start(host, [workspace], home)
+def test_status_bar_follows_clis_connecting_and_leaving(host: SimulatedHost, editor: Editor, workspace: Path) -> None:
+    editor.load([workspace])
     view = host.user.open_file(workspace / "src" / "main.py")
     wait_status(host, view, "Qwen ○")
 
-    first = RawCli(lock["port"], lock["authToken"]).connect()
+    first = editor.cli("raw-cli")
     wait_status(host, view, "Qwen ● 1")
-    second = RawCli(lock["port"], lock["authToken"]).connect()
+    second = editor.cli("raw-cli")
     wait_status(host, view, "Qwen ● 2")
     other = host.user.new_file()  # a view opened later gets the text when activated
     wait_status(host, other, "Qwen ● 2")
 
-    first.leave()
+    first.delete()
+    first.close()
     wait_status(host, view, "Qwen ● 1")
-    second.leave()
+    second.delete()
+    second.close()
     wait_status(host, view, "Qwen ○")
 
     host.user.edit_settings_file("QwenCompanion.sublime-settings", {"status_bar": False})
@@ -363,14 +274,14 @@ def test_status_bar_follows_clis_connecting_and_leaving(host: SimulatedHost, hom
     host.assert_no_errors()
 
 
-def test_restart_server_gets_a_new_port_and_lock_file(host: SimulatedHost, home: Path, workspace: Path) -> None:
-    old = start(host, [workspace], home)
+def test_restart_server_gets_a_new_port_and_lock_file(host: SimulatedHost, editor: Editor, home: Path, workspace: Path) -> None:
+    old = editor.load([workspace])
     view = host.user.open_file(workspace / "src" / "main.py")
-    cli = RawCli(old["port"], old["authToken"]).connect()  # kept: dropping it closes the stream
+    editor.cli("raw-cli")
     wait_status(host, view, "Qwen ● 1")
 
     host.user.run_command("qwen_restart_server")
-    new = host.wait_for(lambda: (lock := lock_of(home)) and lock["port"] != old["port"] and lock, timeout=WAIT)
+    new = host.wait_for(lambda: (lock := editor.find_lock()) and lock["port"] != old["port"] and lock, timeout=WAIT)
     assert new["authToken"] != old["authToken"]
     assert not (home / ".qwen" / "ide" / f"{old['port']}.lock").exists()
     wait_status(host, view, "Qwen ○")
@@ -395,9 +306,9 @@ def diagnose(host: SimulatedHost, folder: Path | str) -> str:
     return text
 
 
-def test_diagnose_a_healthy_server(host: SimulatedHost, home: Path, workspace: Path) -> None:
-    lock = start(host, [workspace], home)
-    cli = RawCli(lock["port"], lock["authToken"]).connect()  # kept: dropping it closes the stream
+def test_diagnose_a_healthy_server(host: SimulatedHost, editor: Editor, home: Path, workspace: Path) -> None:
+    lock = editor.load([workspace])
+    editor.cli("raw-cli")
     text = diagnose(host, workspace / "src")
     assert "Most likely reason a CLI started in" in text
     assert "None found: 1 CLI(s) connected." in text
@@ -417,8 +328,8 @@ def test_diagnose_a_healthy_server(host: SimulatedHost, home: Path, workspace: P
     host.assert_no_errors()
 
 
-def test_diagnose_a_missing_lock_file(host: SimulatedHost, home: Path, workspace: Path) -> None:
-    lock = start(host, [workspace], home)
+def test_diagnose_a_missing_lock_file(host: SimulatedHost, editor: Editor, home: Path, workspace: Path) -> None:
+    lock = editor.load([workspace])
     path = home / ".qwen" / "ide" / f"{lock['port']}.lock"
     path.unlink()
     text = diagnose(host, workspace)
@@ -426,8 +337,8 @@ def test_diagnose_a_missing_lock_file(host: SimulatedHost, home: Path, workspace
     assert "Restart Server" in text
 
 
-def test_diagnose_a_cli_in_a_foreign_folder(host: SimulatedHost, home: Path, workspace: Path, tmp_path: Path) -> None:
-    start(host, [workspace], home)
+def test_diagnose_a_cli_in_a_foreign_folder(host: SimulatedHost, editor: Editor, workspace: Path, tmp_path: Path) -> None:
+    editor.load([workspace])
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     text = diagnose(host, elsewhere)
@@ -436,10 +347,10 @@ def test_diagnose_a_cli_in_a_foreign_folder(host: SimulatedHost, home: Path, wor
     assert "outside the window's folders: a CLI started there refuses to connect." in text
 
 
-def test_diagnose_a_wrong_token_attempt(host: SimulatedHost, home: Path, workspace: Path) -> None:
-    lock = start(host, [workspace], home)
+def test_diagnose_a_wrong_token_attempt(host: SimulatedHost, editor: Editor, workspace: Path) -> None:
+    lock = editor.load([workspace])
     wrong = "f" * 64
-    cli = RawCli(lock["port"], lock["authToken"])
+    cli = McpClient(lock["port"], lock["authToken"])
     assert cli.post({"jsonrpc": "2.0", "id": 1, "method": "ping"}, token=wrong).status == 401
     text = diagnose(host, workspace)
     assert "  • 1 request(s) came with a wrong token" in text
@@ -447,8 +358,8 @@ def test_diagnose_a_wrong_token_attempt(host: SimulatedHost, home: Path, workspa
     assert wrong not in text and lock["authToken"] not in text
 
 
-def test_diagnose_ide_mode_off(host: SimulatedHost, home: Path, workspace: Path) -> None:
-    start(host, [workspace], home)
+def test_diagnose_ide_mode_off(host: SimulatedHost, editor: Editor, home: Path, workspace: Path) -> None:
+    editor.load([workspace])
     write_qwen_settings(home, {})
     text = diagnose(host, workspace)
     assert "  • IDE mode is off in qwen (ide.enabled is not set). Run /ide enable" in text
@@ -458,8 +369,8 @@ def test_diagnose_ide_mode_off(host: SimulatedHost, home: Path, workspace: Path)
 # --- Show Log and log_level ----------------------------------------------------------------
 
 
-def test_show_log_panel_and_live_log_level(host: SimulatedHost, home: Path, workspace: Path) -> None:
-    start(host, [workspace], home)
+def test_show_log_panel_and_live_log_level(host: SimulatedHost, editor: Editor, workspace: Path) -> None:
+    editor.load([workspace])
     host.user.run_command("qwen_show_log")
     host.wait_idle()
     assert host.window.active_panel() == "output.Qwen Companion Log"
@@ -483,8 +394,8 @@ def test_show_log_panel_and_live_log_level(host: SimulatedHost, home: Path, work
     host.assert_no_errors()
 
 
-def test_disabled_terminus_counts_as_missing(host: SimulatedHost, home: Path, workspace: Path, record: Path) -> None:
-    start(host, [workspace], home)
+def test_disabled_terminus_counts_as_missing(host: SimulatedHost, editor: Editor, workspace: Path, record: Path) -> None:
+    editor.load([workspace])
     host.user.edit_settings_file("Preferences.sublime-settings", {"ignored_packages": ["Vintage", "Terminus"]})
     host.answers.push("ok_cancel", False)
     host.user.run_command("qwen_open_terminal")
@@ -496,14 +407,14 @@ def test_disabled_terminus_counts_as_missing(host: SimulatedHost, home: Path, wo
 # --- palette, menu and key bindings ---------------------------------------------------------
 
 
-def test_palette_menu_and_keymap_name_commands_that_exist(host: SimulatedHost, home: Path, workspace: Path) -> None:
-    start(host, [workspace], home)
+def test_palette_menu_and_keymap_name_commands_that_exist(host: SimulatedHost, editor: Editor, workspace: Path) -> None:
+    editor.load([workspace])
     known = {"edit_settings"}  # built into Sublime Text
     for classes in host.sublime_plugin.all_command_classes:
         known |= {cls.name(object.__new__(cls)) for cls in classes}
 
     def decode(name: str) -> Any:
-        return host.sublime.decode_value((BUILT / name).read_text(encoding="utf-8"))
+        return host.sublime.decode_value((BUILT_PACKAGE / name).read_text(encoding="utf-8"))
 
     def menu_commands(items: list[dict[str, Any]]) -> Iterator[str]:
         for item in items:

@@ -406,17 +406,15 @@ async def _live_session(port: int) -> str:
     return headers["mcp-session-id"]
 
 
+async def _live_post(port: int, session: str, framing: dict[str, str], body: bytes = b"") -> tuple[int, dict[str, str], bytes]:
+    """A JSON POST in `session`, framed by `framing` (Content-Length or Transfer-Encoding)."""
+    headers = {**auth(), "Content-Type": "application/json", **framing, "Mcp-Session-Id": session}
+    return await raw_http(port, raw_request("POST", port, headers, body))
+
+
 async def _live_ping(port: int, session: str) -> None:
     body = json.dumps(request_body("ping")).encode()
-    status, _, answer = await raw_http(
-        port,
-        raw_request(
-            "POST",
-            port,
-            {**auth(), "Content-Type": "application/json", "Content-Length": str(len(body)), "Mcp-Session-Id": session},
-            body,
-        ),
-    )
+    status, _, answer = await _live_post(port, session, {"Content-Length": str(len(body))}, body)
     assert status == 200
     assert json.loads(answer)["result"] == {}
 
@@ -425,14 +423,7 @@ async def test_a_body_over_the_limit_by_content_length_is_413_before_it_is_sent(
     session = await _live_session(live.port)
     too_big = live.options.max_body_bytes + 1
     # Only the headers are sent: the server must answer without waiting for the body.
-    status, _, body = await raw_http(
-        live.port,
-        raw_request(
-            "POST",
-            live.port,
-            {**auth(), "Content-Type": "application/json", "Content-Length": str(too_big), "Mcp-Session-Id": session},
-        ),
-    )
+    status, _, body = await _live_post(live.port, session, {"Content-Length": str(too_big)})
     assert status == 413
     error = json.loads(body)["error"]
     assert "too large" in error["message"]
@@ -455,15 +446,7 @@ async def test_a_chunked_body_over_the_limit_is_413(
     live = await live_factory(server_factory(ServerOptions(max_body_bytes=limit)))
     session = await _live_session(live.port)
     payload = json.dumps(request_body("tools/call", {"name": "openDiff", "arguments": {"filePath": "/x", "newContent": "a" * (limit + 10)}})).encode()
-    status, _, body = await raw_http(
-        live.port,
-        raw_request(
-            "POST",
-            live.port,
-            {**auth(), "Content-Type": "application/json", "Transfer-Encoding": "chunked", "Mcp-Session-Id": session},
-            _chunked(payload),
-        ),
-    )
+    status, _, body = await _live_post(live.port, session, {"Transfer-Encoding": "chunked"}, _chunked(payload))
     assert status == 413
     message = json.loads(body)["error"]["message"]
     assert "too large" in message
@@ -479,15 +462,7 @@ async def test_a_content_length_body_over_a_small_limit_is_413(
     live = await live_factory(server_factory(ServerOptions(max_body_bytes=4096)))
     session = await _live_session(live.port)
     payload = json.dumps(request_body("ping", {"padding": "a" * 5000})).encode()
-    status, _, body = await raw_http(
-        live.port,
-        raw_request(
-            "POST",
-            live.port,
-            {**auth(), "Content-Type": "application/json", "Content-Length": str(len(payload)), "Mcp-Session-Id": session},
-            payload,
-        ),
-    )
+    status, _, body = await _live_post(live.port, session, {"Content-Length": str(len(payload))}, payload)
     assert status == 413
     assert "too large" in json.loads(body)["error"]["message"]
     await _live_ping(live.port, session)
@@ -496,15 +471,7 @@ async def test_a_content_length_body_over_a_small_limit_is_413(
 async def test_a_chunked_body_under_the_limit_is_accepted(live: CompanionServer) -> None:
     session = await _live_session(live.port)
     payload = json.dumps(request_body("ping")).encode()
-    status, _, body = await raw_http(
-        live.port,
-        raw_request(
-            "POST",
-            live.port,
-            {**auth(), "Content-Type": "application/json", "Transfer-Encoding": "chunked", "Mcp-Session-Id": session},
-            _chunked(payload, 7),
-        ),
-    )
+    status, _, body = await _live_post(live.port, session, {"Transfer-Encoding": "chunked"}, _chunked(payload, 7))
     assert status == 200
     assert json.loads(body)["result"] == {}
 

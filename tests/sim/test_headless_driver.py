@@ -1,0 +1,117 @@
+"""The headless driver (`python -m tests.headless`): its verbs and events, with
+a plain MCP client playing the CLI (the real CLI drives it in tests/e2e)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.editor import require_built
+from tests.support.headless import HeadlessSublime
+from tests.support.mcp_client import McpClient
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = (tmp_path / "workspace").resolve()
+    folder.mkdir()
+    (folder / "notes.txt").write_text("one\ntwo\nthree\n")
+    return folder
+
+
+@pytest.fixture
+def sublime(workspace: Path, tmp_path: Path) -> Iterator[HeadlessSublime]:
+    require_built()
+    home = tmp_path / "home"
+    home.mkdir()
+    editor = HeadlessSublime(workspace, home)
+    yield editor
+    editor.kill()
+
+
+@pytest.fixture
+def cli(sublime: HeadlessSublime) -> Iterator[McpClient]:
+    lock = json.loads(Path(sublime.ready["lock_file"]).read_text())
+    client = McpClient(sublime.ready["port"], lock["authToken"], "driver-test").connect()
+    yield client
+    client.close()
+
+
+def views_by_id(sublime: HeadlessSublime) -> dict[int, dict[str, Any]]:
+    return {v["id"]: v for v in sublime.do("views")["views"]}
+
+
+def test_editing_verbs_answer_one_line_each(sublime: HeadlessSublime, workspace: Path) -> None:
+    path = str(workspace / "notes.txt")
+    view = sublime.do("open", path=path)["view"]
+    assert sublime.do("select", path=path, start=[2, 1], end=[2, 4]) == {
+        "ok": True, "do": "select", "view": view, "region": [4, 7],
+    }
+    assert views_by_id(sublime)[view]["file"] == path
+    sublime.do("set_text", view=view, text="changed\n")
+    assert sublime.do("text", path=path)["text"] == "changed\n"
+    assert views_by_id(sublime)[view]["dirty"] is True
+    other = workspace / "other.txt"
+    other.write_text("x\n")
+    other_view = sublime.do("open", path=str(other))["view"]
+    assert sublime.do("close", path=str(other)) == {"ok": True, "do": "close", "view": other_view, "closed": True}
+    assert set(views_by_id(sublime)) == {view}
+    assert sublime.do("state")["running"] is True
+
+
+def test_bad_input_gets_an_error_line_and_the_driver_keeps_serving(sublime: HeadlessSublime) -> None:
+    answer = sublime.do("select", path="/not/open.txt", start=[1, 1], end=[1, 1])
+    assert answer["ok"] is False and "is not open" in answer["error"]
+    answer = sublime.do("nope")
+    assert answer["ok"] is False and "unknown action" in answer["error"]
+    answer = sublime.do("text", path="/not/open.txt")
+    assert answer["ok"] is False and "is not open" in answer["error"]
+    assert sublime.do("views")["ok"] is True
+
+
+def test_diff_events_and_accepting_through_a_link(
+    sublime: HeadlessSublime, cli: McpClient, workspace: Path
+) -> None:
+    path = str(workspace / "notes.txt")
+    assert cli.open_diff(path, "one\nTWO\nthree\n") == {"content": [], "isError": False}
+
+    opened = sublime.wait_event(lambda e: e.get("event") == "diff_opened")
+    assert opened["filePath"] == path
+    views = views_by_id(sublime)
+    assert views[opened["original_view"]]["read_only"] is True
+    assert views[opened["proposed_view"]]["diff_view"] is True
+    sublime.do("set_text", view=opened["proposed_view"], text="one\nTWO!\nthree\n")
+    sublime.do("click", view=opened["proposed_view"], href="accept")
+
+    closed = sublime.wait_event(lambda e: e.get("event") == "diff_closed")
+    assert closed == {"event": "diff_closed", "filePath": path, "outcome": "accepted"}
+    notification = cli.next_notification()
+    assert notification["method"] == "ide/diffAccepted"
+    assert notification["params"] == {"filePath": path, "content": "one\nTWO!\nthree\n"}
+
+
+def test_closing_a_review_tab_reports_a_rejection(
+    sublime: HeadlessSublime, cli: McpClient, workspace: Path
+) -> None:
+    path = str(workspace / "notes.txt")
+    cli.open_diff(path, "replaced\n")
+    opened = sublime.wait_event(lambda e: e.get("event") == "diff_opened")
+
+    sublime.do("close", view=opened["proposed_view"])
+
+    closed = sublime.wait_event(lambda e: e.get("event") == "diff_closed")
+    assert closed["outcome"] == "rejected"
+    assert cli.next_notification() == {
+        "jsonrpc": "2.0", "method": "ide/diffRejected", "params": {"filePath": path},
+    }
+
+
+def test_sessions_events_and_quit(sublime: HeadlessSublime, cli: McpClient) -> None:
+    sublime.wait_event(lambda e: e.get("event") == "sessions" and e["connected"] == 1)
+
+    assert sublime.quit() == {"ok": True, "do": "quit", "lock_files_left": []}
+    assert not Path(sublime.ready["lock_file"]).exists()
