@@ -7,8 +7,12 @@ import logging
 
 import sublime
 
-from .plugin import log
+from .plugin import log, status
+from .plugin.commands import QwenRestartServerCommand, QwenShowLogCommand
 from .plugin.companions import companions
+from .plugin.context_listener import ContextListener
+from .plugin.context_listener import tracker as context_tracker
+from .plugin.diagnose_command import QwenDiagnoseConnectionCommand, QwenReplaceReportCommand
 from .plugin.diff_commands import (
     QwenAcceptDiffCommand,
     QwenRejectDiffCommand,
@@ -16,30 +20,26 @@ from .plugin.diff_commands import (
     QwenReviewListener,
 )
 from .plugin.listeners import CompanionWindowListener
-from .plugin.context_listener import ContextListener
-from .plugin.commands import QwenRestartServerCommand, QwenShowLogCommand
-from .plugin.diagnose_command import QwenDiagnoseConnectionCommand, QwenReplaceReportCommand
 from .plugin.status import QwenStatusListener
 from .plugin.terminal import QwenCopyConnectCommandCommand, QwenOpenTerminalCommand
 
+# Sublime finds commands and listeners among this module's names.
 __all__ = [
     "CompanionWindowListener",
+    "ContextListener",
     "QwenAcceptDiffCommand",
-    "QwenRejectDiffCommand",
-    "QwenReviewFillCommand",
-    "QwenReviewListener",
-    "plugin_loaded",
-    "plugin_unloaded",
-]
-__all__ += ["ContextListener"]
-__all__ += [
     "QwenCopyConnectCommandCommand",
     "QwenDiagnoseConnectionCommand",
     "QwenOpenTerminalCommand",
+    "QwenRejectDiffCommand",
     "QwenReplaceReportCommand",
     "QwenRestartServerCommand",
+    "QwenReviewFillCommand",
+    "QwenReviewListener",
     "QwenShowLogCommand",
     "QwenStatusListener",
+    "plugin_loaded",
+    "plugin_unloaded",
 ]
 
 _log_handler: logging.Handler | None = None
@@ -54,5 +54,7 @@ def plugin_loaded() -> None:
 
 def plugin_unloaded() -> None:
     companions.stop_all()
+    status.remove_all()
+    context_tracker.stop_watching_settings()
     if _log_handler is not None:
         log.uninstall(_log_handler)

@@ -119,6 +119,11 @@ class ContextTracker:
             self._read_delay()
         self._refresh(window.id(), _Pending(structure=True))
 
+    def stop_watching_settings(self) -> None:
+        """Unloading: the settings must not call into this module any more."""
+        sublime.load_settings(SETTINGS_FILE).clear_on_change(SETTINGS_TAG)
+        self._watching_settings = False
+
     def _read_delay(self) -> None:
         from ..core.context import debounce_ms
 

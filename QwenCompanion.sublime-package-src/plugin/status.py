@@ -70,6 +70,14 @@ def _server_started(window: sublime.Window, companion: Companion) -> None:
     sublime.set_timeout(lambda: refresh(window))
 
 
+def remove_all() -> None:
+    """Unloading: no window keeps a count that nothing updates any more."""
+    sublime.load_settings(SETTINGS_FILE).clear_on_change(_ON_CHANGE_TAG)
+    for window in sublime.windows():
+        for view in window.views():
+            view.erase_status(STATUS_KEY)
+
+
 companions.sessions_listeners.append(_sessions_changed)
 companions.started_listeners.append(_server_started)
 

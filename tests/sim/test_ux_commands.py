@@ -263,14 +263,27 @@ def test_status_bar_follows_clis_connecting_and_leaving(host: SimulatedHost, edi
     first.delete()
     first.close()
     wait_status(host, view, "Qwen ● 1")
-    second.delete()
-    second.close()
+    second.close()  # as the real CLI leaves: no DELETE, the stream just drops
     wait_status(host, view, "Qwen ○")
 
     host.user.edit_settings_file("QwenCompanion.sublime-settings", {"status_bar": False})
     wait_status(host, view, "")
     host.user.edit_settings_file("QwenCompanion.sublime-settings", {"status_bar": True})
     wait_status(host, view, "Qwen ○")
+    host.assert_no_errors()
+
+
+def test_unloading_the_package_clears_the_status_bar(host: SimulatedHost, editor: Editor, workspace: Path) -> None:
+    editor.load([workspace])
+    view = host.user.open_file(workspace / "src" / "main.py")
+    editor.cli("raw-cli")
+    wait_status(host, view, "Qwen ● 1")
+
+    host.unload_package(PACKAGE)
+    host.user.edit_settings_file("QwenCompanion.sublime-settings", {"status_bar": True, "log_level": "DEBUG"})
+    host.wait_idle()
+
+    assert status(host, view) == ""
     host.assert_no_errors()
 
 
