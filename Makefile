@@ -7,12 +7,13 @@ PY := $(VENV)/bin/python
 CACHE := .cache
 WHEELS := $(CACHE)/wheels
 CLI_CACHE := $(CACHE)/qwen-cli
+BENCH_PEER := $(CACHE)/bench-peer
 DIST := dist
 BUILT := $(DIST)/QwenCompanion/.no-sublime-package
 PACKAGE_SOURCES := $(shell find QwenCompanion.sublime-package-src -type f -not -path '*/__pycache__/*') \
 	Default.sublime-commands Main.sublime-menu tools/build.py
 
-.PHONY: install build cli test typecheck headless sublime-install tmux clean
+.PHONY: install build cli test typecheck headless sublime-install tmux clean bench
 
 install: $(VENV)/.stamp build tmux $(CLI_CACHE)/.stamp sublime-install
 
@@ -55,6 +56,28 @@ typecheck: $(VENV)/.stamp
 
 test: $(VENV)/.stamp $(BUILT) tmux $(CLI_CACHE)/.stamp typecheck
 	QWEN_E2E_REQUIRED=1 $(PY) -m pytest
+
+# Benchmarks against a peer on the VS Code companion's stack (bench/peer, Node 22
+# from the CLI cache); prints the table and writes bench/RESULTS.md. Not part of `make test`.
+bench: $(VENV)/.bench-stamp $(BUILT) $(CLI_CACHE)/.stamp $(BENCH_PEER)/server.mjs
+	$(PY) -m bench.run
+
+$(VENV)/.bench-stamp: bench/requirements.txt | $(VENV)/.stamp
+	$(PY) -m pip install --quiet --disable-pip-version-check -r bench/requirements.txt
+	touch $@
+
+# The peer's dependencies exactly as the committed lock pins them.
+$(BENCH_PEER)/.stamp: bench/peer/package.json bench/peer/package-lock.json
+	@command -v npm >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm; }
+	mkdir -p $(BENCH_PEER)
+	cp bench/peer/package.json bench/peer/package-lock.json $(BENCH_PEER)/
+	npm ci --prefix $(BENCH_PEER) --no-audit --no-fund --ignore-scripts --no-update-notifier \
+		--engine-strict=false --loglevel=error </dev/null
+	touch $@
+
+# Node resolves the peer's imports next to the script: it runs from the cache.
+$(BENCH_PEER)/server.mjs: bench/peer/server.mjs $(BENCH_PEER)/.stamp
+	cp $< $@
 
 # Drive the built package in the simulated editor: JSON lines in and out.
 headless: $(VENV)/.stamp $(BUILT)

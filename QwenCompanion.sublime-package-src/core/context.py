@@ -133,11 +133,15 @@ class WindowFiles:
         self._files: dict[str, _File] = {}
         self._active_view: int | None = None
         self._counter = itertools.count(1)
+        # ordered(), kept until a file or a focus changes: sorting a thousand
+        # tabs again on every caret move would delay each context update.
+        self._order: list[str] | None = None
 
     # --- what the window holds ---------------------------------------------
 
     def sync(self, views: Sequence[ViewInfo], now_ms: int) -> None:
         """Reconcile with the window's current tabs: opened, closed and renamed files."""
+        self._order = None
         previous, self._views = self._views, {v.view_id: v.path for v in views}
         for view_id, old_path in previous.items():
             new_path = self._views.get(view_id)
@@ -163,6 +167,7 @@ class WindowFiles:
         path = self._views.get(view_id)
         if path is not None and path in self._files:
             self._files[path] = _File(path, at_ms, next(self._counter))
+            self._order = None
 
     def activate(self, view_id: int | None, now_ms: int) -> None:
         """The window's focused tab is `view_id` (None: no tab, or not a text view).
@@ -176,6 +181,7 @@ class WindowFiles:
         order = self._files[path].focus_order
         if order == 0 or order != max(f.focus_order for f in self._files.values()):
             self._files[path] = _File(path, now_ms, next(self._counter))
+            self._order = None
 
     @property
     def active_view(self) -> int | None:
@@ -191,9 +197,11 @@ class WindowFiles:
 
     def ordered(self) -> list[str]:
         """Paths of focused files by recency, then of files never focused in tab order."""
-        tab_order = {path: i for i, path in enumerate(dict.fromkeys(self._views.values()))}
-        files = sorted(self._files.values(), key=lambda f: (-f.focus_order, tab_order.get(f.path, 0)))
-        return [f.path for f in files]
+        if self._order is None:
+            tab_order = {path: i for i, path in enumerate(dict.fromkeys(self._views.values()))}
+            files = sorted(self._files.values(), key=lambda f: (-f.focus_order, tab_order.get(f.path, 0)))
+            self._order = [f.path for f in files]
+        return list(self._order)
 
     # --- the payload ---------------------------------------------------------
 

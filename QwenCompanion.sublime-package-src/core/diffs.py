@@ -47,7 +47,9 @@ def line_ending_of(text: str) -> str | None:
 
 def buffer_text(text: str) -> str:
     """`text` as a Sublime buffer holds it: CRLF pairs become `\\n`."""
-    return text.replace(CRLF, LF)
+    # Looking for "\r" alone is a memchr: ~20x faster than a replace that finds
+    # nothing in a 10 MB LF proposal, which the openDiff answer waits for.
+    return text.replace(CRLF, LF) if "\r" in text else text
 
 
 def first_change(original: str, proposed: str) -> int:

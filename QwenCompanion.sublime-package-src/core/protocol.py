@@ -115,7 +115,9 @@ def text_result(text: str, *, is_error: bool = False) -> CallToolResult:
 
 
 def response(request_id: RequestId, result: dict[str, Any]) -> dict[str, Any]:
-    return JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result).model_dump(mode="json")
+    # Both parts are valid already (the id passed parse_envelope, the result is
+    # a model's dump): a model here would only copy a tools/list result again.
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
 def error_response(request_id: RequestId | None, code: int, message: str) -> dict[str, Any]:

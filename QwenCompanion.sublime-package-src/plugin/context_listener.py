@@ -187,7 +187,7 @@ class ContextTracker:
                 sheet = window.active_sheet()  # not active_view(): that may be a panel
                 view = sheet.view() if sheet is not None else None
                 model.activate(view.id() if view is not None else None, now)
-            self._index(window_id, model.view_ids, model.active_view)
+                self._index(window_id, model.view_ids, model.active_view)  # a caret move changes neither
             companion.publish_context(
                 model.context(self._options(), exists=os.path.isfile, read_active=_read_active)
             )

@@ -12,7 +12,6 @@ Nothing here writes the file (the CLI does) or touches the user's own buffers.
 
 from __future__ import annotations
 
-import asyncio
 import html
 import logging
 import os
@@ -27,6 +26,8 @@ from .companions import companions
 # The core needs pydantic, which may be missing: it is imported when a
 # companion starts (worker thread), never when Sublime loads this module.
 if TYPE_CHECKING:
+    import asyncio
+
     from mcp_types import CallToolResult
     from sublime_types import WindowLayout
 
@@ -336,8 +337,11 @@ class DiffReviews:
                 window.set_view_index(view, target, len(window.views_in_group(target)))
         window.set_layout(saved.layout)
         for view, group, index in saved.positions:
+            # Only views out of place move: asking every view its group's size
+            # made closing a review in a window of a thousand tabs take seconds.
             if view.is_valid() and view.window() == window and group < window.num_groups():
-                window.set_view_index(view, group, min(index, len(window.views_in_group(group))))
+                if window.get_view_index(view) != (group, index):
+                    window.set_view_index(view, group, min(index, len(window.views_in_group(group))))
         if saved.active_view is not None and saved.active_view.is_valid():
             window.focus_view(saved.active_view)
         else:
@@ -442,6 +446,8 @@ class SublimeDiffBackend:
         self._companion = companion
 
     async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> CallToolResult:
+        import asyncio  # here, not at module level: that cost Sublime's main thread ~40 ms at load
+
         from mcp_types import CallToolResult
 
         from ..core.diffs import UnreadableFile, read_disk_file
@@ -456,10 +462,15 @@ class SublimeDiffBackend:
         )
         if notice is not None:
             deliver(notice)
-        sublime.set_timeout(lambda: reviews.show(review, replaced))
+        # The tabs open once this answer is written (the loop runs call_soon
+        # callbacks after the current step): the main thread's work would
+        # otherwise take the GIL from this thread and hold the answer back.
+        asyncio.get_running_loop().call_soon(sublime.set_timeout, lambda: reviews.show(review, replaced))
         return CallToolResult(content=[])
 
     async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> CallToolResult:
+        import asyncio
+
         from ..core.diffs import close_answer
         from ..core.protocol import text_result
 

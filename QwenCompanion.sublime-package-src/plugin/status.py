@@ -26,8 +26,9 @@ def _text(window: sublime.Window) -> str | None:
     if not sublime.load_settings(SETTINGS_FILE).get("status_bar", True):
         return None
     companion = companions.get(window)
-    running = companion is not None and companion.running
-    return status_text(running, _connected.get(window.id(), 0))
+    if companion is None or not companion.running:
+        return status_text(False, 0)
+    return status_text(True, _connected.get(window.id(), 0), lock_missing=companion.lock_error is not None)
 
 
 def _apply(view: sublime.View, text: str | None) -> None:

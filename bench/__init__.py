@@ -1,0 +1,1 @@
+"""`make bench`: the package against a peer on the VS Code companion's stack (see run.py)."""

