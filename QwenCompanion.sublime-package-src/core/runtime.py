@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from . import lockfile
 from mcp_types import CallToolResult
 
+from .reservation import Reservation
 from .ide_messages import (
     CONTEXT_UPDATE,
     CloseDiffArguments,
@@ -113,11 +114,13 @@ class Companion:
         options: ServerOptions = ServerOptions(),
         on_sessions_changed: Callable[[int], None] = lambda connected: None,
         ppid: int | None = None,
+        reservation: Reservation | None = None,
     ) -> None:
         self._thread = thread
         self.folders = list(folders)
         self.lock_directory = lock_directory
-        self.token = secrets.token_hex(32)  # 256 bits
+        self._reservation = reservation
+        self.token = reservation.token if reservation is not None else secrets.token_hex(32)  # 256 bits
         self.ppid = os.getpid() if ppid is None else ppid
         self.lock_error: str | None = None
         self.started_at = 0.0
@@ -151,7 +154,9 @@ class Companion:
         return self.port != 0 and self._thread.alive
 
     def start(self) -> None:
-        self._thread.run(self._server.start())
+        listener = self._reservation.listener if self._reservation is not None else None
+        self._reservation = None  # the server owns the socket from here on
+        self._thread.run(self._server.start(listener=listener))
         self.started_at = time.time()
         self._write_lock()
         log.info("server for %s listening on 127.0.0.1:%d", self.workspace_path or "(no folder)", self.port)

@@ -10,6 +10,7 @@ import asyncio
 import hmac
 import json
 import logging
+import socket
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -107,7 +108,8 @@ class CompanionServer:
         app.router.add_delete(MCP_PATH, self._delete)
         return app
 
-    async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
+    async def start(self, host: str = "127.0.0.1", port: int = 0, listener: socket.socket | None = None) -> int:
+        """Serve on `listener` when given (already bound), else on host:port."""
         # handler_cancellation: a client that drops its SSE stream ends the
         # stream handler at once, so the session stops counting as connected.
         self._runner = web.AppRunner(
@@ -119,7 +121,9 @@ class CompanionServer:
             logger=_HttpLog(logging.getLogger("aiohttp.server")),
         )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port)
+        site: web.BaseSite = (
+            web.SockSite(self._runner, listener) if listener is not None else web.TCPSite(self._runner, host, port)
+        )
         await site.start()
         self.port = self._runner.addresses[0][1]
         self._janitor = asyncio.ensure_future(self._expire_idle_sessions())

@@ -16,6 +16,7 @@ import sublime
 from ..core.dependencies import missing_dependency_message
 
 if TYPE_CHECKING:
+    from ..core.reservation import Reservation
     from ..core.runtime import Companion, ServerThread
 
 log = logging.getLogger(__name__)
@@ -58,21 +59,31 @@ class Companions:
                 log.error(problem)
                 sublime.error_message(problem)
                 return
+            from ..core import lockfile, reservation
+
+            lock_directory = lockfile.lock_dir()
+            lockfile.sweep_stale_locks(lock_directory)
+            # Ports and lock files first, so a qwen started now finds its window.
+            windows = sublime.windows()
+            claims = {w.id(): reservation.reserve(w.folders(), lock_directory) for w in windows}
             # Every heavy core module is imported here, on this thread, before
             # any server exists: later lazy imports on other threads then hit
             # the module cache instead of racing this import.
-            from ..core import context, diffs, lockfile, runtime  # noqa: F401
+            from ..core import context, diffs, runtime  # noqa: F401
             from ..core.runtime import ServerThread
 
             with self._lock:
                 if self._running or self._closed:
+                    for unused in claims.values():
+                        unused.release(lock_directory)
                     return
-                lockfile.sweep_stale_locks(lockfile.lock_dir())
                 self._thread = ServerThread()
                 self._thread.start()
                 self._running = True
-            for window in sublime.windows():
-                self.ensure_window(window)
+            for window in windows:
+                self.ensure_window(window, claims.pop(window.id()))
+            for unused in claims.values():
+                unused.release(lock_directory)
         sublime.set_timeout_async(self._watch_folders, FOLDER_POLL_MS)
 
     def _watch_folders(self) -> None:
@@ -82,12 +93,15 @@ class Companions:
             self.sync_folders(window)
         sublime.set_timeout_async(self._watch_folders, FOLDER_POLL_MS)
 
-    def ensure_window(self, window: sublime.Window) -> Companion | None:
+    def ensure_window(self, window: sublime.Window, claim: Reservation | None = None) -> Companion | None:
+        """The window's companion, started now if it has none (from `claim` if given)."""
         from ..core import lockfile
         from ..core.runtime import Companion
 
         with self._lock:
             if not self._running or self._thread is None or not window.is_valid():
+                if claim is not None:
+                    claim.release(lockfile.lock_dir())
                 return None
             existing = self._by_window.get(window.id())
             if existing is not None:
@@ -98,11 +112,14 @@ class Companions:
                 folders=window.folders(),
                 lock_directory=lockfile.lock_dir(),
                 on_sessions_changed=lambda count: self._sessions_changed(window_id, count),
+                reservation=claim,
             )
             try:
                 companion.start()
             except Exception:
                 log.exception("could not start the server for window %d", window_id)
+                if claim is not None:
+                    claim.release(lockfile.lock_dir())
                 return None
             self._by_window[window_id] = companion
         for listener in list(self.started_listeners):

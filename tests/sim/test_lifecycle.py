@@ -124,10 +124,33 @@ def test_folder_changes_rewrite_the_lock_file(host: SimulatedHost, lock_dir: Pat
     host.assert_no_errors()
 
 
+def test_the_lock_file_is_written_before_the_server_libraries_load(
+    host: SimulatedHost, lock_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: dict[str, bool] = {}
+
+    class LockWatcher(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, path: Any = None, target: ModuleType | None = None) -> None:
+            if name == f"{PACKAGE}._vendor.aiohttp" and name not in seen:
+                seen[name] = bool(read_locks(lock_dir))
+            return None
+
+    monkeypatch.setattr(sys, "meta_path", [LockWatcher(), *sys.meta_path])
+    host.user.set_folders([folder(tmp_path, "w")])
+
+    host.load_package(PACKAGE)
+    [(port, info)] = wait_locks(host, lock_dir, [folder(tmp_path, "w")]).items()
+    McpClient(port, info["authToken"], "early").connect().close()  # the server adopted that port
+
+    assert seen == {f"{PACKAGE}._vendor.aiohttp": True}
+    host.assert_no_errors()
+
+
 def test_unloading_leaves_no_thread_socket_or_lock_file(host: SimulatedHost, lock_dir: Path, tmp_path: Path) -> None:
     host.user.set_folders([folder(tmp_path, "w")])
     host.load_package(PACKAGE)
     port = next(iter(wait_locks(host, lock_dir, [folder(tmp_path, "w")])))
+    host.wait_idle(timeout=WAIT)  # the lock file comes first; the server follows
     assert len(server_threads()) == 1
 
     host.unload_package(PACKAGE)
@@ -198,6 +221,7 @@ def test_heavy_imports_and_sockets_stay_off_the_main_thread(
 
     host.load_package(PACKAGE)
     wait_locks(host, lock_dir, [folder(tmp_path, "w")])
+    host.wait_idle(timeout=WAIT)  # the lock file comes before the imports
 
     assert recorder.threads.get(f"{PACKAGE}._vendor.aiohttp") == host.worker_thread.name
     assert recorder.threads.get("pydantic") == host.worker_thread.name

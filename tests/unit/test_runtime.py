@@ -201,3 +201,37 @@ def test_publish_context_from_many_threads_does_not_crash(companion: runtime.Com
     assert errors == []
     assert companion.sessions() == []  # the loop is still serving
 
+
+
+def test_a_reservation_publishes_the_lock_file_and_the_companion_adopts_its_port(
+    server_thread: runtime.ServerThread, lock_directory: Path, tmp_path: Path
+) -> None:
+    import json
+
+    from qwencompanion_src.core import reservation
+
+    claim = reservation.reserve([str(tmp_path)], lock_directory)
+    lock = json.loads((lock_directory / f"{claim.port}.lock").read_text())
+    assert (lock["port"], lock["authToken"], lock["workspacePath"]) == (claim.port, claim.token, str(tmp_path))
+
+    companion = runtime.Companion(server_thread, folders=[str(tmp_path)], lock_directory=lock_directory, reservation=claim)
+    companion.start()
+    try:
+        assert (companion.port, companion.token) == (claim.port, claim.token)
+        assert not _refuses(companion.port)
+    finally:
+        companion.stop()
+    assert _refuses(claim.port)
+    assert list(lock_directory.glob("*.lock")) == []
+
+
+def test_an_unused_reservation_gives_back_its_port_and_lock_file(lock_directory: Path) -> None:
+    from qwencompanion_src.core import reservation
+
+    claim = reservation.reserve([], lock_directory)
+    port = claim.port
+
+    claim.release(lock_directory)
+
+    assert _refuses(port)
+    assert list(lock_directory.glob("*.lock")) == []
