@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from qwencompanion_src.core.ide_messages import CloseDiffArguments, OpenDiffArgu
 from qwencompanion_src.core.protocol import text_result
 from qwencompanion_src.core.server import CompanionServer, ServerOptions
 from qwencompanion_src.core.tools import diff_tools
-from tests.unit.conftest import TOKEN, WAIT, ContextHolder, initialize_body, raw_request
+from tests.unit.conftest import TOKEN, WAIT, ContextHolder, initialize_body, live_factory, raw_request  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 # Loggers whose ERROR records mean an unhandled exception reached the server's edge.
@@ -45,19 +45,14 @@ def make_live_server(options: ServerOptions = ServerOptions()) -> CompanionServe
 
 
 @pytest.fixture
-async def live_server() -> AsyncIterator[Callable[..., Any]]:
+def live_server(live_factory: Callable[..., Any]) -> Callable[..., Any]:
     """`await start(options)` -> a CompanionServer listening on 127.0.0.1."""
-    started: list[CompanionServer] = []
 
     async def start(options: ServerOptions = ServerOptions()) -> CompanionServer:
-        server = make_live_server(options)
-        await server.start()
-        started.append(server)
+        server: CompanionServer = await live_factory(make_live_server(options))
         return server
 
-    yield start
-    for server in started:
-        await server.stop()
+    return start
 
 
 @pytest.fixture

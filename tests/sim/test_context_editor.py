@@ -52,7 +52,7 @@ def check_shape(files: list[dict[str, Any]]) -> None:
 @pytest.fixture
 def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
     """Files are written to tmp_path/work, outside any window folder; the test loads the package."""
-    with open_editor(tmp_path, monkeypatch, workspace=tmp_path / "work", load=False) as editor:
+    with open_editor(tmp_path, monkeypatch, workspace=tmp_path / "project", load=False) as editor:
         yield editor
         editor.host.assert_no_errors()
 
@@ -254,7 +254,7 @@ def test_excluded_files_never_appear(editor: Editor, monkeypatch: pytest.MonkeyP
     assert not {s.id() for s in secrets} & set(read_from)
     seen = [open_files(c) for c in cli.contexts_within(0.2)]
     # A user pattern, matched against the full path, hides app.py as well.
-    editor.settings({"excluded_file_patterns": ["*/work/app.*"]})
+    editor.settings({"excluded_file_patterns": ["*/project/app.*"]})
     files = cli.wait_files(lambda fs: code.file_name() not in paths(fs))
     assert set(paths(files)) == {s.file_name() for s in secrets}
     assert active(files) is None
