@@ -72,6 +72,16 @@ def write_lock(directory: Path, info: LockInfo) -> Path:
     return target
 
 
+def publish(directory: Path, *, port: int, folders: list[str], token: str, ppid: int) -> str | None:
+    """Write a server's lock file; None, or a sentence saying why it could not be written."""
+    info = LockInfo(port=port, workspace_path=workspace_path(folders), auth_token=token, ppid=ppid)
+    try:
+        write_lock(directory, info)
+    except OSError as error:
+        return f"cannot write the lock file in {directory}: {error.strerror or error}"
+    return None
+
+
 def remove_lock(directory: Path, port: int) -> None:
     """Delete the lock file if it is there; never raises (called while shutting down)."""
     try:

@@ -47,14 +47,13 @@ def bind_loopback() -> socket.socket:
 def reserve(folders: list[str], lock_directory: Path, ppid: int | None = None) -> Reservation:
     listener = bind_loopback()
     reservation = Reservation(listener, listener.getsockname()[1], secrets.token_hex(32))  # 256-bit token
-    info = lockfile.LockInfo(
+    problem = lockfile.publish(
+        lock_directory,
         port=reservation.port,
-        workspace_path=lockfile.workspace_path(folders),
-        auth_token=reservation.token,
+        folders=folders,
+        token=reservation.token,
         ppid=os.getpid() if ppid is None else ppid,
     )
-    try:
-        lockfile.write_lock(lock_directory, info)
-    except OSError as error:  # the companion writes it again and reports the error
-        log.debug("early lock file for port %d not written: %s", reservation.port, error)
+    if problem:  # the companion writes it again and reports the error
+        log.debug("early lock file not written: %s", problem)
     return reservation

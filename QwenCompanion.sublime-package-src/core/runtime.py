@@ -180,14 +180,10 @@ class Companion:
             self._write_lock()
 
     def _write_lock(self) -> None:
-        info = lockfile.LockInfo(
-            port=self.port, workspace_path=self.workspace_path, auth_token=self.token, ppid=self.ppid
+        self.lock_error = lockfile.publish(
+            self.lock_directory, port=self.port, folders=self.folders, token=self.token, ppid=self.ppid
         )
-        try:
-            lockfile.write_lock(self.lock_directory, info)
-            self.lock_error = None
-        except OSError as error:
-            self.lock_error = f"cannot write the lock file in {self.lock_directory}: {error.strerror or error}"
+        if self.lock_error:
             log.error("%s; the CLI will not find this window's server", self.lock_error)
 
     # --- tools (DiffBackend, on the server thread) -----------------------
