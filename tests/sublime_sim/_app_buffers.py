@@ -54,6 +54,13 @@ def encode_file(text: str, encoding: str, line_endings: str) -> bytes:
     return bom + text.encode(codec, "replace")
 
 
+def _refill(buf: BufferState, text: str, encoding: str, endings: str | None) -> None:
+    """A buffer takes a file's decoded content (loading it, or reverting to it)."""
+    buf.text, buf.encoding = text, encoding
+    if endings:
+        buf.line_endings = endings
+
+
 class BufferOps:
     # ---------------------------------------------------------------- create
     def default_line_endings(self: App) -> str:
@@ -277,9 +284,7 @@ class BufferOps:
             if st is None:
                 return
             buf = st.buffer
-            buf.text, buf.encoding = text, encoding
-            if endings:
-                buf.line_endings = endings
+            _refill(buf, text, encoding, endings)
             buf.syntax = syntax
             buf.loading = False
             buf.saved_change_count = buf.change_count
@@ -353,9 +358,7 @@ class BufferOps:
             if st is None:
                 return
             buf = st.buffer
-            buf.text, buf.encoding = text, encoding
-            if endings:
-                buf.line_endings = endings
+            _refill(buf, text, encoding, endings)
             buf.change_count += 1
             buf.saved_change_count = buf.change_count
             n = len(text)
