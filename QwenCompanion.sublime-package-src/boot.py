@@ -7,21 +7,22 @@ import logging
 
 import sublime
 
-from .plugin import log, status
-from .plugin.commands import QwenRestartServerCommand, QwenShowLogCommand
-from .plugin.companions import companions
-from .plugin.context_listener import ContextListener
-from .plugin.context_listener import tracker as context_tracker
+from .plugin import log
+from .plugin.companion import status
+from .plugin.companion.commands import QwenRestartServerCommand, QwenShowLogCommand
+from .plugin.companion.companions import companions
+from .plugin.companion.context_listener import ContextListener
+from .plugin.companion.context_listener import tracker as context_tracker
 from .plugin.diagnose_command import QwenDiagnoseConnectionCommand, QwenReplaceReportCommand
-from .plugin.diff_commands import (
+from .plugin.reviews.commands import (
     QwenAcceptDiffCommand,
     QwenRejectDiffCommand,
     QwenReviewFillCommand,
     QwenReviewListener,
 )
-from .plugin.listeners import CompanionWindowListener
-from .plugin.status import QwenStatusListener
-from .plugin.terminal import QwenCopyConnectCommandCommand, QwenOpenTerminalCommand
+from .plugin.companion.listeners import CompanionWindowListener
+from .plugin.companion.status import QwenStatusListener
+from .plugin.companion.terminal import QwenCopyConnectCommandCommand, QwenOpenTerminalCommand
 
 # Sublime finds commands and listeners among this module's names.
 __all__ = [

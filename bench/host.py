@@ -85,8 +85,8 @@ class Bench:
     def __init__(self, host: SimulatedHost, views: list[Any]) -> None:
         self.host = host
         self.active = views[-1]  # the last one opened has the focus
-        self.companions = sys.modules[f"{PACKAGE}.plugin.companions"].companions
-        self.ide_messages = sys.modules[f"{PACKAGE}.core.ide_messages"]
+        self.companions = sys.modules[f"{PACKAGE}.plugin.companion.companions"].companions
+        self.ide_messages = sys.modules[f"{PACKAGE}.core.companion.ide_messages"]
 
     def listener(self, events: int) -> list[float]:
         """µs per selection event in the package's own listeners, on the main thread."""

@@ -50,7 +50,7 @@ class Driver:
 
     @property
     def companions(self) -> Any:
-        return sys.modules[f"{PACKAGE}.plugin.companions"].companions
+        return sys.modules[f"{PACKAGE}.plugin.companion.companions"].companions
 
     def start(self, workspace: Path) -> dict[str, Any]:
         window = self.host.window
@@ -59,7 +59,7 @@ class Driver:
         self.companions.sessions_listeners.append(
             lambda window_id, connected: self.out({"event": "sessions", "window": window_id, "connected": connected})
         )
-        reviews = sys.modules[f"{PACKAGE}.plugin.diff_views"].reviews
+        reviews = sys.modules[f"{PACKAGE}.plugin.reviews.views"].reviews
         reviews.observers.append(self._diff_event)
         return {"event": "ready", **self._window_info(window)}
 

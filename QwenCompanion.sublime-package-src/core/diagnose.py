@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from . import lockfile
+from .companion import lockfile
 
 VERSION_TIMEOUT = 10.0
 CLI_DEFAULT_APPROVAL_MODE = "auto"  # qwen 0.24.4's default

@@ -10,7 +10,7 @@ from pathlib import Path
 import sublime
 import sublime_plugin
 
-from ..core import lockfile
+from ..core.companion import lockfile
 from ..core.diagnose import (
     Facts,
     Refusal,
@@ -24,8 +24,8 @@ from ..core.diagnose import (
     read_qwen_settings,
 )
 from ..core.terminal import DEFAULT_COMMAND, command_argv
-from . import terminal
-from .companions import companions
+from .companion import terminal
+from .companion.companions import companions
 
 REPORT_SETTING = "qwen_companion.diagnose_report"
 REPORT_NAME = "Qwen Code: Diagnose Connection"

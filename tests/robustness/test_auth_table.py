@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from mcp_types import CallToolResult
 
-from qwencompanion_src.core.ide_messages import CloseDiffArguments, OpenDiffArguments
-from qwencompanion_src.core.server import CompanionServer
-from qwencompanion_src.core.tools import diff_tools
+from qwencompanion_src.core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
+from qwencompanion_src.core.companion.server import CompanionServer
+from qwencompanion_src.core.companion.tools import diff_tools
 from tests.unit.conftest import ContextHolder, initialize_body
 
 from .conftest import assert_nothing_leaks, exchange

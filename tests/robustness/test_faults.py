@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core.ide_messages import DIFF_ACCEPTED, DiffAccepted
-from qwencompanion_src.core.lockfile import IDE_INFO, IDE_NAME, pid_alive
-from qwencompanion_src.core.server import CompanionServer, ServerOptions
+from qwencompanion_src.core.companion.ide_messages import DIFF_ACCEPTED, DiffAccepted
+from qwencompanion_src.core.companion.lockfile import IDE_INFO, IDE_NAME, pid_alive
+from qwencompanion_src.core.companion.server import CompanionServer, ServerOptions
 from tests.support.editor import PACKAGE, open_editor
 from tests.unit.conftest import TOKEN, WAIT
 
@@ -140,8 +140,8 @@ CLI_SCRIPT = textwrap.dedent(
 def test_a_cli_killed_with_its_review_open_leaves_it_orphaned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with open_editor(tmp_path, monkeypatch) as editor:
         # Short expiry for the package's servers, then a restart so the window's server has it.
-        runtime = sys.modules[f"{PACKAGE}.core.runtime"]
-        options = sys.modules[f"{PACKAGE}.core.server"].ServerOptions(
+        runtime = sys.modules[f"{PACKAGE}.core.companion.runtime"]
+        options = sys.modules[f"{PACKAGE}.core.companion.server"].ServerOptions(
             idle_timeout_seconds=1.0, dropped_stream_grace_seconds=0.5
         )
         monkeypatch.setitem(runtime.Companion.__init__.__kwdefaults__, "options", options)

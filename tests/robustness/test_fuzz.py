@@ -18,7 +18,7 @@ import tracemalloc
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from qwencompanion_src.core.server import ServerOptions
+from qwencompanion_src.core.companion.server import ServerOptions
 
 from .conftest import Answer, assert_nothing_leaks, exchange, new_session, ping_ok, post
 

@@ -68,8 +68,8 @@ def test_a_stalled_reader_and_slowloris_requests_hold_up_no_one(tmp_path: Path, 
         session = stalled.post(initialize).headers["Mcp-Session-Id"]
         held = [stalled_stream(port, token, session), *slowloris(port, token, session)]
         try:
-            companion = sys.modules[f"{PACKAGE}.plugin.companions"].companions.get(editor.window)
-            messages = sys.modules[f"{PACKAGE}.core.ide_messages"]
+            companion = sys.modules[f"{PACKAGE}.plugin.companion.companions"].companions.get(editor.window)
+            messages = sys.modules[f"{PACKAGE}.core.companion.ide_messages"]
             gc.collect()
             tracemalloc.start()
             try:

@@ -550,7 +550,7 @@ def test_close_diff_answers_even_when_the_main_thread_is_busy(editor: Editor) ->
     import threading
     import time
 
-    module = sys.modules["QwenCompanion.plugin.diff_views"]
+    module = sys.modules["QwenCompanion.plugin.reviews.views"]
     module.CLOSE_TIMEOUT = 0.2
     path = editor.file("a.txt", "x\n")
     cli = editor.cli()

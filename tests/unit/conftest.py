@@ -15,10 +15,10 @@ from typing import Any
 import aiohttp
 import pytest
 
-from qwencompanion_src.core import runtime
-from qwencompanion_src.core.ide_messages import IdeContext, OpenFile, WorkspaceState, empty_context
-from qwencompanion_src.core.server import CompanionServer, ServerOptions
-from qwencompanion_src.core.tools import UnavailableDiffBackend, diff_tools
+from qwencompanion_src.core.companion import runtime
+from qwencompanion_src.core.companion.ide_messages import IdeContext, OpenFile, WorkspaceState, empty_context
+from qwencompanion_src.core.companion.server import CompanionServer, ServerOptions
+from qwencompanion_src.core.companion.tools import UnavailableDiffBackend, diff_tools
 
 TOKEN = "0123456789abcdef" * 4  # 256 bits, hex, like Companion's tokens
 LATEST = "2025-11-25"

@@ -189,7 +189,7 @@ def dist() -> Path:
 def test_dist_has_the_package_control_files(dist: Path) -> None:
     assert (dist / ".no-sublime-package").is_file()
     assert (dist / ".python-version").read_text().strip() == "3.14"
-    for name in ("Default.sublime-commands", "Main.sublime-menu", "boot.py", "core/server.py"):
+    for name in ("Default.sublime-commands", "Main.sublime-menu", "boot.py", "core/companion/server.py"):
         assert (dist / name).is_file(), name
     for name in ("Default.sublime-commands", "Main.sublime-menu"):
         assert (dist / name).read_text().strip().startswith("["), name
@@ -240,7 +240,7 @@ def test_a_fresh_build_rewrites_every_vendored_import(tmp_path: Path) -> None:
     assert (target / ".no-sublime-package").exists()
     names = set(build.vendored_names(target / "_vendor"))
     assert _absolute_vendored_imports(target, names, ("_vendor", "core")) == []
-    assert "from QwenCompanion._vendor.aiohttp import web" in (target / "core" / "server.py").read_text()
+    assert "from QwenCompanion._vendor.aiohttp import web" in (target / "core" / "companion" / "server.py").read_text()
 
 
 ISOLATION_PROBE = r"""
@@ -260,7 +260,7 @@ class RefuseTopLevelVendored:
 sys.meta_path.insert(0, RefuseTopLevelVendored())
 sys.path.insert(0, dist_parent)
 
-from QwenCompanion.core import runtime
+from QwenCompanion.core.companion import runtime
 
 thread = runtime.ServerThread()
 thread.start()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core.context import (
+from qwencompanion_src.core.companion.context import (
     DEFAULT_DEBOUNCE_MS,
     DEFAULT_EXCLUDED_PATTERNS,
     MAX_DEBOUNCE_MS,
@@ -22,7 +22,7 @@ from qwencompanion_src.core.context import (
     debounce_ms,
     selection_read_end,
 )
-from qwencompanion_src.core.ide_messages import MAX_OPEN_FILES, MAX_SELECTED_TEXT_BYTES, IdeContext
+from qwencompanion_src.core.companion.ide_messages import MAX_OPEN_FILES, MAX_SELECTED_TEXT_BYTES, IdeContext
 from tests.conftest import SOURCE
 
 CARET = ActiveDetails(line=3, character=7, selected_text="picked")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core import lockfile
+from qwencompanion_src.core.companion import lockfile
 from qwencompanion_src.core.diagnose import (
     CliProbe,
     Facts,

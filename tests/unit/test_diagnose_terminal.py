@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core.status import status_text
+from qwencompanion_src.core.companion.status import status_text
 from qwencompanion_src.core.terminal import (
     TerminalOptions,
     command_argv,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core.diffs import (
+from qwencompanion_src.core.companion.diffs import (
     CRLF,
     LF,
     DiffRegistry,
@@ -22,7 +22,7 @@ from qwencompanion_src.core.diffs import (
     path_key,
     read_disk_file,
 )
-from qwencompanion_src.core.ide_messages import DIFF_ACCEPTED, DIFF_REJECTED, DiffAccepted, DiffRejected
+from qwencompanion_src.core.companion.ide_messages import DIFF_ACCEPTED, DIFF_REJECTED, DiffAccepted, DiffRejected
 
 NEW_FILE = DiskFile(exists=False)
 

@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 import pytest
 
-from qwencompanion_src.core import lockfile, runtime
-from qwencompanion_src.core.lockfile import LockInfo
+from qwencompanion_src.core.companion import lockfile, runtime
+from qwencompanion_src.core.companion.lockfile import LockInfo
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
 

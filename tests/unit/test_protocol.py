@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core import protocol
-from qwencompanion_src.core.ide_messages import CONTEXT_UPDATE, IdeContext, empty_context
-from qwencompanion_src.core.protocol import ProtocolError
+from qwencompanion_src.core.companion import protocol
+from qwencompanion_src.core.companion.ide_messages import CONTEXT_UPDATE, IdeContext, empty_context
+from qwencompanion_src.core.companion.protocol import ProtocolError
 
 from .conftest import initialize_body
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from qwencompanion_src.core import runtime
-from qwencompanion_src.core.ide_messages import IdeContext
+from qwencompanion_src.core.companion import runtime
+from qwencompanion_src.core.companion.ide_messages import IdeContext
 
 from .conftest import Mcp
 
@@ -208,7 +208,7 @@ def test_a_reservation_publishes_the_lock_file_and_the_companion_adopts_its_port
 ) -> None:
     import json
 
-    from qwencompanion_src.core import reservation
+    from qwencompanion_src.core.companion import reservation
 
     claim = reservation.reserve([str(tmp_path)], lock_directory)
     lock = json.loads((lock_directory / f"{claim.port}.lock").read_text())
@@ -226,7 +226,7 @@ def test_a_reservation_publishes_the_lock_file_and_the_companion_adopts_its_port
 
 
 def test_an_unused_reservation_gives_back_its_port_and_lock_file(lock_directory: Path) -> None:
-    from qwencompanion_src.core import reservation
+    from qwencompanion_src.core.companion import reservation
 
     claim = reservation.reserve([], lock_directory)
     port = claim.port

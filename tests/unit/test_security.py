@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import pytest
 
-from qwencompanion_src.core.server import CompanionServer
+from qwencompanion_src.core.companion.server import CompanionServer
 
 from .conftest import TOKEN, Mcp, initialize_body, raw_http, raw_request, request_body
 

@@ -9,8 +9,8 @@ from typing import Any, Callable
 
 import pytest
 
-from qwencompanion_src.core import protocol
-from qwencompanion_src.core.server import CompanionServer, ServerOptions
+from qwencompanion_src.core.companion import protocol
+from qwencompanion_src.core.companion.server import CompanionServer, ServerOptions
 
 from .conftest import LATEST, TOKEN, Mcp, auth, initialize_body, raw_http, raw_request, request_body
 
@@ -175,8 +175,8 @@ async def test_tools_call_without_arguments_reports_the_missing_fields(mcp: Mcp)
 async def test_a_failing_tool_handler_gives_an_error_result_not_a_crash(
     mcp_factory: Callable[..., Any], holder: Any, tmp_path: Any
 ) -> None:
-    from qwencompanion_src.core.server import RegisteredTool
-    from qwencompanion_src.core.tools import OPEN_DIFF
+    from qwencompanion_src.core.companion.server import RegisteredTool
+    from qwencompanion_src.core.companion.tools import OPEN_DIFF
 
     async def broken(session_id: str, arguments: dict[str, Any]) -> Any:
         raise RuntimeError("secret internals")

@@ -13,7 +13,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from pydantic import BaseModel, ConfigDict
 
-from qwencompanion_src.core import runtime
+from qwencompanion_src.core.companion import runtime
 
 from .conftest import WAIT, context_with
 

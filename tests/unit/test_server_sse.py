@@ -12,15 +12,15 @@ from typing import Any, Callable
 import aiohttp
 import pytest
 
-from qwencompanion_src.core import runtime
-from qwencompanion_src.core.ide_messages import (
+from qwencompanion_src.core.companion import runtime
+from qwencompanion_src.core.companion.ide_messages import (
     CONTEXT_UPDATE,
     DIFF_ACCEPTED,
     DiffAccepted,
     IdeContext,
     empty_context,
 )
-from qwencompanion_src.core.server import CompanionServer, ServerOptions
+from qwencompanion_src.core.companion.server import CompanionServer, ServerOptions
 
 from .conftest import ContextHolder, Mcp, auth, context_with, initialize_body
 

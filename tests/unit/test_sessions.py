@@ -7,10 +7,10 @@ from typing import Any, Callable
 
 import pytest
 
-from qwencompanion_src.core import protocol
-from qwencompanion_src.core.ide_messages import CONTEXT_UPDATE, DIFF_ACCEPTED, DIFF_REJECTED
-from qwencompanion_src.core.server import CompanionServer, ServerOptions
-from qwencompanion_src.core.sessions import MAX_PENDING, Session, SessionRegistry, TooManySessions
+from qwencompanion_src.core.companion import protocol
+from qwencompanion_src.core.companion.ide_messages import CONTEXT_UPDATE, DIFF_ACCEPTED, DIFF_REJECTED
+from qwencompanion_src.core.companion.server import CompanionServer, ServerOptions
+from qwencompanion_src.core.companion.sessions import MAX_PENDING, Session, SessionRegistry, TooManySessions
 
 from .conftest import WAIT, Mcp, initialize_body, request_body
 

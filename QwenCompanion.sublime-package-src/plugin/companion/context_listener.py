@@ -21,12 +21,12 @@ import sublime
 import sublime_plugin
 
 from .companions import companions
-from .diff_views import DIFF_VIEW
-from .log import SETTINGS_FILE
+from ..reviews.views import DIFF_VIEW
+from ..log import SETTINGS_FILE
 
 if TYPE_CHECKING:
-    from ..core.context import ActiveDetails, ContextOptions, ViewInfo, WindowFiles
-    from ..core.runtime import Companion
+    from ...core.companion.context import ActiveDetails, ContextOptions, ViewInfo, WindowFiles
+    from ...core.companion.runtime import Companion
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,7 @@ class ContextTracker:
         self._watching_settings = False
 
     def _read_delay(self) -> None:
-        from ..core.context import debounce_ms
+        from ...core.companion.context import debounce_ms
 
         delay = debounce_ms(sublime.load_settings(SETTINGS_FILE).get("context_debounce_ms"))
         with self._lock:
@@ -139,7 +139,7 @@ class ContextTracker:
             self.changed(window_id)
 
     def _options(self) -> ContextOptions:
-        from ..core.context import ContextOptions
+        from ...core.companion.context import ContextOptions
 
         settings = sublime.load_settings(SETTINGS_FILE)
         return ContextOptions.from_settings({key: settings.get(key) for key in OPTION_KEYS})
@@ -171,7 +171,7 @@ class ContextTracker:
         companion = companions.get(window)
         if companion is None:  # no server yet: it reads the window when it starts
             return
-        from ..core.context import WindowFiles
+        from ...core.companion.context import WindowFiles
 
         with self._build_lock:
             model = self._models.get(window_id)
@@ -203,7 +203,7 @@ class ContextTracker:
 
 
 def _view_info(view: sublime.View) -> ViewInfo:
-    from ..core.context import ViewInfo
+    from ...core.companion.context import ViewInfo
 
     path = view.file_name()
     if path is not None and view.is_scratch():
@@ -218,7 +218,7 @@ def _view_info(view: sublime.View) -> ViewInfo:
 def _read_active(view_id: int, with_text: bool) -> ActiveDetails | None:
     """The primary caret (the first region of `sel()`) and its selected text;
     other regions of a multiple selection are not sent."""
-    from ..core.context import ActiveDetails, selection_read_end
+    from ...core.companion.context import ActiveDetails, selection_read_end
 
     view = sublime.View(view_id)
     if not view.is_valid():

@@ -7,7 +7,7 @@ import logging
 import sublime
 import sublime_plugin
 
-from . import log as package_log
+from .. import log as package_log
 from .companions import companions
 
 log = logging.getLogger(__name__)

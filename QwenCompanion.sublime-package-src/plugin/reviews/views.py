@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import sublime
 
-from .companions import companions
+from ..companion.companions import companions
 
 # The core needs pydantic, which may be missing: it is imported when a
 # companion starts (worker thread), never when Sublime loads this module.
@@ -31,9 +31,9 @@ if TYPE_CHECKING:
     from mcp_types import CallToolResult
     from sublime_types import WindowLayout
 
-    from ..core.diffs import DiffRegistry, Notice, Review
-    from ..core.ide_messages import CloseDiffArguments, OpenDiffArguments
-    from ..core.runtime import Companion
+    from ...core.companion.diffs import DiffRegistry, Notice, Review
+    from ...core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
+    from ...core.companion.runtime import Companion
 
     DiffReview = Review[Companion]
 
@@ -109,7 +109,7 @@ class DiffReviews:
     @property
     def registry(self) -> DiffRegistry[Companion]:
         if self._registry is None:
-            from ..core.diffs import DiffRegistry
+            from ...core.companion.diffs import DiffRegistry
 
             self._registry = DiffRegistry()
         return self._registry
@@ -195,7 +195,7 @@ class DiffReviews:
 
     @staticmethod
     def _show_first_change(left: sublime.View, right: sublime.View, original: str, proposed: str) -> None:
-        from ..core.diffs import first_change
+        from ...core.companion.diffs import first_change
 
         point = first_change(original, proposed)
         right.sel().clear()
@@ -450,8 +450,8 @@ class SublimeDiffBackend:
 
         from mcp_types import CallToolResult
 
-        from ..core.diffs import UnreadableFile, read_disk_file
-        from ..core.protocol import text_result
+        from ...core.companion.diffs import UnreadableFile, read_disk_file
+        from ...core.companion.protocol import text_result
 
         try:
             disk = read_disk_file(arguments.filePath)
@@ -471,8 +471,8 @@ class SublimeDiffBackend:
     async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> CallToolResult:
         import asyncio
 
-        from ..core.diffs import close_answer
-        from ..core.protocol import text_result
+        from ...core.companion.diffs import close_answer
+        from ...core.companion.protocol import text_result
 
         review = reviews.registry.find(arguments.filePath)
         if review is None:

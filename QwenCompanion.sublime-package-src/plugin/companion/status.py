@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 import sublime
 import sublime_plugin
 
-from ..core.status import STATUS_KEY, status_text
+from ...core.companion.status import STATUS_KEY, status_text
 from .companions import companions
-from .log import SETTINGS_FILE
+from ..log import SETTINGS_FILE
 
 if TYPE_CHECKING:
-    from ..core.runtime import Companion
+    from ...core.companion.runtime import Companion
 
 _ON_CHANGE_TAG = "QwenCompanion.status"
 _connected: dict[int, int] = {}  # window id -> connected CLIs, written on the server thread

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 import sublime
 
-from ..core.dependencies import missing_dependency_message
+from ...core.dependencies import missing_dependency_message
 
 if TYPE_CHECKING:
-    from ..core.reservation import Reservation
-    from ..core.runtime import Companion, ServerThread
+    from ...core.companion.reservation import Reservation
+    from ...core.companion.runtime import Companion, ServerThread
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ class Companions:
                 log.error(problem)
                 sublime.error_message(problem)
                 return
-            from ..core import lockfile, reservation
+            from ...core.companion import lockfile, reservation
 
             lock_directory = lockfile.lock_dir()
             lockfile.sweep_stale_locks(lock_directory)
@@ -69,8 +69,8 @@ class Companions:
             # Every heavy core module is imported here, on this thread, before
             # any server exists: later lazy imports on other threads then hit
             # the module cache instead of racing this import.
-            from ..core import context, diffs, runtime  # noqa: F401
-            from ..core.runtime import ServerThread
+            from ...core.companion import context, diffs, runtime  # noqa: F401
+            from ...core.companion.runtime import ServerThread
 
             with self._lock:
                 if self._running or self._closed:
@@ -95,8 +95,8 @@ class Companions:
 
     def ensure_window(self, window: sublime.Window, claim: Reservation | None = None) -> Companion | None:
         """The window's companion, started now if it has none (from `claim` if given)."""
-        from ..core import lockfile
-        from ..core.runtime import Companion
+        from ...core.companion import lockfile
+        from ...core.companion.runtime import Companion
 
         with self._lock:
             if not self._running or self._thread is None or not window.is_valid():

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import sublime
 import sublime_plugin
 
-from ..core.terminal import (
+from ...core.terminal import (
     TerminalOptions,
     connect_command,
     parse_options,
@@ -19,10 +19,10 @@ from ..core.terminal import (
     terminus_args,
 )
 from .companions import companions
-from .log import SETTINGS_FILE
+from ..log import SETTINGS_FILE
 
 if TYPE_CHECKING:
-    from ..core.runtime import Companion
+    from ...core.companion.runtime import Companion
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,1 @@
+"""The IDE companion in Sublime: server lifecycle, context listener, terminal, status."""
