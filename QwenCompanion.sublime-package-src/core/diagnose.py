@@ -154,8 +154,8 @@ def probe_cli(name: str, *, timeout: float = VERSION_TIMEOUT, path: str | None =
 
 
 def qwen_home(environ: Mapping[str, str]) -> Path:
-    """`$QWEN_HOME`, else `~/.qwen`: where qwen keeps settings.json and ide/."""
-    return lockfile.lock_dir(dict(environ)).parent
+    """Where qwen keeps settings.json and ide/, as the CLI computes it."""
+    return lockfile.lock_dir(environ).parent
 
 
 # Strings are kept; comments and trailing commas (qwen accepts both) are dropped.

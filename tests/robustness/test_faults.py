@@ -226,3 +226,33 @@ def test_a_stale_lock_of_a_dead_sublime_is_swept_at_start(tmp_path: Path, monkey
         assert alive.exists() and vscode.exists()
         assert (editor.lock_dir / f"{lock['port']}.lock").exists()
         editor.host.assert_no_errors()
+
+
+def test_a_stale_lock_that_cannot_be_deleted_does_not_stop_the_servers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Root may delete anything, so the refusal (another user's file, a file
+    # Windows holds open) is injected where the package deletes it.
+    ours = {"ideName": IDE_NAME, "ideInfo": IDE_INFO, "authToken": "0" * 64, "workspacePath": str(tmp_path)}
+    with open_editor(tmp_path, monkeypatch, load=False) as editor:
+        editor.lock_dir.mkdir(parents=True)
+        stuck = editor.lock_dir / "1111.lock"
+        stuck.write_text(json.dumps({**ours, "port": 1111, "ppid": _dead_pid()}))
+        real_unlink = Path.unlink
+
+        def refusing_unlink(self: Path, missing_ok: bool = False) -> None:
+            if self == stuck:
+                raise PermissionError(13, "Permission denied", str(self))
+            real_unlink(self, missing_ok=missing_ok)
+
+        monkeypatch.setattr(Path, "unlink", refusing_unlink)
+        lock = editor.load([editor.workspace])
+        assert (editor.lock_dir / f"{lock['port']}.lock").exists()
+        assert stuck.exists()
+
+        editor.window.run_command("qwen_show_log")
+        editor.host.wait_idle()
+        panel = editor.window.find_output_panel(LOG_PANEL)
+        assert panel is not None
+        assert f"cannot remove the stale lock file {stuck}: Permission denied" in editor.text(panel)
+        editor.host.assert_no_errors()

@@ -1,4 +1,4 @@
-"""Discovery lock files: `<QWEN_HOME or ~/.qwen>/ide/<port>.lock`.
+"""Discovery lock files: `<qwen's home>/ide/<port>.lock`.
 
 The CLI finds the companion through these files (spec section 2). They hold
 the bearer token, so the directory is 0700, the file 0600, and every write is
@@ -12,9 +12,12 @@ import logging
 import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ..qwen_home import qwen_home
 
 log = logging.getLogger(__name__)
 
@@ -22,11 +25,9 @@ IDE_NAME = "Sublime Text"
 IDE_INFO = {"name": "sublimetext", "displayName": "Sublime Text"}
 
 
-def lock_dir(environ: dict[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    qwen_home = env.get("QWEN_HOME")
-    base = Path(qwen_home) if qwen_home else Path(env.get("HOME") or Path.home()) / ".qwen"
-    return base / "ide"
+def lock_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """`<qwen's home>/ide`, the folder the CLI reads (see `core.qwen_home`)."""
+    return Path(qwen_home(environ)) / "ide"
 
 
 def workspace_path(folders: list[str]) -> str:
@@ -135,12 +136,17 @@ def sweep_stale_locks(directory: Path) -> list[Path]:
     """Delete lock files this package wrote for processes that are gone.
 
     Only files whose `ideInfo.name` is ours are touched: other editors' lock
-    files share the directory.
+    files share the directory. Never raises: a file that cannot be read or
+    deleted (another user's, a locked one on Windows) is logged and left,
+    and must not stop this Sublime's servers from starting.
     """
     removed: list[Path] = []
-    if not directory.is_dir():
+    try:
+        candidates = sorted(directory.glob("*.lock")) if directory.is_dir() else []
+    except OSError as error:
+        log.warning("cannot list the lock files in %s: %s", directory, error.strerror or error)
         return removed
-    for path in directory.glob("*.lock"):
+    for path in candidates:
         try:
             data = read_lock(path)
         except (OSError, ValueError):
@@ -149,9 +155,14 @@ def sweep_stale_locks(directory: Path) -> list[Path]:
         if not isinstance(ide_info, dict) or ide_info.get("name") != IDE_INFO["name"]:
             continue
         ppid = data.get("ppid")
-        if isinstance(ppid, int) and not pid_alive(ppid):
+        if not isinstance(ppid, int) or pid_alive(ppid):
+            continue
+        try:
             path.unlink(missing_ok=True)
-            removed.append(path)
+        except OSError as error:
+            log.warning("cannot remove the stale lock file %s: %s", path, error.strerror or error)
+            continue
+        removed.append(path)
     if removed:
         log.info("removed %d stale lock file(s) left by closed Sublime sessions", len(removed))
     return removed

@@ -62,7 +62,10 @@ class Companions:
             from ...core.companion import lockfile, reservation
 
             lock_directory = lockfile.lock_dir()
-            lockfile.sweep_stale_locks(lock_directory)
+            try:
+                lockfile.sweep_stale_locks(lock_directory)
+            except Exception:  # tidying up must never cost the user their servers
+                log.exception("sweeping stale lock files in %s failed", lock_directory)
             # Ports and lock files first, so a qwen started now finds its window.
             windows = sublime.windows()
             claims = {w.id(): reservation.reserve(w.folders(), lock_directory) for w in windows}
