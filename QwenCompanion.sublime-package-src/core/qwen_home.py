@@ -138,7 +138,7 @@ def resolve_qwen_home(
     flavour = _flavour(windows)
     home = _home_or_tmp(environ, windows, account_home)
     if not configured:
-        return flavour.join(home, QWEN_DIR)
+        return str(flavour.join(home, QWEN_DIR))
     resolved = configured
     if resolved == "~" or resolved.startswith(("~/", "~\\")):
         segments = [part for part in re.split(r"[/\\]+", resolved[2:]) if part]

@@ -7,6 +7,7 @@ the result to Terminus's `terminus_open` command (or the clipboard).
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ PANEL_NAME = "Qwen Code"
 
 Location = Literal["panel", "tab"]
 AutoClose = bool | Literal["always", "on_success"]
-Shell = Literal["posix", "powershell"]
+Shell = Literal["posix", "powershell", "cmd"]
 Json: TypeAlias = bool | int | float | str | list["Json"] | dict[str, "Json"] | None
 
 
@@ -75,10 +76,24 @@ def parse_options(settings: Mapping[str, object]) -> tuple[TerminalOptions, list
     return TerminalOptions(command, location, reuse, auto_close), warnings
 
 
-def command_argv(command: str | list[str]) -> list[str]:
-    """The command as words (a string is split the way a POSIX shell would)."""
+def windows_argv(command: str) -> list[str]:
+    """A string split as Terminus splits `shell_cmd` for cmd.exe on Windows:
+    whitespace separates words, quotes group them and are dropped, and a
+    backslash is an ordinary character (`C:\\Users\\me` stays whole)."""
+    try:
+        words = shlex.split(command, posix=False)
+    except ValueError:
+        words = command.split()
+    return [w[1:-1] if len(w) >= 2 and w[0] == w[-1] and w[0] in "\"'" else w for w in words]
+
+
+def command_argv(command: str | list[str], *, windows: bool = False) -> list[str]:
+    """The command as words: a string is split the way the platform's shell
+    would (POSIX rules, or Windows rules on Windows)."""
     if isinstance(command, list):
         return list(command)
+    if windows:
+        return windows_argv(command)
     try:
         return shlex.split(command)
     except ValueError:
@@ -152,7 +167,32 @@ def terminus_args(
 
 
 def _powershell_quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+    """A PowerShell single-quoted string: nothing inside is expanded; `'` doubles
+    (as do the typographic single quotes PowerShell also accepts as quotes)."""
+    return "'" + re.sub(r"(['\u2018\u2019\u201a\u201b])", r"\1\1", text) + "'"
+
+
+# cmd.exe operators and expansions: a string with these is cmd.exe syntax.
+_CMD_SYNTAX = re.compile(r"[&|<>^%()]")
+
+
+def powershell_invocation(command: str | list[str]) -> str:
+    """qwen started from PowerShell: the call operator with each word quoted,
+    so a path with spaces or quotes runs. A string that uses cmd.exe syntax
+    runs through cmd.exe as Terminus runs it (`--%` passes it on untouched)."""
+    if isinstance(command, str) and _CMD_SYNTAX.search(command):
+        return f"cmd.exe /d /c --% {command}"
+    return "& " + " ".join(_powershell_quote(word) for word in command_argv(command, windows=True))
+
+
+def _cmd_quote(word: str) -> str:
+    return f'"{word}"' if not word or re.search(r"[\s&|<>^()\"',;=]", word) else word
+
+
+def cmd_invocation(command: str | list[str]) -> str:
+    """qwen started from cmd.exe: a string is cmd.exe syntax already; a list's
+    words are quoted where cmd.exe would split them."""
+    return command if isinstance(command, str) else " ".join(_cmd_quote(word) for word in command)
 
 
 def connect_command(
@@ -160,17 +200,24 @@ def connect_command(
 ) -> str:
     """Lines to paste into an external terminal: set the variables, go to the
     folder, start qwen."""
-    line = command_line(command)
     if shell == "powershell":
         return "\n".join([
             f"$env:{PORT_ENV} = '{port}'",
             f"$env:{WORKSPACE_ENV} = {_powershell_quote(workspace_path)}",
-            f"Set-Location -LiteralPath {_powershell_quote(cwd)}; {line}",
+            f"Set-Location -LiteralPath {_powershell_quote(cwd)}; {powershell_invocation(command)}",
+            "",
+        ])
+    if shell == "cmd":
+        # `set "NAME=value"` keeps spaces and operators; Windows paths hold no `"`.
+        return "\n".join([
+            f'set "{PORT_ENV}={port}"',
+            f'set "{WORKSPACE_ENV}={workspace_path}"',
+            f'cd /d "{cwd}" && {cmd_invocation(command)}',
             "",
         ])
     return "\n".join([
         f"export {PORT_ENV}={port}",
         f"export {WORKSPACE_ENV}={shlex.quote(workspace_path)}",
-        f"cd {shlex.quote(cwd)} && {line}",
+        f"cd {shlex.quote(cwd)} && {command_line(command)}",
         "",
     ])

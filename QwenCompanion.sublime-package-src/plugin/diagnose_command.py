@@ -44,7 +44,7 @@ def default_folder(window: sublime.Window) -> str:
 def gather(window: sublime.Window, folder: str | None) -> Facts:
     """Everything the report needs; blocks on `qwen --version` (worker thread)."""
     companion = companions.get(window)
-    argv = command_argv(terminal.options().command) or [DEFAULT_COMMAND]
+    argv = command_argv(terminal.options().command, windows=sublime.platform() == "windows") or [DEFAULT_COMMAND]
     home = qwen_home(os.environ)
     user_settings_path = home / "settings.json"
     folder_settings = None

@@ -180,16 +180,18 @@ def open_editor(
     home: Path | None = None,
     workspace: Path | None = None,
     load: bool = True,
+    platform: str = "linux",
 ) -> Iterator[Editor]:
     """A host in tmp_path/Packages with the built package installed; HOME is `home`
     (tmp_path/home by default), the workspace folder `workspace` (tmp_path/workspace).
     With `load`, the package is loaded with the workspace as the window's folder
-    and its lock file is written; else the test calls `Editor.load`."""
+    and its lock file is written; else the test calls `Editor.load`. `platform`
+    is what `sublime.platform()` answers ("linux", "osx" or "windows")."""
     require_built()
     home = isolate_home(monkeypatch, home or tmp_path / "home")
     workspace = (workspace or tmp_path / "workspace").resolve()
     workspace.mkdir(parents=True, exist_ok=True)
-    editor = Editor(SimulatedHost(tmp_path / "Packages"), tmp_path, home, workspace)
+    editor = Editor(SimulatedHost(tmp_path / "Packages", platform=platform), tmp_path, home, workspace)
     try:
         editor.host.install_package(BUILT_PACKAGE, PACKAGE)
         if load:

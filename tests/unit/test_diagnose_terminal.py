@@ -107,8 +107,55 @@ def test_powershell_connect_command() -> None:
     assert text == (
         "$env:QWEN_CODE_IDE_SERVER_PORT = '43125'\n"
         "$env:QWEN_CODE_IDE_WORKSPACE_PATH = 'C:\\it''s;D:\\x'\n"
-        "Set-Location -LiteralPath 'C:\\it''s'; qwen\n"
+        "Set-Location -LiteralPath 'C:\\it''s'; & 'qwen'\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "invocation"),
+    [
+        # A list: every word quoted, the call operator runs the first.
+        (["C:\\Program Files\\it's\\qwen.cmd", "--approval-mode", "default"],
+         "& 'C:\\Program Files\\it''s\\qwen.cmd' '--approval-mode' 'default'"),
+        # A quoted string: PowerShell would read "…" as a value and stop; split as cmd.exe would.
+        ('"C:\\Program Files\\nodejs\\qwen.cmd" --yolo', "& 'C:\\Program Files\\nodejs\\qwen.cmd' '--yolo'"),
+        ("C:\\Users\\me\\qwen.cmd", "& 'C:\\Users\\me\\qwen.cmd'"),
+        # PowerShell also closes a single-quoted string at typographic quotes.
+        (["C:\\O\u2019Brien\\qwen.cmd"], "& 'C:\\O\u2019\u2019Brien\\qwen.cmd'"),
+        # cmd.exe syntax goes to cmd.exe untouched, as Terminus runs a string.
+        ("qwen --yolo 2>%TEMP%\\qwen.log", "cmd.exe /d /c --% qwen --yolo 2>%TEMP%\\qwen.log"),
+    ],
+)
+def test_powershell_runs_lists_and_quoted_commands(command: str | list[str], invocation: str) -> None:
+    text = connect_command(port=1, workspace_path="C:\\w", cwd="C:\\w", command=command, shell="powershell")
+    assert text.splitlines()[-1] == f"Set-Location -LiteralPath 'C:\\w'; {invocation}"
+
+
+def test_cmd_connect_command() -> None:
+    text = connect_command(port=43125, workspace_path="C:\\a b;D:\\x&y", cwd="C:\\a b",
+                           command=["C:\\Program Files\\qwen.cmd", "--approval-mode", "default"], shell="cmd")
+    assert text == (
+        'set "QWEN_CODE_IDE_SERVER_PORT=43125"\n'
+        'set "QWEN_CODE_IDE_WORKSPACE_PATH=C:\\a b;D:\\x&y"\n'
+        'cd /d "C:\\a b" && "C:\\Program Files\\qwen.cmd" --approval-mode default\n'
+    )
+    as_string = connect_command(port=1, workspace_path="C:\\w", cwd="C:\\w", command='"C:\\q q\\qwen.cmd" -y', shell="cmd")
+    assert as_string.splitlines()[-1] == 'cd /d "C:\\w" && "C:\\q q\\qwen.cmd" -y'
+
+
+@pytest.mark.parametrize(
+    ("command", "windows", "argv"),
+    [
+        ("C:\\Users\\me\\AppData\\Roaming\\npm\\qwen.cmd --yolo", True,
+         ["C:\\Users\\me\\AppData\\Roaming\\npm\\qwen.cmd", "--yolo"]),
+        ('"C:\\Program Files\\nodejs\\qwen.cmd" --approval-mode default', True,
+         ["C:\\Program Files\\nodejs\\qwen.cmd", "--approval-mode", "default"]),
+        ("C:\\Users\\me\\qwen.cmd", False, ["C:Usersmeqwen.cmd"]),  # POSIX rules: why Windows needs its own
+        ("/opt/my\\ qwen -y", False, ["/opt/my qwen", "-y"]),
+    ],
+)
+def test_command_argv_per_platform(command: str, windows: bool, argv: list[str]) -> None:
+    assert command_argv(command, windows=windows) == argv
 
 
 def test_status_text() -> None:

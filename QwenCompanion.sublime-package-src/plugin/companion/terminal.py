@@ -11,6 +11,7 @@ import sublime
 import sublime_plugin
 
 from ...core.terminal import (
+    Shell,
     TerminalOptions,
     connect_command,
     parse_options,
@@ -129,11 +130,31 @@ class QwenOpenTerminalCommand(sublime_plugin.WindowCommand):
             window.status_message(NO_FOLDER_MESSAGE)
 
 
-class QwenCopyConnectCommandCommand(sublime_plugin.WindowCommand):
-    """Put the commands that start qwen for this window on the clipboard."""
+# Sublime cannot know which shell an external terminal runs, so Windows users
+# pick one; the labels say which.
+WINDOWS_SHELLS: list[tuple[Shell, str]] = [
+    ("powershell", "PowerShell (Windows Terminal, PowerShell 5 and 7)"),
+    ("cmd", "Command Prompt (cmd.exe)"),
+]
 
-    def run(self) -> None:
+
+class QwenCopyConnectCommandCommand(sublime_plugin.WindowCommand):
+    """Put the commands that start qwen for this window on the clipboard.
+
+    `shell` ("posix", "powershell" or "cmd") picks the syntax; without it,
+    macOS and Linux get POSIX lines and Windows asks which shell."""
+
+    def run(self, shell: str = "") -> None:
         window = self.window
+        chosen = next((name for name in ("posix", "powershell", "cmd") if name == shell), None)
+        if chosen is None and sublime.platform() == "windows":
+            def picked(index: int) -> None:
+                if index >= 0:
+                    window.run_command("qwen_copy_connect_command", {"shell": WINDOWS_SHELLS[index][0]})
+
+            window.show_quick_panel([label for _, label in WINDOWS_SHELLS], picked,
+                                    placeholder="Copy the connect command for which shell?")
+            return
         companion = running_companion(window)
         if companion is None:
             return
@@ -142,7 +163,7 @@ class QwenCopyConnectCommandCommand(sublime_plugin.WindowCommand):
             workspace_path=companion.workspace_path,
             cwd=window_cwd(window),
             command=options().command,
-            shell="powershell" if sublime.platform() == "windows" else "posix",
+            shell=chosen or "posix",
         )
         sublime.set_clipboard(text)
         window.status_message(
