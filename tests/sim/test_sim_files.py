@@ -83,6 +83,27 @@ def test_crlf_file_is_normalised_and_saved_back(sim_host: SimulatedHost, tmp_pat
     assert path.read_bytes() == b"gamma\nalpha\nbeta\n"
 
 
+def test_a_file_that_is_not_utf8_opens_in_the_fallback_encoding(sim_host: SimulatedHost, tmp_path: Path) -> None:
+    # Sublime detects byte-order marks and UTF-8; anything else opens in
+    # `fallback_encoding` ("Western (Windows 1252)" by default).
+    region = sim_host.sublime.Region
+    western = tmp_path / "western.txt"
+    western.write_bytes("café €\n".encode("cp1252") + b"\x81\n")  # 0x81: undefined in Windows 1252
+    view = sim_host.user.open_file(western)
+    assert view.encoding() == "Western (Windows 1252)"
+    assert view.substr(region(0, view.size())) == "café €\n\x81\n"
+
+    sim_host.sublime.load_settings("Preferences.sublime-settings").set("fallback_encoding", "Cyrillic (Windows 1251)")
+    cyrillic = tmp_path / "cyrillic.txt"
+    cyrillic.write_bytes("привет\n".encode("cp1251"))
+    view = sim_host.user.open_file(cyrillic)
+    assert view.encoding() == "Cyrillic (Windows 1251)"
+    assert view.substr(region(0, view.size())) == "привет\n"
+    sim_host.user.type(view, "да ")
+    sim_host.user.save(view)
+    assert cyrillic.read_bytes() == "да привет\n".encode("cp1251")
+
+
 def test_save_events_and_unnamed_view(sim_host: SimulatedHost, probe: Any, tmp_path: Path) -> None:
     view = sim_host.user.new_file()
     sim_host.user.type(view, "text")

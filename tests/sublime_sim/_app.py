@@ -40,6 +40,7 @@ DEFAULT_PREFERENCES: dict[str, Any] = {
     "translate_tabs_to_spaces": False,
     "default_line_ending": "system",
     "default_encoding": "UTF-8",
+    "fallback_encoding": "Western (Windows 1252)",
     "word_separators": DEFAULT_WORD_SEPARATORS,
     "font_size": 10,
     "color_scheme": "Mariana.sublime-color-scheme",

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 EDIT_AFTER_RUN = "Edit objects may not be used after the TextCommand's run method has returned"
 
 # Sublime encoding names -> Python codecs.
+# Sublime's encoding names (the Reopen/Save with Encoding menus, what
+# `view.encoding()` answers) and the Python codec of each.
 ENCODINGS = {
     "UTF-8": "utf-8",
     "UTF-8 with BOM": "utf-8-sig",
@@ -25,12 +27,51 @@ ENCODINGS = {
     "UTF-16 BE with BOM": "utf-16-be",
     "Western (Windows 1252)": "cp1252",
     "Western (ISO 8859-1)": "latin-1",
+    "Western (ISO 8859-3)": "iso8859-3",
+    "Western (ISO 8859-15)": "iso8859-15",
+    "Western (Mac Roman)": "mac-roman",
+    "DOS (CP 437)": "cp437",
+    "Arabic (Windows 1256)": "cp1256",
+    "Arabic (ISO 8859-6)": "iso8859-6",
+    "Baltic (Windows 1257)": "cp1257",
+    "Baltic (ISO 8859-4)": "iso8859-4",
+    "Celtic (ISO 8859-14)": "iso8859-14",
+    "Central European (Windows 1250)": "cp1250",
+    "Central European (ISO 8859-2)": "iso8859-2",
+    "Central European (Mac)": "mac-latin2",
+    "Cyrillic (Windows 1251)": "cp1251",
+    "Cyrillic (Windows 866)": "cp866",
+    "Cyrillic (ISO 8859-5)": "iso8859-5",
+    "Cyrillic (KOI8-R)": "koi8-r",
+    "Cyrillic (KOI8-U)": "koi8-u",
+    "Estonian (ISO 8859-13)": "iso8859-13",
+    "Greek (Windows 1253)": "cp1253",
+    "Greek (ISO 8859-7)": "iso8859-7",
+    "Hebrew (Windows 1255)": "cp1255",
+    "Hebrew (ISO 8859-8)": "iso8859-8",
+    "Nordic (ISO 8859-10)": "iso8859-10",
+    "Romanian (ISO 8859-16)": "iso8859-16",
+    "Turkish (Windows 1254)": "cp1254",
+    "Turkish (ISO 8859-9)": "iso8859-9",
+    "Vietnamese (Windows 1258)": "cp1258",
 }
+FALLBACK_ENCODING = "Western (Windows 1252)"
 LINE_ENDINGS = {"Unix": "\n", "Windows": "\r\n", "CR": "\r"}
 
 
-def decode_file(data: bytes) -> tuple[str, str, str | None]:
-    """Decode file bytes the way Sublime opens them: (text, encoding, line endings)."""
+def _single_byte(data: bytes, codec: str) -> str:
+    """A code page's text; a byte it leaves undefined (0x81 in Windows 1252)
+    keeps its value, as Windows code pages map it, so nothing is lost."""
+    return "".join(
+        chr(ord(c) - 0xDC00) if "\udc80" <= c <= "\udcff" else c
+        for c in data.decode(codec, errors="surrogateescape")
+    )
+
+
+def decode_file(data: bytes, fallback_encoding: str = FALLBACK_ENCODING) -> tuple[str, str, str | None]:
+    """Decode file bytes the way Sublime opens them: (text, encoding, line endings).
+    A byte-order mark and valid UTF-8 are detected; anything else opens in
+    the `fallback_encoding` setting."""
     if data.startswith(codecs.BOM_UTF8):
         text, encoding = data[3:].decode("utf-8", "replace"), "UTF-8 with BOM"
     elif data.startswith(codecs.BOM_UTF16_LE):
@@ -41,7 +82,8 @@ def decode_file(data: bytes) -> tuple[str, str, str | None]:
         try:
             text, encoding = data.decode("utf-8"), "UTF-8"
         except UnicodeDecodeError:
-            text, encoding = data.decode("cp1252", "replace"), "Western (Windows 1252)"
+            encoding = fallback_encoding if fallback_encoding in ENCODINGS else FALLBACK_ENCODING
+            text = _single_byte(data, ENCODINGS[encoding])
     endings = "Windows" if "\r\n" in text else "CR" if "\r" in text else "Unix" if "\n" in text else None
     # The buffer always holds "\n"; the file's convention is kept for saving.
     return text.replace("\r\n", "\n").replace("\r", "\n"), encoding, endings
@@ -62,6 +104,11 @@ def _refill(buf: BufferState, text: str, encoding: str, endings: str | None) -> 
 
 
 class BufferOps:
+    def fallback_encoding(self: App) -> str:
+        with self.lock:
+            value = self.settings[self.preferences_id].lookup("fallback_encoding")
+        return value if isinstance(value, str) else FALLBACK_ENCODING
+
     # ---------------------------------------------------------------- create
     def default_line_endings(self: App) -> str:
         with self.lock:
@@ -275,7 +322,7 @@ class BufferOps:
             path = st.buffer.file_name or ""
         try:
             with open(path, "rb") as f:
-                text, encoding, endings = decode_file(f.read())
+                text, encoding, endings = decode_file(f.read(), self.fallback_encoding())
         except FileNotFoundError:
             text, encoding, endings = "", "UTF-8", None  # opening a new path gives an empty view
         syntax = _syntax.for_path(path)
@@ -350,7 +397,7 @@ class BufferOps:
             return
         try:
             with open(path, "rb") as f:
-                text, encoding, endings = decode_file(f.read())
+                text, encoding, endings = decode_file(f.read(), self.fallback_encoding())
         except OSError:
             return
         with self.lock:

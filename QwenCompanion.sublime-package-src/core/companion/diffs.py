@@ -23,6 +23,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from ..encodings import DEFAULT_FALLBACK, decode_like_sublime
 from .ide_messages import DIFF_ACCEPTED, DIFF_REJECTED, DiffAccepted, DiffRejected, Outgoing
 
 LF = "\n"
@@ -78,7 +79,7 @@ class UnreadableFile(Exception):
     """The target is a directory or cannot be read: openDiff fails with this message."""
 
 
-def read_disk_file(path: str) -> DiskFile:
+def read_disk_file(path: str, fallback_encoding: str = DEFAULT_FALLBACK) -> DiskFile:
     if os.path.isdir(path):
         raise UnreadableFile(f"{path} is a directory, not a file")
     try:
@@ -88,8 +89,8 @@ def read_disk_file(path: str) -> DiskFile:
         return DiskFile(exists=False)
     except OSError as error:
         raise UnreadableFile(f"cannot read {path}: {error.strerror or error}") from None
-    # Shown on the read-only side only, so undecodable bytes may be replaced.
-    text = data.decode("utf-8-sig", errors="replace")
+    # Shown on the read-only side only: decoded as Sublime would open it.
+    text, _ = decode_like_sublime(data, fallback_encoding)
     return DiskFile(exists=True, text=buffer_text(text), line_ending=line_ending_of(text))
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import sublime
 
+from ...core.encodings import DEFAULT_FALLBACK
 from ..companion.companions import companions
 
 # The core needs pydantic, which may be missing: it is imported when a
@@ -428,6 +429,12 @@ def window_for(path: str) -> sublime.Window:
     return best[1] if best is not None else sublime.active_window()
 
 
+def fallback_encoding() -> str:
+    """Sublime's `fallback_encoding` setting: how it opens a file that is not UTF-8."""
+    value = sublime.load_settings("Preferences.sublime-settings").get("fallback_encoding")
+    return value if isinstance(value, str) and value else DEFAULT_FALLBACK
+
+
 def find_open_view(path: str) -> sublime.View | None:
     for window in sublime.windows():
         view = window.find_open_file(path)
@@ -454,7 +461,7 @@ class SublimeDiffBackend:
         from ...core.companion.protocol import text_result
 
         try:
-            disk = read_disk_file(arguments.filePath)
+            disk = read_disk_file(arguments.filePath, fallback_encoding())
         except UnreadableFile as error:
             return text_result(str(error), is_error=True)
         review, replaced, notice = reviews.registry.open(
