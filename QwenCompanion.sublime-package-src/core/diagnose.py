@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from .companion import lockfile
+from .paths import HOST_STYLE, PathStyle, is_within
 
 VERSION_TIMEOUT = 10.0
 CLI_DEFAULT_APPROVAL_MODE = "auto"  # qwen 0.24.4's default
@@ -205,18 +206,10 @@ def approval_mode_from_command(argv: Sequence[str]) -> str | None:
     return None
 
 
-def folder_inside(folder: str, roots: Sequence[str]) -> bool:
+def folder_inside(folder: str, roots: Sequence[str], style: PathStyle = HOST_STYLE) -> bool:
     """Would the CLI accept `folder` as its working directory? Like the CLI,
     compare real paths (symlinks resolved)."""
-    real = os.path.normcase(os.path.realpath(folder))
-    for root in roots:
-        real_root = os.path.normcase(os.path.realpath(root))
-        try:
-            if os.path.commonpath([real, real_root]) == real_root:
-                return True
-        except ValueError:  # different drives, or relative and absolute mixed
-            continue
-    return False
+    return any(is_within(folder, root, style) for root in roots)
 
 
 # --- the report -----------------------------------------------------------

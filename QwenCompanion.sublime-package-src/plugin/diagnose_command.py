@@ -23,6 +23,7 @@ from ..core.diagnose import (
     qwen_home,
     read_qwen_settings,
 )
+from ..core.paths import path_style
 from ..core.terminal import DEFAULT_COMMAND, command_argv
 from .companion import terminal
 from .companion.companions import companions
@@ -85,7 +86,7 @@ def gather(window: sublime.Window, folder: str | None) -> Facts:
             for f in (companion.auth_failures() if companion is not None else [])
         ],
         folder=folder,
-        folder_inside=folder_inside(folder, roots) if folder is not None else None,
+        folder_inside=folder_inside(folder, roots, path_style(sublime.platform())) if folder is not None else None,
         folder_settings=folder_settings,
         command_approval_mode=approval_mode_from_command(argv),
         terminus=terminal.terminus_installed(),

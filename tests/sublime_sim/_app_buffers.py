@@ -7,6 +7,7 @@ import os
 from typing import TYPE_CHECKING
 
 from . import _syntax, _text
+from ._paths import on_disk
 from ._region import Span, adjust_span, selection_add, selection_subtract
 from ._state import BufferState, SheetState, ViewState
 
@@ -321,7 +322,7 @@ class BufferOps:
                 return
             path = st.buffer.file_name or ""
         try:
-            with open(path, "rb") as f:
+            with open(on_disk(path, self.platform), "rb") as f:
                 text, encoding, endings = decode_file(f.read(), self.fallback_encoding())
         except FileNotFoundError:
             text, encoding, endings = "", "UTF-8", None  # opening a new path gives an empty view
@@ -374,8 +375,9 @@ class BufferOps:
                 return False
             data = encode_file(st.buffer.text, st.buffer.encoding, st.buffer.line_endings)
             count = st.buffer.change_count
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "wb") as f:
+        written = on_disk(target, self.platform)
+        os.makedirs(os.path.dirname(written), exist_ok=True)
+        with open(written, "wb") as f:
             f.write(data)
         with self.lock:
             st = self.view(vid)
@@ -396,7 +398,7 @@ class BufferOps:
         if not path:
             return
         try:
-            with open(path, "rb") as f:
+            with open(on_disk(path, self.platform), "rb") as f:
                 text, encoding, endings = decode_file(f.read(), self.fallback_encoding())
         except OSError:
             return

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _jsonc, _syntax
 from ._constants import DialogResult, NewFileFlags, QuickPanelFlags
+from ._paths import open_file_key
 from ._settings import to_value
 from ._state import InputPanelRecord, QuickPanelRecord, SheetState, WindowState
 
@@ -223,7 +224,7 @@ class WindowOps:
 
     # ----------------------------------------------------------------- files
     def find_open_view(self: App, wid: int, path: str, group: int = -1) -> int:
-        path = os.path.abspath(path)
+        key = open_file_key(path, self.platform)
         with self.lock:
             win = self.window(wid)
             if win is None:
@@ -233,7 +234,7 @@ class WindowOps:
                     continue
                 for sid in sheets:
                     st = self.view(self.sheets[sid].view_id)
-                    if st is not None and st.buffer.file_name and os.path.abspath(st.buffer.file_name) == path:
+                    if st is not None and st.buffer.file_name and open_file_key(st.buffer.file_name, self.platform) == key:
                         return st.id
             return 0
 

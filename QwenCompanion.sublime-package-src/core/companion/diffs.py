@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from ..encodings import DEFAULT_FALLBACK, decode_like_sublime
+from ..paths import path_identity
 from .ide_messages import DIFF_ACCEPTED, DIFF_REJECTED, DiffAccepted, DiffRejected, Outgoing
 
 LF = "\n"
@@ -34,7 +35,7 @@ OwnerT = TypeVar("OwnerT")
 
 def path_key(path: str) -> str:
     """One key per file however the CLI spells its path."""
-    return os.path.normcase(os.path.normpath(path))
+    return path_identity(path)
 
 
 def line_ending_of(text: str) -> str | None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import sublime
 
 from ...core.encodings import DEFAULT_FALLBACK
+from ...core.paths import deepest_root, path_identity, path_style
 from ..companion.companions import companions
 
 # The core needs pydantic, which may be missing: it is imported when a
@@ -418,15 +419,12 @@ def deliver(notice: Notice[Companion]) -> None:
 
 
 def window_for(path: str) -> sublime.Window:
-    """The window with the deepest folder holding `path`, else the active one."""
-    best: tuple[int, sublime.Window] | None = None
-    target = os.path.normcase(os.path.abspath(path))
-    for window in sublime.windows():
-        for folder in window.folders():
-            root = os.path.normcase(os.path.abspath(folder))
-            if target.startswith(root.rstrip(os.sep) + os.sep) and (best is None or len(root) > best[0]):
-                best = (len(root), window)
-    return best[1] if best is not None else sublime.active_window()
+    """The window with the deepest folder holding `path`, else the active one.
+    Compared by identity: the CLI sends physical paths, Sublime keeps spellings."""
+    style = path_style(sublime.platform())
+    candidates = [(window, folder) for window in sublime.windows() for folder in window.folders()]
+    best = deepest_root(path, [folder for _, folder in candidates], style)
+    return candidates[best][0] if best is not None else sublime.active_window()
 
 
 def fallback_encoding() -> str:
@@ -436,10 +434,21 @@ def fallback_encoding() -> str:
 
 
 def find_open_view(path: str) -> sublime.View | None:
+    """The view of `path`, however either is spelled (a symlinked folder,
+    `/var` for `/private/var`, another case where the file system ignores it)."""
     for window in sublime.windows():
         view = window.find_open_file(path)
         if view is not None:
             return view
+    style = path_style(sublime.platform())
+    target = path_identity(path, style)
+    # Resolving touches the disk: only views whose name could be the file's.
+    names = {path_identity(os.path.basename(path), style, str), path_identity(os.path.basename(target), style, str)}
+    for window in sublime.windows():
+        for view in window.views():
+            name = view.file_name()
+            if name and path_identity(os.path.basename(name), style, str) in names and path_identity(name, style) == target:
+                return view
     return None
 
 

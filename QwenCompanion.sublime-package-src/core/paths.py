@@ -1,0 +1,76 @@
+"""Is this the same file, or inside that folder? Compared by identity, not spelling.
+
+The CLI names files by their physical path (Node's `process.cwd()` resolves
+symlinks: `/private/var/…` on macOS), while Sublime keeps the spelling a file
+or folder was opened with (`/var/…`, a symlinked project, another case).
+Every place that matches a file path to a window or view goes through
+`path_identity`: symlinks resolved, the path normalised, and the case folded
+where the platform's file system ignores it (Windows, macOS), with `/` and
+`\\` the same on Windows.
+"""
+
+from __future__ import annotations
+
+import ntpath
+import os
+import posixpath
+import sys
+import unicodedata
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+PathStyle = Literal["posix", "macos", "windows"]
+Resolve = Callable[[str], str]
+
+
+def path_style(platform: str) -> PathStyle:
+    """The style of `sublime.platform()` ("osx", "windows", "linux") or `sys.platform`."""
+    if platform in ("windows", "win32"):
+        return "windows"
+    if platform in ("osx", "darwin"):
+        return "macos"
+    return "posix"
+
+
+HOST_STYLE: PathStyle = path_style(sys.platform)
+
+
+def _resolve(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):  # a loop of links, an embedded NUL: keep the spelling
+        return os.path.abspath(path)
+
+
+def path_identity(path: str, style: PathStyle = HOST_STYLE, resolve: Resolve = _resolve) -> str:
+    """One string per file however it is spelled (resolving touches the disk:
+    call it off the UI thread, or for few paths)."""
+    resolved = resolve(path)
+    if style == "windows":
+        return ntpath.normcase(ntpath.normpath(resolved))  # lower case, `\` separators
+    normal = posixpath.normpath(resolved)
+    if style == "macos":
+        # APFS and HFS+ ignore case and Unicode normalisation by default.
+        return unicodedata.normalize("NFC", normal).casefold()
+    return normal
+
+
+def _is_inside(identity: str, root_identity: str, style: PathStyle) -> bool:
+    separator = "\\" if style == "windows" else "/"
+    return identity == root_identity or identity.startswith(root_identity.rstrip(separator) + separator)
+
+
+def is_within(path: str, root: str, style: PathStyle = HOST_STYLE, resolve: Resolve = _resolve) -> bool:
+    """Is `path` the folder `root` or inside it?"""
+    return _is_inside(path_identity(path, style, resolve), path_identity(root, style, resolve), style)
+
+
+def deepest_root(path: str, roots: Sequence[str], style: PathStyle = HOST_STYLE, resolve: Resolve = _resolve) -> int | None:
+    """The index of the innermost of `roots` holding `path`, or None."""
+    identity = path_identity(path, style, resolve)
+    best: tuple[int, int] | None = None
+    for index, root in enumerate(roots):
+        root_identity = path_identity(root, style, resolve)
+        if _is_inside(identity, root_identity, style) and (best is None or len(root_identity) > best[0]):
+            best = (len(root_identity), index)
+    return best[1] if best is not None else None
