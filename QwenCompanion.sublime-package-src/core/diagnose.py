@@ -91,6 +91,9 @@ class Facts:
     folder_settings: QwenSettings | None = None  # <folder>/.qwen/settings.json
     command_approval_mode: str | None = None  # from a flag in the qwen_command setting
     terminus: bool = True
+    login_shell: str | None = None  # macOS: Open in Terminal runs qwen through it
+    shell_cli: CliProbe | None = None  # qwen as that shell finds it
+    suggested_command: list[str] | None = None  # a qwen_command that needs no PATH
 
 
 def inspect_lock(path: Path, *, port: int, token: str, workspace_path: str, ppid: int) -> LockCheck:
@@ -303,16 +306,37 @@ def problems(facts: Facts) -> list[str]:
                      "Project → Add Folder to Project…")
     found += _settings_problems(facts)
     found += _refusal_problems(facts)
-    if facts.cli.path is None:
-        found.append(f"`{facts.cli.name}` is not on Sublime Text's PATH. Install Qwen Code "
-                     "(npm install -g @qwen-code/qwen-code) or set qwen_command to its full path. "
-                     "(A terminal whose shell profile adds it to PATH may still find it.)")
-    elif facts.cli.error:
-        found.append(f"`{facts.cli.name}` does not run: {facts.cli.error}.")
+    found += _cli_problems(facts)
     if not facts.terminus:
         found.append(f"Terminus is not installed, and “Qwen Code: Open in Terminal” needs it ({INSTALL_TERMINUS}). "
                      "Meanwhile “Qwen Code: Copy Connect Command” starts qwen from any terminal.")
     return found
+
+
+def _cli_problems(facts: Facts) -> list[str]:
+    shell = facts.shell_cli
+    if shell is not None and shell.path and not shell.error:
+        return []  # Open in Terminal runs qwen through the login shell, which finds it
+    cli = facts.cli
+    if cli.path is not None and not cli.error:
+        return []
+    if cli.path is None:
+        sentence = f"`{cli.name}` is not on Sublime Text's PATH"
+        advice = (". Install Qwen Code (npm install -g @qwen-code/qwen-code) or set qwen_command to its full path. "
+                  "(A terminal whose shell profile adds it to PATH may still find it.)")
+    else:
+        sentence, advice = f"`{cli.name}` does not run: {cli.error}", "."
+    if shell is not None and facts.login_shell:
+        sentence += (f"; your login shell ({facts.login_shell} -l -i, which Open in Terminal uses) "
+                     f"{'does not find it' if shell.path is None else 'cannot run it'} either ({shell.error})")
+        advice = (". Install Qwen Code (npm install -g @qwen-code/qwen-code); installed with nvm, load nvm in "
+                  "~/.zprofile (read by login shells) as well as ~/.zshrc; or set qwen_command to "
+                  '["/full/path/to/node", "/full/path/to/qwen"].')
+    if facts.suggested_command:
+        advice = (f'. Set "qwen_command": {json.dumps(facts.suggested_command)} in the package settings: node and '
+                  "qwen by full path, because qwen starts with `#!/usr/bin/env node` and its path alone still "
+                  "needs node on PATH.")
+    return [sentence + advice]
 
 
 def _settings_problems(facts: Facts) -> list[str]:
@@ -342,6 +366,14 @@ def _refusal_problems(facts: Facts) -> list[str]:
                      "whose QWEN_CODE_IDE_SERVER_PORT points here runs in a folder outside this window's "
                      "folders (the CLI then tries the port without the token).")
     return found
+
+
+def _probe_text(probe: CliProbe, where: str) -> str:
+    if probe.path is None:
+        return f"`{probe.name}` not found {where}"
+    if probe.error:
+        return f"{probe.path} ({probe.error})"
+    return f"{probe.path}, version {probe.version}"
 
 
 def build_report(facts: Facts) -> str:
@@ -396,12 +428,10 @@ def build_report(facts: Facts) -> str:
             lines.append(f"  {_clock(refusal.at)}  {name}: {refusal.detail}")
 
     lines += ["", "qwen CLI"]
-    if facts.cli.path is None:
-        lines.append(_row("executable", f"`{facts.cli.name}` not found on PATH"))
-    elif facts.cli.error:
-        lines.append(_row("executable", f"{facts.cli.path} ({facts.cli.error})"))
-    else:
-        lines.append(_row("executable", f"{facts.cli.path}, version {facts.cli.version}"))
+    lines.append(_row("executable", _probe_text(facts.cli, "on PATH")))
+    if facts.shell_cli is not None and facts.login_shell:
+        lines.append(_row("login shell", f"{facts.login_shell} -l -i (runs qwen for Open in Terminal): "
+                          + _probe_text(facts.shell_cli, "by that shell")))
     for label, settings in (("settings", facts.user_settings), ("folder settings", facts.folder_settings)):
         if settings is None or (settings is facts.folder_settings and not settings.exists):
             continue

@@ -133,6 +133,19 @@ def terminal_env(port: int, workspace_path: str) -> dict[str, str]:
     return {PORT_ENV: str(port), WORKSPACE_ENV: workspace_path}
 
 
+# Shells that take `-l -i -c COMMAND` (csh and tcsh accept -l only alone).
+LOGIN_SHELLS = frozenset({"bash", "zsh", "sh", "ksh", "mksh", "dash", "fish"})
+
+
+def login_shell_argv(shell: str | None, command: str | list[str]) -> list[str] | None:
+    """`command` run by the user's login shell as an interactive login shell
+    (as Terminal.app starts it), so the PATH that ~/.zprofile, ~/.zshrc or
+    ~/.bash_profile set (nvm, Homebrew) is there; None for another shell."""
+    if not shell or not os.path.isabs(shell) or os.path.basename(shell) not in LOGIN_SHELLS:
+        return None
+    return [shell, "-l", "-i", "-c", command_line(command)]
+
+
 def terminus_args(
     *,
     window_id: int,
@@ -141,11 +154,15 @@ def terminus_args(
     cwd: str,
     options: TerminalOptions,
     serial: int | None = None,
+    login_shell: str | None = None,
 ) -> dict[str, Json]:
     """Arguments for Terminus's `terminus_open` window command.
 
     `auto_close` is always passed: Terminus documents False as its default
     but actually closes the terminal on exit (True) when it is left out.
+    With `login_shell` (macOS), the command runs through it: Terminus's own
+    `bash -l -c` reads neither ~/.zprofile nor ~/.zshrc, and a Dock-started
+    Sublime's PATH lacks what they add.
     """
     env: dict[str, Json] = dict(terminal_env(port, workspace_path))
     args: dict[str, Json] = {
@@ -156,7 +173,10 @@ def terminus_args(
         "auto_close": options.auto_close,
         "focus": True,
     }
-    if isinstance(options.command, str):
+    through_shell = login_shell_argv(login_shell, options.command)
+    if through_shell is not None:
+        args["cmd"] = list[Json](through_shell)
+    elif isinstance(options.command, str):
         args["shell_cmd"] = options.command
     else:
         args["cmd"] = list[Json](options.command)

@@ -23,6 +23,7 @@ from ..core.diagnose import (
     qwen_home,
     read_qwen_settings,
 )
+from ..core.login_shell import probe_cli_in_login_shell, qwen_command_suggestion
 from ..core.paths import path_style
 from ..core.terminal import DEFAULT_COMMAND, command_argv
 from .companion import terminal
@@ -64,6 +65,12 @@ def gather(window: sublime.Window, folder: str | None) -> Facts:
             workspace_path=companion.workspace_path,
             ppid=companion.ppid,
         )
+    cli = probe_cli(argv[0])
+    shell = terminal.login_shell()
+    shell_cli = probe_cli_in_login_shell(argv[0], shell) if shell else None
+    suggested = None
+    if sublime.platform() != "windows" and (cli.path is None or cli.error) and (shell_cli is None or shell_cli.error):
+        suggested = qwen_command_suggestion(os.path.expanduser("~"), os.path.basename(argv[0]))
     return Facts(
         now=time.time(),
         window_id=window.id(),
@@ -72,7 +79,7 @@ def gather(window: sublime.Window, folder: str | None) -> Facts:
         started_at=companion.started_at if companion is not None else 0.0,
         roots=list(roots),
         lock_directory=str(companion.lock_directory if companion is not None else lockfile.lock_dir()),
-        cli=probe_cli(argv[0]),
+        cli=cli,
         user_settings=read_qwen_settings(user_settings_path),
         startup_error=None if running else companions.startup_error,
         lock_error=companion.lock_error if companion is not None else None,
@@ -90,6 +97,9 @@ def gather(window: sublime.Window, folder: str | None) -> Facts:
         folder_settings=folder_settings,
         command_approval_mode=approval_mode_from_command(argv),
         terminus=terminal.terminus_installed(),
+        login_shell=shell if shell_cli is not None else None,
+        shell_cli=shell_cli,
+        suggested_command=suggested,
     )
 
 

@@ -74,6 +74,22 @@ def running_companion(window: sublime.Window) -> Companion | None:
     return None
 
 
+def login_shell() -> str | None:
+    """On macOS, the user's login shell (Open in Terminal runs qwen through
+    it); None elsewhere, where Terminus's own shell is used."""
+    if sublime.platform() != "osx":
+        return None
+    shell = os.environ.get("SHELL")
+    if shell and os.path.isabs(shell):
+        return shell
+    import pwd  # the account's shell, when a Dock-started Sublime has no SHELL
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_shell or None
+    except KeyError:
+        return None
+
+
 def window_cwd(window: sublime.Window) -> str:
     view = window.active_view()
     return terminal_cwd(window.folders(), view.file_name() if view else None, os.path.expanduser("~"))
@@ -123,6 +139,7 @@ class QwenOpenTerminalCommand(sublime_plugin.WindowCommand):
             cwd=window_cwd(window),
             options=chosen,
             serial=serial,
+            login_shell=login_shell(),
         )
         log.info("opening qwen in Terminus in %s", args["cwd"])
         window.run_command("terminus_open", args)
