@@ -94,6 +94,7 @@ class Facts:
     login_shell: str | None = None  # macOS: Open in Terminal runs qwen through it
     shell_cli: CliProbe | None = None  # qwen as that shell finds it
     suggested_command: list[str] | None = None  # a qwen_command that needs no PATH
+    relative_qwen_home: str | None = None  # QWEN_HOME when it is a relative path
 
 
 def inspect_lock(path: Path, *, port: int, token: str, workspace_path: str, ppid: int) -> LockCheck:
@@ -296,6 +297,10 @@ def problems(facts: Facts) -> list[str]:
         }[lock.state]
         found.append(f"The lock file {lock.path} {what}, so the CLI cannot find this server. "
                      "Run “Qwen Code: Restart Server” to write it again.")
+    if facts.relative_qwen_home is not None:
+        found.append(f"QWEN_HOME is a relative path ({facts.relative_qwen_home}): qwen resolves it against the "
+                     f"folder it starts in, so it looks for lock files elsewhere in every folder (this window's "
+                     f"are in {facts.lock_directory}). Set QWEN_HOME to an absolute path.")
     if facts.running and not facts.roots:
         found.append("This window has no folder, and the CLI refuses to connect to a window without "
                      "one (“please open a workspace folder”). Add one: Project → Add Folder to Project…")

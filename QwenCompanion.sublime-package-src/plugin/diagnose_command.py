@@ -25,6 +25,7 @@ from ..core.diagnose import (
 )
 from ..core.login_shell import probe_cli_in_login_shell, qwen_command_suggestion
 from ..core.paths import path_style
+from ..core.qwen_home import configured_qwen_home, is_relative
 from ..core.terminal import DEFAULT_COMMAND, command_argv
 from .companion import terminal
 from .companion.companions import companions
@@ -65,6 +66,7 @@ def gather(window: sublime.Window, folder: str | None) -> Facts:
             workspace_path=companion.workspace_path,
             ppid=companion.ppid,
         )
+    configured = configured_qwen_home(os.environ)
     cli = probe_cli(argv[0])
     shell = terminal.login_shell()
     shell_cli = probe_cli_in_login_shell(argv[0], shell) if shell else None
@@ -100,6 +102,7 @@ def gather(window: sublime.Window, folder: str | None) -> Facts:
         login_shell=shell if shell_cli is not None else None,
         shell_cli=shell_cli,
         suggested_command=suggested,
+        relative_qwen_home=configured if is_relative(configured) else None,
     )
 
 

@@ -326,3 +326,9 @@ def test_probe_cli(tmp_path: Path) -> None:
     started = time.monotonic()
     assert probe_cli("qwen", path=str(bin_dir), timeout=0.3).error == "`qwen --version` gave no answer within 0.3 s"
     assert time.monotonic() - started < 4
+
+
+def test_a_relative_qwen_home_is_reported() -> None:
+    [sentence] = problems(healthy(relative_qwen_home="qwen-home"))
+    assert sentence.startswith("QWEN_HOME is a relative path (qwen-home): qwen resolves it against the folder")
+    assert "/home/u/.qwen/ide" in sentence
