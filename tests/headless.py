@@ -188,6 +188,11 @@ def do_state(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def do_clipboard(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """What is on the clipboard (e.g. after Copy Connect Command)."""
+    return {"text": driver.host.run_on_main(driver.host.sublime.get_clipboard)}
+
+
 def do_wait_idle(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     driver.host.wait_idle()
     return {}
@@ -204,6 +209,7 @@ ACTIONS: dict[str, Action] = {
     "click": do_click,  # {path | view, href}
     "new_window": do_new_window,  # {folders}
     "state": do_state,  # {window?}
+    "clipboard": do_clipboard,
     "wait_idle": do_wait_idle,
 }
 

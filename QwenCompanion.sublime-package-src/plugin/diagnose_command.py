@@ -24,7 +24,7 @@ from ..core.diagnose import (
     read_qwen_settings,
 )
 from ..core.login_shell import probe_cli_in_login_shell, qwen_command_suggestion
-from ..core.paths import path_style
+from ..core.paths import path_identity, path_style
 from ..core.qwen_home import configured_qwen_home, is_relative
 from ..core.terminal import DEFAULT_COMMAND, command_argv
 from .companion import terminal
@@ -53,7 +53,9 @@ def gather(window: sublime.Window, folder: str | None) -> Facts:
     folder_settings = None
     if folder is not None:
         path = Path(folder) / ".qwen" / "settings.json"
-        if path != user_settings_path:  # qwen reads it once when the folder is its home
+        style = path_style(sublime.platform())
+        # qwen reads it once when the folder is its home
+        if path_identity(str(path), style) != path_identity(str(user_settings_path), style):
             folder_settings = read_qwen_settings(path)
     running = companion is not None and companion.running
     roots = companion.folders if companion is not None else window.folders()

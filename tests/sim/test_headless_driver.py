@@ -63,6 +63,18 @@ def test_editing_verbs_answer_one_line_each(sublime: HeadlessSublime, workspace:
     assert sublime.do("state")["running"] is True
 
 
+def test_copy_connect_command_for_a_chosen_shell(sublime: HeadlessSublime, workspace: Path) -> None:
+    port = sublime.do("state")["port"]
+    for shell, first_line in (
+        ("posix", f"export QWEN_CODE_IDE_SERVER_PORT={port}"),
+        ("powershell", f"$env:QWEN_CODE_IDE_SERVER_PORT = '{port}'"),
+        ("cmd", f'set "QWEN_CODE_IDE_SERVER_PORT={port}"'),
+    ):
+        sublime.do("command", name="qwen_copy_connect_command", args={"shell": shell})
+        sublime.do("wait_idle")
+        assert sublime.do("clipboard")["text"].splitlines()[0] == first_line
+
+
 def test_bad_input_gets_an_error_line_and_the_driver_keeps_serving(sublime: HeadlessSublime) -> None:
     answer = sublime.do("select", path="/not/open.txt", start=[1, 1], end=[1, 1])
     assert answer["ok"] is False and "is not open" in answer["error"]

@@ -16,6 +16,7 @@ is whatever the buffer holds.
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 import json
 import os
@@ -123,8 +124,9 @@ class Review(Generic[OwnerT]):
     def __post_init__(self) -> None:
         self.proposed = buffer_text(self.new_content)
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
+        # Resolving touches the disk: once, on the server thread that opens the review.
         return path_key(self.file_path)
 
     @property
