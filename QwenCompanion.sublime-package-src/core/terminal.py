@@ -193,7 +193,7 @@ def _powershell_quote(text: str) -> str:
 
 
 # cmd.exe operators and expansions: a string with these is cmd.exe syntax.
-_CMD_SYNTAX = re.compile(r"[&|<>^%()]")
+_CMD_SYNTAX = re.compile(r"[&|<>^%]")
 
 
 def powershell_invocation(command: str | list[str]) -> str:

@@ -120,6 +120,7 @@ def test_powershell_connect_command() -> None:
         # A quoted string: PowerShell would read "…" as a value and stop; split as cmd.exe would.
         ('"C:\\Program Files\\nodejs\\qwen.cmd" --yolo', "& 'C:\\Program Files\\nodejs\\qwen.cmd' '--yolo'"),
         ("C:\\Users\\me\\qwen.cmd", "& 'C:\\Users\\me\\qwen.cmd'"),
+        ('"C:\\Program Files (x86)\\nodejs\\qwen.cmd"', "& 'C:\\Program Files (x86)\\nodejs\\qwen.cmd'"),
         # PowerShell also closes a single-quoted string at typographic quotes.
         (["C:\\O\u2019Brien\\qwen.cmd"], "& 'C:\\O\u2019\u2019Brien\\qwen.cmd'"),
         # cmd.exe syntax goes to cmd.exe untouched, as Terminus runs a string.
