@@ -295,3 +295,26 @@ def test_pid_alive() -> None:
     assert not lockfile.pid_alive(0)
     assert not lockfile.pid_alive(-5)
     assert not lockfile.pid_alive(_dead_pid())
+
+
+def test_the_sweep_never_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dead = _dead_pid()
+    ours = {"ideName": "Sublime Text", "ideInfo": {"name": "sublimetext", "displayName": "Sublime Text"}}
+    stuck = _write_raw(tmp_path, "1001.lock", {"port": 1001, "ppid": dead, **ours})
+    stale = _write_raw(tmp_path, "1002.lock", {"port": 1002, "ppid": dead, **ours})
+    real_unlink = Path.unlink
+
+    def refusing_unlink(self: Path, missing_ok: bool = False) -> None:
+        if self == stuck:
+            raise PermissionError(13, "Permission denied", str(self))
+        real_unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", refusing_unlink)
+    assert lockfile.sweep_stale_locks(tmp_path) == [stale]  # the next file is still swept
+    assert stuck.exists()
+
+    def unreadable_directory(self: Path, pattern: str) -> Any:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "glob", unreadable_directory)
+    assert lockfile.sweep_stale_locks(tmp_path) == []
