@@ -4,8 +4,16 @@ and the plugin_loaded / plugin_unloaded hooks."""
 from __future__ import annotations
 
 import logging
+import sys
 
 import sublime
+
+# Sublime's reload, disable/enable and Package Control's upgrade re-import only
+# this module; the package's other modules would stay cached with the state
+# (and, after an upgrade, the code) of the unloaded version. Forget them so
+# the imports below load them anew.
+for _cached in [name for name in sys.modules if name.startswith(f"{__package__}.") and name != __name__]:
+    del sys.modules[_cached]
 
 from .plugin import log
 from .plugin.companion import status
@@ -18,7 +26,7 @@ from .plugin.reviews.commands import (
     QwenAcceptDiffCommand,
     QwenRejectDiffCommand,
     QwenReviewFillCommand,
-    QwenReviewListener,
+    ReviewListener,
 )
 from .plugin.companion.listeners import CompanionWindowListener
 from .plugin.companion.status import QwenStatusListener
@@ -44,6 +52,12 @@ __all__ = [
 ]
 
 _log_handler: logging.Handler | None = None
+
+
+class QwenReviewListener(ReviewListener):
+    """Defined in this module because after a run-time load Sublime sends
+    `on_init` (which adopts review tabs left by the previous load) only to
+    listeners whose class belongs to the plugin module being loaded."""
 
 
 def plugin_loaded() -> None:

@@ -545,6 +545,21 @@ def test_a_reload_of_the_package_ends_open_reviews_without_losing_the_proposal(e
     editor.host.assert_no_errors()
 
 
+def test_disabling_and_enabling_the_package_adopts_the_review_tabs(editor: Editor) -> None:
+    path = editor.file("a.txt", "x\n")
+    cli = editor.cli()
+    original, proposed = editor.propose(cli, path, "y\n")
+    editor.host.user.type(proposed, "mine ")
+
+    editor.host.disable_package("QwenCompanion")
+    editor.host.enable_package("QwenCompanion")
+    editor.settle()
+    assert not original.is_valid()
+    assert proposed.is_valid() and editor.text(proposed) == "mine y\n"
+    assert proposed.name().endswith("(not applied)")
+    editor.host.assert_no_errors()
+
+
 def test_close_diff_answers_even_when_the_main_thread_is_busy(editor: Editor) -> None:
     import sys
     import threading

@@ -270,3 +270,42 @@ def test_a_pydantic_core_mismatch_shows_one_clear_message(tmp_path: Path, monkey
     assert "pydantic-core" in message and "Satisfy Libraries" in message
     assert "Traceback" not in message
     assert read_locks(home / ".qwen" / "ide") == {}
+
+
+def test_disable_then_enable_starts_a_live_server_again(host: SimulatedHost, lock_dir: Path, tmp_path: Path) -> None:
+    host.user.set_folders([folder(tmp_path, "w")])
+    host.load_package(PACKAGE)
+    first = next(iter(wait_locks(host, lock_dir, [folder(tmp_path, "w")])))
+
+    host.disable_package(PACKAGE)  # only the plugin module leaves sys.modules
+    assert read_locks(lock_dir) == {}
+    host.enable_package(PACKAGE)
+
+    final = wait_locks(host, lock_dir, [folder(tmp_path, "w")])
+    host.wait_idle(timeout=WAIT)
+    port, info = next(iter(final.items()))
+    assert port != first and refuses(first)
+    McpClient(port, info["authToken"], "after-enable").connect().close()
+    assert len(server_threads()) == 1
+    host.assert_no_errors()
+
+
+def test_an_upgrade_runs_the_new_files_with_a_live_server(host: SimulatedHost, lock_dir: Path, tmp_path: Path) -> None:
+    # Package Control disables the package, replaces its files, enables it.
+    (host.packages_dir / PACKAGE).unlink()
+    installed = host.install_package(BUILT_PACKAGE, PACKAGE, copy=True)
+    host.user.set_folders([folder(tmp_path, "w")])
+    host.load_package(PACKAGE)
+    wait_locks(host, lock_dir, [folder(tmp_path, "w")])
+
+    host.disable_package(PACKAGE)
+    status_module = installed / "core" / "companion" / "status.py"
+    status_module.write_text(status_module.read_text() + "\nUPGRADED = True\n")
+    host.enable_package(PACKAGE)
+
+    final = wait_locks(host, lock_dir, [folder(tmp_path, "w")])
+    host.wait_idle(timeout=WAIT)
+    assert getattr(sys.modules[f"{PACKAGE}.core.companion.status"], "UPGRADED", False)
+    port, info = next(iter(final.items()))
+    McpClient(port, info["authToken"], "after-upgrade").connect().close()
+    host.assert_no_errors()

@@ -115,8 +115,10 @@ def test_load_reload_unload(sim_host: SimulatedHost, packages_dir: Path, tmp_pat
     make_tiny(packages_dir, log, version="two")
     sim_host.reload_package("Tiny")
     assert log.read_text() == "plugin_unloaded 1\n"
-    assert sys.modules["Tiny.main"] is not main and sys.modules["Tiny.main"].VERSION == "two"
-    assert sys.modules["Tiny.lib.state"] is not state  # the whole package was re-imported
+    # Sublime's reload_plugin: the plugin module is re-executed in place, its
+    # submodules stay cached exactly as they were.
+    assert sys.modules["Tiny.main"] is main and main.VERSION == "two"
+    assert sys.modules["Tiny.lib.state"] is state
     view.run_command("tiny_shout")
     assert view.substr(sim_host.sublime.Region(0, view.size())).startswith("TWO!")
 
@@ -196,3 +198,75 @@ def test_quit_calls_on_exit_not_plugin_unloaded(packages_dir: Path, tmp_path: Pa
         host.close()
     assert log.read_text() == "on_exit\n"
     assert "Tiny.main" not in sys.modules
+
+
+# on_init after a run-time load reaches only listeners whose class belongs to
+# the plugin module being loaded (sublime_plugin.plugin_module_for_obj).
+INIT_MAIN = '''
+import sublime_plugin
+
+from .lib import state
+from .lib.deep import DeepListener
+
+
+class TopListener(sublime_plugin.EventListener):
+    def on_init(self, views):
+        state.events.append("top init")
+'''
+
+INIT_DEEP = '''
+import sublime_plugin
+
+from . import state
+
+
+class DeepListener(sublime_plugin.EventListener):
+    def on_init(self, views):
+        state.events.append("deep init")
+'''
+
+
+def test_on_init_at_run_time_reaches_only_the_loaded_modules_own_listeners(
+    sim_host: SimulatedHost, packages_dir: Path
+) -> None:
+    write_package(
+        packages_dir,
+        "Inits",
+        {"main.py": INIT_MAIN, "lib/__init__.py": "", "lib/state.py": "events = []\n", "lib/deep.py": INIT_DEEP},
+    )
+    sim_host.load_package("Inits")  # start-up: every listener
+    state = sys.modules["Inits.lib.state"]
+    assert sorted(state.events) == ["deep init", "top init"]
+
+    state.events.clear()
+    sim_host.reload_package("Inits")
+    assert state.events == ["top init"]
+    sim_host.assert_no_errors()
+
+
+def test_disable_keeps_submodules_cached_and_enable_reimports_only_the_plugin(
+    sim_host: SimulatedHost, packages_dir: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "log.txt"
+    make_tiny(packages_dir, log)
+    sim_host.load_package("Tiny")
+    state = sys.modules["Tiny.lib.state"]
+
+    sim_host.disable_package("Tiny")
+    assert log.read_text() == "plugin_unloaded 1\n"
+    assert "Tiny.main" not in sys.modules and "Tiny.other" not in sys.modules
+    assert sys.modules["Tiny.lib.state"] is state
+    view = sim_host.window.new_file()
+    view.run_command("tiny_shout")
+    assert view.size() == 0
+
+    make_tiny(packages_dir, log, version="two")  # an upgrade replaces the files meanwhile
+    sim_host.enable_package("Tiny")
+    assert sys.modules["Tiny.main"].VERSION == "two"
+    assert sys.modules["Tiny.lib.state"] is state  # still the first version's module
+    view.run_command("tiny_shout")
+    assert sim_host.sublime.Region(0, view.size()).size() == len("TWO!")
+
+    sim_host.restart_package("Tiny")
+    assert sys.modules["Tiny.lib.state"] is not state
+    sim_host.assert_no_errors()

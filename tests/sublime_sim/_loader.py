@@ -104,3 +104,30 @@ class PackageLoader:
     def unload(self, name: str) -> None:
         self.unload_plugins(name)
         self.drop_modules(name)
+
+    def reload_plugins(self, name: str) -> None:
+        """As Sublime reloads a package at run time (a plugin saved, the package
+        enabled again or upgraded): ``reload_plugin`` of each plugin module, which
+        re-imports that module only. Every other module of the package stays in
+        ``sys.modules`` as it was."""
+        importlib.invalidate_caches()
+        previous = sys.dont_write_bytecode
+        sys.dont_write_bytecode = True
+        try:
+            for path in self.plugin_files(name):
+                modname = f"{name}.{path.stem}"
+                try:
+                    sublime_plugin.reload_plugin(modname)
+                except Exception as exc:
+                    _runtime.report_exception(f"reloading plugin {modname}", exc)
+                    continue
+                if modname not in self.loaded.setdefault(name, []):
+                    self.loaded[name].append(modname)
+        finally:
+            sys.dont_write_bytecode = previous
+
+    def disable(self, name: str) -> None:
+        """As Sublime disables a package (``ignored_packages``): ``unload_plugin``
+        of each plugin module; the package's submodules stay cached."""
+        for modname in self.loaded.pop(name, []):
+            sublime_plugin.unload_plugin(modname)

@@ -81,8 +81,12 @@ Not modelled:
 * Start-up versus run-time loading is approximated: ``load_package`` (default
   ``at_startup=True``) imports all plugin modules, then runs every
   ``plugin_loaded``, then creates listeners for open views, ``on_init`` and a
-  synthesized ``on_activated``; ``at_startup=False`` and ``reload_package``
-  start each module right after importing it. Sublime's own packages
+  synthesized ``on_activated``; ``at_startup=False`` starts each module right
+  after importing it. ``reload_package`` / ``disable_package`` /
+  ``enable_package`` do what Sublime's ``reload_plugin`` / ``unload_plugin`` do:
+  only plugin modules are (re-)imported, submodules stay cached, and ``on_init``
+  reaches only the loaded module's own listeners; ``restart_package`` forgets
+  every module of the package, as a Sublime restart does. Sublime's own packages
   (Default, ...) are not present unless a test puts them in ``Packages``.
 * API calls made inside ``on_exit`` still answer from the (frozen) state
   instead of failing.
@@ -181,6 +185,27 @@ class SimulatedHost:
         self.run_on_main(lambda: self.loader.unload(name))
 
     def reload_package(self, name: str) -> list[str]:
+        """As Sublime reloads a package at run time: only its plugin modules are
+        re-imported (``sublime_plugin.reload_plugin``); submodules stay cached."""
+
+        def go() -> list[str]:
+            self.loader.reload_plugins(name)
+            return list(self.loader.loaded[name])
+
+        return self.run_on_main(go)
+
+    def disable_package(self, name: str) -> None:
+        """Add it to ``ignored_packages``: ``unload_plugin`` of its plugin modules."""
+        self.run_on_main(lambda: self.loader.disable(name))
+
+    def enable_package(self, name: str) -> list[str]:
+        """Take it out of ``ignored_packages``: ``reload_plugin`` of its plugin modules."""
+        return self.reload_package(name)
+
+    def restart_package(self, name: str) -> list[str]:
+        """The package as after a Sublime restart: every module of it forgotten
+        and imported anew (what no run-time reload does)."""
+
         def go() -> list[str]:
             self.loader.unload(name)
             return self.loader.load(name, at_startup=False)

@@ -11,6 +11,8 @@ the others still run.
 
 from __future__ import annotations
 
+import importlib
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -407,8 +409,22 @@ def register_module(m: ModuleType) -> LoadedModule:
     return loaded
 
 
-def start_modules(modules: list[LoadedModule]) -> None:
-    """``plugin_loaded`` of each module, then listeners for existing views, on_init, on_activated."""
+def plugin_module_for_obj(obj: object) -> str:
+    """The plugin module an object belongs to, as Sublime reckons it: the first
+    two labels of its class's module (``Pkg.plugin.sub.mod`` → ``Pkg.plugin``)."""
+    name = type(obj).__module__
+    if name.count(".") > 2:
+        name = ".".join(name.split(".", 2)[0:2])
+    return name
+
+
+def start_modules(modules: list[LoadedModule], init_module: str | None = None) -> None:
+    """``plugin_loaded`` of each module, then listeners for existing views, on_init, on_activated.
+
+    ``init_module``: at run time Sublime sends ``on_init`` only to listeners
+    whose class belongs to that plugin module (see ``plugin_module_for_obj``);
+    at start-up (None) every listener gets it.
+    """
     for lm in modules:
         plugin_loaded = getattr(lm.module, "plugin_loaded", None)
         if plugin_loaded is not None:
@@ -426,23 +442,49 @@ def start_modules(modules: list[LoadedModule]) -> None:
                     tcl = _safe(_where(cls, "__init__"), cls)
                     if tcl is not None:
                         tcl.attach(b)
-    _on_init(listeners, vel_classes, views)
+    _on_init(listeners, vel_classes, views, init_module)
     _synthesize_activated(listeners, vel_classes)
 
 
 def load_module(m: ModuleType) -> None:
     """Sublime's run-time (re)load of one plugin module: register, then start it."""
-    start_modules([register_module(m)])
+    start_modules([register_module(m)], init_module=m.__name__)
 
 
-def _on_init(listeners: list[Any], vel_classes: list[type], views: list[sublime.View]) -> None:
+def unload_plugin(modulename: str) -> None:
+    """Sublime's ``unload_plugin`` (a package disabled): only the plugin module
+    leaves ``sys.modules``; the package's other modules stay cached."""
+    module = sys.modules.pop(modulename, None)
+    if module is not None:
+        unload_module(module)
+
+
+def reload_plugin(modulename: str) -> ModuleType:
+    """Sublime's ``reload_plugin`` (a plugin file saved, a package enabled or
+    upgraded): only the plugin module is re-imported; submodules stay cached."""
+    module = sys.modules.get(modulename)
+    if module is not None:
+        unload_module(module)
+        module = importlib.reload(module)
+    else:
+        module = importlib.import_module(modulename)
+    load_module(module)
+    return module
+
+
+def _on_init(
+    listeners: list[Any], vel_classes: list[type], views: list[sublime.View], init_module: str | None
+) -> None:
+    def wanted(obj: object) -> bool:
+        return init_module is None or plugin_module_for_obj(obj) == init_module
+
     loaded = [v for v in views if not v.is_loading()]
     for el in listeners:
-        if hasattr(el, "on_init"):
+        if hasattr(el, "on_init") and wanted(el):
             _safe(_where(el, "on_init"), el.on_init, loaded)
     for v in loaded:
         for vel in list(view_event_listeners.get(v.view_id, [])):
-            if type(vel) in vel_classes and hasattr(vel, "on_init"):
+            if type(vel) in vel_classes and hasattr(vel, "on_init") and wanted(vel):
                 _safe(_where(vel, "on_init"), vel.on_init)
 
 

@@ -43,7 +43,7 @@ class QwenReviewFillCommand(sublime_plugin.TextCommand):
         return False
 
 
-class QwenReviewListener(sublime_plugin.EventListener):
+class ReviewListener(sublime_plugin.EventListener):
     def on_text_command(
         self, view: sublime.View, command_name: str, args: sublime.CommandArgs
     ) -> tuple[str, sublime.CommandArgs] | None:
