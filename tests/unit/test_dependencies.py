@@ -76,3 +76,24 @@ def test_missing_pydantic_core_names_it(tmp_path: Path) -> None:
     message = _run([str(root)], "-I", "-S")
     assert message is not None
     assert "the library 'pydantic_core' is missing" in message
+
+
+def test_the_host_check_accepts_only_the_3_14_plugin_host() -> None:
+    assert dependencies.host_python_message((3, 14)) is None
+    for old_host in ((3, 8), (3, 13)):
+        message = dependencies.host_python_message(old_host)
+        assert message is not None
+        assert "3.14" in message and "4205" in message and ".".join(map(str, old_host)) in message
+
+
+def test_a_wrong_host_is_named_as_the_cause_when_the_libraries_fail() -> None:
+    host = dependencies.host_python_message((3, 8))
+    missing = "Qwen Companion cannot start: the library 'pydantic' is missing."
+    assert dependencies.startup_problem(host, missing) == host
+    assert dependencies.startup_problem(None, missing) == missing
+    assert dependencies.startup_problem(host, None) is None  # libraries import: only logged
+
+
+def test_dependencies_json_asks_for_the_3_14_host_builds() -> None:
+    selectors = json.loads((DEPENDENCIES_PY.parent.parent / "dependencies.json").read_text())["*"]
+    assert list(selectors) == [">=4205"]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import sublime
 
-from ...core.dependencies import missing_dependency_message
+from ...core.dependencies import host_python_message, missing_dependency_message, startup_problem
 
 if TYPE_CHECKING:
     from ...core.companion.reservation import Reservation
@@ -53,7 +53,10 @@ class Companions:
         with self._starting:
             if self._closed:
                 return
-            problem = missing_dependency_message()
+            wrong_host = host_python_message()
+            if wrong_host:
+                log.warning(wrong_host)
+            problem = startup_problem(wrong_host, missing_dependency_message())
             if problem:
                 self.startup_error = problem
                 log.error(problem)
