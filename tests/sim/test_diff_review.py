@@ -186,6 +186,21 @@ def test_closing_either_tab_rejects_and_closes_the_other(editor: Editor, side: i
     editor.host.assert_no_errors()
 
 
+def test_closing_the_file_side_keeps_an_edited_proposal_open(editor: Editor) -> None:
+    path = editor.file("a.txt", "x\n")
+    cli = editor.cli()
+    original, proposed = editor.propose(cli, path, "y\n")
+    editor.host.user.type(proposed, "mine ")
+
+    assert editor.host.user.close(original)
+    assert cli.next_notification() == rejected(path)
+    editor.settle()
+    assert proposed.is_valid() and editor.text(proposed) == "mine y\n"
+    assert proposed.name().endswith("(not applied)") and "closed the file" in editor.phantom_html(proposed)
+    assert path.read_text() == "x\n"
+    editor.host.assert_no_errors()
+
+
 # --- what is sent: line endings, final newline, Unicode -------------------------
 
 

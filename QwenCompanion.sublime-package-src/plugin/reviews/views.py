@@ -54,6 +54,7 @@ TWO_COLUMNS: WindowLayout = {
 CLOSE_TIMEOUT = 5.0  # seconds closeDiff waits for the main thread before answering from the registry
 
 REPLACED_NOTE = "A newer proposal for this file replaced this one, so your edits here were not applied."
+ORIGINAL_CLOSED_NOTE = "You closed the file's side of this review, which rejected it, so your edits here were not applied."
 CLOSED_NOTE = "Qwen Code closed this review (it was answered in the terminal), so your edits here were not applied."
 RELOADED_NOTE = "Qwen Companion was reloaded, so this review ended without an answer. Nothing was applied."
 
@@ -246,21 +247,25 @@ class DiffReviews:
             ),
         )
 
-    def reject(self, review: DiffReview, *, later: bool = False) -> None:
+    def reject(self, review: DiffReview, *, later: bool = False, keep: str | None = None) -> None:
         notice = self.registry.reject(review)
         if notice is not None:
             deliver(notice)
         item = self._by_id.get(review.id)
         if item is not None:
             item.window.status_message(f"Qwen Code: rejected the change to {item.name}")
-            self._close(item, "rejected", later=later)
+            self._close(item, "rejected", keep, later=later)
 
     def view_closed(self, view_id: int) -> None:
         """The user closed a tab of a review: that rejects it."""
         item = self._by_view.get(view_id)
-        if item is not None:
-            # Sublime may be closing the other tab itself (a whole window): close it afterwards.
-            self.reject(item.review, later=True)
+        if item is None:
+            return
+        keep = None
+        if view_id == item.original.id() and item.review.edited(whole_text(item.proposed)):
+            keep = ORIGINAL_CLOSED_NOTE  # the user's edits in the proposal are not thrown away
+        # Sublime may be closing the other tab itself (a whole window): close it afterwards.
+        self.reject(item.review, later=True, keep=keep)
 
     def close_from_cli(self, review: DiffReview, suppress: bool) -> str | None:
         """closeDiff: the proposed side's current text as the CLI gets it, or None."""
