@@ -54,8 +54,8 @@ def startup_problem(
     """The one sentence to show when the package cannot start, or None.
 
     On the wrong host the libraries usually fail too (they are built for
-    3.14); then the host is the real cause and is named instead.
+    3.14); then the host, the likely cause, is named as well.
     """
     if dependency_message is None:
         return None
-    return host_message or dependency_message
+    return f"{dependency_message} {host_message}" if host_message else dependency_message

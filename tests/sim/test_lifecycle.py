@@ -309,3 +309,18 @@ def test_an_upgrade_runs_the_new_files_with_a_live_server(host: SimulatedHost, l
     port, info = next(iter(final.items()))
     McpClient(port, info["authToken"], "after-upgrade").connect().close()
     host.assert_no_errors()
+
+
+def test_a_lock_file_deleted_by_something_else_is_written_again(
+    host: SimulatedHost, lock_dir: Path, tmp_path: Path
+) -> None:
+    host.user.set_folders([folder(tmp_path, "w")])
+    host.load_package(PACKAGE)
+    locks = wait_locks(host, lock_dir, [folder(tmp_path, "w")])
+    port, info = next(iter(locks.items()))
+
+    (lock_dir / f"{port}.lock").unlink()
+
+    again = wait_locks(host, lock_dir, [folder(tmp_path, "w")])  # within the folder poll
+    assert again == {port: info}
+    host.assert_no_errors()

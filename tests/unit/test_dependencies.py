@@ -89,7 +89,7 @@ def test_the_host_check_accepts_only_the_3_14_plugin_host() -> None:
 def test_a_wrong_host_is_named_as_the_cause_when_the_libraries_fail() -> None:
     host = dependencies.host_python_message((3, 8))
     missing = "Qwen Companion cannot start: the library 'pydantic' is missing."
-    assert dependencies.startup_problem(host, missing) == host
+    assert dependencies.startup_problem(host, missing) == f"{missing} {host}"
     assert dependencies.startup_problem(None, missing) == missing
     assert dependencies.startup_problem(host, None) is None  # libraries import: only logged
 

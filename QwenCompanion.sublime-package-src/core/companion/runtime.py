@@ -172,10 +172,15 @@ class Companion:
             lockfile.remove_lock(self.lock_directory, port)
 
     def set_folders(self, folders: list[str]) -> None:
-        """The window's folders changed: rewrite the lock file's workspacePath."""
-        if folders == self.folders:
+        """Called on every folder poll: rewrite the lock file when the window's
+        folders changed, or when something else deleted it (e.g. a CLI that
+        cannot see this editor's pid and takes the file for a stale one)."""
+        if folders != self.folders:
+            self.folders = list(folders)
+        elif not self.running or self.lock_error or self.lock_file.exists():
             return
-        self.folders = list(folders)
+        else:
+            log.warning("%s was deleted by something else; writing it again", self.lock_file)
         if self.running:
             self._write_lock()
 
