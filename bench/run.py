@@ -48,6 +48,9 @@ VENDOR = ROOT / "dist" / "QwenCompanion" / "_vendor"
 VIEWS = 1000
 DEBOUNCE_MS = 50  # the package's default context_debounce_ms
 FANOUT_SESSIONS = 10
+MEMORY_REVIEWS = 10
+MEMORY_SIZE = 10_000_000
+MEMORY_PEAK_FACTOR = 6
 LINE = "x = 1\n"  # every workspace file is made of these lines
 # newContent for openDiff: source-like text (~35 characters a line, some quotes
 # and a non-ASCII letter), so JSON escapes are as frequent as in real code.
@@ -176,21 +179,61 @@ def round_trips(session: McpSession, method: str, count: int) -> list[float]:
     return [session.timed(request)[0] * 1000 for _ in range(count)]
 
 
-def open_diff_acks(target: Target, session: McpSession, path: str, size: int, count: int) -> list[float]:
+def open_and_close_diff(
+    target: Target, session: McpSession, path: str, size: int, count: int
+) -> tuple[list[float], list[float]]:
+    """(openDiff acknowledged, closeDiff answered with the proposal's text) in ms."""
     content = (SOURCE * (size // len(SOURCE) + 1))[:size]
-    request = session.build("tools/call", {"name": "openDiff", "arguments": {"filePath": path, "newContent": content}})
+    open_request = session.build("tools/call", {"name": "openDiff", "arguments": {"filePath": path, "newContent": content}})
+    close_request = session.build("tools/call", {"name": "closeDiff", "arguments": {"filePath": path, "suppressNotification": True}})
     reconnect(session)
-    acks = []
+    acks, closes = [], []
     for _ in range(count):
         target.idle()
-        elapsed, response = session.timed(request)
+        elapsed, response = session.timed(open_request)
         result = response.messages()[-1]["result"]
         if result["content"] or result.get("isError"):
             raise RuntimeError(f"{target.name}: openDiff answered {result}")
         acks.append(elapsed * 1000)
+        target.idle()  # the review's tabs are up
+        elapsed, response = session.timed(close_request)
+        text = json.loads(response.messages()[-1]["result"]["content"][0]["text"])["content"]
+        if text != content:
+            raise RuntimeError(f"{target.name}: closeDiff answered {len(text)} characters, not the proposal")
+        closes.append(elapsed * 1000)
+    return acks, closes
+
+
+def process_memory(pid: int) -> dict[str, int]:
+    """VmRSS and VmHWM (the peak RSS) of a process, in bytes."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) * 1024
+    return fields
+
+
+def review_memory(target: Target, path: str, reviews: int, size: int) -> tuple[float, float, float]:
+    """MiB: RSS before `reviews` reviews of `size` bytes opened and closed one by
+    one, the peak above that RSS while they were open, and the RSS after."""
+    session = target.session("memory")
+    content = (SOURCE * (size // len(SOURCE) + 1))[:size]
+    open_request = session.build("tools/call", {"name": "openDiff", "arguments": {"filePath": path, "newContent": content}})
+    close_request = session.build("tools/call", {"name": "closeDiff", "arguments": {"filePath": path, "suppressNotification": True}})
+    target.idle()
+    pid = target.process.pid
+    before = process_memory(pid)["VmRSS"]
+    for _ in range(reviews):
+        session.timed(open_request)
         target.idle()
-        session.call("tools/call", {"name": "closeDiff", "arguments": {"filePath": path, "suppressNotification": True}})
-    return acks
+        session.timed(close_request)
+        target.idle()
+    time.sleep(SETTLE)
+    target.idle()
+    after = process_memory(pid)
+    session.close()
+    return before / 2**20, (after["VmHWM"] - before) / 2**20, after["VmRSS"] / 2**20
 
 
 def fanout(target: Target, streams: list[Stream], count: int, first_key: int) -> list[float]:
@@ -330,7 +373,10 @@ def run(rounds: int, workdir: Path, profile: str | None) -> list[Row]:
     make_workspace(workdir)
     target_file = str(workdir / "workspace" / "file0000.py")
     targets = {"ours": start_ours(workdir, VIEWS, warm=False), "peer": start_peer(workdir)}
-    rows: dict[str, Samples] = {key: Samples() for key in ("listener", "select", "1 KB", "1 MB", "10 MB", "tools/list", "ping", "fanout")}
+    rows: dict[str, Samples] = {
+        key: Samples()
+        for key in ("listener", "select", "tools/list", "ping", "fanout", *SIZES, *(f"close {label}" for label in SIZES))
+    }
     cold_lock = Samples()
     cold_lock.add("ours", [targets["ours"].info["lock_ms"]])
     try:
@@ -356,8 +402,9 @@ def run(rounds: int, workdir: Path, profile: str | None) -> list[Row]:
             for label, size in SIZES.items():
                 progress(f"openDiff {label}")
                 for _, name in interleaved(rounds):
-                    acks = open_diff_acks(targets[name], sessions[name], target_file, size, PER_ROUND[label])
+                    acks, closes = open_and_close_diff(targets[name], sessions[name], target_file, size, PER_ROUND[label])
                     rows[label].add(name, acks)
+                    rows[f"close {label}"].add(name, closes)
 
             progress(f"fan-out to {FANOUT_SESSIONS} sessions")
             streams = {}
@@ -386,6 +433,18 @@ def run(rounds: int, workdir: Path, profile: str | None) -> list[Row]:
             startup["rss_added"].add("ours", [(rss - target.info["rss_before"]) / 2**20])
         startup["rss"].add(name, [rss / 2**20])
 
+    progress(f"memory: {MEMORY_REVIEWS} reviews of {MEMORY_SIZE // 1_000_000} MB, opened and closed")
+    memory = {key: Samples() for key in ("before", "peak", "after")}
+    for _, name in interleaved(rounds):
+        target = start_ours(workdir, 1, warm=True) if name == "ours" else start_peer(workdir)
+        try:
+            before, peak, after = review_memory(target, target_file, MEMORY_REVIEWS, MEMORY_SIZE)
+        finally:
+            target.stop()
+        memory["before"].add(name, [before])
+        memory["peak"].add(name, [peak])
+        memory["after"].add(name, [after - before])
+
     def at_most(limit: float) -> Callable[[float, float | None], bool | None]:
         return lambda p50, ratio: p50 <= limit
 
@@ -400,9 +459,10 @@ def run(rounds: int, workdir: Path, profile: str | None) -> list[Row]:
             rows["listener"], "≤ 20 µs", at_most(20)),
         Row("2", f"selection → ide/contextUpdate at the client ({DEBOUNCE_MS} ms debounce)", "ms",
             rows["select"], f"≤ {DEBOUNCE_MS + 2} ms", at_most(DEBOUNCE_MS + 2)),
-        Row("3", "openDiff acknowledged, 1 KB newContent", "ms", rows["1 KB"], "—", no_goal),
-        Row("3", "openDiff acknowledged, 1 MB newContent", "ms", rows["1 MB"], "≤ 3 ms", at_most(3)),
-        Row("3", "openDiff acknowledged, 10 MB newContent", "ms", rows["10 MB"], "≤ 20 ms", at_most(20)),
+        *[Row("3", f"openDiff acknowledged, {label} newContent", "ms", rows[label], "≤ 0.6× peer", ratio_at_most(0.6))
+          for label in SIZES],
+        *[Row("3", f"closeDiff answered with the proposal's text, {label}", "ms", rows[f"close {label}"],
+              "≤ 0.6× peer", ratio_at_most(0.6)) for label in SIZES],
         Row("4", "tools/list round trip", "ms", rows["tools/list"], "≤ 0.6× peer", ratio_at_most(0.6)),
         Row("4", "ping round trip", "ms", rows["ping"], "≤ 0.6× peer", ratio_at_most(0.6)),
         Row("4", f"notification fan-out to {FANOUT_SESSIONS} sessions (last one)", "ms",
@@ -412,6 +472,12 @@ def run(rounds: int, workdir: Path, profile: str | None) -> list[Row]:
         Row("5", "load → lock file exists, first start (nothing compiled yet)", "ms", cold_lock, "—", no_goal),
         Row("5", "RSS added by the package serving one CLI", "MiB", startup["rss_added"], "≤ 60 MiB", at_most(60)),
         Row("5", "process RSS serving one CLI (ours: plugin host + simulator)", "MiB", startup["rss"], "—", no_goal),
+        Row("6", f"process RSS before {MEMORY_REVIEWS} reviews of {MEMORY_SIZE // 1_000_000} MB", "MiB",
+            memory["before"], "—", no_goal),
+        Row("6", f"peak RSS above that while a {MEMORY_SIZE // 1_000_000} MB review is open", "MiB", memory["peak"],
+            f"< {MEMORY_PEAK_FACTOR}× content ({MEMORY_PEAK_FACTOR * MEMORY_SIZE / 2**20:.0f} MiB)",
+            at_most(MEMORY_PEAK_FACTOR * MEMORY_SIZE / 2**20)),
+        Row("6", f"RSS kept after the {MEMORY_REVIEWS} reviews closed", "MiB", memory["after"], "≤ 20 MiB", at_most(20)),
     ]
 
 
@@ -430,7 +496,7 @@ def versions() -> dict[str, str]:
 
     import pydantic
 
-    protocol = (ROOT / "QwenCompanion.sublime-package-src" / "core" / "protocol.py").read_text()
+    protocol = (ROOT / "QwenCompanion.sublime-package-src" / "core" / "companion" / "protocol.py").read_text()
     match = re.search(r'SERVER_VERSION = "([^"]+)"', protocol)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout.strip()

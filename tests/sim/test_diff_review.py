@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.sublime_sim.sublime import View
 from tests.support.editor import BUILT_PACKAGE, DIFF_VIEW, Editor, open_editor
 
 TWO_COLUMNS = {"cols": [0.0, 0.5, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1], [1, 0, 2, 1]]}
@@ -575,25 +576,108 @@ def test_disabling_and_enabling_the_package_adopts_the_review_tabs(editor: Edito
     editor.host.assert_no_errors()
 
 
-def test_close_diff_answers_even_when_the_main_thread_is_busy(editor: Editor) -> None:
-    import sys
+def test_close_diff_answers_with_the_users_edits_while_the_main_thread_is_busy(editor: Editor) -> None:
     import threading
     import time
 
-    module = sys.modules["QwenCompanion.plugin.reviews.views"]
-    module.CLOSE_TIMEOUT = 0.2
     path = editor.file("a.txt", "x\n")
     cli = editor.cli()
-    editor.propose(cli, path, "y\n")
+    _, proposed = editor.propose(cli, path, "y\n")
+    editor.host.user.type(proposed, "mine ")
 
-    busy = threading.Thread(target=lambda: editor.host.run_on_main(lambda: time.sleep(1.5)))
+    release = threading.Event()
+    busy = threading.Thread(target=lambda: editor.host.run_on_main(lambda: release.wait(10)))
     busy.start()
     time.sleep(0.1)
-    started = time.monotonic()
-    assert cli.close_diff(path) == "y\n"
-    assert time.monotonic() - started < 1.2  # answered before the main thread was free
-    assert cli.next_notification() == rejected(path)
-    busy.join()
+    try:
+        # The main thread is held until closeDiff has answered: waiting for it would hang here.
+        assert cli.close_diff(path) == "mine y\n"
+        assert cli.next_notification() == rejected(path)
+        assert proposed.is_valid()  # the tabs close once the main thread is free
+    finally:
+        release.set()
+        busy.join()
     editor.settle()
-    assert editor.review_views() == [] and editor.window.layout() == ONE_GROUP
+    assert [view.name() for view in editor.review_views()] == []
+    assert proposed.is_valid() and proposed.name().endswith("(not applied)")  # the edits stay reachable
     assert cli.quiet()
+
+
+# --- keyboard focus: the qwen terminal keeps it ------------------------------------
+
+
+def focused(editor: Editor) -> int:
+    return int(editor.host.app.focused_view_id())
+
+
+def terminal_tab(editor: Editor) -> View:
+    view = editor.host.user.new_file()
+    view.settings().set("terminus_view", True)  # what Terminus sets on its terminals
+    editor.host.user.focus(view)
+    editor.settle()
+    return view
+
+
+def test_a_review_opens_without_taking_focus_from_the_terminal_tab(editor: Editor) -> None:
+    path = editor.file("a.txt", "x\n")
+    terminal = terminal_tab(editor)
+    cli = editor.cli()
+    _, proposed = editor.propose(cli, path, "y\n")
+    assert focused(editor) == terminal.id()
+    # The CLI asks "Apply this change?" in the terminal now: the answer goes there.
+    editor.host.user.type(View(focused(editor)), "1\n")
+    assert editor.text(proposed) == "y\n" and editor.text(terminal) == "1\n"
+
+    assert cli.close_diff(path) == "y\n"
+    editor.settle()
+    assert editor.review_views() == [] and focused(editor) == terminal.id()
+    editor.host.assert_no_errors()
+
+
+def test_a_review_opens_without_taking_focus_from_the_terminal_panel(editor: Editor) -> None:
+    path = editor.file("a.txt", "x\n")
+    panel = editor.window.create_output_panel("Terminus")
+    panel.settings().set("terminus_view", True)
+    editor.window.run_command("show_panel", {"panel": "output.Terminus"})
+    editor.window.focus_view(panel)
+    editor.settle()
+    cli = editor.cli()
+    _, proposed = editor.propose(cli, path, "y\n")
+    assert focused(editor) == panel.id()
+    assert editor.window.active_panel() == "output.Terminus"
+    cli.close_diff(path)
+    editor.settle()
+    assert focused(editor) == panel.id()
+
+
+def test_a_review_takes_focus_from_a_code_tab(editor: Editor) -> None:
+    path = editor.file("a.txt", "x\n")
+    cli = editor.cli()
+    _, proposed = editor.propose(cli, path, "y\n")
+    assert focused(editor) == proposed.id()
+
+
+def test_accepting_after_the_file_changed_on_disk_warns_first(editor: Editor) -> None:
+    path = editor.file("a.txt", "x\n")
+    cli = editor.cli()
+    _, proposed = editor.propose(cli, path, "y\n")
+    path.write_text("saved meanwhile\n")  # the user saved the file in another tab
+
+    editor.host.user.click_phantom(proposed, "accept")
+    editor.settle()
+    assert cli.quiet()  # the CLI would have written the proposal over the saved text
+    assert "changed on disk" in editor.phantom_html(proposed)
+    assert [view.id() for view in editor.review_views()][-1] == proposed.id()
+
+    editor.host.user.click_phantom(proposed, "accept")  # the user read the warning: write it anyway
+    assert cli.next_notification() == accepted(path, "y\n")
+    editor.host.assert_no_errors()
+
+
+def test_accepting_when_the_file_is_unchanged_on_disk_needs_one_click(editor: Editor) -> None:
+    path = editor.file("a.txt", "x\r\n")
+    cli = editor.cli()
+    _, proposed = editor.propose(cli, path, "y\r\n")
+    path.write_bytes(b"x\r\n")  # written again, same text
+    editor.host.user.click_phantom(proposed, "accept")
+    assert cli.next_notification() == accepted(path, "y\r\n")

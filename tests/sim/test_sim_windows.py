@@ -93,6 +93,41 @@ def test_output_panels(sim_host: SimulatedHost) -> None:
     assert window.views() == []
 
 
+def test_a_shown_output_panel_takes_focus_and_gets_activation_events(sim_host: SimulatedHost, packages_dir: Path) -> None:
+    write_package(packages_dir, "Probe", {"probe.py": PROBE_SOURCE})
+    sim_host.load_package("Probe")
+    probe = sys.modules["Probe.probe"]
+    window = sim_host.window
+    tab = sim_host.user.new_file()
+    panel = window.create_output_panel("term")
+    window.focus_view(panel)  # hidden: focus stays in the tab
+    sim_host.wait_idle()
+    probe.EVENTS.clear()
+    window.run_command("show_panel", {"panel": "output.term"})
+    window.focus_view(panel)
+    sim_host.wait_idle()
+    assert [(n, v) for n, v, _ in probe.EVENTS if not n.endswith("_async")] == [
+        ("on_deactivated", tab.id()), ("on_activated", panel.id())
+    ]
+    assert window.active_view() == tab  # the editing area's view is still the active one
+
+    probe.EVENTS.clear()
+    other = window.new_file()  # a new tab takes focus from the panel
+    sim_host.wait_idle()
+    sync = [(n, v) for n, v, _ in probe.EVENTS if n in ("on_activated", "on_deactivated")]
+    assert sync == [("on_deactivated", panel.id()), ("on_activated", other.id())]
+
+    window.focus_view(panel)
+    window.set_view_index(other, 0, 0)  # moving a tab leaves focus in the panel
+    sim_host.wait_idle()
+    probe.EVENTS.clear()
+    window.run_command("hide_panel", {"panel": "output.term"})
+    sim_host.wait_idle()
+    assert [(n, v) for n, v, _ in probe.EVENTS if not n.endswith("_async")] == [
+        ("on_deactivated", panel.id()), ("on_activated", other.id())
+    ]
+
+
 def test_quick_and_input_panels(sim_host: SimulatedHost) -> None:
     sublime = sim_host.sublime
     window = sim_host.window

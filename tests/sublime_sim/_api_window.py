@@ -96,8 +96,12 @@ class Window:
             _runtime.app().focus_sheet(sheet.sheet_id)
 
     def focus_view(self, view: View) -> None:
-        if view is not None:
+        if view is None:
+            return
+        if view.sheet_id():
             self.focus_sheet(Sheet(view.sheet_id()))
+        else:  # an output panel's view
+            _runtime.app().focus_panel_view(self.window_id, view.id())
 
     def select_sheets(self, sheets: list[Sheet]) -> None:
         if sheets:

@@ -13,6 +13,7 @@ answered. ``on_x_async`` events are queued on the worker thread.
 
 from __future__ import annotations
 
+import collections
 import copy
 import fnmatch
 import itertools
@@ -67,6 +68,21 @@ ASYNC_TWINS = frozenset(
 )
 
 
+COMMAND_LOG_LENGTH = 10_000
+RECORDED_TEXT_LIMIT = 65_536  # longer strings in command arguments are logged by length only
+
+
+def recorded_args(args: Any) -> Any:
+    """A copy of a command's arguments for the log, long texts replaced by their length."""
+    if isinstance(args, str):
+        return args if len(args) <= RECORDED_TEXT_LIMIT else f"<{len(args)} characters>"
+    if isinstance(args, dict):
+        return {key: recorded_args(value) for key, value in args.items()}
+    if isinstance(args, (list, tuple)):
+        return type(args)(recorded_args(value) for value in args)
+    return copy.deepcopy(args)
+
+
 class App(BufferOps, WindowOps, CommandOps):
     def __init__(
         self,
@@ -106,7 +122,9 @@ class App(BufferOps, WindowOps, CommandOps):
         self.console: list[str] = []
         self.dialogs: list[DialogRecord] = []
         self.answers = DialogAnswers()
-        self.commands: list[CommandRecord] = []
+        # The simulator's own log for tests, bounded like a terminal's scrollback so a
+        # long run (the bench, the headless driver) does not grow without end.
+        self.commands: collections.deque[CommandRecord] = collections.deque(maxlen=COMMAND_LOG_LENGTH)
         self.status_messages: list[tuple[int, str]] = []
         self.quick_panels: list[QuickPanelRecord] = []
         self.input_panels: list[InputPanelRecord] = []
@@ -300,7 +318,7 @@ class App(BufferOps, WindowOps, CommandOps):
     # --------------------------------------------------------------- records
     def record_command(self, target: str, target_id: int, name: str, args: Any, handled: bool, handler: str) -> None:
         with self.lock:
-            self.commands.append(CommandRecord(target, target_id, name, copy.deepcopy(args) if args else args, handled, handler))
+            self.commands.append(CommandRecord(target, target_id, name, recorded_args(args), handled, handler))
         if self.log_flags.get("commands"):
             self.log(f"command: {name} {args}")
 

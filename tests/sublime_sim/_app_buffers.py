@@ -182,10 +182,21 @@ class BufferOps:
             if st is None or not st.valid:
                 return
             st.valid = False
+            # What Sublime drops with a view: its phantoms (and their callbacks), regions, popups.
+            st.phantoms.clear()
+            st.regions.clear()
+            st.popup = None
+            st.popup_menu = None
+            st.pending_changes.clear()
             st.buffer.view_ids.remove(vid)
             self.settings[st.settings_id].valid = False
             bid = st.buffer.id
             last = not st.buffer.view_ids
+            if last:
+                # Sublime frees a buffer with its last view: nothing reads a closed view's text.
+                st.buffer.text = ""
+                st.buffer.reference_document = None
+                st.buffer.change_log.clear()
         sp.detach_view(vid)
         if last:
             sp.detach_buffer(bid)

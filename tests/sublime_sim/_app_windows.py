@@ -93,13 +93,16 @@ class WindowOps:
                     return (g, sheets.index(sid))
             return (-1, -1)
 
-    def select_sheet(self: App, sid: int) -> None:
+    def select_sheet(self: App, sid: int, *, focus: bool = True) -> None:
+        """Make a sheet its group's selected one; with `focus`, input focus leaves any panel for it."""
         with self.lock:
             g, _ = self.sheet_location(sid)
             sh = self.sheet(sid)
             if sh is None or g < 0:
                 return
             win = self.windows[sh.window_id]
+            if focus:
+                win.focused_panel = None
             win.selected[g] = sid
             win.active_group = g
             if sid in win.mru:
@@ -139,8 +142,29 @@ class WindowOps:
             return sh.view_id if sh else 0
 
     def focused_view_id(self: App) -> int:
-        """The view with input focus: the active window's active sheet's view."""
+        """The view with input focus: the active window's focused panel, else its active sheet's view."""
+        with self.lock:
+            win = self.window(self.active_window_id)
+            panel = win.focused_panel if win is not None else None
+            if win is not None and panel is not None and panel == win.active_panel and panel.startswith("output."):
+                vid = win.panels.get(panel[len("output.") :], 0)
+                if vid and self.view(vid) is not None:
+                    return vid
         return self.active_view_id(self.active_window_id)
+
+    def focus_panel_view(self: App, wid: int, vid: int) -> None:
+        """`Window.focus_view` of an output panel's view: the panel takes input focus if shown."""
+        old = self.focused_view_id()
+        with self.lock:
+            win = self.window(wid)
+            st = self.view(vid)
+            if win is None or st is None or st.panel_name is None or st.window_id != wid:
+                return
+            name = f"output.{st.panel_name}"
+            if win.active_panel != name:
+                return  # a hidden panel cannot take focus
+            win.focused_panel = name
+        self.emit_focus_change(old)
 
     def window_view_ids(self: App, wid: int, include_transient: bool = True) -> list[int]:
         with self.lock:
@@ -193,7 +217,7 @@ class WindowOps:
             self.remove_sheet(sid)
             self.place_sheet(win.id, sid, group, index if index >= 0 else None)
             if was_selected or not win.selected[group]:
-                self.select_sheet(sid)
+                self.select_sheet(sid, focus=False)  # moving a tab leaves focus where it is
         if vid:
             self.emit("view", "on_post_move", vid)
         self.emit_focus_change(old)
@@ -381,15 +405,20 @@ class WindowOps:
         return vid
 
     def destroy_output_panel(self: App, wid: int, name: str) -> None:
+        old = self.focused_view_id()
         with self.lock:
             win = self.window(wid)
             vid = win.panels.pop(name, 0) if win else 0
             if win is not None and win.active_panel == f"output.{name}":
                 win.active_panel = None
+            if win is not None and win.focused_panel == f"output.{name}":
+                win.focused_panel = None
+        self.emit_focus_change(old)
         if vid:
             self.discard_view(vid)
 
     def show_panel(self: App, wid: int, panel: str, toggle: bool = False) -> None:
+        old = self.focused_view_id()
         with self.lock:
             win = self.window(wid)
             if win is None:
@@ -397,12 +426,16 @@ class WindowOps:
             if panel.startswith("output.") and panel[len("output.") :] not in win.panels:
                 return
             win.active_panel = None if toggle and win.active_panel == panel else panel
+        self.emit_focus_change(old)  # a focused panel that another replaced loses focus
 
     def hide_panel(self: App, wid: int, panel: str | None = None) -> None:
+        old = self.focused_view_id()
         with self.lock:
             win = self.window(wid)
             if win is not None and (panel is None or win.active_panel == panel):
                 win.active_panel = None
+                win.focused_panel = None
+        self.emit_focus_change(old)
 
     def call_plugin(self: App, where: str, fn: Callable[..., Any] | None, *args: Any) -> Any:
         if fn is None:

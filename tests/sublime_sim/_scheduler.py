@@ -141,6 +141,7 @@ class Loop:
             except BaseException as exc:
                 self._on_error(f"{self.name} callback {task.label or getattr(task.fn, '__qualname__', '')}", exc)
             finally:
+                del task  # a callback run is released, with whatever its closure holds
                 with self._cond:
                     self.busy = False
                     self._cond.notify_all()

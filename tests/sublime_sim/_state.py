@@ -152,6 +152,7 @@ class WindowState:
     panels: dict[str, int] = field(default_factory=dict)  # name -> view id
     unlisted_panels: set[str] = field(default_factory=set)
     active_panel: str | None = None
+    focused_panel: str | None = None  # the shown panel ("output.x") that has input focus
     project_file: str | None = None
     project_data: dict[str, Any] | None = None
     sidebar_visible: bool = True

@@ -225,6 +225,8 @@ def test_path_key_normalises_spelling() -> None:
         ("", "new\n", 0),
         ("old\n", "", 0),
         ("same\n", "same\n", 0),
+        ("x" * 9000 + "\ny\n", "x" * 9000 + "\nz\n", 9001),  # past the first blocks compared
+        ("ab\x0cc\nd\n", "ab\x0cC\nd\n", 0),  # only \n ends a line, as in Sublime
     ],
 )
 def test_first_change(original: str, proposed: str, offset: int) -> None:

@@ -55,6 +55,9 @@ class ReviewListener(sublime_plugin.EventListener):
     def on_close(self, view: sublime.View) -> None:
         reviews.view_closed(view.id())
 
+    def on_activated(self, view: sublime.View) -> None:
+        reviews.view_activated(view)
+
     def on_query_context(
         self,
         view: sublime.View,

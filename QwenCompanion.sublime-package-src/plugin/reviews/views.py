@@ -12,6 +12,7 @@ Nothing here writes the file (the CLI does) or touches the user's own buffers.
 
 from __future__ import annotations
 
+import functools
 import html
 import logging
 import os
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 import sublime
 
 from ...core.encodings import DEFAULT_FALLBACK
+from ...core.memory import LARGE_TEXT, release_freed_memory
 from ...core.paths import deepest_root, path_identity, path_style
 from ..companion.companions import companions
 
@@ -51,7 +53,9 @@ FILL_COMMAND = "qwen_review_fill"
 TWO_COLUMNS: WindowLayout = {
     "cols": [0.0, 0.5, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1], [1, 0, 2, 1]]
 }
-CLOSE_TIMEOUT = 5.0  # seconds closeDiff waits for the main thread before answering from the registry
+
+TERMINAL_SETTING = "terminus_view"  # Terminus marks its terminal views (tabs and panels) with it
+RELEASE_DELAY_MS = 200  # after a large review closes: the CLI's answer has been written by then
 
 REPLACED_NOTE = "A newer proposal for this file replaced this one, so your edits here were not applied."
 ORIGINAL_CLOSED_NOTE = "You closed the file's side of this review, which rejected it, so your edits here were not applied."
@@ -78,10 +82,18 @@ class OpenReview:
     phantoms: sublime.PhantomSet
     notes: list[str] = field(default_factory=list)
     orphaned: bool = False
+    filled_at: int = -1  # the proposal view's change count once it showed the proposal
+    warned_of_disk_change: bool = False  # a second Accept after that warning writes anyway
 
     @property
     def name(self) -> str:
         return os.path.basename(self.review.file_path)
+
+    def proposal_text(self) -> str:
+        """The proposal tab's text (any thread); not copied out of the view while unedited."""
+        if not self.proposed.is_valid() or self.proposed.change_count() == self.filled_at:
+            return self.review.proposed
+        return whole_text(self.proposed)
 
 
 @dataclass
@@ -102,6 +114,7 @@ class DiffReviews:
         self._by_id: dict[int, OpenReview] = {}
         self._by_view: dict[int, OpenReview] = {}
         self._layouts: dict[int, SavedLayout] = {}
+        self._focused: dict[int, sublime.View] = {}  # window id -> the view (tab or panel) last given focus
         # (event, details) for tools that watch reviews come and go (the headless driver).
         self.observers: list[Callable[[str, dict[str, object]], None]] = []
 
@@ -122,11 +135,27 @@ class DiffReviews:
     def for_view(self, view: sublime.View) -> OpenReview | None:
         return self._by_view.get(view.id())
 
+    # --- focus (main thread) ----------------------------------------------
+
+    def view_activated(self, view: sublime.View) -> None:
+        window = view.window()
+        if window is not None:
+            self._focused[window.id()] = view
+
+    def _terminal_with_focus(self, window: sublime.Window) -> sublime.View | None:
+        """The qwen terminal (a Terminus tab or panel) the user is typing in, if any:
+        the CLI asks "Apply this change?" there as the review opens, so keys typed
+        in that moment must keep going to it (VS Code's `preserveFocus`)."""
+        view = self._focused.get(window.id())
+        if view is not None and view.is_valid() and view.settings().get(TERMINAL_SETTING):
+            return view
+        return None
+
     # --- opening (main thread) ------------------------------------------
 
     def show(self, review: DiffReview, replaced: DiffReview | None) -> None:
         if replaced is not None:
-            self._dismiss(replaced.id, REPLACED_NOTE, "replaced")
+            self.dismiss(replaced.id, REPLACED_NOTE, "replaced")
         if not review.is_open:
             return  # the CLI closed it before its tabs came up
         window = window_for(review.file_path)
@@ -152,6 +181,7 @@ class DiffReviews:
         if not review.disk.exists and buffer is None:
             notes.append(f"{name} does not exist yet: accepting lets Qwen Code create it.")
 
+        terminal = self._terminal_with_focus(window)
         self._enter_layout(window)
         left_name = f"{name} (original)" if review.disk.exists or buffer is not None else f"{name} (new file)"
         left = self._new_view(window, 0, left_name, original, syntax, review, "original")
@@ -159,12 +189,12 @@ class DiffReviews:
         right = self._new_view(window, 1, f"{name} (Qwen Code proposal)", review.proposed, syntax, review, "proposed")
         right.set_reference_document(original)
         self._show_first_change(left, right, original, review.proposed)
-        item = OpenReview(review, window, left, right, sublime.PhantomSet(right, PHANTOM_KEY), notes)
+        item = OpenReview(review, window, left, right, sublime.PhantomSet(right, PHANTOM_KEY), notes, filled_at=right.change_count())
         self._by_id[review.id] = item
         self._by_view[left.id()] = self._by_view[right.id()] = item
         self._orphan_check(item)
         self._render(item)
-        window.focus_view(right)
+        window.focus_view(right if terminal is None else terminal)
         self._tell(
             "diff_opened",
             {"filePath": review.file_path, "original_view": left.id(), "proposed_view": right.id()},
@@ -229,11 +259,20 @@ class DiffReviews:
                 self._render(item)
             item.window.status_message(f"Qwen Code: {refusal}")
             return
+        warning = None if self._orphan_check(item) or item.warned_of_disk_change else self._disk_changed(item)
+        if warning is not None:
+            item.warned_of_disk_change = True
+            item.notes.append(warning)
+            self._render(item)
+            item.window.status_message(f"Qwen Code: {item.name} changed on disk since this was proposed; not accepted")
+            return
         if not self._orphan_check(item):
             notice = self.registry.accept(review, text)
-            if notice is not None:
-                deliver(notice)
-                item.window.status_message(f"Qwen Code: accepted the change to {item.name}")
+            if notice is None:  # closeDiff took it meanwhile (answered off the main thread)
+                self.dismiss(review.id, CLOSED_NOTE, "closed")
+                return
+            deliver(notice)
+            item.window.status_message(f"Qwen Code: accepted the change to {item.name}")
             self._close(item, "accepted")
             return
         # Nobody is waiting for this answer: write nothing, keep the text to copy.
@@ -247,6 +286,15 @@ class DiffReviews:
             ),
         )
 
+    @staticmethod
+    def _disk_changed(item: OpenReview) -> str | None:
+        """The warning to show when the file changed on disk since the review opened."""
+        from ...core.companion.diffs import changed_on_disk, disk_changed_warning
+
+        if changed_on_disk(item.review.file_path, item.review.disk, fallback_encoding()):
+            return disk_changed_warning(item.name)
+        return None
+
     def reject(self, review: DiffReview, *, later: bool = False, keep: str | None = None) -> None:
         notice = self.registry.reject(review)
         if notice is not None:
@@ -257,24 +305,26 @@ class DiffReviews:
             self._close(item, "rejected", keep, later=later)
 
     def view_closed(self, view_id: int) -> None:
-        """The user closed a tab of a review: that rejects it."""
+        """A view closed: if it was a tab of a review, that rejects it."""
+        for window_id, focused in list(self._focused.items()):
+            if focused.id() == view_id:
+                del self._focused[window_id]
         item = self._by_view.get(view_id)
         if item is None:
             return
         keep = None
-        if view_id == item.original.id() and item.review.edited(whole_text(item.proposed)):
+        if view_id == item.original.id() and item.review.edited(item.proposal_text()):
             keep = ORIGINAL_CLOSED_NOTE  # the user's edits in the proposal are not thrown away
         # Sublime may be closing the other tab itself (a whole window): close it afterwards.
         self.reject(item.review, later=True, keep=keep)
 
     def close_from_cli(self, review: DiffReview, suppress: bool) -> str | None:
-        """closeDiff: the proposed side's current text as the CLI gets it, or None."""
+        """closeDiff (any thread): the proposed side's current text as the CLI gets it, or None."""
         item = self._by_id.get(review.id)
-        text = whole_text(item.proposed) if item is not None else review.proposed
+        text = item.proposal_text() if item is not None else review.proposed
         was_open, notice = self.registry.close(review, suppress=suppress)
         if notice is not None:
             deliver(notice)
-        self._dismiss(review.id, CLOSED_NOTE, "closed")
         return review.text_for_cli(text) if was_open else None
 
     # --- the CLI's sessions -----------------------------------------------
@@ -291,11 +341,11 @@ class DiffReviews:
 
     # --- closing ----------------------------------------------------------
 
-    def _dismiss(self, review_id: int, reason: str, outcome: str) -> None:
+    def dismiss(self, review_id: int, reason: str, outcome: str) -> None:
         """Close a review decided elsewhere; edits the user made stay reachable."""
         item = self._by_id.get(review_id)
         if item is not None:
-            self._close(item, outcome, keep=reason if item.review.edited(whole_text(item.proposed)) else None)
+            self._close(item, outcome, keep=reason if item.review.edited(item.proposal_text()) else None)
 
     def _close(self, item: OpenReview, outcome: str, keep: str | None = None, *, later: bool = False) -> None:
         """Close both tabs, or all but the proposal when `keep` says why it stays.
@@ -308,6 +358,7 @@ class DiffReviews:
         self._by_view.pop(item.proposed.id(), None)
 
         def close() -> None:
+            terminal = self._terminal_with_focus(item.window)
             if item.original.is_valid():
                 item.original.close()
             if keep is not None:
@@ -316,6 +367,11 @@ class DiffReviews:
                 item.proposed.close()
             if not any(other.window.id() == item.window.id() for other in self._by_id.values()):
                 self._restore_layout(item.window)
+            if terminal is not None and terminal.is_valid():
+                item.window.focus_view(terminal)  # the user answered in the terminal: they type on there
+            if len(item.review.proposed) >= LARGE_TEXT:
+                # Once the CLI's answer is out, the texts are garbage: give their pages back.
+                sublime.set_timeout_async(release_freed_memory, RELEASE_DELAY_MS)
 
         if later:
             sublime.set_timeout(close)
@@ -498,27 +554,13 @@ class SublimeDiffBackend:
         review = reviews.registry.find(arguments.filePath)
         if review is None:
             return text_result(close_answer(None))
-        suppress = arguments.suppressNotification
-        loop = asyncio.get_running_loop()
-        answer: asyncio.Future[str | None] = loop.create_future()
-
-        def resolve(content: str | None) -> None:
-            if not answer.done():
-                answer.set_result(content)
-
-        def on_main() -> None:
-            content = reviews.close_from_cli(review, suppress)
-            loop.call_soon_threadsafe(resolve, content)
-
-        sublime.set_timeout(on_main)
-        try:
-            content = await asyncio.wait_for(asyncio.shield(answer), CLOSE_TIMEOUT)
-        except asyncio.TimeoutError:
-            # The main thread is busy: answer from the registry; the tabs close when it is free.
-            was_open, notice = reviews.registry.close(review, suppress=suppress)
-            if notice is not None:
-                deliver(notice)
-            content = review.text_for_cli(review.proposed) if was_open else None
+        # Answered here, never waiting for the main thread: Sublime's API is
+        # thread-safe, so the proposal's text (the user's edits included) is
+        # read from this thread. The tabs close once the answer is written (as
+        # in open_diff), so closing them does not hold the answer back.
+        content = reviews.close_from_cli(review, arguments.suppressNotification)
+        dismiss = functools.partial(reviews.dismiss, review.id, CLOSED_NOTE, "closed")
+        asyncio.get_running_loop().call_soon(sublime.set_timeout, dismiss)
         return text_result(close_answer(content))
 
 
