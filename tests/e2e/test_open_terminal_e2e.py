@@ -29,13 +29,18 @@ WAIT = 15.0
 FAKE_TERMINUS = '''
 import json
 
+import sublime
 import sublime_plugin
 
 RECORD = {record!r}
 
 
 class TerminusOpenCommand(sublime_plugin.WindowCommand):
+    # Terminus does its work on the async thread, as here.
     def run(self, **kwargs):
+        sublime.set_timeout_async(lambda: self.record(kwargs))
+
+    def record(self, kwargs):
         with open(RECORD, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(kwargs) + "\\n")
 '''

@@ -681,3 +681,30 @@ def test_accepting_when_the_file_is_unchanged_on_disk_needs_one_click(editor: Ed
     path.write_bytes(b"x\r\n")  # written again, same text
     editor.host.user.click_phantom(proposed, "accept")
     assert cli.next_notification() == accepted(path, "y\r\n")
+
+
+def test_saving_the_proposal_from_the_palette_leaves_the_review_open(editor: Editor) -> None:
+    # The palette bypasses on_text_command, so the package never sees this save:
+    # Sublime asks where to save the unnamed tab; cancelled, nothing is written.
+    path = editor.file("a.txt", "x\n")
+    cli = editor.cli()
+    _, proposed = editor.propose(cli, path, "y\n")
+    editor.host.user.focus(proposed)
+    editor.host.user.run_command("save")
+    editor.settle()
+    assert [dialog.kind for dialog in editor.host.dialogs] == ["save"]
+    assert cli.quiet() and path.read_text() == "x\n"
+    assert sorted(p.name for p in editor.workspace.iterdir()) == ["a.txt"]
+
+    editor.host.user.run_command("qwen_accept_diff")  # the palette's Accept Diff still answers
+    assert cli.next_notification() == accepted(path, "y\n")
+
+
+def test_saving_the_proposal_from_the_file_menu_accepts_it(editor: Editor) -> None:
+    path = editor.file("a.txt", "x\n")
+    cli = editor.cli()
+    _, proposed = editor.propose(cli, path, "y\n")
+    editor.host.user.focus(proposed)
+    editor.host.user.run_command("save", via="menu")
+    assert cli.next_notification() == accepted(path, "y\n")
+    assert editor.host.dialogs == []

@@ -113,7 +113,7 @@ def test_modification_events_follow_commands_not_api_selection(sim_host: Simulat
     plugin.LOG.clear()
     view.run_command("say_something")
     assert ("modified", view.id()) in plugin.LOG and ("selection", view.id()) in plugin.LOG
-    assert plugin.LOG[-1] == ("post_text", "say_something", None)
+    assert not [entry for entry in plugin.LOG if entry[0] == "post_text"]  # not from the API
     plugin.LOG.clear()
     view.sel().clear()
     view.sel().add(0)  # API selection changes fire nothing
@@ -122,11 +122,34 @@ def test_modification_events_follow_commands_not_api_selection(sim_host: Simulat
     assert plugin.LOG == [("selection", view.id())]
 
 
-def test_text_command_rewrite(sim_host: SimulatedHost, plugin: Any) -> None:
-    view = sim_host.window.new_file()
-    view.run_command("say_something", {"text": "swap"})
+def test_text_command_rewrite_applies_to_menus(sim_host: SimulatedHost, plugin: Any) -> None:
+    view = sim_host.user.new_file()
+    sim_host.user.run_command("say_something", {"text": "swap"}, via="menu")
     assert view.substr(sim_host.sublime.Region(0, view.size())) == "swapped"
     assert sim_host.commands[-1].name == "say_something" and sim_host.commands[-1].args == {"text": "swapped"}
+    assert plugin.LOG[-1] == ("post_text", "say_something", {"text": "swapped"})
+
+
+@pytest.mark.parametrize("source", ["palette", "api"])
+def test_the_palette_and_the_api_bypass_the_text_command_hooks(sim_host: SimulatedHost, plugin: Any, source: str) -> None:
+    # Sublime calls on_text_command / on_post_text_command only for what the user
+    # runs by a key or a menu: a plugin cannot intercept the palette or the API.
+    view = sim_host.user.new_file()
+    plugin.LOG.clear()
+    if source == "palette":
+        sim_host.user.run_command("say_something", {"text": "swap"})
+    else:
+        view.run_command("say_something", {"text": "swap"})
+    assert view.substr(sim_host.sublime.Region(0, view.size())) == "swap"
+    assert not [entry for entry in plugin.LOG if entry[0] == "post_text"]
+
+
+def test_keys_pass_through_the_text_command_hooks(sim_host: SimulatedHost, plugin: Any) -> None:
+    view = sim_host.user.new_file()
+    plugin.LOG.clear()
+    sim_host.user.press_key("x")  # typing runs `insert` from the character's key
+    assert view.substr(sim_host.sublime.Region(0, view.size())) == "x"
+    assert plugin.LOG[-1] == ("post_text", "insert", {"characters": "x"})
 
 
 def test_window_run_command_dispatch(sim_host: SimulatedHost, plugin: Any) -> None:

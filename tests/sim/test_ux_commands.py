@@ -29,9 +29,12 @@ REPORT_NAME = "Qwen Code: Diagnose Connection"
 
 FAKE_TERMINUS = '''
 """A stand-in for Terminus's `terminus_open`: records its arguments and, like
-Terminus, leaves a tagged terminal view (a tab or an output panel)."""
+Terminus, does its work later on the async thread (`run` hands it to
+`set_timeout_async`), leaving a tagged terminal view (a tab or an output
+panel) that has the focus."""
 import json
 
+import sublime
 import sublime_plugin
 
 RECORD = {record!r}
@@ -39,6 +42,9 @@ RECORD = {record!r}
 
 class TerminusOpenCommand(sublime_plugin.WindowCommand):
     def run(self, **kwargs):
+        sublime.set_timeout_async(lambda: self.run_async(**kwargs))
+
+    def run_async(self, **kwargs):
         with open(RECORD, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(kwargs) + "\\n")
         if kwargs.get("show_in_panel"):
@@ -48,6 +54,7 @@ class TerminusOpenCommand(sublime_plugin.WindowCommand):
             view = self.window.new_file()
         view.settings().set("terminus_view", True)
         view.settings().set("terminus_view.tag", kwargs.get("tag"))
+        self.window.focus_view(view)
 '''
 
 

@@ -1,9 +1,11 @@
 """Command dispatch: text, window and application commands, as Sublime routes them.
 
-* ``view.run_command``: ``on_text_command`` may rewrite it; a plugin
-  ``TextCommand`` or a built-in runs with a fresh edit token; when the
-  outermost command ends, ``on_modified``/``on_selection_modified`` fire if the
-  buffer/selection changed; then ``on_post_text_command``.
+* A text command: a plugin ``TextCommand`` or a built-in runs with a fresh
+  edit token; when the outermost command ends, ``on_modified`` /
+  ``on_selection_modified`` fire if the buffer/selection changed. Only a
+  command the user gave by a key or a menu (``by_user``) passes through
+  ``on_text_command`` (which may rewrite it) and ``on_post_text_command``, as
+  in Sublime: the command palette and ``view.run_command`` bypass both.
 * ``window.run_command``: a window command (``on_window_command`` rewrite,
   ``on_post_window_command``); otherwise a text command of the window's active
   view, otherwise an application command — "dispatching via input focus".
@@ -28,13 +30,13 @@ def _copy_args(args: Any) -> Args:
 
 
 class CommandOps:
-    def run_text_command(self: App, vid: int, name: str, args: Any = None, rewrite: bool = True) -> None:
+    def run_text_command(self: App, vid: int, name: str, args: Any = None, *, by_user: bool = False) -> None:
         from . import sublime_plugin as sp
 
         if self.view(vid) is None:
             return
         args = _copy_args(args)
-        if rewrite:
+        if by_user:
             res = self.on_main(lambda: sp.on_text_command(vid, name, args))
             if res and res[0]:
                 name, args = res[0], _copy_args(res[1])
@@ -69,14 +71,17 @@ class CommandOps:
                 outermost = st.command_depth == 0
         if outermost:
             self.flush_modifications(vid, before)
-        self.emit("view", "on_post_text_command", vid, name, args)
+        if by_user:
+            self.emit("view", "on_post_text_command", vid, name, args)
 
     def has_text_command(self: App, vid: int, name: str) -> bool:
         from . import sublime_plugin as sp
 
         return name in builtins.TEXT or sp.find_command("text", vid, name) is not None
 
-    def run_window_command(self: App, wid: int, name: str, args: Any = None, rewrite: bool = True) -> None:
+    def run_window_command(
+        self: App, wid: int, name: str, args: Any = None, rewrite: bool = True, *, by_user: bool = False
+    ) -> None:
         from . import sublime_plugin as sp
 
         if self.window(wid) is None:
@@ -87,7 +92,7 @@ class CommandOps:
         if cmd is None and builtin is None:
             vid = self.active_view_id(wid)
             if vid and self.has_text_command(vid, name):
-                self.run_text_command(vid, name, args)
+                self.run_text_command(vid, name, args, by_user=by_user)
                 return
             if name in builtins.APPLICATION or sp.find_command("application", 0, name) is not None:
                 self.run_application_command(name, args)
@@ -134,13 +139,14 @@ class CommandOps:
             except Exception as exc:
                 self.report_error(f"built-in application command {name!r}", exc)
 
-    def run_focused_command(self: App, name: str, args: Any = None) -> None:
-        """Dispatch as a key binding or the command palette does: view, window, app."""
+    def run_focused_command(self: App, name: str, args: Any = None, *, by_user: bool) -> None:
+        """Dispatch as a key binding, a menu or the command palette does: view,
+        window, app. `by_user`: a key or a menu (text command hooks fire)."""
         wid = self.active_window_id
         vid = self.focused_view_id()
         if vid and self.has_text_command(vid, name):
-            self.run_text_command(vid, name, args)
+            self.run_text_command(vid, name, args, by_user=by_user)
         elif wid:
-            self.run_window_command(wid, name, args)
+            self.run_window_command(wid, name, args, by_user=by_user)
         else:
             self.run_application_command(name, args)

@@ -58,7 +58,7 @@ class User:
         if path is not None:
             self._app.answers.push("save", os.fspath(path))
         self.focus(view)
-        self._host.run_on_main(lambda: self._app.run_text_command(view.view_id, "save"))
+        self._host.run_on_main(lambda: self._app.run_text_command(view.view_id, "save", by_user=True))
 
     def close(self, view: View) -> bool:
         """Close the tab; a dirty view asks the configured yes/no/cancel answer."""
@@ -108,7 +108,7 @@ class User:
     def type(self, view: View, text: str) -> None:
         """Type ``text`` at every caret (replacing selected text) via the ``insert`` command."""
         self.focus(view)
-        self._host.run_on_main(lambda: self._app.run_text_command(view.view_id, "insert", {"characters": text}))
+        self._host.run_on_main(lambda: self._app.run_text_command(view.view_id, "insert", {"characters": text}, by_user=True))
 
     def replace(self, view: View, region: RegionLike, text: str) -> None:
         self.set_selection(view, [region])
@@ -116,11 +116,13 @@ class User:
 
     def backspace(self, view: View) -> None:
         self.focus(view)
-        self._host.run_on_main(lambda: self._app.run_text_command(view.view_id, "left_delete"))
+        self._host.run_on_main(lambda: self._app.run_text_command(view.view_id, "left_delete", by_user=True))
 
-    def run_command(self, name: str, args: dict[str, Any] | None = None) -> None:
-        """Run a command from the command palette / menu (dispatch by input focus)."""
-        self._host.run_on_main(lambda: self._app.run_focused_command(name, args))
+    def run_command(self, name: str, args: dict[str, Any] | None = None, *, via: str = "palette") -> None:
+        """Run a command from the command palette or (`via="menu"`) a menu, dispatched by input focus."""
+        if via not in ("palette", "menu"):
+            raise ValueError(f"via must be 'palette' or 'menu', not {via!r}")
+        self._host.run_on_main(lambda: self._app.run_focused_command(name, args, by_user=via == "menu"))
 
     def press_key(self, keys: str | list[str]) -> _keymap.Binding | None:
         """Press a key (``"ctrl+alt+q"``, ``"ctrl+k, ctrl+b"``): run the matching binding.
@@ -134,9 +136,9 @@ class User:
             vid = self._app.focused_view_id()
             binding = _keymap.find_binding(self._app, vid, chords)
             if binding is not None:
-                self._app.run_focused_command(binding.command, binding.args)
+                self._app.run_focused_command(binding.command, binding.args, by_user=True)
             elif vid and len(chords) == 1 and len(chords[0]) == 1:
-                self._app.run_text_command(vid, "insert", {"characters": chords[0]})
+                self._app.run_text_command(vid, "insert", {"characters": chords[0]}, by_user=True)
             return binding
 
         return self._host.run_on_main(go)
