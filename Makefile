@@ -1,8 +1,13 @@
 # `make install` sets up and builds; `make test` runs every test (and sets up
 # whatever is missing first, so it also works on a fresh clone).
 SHELL := /bin/bash
-PYTHON ?= python3
+# The newest CPython on the machine (3.13 where pyenv has it): the nearest to
+# Sublime Text's 3.14 plugin host. mypy still checks against 3.14 (pyproject.toml).
+PYTHON ?= $(shell tools/newest-python)
+PYTHON_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 VENV := .venv
+# Named by version: a venv of another Python is made again from scratch.
+VENV_STAMP := $(VENV)/.stamp-$(PYTHON_VERSION)
 PY := $(VENV)/bin/python
 CACHE := .cache
 WHEELS := $(CACHE)/wheels
@@ -15,15 +20,16 @@ PACKAGE_SOURCES := $(shell find QwenCompanion.sublime-package-src -type f -not -
 
 .PHONY: install build cli test typecheck headless sublime-install tmux clean bench
 
-install: $(VENV)/.stamp build tmux $(CLI_CACHE)/.stamp sublime-install
+install: $(VENV_STAMP) build tmux $(CLI_CACHE)/.stamp sublime-install
 
-$(VENV)/.stamp: requirements-dev.txt
+$(VENV_STAMP): requirements-dev.txt
+	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
 # Pure-Python wheels only, verified against the hashes in vendor/requirements.txt.
-$(WHEELS)/.stamp: vendor/requirements.txt | $(VENV)/.stamp
+$(WHEELS)/.stamp: vendor/requirements.txt | $(VENV_STAMP)
 	rm -rf $(WHEELS) && mkdir -p $(WHEELS)
 	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps --require-hashes \
 		--only-binary=:all: --platform any --implementation py --abi none --python-version 3.14 \
@@ -50,11 +56,11 @@ sublime-install: $(BUILT)
 	@$(PY) tools/sublime_install.py $(DIST)/QwenCompanion
 
 # mypy checks the source as the package `QwenCompanion` against sublime-text-stubs.
-typecheck: $(VENV)/.stamp
+typecheck: $(VENV_STAMP)
 	@mkdir -p $(CACHE)/typecheck && ln -sfn ../../QwenCompanion.sublime-package-src $(CACHE)/typecheck/QwenCompanion
 	$(PY) -m mypy
 
-test: $(VENV)/.stamp $(BUILT) tmux $(CLI_CACHE)/.stamp typecheck
+test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp typecheck
 	QWEN_E2E_REQUIRED=1 $(PY) -m pytest
 
 # Benchmarks against a peer on the VS Code companion's stack (bench/peer, Node 22
@@ -62,7 +68,7 @@ test: $(VENV)/.stamp $(BUILT) tmux $(CLI_CACHE)/.stamp typecheck
 bench: $(VENV)/.bench-stamp $(BUILT) $(CLI_CACHE)/.stamp $(BENCH_PEER)/server.mjs
 	$(PY) -m bench.run
 
-$(VENV)/.bench-stamp: bench/requirements.txt | $(VENV)/.stamp
+$(VENV)/.bench-stamp: bench/requirements.txt | $(VENV_STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r bench/requirements.txt
 	touch $@
 
@@ -80,7 +86,7 @@ $(BENCH_PEER)/server.mjs: bench/peer/server.mjs $(BENCH_PEER)/.stamp
 	cp $< $@
 
 # Drive the built package in the simulated editor: JSON lines in and out.
-headless: $(VENV)/.stamp $(BUILT)
+headless: $(VENV_STAMP) $(BUILT)
 	@$(PY) -m tests.headless --workspace "$(WORKSPACE)"
 
 clean:

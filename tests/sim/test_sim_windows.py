@@ -128,6 +128,28 @@ def test_a_shown_output_panel_takes_focus_and_gets_activation_events(sim_host: S
     ]
 
 
+def test_the_input_panel_widget_takes_focus_and_gives_it_back(sim_host: SimulatedHost, packages_dir: Path) -> None:
+    write_package(packages_dir, "Probe", {"probe.py": PROBE_SOURCE})
+    sim_host.load_package("Probe")
+    probe = sys.modules["Probe.probe"]
+    window = sim_host.window
+    tab = sim_host.user.new_file()
+    sim_host.wait_idle()
+    probe.EVENTS.clear()
+    widget = sim_host.run_on_main(lambda: window.show_input_panel("Name:", "", None, None, None))
+    sim_host.wait_idle()
+    assert widget.element() == "input:input" and widget.settings().get("is_widget")
+    assert [(n, v) for n, v, _ in probe.EVENTS if not n.endswith("_async")] == [
+        ("on_deactivated", tab.id()), ("on_activated", widget.id())
+    ]
+    probe.EVENTS.clear()
+    sim_host.user.submit_input_panel("done")
+    sim_host.wait_idle()
+    assert [(n, v) for n, v, _ in probe.EVENTS if n in ("on_activated", "on_deactivated")] == [
+        ("on_deactivated", widget.id()), ("on_activated", tab.id())
+    ]
+
+
 def test_quick_and_input_panels(sim_host: SimulatedHost) -> None:
     sublime = sim_host.sublime
     window = sim_host.window

@@ -146,8 +146,11 @@ class WindowOps:
         with self.lock:
             win = self.window(self.active_window_id)
             panel = win.focused_panel if win is not None else None
-            if win is not None and panel is not None and panel == win.active_panel and panel.startswith("output."):
-                vid = win.panels.get(panel[len("output.") :], 0)
+            if win is not None and panel is not None and panel == win.active_panel:
+                if panel == "input":  # the input panel's widget
+                    vid = next((r.view_id for r in self.input_panels if r.window_id == win.id and not r.done), 0)
+                else:
+                    vid = win.panels.get(panel[len("output.") :], 0) if panel.startswith("output.") else 0
                 if vid and self.view(vid) is not None:
                     return vid
         return self.active_view_id(self.active_window_id)
@@ -457,6 +460,7 @@ class WindowOps:
     ) -> int:
         for rec in [r for r in self.input_panels if r.window_id == wid and not r.done]:
             self.main.post(functools.partial(self.finish_input_panel, rec, None), 0, label="input panel replaced")
+        old = self.focused_view_id()
         with self.lock:
             if self.window(wid) is None:
                 return 0
@@ -464,11 +468,14 @@ class WindowOps:
             self.views[vid].sel = [(len(initial_text), len(initial_text))]
             self.input_panels.append(InputPanelRecord(wid, vid, caption, initial_text, on_done, on_change, on_cancel))
             self.windows[wid].active_panel = "input"
+            self.windows[wid].focused_panel = "input"  # the widget takes the keyboard
         self.attach_listeners(vid)
+        self.emit_focus_change(old)
         return vid
 
     def finish_input_panel(self: App, rec: InputPanelRecord, text: str | None) -> None:
         """Close an input panel: ``text`` None means the user pressed escape."""
+        old = self.focused_view_id()
         with self.lock:
             if rec.done:
                 return
@@ -476,6 +483,8 @@ class WindowOps:
             win = self.window(rec.window_id)
             if win is not None and win.active_panel == "input":
                 win.active_panel = None
+                win.focused_panel = None
+        self.emit_focus_change(old)  # back to the view that had focus before
         self.discard_view(rec.view_id)
         if text is None:
             self.call_plugin("input panel on_cancel", rec.on_cancel)
