@@ -191,6 +191,36 @@ async def test_a_failing_tool_handler_gives_an_error_result_not_a_crash(
     await mcp.ping_ok(session)
 
 
+async def test_work_a_tool_defers_runs_once_its_answer_is_written(
+    mcp_factory: Callable[..., Any], holder: Any, tmp_path: Any
+) -> None:
+    from qwencompanion_src.core.companion.protocol import text_result
+    from qwencompanion_src.core.companion.server import RegisteredTool, after_response
+    from qwencompanion_src.core.companion.tools import CLOSE_DIFF
+
+    events: list[str] = []
+
+    async def closing(session_id: str, arguments: dict[str, Any]) -> Any:
+        after_response(lambda: events.append("deferred"))
+        events.append("answered")
+        return text_result("x" * 3_000_000)  # more than one write of the socket
+
+    server = CompanionServer(token=TOKEN, tools=[RegisteredTool(CLOSE_DIFF, closing)], context=holder)
+    mcp = await mcp_factory(server)
+    session = await mcp.initialize()
+    result = await mcp.call_tool(session, "closeDiff", {"filePath": str(tmp_path / "a")})
+    assert len(result["content"][0]["text"]) == 3_000_000
+    assert events == ["answered", "deferred"]
+
+
+def test_work_deferred_outside_a_request_runs_at_once() -> None:
+    from qwencompanion_src.core.companion.server import after_response
+
+    events: list[str] = []
+    after_response(lambda: events.append("ran"))
+    assert events == ["ran"]
+
+
 async def test_an_unknown_tool_is_a_json_rpc_error(mcp: Mcp) -> None:
     session = await mcp.initialize()
     body = await mcp.rpc(session, "tools/call", {"name": "deleteEverything", "arguments": {}})

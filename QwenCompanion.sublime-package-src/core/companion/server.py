@@ -7,6 +7,7 @@ called from another thread except through that runtime.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hmac
 import json
 import logging
@@ -28,6 +29,19 @@ from .protocol import JSONRPCRequest, ProtocolError, ToolHandler
 from .sessions import Session, SessionRegistry, TooManySessions
 
 log = logging.getLogger(__name__)
+
+_after_response: contextvars.ContextVar[list[Callable[[], None]]] = contextvars.ContextVar("after_response")
+
+
+def after_response(callback: Callable[[], None]) -> None:
+    """Run `callback` (on the server thread) once the answer to the request being
+    handled has been written; at once when no request is being handled."""
+    deferred = _after_response.get(None)
+    if deferred is None:
+        callback()
+    else:
+        deferred.append(callback)
+
 
 MCP_PATH = "/mcp"
 SESSION_HEADER = "Mcp-Session-Id"
@@ -223,11 +237,23 @@ class CompanionServer:
 
         if not isinstance(message, JSONRPCRequest):
             return web.Response(status=202)  # notifications and responses need no answer
+        deferred: list[Callable[[], None]] = []
+        token = _after_response.set(deferred)
         try:
             result = await self._dispatch(session, message)
         except ProtocolError as error:
             return _rpc_error(200, message.id, error.code, error.message)
-        return _json_response(protocol.response(message.id, result))
+        finally:
+            _after_response.reset(token)
+        response = _json_response(protocol.response(message.id, result))
+        if deferred:
+            # Written out first (a 10 MB closeDiff answer takes several loop
+            # turns), so the work it defers does not compete with it.
+            await response.prepare(request)
+            await response.write_eof()
+            for callback in deferred:
+                callback()
+        return response
 
     def _initialize(self, message: JSONRPCRequest) -> web.Response:
         try:

@@ -546,21 +546,20 @@ class SublimeDiffBackend:
         return CallToolResult(content=[])
 
     async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> CallToolResult:
-        import asyncio
-
         from ...core.companion.diffs import close_answer
         from ...core.companion.protocol import text_result
+        from ...core.companion.server import after_response
 
         review = reviews.registry.find(arguments.filePath)
         if review is None:
             return text_result(close_answer(None))
         # Answered here, never waiting for the main thread: Sublime's API is
         # thread-safe, so the proposal's text (the user's edits included) is
-        # read from this thread. The tabs close once the answer is written (as
-        # in open_diff), so closing them does not hold the answer back.
+        # read from this thread. The tabs close once the answer is written, so
+        # closing them (the main thread's work) does not hold the answer back.
         content = reviews.close_from_cli(review, arguments.suppressNotification)
         dismiss = functools.partial(reviews.dismiss, review.id, CLOSED_NOTE, "closed")
-        asyncio.get_running_loop().call_soon(sublime.set_timeout, dismiss)
+        after_response(functools.partial(sublime.set_timeout, dismiss))
         return text_result(close_answer(content))
 
 
