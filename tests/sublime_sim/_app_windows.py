@@ -120,9 +120,10 @@ class WindowOps:
         if sid in win.mru:
             win.mru.remove(sid)
         if win.selected[g] == sid:
-            rest = [s for s in win.mru if s in win.groups[g]]
-            if rest:
-                win.selected[g] = rest[-1]
+            in_group = set(win.groups[g])  # a set: mru and group each hold every tab
+            recent = next((s for s in reversed(win.mru) if s in in_group), 0)
+            if recent:
+                win.selected[g] = recent
             elif win.groups[g]:
                 win.selected[g] = win.groups[g][max(i - 1, 0)]
             else:

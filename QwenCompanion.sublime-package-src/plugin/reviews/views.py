@@ -523,12 +523,11 @@ class SublimeDiffBackend:
         self._companion = companion
 
     async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> CallToolResult:
-        import asyncio  # here, not at module level: that cost Sublime's main thread ~40 ms at load
-
         from mcp_types import CallToolResult
 
         from ...core.companion.diffs import UnreadableFile, read_disk_file
         from ...core.companion.protocol import text_result
+        from ...core.companion.server import after_response
 
         try:
             disk = read_disk_file(arguments.filePath, fallback_encoding())
@@ -539,10 +538,9 @@ class SublimeDiffBackend:
         )
         if notice is not None:
             deliver(notice)
-        # The tabs open once this answer is written (the loop runs call_soon
-        # callbacks after the current step): the main thread's work would
-        # otherwise take the GIL from this thread and hold the answer back.
-        asyncio.get_running_loop().call_soon(sublime.set_timeout, lambda: reviews.show(review, replaced))
+        # The tabs open once this answer is written: the main thread's work
+        # would otherwise take the GIL from this thread and hold the answer back.
+        after_response(functools.partial(sublime.set_timeout, functools.partial(reviews.show, review, replaced)))
         return CallToolResult(content=[])
 
     async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> CallToolResult:
