@@ -70,6 +70,11 @@ PER_ROUND = {"listener": 1000, "select": 10, "ping": 300, "tools/list": 300, "fa
              "1 KB": 20, "1 MB": 8, "10 MB": 4}
 LISTENER_BURST = 50  # selection events per debounce period (one arms the timer)
 SETTLE = 0.3  # seconds of quiet before each block of samples
+# Before each diff call, both servers get the same pause once idle: a CLI's
+# openDiff and closeDiff come seconds apart, and a server measured straight
+# after the previous call (the peer, which has no editor work to wait for)
+# would be timed warm against one timed cold.
+CALL_GAP = 0.02
 CLIENT_CPUS = {0}  # the measuring client's; the servers get every CPU
 ALL_CPUS = set(range(os.cpu_count() or 1))
 WAIT = 60.0
@@ -190,12 +195,14 @@ def open_and_close_diff(
     acks, closes = [], []
     for _ in range(count):
         target.idle()
+        time.sleep(CALL_GAP)
         elapsed, response = session.timed(open_request)
         result = response.messages()[-1]["result"]
         if result["content"] or result.get("isError"):
             raise RuntimeError(f"{target.name}: openDiff answered {result}")
         acks.append(elapsed * 1000)
         target.idle()  # the review's tabs are up
+        time.sleep(CALL_GAP)
         elapsed, response = session.timed(close_request)
         text = json.loads(response.messages()[-1]["result"]["content"][0]["text"])["content"]
         if text != content:
@@ -536,6 +543,7 @@ def report(rows: list[Row], rounds: int) -> str:
         "  one client measures both, from CPU 0 (the servers may use every CPU).",
         "- goals are judged on p50 (ratio rows: ours p50 / peer p50); start-up rows load cached bytecode,",
         "  as every start after Sublime's first does (the first start is shown apart).",
+        f"- each diff call is sent {CALL_GAP * 1000:.0f} ms after its server is idle, the same for both.",
         "- ours: the built package in the simulated Sublime host (own process); peer: bench/peer/server.mjs,",
         "  the VS Code companion's stack (TypeScript MCP SDK + Express), openDiff answering at once.",
         "",
