@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from pathlib import Path
 
@@ -188,6 +189,14 @@ def test_close_with_and_without_a_notification() -> None:
 def test_close_answer_is_the_json_the_cli_parses() -> None:
     assert json.loads(close_answer("a\r\nü\n")) == {"content": "a\r\nü\n"}
     assert json.loads(close_answer(None)) == {"content": None}
+
+
+def test_close_answer_leaves_no_utf8_copy_in_the_proposal() -> None:
+    proposal = "".join(["café ", "\u2014 ", "x\n"]) * 1000  # built at run time: not interned
+    size = sys.getsizeof(proposal)
+    answer = close_answer(proposal)
+    assert sys.getsizeof(proposal) == size  # CPython counts a cached UTF-8 copy in the size
+    assert answer.isascii() and json.loads(answer) == {"content": proposal}
 
 
 def test_only_one_thread_decides_a_review() -> None:
