@@ -5,7 +5,8 @@ when a paragraph ends, instead of one view edit per chunk."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from .transcript import Edit, Transcript
 
@@ -63,6 +64,12 @@ class BlockStreamer:
             edits = self._take()
             if edits:
                 self._sink(edits)
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold off every change (and sink call) while the caller reads the transcript."""
+        with self._lock:
+            yield
 
     def close(self) -> None:
         self.flush()
