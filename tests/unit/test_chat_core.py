@@ -16,13 +16,12 @@ from typing import Any
 import pytest
 
 from qwencompanion_src.core.chat.bridge import AgentCommand, redact
-from qwencompanion_src.core.chat.chat import Chat, ChatSetup
+from qwencompanion_src.core.chat.chat import Chat, ChatSetup, ChatThread
 from qwencompanion_src.core.chat.render import PlainRenderer
 from qwencompanion_src.core.chat.requests import DiskRequests, slice_lines
 from qwencompanion_src.core.chat.store import SessionStore, project_key
 from qwencompanion_src.core.chat.streamer import BlockStreamer
 from qwencompanion_src.core.chat.transcript import Edit, Transcript
-from qwencompanion_src.core.companion.runtime import ServerThread
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 15.0
@@ -91,7 +90,7 @@ class Rig:
         self.state = tmp / "agent-state"
         self.log = tmp / "agent-log.jsonl"
         self.store = SessionStore(tmp / "cache")
-        self.thread = ServerThread("chat test")
+        self.thread = ChatThread()
         self.thread.start()
         self.chats: list[Chat] = []
 

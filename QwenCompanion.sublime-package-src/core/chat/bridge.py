@@ -180,6 +180,14 @@ class AgentBridge:
         if self._connection is not None:
             await self._connection.close()
 
+    def release(self) -> None:
+        """Close the pipes to a process that is gone (chat thread), so the
+        loop can close without leaving transports behind."""
+        process = self._process
+        transport = getattr(process, "_transport", None) if process is not None else None
+        if transport is not None:
+            transport.close()
+
     def kill(self) -> None:
         """End the agent's whole process group now (any thread; idempotent)."""
         pid = self.pid

@@ -50,6 +50,35 @@ MODEL_NOTIFICATION = "qwen/notify/session/model-update"
 AUTH_REQUIRED = -32000
 
 
+class ChatThread(ServerThread):
+    """The chat's asyncio thread. Stopping it first ends what still runs on
+    it (turns waiting for an agent, pipes of killed agents)."""
+
+    def __init__(self) -> None:
+        super().__init__("QwenCompanion chat")
+        self.bridges: list[AgentBridge] = []
+
+    def stop(self, timeout: float = 5.0) -> None:
+        if self.alive:
+            try:
+                self.run(self._drain(), timeout)
+            except Exception:
+                log.debug("the chat thread did not drain", exc_info=True)
+        super().stop(timeout)
+
+    async def _drain(self) -> None:
+        for bridge in self.bridges:
+            bridge.kill()
+        current = asyncio.current_task()
+        tasks = [task for task in asyncio.all_tasks() if task is not current]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for bridge in self.bridges:
+            bridge.release()
+        self.bridges.clear()
+
+
 class ChatEvents(Protocol):
     def state_changed(self) -> None: ...
 
@@ -98,7 +127,7 @@ class ChatSetup:
 
 
 class Chat:
-    def __init__(self, thread: ServerThread, setup: ChatSetup, streamer: BlockStreamer, events: ChatEvents) -> None:
+    def __init__(self, thread: ChatThread, setup: ChatSetup, streamer: BlockStreamer, events: ChatEvents) -> None:
         self._thread = thread
         self._setup = setup
         self.streamer = streamer
@@ -237,6 +266,7 @@ class Chat:
             events = _BridgeEvents(self)
             bridge = AgentBridge(self._setup.command(), self._setup.requests, events)
             events.bridge = self._bridge = bridge
+            self._thread.bridges[:] = [b for b in self._thread.bridges if b.running] + [bridge]
             self._last_start = time.monotonic()
             try:
                 initialized = await bridge.start()
@@ -356,17 +386,17 @@ class Chat:
             self._changed()
 
     async def _turn_of(self, text: str, context: list[JsonObject]) -> None:
-        self._turn += 1
-        self.turn = self._turn
-        self._agent_block = 0
-        self.streamer.append(f"t{self._turn}.user", USER_HEADER + text.rstrip() + "\n\n" + _context_note(context))
-        self._last_kind = "user"
-        try:
+        try:  # first: reloading a session replaces the transcript
             bridge = await self._ensure_ready()
         except AgentError as error:
             self._error(str(error))
             self._events.turn_ended("error")
             return
+        self._turn += 1
+        self.turn = self._turn
+        self._agent_block = 0
+        self.streamer.append(f"t{self._turn}.user", USER_HEADER + text.rstrip() + "\n\n" + _context_note(context))
+        self._last_kind = "user"
         self.state.agent = "busy"
         self._cancelling = False
         self._changed()

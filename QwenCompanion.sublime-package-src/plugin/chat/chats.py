@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ...core.chat.render import UpdateRenderer
     from ...core.chat.requests import AgentRequests
     from ...core.chat.transcript import Edit
-    from ...core.companion.runtime import ServerThread
+    from ...core.chat.chat import ChatThread
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ def agent_command(window: sublime.Window) -> AgentCommand:
 class WindowChat:
     """One window's chat and the ids of its two views (main-thread state)."""
 
-    def __init__(self, owner: Chats, window: sublime.Window, thread: ServerThread) -> None:
+    def __init__(self, owner: Chats, window: sublime.Window, thread: ChatThread) -> None:
         from ...core.chat.chat import Chat, ChatSetup
         from ...core.chat.store import SessionStore, project_key
         from ...core.chat.streamer import BlockStreamer
@@ -202,7 +202,7 @@ class Chats:
         self.observers: list[Observer] = []
         self._lock = threading.RLock()
         self._by_window: dict[int, WindowChat] = {}
-        self._thread: ServerThread | None = None
+        self._thread: ChatThread | None = None
         self._closed = False
         self.status_listeners: list[Callable[[int], None]] = []
 
@@ -214,7 +214,7 @@ class Chats:
 
     def ensure(self, window: sublime.Window) -> WindowChat | None:
         """The window's chat, made now if it has none (None once unloading)."""
-        from ...core.companion.runtime import ServerThread
+        from ...core.chat.chat import ChatThread
 
         with self._lock:
             if self._closed or not window.is_valid():
@@ -223,7 +223,7 @@ class Chats:
             if existing is not None:
                 return existing
             if self._thread is None or not self._thread.alive:
-                self._thread = ServerThread("QwenCompanion chat")
+                self._thread = ChatThread()
                 self._thread.start()
             chat = WindowChat(self, window, self._thread)
             self._by_window[window.id()] = chat

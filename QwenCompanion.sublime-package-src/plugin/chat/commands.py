@@ -116,7 +116,9 @@ class QwenChatCommand(sublime_plugin.WindowCommand):
     """Qwen Code: Chat — open or focus the window's chat."""
 
     def run(self) -> None:
-        chat_for(self.window, show=True)
+        chat = chat_for(self.window, show=True)
+        if chat is not None and chat.chat.state.agent == "stopped":
+            chat.chat.start()  # the agent starts, and reloads the last chat, while the user types
 
 
 class QwenChatNewCommand(sublime_plugin.WindowCommand):
@@ -444,3 +446,27 @@ def prestart(window: sublime.Window) -> None:
 def prestart_all() -> None:
     for window in sublime.windows():
         prestart(window)
+
+
+def chat_report(window: sublime.Window) -> str:
+    """The chat's part of Diagnose Connection (in the report's layout)."""
+
+    def row(label: str, value: str) -> str:
+        return f"  {label + ':' if label else '':<16}{value}"
+
+    chat = chats.get(window)
+    lines = ["", "Chat (qwen --acp)"]
+    if chat is None:
+        return "\n".join(lines + [row("agent", "not started (Qwen Code: Chat starts it)"), ""])
+    state, pid = chat.chat.state, chat.chat.pid
+    lines.append(row("agent", state.agent + (f" ({state.agent_name})" if state.agent_name else "")))
+    if pid:
+        lines.append(row("pid", f"{pid}, up {uptime(state.started_at)}"))
+    lines.append(row("session", state.session_id or "(none)"))
+    lines.append(row("mode", state.mode_id or "(unknown)"))
+    lines.append(row("model", state.model_id or "(unknown)"))
+    tail = [line for line in chat.chat.stderr_lines()[-5:] if line.strip()]
+    if tail:
+        lines.append(row("agent log", "last lines (Qwen Code: Show Agent Log has all)"))
+        lines += [row("", line[:200]) for line in tail]
+    return "\n".join(lines + [""])
