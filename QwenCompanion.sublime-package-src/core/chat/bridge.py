@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from acp import PROTOCOL_VERSION, RequestError
-from acp.connection import Connection, StreamDirection, StreamEvent
+from acp.connection import Connection
 from acp.schema import (
     ClientCapabilities,
     FileSystemCapabilities,
@@ -97,6 +97,26 @@ def redact(message: Any) -> Any:
     return message
 
 
+class StreamingConnection(Connection):
+    """The SDK's connection, with `session/update` notifications handled as
+    they are read instead of as one task each (a streamed answer is
+    thousands of them, and they must be applied in order anyway)."""
+
+    def __init__(self, on_update: Callable[[JsonObject], None], *args: Any, **kwargs: Any) -> None:
+        self._on_update = on_update
+        super().__init__(*args, **kwargs)
+
+    def _process_message(self, message: dict[str, Any]) -> None:
+        if message.get("method") == "session/update" and "id" not in message:
+            params = message.get("params")
+            try:
+                self._on_update(params if isinstance(params, dict) else {})
+            except Exception:
+                log.exception("handling a session/update failed")
+            return
+        super()._process_message(message)
+
+
 def dump(model: BaseModel) -> JsonObject:
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
@@ -149,8 +169,9 @@ class AgentBridge:
         self.pid = self._process.pid
         self.started_at = time.time()
         assert self._process.stdin is not None and self._process.stdout is not None
-        self._connection = Connection(
-            self._handle, self._process.stdin, self._process.stdout, observers=[self._observe]
+        # No SDK stream observer: it deep-copies every message, even unlogged.
+        self._connection = StreamingConnection(
+            self._session_update, self._handle, self._process.stdin, self._process.stdout
         )
         self._stderr_task = asyncio.create_task(self._read_stderr())
         self._waiter = asyncio.create_task(self._wait_exit())
@@ -200,8 +221,11 @@ class AgentBridge:
     async def request(self, method: str, params: JsonObject) -> Any:
         if self._connection is None or not self.running:
             raise AgentGone("the agent is not running")
+        self._trace("->", {"method": method, "params": params})
         try:
-            return await self._connection.send_request(method, params)
+            result = await self._connection.send_request(method, params)
+            self._trace("<-", {"result of": method, "result": result})
+            return result
         except RequestError as error:
             raise AgentError(f"{method}: {error}") from error
         except ConnectionError as error:
@@ -209,6 +233,7 @@ class AgentBridge:
 
     async def notify(self, method: str, params: JsonObject) -> None:
         if self._connection is not None and self.running:
+            self._trace("->", {"method": method, "params": params})
             await self._connection.send_notification(method, params)
 
     async def new_session(self, cwd: str, mcp_servers: list[JsonObject]) -> tuple[NewSessionResponse, JsonObject]:
@@ -237,17 +262,9 @@ class AgentBridge:
 
     async def _handle(self, method: str, params: Any, is_notification: bool) -> Any:
         payload = params if isinstance(params, dict) else {}
+        self._trace("<-", {"method": method, "params": payload})
         if is_notification:
-            if method == "session/update":
-                try:
-                    notification = SessionNotification.model_validate(payload)
-                except ValidationError as error:
-                    kind = str(payload.get("update", {}).get("sessionUpdate", "?")) if isinstance(payload.get("update"), dict) else "?"
-                    self._warn_once(f"update:{kind}", "ignored a malformed session/update (%s): %s", kind, error)
-                    return None
-                self._events.session_update(notification)
-            else:
-                self._events.ext_notification(method, payload)
+            self._events.ext_notification(method, payload)
             return None
         requests = self._requests()
         if method == "fs/read_text_file":
@@ -263,15 +280,27 @@ class AgentBridge:
                 self._warn_once(f"method:{method}", "the agent asked for %s, which this editor does not offer", method)
             raise
 
+    def _session_update(self, payload: JsonObject) -> None:
+        self._trace("<-", {"method": "session/update", "params": payload})
+        try:
+            notification = SessionNotification.model_validate(payload)
+        except ValidationError as error:
+            update = payload.get("update")
+            kind = str(update.get("sessionUpdate", "?")) if isinstance(update, dict) else "?"
+            self._warn_once(f"update:{kind}", "ignored a malformed session/update (%s): %s", kind, error)
+            return
+        self._events.session_update(notification)
+
     def _warn_once(self, key: str, message: str, *args: Any) -> None:
         if key not in self._warned:
             self._warned.add(key)
             log.warning(message, *args)
 
-    def _observe(self, event: StreamEvent) -> None:
+    @staticmethod
+    def _trace(arrow: str, message: JsonObject) -> None:
+        """The ACP traffic at DEBUG, text and file contents left out."""
         if traffic_log.isEnabledFor(logging.DEBUG):
-            arrow = "<-" if event.direction is StreamDirection.INCOMING else "->"
-            traffic_log.debug("%s %s", arrow, json.dumps(redact(event.message))[:2000])
+            traffic_log.debug("%s %s", arrow, json.dumps(redact(message))[:2000])
 
     async def _read_stderr(self) -> None:
         assert self._process is not None and self._process.stderr is not None
