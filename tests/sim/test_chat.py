@@ -276,3 +276,67 @@ def test_prestart_starts_the_agent_with_the_window(rig: ChatRig) -> None:
     rig.load(chat_prestart=True)
     rig.host.wait_for(lambda: rig.chat() is not None and rig.chat().chat.state.agent == "ready", timeout=WAIT)
     assert rig.received("session/new")[0]["params"]["cwd"] == str(rig.editor.workspace)
+
+
+def test_add_selection_attaches_it_to_the_next_prompt(rig: ChatRig) -> None:
+    rig.load()
+    code = rig.editor.open("b.py", "alpha\nbeta\ngamma\n")
+    rig.host.user.set_selection(code, [rig.host.sublime.Region(6, 16)])
+    rig.host.user.run_command("qwen_chat_add_selection")
+    rig.host.wait_idle()
+    _, composer = rig.open()
+    assert rig.editor.text(composer) == "@b.py:2-3 "
+    rig.host.user.type(composer, "what is this?")
+    rig.host.user.press_key("enter")
+    rig.ended()
+    blocks = rig.received("session/prompt")[0]["params"]["prompt"]
+    uri = (rig.editor.workspace / "b.py").as_uri()
+    assert {"type": "resource", "resource": {"uri": f"{uri}#L2-L3", "mimeType": "text/plain", "text": "beta\ngamma"}} in blocks
+    assert "*Attached:" in rig.transcript()
+
+
+def test_at_attaches_an_open_file_with_its_unsaved_text(rig: ChatRig) -> None:
+    rig.load()
+    rig.editor.file("sub/c.txt", "on disk\n")
+    open_view = rig.editor.open("d.txt", "saved\n")
+    rig.host.user.type(open_view, "unsaved ")
+    _, composer = rig.open()
+    rig.host.user.press_key("@")
+    panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
+    names = [str(getattr(i, "trigger", i)) for i in panel.items]
+    assert names[0] == "d.txt" and "sub/c.txt" in names
+    rig.host.user.choose_quick_panel(0)
+    rig.host.wait_idle()
+    assert rig.editor.text(composer) == "@d.txt "
+    rig.host.user.press_key("enter")
+    rig.ended()
+    blocks = rig.received("session/prompt")[0]["params"]["prompt"]
+    attached = [b for b in blocks if b["type"] == "resource" and b["resource"]["uri"].endswith("/d.txt")]
+    assert attached and attached[0]["resource"]["text"] == "unsaved saved\n"
+
+
+def test_show_agent_log_and_diagnose_report_the_agent(rig: ChatRig) -> None:
+    rig.load()
+    rig.open()
+    rig.chat().chat.start().result(WAIT)
+    rig.host.user.run_command("qwen_chat_show_agent_log")
+    rig.host.wait_idle()
+    panel = rig.host.window.find_output_panel("Qwen Agent Log")
+    assert "fake agent" in rig.editor.text(panel) and "ready" in rig.editor.text(panel)
+    rig.host.user.run_command("qwen_diagnose_connection", {"folder": str(rig.editor.workspace)})
+    report = rig.host.wait_for(
+        lambda: next((v for v in rig.host.window.views() if v.name() == "Qwen Code: Diagnose Connection"
+                      and "Chat (qwen --acp)" in rig.editor.text(v)), None), timeout=WAIT)
+    text = rig.editor.text(report)
+    assert f"session:        {rig.chat().chat.state.session_id}" in text
+    assert f"pid:            {rig.chat().chat.pid}" in text
+
+
+def test_a_missing_qwen_is_reported_with_the_fix(rig: ChatRig) -> None:
+    rig.editor.load([rig.editor.workspace], {"qwen_command": "no-such-qwen-here"})
+    rig.watch()
+    rig.send("hi")
+    assert rig.ended() == ["error"]
+    message = next(d["message"] for e, d in rig.events if e == "chat_error")
+    assert "no-such-qwen-here" in message and "qwen_command" in message
+    assert "no-such-qwen-here" in rig.transcript()

@@ -263,8 +263,13 @@ class Chat:
             await self._backoff()
             self.state.agent = "starting"
             self._changed()
+            try:
+                command = self._setup.command()
+            except Exception as error:  # e.g. qwen not on PATH: say so, with the fix
+                self.state.agent = "exited"
+                raise AgentError(str(error)) from error
             events = _BridgeEvents(self)
-            bridge = AgentBridge(self._setup.command(), self._setup.requests, events)
+            bridge = AgentBridge(command, self._setup.requests, events)
             events.bridge = self._bridge = bridge
             self._thread.bridges[:] = [b for b in self._thread.bridges if b.running] + [bridge]
             self._last_start = time.monotonic()
