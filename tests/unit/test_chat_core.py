@@ -413,3 +413,16 @@ def test_store_keeps_a_session_per_project(tmp_path: Path) -> None:
     assert store.get(b) is None
     store.put(b, "s3")
     assert store.get(b) == "s3"
+
+
+def test_lines_that_are_not_json_are_logged_once(rig: Rig, caplog: pytest.LogCaptureFixture) -> None:
+    chat, view, events = rig.chat([[{"raw": "{not json"}, {"raw": "[1, 2]"}, {"raw": "plain words"},
+                                    {"chunks": ["still streaming"]}]])
+    with caplog.at_level("WARNING"):
+        chat.send("go")
+        wait_for(lambda: events.ended)
+    assert events.ended == ["end_turn"]
+    wait_for(lambda: "still streaming" in view.text)
+    skipped = [r for r in caplog.records if "not a JSON-RPC message" in r.getMessage()]
+    assert len(skipped) == 1 and "{not json" in skipped[0].getMessage()
+    assert not [r for r in caplog.records if r.name == "root"]

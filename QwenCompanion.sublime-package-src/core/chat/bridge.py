@@ -19,9 +19,10 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from acp import PROTOCOL_VERSION, RequestError
+from acp._transport import NdjsonTransport
 from acp.connection import Connection
 from acp.schema import (
     ClientCapabilities,
@@ -97,14 +98,51 @@ def redact(message: Any) -> Any:
     return message
 
 
+class QuietNdjsonTransport(NdjsonTransport):
+    """The SDK's line framing, but a line that is not JSON is logged once
+    (not with a traceback each time) and skipped."""
+
+    def __init__(self, reader: asyncio.StreamReader, sender: Any) -> None:
+        super().__init__(reader, sender)
+        self._warned = False
+
+    async def receive(self) -> dict[str, Any] | None:
+        while True:
+            line = await self._read_line()
+            if not line:
+                return None
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                message = None
+            if isinstance(message, dict):
+                return message
+            if not self._warned:
+                self._warned = True
+                log.warning("skipped a line from the agent that is not a JSON-RPC message: %.200r "
+                            "(further ones are skipped silently)", line)
+
+
 class StreamingConnection(Connection):
     """The SDK's connection, with `session/update` notifications handled as
     they are read instead of as one task each (a streamed answer is
-    thousands of them, and they must be applied in order anyway)."""
+    thousands of them, and they must be applied in order anyway), and lines
+    that are not JSON logged once."""
 
-    def __init__(self, on_update: Callable[[JsonObject], None], *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        on_update: Callable[[JsonObject], None],
+        handler: Any,
+        writer: asyncio.StreamWriter,
+        reader: asyncio.StreamReader,
+    ) -> None:
         self._on_update = on_update
-        super().__init__(*args, **kwargs)
+        super().__init__(handler, writer, reader)
+        # The receive loop has not run yet: it reads through this one.
+        self._transport = QuietNdjsonTransport(reader, cast(NdjsonTransport, self._transport)._sender)
 
     def _process_message(self, message: dict[str, Any]) -> None:
         if message.get("method") == "session/update" and "id" not in message:
