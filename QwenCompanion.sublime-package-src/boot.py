@@ -16,6 +16,8 @@ for _cached in [name for name in sys.modules if name.startswith(f"{__package__}.
     del sys.modules[_cached]
 
 from .plugin import log
+from .plugin.chat.agent_work import PermissionKeysListener, QwenChatPermissionCommand
+from .plugin.chat.buffers import QwenChatReplaceBufferCommand
 from .plugin.chat.chats import chats
 from .plugin.chat.commands import (
     ChatListener,
@@ -52,6 +54,9 @@ from .plugin.companion.terminal import QwenCopyConnectCommandCommand, QwenOpenTe
 
 # Sublime finds commands and listeners among this module's names.
 __all__ = [
+    "PermissionKeysListener",
+    "QwenChatPermissionCommand",
+    "QwenChatReplaceBufferCommand",
     "ChatListener",
     "CompanionWindowListener",
     "ContextListener",

@@ -194,6 +194,7 @@ class Chat:
         """End the agent now, whatever state the loop is in (any thread)."""
         bridge = self._bridge
         self.state.agent = "stopped"  # an expected exit: no error line
+        self._setup.requests().cancel_pending()
         if bridge is not None:
             bridge.kill()
             if self._thread.alive:
@@ -449,6 +450,7 @@ class Chat:
             return
         self._cancelling = True
         await bridge.cancel(self.state.session_id)
+        self._setup.requests().cancel_pending()  # ACP: the client answers them "cancelled" after session/cancel
         turn = self._turn
         asyncio.get_running_loop().call_later(CANCEL_TIMEOUT, self._check_cancelled, turn)
         self._changed()
@@ -561,6 +563,7 @@ class Chat:
             return
         stopped = self.state.agent == "stopped"
         self.state.agent = "exited"
+        self._setup.requests().cancel_pending()  # nobody is left to wait for them
         if not stopped:
             if time.monotonic() - self._last_start < STABLE_SECONDS or returncode != 0:
                 self._failures += 1

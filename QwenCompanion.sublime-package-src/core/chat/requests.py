@@ -34,6 +34,10 @@ class AgentRequests(Protocol):
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]: ...
 
+    def cancel_pending(self) -> None:
+        """Answer every permission request still waiting "cancelled" (any thread):
+        the turn was cancelled, or the chat or its agent is going away."""
+
 
 def slice_lines(text: str, line: int | None, limit: int | None) -> str:
     """`limit` lines of `text` from 1-based `line` (ACP's fs/read_text_file)."""
@@ -86,3 +90,6 @@ class DiskRequests:
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(method)
+
+    def cancel_pending(self) -> None:
+        pass  # nothing waits: permissions are answered at once

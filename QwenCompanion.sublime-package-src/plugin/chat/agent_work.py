@@ -1,0 +1,102 @@
+"""The agent at work in the chat, in Sublime: the renderer of tool calls,
+plans and thoughts (the `chats.renderer` hook), the plan's progress in the
+status bar, and the keys that answer permission prompts (1…n picks the
+agent's options in its order, n+1 rejects with a reason, Esc rejects)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import sublime
+import sublime_plugin
+
+from .agent_requests import editor_requests, requests_of
+from .chats import chats, is_chat_view, window_by_id
+
+if TYPE_CHECKING:
+    from ...core.chat.render import UpdateRenderer
+    from ...core.chat.tool_calls import PlanProgress, ToolCallLine
+
+PLAN_STATUS_KEY = "qwen_chat_plan"
+PENDING_CONTEXT = "qwen_chat.permission_pending"
+
+
+def work_renderer(window: sublime.Window) -> UpdateRenderer:
+    from ...core.chat.tool_calls import AgentWorkRenderer
+
+    window_id = window.id()
+
+    def tool_call(line: ToolCallLine) -> None:
+        chats.tell("tool_call", {"window": window_id, "toolCallId": line.tool_call_id,
+                                 "status": line.status, "title": line.title, "kind": line.kind})
+
+    def plan(progress: PlanProgress) -> None:
+        sublime.set_timeout(lambda: show_plan(window_id, progress.label()))
+
+    return AgentWorkRenderer(on_tool_call=tool_call, on_plan=plan)
+
+
+def show_plan(window_id: int, label: str) -> None:
+    window = window_by_id(window_id)
+    if window is None:
+        return
+    for view in window.views():
+        view.set_status(PLAN_STATUS_KEY, label)
+
+
+# The chat's hooks: this feature answers the agent's requests and renders its work.
+chats.requests = editor_requests
+chats.renderer = work_renderer
+
+
+class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
+    """Answer the oldest permission prompt: `index` (1-based, the agent's
+    order) or `option` (an optionId), `reject`, or `reason` (ask why, then reject)."""
+
+    def run(self, index: int | None = None, option: str | None = None, reject: bool = False, reason: bool = False) -> None:
+        requests = requests_of(self.window)
+        prompt = requests.pending.oldest() if requests is not None else None
+        if requests is None or prompt is None:
+            self.window.status_message("Qwen Code: no permission request is waiting")
+            return
+        if reason:
+            def rejected(text: str) -> None:
+                requests.reject(prompt.key, text.strip() or None)
+
+            self.window.show_input_panel("Why reject? (sent to Qwen Code):", "", rejected, None, None)
+        elif reject:
+            requests.reject(prompt.key)
+        elif option is not None:
+            if not requests.choose(prompt.key, option):
+                self.window.status_message(f"Qwen Code: no option {option!r} in this request")
+        elif index is not None and 1 <= index <= len(prompt.options):
+            requests.choose(prompt.key, prompt.options[index - 1].option_id)
+        elif index == len(prompt.options) + 1:
+            self.run(reason=True)
+
+    def is_enabled(self, **_: Any) -> bool:
+        requests = requests_of(self.window)
+        return requests is not None and requests.pending.oldest() is not None
+
+
+class PermissionKeysListener(sublime_plugin.EventListener):
+    def on_query_context(self, view: sublime.View, key: str, operator: int, operand: Any, match_all: bool) -> bool | None:
+        if key != PENDING_CONTEXT:
+            return None
+        value = False
+        if is_chat_view(view):
+            requests = requests_of(view.window())
+            prompt = requests.pending.oldest() if requests is not None else None
+            # In the composer the keys answer only while it is empty: typing stays typing.
+            empty = view.settings().get("qwen_chat.view") != "composer" or view.size() == 0
+            # A number operand: that key has a choice (the options, then "reject with a reason").
+            keys = len(prompt.options) + 1 if prompt is not None else 0
+            number = operand if isinstance(operand, int) and not isinstance(operand, bool) else 1
+            value = prompt is not None and empty and number <= keys
+        return value if operator == sublime.QueryOperator.EQUAL else not value
+
+    def on_pre_close(self, view: sublime.View) -> None:
+        if view.settings().get("qwen_chat.view") == "transcript":
+            requests = requests_of(view.window())
+            if requests is not None:  # the prompts are no longer shown: nobody can answer them
+                requests.cancel_pending()
