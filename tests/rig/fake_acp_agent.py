@@ -13,6 +13,7 @@ ACTION:
     {"chunks": ["a", "b"], "delay": 0}   agent_message_chunk per item
     {"stream": N, "size": 10}            N chunks of `size` characters
     {"stall": seconds}                   wait (a session/cancel ends the turn "cancelled")
+    {"deaf": seconds}                    wait, deaf to session/cancel (a hung agent)
     {"raw": "text"}                      write this line as it is (malformed JSON)
     {"big": N}                           one agent_message_chunk of N characters (a huge line)
     {"update": {...}}                    any session/update
@@ -206,6 +207,8 @@ class Agent:
                 if self.cancelled.wait(action["stall"]):
                     stop = "cancelled"
                     break
+            elif "deaf" in action:
+                time.sleep(action["deaf"])
             elif "raw" in action:
                 self.write(action["raw"])
             elif "big" in action:

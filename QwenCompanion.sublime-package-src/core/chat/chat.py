@@ -411,7 +411,11 @@ class Chat:
             response = await bridge.prompt(session_id, blocks)
             stop_reason = str(response.stop_reason)
         except AgentGone:
-            stop_reason = "error"  # the exit is reported once, by `exited`
+            if self._cancelling:  # the agent was restarted to stop the turn
+                stop_reason = "cancelled"
+                self._write_note("cancelled (the agent was restarted)")
+            else:
+                stop_reason = "error"  # the exit is reported once, by `exited`
         except AgentError as error:
             stop_reason = "error"
             self._error(str(error))
@@ -485,10 +489,11 @@ class Chat:
 
     async def _restart(self) -> None:
         bridge = self._bridge
+        self.state.agent = "stopped"  # an exit asked for: no error line
         if bridge is not None:
             await bridge.stop()
-        self.state.agent = "stopped"
         await self._start()
+        self._write_note("The agent was restarted and the conversation reloaded.")
 
     # --- from the bridge (chat thread) ------------------------------------
 
