@@ -101,7 +101,6 @@ class Rig:
         setup = ChatSetup(
             command=lambda: AgentCommand([sys.executable, "-m", "tests.rig.fake_acp_agent", str(path)], str(self.folder),
                                          {"PYTHONPATH": str(ROOT)}),
-            folders=lambda: [str(self.folder)],
             mcp_servers=lambda: [],
             requests=lambda: DiskRequests(lambda: [str(self.folder)]),
             renderer=lambda renderer=PlainRenderer(): renderer,  # type: ignore[misc]

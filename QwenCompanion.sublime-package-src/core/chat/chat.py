@@ -118,7 +118,6 @@ class ChatState:
 @dataclass(frozen=True)
 class ChatSetup:
     command: Callable[[], AgentCommand]
-    folders: Callable[[], list[str]]
     mcp_servers: Callable[[], list[JsonObject]]
     requests: Callable[[], AgentRequests]
     renderer: Callable[[], UpdateRenderer]
