@@ -7,12 +7,14 @@ SCRIPT (all keys optional):
      "state": "dir",                  sessions kept here (session/load replays them)
      "log": "file",                   every message received, one JSON a line
      "auth_required": false,          session/new fails with -32000 until authenticate
+     "config_only": false,            modes and models offered only as configOptions
      "exit_on_start": null}           exit with this code right after starting
 
 ACTION:
     {"chunks": ["a", "b"], "delay": 0}   agent_message_chunk per item
     {"stream": N, "size": 10}            N chunks of `size` characters
     {"stall": seconds}                   wait (a session/cancel ends the turn "cancelled")
+    {"deaf": seconds}                    wait, deaf to session/cancel (a hung agent)
     {"raw": "text"}                      write this line as it is (malformed JSON)
     {"big": N}                           one agent_message_chunk of N characters (a huge line)
     {"update": {...}}                    any session/update
@@ -50,6 +52,8 @@ class Agent:
         self.state = Path(script["state"]) if script.get("state") else None
         self.log_path = Path(script["log"]) if script.get("log") else None
         self.auth_required = bool(script.get("auth_required"))
+        self.config_only = bool(script.get("config_only"))
+        self.model = MODELS[0]["modelId"]
         self.write_lock = threading.Lock()
         self.cancelled = threading.Event()
         self.answers: dict[int, threading.Event] = {}
@@ -115,7 +119,17 @@ class Agent:
 
     # --- methods -------------------------------------------------------------
 
+    def config_options(self) -> list[dict[str, Any]]:
+        return [
+            {"id": "mode", "name": "Mode", "category": "mode", "type": "select", "currentValue": self.mode,
+             "options": [{"value": m["id"], "name": m["name"]} for m in MODES]},
+            {"id": "model", "name": "Model", "category": "model", "type": "select", "currentValue": self.model,
+             "options": [{"value": m["modelId"], "name": m["name"]} for m in MODELS]},
+        ]
+
     def session_answer(self, session_id: str) -> dict[str, Any]:
+        if self.config_only:
+            return {"sessionId": session_id, "configOptions": self.config_options()}
         return {
             "sessionId": session_id,
             "modes": {"currentModeId": self.mode, "availableModes": MODES},
@@ -162,6 +176,14 @@ class Agent:
             self.write({"jsonrpc": "2.0", "method": "qwen/notify/session/mode-update",
                         "params": {"v": 1, "sessionId": params["sessionId"], "currentModeId": self.mode}})
             return {}
+        if method == "session/set_config_option":
+            if params.get("configId") == "mode":
+                self.mode = params["value"]
+            elif params.get("configId") == "model":
+                self.model = params["value"]
+            else:
+                raise RpcError(-32602, "Invalid params")
+            return {"configOptions": self.config_options()}
         if method == "session/set_model":
             if params.get("modelId") not in [m["modelId"] for m in MODELS]:
                 raise RpcError(-32603, "Internal error")
@@ -206,6 +228,8 @@ class Agent:
                 if self.cancelled.wait(action["stall"]):
                     stop = "cancelled"
                     break
+            elif "deaf" in action:
+                time.sleep(action["deaf"])
             elif "raw" in action:
                 self.write(action["raw"])
             elif "big" in action:

@@ -340,3 +340,21 @@ def test_a_missing_qwen_is_reported_with_the_fix(rig: ChatRig) -> None:
     message = next(d["message"] for e, d in rig.events if e == "chat_error")
     assert "no-such-qwen-here" in message and "qwen_command" in message
     assert "no-such-qwen-here" in rig.transcript()
+
+
+def test_an_agent_deaf_to_cancel_is_offered_a_restart_that_reloads_the_chat(rig: ChatRig) -> None:
+    rig.load([[{"chunks": ["stuck"]}, {"deaf": 60}]])
+    rig.send("go")
+    rig.host.wait_for(lambda: "stuck" in rig.chat().chat.streamer.transcript.text(), timeout=WAIT)
+    pid = rig.chat().chat.pid
+    rig.host.answers.push("ok_cancel", True)
+    rig.host.user.press_key("escape")
+    rig.host.wait_for(lambda: [d for d in rig.host.dialogs if d.kind == "ok_cancel"], timeout=WAIT)
+    assert "did not stop" in rig.host.dialogs[-1].message
+    rig.host.wait_for(lambda: len(rig.received("session/load")) == 1, timeout=WAIT)
+    rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+    assert rig.chat().chat.pid not in (None, pid)
+    assert rig.ended() == ["cancelled"]
+    text = rig.transcript()
+    assert text.endswith("> The agent was restarted and the conversation reloaded.\n\n")
+    assert "## You\n\ngo" in text and "The agent exited" not in text

@@ -101,7 +101,6 @@ class Rig:
         setup = ChatSetup(
             command=lambda: AgentCommand([sys.executable, "-m", "tests.rig.fake_acp_agent", str(path)], str(self.folder),
                                          {"PYTHONPATH": str(ROOT)}),
-            folders=lambda: [str(self.folder)],
             mcp_servers=lambda: [],
             requests=lambda: DiskRequests(lambda: [str(self.folder)]),
             renderer=lambda renderer=PlainRenderer(): renderer,  # type: ignore[misc]
@@ -426,3 +425,16 @@ def test_lines_that_are_not_json_are_logged_once(rig: Rig, caplog: pytest.LogCap
     skipped = [r for r in caplog.records if "not a JSON-RPC message" in r.getMessage()]
     assert len(skipped) == 1 and "{not json" in skipped[0].getMessage()
     assert not [r for r in caplog.records if r.name == "root"]
+
+
+def test_modes_and_models_offered_as_config_options_are_set_that_way(rig: Rig) -> None:
+    chat, _, _ = rig.chat(config_only=True)
+    chat.start().result(WAIT)
+    assert [m.id for m in chat.state.modes] == ["plan", "default", "yolo"] and chat.state.mode_id == "default"
+    assert chat.state.model_id == "$runtime|openai|fake-model(openai)" and len(chat.state.models) == 2
+    chat.set_mode("yolo").result(WAIT)
+    chat.set_model("$runtime|openai|other-model(openai)").result(WAIT)
+    sent = [m["params"] for m in rig.received("session/set_config_option")]
+    assert [(p["configId"], p["value"]) for p in sent] == [("mode", "yolo"), ("model", "$runtime|openai|other-model(openai)")]
+    assert not rig.received("session/set_mode") and not rig.received("session/set_model")
+    assert chat.state.mode_id == "yolo" and chat.state.model_id == "$runtime|openai|other-model(openai)"

@@ -107,6 +107,9 @@ class ChatState:
     models: list[Choice] = field(default_factory=list)
     model_id: str | None = None
     commands: list[Choice] = field(default_factory=list)
+    # "mode" / "model" -> the config option that sets it, when the agent
+    # offers one instead of session/set_mode or its models list.
+    config_ids: dict[str, str] = field(default_factory=dict)
     context_used: int | None = None
     context_size: int | None = None
     queued: int = 0
@@ -118,7 +121,6 @@ class ChatState:
 @dataclass(frozen=True)
 class ChatSetup:
     command: Callable[[], AgentCommand]
-    folders: Callable[[], list[str]]
     mcp_servers: Callable[[], list[JsonObject]]
     requests: Callable[[], AgentRequests]
     renderer: Callable[[], UpdateRenderer]
@@ -146,6 +148,7 @@ class Chat:
         self._failures = 0
         self._last_start = 0.0
         self._auth_methods: list[str] = []
+        self._config_only: dict[str, bool] = {}
         self.turn = 0  # TranscriptWriter
         if setup.key is not None:
             self.state.session_id = setup.store.get(setup.key)
@@ -361,6 +364,11 @@ class Chat:
                 for m in modes.get("availableModes") or [] if isinstance(m, dict)
             ]
             self.state.mode_id = modes.get("currentModeId") or self.state.mode_id
+        self._config_only = {
+            "mode": not isinstance(modes, dict),
+            "model": not isinstance(raw.get("models"), dict),
+        }
+        self._adopt_config_options(raw.get("configOptions"))
         models = raw.get("models")  # not in the ACP schema: qwen's own
         if isinstance(models, dict):
             self.state.models = [
@@ -376,6 +384,30 @@ class Chat:
             if isinstance(limit, int):
                 self.state.context_size = limit
         self._changed()
+
+    def _adopt_config_options(self, options: object) -> None:
+        """Modes and models from `configOptions` (category "mode"/"model"
+        selects), for agents that offer them only that way."""
+        if not isinstance(options, list):
+            return
+        for option in options:
+            if not isinstance(option, dict) or option.get("type") != "select":
+                continue
+            category = option.get("category")
+            if category not in ("mode", "model") or not isinstance(option.get("id"), str):
+                continue
+            self.state.config_ids[category] = option["id"]
+            choices = [
+                Choice(str(o.get("value")), str(o.get("name") or o.get("value")), str(o.get("description") or ""))
+                for o in option.get("options") or [] if isinstance(o, dict)
+            ]
+            current = option.get("currentValue")
+            if category == "mode":
+                self.state.modes = self.state.modes or choices
+                self.state.mode_id = current if isinstance(current, str) else self.state.mode_id
+            else:
+                self.state.models = self.state.models or choices
+                self.state.model_id = current if isinstance(current, str) else self.state.model_id
 
     async def _enqueue(self, text: str, context: list[JsonObject]) -> None:
         self._queue.append((text, context))
@@ -412,7 +444,11 @@ class Chat:
             response = await bridge.prompt(session_id, blocks)
             stop_reason = str(response.stop_reason)
         except AgentGone:
-            stop_reason = "error"  # the exit is reported once, by `exited`
+            if self._cancelling:  # the agent was restarted to stop the turn
+                stop_reason = "cancelled"
+                self._write_note("cancelled (the agent was restarted)")
+            else:
+                stop_reason = "error"  # the exit is reported once, by `exited`
         except AgentError as error:
             stop_reason = "error"
             self._error(str(error))
@@ -477,20 +513,34 @@ class Chat:
 
     async def _set_mode(self, mode_id: str) -> None:
         bridge = await self._ensure_ready()
-        await bridge.request("session/set_mode", {"sessionId": self.state.session_id, "modeId": mode_id})
+        if not await self._set_config("mode", mode_id, bridge):
+            await bridge.request("session/set_mode", {"sessionId": self.state.session_id, "modeId": mode_id})
         self.state.mode_id = mode_id
 
     async def _set_model(self, model_id: str) -> None:
         bridge = await self._ensure_ready()
-        await bridge.request("session/set_model", {"sessionId": self.state.session_id, "modelId": model_id})
+        if not await self._set_config("model", model_id, bridge):
+            await bridge.request("session/set_model", {"sessionId": self.state.session_id, "modelId": model_id})
         self.state.model_id = model_id
+
+    async def _set_config(self, category: str, value: str, bridge: AgentBridge) -> bool:
+        """session/set_config_option, when that is how the agent offers `category`."""
+        if category not in self.state.config_ids or not self._config_only.get(category):
+            return False
+        answer = await bridge.request("session/set_config_option", {
+            "sessionId": self.state.session_id, "configId": self.state.config_ids[category], "value": value,
+        })
+        if isinstance(answer, dict):
+            self._adopt_config_options(answer.get("configOptions"))
+        return True
 
     async def _restart(self) -> None:
         bridge = self._bridge
+        self.state.agent = "stopped"  # an exit asked for: no error line
         if bridge is not None:
             await bridge.stop()
-        self.state.agent = "stopped"
         await self._start()
+        self._write_note("The agent was restarted and the conversation reloaded.")
 
     # --- from the bridge (chat thread) ------------------------------------
 
@@ -513,6 +563,7 @@ class Chat:
             self.state.context_used, self.state.context_size = update.used, update.size
             self._changed()
         elif isinstance(update, ConfigOptionUpdate):
+            self._adopt_config_options([o.model_dump(by_alias=True) for o in update.config_options])
             self._changed()
         else:
             self._setup.renderer().render(self, notification.session_id, update)

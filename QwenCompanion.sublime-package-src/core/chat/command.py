@@ -3,7 +3,6 @@ builds the TUI's (the `qwen_command` setting, macOS's login shell)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 
 from ..terminal import command_argv, command_line, login_shell_argv
@@ -30,7 +29,8 @@ def agent_argv(command: str | list[str], *, windows: bool, login_shell: str | No
     if through_shell is not None:
         return through_shell
     program = words[0]
-    if not os.path.isabs(program) and os.sep not in program and "/" not in program:
+    separators = ("/", "\\") if windows else ("/",)
+    if not any(separator in program for separator in separators):  # a bare name: find it
         found = shutil.which(program, path=path)
         if found is None:
             raise CommandNotFound(

@@ -16,8 +16,6 @@ from acp.schema import (
     ToolCallStart,
 )
 
-from .streamer import BlockStreamer
-
 USER_HEADER = "## You\n\n"
 AGENT_HEADER = "## Qwen\n\n"
 

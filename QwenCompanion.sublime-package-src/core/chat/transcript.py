@@ -59,10 +59,6 @@ class Transcript:
             self._texts.clear()
             return Edit(0, size, "")
 
-    def has(self, block_id: str) -> bool:
-        with self._lock:
-            return block_id in self._texts
-
     def block(self, block_id: str) -> str:
         with self._lock:
             return self._texts.get(block_id, "")
@@ -70,7 +66,3 @@ class Transcript:
     def text(self) -> str:
         with self._lock:
             return "".join(self._texts[i] for i in self._ids)
-
-    def __len__(self) -> int:
-        with self._lock:
-            return sum(len(t) for t in self._texts.values())

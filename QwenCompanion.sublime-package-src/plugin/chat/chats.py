@@ -111,7 +111,6 @@ class WindowChat:
         store = SessionStore(Path(sublime.cache_path()) / CACHE_FOLDER)
         setup = ChatSetup(
             command=lambda: agent_command(window),
-            folders=lambda: window.folders() if window.is_valid() else [],
             mcp_servers=self._mcp_servers,
             requests=self.requests,
             renderer=self.renderer,
