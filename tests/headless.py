@@ -18,6 +18,8 @@ Output, one JSON object a line:
     {"event": "diff_closed", "filePath", "outcome"}  accepted / rejected / closed
     {"event": "chat_turn_ended", "window": 1, "stopReason": "end_turn"}   also "cancelled", "error"
     {"event": "chat_error", "window": 1, "message": "..."}
+    {"event": "permission_requested", "window": 1, "toolCall": {"toolCallId", "kind", "title", "locations"}, "options": [{"optionId", "kind", "name"}]}
+    {"event": "tool_call", "window": 1, "toolCallId": "...", "status": "pending", "title": "...", "kind": "edit"}
 
 Actions, one JSON object a line on stdin (`{"do": VERB, ...}`); see ACTIONS.
 End of input quits like `{"do": "quit"}`.
@@ -263,6 +265,19 @@ def do_choose(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return {"items": items}
 
 
+def do_permission(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Answer the chat's waiting permission request with `option` (an optionId), as a click would."""
+    window = driver.window(action)
+    driver.host.wait_for(lambda: _pending_permission(driver, window), timeout=WAIT)
+    driver.host.user.run_command("qwen_chat_permission", {"option": action["option"]}, via="palette")
+    return {"window": window.id()}
+
+
+def _pending_permission(driver: Driver, window: Any) -> Any:
+    chat = driver.chats.get(window)
+    return chat is not None and getattr(chat.requests(), "pending", None) is not None and chat.requests().pending.oldest()
+
+
 ACTIONS: dict[str, Action] = {
     "open": do_open,  # {path, window?}
     "select": do_select,  # {path | view, start: [line, col], end: [line, col]} 1-based
@@ -280,6 +295,7 @@ ACTIONS: dict[str, Action] = {
     "chat_cancel": do_chat_cancel,  # {window?}
     "chat_text": do_chat_text,  # {window?}
     "choose": do_choose,  # {index}: the open quick panel's item
+    "permission": do_permission,  # {option, window?}: answers the waiting permission request
 }
 
 

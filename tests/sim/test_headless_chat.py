@@ -71,3 +71,40 @@ def test_chat_verbs_events_and_a_restart_that_finds_the_session(tmp_path: Path) 
         assert again.quit()["ok"]
     finally:
         again.kill()
+
+
+def test_permission_and_tool_call_events_and_the_permission_verb(tmp_path: Path) -> None:
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    log = tmp_path / "agent-log.jsonl"
+    options = [{"optionId": "proceed_once", "kind": "allow_once", "name": "Allow"},
+               {"optionId": "cancel", "kind": "reject_once", "name": "Reject"}]
+    script.write_text(json.dumps({"log": str(log), "turns": [[
+        {"update": {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "npm test", "kind": "execute", "status": "pending"}},
+        {"request": "session/request_permission", "params": {"sessionId": "", "options": options, "toolCall": {
+            "toolCallId": "t1", "kind": "execute", "title": "npm test", "rawInput": {"command": "npm test"}}}},
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}},
+    ]]}))
+    user = home / ".config" / "sublime-text" / "Packages" / "User"
+    user.mkdir(parents=True)
+    (user / "QwenCompanion.sublime-settings").write_text(
+        json.dumps({"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]}))
+
+    editor = HeadlessSublime(workspace, home)
+    try:
+        editor.do("chat", text="test it")
+        asked = editor.wait_event(lambda e: e.get("event") == "permission_requested")
+        assert asked["toolCall"]["title"] == "npm test" and asked["toolCall"]["kind"] == "execute"
+        assert asked["options"] == options
+        assert editor.do("permission", option="proceed_once")["ok"]
+        done = editor.wait_event(lambda e: e.get("event") == "tool_call" and e["status"] == "completed")
+        assert done["toolCallId"] == "t1" and done["title"] == "npm test"
+        editor.wait_event(lambda e: e.get("event") == "chat_turn_ended")
+        answers = [json.loads(line) for line in log.read_text().splitlines()]
+        assert {"answer_to": "session/request_permission",
+                "answer": {"outcome": {"outcome": "selected", "optionId": "proceed_once"}}} in answers
+        assert editor.quit()["ok"]
+    finally:
+        editor.kill()
