@@ -16,7 +16,7 @@ for _cached in [name for name in sys.modules if name.startswith(f"{__package__}.
     del sys.modules[_cached]
 
 from .plugin import log
-from .plugin.chat.agent_work import PermissionKeysListener, QwenChatPermissionCommand
+from .plugin.chat.agent_work import PermissionKeysListener, QwenChatPermissionCommand, ThinkingFoldListener
 from .plugin.chat.buffers import QwenChatReplaceBufferCommand
 from .plugin.chat.chats import chats
 from .plugin.chat.commands import (
@@ -57,6 +57,7 @@ __all__ = [
     "PermissionKeysListener",
     "QwenChatPermissionCommand",
     "QwenChatReplaceBufferCommand",
+    "ThinkingFoldListener",
     "ChatListener",
     "CompanionWindowListener",
     "ContextListener",

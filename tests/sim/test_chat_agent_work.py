@@ -265,6 +265,36 @@ def test_tool_calls_plans_and_thoughts_render_in_place(rig: ChatRig) -> None:
     assert text.count("— completed") == 100 and "— in_progress" not in text
     assert text.index("First.") < text.index("ls 0") < text.index("ls 99") < text.index("Plan 1/2") < text.index("Last.")
     assert "▸ Thinking\n> Pondering.\n\n" in text
+    transcript, _ = rig.open()
+    folded = rig.host.run_on_main(lambda: transcript.folded_regions())
+    assert [transcript.substr(region) for region in folded] == ["\n> Pondering."]
     calls = [d for e, d in rig.events if e == "tool_call"]
     assert len(calls) == 300 and calls[-1]["status"] == "completed"
     rig.host.wait_for(lambda: rig.host.window.views()[0].get_status("qwen_chat_plan") == "Plan 1/2", timeout=WAIT)
+
+
+def test_a_long_turn_that_ends_out_of_sight_is_announced(rig: ChatRig, monkeypatch: pytest.MonkeyPatch) -> None:
+    rig.load([[{"stall": 0.5}, {"stop": "max_tokens"}]])
+    monkeypatch.setattr(sys.modules[f"{PACKAGE}.plugin.chat.agent_work"], "LONG_TURN_SECONDS", 0.2)
+    code = rig.editor.open("a.py", "x = 1\n")
+    rig.send("a long one")
+    rig.host.user.focus(code)
+    transcript, _ = rig.open()
+    rig.host.user.close(transcript)  # the chat out of sight
+    rig.host.user.focus(code)
+    assert rig.ended() == ["max_tokens"]
+    rig.host.wait_for(lambda: code.get_status("qwen_chat_done") == "Qwen Code: the chat's answer is ready (max_tokens)", timeout=WAIT)
+    transcript, _ = rig.open()
+    rig.host.user.focus(transcript)
+    rig.host.wait_for(lambda: code.get_status("qwen_chat_done") == "", timeout=WAIT)
+    assert "stopped: max_tokens" in rig.transcript()
+
+
+def test_a_turn_that_ends_in_sight_is_not_announced(rig: ChatRig, monkeypatch: pytest.MonkeyPatch) -> None:
+    rig.load([[{"stall": 0.5}]])
+    monkeypatch.setattr(sys.modules[f"{PACKAGE}.plugin.chat.agent_work"], "LONG_TURN_SECONDS", 0.2)
+    rig.send("in sight")
+    assert rig.ended() == ["end_turn"]
+    rig.host.wait_idle()
+    transcript, composer = rig.open()
+    assert composer.get_status("qwen_chat_done") == "" and transcript.get_status("qwen_chat_done") == ""

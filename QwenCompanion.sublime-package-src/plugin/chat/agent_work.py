@@ -5,6 +5,7 @@ agent's options in its order, n+1 rejects with a reason, Esc rejects)."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 import sublime
@@ -19,6 +20,9 @@ if TYPE_CHECKING:
 
 PLAN_STATUS_KEY = "qwen_chat_plan"
 PENDING_CONTEXT = "qwen_chat.permission_pending"
+THINKING_KEY = "qwen_chat_thinking"  # the Thinking headers already folded once
+DONE_STATUS_KEY = "qwen_chat_done"
+LONG_TURN_SECONDS = 20.0  # a turn this long that ends unseen is announced
 
 
 def work_renderer(window: sublime.Window) -> UpdateRenderer:
@@ -44,9 +48,50 @@ def show_plan(window_id: int, label: str) -> None:
         view.set_status(PLAN_STATUS_KEY, label)
 
 
+_turn_started: dict[int, float] = {}  # window id -> when its running turn began
+
+
+def _track_turn(window_id: int) -> None:
+    chat = chats.get(window_by_id(window_id))
+    if chat is not None and chat.chat.state.agent == "busy":
+        _turn_started.setdefault(window_id, time.monotonic())
+
+
+def _turn_ended(event: str, details: dict[str, Any]) -> None:
+    if event != "chat_turn_ended":
+        return
+    window_id = int(details["window"])
+    started = _turn_started.pop(window_id, None)
+    if started is not None and time.monotonic() - started >= LONG_TURN_SECONDS:
+        sublime.set_timeout(lambda: announce_if_unseen(window_id, str(details["stopReason"])))
+
+
+def chat_in_sight(window: sublime.Window) -> bool:
+    chat = chats.get(window)
+    transcript = chat.transcript_view if chat is not None else None
+    if transcript is None or not transcript.is_valid() or sublime.active_window() != window:
+        return False
+    group, _ = window.get_view_index(transcript)
+    return window.active_view_in_group(group) == transcript
+
+
+def announce_if_unseen(window_id: int, stop_reason: str) -> None:
+    """A long turn ended while the chat was out of sight: say so in the status bar
+    until the chat is looked at (main thread)."""
+    window = window_by_id(window_id)
+    if window is None or chat_in_sight(window):
+        return
+    text = "Qwen Code: the chat's answer is ready" + ("" if stop_reason == "end_turn" else f" ({stop_reason})")
+    window.status_message(text)
+    for view in window.views():
+        view.set_status(DONE_STATUS_KEY, text)
+
+
 # The chat's hooks: this feature answers the agent's requests and renders its work.
 chats.requests = editor_requests
 chats.renderer = work_renderer
+chats.status_listeners.append(_track_turn)
+chats.observers.append(_turn_ended)
 
 
 class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
@@ -100,3 +145,33 @@ class PermissionKeysListener(sublime_plugin.EventListener):
             requests = requests_of(view.window())
             if requests is not None:  # the prompts are no longer shown: nobody can answer them
                 requests.cancel_pending()
+
+
+def fold_thoughts(view: sublime.View) -> None:
+    """Fold each finished Thinking block once, under its header; a block the
+    user unfolds stays open (main thread)."""
+    from ...core.chat.tool_calls import THINKING_HEADER
+
+    done = {region.a for region in view.get_regions(THINKING_KEY)}
+    headers = list(view.get_regions(THINKING_KEY))
+    for header in view.find_all(THINKING_HEADER, sublime.FindFlags.LITERAL):
+        if header.a in done:
+            continue
+        end = view.find("\n\n", header.b, sublime.FindFlags.LITERAL)
+        if end.a < 0:
+            continue  # still streaming: fold it when it ends
+        view.fold(sublime.Region(header.b - 1, end.a))
+        headers.append(header)
+    view.add_regions(THINKING_KEY, headers, "", "", sublime.RegionFlags.HIDDEN)
+
+
+class ThinkingFoldListener(sublime_plugin.EventListener):
+    def on_modified(self, view: sublime.View) -> None:
+        if view.settings().get("qwen_chat.view") == "transcript":
+            fold_thoughts(view)
+
+    def on_activated(self, view: sublime.View) -> None:
+        window = view.window()
+        if window is not None and is_chat_view(view) and view.get_status(DONE_STATUS_KEY):
+            for other in window.views():
+                other.erase_status(DONE_STATUS_KEY)
