@@ -151,3 +151,22 @@ def test_thoughts_stream_into_a_thinking_block(real_chat: RealChat) -> None:
     text = real_chat.transcript()
     assert "▸ Thinking\n> Two plus two makes four." in text
     assert text.index("Thinking") < text.index("The answer is 4.")
+
+
+def test_ask_user_question_shows_numbered_choices_and_the_answer_reaches_the_model(real_chat: RealChat) -> None:
+    questions = {"questions": [
+        {"question": "Which colour?", "header": "Colour", "multiSelect": False,
+         "options": [{"label": "Red", "description": "warm"}, {"label": "Blue", "description": "cool"}]},
+        {"question": "Which size?", "header": "Size", "multiSelect": False,
+         "options": [{"label": "Small", "description": "s"}, {"label": "Large", "description": "l"}]}]}
+    real_chat.model.queue(tool_call("ask_user_question", questions), Reply(text="Thanks."))
+    real_chat.send("Ask me")
+    asked(real_chat)
+    assert "[1] Red  [2] Blue" in real_chat.transcript()
+    real_chat.host.user.focus(real_chat.chat().transcript_view)
+    real_chat.host.user.press_key("2")
+    real_chat.host.wait_for(lambda: "→ Blue" in real_chat.transcript(), timeout=WAIT)
+    real_chat.host.user.press_key("1")
+    assert real_chat.ended() == ["end_turn"]
+    result = tool_messages(real_chat)
+    assert "Blue" in result and "Small" in result and "No valid answers" not in result

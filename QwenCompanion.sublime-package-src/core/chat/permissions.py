@@ -33,6 +33,21 @@ class Diff:
     new_text: str
 
 
+@dataclass(frozen=True)
+class Question:
+    """One of Qwen's `ask_user_question` questions: its text and option labels."""
+
+    text: str
+    labels: list[str]
+
+
+class AnsweredPermission(RequestPermissionResponse):
+    """Qwen's `ask_user_question` reads the user's answers from `answers`,
+    beside `outcome`: the chosen option's label by question index ("0", "1"…)."""
+
+    answers: dict[str, str] | None = None
+
+
 @dataclass
 class PermissionPrompt:
     key: str
@@ -43,6 +58,14 @@ class PermissionPrompt:
     options: list[PermissionOption]
     locations: list[str] = field(default_factory=list)
     diff: Diff | None = None
+    questions: list[Question] = field(default_factory=list)
+    answers: list[str] = field(default_factory=list)  # labels chosen so far, question by question
+
+    def keys(self) -> int:
+        """How many number keys choose something now."""
+        if self.questions:
+            return len(self.questions[len(self.answers)].labels) if len(self.answers) < len(self.questions) else 0
+        return len(self.options) + 1  # then "reject with a reason"
 
     def option(self, kind: str) -> PermissionOption | None:
         return next((o for o in self.options if o.kind == kind), None)
@@ -85,6 +108,17 @@ def questions_text(questions: list[Any]) -> str:
     return "\n".join(lines)
 
 
+def questions_of(raw_input: Any) -> list[Question]:
+    questions = raw_input.get("questions") if isinstance(raw_input, dict) else None
+    found: list[Question] = []
+    for question in questions if isinstance(questions, list) else []:
+        if isinstance(question, dict):
+            labels = [str(o.get("label", "")) for o in question.get("options") or [] if isinstance(o, dict)]
+            if labels:
+                found.append(Question(str(question.get("question", "")), labels))
+    return found
+
+
 def prompt_of(key: str, request: RequestPermissionRequest) -> PermissionPrompt:
     call = request.tool_call
     content = call.content or []
@@ -101,11 +135,14 @@ def prompt_of(key: str, request: RequestPermissionRequest) -> PermissionPrompt:
         options=list(request.options),
         locations=[loc.path for loc in call.locations or []],
         diff=diff,
+        questions=questions_of(call.raw_input),
     )
 
 
 def render_prompt(prompt: PermissionPrompt) -> str:
     """The inline prompt: title, the whole input in a code block, numbered options."""
+    if prompt.questions:
+        return render_questions(prompt)
     fence = "````" if "```" in prompt.detail else "```"
     names = [o.name for o in prompt.options] + [REASON_CHOICE]
     choices = "  ".join(f"[{n}] {name}" for n, name in enumerate(names, 1))
@@ -117,8 +154,29 @@ def render_prompt(prompt: PermissionPrompt) -> str:
     )
 
 
+def render_questions(prompt: PermissionPrompt) -> str:
+    lines = [f"**Question**: {prompt.title}"]
+    for number, question in enumerate(prompt.questions):
+        lines.append(f"{number + 1}. {question.text}")
+        if number < len(prompt.answers):
+            lines.append(f"   → {prompt.answers[number]}")
+        else:
+            lines.append("   " + "  ".join(f"[{n}] {label}" for n, label in enumerate(question.labels, 1)))
+    lines.append("(keys 1–9 answer the next question, Esc cancels)")
+    return "\n".join(lines) + "\n\n"
+
+
+def answered(prompt: PermissionPrompt, option_id: str) -> AnsweredPermission:
+    return AnsweredPermission(
+        outcome=AllowedOutcome(outcome="selected", option_id=option_id),
+        answers={str(n): label for n, label in enumerate(prompt.answers)},
+    )
+
+
 def render_answer(prompt: PermissionPrompt, answer: RequestPermissionResponse) -> str:
     outcome = answer.outcome
+    if prompt.questions and isinstance(answer, AnsweredPermission) and answer.answers:
+        return f"**Question**: {prompt.title} → {'; '.join(answer.answers.values())}\n\n"
     if isinstance(outcome, AllowedOutcome):
         chosen = next((o.name for o in prompt.options if o.option_id == outcome.option_id), outcome.option_id)
     else:

@@ -166,6 +166,23 @@ class EditorRequests:
             self.allowed_paths.update(prompt.locations)
         return self.pending.answer(key, selected(option_id))
 
+    def answer_question(self, key: str, index: int) -> bool:
+        """Pick option `index` (1-based) of the prompt's next question; the
+        last answer submits them all (any thread)."""
+        from ...core.chat.permissions import answered, render_questions
+
+        prompt = self.pending.get(key)
+        if prompt is None or not prompt.questions or not 1 <= index <= prompt.keys():
+            return False
+        prompt.answers.append(prompt.questions[len(prompt.answers)].labels[index - 1])
+        if len(prompt.answers) < len(prompt.questions):
+            chat = chats.get(self.window)
+            if chat is not None:
+                chat.chat.upsert(prompt.key, render_questions(prompt))
+            return True
+        option = prompt.option("allow_once") or prompt.option("allow_always")
+        return option is not None and self.pending.answer(key, answered(prompt, option.option_id))
+
     def reject(self, key: str, reason: str | None = None) -> bool:
         """Reject the prompt (its reject_once option, else "cancelled"); a
         reason goes to the agent as the next prompt."""

@@ -114,6 +114,8 @@ class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
         elif option is not None:
             if not requests.choose(prompt.key, option):
                 self.window.status_message(f"Qwen Code: no option {option!r} in this request")
+        elif index is not None and prompt.questions:
+            requests.answer_question(prompt.key, index)
         elif index is not None and 1 <= index <= len(prompt.options):
             requests.choose(prompt.key, prompt.options[index - 1].option_id)
         elif index == len(prompt.options) + 1:
@@ -135,7 +137,7 @@ class PermissionKeysListener(sublime_plugin.EventListener):
             # In the composer the keys answer only while it is empty: typing stays typing.
             empty = view.settings().get("qwen_chat.view") != "composer" or view.size() == 0
             # A number operand: that key has a choice (the options, then "reject with a reason").
-            keys = len(prompt.options) + 1 if prompt is not None else 0
+            keys = prompt.keys() if prompt is not None else 0
             number = operand if isinstance(operand, int) and not isinstance(operand, bool) else 1
             value = prompt is not None and empty and number <= keys
         return value if operator == sublime.QueryOperator.EQUAL else not value
