@@ -438,3 +438,18 @@ def test_modes_and_models_offered_as_config_options_are_set_that_way(rig: Rig) -
     assert [(p["configId"], p["value"]) for p in sent] == [("mode", "yolo"), ("model", "$runtime|openai|other-model(openai)")]
     assert not rig.received("session/set_mode") and not rig.received("session/set_model")
     assert chat.state.mode_id == "yolo" and chat.state.model_id == "$runtime|openai|other-model(openai)"
+
+
+def test_transcript_offsets_stay_right_in_a_long_chat() -> None:
+    transcript, view = Transcript(), View()
+    for turn in range(300):
+        view([transcript.append(f"t{turn}.user", f"## You\n\nq{turn}\n\n")])
+        view([transcript.upsert(f"tool.{turn}", "- pending\n\n")])
+        for piece in ("a", "b", "c"):
+            view([transcript.append(f"t{turn}.agent", piece)])
+        if turn % 7 == 0:  # a tool line far back changes
+            view([transcript.upsert(f"tool.{turn // 2}", f"- done {turn}\n\n")])
+    assert view.text == transcript.text()
+    view([transcript.clear()])
+    view([transcript.append("x", "fresh")])
+    assert view.text == transcript.text() == "fresh"

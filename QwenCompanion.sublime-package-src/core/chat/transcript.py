@@ -22,8 +22,11 @@ class Transcript:
         self._lock = threading.Lock()
         self._ids: list[str] = []
         self._texts: dict[str, str] = {}
+        self._size = 0
 
     def _offset(self, block_id: str) -> int:
+        if self._ids and self._ids[-1] == block_id:  # streaming: the last block grows
+            return self._size - len(self._texts[block_id])
         offset = 0
         for other in self._ids:
             if other == block_id:
@@ -39,6 +42,7 @@ class Transcript:
                 self._texts[block_id] = ""
             offset = self._offset(block_id) + len(self._texts[block_id])
             self._texts[block_id] += text
+            self._size += len(text)
             return Edit(offset, 0, text)
 
     def upsert(self, block_id: str, text: str) -> Edit:
@@ -50,11 +54,12 @@ class Transcript:
             offset = self._offset(block_id)
             old = self._texts[block_id]
             self._texts[block_id] = text
+            self._size += len(text) - len(old)
             return Edit(offset, len(old), text)
 
     def clear(self) -> Edit:
         with self._lock:
-            size = sum(len(t) for t in self._texts.values())
+            size, self._size = self._size, 0
             self._ids.clear()
             self._texts.clear()
             return Edit(0, size, "")
