@@ -298,3 +298,18 @@ def test_a_turn_that_ends_in_sight_is_not_announced(rig: ChatRig, monkeypatch: p
     rig.host.wait_idle()
     transcript, composer = rig.open()
     assert composer.get_status("qwen_chat_done") == "" and transcript.get_status("qwen_chat_done") == ""
+
+
+def test_a_permission_arriving_while_the_chat_is_hidden_brings_it_to_view(rig: ChatRig) -> None:
+    rig.load([[{"stall": 1.0}, shell_permission("make deploy")]])
+    rig.send("deploy")
+    transcript, composer = rig.open()
+    rig.host.user.close(transcript)
+    rig.host.user.close(composer)
+    pending(rig)
+    chat = rig.chat()
+    rig.host.wait_for(lambda: chat.transcript_view is not None and chat.transcript_view.is_valid(), timeout=WAIT)
+    assert "make deploy" in rig.transcript()
+    assert "Qwen Code asks: Shell" in rig.host.status_messages
+    rig.host.user.run_command("qwen_chat_permission", {"index": 1})
+    assert wait_answers(rig, "session/request_permission") == [{"outcome": {"outcome": "selected", "optionId": "proceed_once"}}]

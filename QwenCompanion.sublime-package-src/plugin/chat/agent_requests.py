@@ -129,11 +129,8 @@ class EditorRequests:
         chat = chats.get(self.window)
         if chat is None or not self.window.is_valid():
             return
-        hidden = chat.transcript_view is None or not chat.transcript_view.is_valid()
         open_chat(self.window, chat, focus=prompt.diff is None)
         self.window.status_message(f"Qwen Code asks: {prompt.title}")
-        if hidden:
-            self.window.set_status_bar_visible(True)
         if prompt.diff is not None and self.pending.get(prompt.key) is not None:
             self._open_review(prompt)
 
