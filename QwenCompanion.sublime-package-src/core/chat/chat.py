@@ -614,13 +614,13 @@ class Chat:
             return
         stopped = self.state.agent == "stopped"
         self.state.agent = "exited"
-        self._setup.requests().cancel_pending()  # nobody is left to wait for them
         if not stopped:
             if time.monotonic() - self._last_start < STABLE_SECONDS or returncode != 0:
                 self._failures += 1
             last = next((line for line in reversed(stderr_tail) if line.strip()), "")
             detail = f": {last[:200]}" if last and returncode != 0 else ""
             self._error(f"The agent exited (code {returncode}){detail}. The next prompt restarts it.")
+        self._setup.requests().cancel_pending()  # nobody is left to wait for them
         self._changed()
 
 
