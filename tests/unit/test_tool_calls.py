@@ -91,3 +91,22 @@ def test_500_updates_in_a_turn_touch_only_their_own_blocks() -> None:
     assert out.edits == 500
     assert out.transcript.text().count("— completed") == 100
     assert time.perf_counter() - began < 10  # a sanity bound, not a timing test: the work is linear
+
+
+def test_the_chat_views_open_a_tool_calls_file_at_its_line_on_double_click() -> None:
+    import json
+    import re
+    from pathlib import Path
+
+    settings = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package-src" / "chat" / "QwenChat.sublime-settings"
+    text = re.sub(r"^\s*//.*$", "", settings.read_text(encoding="utf-8"), flags=re.M).replace(",\n}", "\n}")
+    pattern = re.compile(json.loads(text)["result_file_regex"])
+    out = Out()
+    renderer = AgentWorkRenderer()
+    renderer.render(out, "s", start(toolCallId="a", title="Read a.py", kind="read", status="completed",
+                                   locations=[{"path": "/w/src/a.py", "line": 12}]))
+    renderer.render(out, "s", start(toolCallId="b", title="Edit b.py", kind="edit", status="pending",
+                                   locations=[{"path": "/w/b.py"}]))
+    renderer.render(out, "s", start(toolCallId="c", title="ls", kind="execute", status="pending"))
+    found = [m.groups() for line in out.transcript.text().splitlines() if (m := pattern.match(line))]
+    assert found == [("/w/src/a.py", "12"), ("/w/b.py", None)]
