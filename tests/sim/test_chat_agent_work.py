@@ -257,19 +257,23 @@ def test_tool_calls_plans_and_thoughts_render_in_place(rig: ChatRig) -> None:
     updates.append({"update": {"sessionUpdate": "plan", "entries": [
         {"content": "a", "priority": "high", "status": "completed"},
         {"content": "b", "priority": "high", "status": "pending"}]}})
+    updates.append({"update": {"sessionUpdate": "tool_call", "toolCallId": "long", "title": "cat big", "kind": "read",
+                               "status": "completed", "content": [
+                                   {"type": "content", "content": {"type": "text", "text": "\n".join(f"row {n}" for n in range(8))}}]}})
     updates.append({"chunks": ["Last."]})
     rig.load([updates])
     rig.send("work")
     assert rig.ended() == ["end_turn"]
     text = rig.transcript()
-    assert text.count("— completed") == 100 and "— in_progress" not in text
+    assert text.count("— completed") == 101 and "— in_progress" not in text
     assert text.index("First.") < text.index("ls 0") < text.index("ls 99") < text.index("Plan 1/2") < text.index("Last.")
     assert "▸ Thinking\n> Pondering.\n\n" in text
     transcript, _ = rig.open()
     folded = rig.host.run_on_main(lambda: transcript.folded_regions())
-    assert [transcript.substr(region) for region in folded] == ["\n> Pondering."]
+    assert [transcript.substr(region) for region in folded] == [
+        "\n> Pondering.", "\n" + "\n".join(f"    row {n}" for n in range(8))]
     calls = [d for e, d in rig.events if e == "tool_call"]
-    assert len(calls) == 300 and calls[-1]["status"] == "completed"
+    assert len(calls) == 301 and calls[-1]["status"] == "completed"
     rig.host.wait_for(lambda: rig.host.window.views()[0].get_status("qwen_chat_plan") == "Plan 1/2", timeout=WAIT)
 
 
@@ -313,3 +317,18 @@ def test_a_permission_arriving_while_the_chat_is_hidden_brings_it_to_view(rig: C
     assert "Qwen Code asks: Shell" in rig.host.status_messages
     rig.host.user.run_command("qwen_chat_permission", {"index": 1})
     assert wait_answers(rig, "session/request_permission") == [{"outcome": {"outcome": "selected", "optionId": "proceed_once"}}]
+
+
+def test_thoughts_of_later_turns_fold_too(rig: ChatRig) -> None:
+    def thought(text: str) -> dict[str, Any]:
+        return {"update": {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": text}}}
+
+    rig.load([[thought("first idea"), {"chunks": ["One."]}], [thought("second idea"), {"chunks": ["Two."]}]])
+    rig.send("one")
+    rig.ended()
+    rig.send("two")
+    rig.ended(2)
+    rig.transcript()
+    transcript, _ = rig.open()
+    folded = rig.host.run_on_main(lambda: transcript.folded_regions())
+    assert [transcript.substr(region) for region in folded] == ["\n> first idea", "\n> second idea"]

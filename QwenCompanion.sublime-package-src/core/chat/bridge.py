@@ -369,9 +369,13 @@ class AgentBridge:
         kill_group(self._process.pid)  # children the CLI left behind
         self._group_ended = True  # its pid may be reused from here on
         log.info("agent pid %d exited with %s", self._process.pid, returncode)
-        if self._connection is not None:
-            await self._connection.close()  # fails what still waits for an answer
-        self._events.exited(returncode, list(self._stderr_tail))
+        try:
+            if self._connection is not None:
+                await self._connection.close()  # fails what still waits for an answer
+        except ConnectionError:
+            pass  # the pipe is gone already: nothing is left to fail
+        finally:
+            self._events.exited(returncode, list(self._stderr_tail))
 
 
 def kill_group(pid: int) -> None:

@@ -108,6 +108,7 @@ class WindowChat:
         self._pending_lock = threading.Lock()
         self._requests: AgentRequests | None = None
         self._renderer: UpdateRenderer | None = None
+        self._hooks_lock = threading.Lock()  # the agent's thread and the main thread both resolve hooks
         store = SessionStore(Path(sublime.cache_path()) / CACHE_FOLDER)
         setup = ChatSetup(
             command=lambda: agent_command(window),
@@ -122,14 +123,16 @@ class WindowChat:
     # --- hooks, resolved once per window --------------------------------
 
     def requests(self) -> AgentRequests:
-        if self._requests is None:
-            self._requests = self._owner.requests(self._window)
-        return self._requests
+        with self._hooks_lock:
+            if self._requests is None:
+                self._requests = self._owner.requests(self._window)
+            return self._requests
 
     def renderer(self) -> UpdateRenderer:
-        if self._renderer is None:
-            self._renderer = self._owner.renderer(self._window)
-        return self._renderer
+        with self._hooks_lock:
+            if self._renderer is None:
+                self._renderer = self._owner.renderer(self._window)
+            return self._renderer
 
     def _mcp_servers(self) -> list[JsonObject]:
         servers: list[JsonObject] = []
