@@ -65,7 +65,7 @@ test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp typecheck
 
 # Benchmarks against a peer on the VS Code companion's stack (bench/peer, Node 22
 # from the CLI cache); prints the table and writes bench/RESULTS.md. Not part of `make test`.
-bench: $(VENV)/.bench-stamp $(BUILT) $(CLI_CACHE)/.stamp $(BENCH_PEER)/server.mjs
+bench: $(VENV)/.bench-stamp $(BUILT) $(CLI_CACHE)/.stamp $(BENCH_PEER)/server.mjs $(BENCH_PEER)/acp_client.mjs
 	$(PY) -m bench.run
 
 $(VENV)/.bench-stamp: bench/requirements.txt | $(VENV_STAMP)
@@ -83,6 +83,9 @@ $(BENCH_PEER)/.stamp: bench/peer/package.json bench/peer/package-lock.json
 
 # Node resolves the peer's imports next to the script: it runs from the cache.
 $(BENCH_PEER)/server.mjs: bench/peer/server.mjs $(BENCH_PEER)/.stamp
+	cp $< $@
+
+$(BENCH_PEER)/acp_client.mjs: bench/peer/acp_client.mjs $(BENCH_PEER)/.stamp
 	cp $< $@
 
 # Drive the built package in the simulated editor: JSON lines in and out.

@@ -16,6 +16,26 @@ for _cached in [name for name in sys.modules if name.startswith(f"{__package__}.
     del sys.modules[_cached]
 
 from .plugin import log
+from .plugin.chat.agent_work import PermissionKeysListener, QwenChatPermissionCommand, ThinkingFoldListener
+from .plugin.chat.buffers import QwenChatReplaceBufferCommand
+from .plugin.chat.chats import chats
+from .plugin.chat.commands import (
+    ChatListener,
+    QwenChatAddSelectionCommand,
+    QwenChatAttachFileCommand,
+    QwenChatCancelCommand,
+    QwenChatCommand,
+    QwenChatCycleModeCommand,
+    QwenChatHistoryCommand,
+    QwenChatModeCommand,
+    QwenChatModelCommand,
+    QwenChatNewCommand,
+    QwenChatSendCommand,
+    QwenChatSessionsCommand,
+    QwenChatShowAgentLogCommand,
+    prestart_all,
+)
+from .plugin.chat.views import QwenChatApplyCommand
 from .plugin.companion import status
 from .plugin.companion.commands import QwenRestartServerCommand, QwenShowLogCommand
 from .plugin.companion.companions import companions
@@ -34,9 +54,27 @@ from .plugin.companion.terminal import QwenCopyConnectCommandCommand, QwenOpenTe
 
 # Sublime finds commands and listeners among this module's names.
 __all__ = [
+    "PermissionKeysListener",
+    "QwenChatPermissionCommand",
+    "QwenChatReplaceBufferCommand",
+    "ThinkingFoldListener",
+    "ChatListener",
     "CompanionWindowListener",
     "ContextListener",
     "QwenAcceptDiffCommand",
+    "QwenChatAddSelectionCommand",
+    "QwenChatApplyCommand",
+    "QwenChatAttachFileCommand",
+    "QwenChatCancelCommand",
+    "QwenChatCommand",
+    "QwenChatCycleModeCommand",
+    "QwenChatHistoryCommand",
+    "QwenChatModeCommand",
+    "QwenChatModelCommand",
+    "QwenChatNewCommand",
+    "QwenChatSendCommand",
+    "QwenChatSessionsCommand",
+    "QwenChatShowAgentLogCommand",
     "QwenCopyConnectCommandCommand",
     "QwenDiagnoseConnectionCommand",
     "QwenOpenTerminalCommand",
@@ -65,9 +103,11 @@ def plugin_loaded() -> None:
     _log_handler = log.install()
     # Imports and socket set-up happen on the worker thread, not here.
     sublime.set_timeout_async(companions.start)
+    sublime.set_timeout_async(prestart_all)  # after the servers: the agent gets their port
 
 
 def plugin_unloaded() -> None:
+    chats.stop_all()
     companions.stop_all()
     status.remove_all()
     context_tracker.stop_watching_settings()

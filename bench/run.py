@@ -516,6 +516,8 @@ def versions() -> dict[str, str]:
         "node": subprocess.run([str(NODE), "--version"], capture_output=True, text=True).stdout.strip(),
         "@modelcontextprotocol/sdk": node_package("@modelcontextprotocol/sdk"),
         "express": node_package("express"),
+        "agent-client-protocol (vendored)": importlib.metadata.version("agent-client-protocol"),
+        "@agentclientprotocol/sdk": node_package("@agentclientprotocol/sdk"),
     }
 
 
@@ -546,6 +548,8 @@ def report(rows: list[Row], rounds: int) -> str:
         f"- each diff call is sent {CALL_GAP * 1000:.0f} ms after its server is idle, the same for both.",
         "- ours: the built package in the simulated Sublime host (own process); peer: bench/peer/server.mjs,",
         "  the VS Code companion's stack (TypeScript MCP SDK + Express), openDiff answering at once.",
+        "- chat rows (7): ours is the chat in the simulated host on bench/chat_agent.py; the peer is",
+        "  bench/peer/acp_client.mjs on the TypeScript ACP SDK, fed the same agent.",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
@@ -559,13 +563,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", metavar="FILE", help="py-spy speedscope output for the package's process")
     args = parser.parse_args()
-    for needed in (NODE, PEER_DIR / "server.mjs", VENDOR):
+    for needed in (NODE, PEER_DIR / "server.mjs", PEER_DIR / "acp_client.mjs", VENDOR):
         if not needed.exists():
             sys.exit(f"missing {needed.relative_to(ROOT)}: run `make bench`")
     os.sched_setaffinity(0, CLIENT_CPUS)
     workdir = Path(tempfile.mkdtemp(prefix="qwen-bench-"))
     try:
         rows = run(args.rounds, workdir, args.profile)
+        from bench.chat import chat_rows
+
+        rows += chat_rows(args.rounds, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     text = report(rows, args.rounds)

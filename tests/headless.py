@@ -5,13 +5,21 @@
 
 One window with the given folder is opened and the package loaded; HOME (and
 QWEN_HOME) come from the environment, so the lock file lands where a `qwen`
-started with the same HOME looks for it. Output, one JSON object a line:
+started with the same HOME looks for it. Sublime's data folders are kept
+under HOME where Sublime keeps them on Linux (~/.config/sublime-text/Packages,
+with Packages/User, and ~/.cache/sublime-text/Cache), so quitting and starting
+the driver again with the same HOME and folder is a real Sublime restart.
+Output, one JSON object a line:
 
     {"event": "ready", "window": 1, "port": 40123, "lock_file": "...", "workspace": "..."}
     {"ok": true, "do": "<verb>", ...}              one answer per action
     {"event": "sessions", "window": 1, "connected": 2}     a CLI connected or left
     {"event": "diff_opened", "filePath", "original_view", "proposed_view"}
     {"event": "diff_closed", "filePath", "outcome"}  accepted / rejected / closed
+    {"event": "chat_turn_ended", "window": 1, "stopReason": "end_turn"}   also "cancelled", "error"
+    {"event": "chat_error", "window": 1, "message": "..."}
+    {"event": "permission_requested", "window": 1, "toolCall": {"toolCallId", "kind", "title", "locations"}, "options": [{"optionId", "kind", "name"}]}
+    {"event": "tool_call", "window": 1, "toolCallId": "...", "status": "pending", "title": "...", "kind": "edit"}
 
 Actions, one JSON object a line on stdin (`{"do": VERB, ...}`); see ACTIONS.
 End of input quits like `{"do": "quit"}`.
@@ -23,7 +31,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -52,6 +59,20 @@ class Driver:
     def companions(self) -> Any:
         return sys.modules[f"{PACKAGE}.plugin.companion.companions"].companions
 
+    @property
+    def chats(self) -> Any:
+        return sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+
+    def chat(self, action: dict[str, Any]) -> Any:
+        """The window's chat, its views open (as "Qwen Code: Chat" leaves them)."""
+        window = self.window(action)
+        self.host.run_on_main(lambda: window.run_command("qwen_chat"))
+        self.host.wait_idle()
+        chat = self.chats.get(window)
+        if chat is None:
+            raise LookupError("the window has no chat")
+        return chat
+
     def start(self, workspace: Path) -> dict[str, Any]:
         window = self.host.window
         self.host.user.set_folders([workspace], window=window)
@@ -61,6 +82,7 @@ class Driver:
         )
         reviews = sys.modules[f"{PACKAGE}.plugin.reviews.views"].reviews
         reviews.observers.append(self._diff_event)
+        self.chats.observers.append(lambda event, details: self.out({"event": event, **details}))
         return {"event": "ready", **self._window_info(window)}
 
     def _window_info(self, window: Any) -> dict[str, Any]:
@@ -198,6 +220,64 @@ def do_wait_idle(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
+def do_chat(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Type a prompt into the chat's composer and press Enter."""
+    chat = driver.chat(action)
+    composer = chat.composer_view
+    driver.host.user.type(composer, action["text"])
+    driver.host.user.press_key("enter")
+    return {"window": chat.window_id}
+
+
+def do_chat_cancel(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Esc in the composer."""
+    chat = driver.chat(action)
+    driver.host.user.focus(chat.composer_view)
+    driver.host.user.press_key("escape")
+    return {"window": chat.window_id}
+
+
+def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The transcript as the view shows it, and the chat's state."""
+    chat = driver.chat(action)
+    view = chat.transcript_view
+    driver.host.wait_for(
+        lambda: view.substr(driver.sublime.Region(0, view.size())) == chat.chat.streamer.transcript.text(), timeout=WAIT
+    )
+    state = chat.chat.state
+    return {
+        "window": chat.window_id,
+        "text": view.substr(driver.sublime.Region(0, view.size())),
+        "agent": state.agent,
+        "session": state.session_id,
+        "mode": state.mode_id,
+        "model": state.model_id,
+        "pid": chat.chat.pid,
+    }
+
+
+def do_choose(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Pick item `index` of the open quick panel (waits for one to open)."""
+    driver.host.wait_for(lambda: [q for q in driver.host.quick_panels if not q.done], timeout=WAIT)
+    panel = [q for q in driver.host.quick_panels if not q.done][0]
+    items = [str(getattr(item, "trigger", item)) for item in panel.items]
+    driver.host.user.choose_quick_panel(action["index"])
+    return {"items": items}
+
+
+def do_permission(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Answer the chat's waiting permission request with `option` (an optionId), as a click would."""
+    window = driver.window(action)
+    driver.host.wait_for(lambda: _pending_permission(driver, window), timeout=WAIT)
+    driver.host.user.run_command("qwen_chat_permission", {"option": action["option"]}, via="palette")
+    return {"window": window.id()}
+
+
+def _pending_permission(driver: Driver, window: Any) -> Any:
+    chat = driver.chats.get(window)
+    return chat is not None and getattr(chat.requests(), "pending", None) is not None and chat.requests().pending.oldest()
+
+
 ACTIONS: dict[str, Action] = {
     "open": do_open,  # {path, window?}
     "select": do_select,  # {path | view, start: [line, col], end: [line, col]} 1-based
@@ -211,6 +291,11 @@ ACTIONS: dict[str, Action] = {
     "state": do_state,  # {window?}
     "clipboard": do_clipboard,
     "wait_idle": do_wait_idle,
+    "chat": do_chat,  # {text, window?}
+    "chat_cancel": do_chat_cancel,  # {window?}
+    "chat_text": do_chat_text,  # {window?}
+    "choose": do_choose,  # {index}: the open quick panel's item
+    "permission": do_permission,  # {option, window?}: answers the waiting permission request
 }
 
 
@@ -222,8 +307,9 @@ def run(workspace: Path, package: Path, stdin: Any, stdout: Any) -> int:
             stdout.write(json.dumps(message) + "\n")
             stdout.flush()
 
-    packages_dir = Path(tempfile.mkdtemp(prefix="qwen-headless-")) / "Packages"
-    host = SimulatedHost(packages_dir)
+    home = Path(os.path.expanduser("~"))
+    packages_dir = home / ".config" / "sublime-text" / "Packages"
+    host = SimulatedHost(packages_dir, cache_dir=home / ".cache" / "sublime-text" / "Cache")
     try:
         host.install_package(package, PACKAGE)
         driver = Driver(host, out)

@@ -50,8 +50,16 @@ def import_rewriter(names: list[str]) -> tuple[re.Pattern[str], re.Pattern[str]]
     return from_import, plain_import
 
 
+def module_path_strings(names: list[str]) -> re.Pattern[str]:
+    """String literals naming an object as "module:attribute" for importlib
+    (acp resolves deprecated names this way)."""
+    alternatives = "|".join(re.escape(n) for n in names)
+    return re.compile(rf"""(["'])((?:{alternatives})(?:\.\w+)*:\w+)\1""")
+
+
 def rewrite_source(text: str, names: list[str]) -> str:
     from_import, plain_import = import_rewriter(names)
+    text = module_path_strings(names).sub(lambda m: f"{m[1]}{VENDOR_PREFIX}.{m[2]}{m[1]}", text)
     text = from_import.sub(lambda m: f"{m[1]}from {VENDOR_PREFIX}.{m[2]} import", text)
 
     def plain(m: re.Match[str]) -> str:

@@ -161,7 +161,9 @@ class QwenDiagnoseConnectionCommand(sublime_plugin.WindowCommand):
         window.status_message("Qwen Code: diagnosing the connection…")
 
         def work() -> None:
-            text = build_report(gather(window, chosen))
+            from .chat.commands import chat_report
+
+            text = build_report(gather(window, chosen)) + chat_report(window)
             sublime.set_timeout(lambda: show_report(window, text))
 
         sublime.set_timeout_async(work)

@@ -42,6 +42,10 @@ class Reply:
     # Characters per streamed content delta; small values exercise the
     # CLI's incremental rendering.
     chunk_size: int = 16
+    # Seconds between streamed content deltas (a slow model, to cancel mid-stream).
+    delay: float = 0.0
+    # Streamed before the text as `reasoning_content` deltas (a thinking model).
+    reasoning: str = ""
 
 
 Responder = Callable[[JSON], Optional[Union[Reply, str]]]
@@ -311,8 +315,12 @@ class FakeModel:
 
         await send({"role": "assistant", "content": ""})
         step = max(1, reply.chunk_size)
+        for i in range(0, len(reply.reasoning), step):
+            await send({"reasoning_content": reply.reasoning[i : i + step]})
         for i in range(0, len(reply.text), step):
             await send({"content": reply.text[i : i + step]})
+            if reply.delay:
+                await asyncio.sleep(reply.delay)
         for index, (call, call_id) in enumerate(zip(reply.tool_calls, ids)):
             args = json.dumps(call.arguments)
             await send(

@@ -270,3 +270,21 @@ def test_disable_keeps_submodules_cached_and_enable_reimports_only_the_plugin(
     sim_host.restart_package("Tiny")
     assert sys.modules["Tiny.lib.state"] is not state
     sim_host.assert_no_errors()
+
+
+def test_a_cache_folder_and_packages_folder_outlive_the_host(tmp_path: Path) -> None:
+    """Like Sublime's data folders: what a package caches is there after a restart."""
+    cache, packages = tmp_path / "cache" / "Cache", tmp_path / "Packages"
+    source = write_package(tmp_path / "src", "Tiny", {"x.txt": "x"})
+    for run in range(2):
+        host = SimulatedHost(packages, cache_dir=cache)
+        try:
+            host.install_package(source, "Tiny")  # kept from the first run: no error
+            assert host.sublime.cache_path() == str(cache.resolve())
+            note = Path(host.sublime.cache_path()) / "note.txt"
+            assert note.exists() == (run == 1)
+            note.write_text("kept")
+            assert host.sublime.find_resources("x.txt") == ["Packages/Tiny/x.txt"]
+        finally:
+            host.close()
+    assert (cache / "note.txt").read_text() == "kept"

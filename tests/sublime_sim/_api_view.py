@@ -615,4 +615,4 @@ class View:
         return f"<div>{escaped}</div>" if enclosing_tags else escaped
 
     def clear_undo_stack(self) -> None:
-        pass
+        self._write(lambda st: st.buffer.undo_texts.clear())

@@ -53,6 +53,7 @@ class CommandOps:
         with self.lock:
             st = self.views[vid]
             st.command_depth += 1
+            text_before = st.buffer.text if st.command_depth == 1 else None
         token = self.new_id("edit")
         try:
             if cmd is not None:
@@ -70,6 +71,9 @@ class CommandOps:
                 st.command_depth -= 1
                 outermost = st.command_depth == 0
         if outermost:
+            with self.lock:
+                if name != "undo" and text_before is not None and st.buffer.text != text_before:
+                    st.buffer.undo_texts.append(text_before)  # one command, one undo step
             self.flush_modifications(vid, before)
         if by_user:
             self.emit("view", "on_post_text_command", vid, name, args)

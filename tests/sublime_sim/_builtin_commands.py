@@ -146,6 +146,16 @@ def save(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
     app.save_view(vid)
 
 
+@_text_cmd("undo")
+def undo(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    """Back to the text before the last text command that changed the buffer."""
+    st = app.view(vid)
+    if st is None or not st.buffer.undo_texts:
+        return
+    text = st.buffer.undo_texts.pop()
+    app.modify(vid, token, 0, len(st.buffer.text), text, force=True)
+
+
 @_text_cmd("revert")
 def revert(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
     app.revert_view(vid)

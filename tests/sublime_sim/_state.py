@@ -71,6 +71,9 @@ class BufferState:
     change_log: list[tuple[int, int, int, int]] = field(default_factory=list)
     view_ids: list[int] = field(default_factory=list)
     text_listeners: list[Any] = field(default_factory=list)
+    # Texts before each outermost text command that changed the buffer, newest
+    # last: Sublime undoes one such command (one undo group) at a time.
+    undo_texts: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -45,11 +45,44 @@ def for_path(path: str | None) -> SyntaxInfo:
 
 
 def lookup(spec: str) -> SyntaxInfo | None:
-    """Resolve a packages path, a ``scope:`` specifier or a bare name."""
+    """Resolve a packages path, a ``scope:`` specifier or a bare name; a
+    ``.sublime-syntax`` resource of an installed package is read from its
+    header (``name``, ``scope``, ``hidden``, ``file_extensions``)."""
     if spec.startswith("scope:"):
         scope = spec[len("scope:") :]
         return next((s for s in SYNTAXES if s.scope == scope), None)
-    return next((s for s in SYNTAXES if s.path == spec or s.name == spec), None)
+    known = next((s for s in SYNTAXES if s.path == spec or s.name == spec), None)
+    if known is None and spec.endswith(".sublime-syntax"):
+        return package_syntax(spec)
+    return known
+
+
+def package_syntax(path: str) -> SyntaxInfo | None:
+    from . import _runtime
+
+    app = _runtime.maybe_app()
+    if app is None:
+        return None
+    try:
+        text = app.resource_file(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return parse_syntax_header(path, text)
+
+
+def parse_syntax_header(path: str, text: str) -> SyntaxInfo | None:
+    """The top-level keys Sublime shows for a syntax (no YAML library: the
+    header keys are plain scalars or a flow list)."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        if line and not line[0].isspace() and ":" in line and not line.startswith(("#", "%", "-")):
+            key, _, value = line.partition(":")
+            fields[key.strip()] = value.strip().strip("'\"")
+    if "scope" not in fields:
+        return None
+    name = fields.get("name") or os.path.splitext(os.path.basename(path))[0]
+    extensions = tuple(e.strip().strip("'\"") for e in fields.get("file_extensions", "").strip("[]").split(",") if e.strip())
+    return SyntaxInfo(path, name, fields["scope"], extensions, fields.get("hidden", "").lower() == "true")
 
 
 def _atom_score(selector_atom: str, scope_atom: str) -> int:

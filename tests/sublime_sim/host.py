@@ -132,15 +132,26 @@ def install_modules() -> None:
 class SimulatedHost:
     """A running simulated Sublime Text with its plugin host threads (see module doc)."""
 
-    def __init__(self, packages_dir: str | Path, *, platform: str = "linux", arch: str = "x64", channel: str = "stable") -> None:
+    def __init__(
+        self,
+        packages_dir: str | Path,
+        *,
+        platform: str = "linux",
+        arch: str = "x64",
+        channel: str = "stable",
+        cache_dir: str | Path | None = None,
+    ) -> None:
         if _runtime.maybe_app() is not None:
             raise RuntimeError("another SimulatedHost is still running: close() it first")
         self.packages_dir = Path(packages_dir).resolve()
         (self.packages_dir / "User").mkdir(parents=True, exist_ok=True)
         self._tmp = Path(tempfile.mkdtemp(prefix="sublime-sim-"))
-        (self._tmp / "Cache").mkdir()
+        # `cache_dir` (sublime.cache_path()) outlives the host, like Sublime's
+        # own Cache folder; by default a temporary one is used.
+        cache = Path(cache_dir).resolve() if cache_dir is not None else self._tmp / "Cache"
+        cache.mkdir(parents=True, exist_ok=True)
         (self._tmp / "Installed Packages").mkdir()
-        self.app = App(self.packages_dir, self._tmp / "Installed Packages", self._tmp / "Cache", platform, arch, channel)
+        self.app = App(self.packages_dir, self._tmp / "Installed Packages", cache, platform, arch, channel)
         self._saved_modules = {name: sys.modules.get(name) for name in FAKE_MODULES}
         sublime_plugin.reset()
         install_modules()
@@ -166,6 +177,8 @@ class SimulatedHost:
         """Put a package folder into ``Packages`` (a symlink unless ``copy``)."""
         source = Path(source).resolve()
         target = self.packages_dir / (name or source.name)
+        if target.is_symlink() and target.resolve() == source:
+            return target  # already there (a Packages folder kept across runs)
         if copy:
             shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
         else:

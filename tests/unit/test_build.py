@@ -93,6 +93,22 @@ def test_rewrite_source_attrs_import_special_case() -> None:
     assert f"__import__('{PREFIX}.attr._make', fromlist=['_make'])._CacheHashWrapper" in rewritten
 
 
+def test_rewrite_source_module_path_strings_for_importlib() -> None:
+    # acp looks deprecated names up with import_module("acp.core") from "acp.core:Name".
+    source = 'NAMES = [("X", "attr.core:X", "use Y"), (\'Z\', \'yarl:Z\', "")]\n'
+    assert rewrite(source) == (
+        f'NAMES = [("X", "{PREFIX}.attr.core:X", "use Y"), (\'Z\', \'{PREFIX}.yarl:Z\', "")]\n'
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    ['name = "attr.Connection.receive"\n', 'x = "attrsx.core:X"\n', 'x = "attr.core: X"\n', 'x = "os.path:join"\n'],
+)
+def test_rewrite_source_leaves_other_strings_alone(source: str) -> None:
+    assert rewrite(source) == source
+
+
 def test_unrewritten_imports_are_reported_and_stop_the_build(tmp_path: Path) -> None:
     assert build.unrewritten_imports("import aiohttp, os\nimport attrsx\nfrom yarl import URL\n", NAMES) == [
         "import aiohttp, os",
@@ -309,3 +325,35 @@ def test_the_built_package_runs_on_its_vendored_copies_only(dist: Path) -> None:
     assert result["version"] == "2025-06-18"
     assert Path(result["aiohttp_file"]).is_relative_to(dist / "_vendor" / "aiohttp")
     assert Path(result["mcp_types_file"]).is_relative_to(dist / "_vendor" / "mcp_types")
+
+
+ACP_PROBE = r"""
+import json, sys, warnings
+dist_parent, names = sys.argv[1], set(json.loads(sys.argv[2]))
+
+class RefuseTopLevelVendored:
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] in names:
+            raise ImportError(f"top-level import of a vendored name: {fullname}")
+        return None
+
+sys.meta_path.insert(0, RefuseTopLevelVendored())
+sys.path.insert(0, dist_parent)
+warnings.simplefilter("ignore", DeprecationWarning)
+from QwenCompanion._vendor import acp
+# Resolved through importlib from a "module:attribute" string.
+print(json.dumps({"module": acp.ClientSideConnection.__module__, "file": acp.__file__}))
+"""
+
+
+def test_the_built_acp_resolves_its_importlib_names_inside_the_package(dist: Path) -> None:
+    names = build.vendored_names(dist / "_vendor")
+    assert "acp" in names
+    completed = subprocess.run(
+        [sys.executable, "-I", "-c", ACP_PROBE, str(dist.parent), json.dumps(names)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr
+    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert result["module"] == "QwenCompanion._vendor.acp.client.connection"
+    assert Path(result["file"]).is_relative_to(dist / "_vendor" / "acp")

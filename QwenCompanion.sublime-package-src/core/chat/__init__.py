@@ -1,0 +1,1 @@
+"""The chat: an Agent Client Protocol client for `qwen --acp` (pure, no `sublime`)."""

@@ -1,0 +1,393 @@
+"""One `qwen --acp` process and its JSON-RPC connection (the "bridge").
+
+Everything here runs on the chat's asyncio thread. Messages in and out are
+validated with the ACP SDK's models; a malformed or unknown message is logged
+once per kind and never stops the connection. The process runs in a process
+group of its own so that ending it also ends the CLI's child (cli-entry.js
+re-executes node), and `kill()` works from any thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp._transport import NdjsonTransport
+from acp.connection import Connection
+from acp.schema import (
+    ClientCapabilities,
+    FileSystemCapabilities,
+    Implementation,
+    InitializeRequest,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptResponse,
+    ReadTextFileRequest,
+    RequestPermissionRequest,
+    SessionNotification,
+    WriteTextFileRequest,
+)
+from pydantic import BaseModel, ValidationError
+
+from .requests import AgentRequests
+
+log = logging.getLogger(__name__)
+traffic_log = logging.getLogger(__name__ + ".traffic")
+
+# An answer can be one huge line (a file's contents, a long replay).
+STREAM_LIMIT = 1024 * 1024
+STOP_GRACE_SECONDS = 2.0
+STDERR_TAIL_LINES = 40
+CLIENT_INFO = Implementation(name="QwenCompanion", title="Qwen Companion for Sublime Text", version="1")
+
+JsonObject = dict[str, Any]
+
+
+class BridgeEvents(Protocol):
+    """What the bridge reports; called on the chat's asyncio thread."""
+
+    def session_update(self, notification: SessionNotification) -> None: ...
+
+    def ext_notification(self, method: str, params: JsonObject) -> None: ...
+
+    def exited(self, returncode: int | None, stderr_tail: list[str]) -> None: ...
+
+
+@dataclass(frozen=True)
+class AgentCommand:
+    argv: list[str]
+    cwd: str
+    env: dict[str, str] = field(default_factory=dict)
+
+
+class AgentError(Exception):
+    """A request the agent answered with an error, or could not answer."""
+
+
+class AgentGone(AgentError):
+    """The agent exited (or closed stdout) before answering."""
+
+
+def redact(message: Any) -> Any:
+    """`message` with text, file contents and secrets replaced by their size,
+    for the traffic log."""
+    if isinstance(message, dict):
+        out: dict[str, Any] = {}
+        for key, value in message.items():
+            if key in ("text", "content", "oldText", "newText", "data", "blob") and isinstance(value, str):
+                out[key] = f"<{len(value)} chars>"
+            elif key.lower() in ("token", "apikey", "api_key", "authorization", "env", "headers"):
+                out[key] = "<hidden>"
+            else:
+                out[key] = redact(value)
+        return out
+    if isinstance(message, list):
+        return [redact(item) for item in message]
+    return message
+
+
+class QuietNdjsonTransport(NdjsonTransport):
+    """The SDK's line framing, but a line that is not JSON is logged once
+    (not with a traceback each time) and skipped."""
+
+    def __init__(self, reader: asyncio.StreamReader, sender: Any) -> None:
+        super().__init__(reader, sender)
+        self._warned = False
+
+    async def receive(self) -> dict[str, Any] | None:
+        while True:
+            line = await self._read_line()
+            if not line:
+                return None
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                message = None
+            if isinstance(message, dict):
+                return message
+            if not self._warned:
+                self._warned = True
+                log.warning("skipped a line from the agent that is not a JSON-RPC message: %.200r "
+                            "(further ones are skipped silently)", line)
+
+
+class StreamingConnection(Connection):
+    """The SDK's connection, with `session/update` notifications handled as
+    they are read instead of as one task each (a streamed answer is
+    thousands of them, and they must be applied in order anyway), and lines
+    that are not JSON logged once."""
+
+    def __init__(
+        self,
+        on_update: Callable[[JsonObject], None],
+        handler: Any,
+        writer: asyncio.StreamWriter,
+        reader: asyncio.StreamReader,
+    ) -> None:
+        self._on_update = on_update
+        super().__init__(handler, writer, reader)
+        # The receive loop has not run yet: it reads through this one.
+        self._transport = QuietNdjsonTransport(reader, cast(NdjsonTransport, self._transport)._sender)
+
+    def _process_message(self, message: dict[str, Any]) -> None:
+        if message.get("method") == "session/update" and "id" not in message:
+            params = message.get("params")
+            try:
+                self._on_update(params if isinstance(params, dict) else {})
+            except Exception:
+                log.exception("handling a session/update failed")
+            return
+        super()._process_message(message)
+
+
+def dump(model: BaseModel) -> JsonObject:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class AgentBridge:
+    def __init__(
+        self,
+        command: AgentCommand,
+        requests: Callable[[], AgentRequests],
+        events: BridgeEvents,
+    ) -> None:
+        self.command = command
+        self._requests = requests
+        self._events = events
+        self._process: asyncio.subprocess.Process | None = None
+        self._connection: Connection | None = None
+        self._stderr_tail: list[str] = []
+        self._warned: set[str] = set()
+        self._waiter: asyncio.Task[None] | None = None
+        self._stderr_task: asyncio.Task[None] | None = None
+        self.pid: int | None = None
+        self._group_ended = False
+        self.started_at = 0.0
+        self.initialized: InitializeResponse | None = None
+        self.stderr_lines: list[str] = []  # bounded; for Show Agent Log
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.returncode is None
+
+    # --- lifecycle -------------------------------------------------------
+
+    async def start(self) -> InitializeResponse:
+        kwargs: dict[str, Any] = {}
+        if sys.platform == "win32":
+            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW
+        else:
+            kwargs["start_new_session"] = True
+        env = {**os.environ, **self.command.env} if self.command.env else None
+        self._process = await asyncio.create_subprocess_exec(
+            *self.command.argv,
+            cwd=self.command.cwd,
+            env=env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            limit=STREAM_LIMIT,
+            **kwargs,
+        )
+        self.pid = self._process.pid
+        self.started_at = time.time()
+        assert self._process.stdin is not None and self._process.stdout is not None
+        # No SDK stream observer: it deep-copies every message, even unlogged.
+        self._connection = StreamingConnection(
+            self._session_update, self._handle, self._process.stdin, self._process.stdout
+        )
+        self._stderr_task = asyncio.create_task(self._read_stderr())
+        self._waiter = asyncio.create_task(self._wait_exit())
+        log.info("agent started: pid %d in %s", self.pid, self.command.cwd)
+        request = InitializeRequest(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)
+            ),
+            client_info=CLIENT_INFO,
+        )
+        self.initialized = InitializeResponse.model_validate(await self.request("initialize", dump(request)))
+        return self.initialized
+
+    async def stop(self) -> None:
+        """Close stdin (the agent exits 0), then end the group if it lingers."""
+        process = self._process
+        if process is None:
+            return
+        if process.returncode is None and process.stdin is not None:
+            process.stdin.close()
+            try:
+                await asyncio.wait_for(process.wait(), STOP_GRACE_SECONDS)
+            except asyncio.TimeoutError:
+                pass
+        self.kill()
+        if self._connection is not None:
+            await self._connection.close()
+
+    def release(self) -> None:
+        """Close the pipes to a process that is gone (chat thread), so the
+        loop can close without leaving transports behind."""
+        process = self._process
+        transport = getattr(process, "_transport", None) if process is not None else None
+        if transport is not None:
+            transport.close()
+
+    def kill(self) -> None:
+        """End the agent's whole process group now (any thread; idempotent)."""
+        pid = self.pid
+        if pid is None or self._group_ended:
+            return
+        kill_group(pid)
+
+    # --- requests to the agent -------------------------------------------
+
+    async def request(self, method: str, params: JsonObject) -> Any:
+        if self._connection is None or not self.running:
+            raise AgentGone("the agent is not running")
+        self._trace("->", {"method": method, "params": params})
+        try:
+            result = await self._connection.send_request(method, params)
+            self._trace("<-", {"result of": method, "result": result})
+            return result
+        except RequestError as error:
+            raise AgentError(f"{method}: {error}") from error
+        except ConnectionError as error:
+            raise AgentGone(f"{method}: the agent closed the connection") from error
+
+    async def notify(self, method: str, params: JsonObject) -> None:
+        if self._connection is not None and self.running:
+            self._trace("->", {"method": method, "params": params})
+            await self._connection.send_notification(method, params)
+
+    async def new_session(self, cwd: str, mcp_servers: list[JsonObject]) -> tuple[NewSessionResponse, JsonObject]:
+        raw = await self.request("session/new", {"cwd": cwd, "mcpServers": mcp_servers})
+        return NewSessionResponse.model_validate(raw), raw
+
+    async def load_session(
+        self, session_id: str, cwd: str, mcp_servers: list[JsonObject]
+    ) -> tuple[LoadSessionResponse, JsonObject]:
+        raw = await self.request("session/load", {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers})
+        raw = raw if isinstance(raw, dict) else {}
+        return LoadSessionResponse.model_validate(raw), raw
+
+    async def list_sessions(self, cwd: str) -> ListSessionsResponse:
+        return ListSessionsResponse.model_validate(await self.request("session/list", {"cwd": cwd}))
+
+    async def prompt(self, session_id: str, blocks: list[JsonObject]) -> PromptResponse:
+        return PromptResponse.model_validate(
+            await self.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
+        )
+
+    async def cancel(self, session_id: str) -> None:
+        await self.notify("session/cancel", {"sessionId": session_id})
+
+    # --- messages from the agent ------------------------------------------
+
+    async def _handle(self, method: str, params: Any, is_notification: bool) -> Any:
+        payload = params if isinstance(params, dict) else {}
+        self._trace("<-", {"method": method, "params": payload})
+        if is_notification:
+            self._events.ext_notification(method, payload)
+            return None
+        requests = self._requests()
+        if method == "fs/read_text_file":
+            return await requests.read_text_file(ReadTextFileRequest.model_validate(payload))
+        if method == "fs/write_text_file":
+            return await requests.write_text_file(WriteTextFileRequest.model_validate(payload))
+        if method == "session/request_permission":
+            return await requests.request_permission(RequestPermissionRequest.model_validate(payload))
+        try:
+            return await requests.ext_method(method, payload)
+        except RequestError as error:
+            if error.code == -32601:
+                self._warn_once(f"method:{method}", "the agent asked for %s, which this editor does not offer", method)
+            raise
+
+    def _session_update(self, payload: JsonObject) -> None:
+        self._trace("<-", {"method": "session/update", "params": payload})
+        try:
+            notification = SessionNotification.model_validate(payload)
+        except ValidationError as error:
+            update = payload.get("update")
+            kind = str(update.get("sessionUpdate", "?")) if isinstance(update, dict) else "?"
+            self._warn_once(f"update:{kind}", "ignored a malformed session/update (%s): %s", kind, error)
+            return
+        self._events.session_update(notification)
+
+    def _warn_once(self, key: str, message: str, *args: Any) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning(message, *args)
+
+    @staticmethod
+    def _trace(arrow: str, message: JsonObject) -> None:
+        """The ACP traffic at DEBUG, text and file contents left out."""
+        if traffic_log.isEnabledFor(logging.DEBUG):
+            traffic_log.debug("%s %s", arrow, json.dumps(redact(message))[:2000])
+
+    async def _read_stderr(self) -> None:
+        assert self._process is not None and self._process.stderr is not None
+        stream = self._process.stderr
+        while True:
+            try:
+                line = await stream.readline()
+            except (asyncio.LimitOverrunError, ValueError):
+                await stream.read(STREAM_LIMIT)
+                continue
+            if not line:
+                return
+            text = line.decode("utf-8", "replace").rstrip()
+            self.stderr_lines.append(text)
+            del self.stderr_lines[:-500]
+            self._stderr_tail.append(text)
+            del self._stderr_tail[:-STDERR_TAIL_LINES]
+            log.debug("agent: %s", text)
+
+    async def _wait_exit(self) -> None:
+        assert self._process is not None
+        returncode = await self._process.wait()
+        if self._stderr_task is not None:
+            try:
+                await asyncio.wait_for(self._stderr_task, 1.0)
+            except asyncio.TimeoutError:
+                pass
+        kill_group(self._process.pid)  # children the CLI left behind
+        self._group_ended = True  # its pid may be reused from here on
+        log.info("agent pid %d exited with %s", self._process.pid, returncode)
+        try:
+            if self._connection is not None:
+                await self._connection.close()  # fails what still waits for an answer
+        except ConnectionError:
+            pass  # the pipe is gone already: nothing is left to fail
+        finally:
+            self._events.exited(returncode, list(self._stderr_tail))
+
+
+def kill_group(pid: int) -> None:
+    """End process `pid` and its group (POSIX) or tree (Windows)."""
+    if sys.platform == "win32":
+        subprocess.run(
+            ["taskkill", "/T", "/F", "/PID", str(pid)],
+            capture_output=True,
+            creationflags=subprocess.CREATE_NO_WINDOW,
+        )
+        return
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

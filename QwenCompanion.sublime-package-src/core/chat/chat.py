@@ -1,0 +1,654 @@
+"""One window's chat: its agent process, session, prompt queue and transcript.
+
+Public methods may be called from any thread: they hand the work to the
+chat's asyncio thread and return at once (or give a Future). State is only
+changed on that thread; `ChatEvents` callbacks run there too and must only
+schedule work elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from acp.schema import (
+    AgentMessageChunk,
+    AvailableCommandsUpdate,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
+    SessionInfo,
+    SessionNotification,
+    UsageUpdate,
+    UserMessageChunk,
+)
+
+from ..companion.runtime import ServerThread
+from .bridge import AgentBridge, AgentCommand, AgentError, AgentGone, JsonObject
+from .render import AGENT_HEADER, USER_HEADER, UpdateRenderer, chunk_text
+from .requests import AgentRequests
+from .store import SessionStore
+from .streamer import BlockStreamer
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+CANCEL_TIMEOUT = 5.0
+CLOSE_WAIT = 3.0
+# A restart waits this long after the previous start (doubling per quick
+# crash, capped): a crashing agent is never restarted in a loop.
+BACKOFF_FIRST = 1.0
+BACKOFF_MAX = 30.0
+STABLE_SECONDS = 60.0
+MODE_NOTIFICATION = "qwen/notify/session/mode-update"
+MODEL_NOTIFICATION = "qwen/notify/session/model-update"
+AUTH_REQUIRED = -32000
+
+
+class ChatThread(ServerThread):
+    """The chat's asyncio thread. Stopping it first ends what still runs on
+    it (turns waiting for an agent, pipes of killed agents)."""
+
+    def __init__(self) -> None:
+        super().__init__("QwenCompanion chat")
+        self.bridges: list[AgentBridge] = []
+
+    def stop(self, timeout: float = 5.0) -> None:
+        if self.alive:
+            try:
+                self.run(self._drain(), timeout)
+            except Exception:
+                log.debug("the chat thread did not drain", exc_info=True)
+        super().stop(timeout)
+
+    async def _drain(self) -> None:
+        for bridge in self.bridges:
+            bridge.kill()
+        current = asyncio.current_task()
+        tasks = [task for task in asyncio.all_tasks() if task is not current]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for bridge in self.bridges:
+            bridge.release()
+        self.bridges.clear()
+
+
+class ChatEvents(Protocol):
+    def state_changed(self) -> None: ...
+
+    def turn_ended(self, stop_reason: str) -> None: ...
+
+    def error(self, message: str) -> None: ...
+
+    def cancel_timed_out(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Choice:
+    id: str
+    name: str
+    description: str = ""
+
+
+@dataclass
+class ChatState:
+    """What the status bar, pickers and /status show."""
+
+    agent: str = "stopped"  # stopped | starting | ready | busy | exited
+    session_id: str | None = None
+    modes: list[Choice] = field(default_factory=list)
+    mode_id: str | None = None
+    models: list[Choice] = field(default_factory=list)
+    model_id: str | None = None
+    commands: list[Choice] = field(default_factory=list)
+    # "mode" / "model" -> the config option that sets it, when the agent
+    # offers one instead of session/set_mode or its models list.
+    config_ids: dict[str, str] = field(default_factory=dict)
+    context_used: int | None = None
+    context_size: int | None = None
+    queued: int = 0
+    pid: int | None = None
+    started_at: float = 0.0
+    agent_name: str = ""
+
+
+@dataclass(frozen=True)
+class ChatSetup:
+    command: Callable[[], AgentCommand]
+    mcp_servers: Callable[[], list[JsonObject]]
+    requests: Callable[[], AgentRequests]
+    renderer: Callable[[], UpdateRenderer]
+    store: SessionStore
+    key: str | None
+
+
+class Chat:
+    def __init__(self, thread: ChatThread, setup: ChatSetup, streamer: BlockStreamer, events: ChatEvents) -> None:
+        self._thread = thread
+        self._setup = setup
+        self.streamer = streamer
+        self._events = events
+        self.state = ChatState()
+        self.history: list[str] = []  # prompts sent, for Up in the composer
+        self._bridge: AgentBridge | None = None
+        self._queue: deque[tuple[str, list[JsonObject]]] = deque()
+        self._ready_lock: asyncio.Lock | None = None
+        self._draining = False
+        self._turn = 0
+        self._last_kind = ""  # "user" | "agent" | "other": where the next chunk goes
+        self._agent_block = 0
+        self._replaying = False
+        self._cancelling = False
+        self._failures = 0
+        self._last_start = 0.0
+        self._auth_methods: list[str] = []
+        self._config_only: dict[str, bool] = {}
+        self.turn = 0  # TranscriptWriter
+        if setup.key is not None:
+            self.state.session_id = setup.store.get(setup.key)
+
+    # --- any thread ------------------------------------------------------
+
+    def _submit(self, coroutine: Coroutine[Any, Any, T]) -> Future[T]:
+        return self._thread.submit(coroutine)
+
+    def send(self, text: str, context: list[JsonObject] | None = None) -> None:
+        """Queue a prompt: `text` plus context blocks (resources, images)."""
+        self.history.append(text)
+        self._submit(self._enqueue(text, list(context or [])))
+
+    def start(self) -> Future[None]:
+        """Start the agent and its session now (prestart, or a picker)."""
+        return self._submit(self._guarded(self._start()))
+
+    def cancel(self) -> None:
+        self._submit(self._cancel())
+
+    def new_session(self) -> Future[None]:
+        return self._submit(self._guarded(self._new_session()))
+
+    def load_session(self, session_id: str) -> Future[None]:
+        return self._submit(self._guarded(self._load_session(session_id)))
+
+    def list_sessions(self) -> Future[list[SessionInfo]]:
+        return self._submit(self._list_sessions())
+
+    def set_mode(self, mode_id: str) -> Future[None]:
+        return self._submit(self._guarded(self._set_mode(mode_id)))
+
+    def set_model(self, model_id: str) -> Future[None]:
+        return self._submit(self._guarded(self._set_model(model_id)))
+
+    def restart(self) -> Future[None]:
+        """End the agent and start it again on the same session."""
+        return self._submit(self._guarded(self._restart()))
+
+    def note(self, text: str) -> None:
+        """A line of the chat's own in the transcript (not sent to the agent)."""
+        self._submit(self._note(text))
+
+    def close(self) -> None:
+        """End the agent now, whatever state the loop is in (any thread)."""
+        bridge = self._bridge
+        self.state.agent = "stopped"  # an expected exit: no error line
+        self._setup.requests().cancel_pending()
+        if bridge is not None:
+            bridge.kill()
+            if self._thread.alive:
+                try:  # quick once killed; lets the loop release the pipes
+                    self._submit(bridge.stop()).result(CLOSE_WAIT)
+                except Exception:
+                    log.debug("closing the agent's connection did not finish", exc_info=True)
+        self.streamer.close()
+
+    @property
+    def pid(self) -> int | None:
+        bridge = self._bridge
+        return bridge.pid if bridge is not None and bridge.running else None
+
+    def stderr_lines(self) -> list[str]:
+        bridge = self._bridge
+        return list(bridge.stderr_lines) if bridge is not None else []
+
+    # --- TranscriptWriter, for renderers (chat thread) ------------------
+
+    def append(self, block_id: str, text: str) -> None:
+        self._last_kind = "other"
+        self.streamer.append(block_id, text)
+
+    def upsert(self, block_id: str, text: str) -> None:
+        self._last_kind = "other"
+        self.streamer.upsert(block_id, text)
+
+    # --- chat thread -----------------------------------------------------
+
+    async def _guarded(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        try:
+            await coroutine
+        except AgentError as error:
+            self._error(str(error))
+        finally:
+            self._changed()
+
+    def _changed(self) -> None:
+        bridge = self._bridge
+        self.state.pid = bridge.pid if bridge is not None and bridge.running else None
+        self.state.started_at = bridge.started_at if bridge is not None else 0.0
+        self.state.queued = len(self._queue)
+        self._events.state_changed()
+
+    def _error(self, message: str) -> None:
+        log.warning("chat: %s", message)
+        self._write_note(message)
+        self._events.error(message)
+
+    async def _note(self, text: str) -> None:
+        self._write_note(text)
+
+    def _write_note(self, text: str) -> None:
+        self._turn += 1
+        self.turn = self._turn
+        self._last_kind = "other"
+        self.streamer.append(f"t{self._turn}.note", f"> {text}\n\n")
+
+    async def _ensure_ready(self) -> AgentBridge:
+        if self._ready_lock is None:
+            self._ready_lock = asyncio.Lock()
+        async with self._ready_lock:
+            bridge = self._bridge
+            if bridge is not None and bridge.running and self.state.agent not in ("stopped", "exited"):
+                return bridge
+            await self._backoff()
+            self.state.agent = "starting"
+            self._changed()
+            try:
+                command = self._setup.command()
+            except Exception as error:  # e.g. qwen not on PATH: say so, with the fix
+                self.state.agent = "exited"
+                raise AgentError(str(error)) from error
+            events = _BridgeEvents(self)
+            bridge = AgentBridge(command, self._setup.requests, events)
+            events.bridge = self._bridge = bridge
+            self._thread.bridges[:] = [b for b in self._thread.bridges if b.running] + [bridge]
+            self._last_start = time.monotonic()
+            try:
+                initialized = await bridge.start()
+            except (OSError, AgentError) as error:
+                self.state.agent = "exited"
+                self._failures += 1
+                bridge.kill()
+                raise AgentError(f"could not start the agent ({' '.join(bridge.command.argv)}): {error}") from error
+            info = initialized.agent_info
+            self.state.agent_name = f"{info.name} {info.version}" if info is not None else ""
+            self._auth_methods = [m.id for m in initialized.auth_methods or []]
+            session_id = self.state.session_id
+            if session_id is not None:
+                try:
+                    await self._load(bridge, session_id)
+                except AgentError as error:
+                    log.warning("could not reload session %s (%s); starting a new one", session_id, error)
+                    self._write_note(f"The previous conversation could not be reloaded ({error}); this is a new one.")
+                    await self._new(bridge)
+            else:
+                await self._new(bridge)
+            self.state.agent = "ready"
+            return bridge
+
+    async def _start(self) -> None:
+        await self._ensure_ready()
+
+    async def _backoff(self) -> None:
+        if self._failures == 0:
+            return
+        delay = min(BACKOFF_FIRST * 2 ** (self._failures - 1), BACKOFF_MAX)
+        wait = self._last_start + delay - time.monotonic()
+        if wait > 0:
+            self._write_note(f"Restarting the agent in {wait:.0f} s…")
+            await asyncio.sleep(wait)
+
+    async def _authenticated(self, bridge: AgentBridge, call: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        """`call()`, authenticating first when the agent says it must."""
+        try:
+            return await call()
+        except AgentError as error:
+            cause = error.__cause__
+            if getattr(cause, "code", None) != AUTH_REQUIRED or not self._auth_methods:
+                raise
+        method = self._auth_methods[0]
+        try:
+            await bridge.request("authenticate", {"methodId": method})
+        except AgentError as error:
+            raise AgentError(
+                f"qwen is not signed in ({error}). Run `qwen` in a terminal once and sign in (/auth), "
+                "or set OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL in its environment; then send again."
+            ) from error
+        return await call()
+
+    def _cwd(self) -> str:
+        return self._bridge.command.cwd if self._bridge is not None else ""
+
+    async def _new(self, bridge: AgentBridge) -> None:
+        response, raw = await self._authenticated(
+            bridge, lambda: bridge.new_session(self._cwd(), self._setup.mcp_servers())
+        )
+        self._adopt(response.session_id, raw)
+
+    async def _load(self, bridge: AgentBridge, session_id: str) -> None:
+        self.streamer.clear()
+        self._last_kind = ""
+        self._replaying = True
+        try:
+            _, raw = await self._authenticated(
+                bridge, lambda: bridge.load_session(session_id, self._cwd(), self._setup.mcp_servers())
+            )
+        finally:
+            self._replaying = False
+            self._end_blocks()
+        self._adopt(session_id, raw)
+
+    def _adopt(self, session_id: str, raw: JsonObject) -> None:
+        """Take the session and what its answer offers (modes, models)."""
+        self.state.session_id = session_id
+        if self._setup.key is not None:
+            self._setup.store.put(self._setup.key, session_id)
+        modes = raw.get("modes")
+        if isinstance(modes, dict):
+            self.state.modes = [
+                Choice(str(m.get("id")), str(m.get("name") or m.get("id")), str(m.get("description") or ""))
+                for m in modes.get("availableModes") or [] if isinstance(m, dict)
+            ]
+            self.state.mode_id = modes.get("currentModeId") or self.state.mode_id
+        self._config_only = {
+            "mode": not isinstance(modes, dict),
+            "model": not isinstance(raw.get("models"), dict),
+        }
+        self._adopt_config_options(raw.get("configOptions"))
+        models = raw.get("models")  # not in the ACP schema: qwen's own
+        if isinstance(models, dict):
+            self.state.models = [
+                Choice(str(m.get("modelId")), str(m.get("name") or m.get("modelId")), str(m.get("description") or ""))
+                for m in models.get("availableModels") or [] if isinstance(m, dict)
+            ]
+            self.state.model_id = models.get("currentModelId") or self.state.model_id
+            limit = next(
+                ((m.get("_meta") or {}).get("contextLimit") for m in models.get("availableModels") or []
+                 if isinstance(m, dict) and m.get("modelId") == self.state.model_id),
+                None,
+            )
+            if isinstance(limit, int):
+                self.state.context_size = limit
+        self._changed()
+
+    def _adopt_config_options(self, options: object) -> None:
+        """Modes and models from `configOptions` (category "mode"/"model"
+        selects), for agents that offer them only that way."""
+        if not isinstance(options, list):
+            return
+        for option in options:
+            if not isinstance(option, dict) or option.get("type") != "select":
+                continue
+            category = option.get("category")
+            if category not in ("mode", "model") or not isinstance(option.get("id"), str):
+                continue
+            self.state.config_ids[category] = option["id"]
+            choices = [
+                Choice(str(o.get("value")), str(o.get("name") or o.get("value")), str(o.get("description") or ""))
+                for o in option.get("options") or [] if isinstance(o, dict)
+            ]
+            current = option.get("currentValue")
+            if category == "mode":
+                self.state.modes = self.state.modes or choices
+                self.state.mode_id = current if isinstance(current, str) else self.state.mode_id
+            else:
+                self.state.models = self.state.models or choices
+                self.state.model_id = current if isinstance(current, str) else self.state.model_id
+
+    async def _enqueue(self, text: str, context: list[JsonObject]) -> None:
+        self._queue.append((text, context))
+        self._changed()
+        if self._draining:
+            return
+        self._draining = True
+        try:
+            while self._queue:
+                text, context = self._queue.popleft()
+                await self._turn_of(text, context)
+        finally:
+            self._draining = False
+            self._changed()
+
+    async def _turn_of(self, text: str, context: list[JsonObject]) -> None:
+        try:  # first: reloading a session replaces the transcript
+            bridge = await self._ensure_ready()
+        except AgentError as error:
+            self._error(str(error))
+            self._events.turn_ended("error")
+            return
+        self._turn += 1
+        self.turn = self._turn
+        self._agent_block = 0
+        self.streamer.append(f"t{self._turn}.user", USER_HEADER + text.rstrip() + "\n\n" + _context_note(context))
+        self._last_kind = "user"
+        self.state.agent = "busy"
+        self._cancelling = False
+        self._changed()
+        blocks: list[JsonObject] = [{"type": "text", "text": text}, *context]
+        session_id = self.state.session_id or ""
+        try:
+            response = await bridge.prompt(session_id, blocks)
+            stop_reason = str(response.stop_reason)
+        except AgentGone:
+            if self._cancelling:  # the agent was restarted to stop the turn
+                stop_reason = "cancelled"
+                self._write_note("cancelled (the agent was restarted)")
+            else:
+                stop_reason = "error"  # the exit is reported once, by `exited`
+        except AgentError as error:
+            stop_reason = "error"
+            self._error(str(error))
+        self._end_blocks()
+        if bridge.running:
+            self.state.agent = "ready"
+            if stop_reason == "cancelled":
+                self._write_note("cancelled")
+            elif stop_reason != "end_turn" and stop_reason != "error":
+                self._write_note(f"stopped: {stop_reason}")
+            if stop_reason != "error":
+                self._failures = 0
+        self.streamer.flush()
+        self._changed()
+        self._events.turn_ended(stop_reason)
+
+    def _end_blocks(self) -> None:
+        """Close the agent's text with a blank line before what follows."""
+        if self._last_kind == "agent":
+            block_id = f"t{self._turn}.agent{self._agent_block}"
+            if not self.streamer.transcript.block(block_id).endswith("\n\n"):
+                self.streamer.flush()
+                tail = self.streamer.transcript.block(block_id)
+                self.streamer.append(block_id, "\n" if tail.endswith("\n") else "\n\n")
+        self._last_kind = ""
+
+    async def _cancel(self) -> None:
+        dropped = len(self._queue)
+        self._queue.clear()
+        bridge = self._bridge
+        if self.state.agent != "busy" or bridge is None or self.state.session_id is None:
+            if dropped:
+                self._write_note(f"{dropped} queued prompt(s) dropped")
+            self._changed()
+            return
+        self._cancelling = True
+        await bridge.cancel(self.state.session_id)
+        self._setup.requests().cancel_pending()  # ACP: the client answers them "cancelled" after session/cancel
+        turn = self._turn
+        asyncio.get_running_loop().call_later(CANCEL_TIMEOUT, self._check_cancelled, turn)
+        self._changed()
+
+    def _check_cancelled(self, turn: int) -> None:
+        if self._cancelling and self.state.agent == "busy" and self._turn == turn:
+            self._events.cancel_timed_out()
+
+    async def _new_session(self) -> None:
+        bridge = await self._ensure_ready()
+        self.streamer.clear()
+        self._last_kind = ""
+        await self._new(bridge)
+
+    async def _load_session(self, session_id: str) -> None:
+        bridge = await self._ensure_ready()
+        if session_id == self.state.session_id:
+            return
+        await self._load(bridge, session_id)
+
+    async def _list_sessions(self) -> list[SessionInfo]:
+        bridge = await self._ensure_ready()
+        return list((await bridge.list_sessions(self._cwd())).sessions)
+
+    async def _set_mode(self, mode_id: str) -> None:
+        bridge = await self._ensure_ready()
+        if not await self._set_config("mode", mode_id, bridge):
+            await bridge.request("session/set_mode", {"sessionId": self.state.session_id, "modeId": mode_id})
+        self.state.mode_id = mode_id
+
+    async def _set_model(self, model_id: str) -> None:
+        bridge = await self._ensure_ready()
+        if not await self._set_config("model", model_id, bridge):
+            await bridge.request("session/set_model", {"sessionId": self.state.session_id, "modelId": model_id})
+        self.state.model_id = model_id
+
+    async def _set_config(self, category: str, value: str, bridge: AgentBridge) -> bool:
+        """session/set_config_option, when that is how the agent offers `category`."""
+        if category not in self.state.config_ids or not self._config_only.get(category):
+            return False
+        answer = await bridge.request("session/set_config_option", {
+            "sessionId": self.state.session_id, "configId": self.state.config_ids[category], "value": value,
+        })
+        if isinstance(answer, dict):
+            self._adopt_config_options(answer.get("configOptions"))
+        return True
+
+    async def _restart(self) -> None:
+        bridge = self._bridge
+        self.state.agent = "stopped"  # an exit asked for: no error line
+        if bridge is not None:
+            await bridge.stop()
+        await self._start()
+        self._write_note("The agent was restarted and the conversation reloaded.")
+
+    # --- from the bridge (chat thread) ------------------------------------
+
+    def session_update(self, notification: SessionNotification) -> None:
+        if notification.session_id != self.state.session_id and not self._replaying:
+            return
+        update = notification.update
+        if isinstance(update, AgentMessageChunk):
+            self._agent_text(chunk_text(update.content), update.field_meta)
+        elif isinstance(update, UserMessageChunk):
+            if self._replaying:  # live echoes of our own prompt are not shown twice
+                self._user_text(chunk_text(update.content))
+        elif isinstance(update, AvailableCommandsUpdate):
+            self.state.commands = [Choice(c.name, c.name, c.description) for c in update.available_commands]
+            self._changed()
+        elif isinstance(update, CurrentModeUpdate):
+            self.state.mode_id = update.current_mode_id
+            self._changed()
+        elif isinstance(update, UsageUpdate):
+            self.state.context_used, self.state.context_size = update.used, update.size
+            self._changed()
+        elif isinstance(update, ConfigOptionUpdate):
+            self._adopt_config_options([o.model_dump(by_alias=True) for o in update.config_options])
+            self._changed()
+        else:
+            self._setup.renderer().render(self, notification.session_id, update)
+
+    def _user_text(self, text: str) -> None:
+        if self._last_kind != "user":
+            self._end_blocks()
+            self._turn += 1
+            self.turn = self._turn
+            self._agent_block = 0
+            self.streamer.append(f"t{self._turn}.user", USER_HEADER)
+            self._last_kind = "user"
+        self.streamer.append(f"t{self._turn}.user", text)
+
+    def _agent_text(self, text: str, meta: dict[str, Any] | None) -> None:
+        usage = (meta or {}).get("usage")
+        if isinstance(usage, dict) and isinstance(usage.get("inputTokens"), int):
+            self.state.context_used = int(usage["inputTokens"]) + int(usage.get("outputTokens") or 0)
+            self._changed()
+        if not text:
+            return
+        if self._last_kind != "agent":
+            if self._last_kind == "user" and self._replaying:
+                self.streamer.append(f"t{self._turn}.user", "\n\n")
+            first = self._agent_block == 0
+            self._agent_block += 1
+            self._last_kind = "agent"
+            if first:
+                self.streamer.append(f"t{self._turn}.agent{self._agent_block}", AGENT_HEADER)
+        self.streamer.append(f"t{self._turn}.agent{self._agent_block}", text)
+
+    def ext_notification(self, method: str, params: JsonObject) -> None:
+        if params.get("sessionId") not in (None, self.state.session_id):
+            return
+        if method == MODE_NOTIFICATION and isinstance(params.get("currentModeId"), str):
+            self.state.mode_id = params["currentModeId"]
+        elif method == MODEL_NOTIFICATION:
+            model = params.get("currentModelId") or params.get("modelId")
+            if isinstance(model, str):
+                self.state.model_id = model
+        else:
+            log.debug("ignored notification %s", method)
+            return
+        self._changed()
+
+    def exited(self, bridge: AgentBridge, returncode: int | None, stderr_tail: list[str]) -> None:
+        if bridge is not self._bridge:
+            return
+        stopped = self.state.agent == "stopped"
+        self.state.agent = "exited"
+        if not stopped:
+            if time.monotonic() - self._last_start < STABLE_SECONDS or returncode != 0:
+                self._failures += 1
+            last = next((line for line in reversed(stderr_tail) if line.strip()), "")
+            detail = f": {last[:200]}" if last and returncode != 0 else ""
+            self._error(f"The agent exited (code {returncode}){detail}. The next prompt restarts it.")
+        self._setup.requests().cancel_pending()  # nobody is left to wait for them
+        self._changed()
+
+
+class _BridgeEvents:
+    def __init__(self, chat: Chat) -> None:
+        self._chat = chat
+        self.bridge: AgentBridge | None = None
+
+    def session_update(self, notification: SessionNotification) -> None:
+        self._chat.session_update(notification)
+
+    def ext_notification(self, method: str, params: JsonObject) -> None:
+        self._chat.ext_notification(method, params)
+
+    def exited(self, returncode: int | None, stderr_tail: list[str]) -> None:
+        if self.bridge is not None:
+            self._chat.exited(self.bridge, returncode, stderr_tail)
+
+
+def _context_note(context: list[JsonObject]) -> str:
+    """One line naming what was attached to the prompt."""
+    names: list[str] = []
+    for block in context:
+        if block.get("type") == "resource_link":
+            names.append(str(block.get("name") or block.get("uri")))
+        elif block.get("type") == "resource":
+            uri = str((block.get("resource") or {}).get("uri", ""))
+            names.append(uri.rsplit("/", 1)[-1] or "selection")
+        elif block.get("type") == "image":
+            names.append("image")
+    return f"*Attached: {', '.join(names)}*\n\n" if names else ""

@@ -1,0 +1,76 @@
+"""The editor context a prompt carries. In ACP mode qwen does not add the
+IDE context to the model's prompt, so the chat sends it itself: the active
+file as a `resource_link` (with the cursor), the selection as an embedded
+`resource`, attached files as embedded resources (unsaved text included)."""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from ..companion.context import ContextOptions, cut_selected_text
+from .bridge import JsonObject
+
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
+MAX_ATTACHED_BYTES = 512 * 1024
+MAX_IMAGE_BYTES = 10 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ActiveFile:
+    path: str
+    line: int  # 1-based
+    column: int  # 1-based
+    selection: str = ""
+    selection_lines: tuple[int, int] = (0, 0)  # 1-based, inclusive
+
+
+def file_uri(path: str) -> str:
+    return Path(path).as_uri() if os.path.isabs(path) else "file://" + quote(path.replace("\\", "/"))
+
+
+def active_file_blocks(active: ActiveFile | None, options: ContextOptions) -> list[JsonObject]:
+    if active is None or options.excludes(active.path):
+        return []
+    uri = file_uri(active.path)
+    blocks: list[JsonObject] = [{
+        "type": "resource_link",
+        "uri": uri,
+        "name": os.path.basename(active.path),
+        "description": f"The user's active file; cursor at line {active.line}, column {active.column}.",
+    }]
+    if active.selection and options.send_selected_text:
+        first, last = active.selection_lines
+        blocks.append({
+            "type": "resource",
+            "resource": {
+                "uri": f"{uri}#L{first}-L{last}",
+                "mimeType": "text/plain",
+                "text": cut_selected_text(active.selection),
+            },
+        })
+    return blocks
+
+
+def attached_file_block(path: str, text: str | None, options: ContextOptions) -> JsonObject | None:
+    """A file the user attached (`text`: its buffer, unsaved edits included;
+    None reads it from disk). Images become image blocks."""
+    if options.excludes(path):
+        return None
+    suffix = os.path.splitext(path)[1].lower()
+    if text is None and suffix in IMAGE_SUFFIXES:
+        data = Path(path).read_bytes()
+        if len(data) > MAX_IMAGE_BYTES:
+            raise ValueError(f"{os.path.basename(path)} is larger than {MAX_IMAGE_BYTES // (1024 * 1024)} MiB")
+        mime = mimetypes.guess_type(path)[0] or "image/png"
+        return {"type": "image", "mimeType": mime, "data": base64.b64encode(data).decode("ascii"), "uri": file_uri(path)}
+    if text is None:
+        raw = Path(path).read_bytes()[: MAX_ATTACHED_BYTES + 1]
+        text = raw.decode("utf-8", "replace")
+    if len(text) > MAX_ATTACHED_BYTES:
+        text = text[:MAX_ATTACHED_BYTES] + "\n... [TRUNCATED]"
+    return {"type": "resource", "resource": {"uri": file_uri(path), "mimeType": "text/plain", "text": text}}

@@ -1,0 +1,1 @@
+"""The chat inside Sublime: views, composer and commands over core/chat."""

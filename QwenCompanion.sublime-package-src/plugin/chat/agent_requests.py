@@ -1,0 +1,263 @@
+"""The window's answers to the agent's requests (the `chats.requests` hook):
+reads and writes through the user's buffers, confined to the window's
+folders; permissions asked in the transcript (keys 1…n, Esc rejects), edits
+also shown in the same review tabs `openDiff` uses; every request answered,
+pending ones "cancelled" when the turn is cancelled or the chat closes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any, cast
+
+import sublime
+
+from .buffers import on_main, open_paths, open_view, view_text, write_view
+from .chats import chats
+
+if TYPE_CHECKING:
+    from acp.schema import (
+        ReadTextFileRequest,
+        ReadTextFileResponse,
+        RequestPermissionRequest,
+        RequestPermissionResponse,
+        WriteTextFileRequest,
+        WriteTextFileResponse,
+    )
+
+    from ...core.chat.permissions import PendingPermissions, PermissionPrompt
+    from ...core.chat.requests import AgentRequests
+    from ...core.companion.diffs import Review
+
+log = logging.getLogger(__name__)
+
+class EditorRequests:
+    def __init__(self, window: sublime.Window) -> None:
+        from ...core.chat.permissions import PendingPermissions
+
+        self.window = window
+        self.window_id = window.id()
+        self.pending: PendingPermissions = PendingPermissions()
+        self.allowed_paths: set[str] = set()  # outside the folders, allowed in a prompt
+        self._accepted_texts: dict[str, str] = {}  # real path -> the user's text accepted in a review
+        self._reviews: dict[str, Review[Any]] = {}  # prompt key -> its open review
+
+    # --- files -----------------------------------------------------------
+
+    async def _locate(self, path: str) -> tuple[str, sublime.View | None]:
+        """The real path the agent may use and the window's view of it, or a refusal."""
+        from acp import RequestError
+
+        from ...core.chat.agent_files import Refused, confine, real
+
+        def find() -> tuple[list[str], list[str], sublime.View | None]:
+            folders = self.window.folders() if self.window.is_valid() else []
+            return folders, open_paths(self.window), open_view(self.window, real(path))
+
+        folders, opened, view = await on_main(find)
+        try:
+            return confine(path, folders, [*opened, *self.allowed_paths]), view
+        except Refused as refused:
+            log.warning("chat: refused the agent's access to %s (%s)", path, refused)
+            raise RequestError.invalid_params({"path": path, "reason": str(refused)}) from refused
+
+    async def read_text_file(self, request: ReadTextFileRequest) -> ReadTextFileResponse:
+        from acp import RequestError
+        from acp.schema import ReadTextFileResponse
+
+        from ...core.chat.agent_files import read_text
+        from ...core.chat.requests import slice_lines
+
+        resolved, view = await self._locate(request.path)
+        if view is not None:
+            text = await on_main(lambda: view_text(view))
+        else:
+            try:
+                text = await asyncio.to_thread(read_text, resolved)
+            except FileNotFoundError as error:
+                raise RequestError.resource_not_found(request.path) from error
+            except OSError as error:
+                raise RequestError.invalid_params({"path": request.path, "reason": str(error)}) from error
+        return ReadTextFileResponse(content=slice_lines(text, request.line, request.limit))
+
+    async def write_text_file(self, request: WriteTextFileRequest) -> WriteTextFileResponse | None:
+        from acp import RequestError
+
+        from ...core.chat.agent_files import write_text
+
+        resolved, view = await self._locate(request.path)
+        content = self._accepted_texts.pop(resolved, request.content)
+        if view is not None:
+            await on_main(lambda: write_view(view, content))
+            return None
+        try:
+            await asyncio.to_thread(write_text, resolved, content)
+        except OSError as error:
+            raise RequestError.internal_error({"path": request.path, "reason": str(error)}) from error
+        return None
+
+    # --- permissions -------------------------------------------------------
+
+    async def request_permission(self, request: RequestPermissionRequest) -> RequestPermissionResponse:
+        from ...core.chat.permissions import prompt_of, render_answer, render_prompt
+
+        prompt = prompt_of(self.pending.next_key(), request)
+        future = self.pending.add(prompt)
+        chat = chats.get(self.window)
+        if chat is None:
+            self.pending.cancel_all()
+        else:
+            chat.chat.upsert(f"{prompt.key}", render_prompt(prompt))
+            chat.chat.streamer.flush()
+        chats.tell("permission_requested", prompt.event(self.window_id))
+        sublime.set_timeout(lambda: self._show(prompt))
+        try:
+            answer = await future
+        finally:
+            self.pending.discard(prompt.key)
+            review = self._reviews.pop(prompt.key, None)
+            if review is not None:
+                sublime.set_timeout(lambda: _close_review(review))
+        if chat is not None:
+            chat.chat.upsert(prompt.key, render_answer(prompt, answer))
+        return answer
+
+    def _show(self, prompt: PermissionPrompt) -> None:
+        """Bring the prompt to the user: the chat in view, the diff in a review (main thread)."""
+        from .views import open_chat
+
+        chat = chats.get(self.window)
+        if chat is None or not self.window.is_valid():
+            return
+        open_chat(self.window, chat, focus=prompt.diff is None)
+        self.window.status_message(f"Qwen Code asks: {prompt.title}")
+        if prompt.diff is not None and self.pending.get(prompt.key) is not None:
+            self._open_review(prompt)
+
+    def _open_review(self, prompt: PermissionPrompt) -> None:
+        from ...core.companion.diffs import UnreadableFile, read_disk_file
+        from ..reviews.views import fallback_encoding, reviews
+
+        diff = prompt.diff
+        assert diff is not None
+        try:
+            disk = read_disk_file(diff.path, fallback_encoding())
+        except UnreadableFile as error:
+            log.warning("chat: no review for %s: %s", diff.path, error)
+            return
+        owner = ReviewAnswers(self, prompt)
+        review, replaced, notice = reviews.registry.open(diff.path, diff.new_text, prompt.key, cast(Any, owner), disk)
+        if notice is not None:
+            notice.owner.notify(notice.method, notice.params, session_id=notice.session_id)
+        self._reviews[prompt.key] = review
+        reviews.show(review, replaced)
+
+    def choose(self, key: str, option_id: str) -> bool:
+        """Answer the prompt `key` with the agent's option `option_id` (any thread)."""
+        from ...core.chat.permissions import selected
+
+        prompt = self.pending.get(key)
+        if prompt is None or not any(o.option_id == option_id for o in prompt.options):
+            return False
+        if prompt.kind != "edit" and option_id in {o.option_id for o in prompt.options if o.kind.startswith("allow")}:
+            self.allowed_paths.update(prompt.locations)
+        return self.pending.answer(key, selected(option_id))
+
+    def answer_question(self, key: str, index: int) -> bool:
+        """Pick option `index` (1-based) of the prompt's next question; the
+        last answer submits them all (any thread)."""
+        from ...core.chat.permissions import answered, render_questions
+
+        prompt = self.pending.get(key)
+        if prompt is None or not prompt.questions or not 1 <= index <= prompt.keys():
+            return False
+        prompt.answers.append(prompt.questions[len(prompt.answers)].labels[index - 1])
+        if len(prompt.answers) < len(prompt.questions):
+            chat = chats.get(self.window)
+            if chat is not None:
+                chat.chat.upsert(prompt.key, render_questions(prompt))
+            return True
+        option = prompt.option("allow_once") or prompt.option("allow_always")
+        return option is not None and self.pending.answer(key, answered(prompt, option.option_id))
+
+    def reject(self, key: str, reason: str | None = None) -> bool:
+        """Reject the prompt (its reject_once option, else "cancelled"); a
+        reason goes to the agent as the next prompt."""
+        from ...core.chat.permissions import cancelled, selected
+
+        prompt = self.pending.get(key)
+        if prompt is None:
+            return False
+        option = prompt.option("reject_once") or prompt.option("reject_always")
+        answered = self.pending.answer(key, selected(option.option_id) if option else cancelled())
+        chat = chats.get(self.window)
+        if answered and reason and chat is not None:
+            chat.chat.send(reason)
+        return answered
+
+    def accepted_in_review(self, prompt: PermissionPrompt, text: str) -> None:
+        from ...core.chat.agent_files import real
+        from ...core.chat.permissions import cancelled
+
+        assert prompt.diff is not None
+        if text != prompt.diff.new_text:
+            self._accepted_texts[real(prompt.diff.path)] = text
+        option = prompt.option("allow_once") or prompt.option("allow_always")
+        if option is None:
+            self.pending.answer(prompt.key, cancelled())
+        else:
+            self.choose(prompt.key, option.option_id)
+
+    def cancel_pending(self) -> None:
+        """The turn was cancelled or the chat is closing: answer every prompt."""
+        count = self.pending.cancel_all()
+        if count:
+            log.info("chat: %d pending permission request(s) answered cancelled", count)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        from acp import RequestError
+
+        log.debug("chat: the agent asked %s; not known here", method)
+        raise RequestError.method_not_found(method)
+
+
+class ReviewAnswers:
+    """Stands where a review's companion stands: the review's Accept and
+    Reject answer the chat's permission prompt instead of the terminal CLI."""
+
+    running = True
+
+    def __init__(self, requests: EditorRequests, prompt: PermissionPrompt) -> None:
+        self._requests = requests
+        self._prompt = prompt
+
+    def has_session(self, session_id: str) -> bool:
+        return self._requests.pending.get(self._prompt.key) is not None
+
+    def notify(self, method: str, params: Any, session_id: str | None = None) -> None:
+        from ...core.companion.ide_messages import DIFF_ACCEPTED
+
+        if method == DIFF_ACCEPTED:
+            self._requests.accepted_in_review(self._prompt, str(getattr(params, "content", "")))
+        else:
+            self._requests.reject(self._prompt.key)
+
+
+def _close_review(review: Review[Any]) -> None:
+    from ..reviews.views import reviews
+
+    if review.is_open:
+        reviews.registry.reject(review)
+    reviews.dismiss(review.id, "Answered in the chat.", "closed")
+
+
+def editor_requests(window: sublime.Window) -> AgentRequests:
+    return EditorRequests(window)
+
+
+def requests_of(window: sublime.Window | None) -> EditorRequests | None:
+    chat = chats.get(window)
+    if chat is None:
+        return None
+    requests = chat.requests()
+    return requests if isinstance(requests, EditorRequests) else None

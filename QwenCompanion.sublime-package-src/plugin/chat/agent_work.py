@@ -1,0 +1,202 @@
+"""The agent at work in the chat, in Sublime: the renderer of tool calls,
+plans and thoughts (the `chats.renderer` hook), the plan's progress in the
+status bar, and the keys that answer permission prompts (1…n picks the
+agent's options in its order, n+1 rejects with a reason, Esc rejects)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import sublime
+import sublime_plugin
+
+from .agent_requests import editor_requests, requests_of
+from .chats import chats, is_chat_view, window_by_id
+
+if TYPE_CHECKING:
+    from ...core.chat.render import UpdateRenderer
+    from ...core.chat.tool_calls import PlanProgress, ToolCallLine
+
+PLAN_STATUS_KEY = "qwen_chat_plan"
+PENDING_CONTEXT = "qwen_chat.permission_pending"
+THINKING_KEY = "qwen_chat_thinking"  # the Thinking headers already folded once
+OUTPUT_KEY = "qwen_chat_output"  # the finished tool outputs already folded once
+LONG_OUTPUT = r"^[✓✗] .*\n(    .*\n){6,}"  # a finished tool call with more than five lines of output
+DONE_STATUS_KEY = "qwen_chat_done"
+LONG_TURN_SECONDS = 20.0  # a turn this long that ends unseen is announced
+
+
+def work_renderer(window: sublime.Window) -> UpdateRenderer:
+    from ...core.chat.tool_calls import AgentWorkRenderer
+
+    window_id = window.id()
+
+    def tool_call(line: ToolCallLine) -> None:
+        chats.tell("tool_call", {"window": window_id, "toolCallId": line.tool_call_id,
+                                 "status": line.status, "title": line.title, "kind": line.kind})
+
+    def plan(progress: PlanProgress) -> None:
+        sublime.set_timeout(lambda: show_plan(window_id, progress.label()))
+
+    return AgentWorkRenderer(on_tool_call=tool_call, on_plan=plan)
+
+
+def show_plan(window_id: int, label: str) -> None:
+    window = window_by_id(window_id)
+    if window is None:
+        return
+    for view in window.views():
+        view.set_status(PLAN_STATUS_KEY, label)
+
+
+_turn_started: dict[int, float] = {}  # window id -> when its running turn began
+
+
+def _track_turn(window_id: int) -> None:
+    chat = chats.get(window_by_id(window_id))
+    if chat is not None and chat.chat.state.agent == "busy":
+        _turn_started.setdefault(window_id, time.monotonic())
+
+
+def _turn_ended(event: str, details: dict[str, Any]) -> None:
+    if event != "chat_turn_ended":
+        return
+    window_id = int(details["window"])
+    started = _turn_started.pop(window_id, None)
+    if started is not None and time.monotonic() - started >= LONG_TURN_SECONDS:
+        sublime.set_timeout(lambda: announce_if_unseen(window_id, str(details["stopReason"])))
+
+
+def chat_in_sight(window: sublime.Window) -> bool:
+    chat = chats.get(window)
+    transcript = chat.transcript_view if chat is not None else None
+    if transcript is None or not transcript.is_valid() or sublime.active_window() != window:
+        return False
+    group, _ = window.get_view_index(transcript)
+    return window.active_view_in_group(group) == transcript
+
+
+def announce_if_unseen(window_id: int, stop_reason: str) -> None:
+    """A long turn ended while the chat was out of sight: say so in the status bar
+    until the chat is looked at (main thread)."""
+    window = window_by_id(window_id)
+    if window is None or chat_in_sight(window):
+        return
+    text = "Qwen Code: the chat's answer is ready" + ("" if stop_reason == "end_turn" else f" ({stop_reason})")
+    window.status_message(text)
+    for view in window.views():
+        view.set_status(DONE_STATUS_KEY, text)
+
+
+# The chat's hooks: this feature answers the agent's requests and renders its work.
+chats.requests = editor_requests
+chats.renderer = work_renderer
+chats.status_listeners.append(_track_turn)
+chats.observers.append(_turn_ended)
+
+
+class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
+    """Answer the oldest permission prompt: `index` (1-based, the agent's
+    order) or `option` (an optionId), `reject`, or `reason` (ask why, then reject)."""
+
+    def run(self, index: int | None = None, option: str | None = None, reject: bool = False, reason: bool = False) -> None:
+        requests = requests_of(self.window)
+        prompt = requests.pending.oldest() if requests is not None else None
+        if requests is None or prompt is None:
+            self.window.status_message("Qwen Code: no permission request is waiting")
+            return
+        if reason:
+            def rejected(text: str) -> None:
+                requests.reject(prompt.key, text.strip() or None)
+
+            self.window.show_input_panel("Why reject? (sent to Qwen Code):", "", rejected, None, None)
+        elif reject:
+            requests.reject(prompt.key)
+        elif option is not None:
+            if not requests.choose(prompt.key, option):
+                self.window.status_message(f"Qwen Code: no option {option!r} in this request")
+        elif index is not None and prompt.questions:
+            requests.answer_question(prompt.key, index)
+        elif index is not None and 1 <= index <= len(prompt.options):
+            requests.choose(prompt.key, prompt.options[index - 1].option_id)
+        elif index == len(prompt.options) + 1:
+            self.run(reason=True)
+
+    def is_enabled(self, **_: Any) -> bool:
+        requests = requests_of(self.window)
+        return requests is not None and requests.pending.oldest() is not None
+
+
+class PermissionKeysListener(sublime_plugin.EventListener):
+    def on_query_context(self, view: sublime.View, key: str, operator: int, operand: Any, match_all: bool) -> bool | None:
+        if key != PENDING_CONTEXT:
+            return None
+        value = False
+        if is_chat_view(view):
+            requests = requests_of(view.window())
+            prompt = requests.pending.oldest() if requests is not None else None
+            # In the composer the keys answer only while it is empty: typing stays typing.
+            empty = view.settings().get("qwen_chat.view") != "composer" or view.size() == 0
+            # A number operand: that key has a choice (the options, then "reject with a reason").
+            keys = prompt.keys() if prompt is not None else 0
+            number = operand if isinstance(operand, int) and not isinstance(operand, bool) else 1
+            value = prompt is not None and empty and number <= keys
+        return value if operator == sublime.QueryOperator.EQUAL else not value
+
+    def on_pre_close(self, view: sublime.View) -> None:
+        if view.settings().get("qwen_chat.view") == "transcript":
+            requests = requests_of(view.window())
+            if requests is not None:  # the prompts are no longer shown: nobody can answer them
+                requests.cancel_pending()
+
+
+_turn_start: dict[int, int] = {}  # transcript view id -> where its last turn begins
+
+
+def fold_thoughts(view: sublime.View) -> None:
+    """Fold each finished Thinking block and each long finished tool output
+    once, under its first line; what the user unfolds stays open (main thread)."""
+    from ...core.chat.render import USER_HEADER
+    from ...core.chat.tool_calls import THINKING_HEADER
+
+    # Only the current turn is searched: each batch of streamed text costs
+    # what the turn holds, not what the whole chat holds.
+    start = _turn_start.get(view.id(), 0)
+    start = start if start <= view.size() else 0
+    while (hit := view.find(USER_HEADER, start + 1, sublime.FindFlags.LITERAL)).a >= 0:
+        start = hit.a
+    _turn_start[view.id()] = start
+    turn = sublime.Region(start, view.size())
+
+    done = {region.a for region in view.get_regions(THINKING_KEY)}
+    headers = list(view.get_regions(THINKING_KEY))
+    for header in view.find_all(THINKING_HEADER, sublime.FindFlags.LITERAL, within=turn):
+        if header.a in done:
+            continue
+        end = view.find("\n\n", header.b, sublime.FindFlags.LITERAL)
+        if end.a < 0 or end.b >= view.size():
+            continue  # still streaming (nothing follows yet): fold it when it ends
+        view.fold(sublime.Region(header.b - 1, end.a))
+        headers.append(header)
+    view.add_regions(THINKING_KEY, headers, "", "", sublime.RegionFlags.HIDDEN)
+    outputs = list(view.get_regions(OUTPUT_KEY))
+    folded = {region.a for region in outputs}
+    for call in view.find_all(LONG_OUTPUT, within=turn):
+        if call.a not in folded:
+            first_line_end = view.line(call.a).b
+            view.fold(sublime.Region(first_line_end, call.b - 1))
+            outputs.append(call)
+    view.add_regions(OUTPUT_KEY, outputs, "", "", sublime.RegionFlags.HIDDEN)
+
+
+class ThinkingFoldListener(sublime_plugin.EventListener):
+    def on_modified(self, view: sublime.View) -> None:
+        if view.settings().get("qwen_chat.view") == "transcript":
+            fold_thoughts(view)
+
+    def on_activated(self, view: sublime.View) -> None:
+        window = view.window()
+        if window is not None and is_chat_view(view) and view.get_status(DONE_STATUS_KEY):
+            for other in window.views():
+                other.erase_status(DONE_STATUS_KEY)

@@ -1,0 +1,78 @@
+"""The agent's file reads and writes through the user's buffers: a file open
+in the window is read with its unsaved text and written as one undo step,
+then saved (Sublime keeps its line endings and encoding)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from typing import TypeVar
+
+import sublime
+import sublime_plugin
+
+T = TypeVar("T")
+
+
+async def on_main(work: Callable[[], T]) -> T:
+    """Run `work` on Sublime's main thread and wait for its result (asyncio thread)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def run() -> None:
+        try:
+            result = work()
+        except BaseException as error:  # handed to the waiting coroutine
+            loop.call_soon_threadsafe(_fail, future, error)
+        else:
+            loop.call_soon_threadsafe(_resolve, future, result)
+
+    sublime.set_timeout(run)
+    return await future
+
+
+def _resolve(future: asyncio.Future[T], result: T) -> None:
+    if not future.done():
+        future.set_result(result)
+
+
+def _fail(future: asyncio.Future[T], error: BaseException) -> None:
+    if not future.done():
+        future.set_exception(error)
+
+
+def open_view(window: sublime.Window, real_path: str) -> sublime.View | None:
+    """The window's view of the file at `real_path` (already resolved), if open."""
+    if not window.is_valid():
+        return None
+    for view in window.views():
+        name = view.file_name()
+        if name and os.path.realpath(name) == real_path:
+            return view
+    return None
+
+
+def open_paths(window: sublime.Window) -> list[str]:
+    return [name for view in window.views() if (name := view.file_name())] if window.is_valid() else []
+
+
+def view_text(view: sublime.View) -> str:
+    return view.substr(sublime.Region(0, view.size()))
+
+
+def write_view(view: sublime.View, text: str) -> None:
+    """Replace the buffer's text as one undo step and save it (main thread)."""
+    view.run_command("qwen_chat_replace_buffer", {"text": text.replace("\r\n", "\n").replace("\r", "\n")})
+    view.run_command("save")
+
+
+class QwenChatReplaceBufferCommand(sublime_plugin.TextCommand):
+    """The agent's write to an open file: one command, so one undo step."""
+
+    def run(self, edit: sublime.Edit, text: str) -> None:
+        if view_text(self.view) != text:
+            self.view.replace(edit, sublime.Region(0, self.view.size()), text)
+
+    def is_visible(self) -> bool:
+        return False

@@ -1,0 +1,279 @@
+"""The chat of every window: its core `Chat`, its views, and the hooks other
+features plug into.
+
+Hooks (replace or extend them at import time; each is called per window):
+
+- `chats.requests(window) -> AgentRequests`: answers the agent's
+  `fs/read_text_file`, `fs/write_text_file`, `session/request_permission`
+  and vendor requests. The default reads and writes files on disk inside the
+  window's folders, answers permissions "cancelled" and unknown methods
+  -32601.
+- `chats.renderer(window) -> UpdateRenderer`: renders session updates that
+  are not message text, slash commands or modes (tool calls, plans,
+  thoughts) into the transcript, by block id (`upsert` updates in place).
+- `chats.mcp_servers`: callables `(window) -> dict | None`; the dicts go into
+  `mcpServers` of `session/new` and `session/load`.
+- `chats.observers`: callables `(event, details)` for "chat_turn_ended" and
+  "chat_error" (the headless driver listens here).
+
+The agent starts on the chat's asyncio thread; the main thread only applies
+batched edits to the transcript view.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import sublime
+
+from ..log import SETTINGS_FILE
+
+if TYPE_CHECKING:
+    from ...core.chat.bridge import AgentCommand, JsonObject
+    from ...core.chat.chat import Chat
+    from ...core.chat.render import UpdateRenderer
+    from ...core.chat.requests import AgentRequests
+    from ...core.chat.transcript import Edit
+    from ...core.chat.chat import ChatThread
+
+log = logging.getLogger(__name__)
+
+CACHE_FOLDER = "QwenCompanion"
+Observer = Callable[[str, dict[str, Any]], None]
+
+
+def window_by_id(window_id: int) -> sublime.Window | None:
+    for window in sublime.windows():
+        if window.id() == window_id:
+            return window
+    return None
+
+
+def default_requests(window: sublime.Window) -> AgentRequests:
+    from ...core.chat.requests import DiskRequests
+
+    return DiskRequests(lambda: window.folders() if window.is_valid() else [])
+
+
+def default_renderer(window: sublime.Window) -> UpdateRenderer:
+    from ...core.chat.render import PlainRenderer
+
+    return PlainRenderer()
+
+
+def agent_command(window: sublime.Window) -> AgentCommand:
+    """`qwen --acp` as Open in Terminal would start qwen for this window:
+    same command, folder and environment (the companion's port)."""
+    from ...core.chat.bridge import AgentCommand
+    from ...core.chat.command import agent_argv
+    from ...core.terminal import terminal_env
+    from ..companion.companions import companions
+    from ..companion.terminal import login_shell, options, window_cwd
+
+    env: dict[str, str] = {}
+    companion = companions.get(window)
+    if companion is not None and companion.running:
+        env = terminal_env(companion.port, companion.workspace_path)
+    argv = agent_argv(
+        options().command,
+        windows=sublime.platform() == "windows",
+        login_shell=login_shell(),
+        path=os.environ.get("PATH"),
+    )
+    return AgentCommand(argv, window_cwd(window), env)
+
+
+class WindowChat:
+    """One window's chat and the ids of its two views (main-thread state)."""
+
+    def __init__(self, owner: Chats, window: sublime.Window, thread: ChatThread) -> None:
+        from ...core.chat.chat import Chat, ChatSetup
+        from ...core.chat.store import SessionStore, project_key
+        from ...core.chat.streamer import BlockStreamer
+        from ...core.chat.transcript import Transcript
+
+        self.window_id = window.id()
+        self._owner = owner
+        self._window = window
+        self.transcript_view: sublime.View | None = None
+        self.composer_view: sublime.View | None = None
+        self.history_index = 0
+        self.attachments: dict[str, JsonObject] = {}  # "@name" in the composer -> its prompt block
+        self._pending: list[Edit] = []
+        self._pending_lock = threading.Lock()
+        self._requests: AgentRequests | None = None
+        self._renderer: UpdateRenderer | None = None
+        self._hooks_lock = threading.Lock()  # the agent's thread and the main thread both resolve hooks
+        store = SessionStore(Path(sublime.cache_path()) / CACHE_FOLDER)
+        setup = ChatSetup(
+            command=lambda: agent_command(window),
+            mcp_servers=self._mcp_servers,
+            requests=self.requests,
+            renderer=self.renderer,
+            store=store,
+            key=project_key(window.project_file_name(), window.folders()),
+        )
+        self.chat: Chat = Chat(thread, setup, BlockStreamer(Transcript(), self._sink), self)
+
+    # --- hooks, resolved once per window --------------------------------
+
+    def requests(self) -> AgentRequests:
+        with self._hooks_lock:
+            if self._requests is None:
+                self._requests = self._owner.requests(self._window)
+            return self._requests
+
+    def renderer(self) -> UpdateRenderer:
+        with self._hooks_lock:
+            if self._renderer is None:
+                self._renderer = self._owner.renderer(self._window)
+            return self._renderer
+
+    def _mcp_servers(self) -> list[JsonObject]:
+        servers: list[JsonObject] = []
+        for provider in list(self._owner.mcp_servers):
+            try:
+                server = provider(self._window)
+            except Exception:
+                log.exception("an MCP server provider failed")
+                continue
+            if server:
+                servers.append(server)
+        return servers
+
+    # --- transcript edits -----------------------------------------------
+
+    def _sink(self, edits: list[Edit]) -> None:
+        with self._pending_lock:
+            first = not self._pending
+            self._pending.extend(edits)
+        if first:  # one main-thread hop per batch
+            sublime.set_timeout(self.apply_pending)
+
+    def apply_pending(self) -> None:
+        with self._pending_lock:
+            edits, self._pending = self._pending, []
+        view = self.transcript_view
+        if not edits or view is None or not view.is_valid():
+            return
+        view.run_command("qwen_chat_apply", {"edits": [[e.offset, e.erase, e.text] for e in edits]})
+        view.clear_undo_stack()  # the transcript has no undo history
+
+    def fill(self, view: sublime.View) -> None:
+        """Make a new transcript view show the whole transcript (main thread)."""
+        with self.chat.streamer.locked(), self._pending_lock:
+            text = self.chat.streamer.transcript.text()
+            self._pending.clear()
+            self.transcript_view = view
+        view.run_command("qwen_chat_apply", {"edits": [[0, view.size(), text]]})
+        view.clear_undo_stack()
+
+    # --- ChatEvents (chat thread) -----------------------------------------
+
+    def state_changed(self) -> None:
+        sublime.set_timeout(lambda: self._owner.refresh_status(self.window_id))
+
+    def turn_ended(self, stop_reason: str) -> None:
+        self._owner.tell("chat_turn_ended", {"window": self.window_id, "stopReason": stop_reason})
+
+    def error(self, message: str) -> None:
+        self._owner.tell("chat_error", {"window": self.window_id, "message": message})
+
+    def cancel_timed_out(self) -> None:
+        def ask() -> None:
+            if sublime.ok_cancel_dialog(
+                "Qwen Code: the agent did not stop within a few seconds.\n\n"
+                "Restart it? The conversation is reloaded.",
+                "Restart Agent",
+            ):
+                self.chat.restart()
+
+        sublime.set_timeout(ask)
+
+
+class Chats:
+    def __init__(self) -> None:
+        self.requests: Callable[[sublime.Window], AgentRequests] = default_requests
+        self.renderer: Callable[[sublime.Window], UpdateRenderer] = default_renderer
+        self.mcp_servers: list[Callable[[sublime.Window], JsonObject | None]] = []
+        self.observers: list[Observer] = []
+        self._lock = threading.RLock()
+        self._by_window: dict[int, WindowChat] = {}
+        self._thread: ChatThread | None = None
+        self._closed = False
+        self.status_listeners: list[Callable[[int], None]] = []
+
+    def get(self, window: sublime.Window | None) -> WindowChat | None:
+        if window is None:
+            return None
+        with self._lock:
+            return self._by_window.get(window.id())
+
+    def ensure(self, window: sublime.Window) -> WindowChat | None:
+        """The window's chat, made now if it has none (None once unloading)."""
+        from ...core.chat.chat import ChatThread
+
+        with self._lock:
+            if self._closed or not window.is_valid():
+                return None
+            existing = self._by_window.get(window.id())
+            if existing is not None:
+                return existing
+            if self._thread is None or not self._thread.alive:
+                self._thread = ChatThread()
+                self._thread.start()
+            chat = WindowChat(self, window, self._thread)
+            self._by_window[window.id()] = chat
+            return chat
+
+    def all(self) -> list[WindowChat]:
+        with self._lock:
+            return list(self._by_window.values())
+
+    def tell(self, event: str, details: dict[str, Any]) -> None:
+        if self._closed:
+            return
+        for observer in list(self.observers):
+            try:
+                observer(event, details)
+            except Exception:
+                log.exception("a chat observer failed")
+
+    def refresh_status(self, window_id: int) -> None:
+        for listener in list(self.status_listeners):
+            listener(window_id)
+
+    def forget_window(self, window_id: int) -> None:
+        """The window closed: end its agent (any thread)."""
+        with self._lock:
+            chat = self._by_window.pop(window_id, None)
+        if chat is not None:
+            chat.chat.close()
+
+    def stop_all(self) -> None:
+        """Unloading or quitting: end every agent and the chat thread."""
+        with self._lock:
+            self._closed = True
+            chats = list(self._by_window.values())
+            self._by_window.clear()
+            thread, self._thread = self._thread, None
+        for chat in chats:
+            chat.chat.close()
+        if thread is not None:
+            thread.stop()
+
+
+def prestart_enabled() -> bool:
+    return bool(sublime.load_settings(SETTINGS_FILE).get("chat_prestart", False))
+
+
+def is_chat_view(view: sublime.View) -> bool:
+    return bool(view.settings().get("qwen_chat.view"))
+
+
+chats = Chats()

@@ -1,0 +1,303 @@
+"""A scripted ACP agent on stdio, for faults the real `qwen --acp` never makes.
+
+    python -m tests.rig.fake_acp_agent SCRIPT.json
+
+SCRIPT (all keys optional):
+    {"turns": [[ACTION, ...], ...],   one list per prompt, in order (across restarts); then "OK."
+     "state": "dir",                  sessions kept here (session/load replays them)
+     "log": "file",                   every message received, one JSON a line
+     "auth_required": false,          session/new fails with -32000 until authenticate
+     "config_only": false,            modes and models offered only as configOptions
+     "exit_on_start": null}           exit with this code right after starting
+
+ACTION:
+    {"chunks": ["a", "b"], "delay": 0}   agent_message_chunk per item
+    {"stream": N, "size": 10}            N chunks of `size` characters
+    {"stall": seconds}                   wait (a session/cancel ends the turn "cancelled")
+    {"deaf": seconds}                    wait, deaf to session/cancel (a hung agent)
+    {"raw": "text"}                      write this line as it is (malformed JSON)
+    {"big": N}                           one agent_message_chunk of N characters (a huge line)
+    {"update": {...}}                    any session/update
+    {"notify": method, "params": {...}}  any notification
+    {"request": method, "params": {...}} ask the client and wait for its answer (logged)
+    {"crash": code}                      exit at once
+    {"stop": "end_turn"}                 the turn's stopReason
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+MODES = [
+    {"id": "plan", "name": "Plan"},
+    {"id": "default", "name": "Default"},
+    {"id": "yolo", "name": "YOLO"},
+]
+MODELS = [
+    {"modelId": "$runtime|openai|fake-model(openai)", "name": "fake-model", "_meta": {"contextLimit": 1000}},
+    {"modelId": "$runtime|openai|other-model(openai)", "name": "other-model", "_meta": {"contextLimit": 2000}},
+]
+
+
+class Agent:
+    def __init__(self, script: dict[str, Any]) -> None:
+        self.turns: list[list[dict[str, Any]]] = list(script.get("turns", []))
+        self.state = Path(script["state"]) if script.get("state") else None
+        self.log_path = Path(script["log"]) if script.get("log") else None
+        self.auth_required = bool(script.get("auth_required"))
+        self.config_only = bool(script.get("config_only"))
+        self.model = MODELS[0]["modelId"]
+        self.write_lock = threading.Lock()
+        self.cancelled = threading.Event()
+        self.answers: dict[int, threading.Event] = {}
+        self.results: dict[int, Any] = {}
+        self.next_id = 1000
+        self.mode = "default"
+
+    # --- io ----------------------------------------------------------------
+
+    def write(self, message: dict[str, Any] | str) -> None:
+        line = message if isinstance(message, str) else json.dumps(message)
+        with self.write_lock:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
+    def log(self, message: Any) -> None:
+        if self.log_path is not None:
+            with self.log_path.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(message) + "\n")
+
+    def update(self, session_id: str, update: dict[str, Any]) -> None:
+        self.write({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session_id, "update": update}})
+
+    def chunk(self, session_id: str, text: str, kind: str = "agent_message_chunk") -> None:
+        self.update(session_id, {"sessionUpdate": kind, "content": {"type": "text", "text": text}})
+
+    def ask(self, method: str, params: Any) -> Any:
+        self.next_id += 1
+        request_id = self.next_id
+        event = self.answers[request_id] = threading.Event()
+        self.write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        event.wait(30)
+        return self.results.get(request_id)
+
+    # --- sessions on disk ---------------------------------------------------
+
+    def history(self, session_id: str) -> list[dict[str, Any]]:
+        if self.state is None:
+            return []
+        path = self.state / f"{session_id}.json"
+        return json.loads(path.read_text()) if path.exists() else []
+
+    def remember(self, session_id: str, cwd: str, entry: dict[str, Any]) -> None:
+        if self.state is None:
+            return
+        self.state.mkdir(parents=True, exist_ok=True)
+        entries = self.history(session_id) + [entry]
+        (self.state / f"{session_id}.json").write_text(json.dumps(entries))
+        meta = self.state / f"{session_id}.meta"
+        if not meta.exists():
+            meta.write_text(json.dumps({"cwd": cwd, "title": entry.get("text", "")[:40]}))
+
+    def turns_used(self) -> int:
+        """Turns taken so far, by this process or an earlier one (restarts)."""
+        if self.state is None:
+            self.used = getattr(self, "used", -1) + 1
+            return self.used
+        self.state.mkdir(parents=True, exist_ok=True)
+        counter = self.state / "turns-used"
+        used = int(counter.read_text()) if counter.exists() else 0
+        counter.write_text(str(used + 1))
+        return used
+
+    # --- methods -------------------------------------------------------------
+
+    def config_options(self) -> list[dict[str, Any]]:
+        return [
+            {"id": "mode", "name": "Mode", "category": "mode", "type": "select", "currentValue": self.mode,
+             "options": [{"value": m["id"], "name": m["name"]} for m in MODES]},
+            {"id": "model", "name": "Model", "category": "model", "type": "select", "currentValue": self.model,
+             "options": [{"value": m["modelId"], "name": m["name"]} for m in MODELS]},
+        ]
+
+    def session_answer(self, session_id: str) -> dict[str, Any]:
+        if self.config_only:
+            return {"sessionId": session_id, "configOptions": self.config_options()}
+        return {
+            "sessionId": session_id,
+            "modes": {"currentModeId": self.mode, "availableModes": MODES},
+            "models": {"currentModelId": MODELS[0]["modelId"], "availableModels": MODELS},
+        }
+
+    def handle(self, message: dict[str, Any]) -> Any:
+        method, params = message.get("method"), message.get("params") or {}
+        if method == "initialize":
+            return {
+                "protocolVersion": 1,
+                "agentInfo": {"name": "fake-acp", "version": "1.0"},
+                "authMethods": [{"id": "openai", "name": "key"}],
+                "agentCapabilities": {"loadSession": True, "promptCapabilities": {"image": True, "embeddedContext": True},
+                                      "sessionCapabilities": {"list": {}}},
+            }
+        if method == "authenticate":
+            self.auth_required = False
+            return {}
+        if method == "session/new":
+            if self.auth_required:
+                raise RpcError(-32000, "Authentication required")
+            session_id = str(uuid.uuid4())
+            self.cwd = params.get("cwd", "")
+            threading.Thread(target=self.announce_commands, args=(session_id,), daemon=True).start()
+            return self.session_answer(session_id)
+        if method == "session/load":
+            session_id = params["sessionId"]
+            if self.state is None or not (self.state / f"{session_id}.json").exists():
+                raise RpcError(-32603, "Internal error", {"details": f"session {session_id} not found"})
+            for entry in self.history(session_id):
+                kind = "user_message_chunk" if entry["role"] == "user" else "agent_message_chunk"
+                self.chunk(session_id, entry["text"], kind)
+            return self.session_answer(session_id)
+        if method == "session/list":
+            sessions = []
+            for meta in sorted((self.state or Path("/nonexistent")).glob("*.meta")):
+                info = json.loads(meta.read_text())
+                sessions.append({"sessionId": meta.stem, "cwd": info["cwd"], "title": info["title"],
+                                 "updatedAt": "2026-01-01T00:00:00Z"})
+            return {"sessions": sessions}
+        if method == "session/set_mode":
+            self.mode = params["modeId"]
+            self.write({"jsonrpc": "2.0", "method": "qwen/notify/session/mode-update",
+                        "params": {"v": 1, "sessionId": params["sessionId"], "currentModeId": self.mode}})
+            return {}
+        if method == "session/set_config_option":
+            if params.get("configId") == "mode":
+                self.mode = params["value"]
+            elif params.get("configId") == "model":
+                self.model = params["value"]
+            else:
+                raise RpcError(-32602, "Invalid params")
+            return {"configOptions": self.config_options()}
+        if method == "session/set_model":
+            if params.get("modelId") not in [m["modelId"] for m in MODELS]:
+                raise RpcError(-32603, "Internal error")
+            return {}
+        if method == "session/prompt":
+            return self.prompt(params)
+        raise RpcError(-32601, f"Method not found: {method}")
+
+    def announce_commands(self, session_id: str) -> None:
+        time.sleep(0.05)
+        self.update(session_id, {"sessionUpdate": "available_commands_update", "availableCommands": [
+            {"name": "compress", "description": "Compress the context"},
+            {"name": "memory", "description": "Manage memory"},
+        ]})
+
+    def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        session_id = params["sessionId"]
+        self.cancelled.clear()
+        text = "".join(b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text")
+        self.remember(session_id, getattr(self, "cwd", ""), {"role": "user", "text": text})
+        used = self.turns_used()
+        actions = self.turns[used] if used < len(self.turns) else [{"chunks": ["OK."]}]
+        said: list[str] = []
+        stop = "end_turn"
+        for action in actions:
+            if self.cancelled.is_set():
+                stop = "cancelled"
+                break
+            if "chunks" in action:
+                for piece in action["chunks"]:
+                    self.chunk(session_id, piece)
+                    said.append(piece)
+                    if action.get("delay"):
+                        time.sleep(action["delay"])
+            elif "stream" in action:
+                piece = "x" * (action.get("size", 10) - 1) + " "
+                for _ in range(action["stream"]):
+                    if self.cancelled.is_set():
+                        break
+                    self.chunk(session_id, piece)
+            elif "stall" in action:
+                if self.cancelled.wait(action["stall"]):
+                    stop = "cancelled"
+                    break
+            elif "deaf" in action:
+                time.sleep(action["deaf"])
+            elif "raw" in action:
+                self.write(action["raw"])
+            elif "big" in action:
+                self.chunk(session_id, "y" * action["big"])
+            elif "update" in action:
+                self.update(session_id, action["update"])
+            elif "notify" in action:
+                self.write({"jsonrpc": "2.0", "method": action["notify"], "params": action.get("params", {})})
+            elif "request" in action:
+                answer = self.ask(action["request"], action.get("params", {}))
+                self.log({"answer_to": action["request"], "answer": answer})
+            elif "crash" in action:
+                os._exit(action["crash"])
+            elif "stop" in action:
+                stop = action["stop"]
+        if self.cancelled.is_set():
+            stop = "cancelled"
+        if said:
+            self.remember(session_id, getattr(self, "cwd", ""), {"role": "agent", "text": "".join(said)})
+        return {"stopReason": stop}
+
+    # --- main loop -----------------------------------------------------------
+
+    def serve(self, message: dict[str, Any]) -> None:
+        try:
+            result = self.handle(message)
+            self.write({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        except RpcError as error:
+            self.write({"jsonrpc": "2.0", "id": message["id"], "error": error.body()})
+
+    def run(self) -> None:
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            message = json.loads(line)
+            self.log(message)
+            if "method" not in message:
+                request_id = message.get("id")
+                self.results[request_id] = message.get("result", message.get("error"))
+                if request_id in self.answers:
+                    self.answers[request_id].set()
+            elif message["method"] == "session/cancel":
+                self.cancelled.set()
+            elif "id" in message:
+                threading.Thread(target=self.serve, args=(message,), daemon=True).start()
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            body["data"] = self.data
+        return body
+
+
+def main() -> None:
+    script = json.loads(Path(sys.argv[1]).read_text()) if len(sys.argv) > 1 else {}
+    if script.get("exit_on_start") is not None:
+        sys.stderr.write("fake agent: refusing to start\n")
+        sys.exit(script["exit_on_start"])
+    sys.stderr.write(f"fake agent {os.getpid()} ready\n")
+    sys.stderr.flush()
+    Agent(script).run()
+
+
+if __name__ == "__main__":
+    main()

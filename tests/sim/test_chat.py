@@ -1,0 +1,360 @@
+"""The chat in the simulated editor, with the BUILT package and the scripted
+ACP agent (tests/rig/fake_acp_agent.py) as `qwen_command`: the views, the
+composer's keys, queueing, following the end, history, the mode and model
+pickers, slash completions, reload, and no agent left after a window closes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.editor import PACKAGE, Editor, open_editor
+
+FAKE_AGENT = Path(__file__).resolve().parents[1] / "rig" / "fake_acp_agent.py"
+WAIT = 15.0
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+class ChatRig:
+    def __init__(self, editor: Editor, tmp: Path) -> None:
+        self.editor = editor
+        self.host = editor.host
+        self.tmp = tmp
+        self.log = tmp / "agent-log.jsonl"
+        self.events: list[tuple[str, dict[str, Any]]] = []
+
+    def load(self, turns: list[list[dict[str, Any]]] | None = None, **settings: Any) -> None:
+        script = self.tmp / "script.json"
+        script.write_text(json.dumps({"turns": turns or [], "state": str(self.tmp / "agent-state"), "log": str(self.log)}))
+        self.editor.load([self.editor.workspace], {"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)], **settings})
+        self.watch()
+
+    def watch(self) -> None:
+        self.chats.observers.append(lambda event, details: self.events.append((event, details)))
+
+    @property
+    def chats(self) -> Any:
+        return sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+
+    def chat(self) -> Any:
+        return self.chats.get(self.host.window)
+
+    def open(self) -> tuple[Any, Any]:
+        self.host.user.run_command("qwen_chat")
+        self.host.wait_idle()
+        chat = self.chat()
+        return chat.transcript_view, chat.composer_view
+
+    def send(self, text: str) -> None:
+        _, composer = self.open()
+        self.host.user.type(composer, text)
+        self.host.user.press_key("enter")
+
+    def ended(self, count: int = 1) -> list[str]:
+        self.host.wait_for(lambda: len([e for e in self.events if e[0] == "chat_turn_ended"]) >= count, timeout=WAIT)
+        return [d["stopReason"] for e, d in self.events if e == "chat_turn_ended"]
+
+    def transcript(self) -> str:
+        self.host.wait_idle()
+        chat = self.chat()
+        self.host.wait_for(lambda: self.editor.text(chat.transcript_view) == chat.chat.streamer.transcript.text(), timeout=WAIT)
+        return self.editor.text(chat.transcript_view)
+
+    def received(self, method: str) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        return [m for m in map(json.loads, self.log.read_text().splitlines()) if m.get("method") == method]
+
+
+@pytest.fixture
+def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatRig]:
+    with open_editor(tmp_path, monkeypatch, load=False) as editor:
+        yield ChatRig(editor, tmp_path)
+
+
+def test_chat_opens_a_transcript_and_composer_beside_the_code(rig: ChatRig) -> None:
+    rig.load()
+    code = rig.editor.open("a.py", "x = 1\n")
+    transcript, composer = rig.open()
+    window = rig.host.window
+    assert window.num_groups() == 3
+    assert window.get_view_index(transcript)[0] == 1 and window.get_view_index(composer)[0] == 2
+    assert window.get_view_index(code)[0] == 0
+    assert transcript.is_read_only() and transcript.is_scratch() and composer.is_scratch()
+    assert transcript.settings().get("syntax", "").endswith("QwenChat.sublime-syntax") or "QwenChat" in str(transcript.syntax())
+    assert window.active_view() == composer
+
+
+def test_enter_sends_and_the_answer_streams_into_the_transcript(rig: ChatRig) -> None:
+    rig.load([[{"chunks": ["Hello ", "from ", "the agent."]}]])
+    rig.send("hi there")
+    assert rig.ended() == ["end_turn"]
+    text = rig.transcript()
+    assert "## You\n\nhi there" in text and "Hello from the agent." in text
+    _, composer = rig.open()
+    assert rig.editor.text(composer) == ""
+    assert rig.received("session/prompt")[0]["params"]["prompt"][0] == {"type": "text", "text": "hi there"}
+
+
+def test_shift_enter_is_a_newline_and_up_recalls_earlier_prompts(rig: ChatRig) -> None:
+    rig.load()
+    _, composer = rig.open()
+    rig.host.user.type(composer, "line one")
+    rig.host.user.press_key("shift+enter")
+    rig.host.user.type(composer, "line two")
+    assert rig.editor.text(composer) == "line one\nline two"
+    rig.host.user.press_key("enter")
+    rig.ended()
+    rig.send("second")
+    rig.ended(2)
+    rig.host.user.press_key("up")
+    assert rig.editor.text(composer) == "second"
+    rig.host.user.press_key("up")
+    assert rig.editor.text(composer) == "line one\nline two"
+    rig.host.user.press_key("down")
+    assert rig.editor.text(composer) == "second"
+
+
+def test_prompts_typed_while_busy_are_queued_and_sent_in_order(rig: ChatRig) -> None:
+    rig.load([[{"stall": 0.5}, {"chunks": ["one done"]}], [{"chunks": ["two done"]}]])
+    rig.send("one")
+    rig.send("two")
+    assert rig.ended(2) == ["end_turn", "end_turn"]
+    assert [p["params"]["prompt"][0]["text"] for p in rig.received("session/prompt")] == ["one", "two"]
+    text = rig.transcript()
+    assert text.index("one done") < text.index("## You\n\ntwo") < text.index("two done")
+
+
+def test_escape_cancels_the_turn(rig: ChatRig) -> None:
+    rig.load([[{"chunks": ["working"]}, {"stall": 30}]])
+    rig.send("go")
+    rig.host.wait_for(lambda: "working" in rig.chat().chat.streamer.transcript.text(), timeout=WAIT)
+    rig.host.user.press_key("escape")
+    assert rig.ended() == ["cancelled"]
+    assert "> cancelled" in rig.transcript()
+
+
+def test_the_active_file_and_selection_go_with_the_prompt_unless_excluded(rig: ChatRig) -> None:
+    rig.load()
+    code = rig.editor.open("a.py", "first\nsecond line\nthird\n")
+    rig.host.user.set_selection(code, [rig.host.sublime.Region(6, 17)])
+    rig.send("explain")
+    rig.ended()
+    rig.host.assert_no_errors()
+    blocks = rig.received("session/prompt")[0]["params"]["prompt"]
+    uri = (rig.editor.workspace / "a.py").as_uri()
+    assert blocks[1]["type"] == "resource_link" and blocks[1]["uri"] == uri
+    assert "line 2" in blocks[1]["description"]
+    assert blocks[2]["resource"] == {"uri": f"{uri}#L2-L2", "mimeType": "text/plain", "text": "second line"}
+    secret = rig.editor.open(".env", "KEY=1\n")
+    rig.host.user.focus(secret)
+    rig.send("and this?")
+    rig.ended(2)
+    assert rig.received("session/prompt")[1]["params"]["prompt"] == [{"type": "text", "text": "and this?"}]
+
+
+def test_the_transcript_follows_new_text_only_while_the_caret_is_at_the_end(rig: ChatRig) -> None:
+    rig.load([[{"chunks": ["first answer\n\n"]}], [{"chunks": ["second answer"]}]])
+    rig.send("one")
+    rig.ended()
+    transcript, _ = rig.open()
+    rig.transcript()
+    assert transcript.sel()[0].b == transcript.size()
+    rig.host.user.set_selection(transcript, [0])
+    rig.send("two")
+    rig.ended(2)
+    rig.transcript()
+    assert transcript.sel()[0].b == 0
+
+
+def test_slash_completions_and_local_commands(rig: ChatRig) -> None:
+    rig.load()
+    chat = rig.chat
+    rig.host.user.run_command("qwen_chat")
+    rig.host.wait_idle()
+    rig.chat().chat.start().result(WAIT)
+    rig.host.wait_for(lambda: rig.chat().chat.state.commands, timeout=WAIT)
+    _, composer = rig.open()
+    rig.host.user.type(composer, "/")
+    names = [item.trigger for item in rig.host.user.query_completions(composer, "")]
+    assert {"clear", "help", "status", "compress", "memory"} <= set(names)
+    rig.host.user.type(composer, "status")
+    rig.host.user.press_key("enter")
+    text = rig.host.wait_for(lambda: "Session:" in rig.transcript() and rig.transcript(), timeout=WAIT)
+    assert f"Session: {rig.chat().chat.state.session_id}" in text and "Pid: " in text
+    assert rig.received("session/prompt") == []
+    first = rig.chat().chat.state.session_id
+    rig.send("/clear")
+    rig.host.wait_for(lambda: rig.chat().chat.state.session_id != first, timeout=WAIT)
+    assert chat is not None
+
+
+def test_mode_and_model_pickers_and_the_status_bar(rig: ChatRig) -> None:
+    rig.load()
+    rig.open()
+    rig.chat().chat.start().result(WAIT)
+    rig.host.user.run_command("qwen_chat_mode")
+    panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
+    assert [str(getattr(i, "trigger", i)) for i in panel.items] == ["Plan", "Default", "YOLO"]
+    rig.host.user.choose_quick_panel(0)
+    rig.host.wait_for(lambda: rig.chat().chat.state.mode_id == "plan", timeout=WAIT)
+    rig.host.user.run_command("qwen_chat_model")
+    rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)
+    rig.host.user.choose_quick_panel(1)
+    rig.host.wait_for(lambda: rig.chat().chat.state.model_id == "$runtime|openai|other-model(openai)", timeout=WAIT)
+    rig.host.wait_idle()
+    _, composer = rig.open()
+    status = composer.get_status("qwen_chat")
+    assert "Plan" in status and "other-model" in status
+    rig.host.user.press_key("shift+tab")
+    rig.host.wait_for(lambda: rig.chat().chat.state.mode_id == "default", timeout=WAIT)
+
+
+def test_closing_the_chat_views_keeps_the_session_and_reopening_shows_it(rig: ChatRig) -> None:
+    rig.load([[{"chunks": ["kept answer"]}]])
+    rig.send("remember")
+    rig.ended()
+    transcript, composer = rig.open()
+    session = rig.chat().chat.state.session_id
+    rig.host.user.close(transcript)
+    rig.host.user.close(composer)
+    transcript, _ = rig.open()
+    assert "kept answer" in rig.transcript()
+    assert rig.chat().chat.state.session_id == session
+
+
+def test_closing_the_window_ends_its_agent(rig: ChatRig) -> None:
+    rig.load([[{"stall": 30}]])
+    rig.send("go")
+    pid = rig.host.wait_for(lambda: rig.chat().chat.pid, timeout=WAIT)
+    assert alive(pid)
+    rig.host.user.close_window(rig.host.window)
+    rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+
+
+def test_reloading_the_package_ends_the_agent_and_the_chat_comes_back(rig: ChatRig) -> None:
+    rig.load([[{"chunks": ["before reload"]}]])
+    rig.send("one")
+    rig.ended()
+    pid = rig.chat().chat.pid
+    session = rig.chat().chat.state.session_id
+    rig.host.reload_package(PACKAGE)
+    rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+    rig.watch()
+    rig.host.user.run_command("qwen_chat")
+    rig.host.wait_idle()
+    rig.chat().chat.start().result(WAIT)
+    assert rig.chat().chat.state.session_id == session
+    assert "before reload" in rig.chat().chat.streamer.transcript.text()
+
+
+def test_quitting_ends_the_agent(rig: ChatRig) -> None:
+    rig.load([[{"stall": 30}]])
+    rig.send("go")
+    pid = rig.host.wait_for(lambda: rig.chat().chat.pid, timeout=WAIT)
+    rig.host.quit()
+    assert not alive(pid) or rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+
+
+def test_prestart_starts_the_agent_with_the_window(rig: ChatRig) -> None:
+    rig.load(chat_prestart=True)
+    rig.host.wait_for(lambda: rig.chat() is not None and rig.chat().chat.state.agent == "ready", timeout=WAIT)
+    assert rig.received("session/new")[0]["params"]["cwd"] == str(rig.editor.workspace)
+
+
+def test_add_selection_attaches_it_to_the_next_prompt(rig: ChatRig) -> None:
+    rig.load()
+    code = rig.editor.open("b.py", "alpha\nbeta\ngamma\n")
+    rig.host.user.set_selection(code, [rig.host.sublime.Region(6, 16)])
+    rig.host.user.run_command("qwen_chat_add_selection")
+    rig.host.wait_idle()
+    _, composer = rig.open()
+    assert rig.editor.text(composer) == "@b.py:2-3 "
+    rig.host.user.type(composer, "what is this?")
+    rig.host.user.press_key("enter")
+    rig.ended()
+    blocks = rig.received("session/prompt")[0]["params"]["prompt"]
+    uri = (rig.editor.workspace / "b.py").as_uri()
+    assert {"type": "resource", "resource": {"uri": f"{uri}#L2-L3", "mimeType": "text/plain", "text": "beta\ngamma"}} in blocks
+    assert "*Attached:" in rig.transcript()
+
+
+def test_at_attaches_an_open_file_with_its_unsaved_text(rig: ChatRig) -> None:
+    rig.load()
+    rig.editor.file("sub/c.txt", "on disk\n")
+    open_view = rig.editor.open("d.txt", "saved\n")
+    rig.host.user.type(open_view, "unsaved ")
+    _, composer = rig.open()
+    rig.host.user.press_key("@")
+    panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
+    names = [str(getattr(i, "trigger", i)) for i in panel.items]
+    assert names[0] == "d.txt" and "sub/c.txt" in names
+    rig.host.user.choose_quick_panel(0)
+    rig.host.wait_idle()
+    assert rig.editor.text(composer) == "@d.txt "
+    rig.host.user.press_key("enter")
+    rig.ended()
+    blocks = rig.received("session/prompt")[0]["params"]["prompt"]
+    attached = [b for b in blocks if b["type"] == "resource" and b["resource"]["uri"].endswith("/d.txt")]
+    assert attached and attached[0]["resource"]["text"] == "unsaved saved\n"
+
+
+def test_show_agent_log_and_diagnose_report_the_agent(rig: ChatRig) -> None:
+    rig.load()
+    rig.open()
+    rig.chat().chat.start().result(WAIT)
+    rig.host.user.run_command("qwen_chat_show_agent_log")
+    rig.host.wait_idle()
+    panel = rig.host.window.find_output_panel("Qwen Agent Log")
+    assert "fake agent" in rig.editor.text(panel) and "ready" in rig.editor.text(panel)
+    rig.host.user.run_command("qwen_diagnose_connection", {"folder": str(rig.editor.workspace)})
+    report = rig.host.wait_for(
+        lambda: next((v for v in rig.host.window.views() if v.name() == "Qwen Code: Diagnose Connection"
+                      and "Chat (qwen --acp)" in rig.editor.text(v)), None), timeout=WAIT)
+    text = rig.editor.text(report)
+    assert f"session:        {rig.chat().chat.state.session_id}" in text
+    assert f"pid:            {rig.chat().chat.pid}" in text
+
+
+def test_a_missing_qwen_is_reported_with_the_fix(rig: ChatRig) -> None:
+    rig.editor.load([rig.editor.workspace], {"qwen_command": "no-such-qwen-here"})
+    rig.watch()
+    rig.send("hi")
+    assert rig.ended() == ["error"]
+    message = next(d["message"] for e, d in rig.events if e == "chat_error")
+    assert "no-such-qwen-here" in message and "qwen_command" in message
+    assert "no-such-qwen-here" in rig.transcript()
+
+
+def test_an_agent_deaf_to_cancel_is_offered_a_restart_that_reloads_the_chat(rig: ChatRig) -> None:
+    rig.load([[{"chunks": ["stuck"]}, {"deaf": 60}]])
+    rig.send("go")
+    rig.host.wait_for(lambda: "stuck" in rig.chat().chat.streamer.transcript.text(), timeout=WAIT)
+    pid = rig.chat().chat.pid
+    rig.host.answers.push("ok_cancel", True)
+    rig.host.user.press_key("escape")
+    rig.host.wait_for(lambda: [d for d in rig.host.dialogs if d.kind == "ok_cancel"], timeout=WAIT)
+    assert "did not stop" in rig.host.dialogs[-1].message
+    rig.host.wait_for(lambda: len(rig.received("session/load")) == 1, timeout=WAIT)
+    rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+    assert rig.chat().chat.pid not in (None, pid)
+    assert rig.ended() == ["cancelled"]
+    text = rig.transcript()
+    assert text.endswith("> The agent was restarted and the conversation reloaded.\n\n")
+    assert "## You\n\ngo" in text and "The agent exited" not in text

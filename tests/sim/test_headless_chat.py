@@ -1,0 +1,110 @@
+"""The headless driver's chat verbs and events, with the scripted ACP agent
+as `qwen_command`; quitting and starting the driver again with the same HOME
+is a Sublime restart, and the chat comes back with its session."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from tests.support.editor import require_built
+from tests.support.headless import HeadlessSublime
+
+FAKE_AGENT = Path(__file__).resolve().parents[1] / "rig" / "fake_acp_agent.py"
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+def test_chat_verbs_events_and_a_restart_that_finds_the_session(tmp_path: Path) -> None:
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({
+        "turns": [[{"chunks": ["first answer"]}], [{"chunks": ["partial"]}, {"stall": 30}], [{"chunks": ["after restart"]}]],
+        "state": str(tmp_path / "agent-state"),
+    }))
+    user = home / ".config" / "sublime-text" / "Packages" / "User"
+    user.mkdir(parents=True)
+    (user / "QwenCompanion.sublime-settings").write_text(
+        json.dumps({"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]}))
+
+    editor = HeadlessSublime(workspace, home)
+    try:
+        assert editor.do("chat", text="hello")["ok"]
+        ended = editor.wait_event(lambda e: e.get("event") == "chat_turn_ended")
+        assert ended["stopReason"] == "end_turn" and ended["window"] == editor.ready["window"]
+        shown = editor.do("chat_text")
+        assert "## You\n\nhello" in shown["text"] and "first answer" in shown["text"]
+        session, pid = shown["session"], shown["pid"]
+        assert session and pid and alive(pid)
+
+        editor.do("chat", text="long one")
+        editor.do("chat_cancel")
+        cancelled = editor.wait_event(lambda e: e.get("event") == "chat_turn_ended" and e["stopReason"] == "cancelled")
+        assert cancelled["window"] == editor.ready["window"]
+        assert editor.quit()["ok"]
+    finally:
+        editor.kill()
+    assert not alive(pid)
+    assert (home / ".cache" / "sublime-text" / "Cache" / "QwenCompanion" / "chat-sessions.json").exists()
+
+    again = HeadlessSublime(workspace, home)
+    try:
+        assert again.do("chat", text="and now?")["ok"]
+        again.wait_event(lambda e: e.get("event") == "chat_turn_ended")
+        shown = again.do("chat_text")
+        assert shown["session"] == session
+        text = shown["text"]
+        assert text.index("hello") < text.index("first answer") < text.index("and now?") < text.index("after restart")
+        assert again.quit()["ok"]
+    finally:
+        again.kill()
+
+
+def test_permission_and_tool_call_events_and_the_permission_verb(tmp_path: Path) -> None:
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    log = tmp_path / "agent-log.jsonl"
+    options = [{"optionId": "proceed_once", "kind": "allow_once", "name": "Allow"},
+               {"optionId": "cancel", "kind": "reject_once", "name": "Reject"}]
+    script.write_text(json.dumps({"log": str(log), "turns": [[
+        {"update": {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "npm test", "kind": "execute", "status": "pending"}},
+        {"request": "session/request_permission", "params": {"sessionId": "", "options": options, "toolCall": {
+            "toolCallId": "t1", "kind": "execute", "title": "npm test", "rawInput": {"command": "npm test"}}}},
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}},
+    ]]}))
+    user = home / ".config" / "sublime-text" / "Packages" / "User"
+    user.mkdir(parents=True)
+    (user / "QwenCompanion.sublime-settings").write_text(
+        json.dumps({"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]}))
+
+    editor = HeadlessSublime(workspace, home)
+    try:
+        editor.do("chat", text="test it")
+        asked = editor.wait_event(lambda e: e.get("event") == "permission_requested")
+        assert asked["toolCall"]["title"] == "npm test" and asked["toolCall"]["kind"] == "execute"
+        assert asked["options"] == options
+        assert editor.do("permission", option="proceed_once")["ok"]
+        done = editor.wait_event(lambda e: e.get("event") == "tool_call" and e["status"] == "completed")
+        assert done["toolCallId"] == "t1" and done["title"] == "npm test"
+        editor.wait_event(lambda e: e.get("event") == "chat_turn_ended")
+        answers = [json.loads(line) for line in log.read_text().splitlines()]
+        assert {"answer_to": "session/request_permission",
+                "answer": {"outcome": {"outcome": "selected", "optionId": "proceed_once"}}} in answers
+        assert editor.quit()["ok"]
+    finally:
+        editor.kill()

@@ -1,0 +1,92 @@
+"""Files the agent reads and writes: confinement (`..`, symlinks, allowed
+paths), byte-exact shapes (CRLF, BOM, no final newline) and atomic writes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from qwencompanion_src.core.chat.agent_files import Refused, confine, read_text, write_text
+
+
+def test_paths_inside_the_folders_are_allowed_after_normalising(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    assert confine(str(tmp_path / "src" / ".." / "a.py"), [str(tmp_path)]) == os.path.realpath(tmp_path / "a.py")
+
+
+def test_dot_dot_escapes_are_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    with pytest.raises(Refused, match="outside the window's folders"):
+        confine(str(folder / ".." / "secret.txt"), [str(folder)])
+    with pytest.raises(Refused):  # a sibling whose name starts the same
+        confine(str(tmp_path / "project-other" / "x"), [str(folder)])
+
+
+def test_a_symlink_out_of_the_folder_is_refused(tmp_path: Path) -> None:
+    folder, outside = tmp_path / "project", tmp_path / "outside"
+    folder.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("s")
+    (folder / "link").symlink_to(outside)
+    with pytest.raises(Refused):
+        confine(str(folder / "link" / "secret.txt"), [str(folder)])
+
+
+def test_allowed_paths_and_relative_paths(tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere.txt"
+    assert confine(str(other), [str(tmp_path / "project")], [str(other)]) == os.path.realpath(other)
+    with pytest.raises(Refused, match="not an absolute path"):
+        confine("a.py", [str(tmp_path)])
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"a\r\nb\r\n", b"a\r\nb", b"a\nb", b"\xef\xbb\xbfa\nb\n", b"one line", b"a\rb\r"],
+    ids=["crlf", "crlf-no-final-newline", "lf-no-final-newline", "bom", "single-line", "cr"],
+)
+def test_writing_back_what_was_read_is_byte_exact(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "f.txt"
+    path.write_bytes(data)
+    text = read_text(str(path))
+    assert "\r" not in text and "\ufeff" not in text
+    write_text(str(path), text)
+    assert path.read_bytes() == data
+
+
+def test_a_write_keeps_crlf_and_the_missing_final_newline(tmp_path: Path) -> None:
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"a\r\nb\r\n")
+    write_text(str(path), "a\nB\nc")
+    assert path.read_bytes() == b"a\r\nB\r\nc"
+
+
+def test_new_files_get_their_folders_and_unix_newlines(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "er" / "new.txt"
+    write_text(str(path), "x\ny\n")
+    assert path.read_bytes() == b"x\ny\n"
+
+
+def test_a_failed_write_leaves_the_file_and_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"old\n")
+    os.chmod(path, 0o640)
+
+    def broken(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken)
+    with pytest.raises(OSError):
+        write_text(str(path), "new\n")
+    assert path.read_bytes() == b"old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.txt"]
+    monkeypatch.undo()
+    write_text(str(path), "new\n")
+    assert path.read_bytes() == b"new\n" and path.stat().st_mode & 0o777 == 0o640
+
+
+def test_reading_a_missing_file_raises_file_not_found(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        read_text(str(tmp_path / "missing.txt"))

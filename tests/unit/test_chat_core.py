@@ -1,0 +1,455 @@
+"""The chat's bridge, session router and block streamer against the scripted
+ACP agent (tests/rig/fake_acp_agent.py): streaming, stalls and cancel,
+malformed and 10 MB lines, unknown methods, crashes and restarts."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qwencompanion_src.core.chat.bridge import AgentCommand, redact
+from qwencompanion_src.core.chat.chat import Chat, ChatSetup, ChatThread
+from qwencompanion_src.core.chat.render import PlainRenderer
+from qwencompanion_src.core.chat.requests import DiskRequests, slice_lines
+from qwencompanion_src.core.chat.store import SessionStore, project_key
+from qwencompanion_src.core.chat.streamer import BlockStreamer
+from qwencompanion_src.core.chat.transcript import Edit, Transcript
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT = 15.0
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = WAIT) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.01)
+    raise AssertionError("condition not met in time")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is gone for our purposes
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+class Events:
+    def __init__(self) -> None:
+        self.ended: list[str] = []
+        self.errors: list[str] = []
+        self.cancel_timeouts = 0
+
+    def state_changed(self) -> None:
+        pass
+
+    def turn_ended(self, stop_reason: str) -> None:
+        self.ended.append(stop_reason)
+
+    def error(self, message: str) -> None:
+        self.errors.append(message)
+
+    def cancel_timed_out(self) -> None:
+        self.cancel_timeouts += 1
+
+
+class View:
+    """Applies edits the way the editor layer does, and counts the batches."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.batches = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, edits: list[Edit]) -> None:
+        with self.lock:
+            self.batches += 1
+            for edit in edits:
+                self.text = self.text[: edit.offset] + edit.text + self.text[edit.offset + edit.erase :]
+
+
+class Rig:
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.folder = tmp / "project"
+        self.folder.mkdir()
+        self.state = tmp / "agent-state"
+        self.log = tmp / "agent-log.jsonl"
+        self.store = SessionStore(tmp / "cache")
+        self.thread = ChatThread()
+        self.thread.start()
+        self.chats: list[Chat] = []
+
+    def chat(self, turns: list[list[dict[str, Any]]] | None = None, **script: Any) -> tuple[Chat, View, Events]:
+        path = self.tmp / f"script-{len(self.chats)}.json"
+        path.write_text(json.dumps({"turns": turns or [], "state": str(self.state), "log": str(self.log), **script}))
+        view, events = View(), Events()
+        setup = ChatSetup(
+            command=lambda: AgentCommand([sys.executable, "-m", "tests.rig.fake_acp_agent", str(path)], str(self.folder),
+                                         {"PYTHONPATH": str(ROOT)}),
+            mcp_servers=lambda: [],
+            requests=lambda: DiskRequests(lambda: [str(self.folder)]),
+            renderer=lambda renderer=PlainRenderer(): renderer,  # type: ignore[misc]
+            store=self.store,
+            key=project_key(None, [str(self.folder)]),
+        )
+        chat = Chat(self.thread, setup, BlockStreamer(Transcript(), view), events)
+        self.chats.append(chat)
+        return chat, view, events
+
+    def received(self, method: str) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        lines = [json.loads(line) for line in self.log.read_text().splitlines()]
+        return [m for m in lines if m.get("method") == method]
+
+    def answers(self) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        return [m for m in map(json.loads, self.log.read_text().splitlines()) if "answer_to" in m]
+
+    def close(self) -> None:
+        for chat in self.chats:
+            chat.close()
+        self.thread.stop()
+
+
+@pytest.fixture
+def rig(tmp_path: Path) -> Iterator[Rig]:
+    rig = Rig(tmp_path)
+    yield rig
+    rig.close()
+
+
+def test_a_streamed_answer_reaches_the_view_in_few_batches(rig: Rig) -> None:
+    chat, view, events = rig.chat([[{"stream": 2000, "size": 10}]])
+    chat.send("hello")
+    wait_for(lambda: events.ended)
+    wait_for(lambda: "x" * 9 in view.text and view.text.count("x") == 2000 * 9)
+    assert events.ended == ["end_turn"]
+    assert view.text.startswith("## You\n\nhello\n\n## Qwen\n\n")
+    assert view.text == chat.streamer.transcript.text()
+    assert view.batches < 400  # batched, not one edit per chunk
+    assert chat.state.session_id and chat.state.agent == "ready"
+
+
+def test_prompt_sends_text_then_context_blocks(rig: Rig) -> None:
+    chat, view, events = rig.chat()
+    link = {"type": "resource_link", "uri": "file:///p/a.py", "name": "a.py"}
+    chat.send("explain", [link])
+    wait_for(lambda: events.ended)
+    prompt = rig.received("session/prompt")[0]["params"]["prompt"]
+    assert prompt == [{"type": "text", "text": "explain"}, link]
+    assert "*Attached: a.py*" in view.text
+
+
+def test_initialize_declares_file_system_and_new_session_gets_the_folder(rig: Rig) -> None:
+    chat, _, events = rig.chat()
+    chat.start().result(WAIT)
+    init = rig.received("initialize")[0]["params"]
+    assert init["clientCapabilities"]["fs"] == {"readTextFile": True, "writeTextFile": True}
+    assert rig.received("session/new")[0]["params"] == {"cwd": str(rig.folder), "mcpServers": []}
+    assert [m.id for m in chat.state.modes] == ["plan", "default", "yolo"]
+    assert chat.state.model_id == "$runtime|openai|fake-model(openai)"
+    assert chat.state.context_size == 1000
+    wait_for(lambda: [c.id for c in chat.state.commands] == ["compress", "memory"])
+
+
+def test_prompts_sent_while_busy_are_queued_in_order(rig: Rig) -> None:
+    chat, view, events = rig.chat([[{"stall": 0.5}, {"chunks": ["first"]}], [{"chunks": ["second"]}]])
+    chat.send("one")
+    chat.send("two")
+    wait_for(lambda: len(events.ended) == 2)
+    texts = [p["params"]["prompt"][0]["text"] for p in rig.received("session/prompt")]
+    assert texts == ["one", "two"]
+    assert view.text.index("first") < view.text.index("## You\n\ntwo") < view.text.index("second")
+
+
+def test_cancel_ends_a_stalled_turn_as_cancelled(rig: Rig) -> None:
+    chat, view, events = rig.chat([[{"chunks": ["partial "]}, {"stall": 30}]])
+    chat.send("go")
+    wait_for(lambda: "partial" in view.text)
+    chat.cancel()
+    wait_for(lambda: events.ended)
+    assert events.ended == ["cancelled"]
+    assert rig.received("session/cancel")
+    wait_for(lambda: "> cancelled" in view.text)
+    assert chat.state.agent == "ready"
+
+
+def test_malformed_huge_and_unknown_messages_do_not_stop_the_chat(rig: Rig) -> None:
+    big = 10 * 1024 * 1024
+    chat, view, events = rig.chat([[
+        {"raw": "{not json"},
+        {"update": {"sessionUpdate": "no_such_kind", "x": 1}},
+        {"notify": "vendor/unknown", "params": {"a": 1}},
+        {"request": "craft/drainMidTurnQueue", "params": {}},
+        {"big": big},
+        {"chunks": ["after"]},
+    ]])
+    chat.send("go")
+    wait_for(lambda: events.ended, timeout=60)
+    assert events.ended == ["end_turn"]
+    wait_for(lambda: "after" in view.text)
+    assert view.text.count("y") >= big
+    answer = rig.answers()[0]
+    assert answer["answer_to"] == "craft/drainMidTurnQueue" and answer["answer"]["code"] == -32601
+
+
+def test_file_requests_are_answered_inside_the_folders_only(rig: Rig) -> None:
+    inside = rig.folder / "a.txt"
+    inside.write_text("one\ntwo\nthree\n")
+    outside = rig.tmp / "secret.txt"
+    outside.write_text("no")
+    chat, _, events = rig.chat([[
+        {"request": "fs/read_text_file", "params": {"sessionId": "s", "path": str(inside), "line": 2, "limit": 1}},
+        {"request": "fs/read_text_file", "params": {"sessionId": "s", "path": str(outside)}},
+        {"request": "fs/write_text_file", "params": {"sessionId": "s", "path": str(rig.folder / "new" / "b.txt"), "content": "hi"}},
+        {"request": "session/request_permission", "params": {"sessionId": "s", "toolCall": {"toolCallId": "t1"}, "options": [
+            {"optionId": "proceed_once", "kind": "allow_once", "name": "Allow"}]}},
+    ]])
+    chat.send("go")
+    wait_for(lambda: events.ended)
+    read, refused, written, permission = [a["answer"] for a in rig.answers()]
+    assert read == {"content": "two\n"}
+    assert refused["code"] == -32602
+    assert written is None and (rig.folder / "new" / "b.txt").read_text() == "hi"
+    assert permission == {"outcome": {"outcome": "cancelled"}}
+
+
+def test_tool_calls_render_one_line_updated_in_place(rig: Rig) -> None:
+    chat, view, events = rig.chat([[
+        {"chunks": ["Looking.\n\n"]},
+        {"update": {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Read a.py", "status": "pending", "kind": "read"}},
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}},
+        {"chunks": ["Done."]},
+    ]])
+    chat.send("go")
+    wait_for(lambda: events.ended)
+    wait_for(lambda: "Done." in view.text)
+    assert view.text.count("Read a.py") == 1
+    assert "- `Read a.py` — completed" in view.text
+    assert view.text.index("Looking.") < view.text.index("Read a.py") < view.text.index("Done.")
+
+
+def test_a_crash_mid_turn_is_reported_and_the_next_prompt_restarts_and_reloads(rig: Rig) -> None:
+    chat, view, events = rig.chat([[{"chunks": ["before crash"]}, {"crash": 3}], [{"chunks": ["back again"]}]])
+    chat.send("one")
+    wait_for(lambda: events.ended)
+    first_pid = rig.received("initialize") and chat._bridge.pid  # type: ignore[union-attr]
+    wait_for(lambda: chat.state.agent == "exited")
+    assert any("exited (code 3)" in e for e in events.errors)
+    session = chat.state.session_id
+    chat.send("two")
+    wait_for(lambda: len(events.ended) == 2)
+    assert events.ended[-1] == "end_turn"
+    assert rig.received("session/load")[0]["params"]["sessionId"] == session
+    assert chat._bridge is not None and chat._bridge.pid != first_pid
+    wait_for(lambda: "back again" in view.text)
+    assert "## You\n\none" in view.text  # the reload replayed the history
+
+
+def test_an_agent_that_will_not_start_is_not_restarted_in_a_loop(rig: Rig) -> None:
+    chat, _, events = rig.chat(exit_on_start=1)
+    chat.send("one")
+    wait_for(lambda: events.ended)
+    chat.send("two")
+    wait_for(lambda: len(events.ended) == 2)
+    assert len(rig.received("initialize")) == 0
+    assert any("Restarting the agent in" in t for t in [chat.streamer.transcript.text()])
+
+
+def test_the_session_is_remembered_and_reloaded_by_a_new_chat(rig: Rig) -> None:
+    chat, _, events = rig.chat([[{"chunks": ["remembered answer"]}]])
+    chat.send("remember me")
+    wait_for(lambda: events.ended)
+    session = chat.state.session_id
+    chat.close()
+    again, view, _ = rig.chat()
+    assert again.state.session_id == session
+    again.start().result(WAIT)
+    wait_for(lambda: "remembered answer" in view.text)
+    assert "## You\n\nremember me" in view.text
+
+
+def test_list_load_and_new_sessions(rig: Rig) -> None:
+    chat, view, events = rig.chat([[{"chunks": ["A"]}], [{"chunks": ["B"]}]])
+    chat.send("first chat")
+    wait_for(lambda: len(events.ended) == 1)
+    first = chat.state.session_id
+    chat.new_session().result(WAIT)
+    assert chat.state.session_id != first and view.text == ""
+    chat.send("second chat")
+    wait_for(lambda: len(events.ended) == 2)
+    sessions = chat.list_sessions().result(WAIT)
+    assert {s.session_id for s in sessions} == {first, chat.state.session_id}
+    chat.load_session(first or "").result(WAIT)
+    wait_for(lambda: "first chat" in view.text)
+    assert "second chat" not in view.text and chat.state.session_id == first
+
+
+def test_mode_and_model_changes(rig: Rig) -> None:
+    chat, _, _ = rig.chat()
+    chat.start().result(WAIT)
+    chat.set_mode("plan").result(WAIT)
+    assert chat.state.mode_id == "plan"
+    chat.set_model("$runtime|openai|other-model(openai)").result(WAIT)
+    assert chat.state.model_id == "$runtime|openai|other-model(openai)"
+    chat.set_model("other-model").result(WAIT)  # refused by the agent: reported, unchanged
+    assert chat.state.model_id == "$runtime|openai|other-model(openai)"
+
+
+def test_mode_notifications_from_the_agent_are_reflected(rig: Rig) -> None:
+    chat, _, events = rig.chat([[{"update": {"sessionUpdate": "current_mode_update", "currentModeId": "yolo"}}]])
+    chat.send("go")
+    wait_for(lambda: events.ended)
+    assert chat.state.mode_id == "yolo"
+    chat.ext_notification("qwen/notify/session/mode-update", {"v": 1, "sessionId": chat.state.session_id, "currentModeId": "plan"})
+    assert chat.state.mode_id == "plan"
+
+
+def test_authentication_is_done_when_the_agent_requires_it(rig: Rig) -> None:
+    chat, _, events = rig.chat(auth_required=True)
+    chat.send("hi")
+    wait_for(lambda: events.ended)
+    assert events.ended == ["end_turn"]
+    assert rig.received("authenticate")[0]["params"] == {"methodId": "openai"}
+
+
+def test_close_ends_the_agent_process(rig: Rig) -> None:
+    chat, _, _ = rig.chat([[{"stall": 30}]])
+    chat.send("go")
+    pid = wait_for(lambda: chat.pid)
+    wait_for(lambda: chat.state.agent == "busy")
+    chat.close()
+    wait_for(lambda: not alive(pid))
+
+
+def test_cancel_without_an_answer_offers_a_restart(rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    from qwencompanion_src.core.chat import chat as chat_module
+
+    monkeypatch.setattr(chat_module, "CANCEL_TIMEOUT", 0.2)
+    chat, _, events = rig.chat([[{"request": "vendor/block", "params": {}}, {"stall": 30}]])
+    # The fake agent only notices cancel between actions: a request to a
+    # client that answers slowly keeps it deaf. Simulate a deaf agent by
+    # swallowing the cancel notification.
+    chat.send("go")
+    wait_for(lambda: chat.state.agent == "busy")
+    bridge = chat._bridge
+    assert bridge is not None
+
+    async def deaf(session_id: str) -> None:
+        return None
+
+    bridge.cancel = deaf  # type: ignore[method-assign]
+    chat.cancel()
+    wait_for(lambda: events.cancel_timeouts == 1)
+    chat.restart().result(WAIT)
+    wait_for(lambda: len(rig.received("session/load")) == 1)
+
+
+# --- pure parts ---------------------------------------------------------------
+
+
+def test_transcript_upsert_replaces_a_block_in_the_middle() -> None:
+    transcript, view = Transcript(), View()
+    view([transcript.append("a", "first\n")])
+    view([transcript.upsert("tool", "- running\n")])
+    view([transcript.append("b", "last\n")])
+    view([transcript.upsert("tool", "- done, 3 files\n")])
+    assert view.text == transcript.text() == "first\n- done, 3 files\nlast\n"
+    view([transcript.clear()])
+    assert view.text == ""
+
+
+def test_streamer_flushes_at_paragraph_ends_and_on_its_interval() -> None:
+    transcript, view = Transcript(), View()
+    streamer = BlockStreamer(transcript, view, interval=0.05)
+    try:
+        streamer.append("a", "one ")
+        streamer.append("a", "two\n\n")
+        wait_for(lambda: view.text == "one two\n\n")
+        assert view.batches == 1
+        streamer.append("a", "three")
+        wait_for(lambda: view.text.endswith("three"))
+    finally:
+        streamer.close()
+
+
+def test_slice_lines_and_redaction() -> None:
+    assert slice_lines("a\nb\nc\n", 2, None) == "b\nc\n"
+    assert slice_lines("a\nb\nc\n", None, 1) == "a\n"
+    assert slice_lines("a\nb", None, None) == "a\nb"
+    message = {"params": {"content": "secret file", "path": "/p", "prompt": [{"type": "text", "text": "hi"}], "env": {"K": "v"}}}
+    assert redact(message) == {"params": {"content": "<11 chars>", "path": "/p", "prompt": [{"type": "text", "text": "<2 chars>"}], "env": "<hidden>"}}
+
+
+def test_store_keeps_a_session_per_project(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    a, b = project_key(None, ["/x"]), project_key("/p/x.sublime-project", ["/x"])
+    assert a and b and a != b
+    assert project_key(None, []) is None
+    store.put(a, "s1")
+    store.put(b, "s2")
+    assert SessionStore(tmp_path).get(a) == "s1" and store.get(b) == "s2"
+    store.put(a, None)
+    assert store.get(a) is None
+    (tmp_path / "chat-sessions.json").write_text("{broken")
+    assert store.get(b) is None
+    store.put(b, "s3")
+    assert store.get(b) == "s3"
+
+
+def test_lines_that_are_not_json_are_logged_once(rig: Rig, caplog: pytest.LogCaptureFixture) -> None:
+    chat, view, events = rig.chat([[{"raw": "{not json"}, {"raw": "[1, 2]"}, {"raw": "plain words"},
+                                    {"chunks": ["still streaming"]}]])
+    with caplog.at_level("WARNING"):
+        chat.send("go")
+        wait_for(lambda: events.ended)
+    assert events.ended == ["end_turn"]
+    wait_for(lambda: "still streaming" in view.text)
+    skipped = [r for r in caplog.records if "not a JSON-RPC message" in r.getMessage()]
+    assert len(skipped) == 1 and "{not json" in skipped[0].getMessage()
+    assert not [r for r in caplog.records if r.name == "root"]
+
+
+def test_modes_and_models_offered_as_config_options_are_set_that_way(rig: Rig) -> None:
+    chat, _, _ = rig.chat(config_only=True)
+    chat.start().result(WAIT)
+    assert [m.id for m in chat.state.modes] == ["plan", "default", "yolo"] and chat.state.mode_id == "default"
+    assert chat.state.model_id == "$runtime|openai|fake-model(openai)" and len(chat.state.models) == 2
+    chat.set_mode("yolo").result(WAIT)
+    chat.set_model("$runtime|openai|other-model(openai)").result(WAIT)
+    sent = [m["params"] for m in rig.received("session/set_config_option")]
+    assert [(p["configId"], p["value"]) for p in sent] == [("mode", "yolo"), ("model", "$runtime|openai|other-model(openai)")]
+    assert not rig.received("session/set_mode") and not rig.received("session/set_model")
+    assert chat.state.mode_id == "yolo" and chat.state.model_id == "$runtime|openai|other-model(openai)"
+
+
+def test_transcript_offsets_stay_right_in_a_long_chat() -> None:
+    transcript, view = Transcript(), View()
+    for turn in range(300):
+        view([transcript.append(f"t{turn}.user", f"## You\n\nq{turn}\n\n")])
+        view([transcript.upsert(f"tool.{turn}", "- pending\n\n")])
+        for piece in ("a", "b", "c"):
+            view([transcript.append(f"t{turn}.agent", piece)])
+        if turn % 7 == 0:  # a tool line far back changes
+            view([transcript.upsert(f"tool.{turn // 2}", f"- done {turn}\n\n")])
+    assert view.text == transcript.text()
+    view([transcript.clear()])
+    view([transcript.append("x", "fresh")])
+    assert view.text == transcript.text() == "fresh"
