@@ -36,6 +36,20 @@ def test_layout_changes_move_views_to_the_last_group(sim_host: SimulatedHost) ->
     assert window.get_view_index(window.create_output_panel("p")) == (-1, -1)
 
 
+def test_group_counts_tell_views_from_other_sheets(sim_host: SimulatedHost) -> None:
+    window = sim_host.window
+    window.set_layout(TWO_COLUMNS)
+    window.new_file()
+    window.new_html_sheet("notes", "<p>hi</p>", group=0)
+    window.focus_group(1)
+    window.new_file()
+    window.focus_group(0)
+    window.new_file()
+    assert [window.num_views_in_group(g) for g in (0, 1)] == [2, 1]
+    assert [window.num_sheets_in_group(g) for g in (0, 1)] == [3, 1]
+    assert window.num_views_in_group(5) == 0
+
+
 def test_move_to_group_and_focus_follow(sim_host: SimulatedHost) -> None:
     sublime = sim_host.sublime
     window = sim_host.window

@@ -171,7 +171,9 @@ class Window:
         return len(self._sheet_ids(group))
 
     def num_views_in_group(self, group: int) -> int:
-        return len(self.views_in_group(group))
+        app = _runtime.app()
+        with app.lock:  # counted without making an API object per tab
+            return sum(1 for sid in self._sheet_ids(group) if (sheet := app.sheet(sid)) is not None and sheet.view_id)
 
     def transient_sheet_in_group(self, group: int) -> Sheet | None:
         return next((s for s in self.sheets_in_group(group) if s.is_transient()), None)

@@ -211,7 +211,7 @@ class DiffReviews:
         side: str,
     ) -> sublime.View:
         view = window.new_file()
-        window.set_view_index(view, group, len(window.views_in_group(group)))
+        window.set_view_index(view, group, window.num_views_in_group(group))
         view.set_scratch(True)
         view.set_name(name)
         if syntax is not None:
@@ -397,14 +397,17 @@ class DiffReviews:
         # Views in columns that are about to go (a kept proposal) join the group that had focus.
         for group in range(groups, window.num_groups()):
             for view in window.views_in_group(group):
-                window.set_view_index(view, target, len(window.views_in_group(target)))
+                window.set_view_index(view, target, window.num_views_in_group(target))
         window.set_layout(saved.layout)
+        # Only views out of place move, and where the views are is read a group
+        # at a time: a call per view made closing a review in a window of a
+        # thousand tabs cost the main thread a thousand API calls.
+        current = view_positions(window)
         for view, group, index in saved.positions:
-            # Only views out of place move: asking every view its group's size
-            # made closing a review in a window of a thousand tabs take seconds.
-            if view.is_valid() and view.window() == window and group < window.num_groups():
-                if window.get_view_index(view) != (group, index):
-                    window.set_view_index(view, group, min(index, len(window.views_in_group(group))))
+            where = current.get(view.id())  # None: closed or in another window
+            if where is not None and where != (group, index) and group < len(saved.layout["cells"]):
+                window.set_view_index(view, group, min(index, window.num_views_in_group(group)))
+                current = view_positions(window)
         if saved.active_view is not None and saved.active_view.is_valid():
             window.focus_view(saved.active_view)
         else:
@@ -469,6 +472,15 @@ def add_note(view: sublime.View, text: str) -> None:
     """A banner that stays without a PhantomSet (a set erases its phantoms when collected)."""
     phantom = banner(view, html.escape(text))
     view.add_phantom(NOTE_KEY, phantom.region, phantom.content, phantom.layout)
+
+
+def view_positions(window: sublime.Window) -> dict[int, tuple[int, int]]:
+    """Each view's (group, index) in `window`, read a group at a time."""
+    return {
+        view.id(): (group, index)
+        for group in range(window.num_groups())
+        for index, view in enumerate(window.views_in_group(group))
+    }
 
 
 def whole_text(view: sublime.View) -> str:
