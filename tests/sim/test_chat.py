@@ -355,6 +355,9 @@ def test_an_agent_deaf_to_cancel_is_offered_a_restart_that_reloads_the_chat(rig:
     rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
     assert rig.chat().chat.pid not in (None, pid)
     assert rig.ended() == ["cancelled"]
+    # The transcript is rebuilt from the reloaded session, then told why.
+    note = "> The agent was restarted and the conversation reloaded.\n\n"
+    rig.host.wait_for(lambda: rig.chat().chat.streamer.transcript.text().endswith(note), timeout=WAIT)
     text = rig.transcript()
-    assert text.endswith("> The agent was restarted and the conversation reloaded.\n\n")
+    assert text.endswith(note)
     assert "## You\n\ngo" in text and "The agent exited" not in text
