@@ -19,20 +19,10 @@ from tests.rig.fake_model import FakeModel, Reply, user_texts
 from tests.rig.qwen_cli import QwenCli
 from tests.support.editor import PACKAGE, Editor, open_editor
 from tests.support.headless import HeadlessSublime
+from tests.support.processes import alive
 
 pytestmark = pytest.mark.e2e
 WAIT = 90.0
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return True
 
 
 def request_text(body: dict[str, Any]) -> str:

@@ -6,7 +6,6 @@ pickers, slash completions, reload, and no agent left after a window closes."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,20 +14,10 @@ from typing import Any
 import pytest
 
 from tests.support.editor import PACKAGE, Editor, open_editor
+from tests.support.processes import alive
 
 FAKE_AGENT = Path(__file__).resolve().parents[1] / "rig" / "fake_acp_agent.py"
 WAIT = 15.0
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return True
 
 
 class ChatRig:

@@ -5,25 +5,14 @@ is a Sublime restart, and the chat comes back with its session."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 from tests.support.editor import require_built
 from tests.support.headless import HeadlessSublime
+from tests.support.processes import alive
 
 FAKE_AGENT = Path(__file__).resolve().parents[1] / "rig" / "fake_acp_agent.py"
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return True
 
 
 def test_chat_verbs_events_and_a_restart_that_finds_the_session(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ malformed and 10 MB lines, unknown methods, crashes and restarts."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 import time
@@ -22,6 +21,7 @@ from qwencompanion_src.core.chat.requests import DiskRequests, slice_lines
 from qwencompanion_src.core.chat.store import SessionStore, project_key
 from qwencompanion_src.core.chat.streamer import BlockStreamer
 from qwencompanion_src.core.chat.transcript import Edit, Transcript
+from tests.support.processes import alive
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 15.0
@@ -35,17 +35,6 @@ def wait_for(predicate: Callable[[], Any], timeout: float = WAIT) -> Any:
             return value
         time.sleep(0.01)
     raise AssertionError("condition not met in time")
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is gone for our purposes
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return True
 
 
 class Events:

@@ -29,6 +29,16 @@ CHAT_LAYOUT: WindowLayout = {
 }
 
 
+def _new_chat_view(window: sublime.Window, group: int, name: str, role: str) -> sublime.View:
+    """A scratch view of the chat's syntax at the end of `group`."""
+    view = window.new_file(syntax=SYNTAX)
+    window.set_view_index(view, group, window.num_views_in_group(group))
+    view.set_scratch(True)
+    view.set_name(name)
+    _view_settings(view, role, window.id())
+    return view
+
+
 def _view_settings(view: sublime.View, role: str, window_id: int) -> None:
     settings = view.settings()
     settings.update({
@@ -61,19 +71,11 @@ def open_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) -> s
         composer_group = 2 if window.num_groups() >= 3 else transcript_group
         active = window.active_view()
         if transcript is None:
-            transcript = window.new_file(syntax=SYNTAX)
-            window.set_view_index(transcript, transcript_group, len(window.views_in_group(transcript_group)))
-            transcript.set_scratch(True)
-            transcript.set_name(TRANSCRIPT_NAME)
-            _view_settings(transcript, "transcript", window.id())
+            transcript = _new_chat_view(window, transcript_group, TRANSCRIPT_NAME, "transcript")
             transcript.set_read_only(True)
             chat.fill(transcript)
         if composer is None:
-            composer = window.new_file(syntax=SYNTAX)
-            window.set_view_index(composer, composer_group, len(window.views_in_group(composer_group)))
-            composer.set_scratch(True)
-            composer.set_name(COMPOSER_NAME)
-            _view_settings(composer, "composer", window.id())
+            composer = _new_chat_view(window, composer_group, COMPOSER_NAME, "composer")
             chat.composer_view = composer
         if active is not None and not focus:
             window.focus_view(active)
