@@ -10,7 +10,6 @@ and asks the real CLI for `/ide status`.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import sys
@@ -23,27 +22,10 @@ import pytest
 
 from tests.rig.qwen_cli import QwenCli, TuiSession
 from tests.support.editor import Editor, open_editor
+from tests.support.terminus import install_terminus, terminus_calls
 
 WAIT = 15.0
 
-FAKE_TERMINUS = '''
-import json
-
-import sublime
-import sublime_plugin
-
-RECORD = {record!r}
-
-
-class TerminusOpenCommand(sublime_plugin.WindowCommand):
-    # Terminus does its work on the async thread, as here.
-    def run(self, **kwargs):
-        sublime.set_timeout_async(lambda: self.record(kwargs))
-
-    def record(self, kwargs):
-        with open(RECORD, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(kwargs) + "\\n")
-'''
 
 # What Terminus adds to the environment of every terminal it opens.
 TERMINUS_ENV = {"TERM_PROGRAM": "Terminus-Sublime", "TERMINUS_SUBLIME": "1"}
@@ -77,11 +59,7 @@ def editor(
 ) -> Iterator[Editor]:
     """The companion writes its lock file where the CLI will look: the rig's HOME."""
     with open_editor(tmp_path, monkeypatch, home=qwen_home, workspace=workspace, load=False) as editor:
-        terminus = editor.host.packages_dir / "Terminus"
-        terminus.mkdir()
-        (terminus / "Terminus.sublime-settings").write_text("{}\n")
-        (terminus / "fake_terminus.py").write_text(FAKE_TERMINUS.format(record=str(record)))
-        editor.host.load_package("Terminus")
+        install_terminus(editor.host, record)
         yield editor
 
 
@@ -112,8 +90,8 @@ def test_open_in_terminal_connects_the_real_cli(
     view = host.user.open_file(source)
 
     host.user.run_command("qwen_open_terminal")
-    host.wait_for(record.exists, timeout=WAIT)
-    [args] = [json.loads(line) for line in record.read_text().splitlines()]
+    host.wait_for(lambda: terminus_calls(record), timeout=WAIT)
+    [args] = terminus_calls(record)
     assert args["cwd"] == str(workspace)
     assert args["env"] == {
         "QWEN_CODE_IDE_SERVER_PORT": str(lock["port"]),

@@ -13,7 +13,7 @@ from tests.sublime_sim import SimulatedHost
 from tests.support.editor import Editor, open_editor
 from tests.support.mcp_client import WAIT
 
-from tests.sim.test_ux_commands import calls, install_terminus
+from tests.support.terminus import install_terminus, terminus_calls
 
 
 @pytest.fixture
@@ -39,8 +39,8 @@ def open_terminal(host: SimulatedHost, record: Path, settings: dict[str, object]
         host.sublime.load_settings("QwenCompanion.sublime-settings").update(settings)
         host.wait_idle()
     host.user.run_command("qwen_open_terminal")
-    host.wait_for(lambda: calls(record), timeout=WAIT)
-    return calls(record)[-1]
+    host.wait_for(lambda: terminus_calls(record), timeout=WAIT)
+    return terminus_calls(record)[-1]
 
 
 def test_a_string_command_runs_in_the_login_shell(mac: SimulatedHost, record: Path) -> None:

@@ -1,5 +1,5 @@
 """The everyday commands in the simulated editor, with the BUILT package:
-Open in Terminal (through a stand-in Terminus that records its arguments),
+Open in Terminal (through the stand-in Terminus of tests/support/terminus.py),
 the fallback without Terminus, the status bar as CLIs come and go, the
 Diagnose Connection report, Show Log, Restart Server, and live settings.
 
@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import stat
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,39 +22,11 @@ import pytest
 from tests.sublime_sim import SimulatedHost
 from tests.support.editor import BUILT_PACKAGE, PACKAGE, Editor, open_editor
 from tests.support.mcp_client import WAIT, McpClient
+from tests.support.terminus import install_terminus, terminus_calls
 
 STATUS_KEY = "qwen_companion"
 REPORT_NAME = "Qwen Code: Diagnose Connection"
 
-FAKE_TERMINUS = '''
-"""A stand-in for Terminus's `terminus_open`: records its arguments and, like
-Terminus, does its work later on the async thread (`run` hands it to
-`set_timeout_async`), leaving a tagged terminal view (a tab or an output
-panel) that has the focus."""
-import json
-
-import sublime
-import sublime_plugin
-
-RECORD = {record!r}
-
-
-class TerminusOpenCommand(sublime_plugin.WindowCommand):
-    def run(self, **kwargs):
-        sublime.set_timeout_async(lambda: self.run_async(**kwargs))
-
-    def run_async(self, **kwargs):
-        with open(RECORD, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(kwargs) + "\\n")
-        if kwargs.get("show_in_panel"):
-            view = self.window.create_output_panel(kwargs["panel_name"])
-            self.window.run_command("show_panel", {{"panel": "output." + kwargs["panel_name"]}})
-        else:
-            view = self.window.new_file()
-        view.settings().set("terminus_view", True)
-        view.settings().set("terminus_view.tag", kwargs.get("tag"))
-        self.window.focus_view(view)
-'''
 
 
 # --- set-up -----------------------------------------------------------------------
@@ -94,15 +65,6 @@ def record(tmp_path: Path) -> Path:
     return tmp_path / "terminus-calls.jsonl"
 
 
-def install_terminus(host: SimulatedHost, record: Path) -> None:
-    """Install and load the stand-in Terminus."""
-    terminus_dir = host.packages_dir / "Terminus"
-    terminus_dir.mkdir()
-    (terminus_dir / "Terminus.sublime-settings").write_text("{}\n")
-    (terminus_dir / "fake_terminus.py").write_text(textwrap.dedent(FAKE_TERMINUS.format(record=str(record))))
-    host.load_package("Terminus")
-
-
 @pytest.fixture
 def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: Path, workspace: Path) -> Iterator[Editor]:
     """Not loaded yet: each test calls `editor.load`."""
@@ -115,12 +77,6 @@ def host(editor: Editor, record: Path) -> SimulatedHost:
     """The editor's host, with the stand-in Terminus loaded."""
     install_terminus(editor.host, record)
     return editor.host
-
-
-def calls(record: Path) -> list[dict[str, Any]]:
-    if not record.exists():
-        return []
-    return [json.loads(line) for line in record.read_text().splitlines()]
 
 
 def status(host: SimulatedHost, view: Any) -> str:
@@ -142,10 +98,10 @@ def test_open_in_terminal_passes_cwd_env_command_tag_and_auto_close(
 ) -> None:
     lock = editor.load([workspace])
     host.user.run_command("qwen_open_terminal")
-    host.wait_for(lambda: calls(record), timeout=WAIT)
+    host.wait_for(lambda: terminus_calls(record), timeout=WAIT)
     host.wait_idle()
 
-    [args] = calls(record)
+    [args] = terminus_calls(record)
     window_id = host.window.id()
     assert args == {
         "shell_cmd": "qwen",
@@ -170,19 +126,19 @@ def test_open_in_terminal_reuses_the_running_terminal(
 ) -> None:
     editor.load([workspace])
     host.user.run_command("qwen_open_terminal")
-    host.wait_for(lambda: calls(record), timeout=WAIT)
+    host.wait_for(lambda: terminus_calls(record), timeout=WAIT)
     host.wait_idle()
     host.user.run_command("qwen_open_terminal")
     host.wait_idle()
-    assert len(calls(record)) == 1  # shown again, not started again
+    assert len(terminus_calls(record)) == 1  # shown again, not started again
     assert host.window.active_panel() == "output.Qwen Code"
 
     # Once qwen has exited, the same tag starts it again in place.
     panel = host.window.find_output_panel("Qwen Code")
     host.run_on_main(lambda: panel.settings().set("terminus_view.finished", True))
     host.user.run_command("qwen_open_terminal")
-    host.wait_for(lambda: len(calls(record)) == 2, timeout=WAIT)
-    assert calls(record)[1]["tag"] == calls(record)[0]["tag"]
+    host.wait_for(lambda: len(terminus_calls(record)) == 2, timeout=WAIT)
+    assert terminus_calls(record)[1]["tag"] == terminus_calls(record)[0]["tag"]
     host.assert_no_errors()
 
 
@@ -192,9 +148,9 @@ def test_window_without_folder_uses_the_active_files_folder(
     editor.load()
     host.user.open_file(workspace / "src" / "main.py")
     host.user.run_command("qwen_open_terminal")
-    host.wait_for(lambda: calls(record), timeout=WAIT)
+    host.wait_for(lambda: terminus_calls(record), timeout=WAIT)
     host.wait_idle()
-    [args] = calls(record)
+    [args] = terminus_calls(record)
     assert args["cwd"] == str(workspace / "src")
     assert args["env"]["QWEN_CODE_IDE_WORKSPACE_PATH"] == ""
     assert any("has no folder" in message for message in host.status_messages)
@@ -212,8 +168,8 @@ def test_settings_for_the_terminal_apply_without_restart(
     })
     host.user.run_command("qwen_open_terminal")
     host.user.run_command("qwen_open_terminal")
-    host.wait_for(lambda: len(calls(record)) == 2, timeout=WAIT)
-    first, second = calls(record)
+    host.wait_for(lambda: len(terminus_calls(record)) == 2, timeout=WAIT)
+    first, second = terminus_calls(record)
     assert first["cmd"] == ["qwen", "--approval-mode", "default"] and "shell_cmd" not in first
     assert first["auto_close"] is False
     assert "show_in_panel" not in first and "panel_name" not in first
@@ -240,7 +196,7 @@ def test_without_terminus_one_message_then_the_connect_command(editor: Editor, w
         f"export QWEN_CODE_IDE_WORKSPACE_PATH={workspace}\n"
         f"cd {workspace} && qwen\n"
     )
-    assert not calls(record)
+    assert not terminus_calls(record)
     assert not host.unknown_commands  # terminus_open was never tried
 
     # Declined: nothing is copied.
@@ -421,7 +377,7 @@ def test_disabled_terminus_counts_as_missing(host: SimulatedHost, editor: Editor
     host.user.run_command("qwen_open_terminal")
     host.wait_idle()
     assert [d.kind for d in host.dialogs] == ["ok_cancel"]
-    assert not calls(record)
+    assert not terminus_calls(record)
 
 
 # --- palette, menu and key bindings ---------------------------------------------------------

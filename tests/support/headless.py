@@ -30,8 +30,12 @@ class HeadlessSublime:
         self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
         self.events: list[dict[str, Any]] = []
         self.stderr: list[str] = []
-        threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True).start()
-        threading.Thread(target=self._collect_stderr, daemon=True).start()
+        self._readers = [
+            threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True),
+            threading.Thread(target=self._collect_stderr, daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
         self.ready = self.wait_event(lambda e: e.get("event") == "ready")
 
     def _read(self, stream: IO[str]) -> None:
@@ -79,9 +83,19 @@ class HeadlessSublime:
     def quit(self) -> dict[str, Any]:
         answer = self.do("quit")
         self.process.wait(WAIT)
+        self._close_pipes()
         return answer
 
     def kill(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait(WAIT)
+        self._close_pipes()
+
+    def _close_pipes(self) -> None:
+        """Once the readers have seen the end of what the process wrote."""
+        for reader in self._readers:
+            reader.join(WAIT)
+        for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()

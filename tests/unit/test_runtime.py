@@ -63,6 +63,27 @@ def test_a_stopped_server_thread_refuses_work() -> None:
     thread.call_soon(lambda: None)  # ignored, no crash
 
 
+def test_stopping_the_thread_unwinds_the_work_still_running() -> None:
+    """Nothing is left pending for the garbage collector to destroy later."""
+    thread = runtime.ServerThread(name="QwenCompanion test thread F")
+    thread.start()
+    unwound = threading.Event()
+
+    async def forever() -> None:
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            unwound.set()
+
+    async def start_forever() -> asyncio.Task[None]:
+        return asyncio.ensure_future(forever())
+
+    task = thread.run(start_forever())
+    thread.stop()
+    assert unwound.is_set()
+    assert task.cancelled()
+
+
 def test_run_raises_what_the_coroutine_raises(server_thread: runtime.ServerThread) -> None:
     async def fail() -> None:
         raise ValueError("boom")

@@ -61,6 +61,7 @@ class ServerThread:
             asyncio.set_event_loop(loop)
             loop.call_soon(ready.set)
             loop.run_forever()
+            _finish_tasks(loop)
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
 
@@ -91,6 +92,20 @@ class ServerThread:
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout)
         self._loop = self._thread = None
+
+
+def _finish_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what is still running (a client's open connection) and let it unwind.
+
+    A task left pending when the loop closes is destroyed later by the garbage
+    collector, mid-way through whatever runs then, with a "Task was destroyed"
+    error; `asyncio.run` ends its loops the same way.
+    """
+    tasks = asyncio.all_tasks(loop)
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,67 @@
+"""A stand-in for Terminus: its `terminus_open` records its arguments.
+
+Like Terminus it does its work later on the async thread (`run` hands it to
+`set_timeout_async`), leaving a tagged terminal view (a tab or an output
+panel) that has the focus. Each call is one JSON line in the record file,
+which is replaced whole, so a reader never sees a half-written line.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from tests.sublime_sim import SimulatedHost
+
+FAKE_TERMINUS = '''
+import json
+import os
+
+import sublime
+import sublime_plugin
+
+RECORD = {record!r}
+
+
+class TerminusOpenCommand(sublime_plugin.WindowCommand):
+    def run(self, **kwargs):
+        sublime.set_timeout_async(lambda: self.run_async(**kwargs))
+
+    def run_async(self, **kwargs):
+        self.record(kwargs)
+        if kwargs.get("show_in_panel"):
+            view = self.window.create_output_panel(kwargs["panel_name"])
+            self.window.run_command("show_panel", {{"panel": "output." + kwargs["panel_name"]}})
+        else:
+            view = self.window.new_file()
+        view.settings().set("terminus_view", True)
+        view.settings().set("terminus_view.tag", kwargs.get("tag"))
+        self.window.focus_view(view)
+
+    def record(self, kwargs):
+        previous = ""
+        if os.path.exists(RECORD):
+            with open(RECORD, encoding="utf-8") as handle:
+                previous = handle.read()
+        with open(RECORD + ".part", "w", encoding="utf-8") as handle:
+            handle.write(previous + json.dumps(kwargs) + "\\n")
+        os.replace(RECORD + ".part", RECORD)
+'''
+
+
+def install_terminus(host: SimulatedHost, record: Path) -> None:
+    """Install and load the stand-in Terminus, recording into `record`."""
+    terminus_dir = host.packages_dir / "Terminus"
+    terminus_dir.mkdir()
+    (terminus_dir / "Terminus.sublime-settings").write_text("{}\n")
+    (terminus_dir / "fake_terminus.py").write_text(textwrap.dedent(FAKE_TERMINUS.format(record=str(record))))
+    host.load_package("Terminus")
+
+
+def terminus_calls(record: Path) -> list[dict[str, Any]]:
+    """The `terminus_open` arguments recorded so far, oldest first."""
+    if not record.exists():
+        return []
+    return [json.loads(line) for line in record.read_text().splitlines()]
