@@ -100,34 +100,46 @@ class Lines:
         return self.starts[row] + min(max(position.character, 1) - 1, len(self.line(row)))
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
+class _Shape:
+    """Each line's indentation (None when blank) and whether it opens with a
+    closing bracket: measured once per text, read for every symbol."""
 
+    def __init__(self, lines: Lines) -> None:
+        self.indents: list[int | None] = []
+        self.closes: list[bool] = []
+        for row in range(len(lines.starts)):
+            text = lines.line(row)
+            stripped = text.lstrip(" \t")
+            blank = not stripped.strip()
+            self.indents.append(None if blank else len(text) - len(stripped))
+            self.closes.append(not blank and stripped.startswith(CLOSERS))
 
-def _last_row(lines: Lines, row: int) -> int:
-    base = _indent(lines.line(row))
-    last = row
-    for following in range(row + 1, len(lines.starts)):
-        text = lines.line(following)
-        stripped = text.strip()
-        if not stripped:
-            continue
-        if _indent(text) > base or (_indent(text) == base and stripped.startswith(CLOSERS)):
-            last = following
-            continue
-        break
-    return last
+    def last_row(self, row: int) -> int:
+        """The definition on `row` runs to the last following line indented
+        deeper (blank lines between, a closing bracket at its level included)."""
+        base = self.indents[row] or 0
+        last = row
+        for following in range(row + 1, len(self.indents)):
+            indent = self.indents[following]
+            if indent is None:
+                continue
+            if indent > base or (indent == base and self.closes[following]):
+                last = following
+                continue
+            break
+        return last
 
 
 def symbol_tree(text: str, symbols: list[FlatSymbol]) -> list[SymbolNode]:
     lines = Lines(text)
+    shape = _Shape(lines)
     roots: list[SymbolNode] = []
     stack: list[tuple[SymbolNode, int]] = []  # (node, its last row, 0-based)
     for symbol in sorted(symbols, key=lambda s: s.begin):
         name_start, name_end = lines.position(symbol.begin), lines.position(symbol.end)
         row = name_start.line - 1
-        last = _last_row(lines, row)
-        start = Position(name_start.line, _indent(lines.line(row)) + 1)
+        last = shape.last_row(row)
+        start = Position(name_start.line, (shape.indents[row] or 0) + 1)
         end = Position(last + 1, len(lines.line(last)) + 1)
         while stack and stack[-1][1] < row:
             stack.pop()

@@ -72,38 +72,40 @@ class DiagnosticsArguments(_Arguments):
 
 RANGE_NOTE = "Ranges are {start: {line, character}, end: {line, character}}, 1-based lines and characters."
 
+# The CLI lists deferred tools with the first ~150 characters of their
+# description: each starts with what it answers.
 GET_DOCUMENT_SYMBOLS = Tool(
     name="get_document_symbols",
     description=(
-        "List the symbols (classes, functions, methods, variables…) that Sublime Text knows in a file, as a tree: "
-        "name, kind (LSP SymbolKind name such as Class, Function, Method, Variable, Constant), range of the whole "
-        "definition, selectionRange of its name, children. Faster and more precise than grepping the file. "
-        + RANGE_NOTE
+        "Outline a file as Sublime Text sees it: its classes, functions, methods and variables as a tree with "
+        "line ranges. Faster and more precise than grepping or reading the whole file. Answer: {abspath, symbols: "
+        "[{name, kind (LSP SymbolKind name: Class, Function, Method…), range (the whole definition), "
+        "selectionRange (the name), children}]}. " + RANGE_NOTE
     ),
     input_schema=FileArguments.model_json_schema(),
 )
 FIND_DEF_LOCATIONS = Tool(
     name="find_def_locations",
     description=(
-        "Find where the symbol at a position is defined, across the project (Sublime Text's index, or the language "
-        "server when one serves the file). Returns [{abspath, range}]. " + RANGE_NOTE
+        "Find where the symbol at a line and character of a file is defined, across the project, from Sublime "
+        "Text's symbol index. Answer: {symbol, locations: [{abspath, range}]}, with a note when there is none. "
+        + RANGE_NOTE
     ),
     input_schema=PositionArguments.model_json_schema(),
 )
 FIND_TYPE_DEF_LOCATIONS = Tool(
     name="find_type_def_locations",
     description=(
-        "Find where the type of the symbol at a position is defined. Needs a language server for the file; "
-        "without one the result is empty and says why. Returns [{abspath, range}]. " + RANGE_NOTE
+        "Find where the type of the symbol at a line and character is defined. Needs a language server, which "
+        "this editor does not ask yet: the answer is {symbol, locations: [], note} with the reason. " + RANGE_NOTE
     ),
     input_schema=PositionArguments.model_json_schema(),
 )
 GET_DIAGNOSTICS = Tool(
     name="get_diagnostics",
     description=(
-        "Errors and warnings the editor's language servers report, for one file or the whole window: "
-        "[{abspath, range, severity, message, source}]. Empty, with the reason, when no language server runs. "
-        + RANGE_NOTE
+        "Errors and warnings of one file or the whole window. Needs a language server, which this editor does "
+        "not ask yet: the answer is {diagnostics: [], note} with the reason. " + RANGE_NOTE
     ),
     input_schema=DiagnosticsArguments.model_json_schema(),
 )
