@@ -41,6 +41,7 @@ from .plugin.companion.commands import QwenRestartServerCommand, QwenShowLogComm
 from .plugin.companion.companions import companions
 from .plugin.companion.context_listener import ContextListener
 from .plugin.companion.context_listener import tracker as context_tracker
+from .plugin.ide_tools import wiring as _ide_tools  # noqa: F401 (hooks the tools into servers and chats)
 from .plugin.diagnose_command import QwenDiagnoseConnectionCommand, QwenReplaceReportCommand
 from .plugin.reviews.commands import (
     QwenAcceptDiffCommand,

@@ -550,6 +550,8 @@ def report(rows: list[Row], rounds: int) -> str:
         "  the VS Code companion's stack (TypeScript MCP SDK + Express), openDiff answering at once.",
         "- chat rows (7): ours is the chat in the simulated host on bench/chat_agent.py; the peer is",
         "  bench/peer/acp_client.mjs on the TypeScript ACP SDK, fed the same agent.",
+        "- IDE tools rows (8): each tool called over HTTP as the CLI calls it, on a 5,000-line Python file",
+        "  of 1,200 symbols, from the simulated host's symbol index (bench/ide_tools_host.py); no peer.",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
@@ -573,6 +575,9 @@ def main() -> None:
         from bench.chat import chat_rows
 
         rows += chat_rows(args.rounds, workdir)
+        from bench.ide_tools import ide_tools_rows
+
+        rows += ide_tools_rows(args.rounds, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     text = report(rows, args.rounds)

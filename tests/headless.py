@@ -210,6 +210,20 @@ def do_state(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def do_terminal_spec(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """What Open in Terminal would run for the window: `cmd` (a list) or
+    `shell_cmd` (a string for the platform's shell), `cwd` and `env` (added
+    to the environment), as Terminus would get them; `--mcp-config` gives
+    that qwen the IDE tools."""
+    window = driver.window(action)
+    terminal = sys.modules[f"{PACKAGE}.plugin.companion.terminal"]
+    companion = driver.companions.get(window)
+    if companion is None or not companion.running:
+        raise LookupError("the window has no running server")
+    spec = driver.host.run_on_main(lambda: terminal.terminal_spec(window, companion, terminal.options()))
+    return {key: spec[key] for key in ("cmd", "shell_cmd", "cwd", "env") if key in spec}
+
+
 def do_clipboard(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """What is on the clipboard (e.g. after Copy Connect Command)."""
     return {"text": driver.host.run_on_main(driver.host.sublime.get_clipboard)}
@@ -290,6 +304,7 @@ ACTIONS: dict[str, Action] = {
     "new_window": do_new_window,  # {folders}
     "state": do_state,  # {window?}
     "clipboard": do_clipboard,
+    "terminal_spec": do_terminal_spec,  # {window?}
     "wait_idle": do_wait_idle,
     "chat": do_chat,  # {text, window?}
     "chat_cancel": do_chat_cancel,  # {window?}

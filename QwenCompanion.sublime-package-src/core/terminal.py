@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -155,6 +155,8 @@ def terminus_args(
     options: TerminalOptions,
     serial: int | None = None,
     login_shell: str | None = None,
+    extra_args: Sequence[str] = (),
+    windows: bool = False,
 ) -> dict[str, Json]:
     """Arguments for Terminus's `terminus_open` window command.
 
@@ -162,8 +164,10 @@ def terminus_args(
     but actually closes the terminal on exit (True) when it is left out.
     With `login_shell` (macOS), the command runs through it: Terminus's own
     `bash -l -c` reads neither ~/.zprofile nor ~/.zshrc, and a Dock-started
-    Sublime's PATH lacks what they add.
+    Sublime's PATH lacks what they add. `extra_args` follow the command,
+    quoted for the shell that runs it (cmd.exe on Windows).
     """
+    command = with_args(options.command, extra_args, windows=windows and login_shell is None)
     env: dict[str, Json] = dict(terminal_env(port, workspace_path))
     args: dict[str, Json] = {
         "cwd": cwd,
@@ -173,13 +177,13 @@ def terminus_args(
         "auto_close": options.auto_close,
         "focus": True,
     }
-    through_shell = login_shell_argv(login_shell, options.command)
+    through_shell = login_shell_argv(login_shell, command)
     if through_shell is not None:
         args["cmd"] = list[Json](through_shell)
-    elif isinstance(options.command, str):
-        args["shell_cmd"] = options.command
+    elif isinstance(command, str):
+        args["shell_cmd"] = command
     else:
-        args["cmd"] = list[Json](options.command)
+        args["cmd"] = list[Json](command)
     if options.location == "panel":
         args["show_in_panel"] = True
         args["panel_name"] = panel_name(serial)
@@ -196,17 +200,29 @@ def _powershell_quote(text: str) -> str:
 _CMD_SYNTAX = re.compile(r"[&|<>^%]")
 
 
-def powershell_invocation(command: str | list[str]) -> str:
+def powershell_invocation(command: str | list[str], extra: Sequence[str] = ()) -> str:
     """qwen started from PowerShell: the call operator with each word quoted,
     so a path with spaces or quotes runs. A string that uses cmd.exe syntax
     runs through cmd.exe as Terminus runs it (`--%` passes it on untouched)."""
     if isinstance(command, str) and _CMD_SYNTAX.search(command):
-        return f"cmd.exe /d /c --% {command}"
-    return "& " + " ".join(_powershell_quote(word) for word in command_argv(command, windows=True))
+        return f"cmd.exe /d /c --% {with_args(command, extra, windows=True)}"
+    words = [*command_argv(command, windows=True), *extra]
+    return "& " + " ".join(_powershell_quote(word) for word in words)
 
 
 def _cmd_quote(word: str) -> str:
     return f'"{word}"' if not word or re.search(r"[\s&|<>^()\"',;=]", word) else word
+
+
+def with_args(command: str | list[str], extra: Sequence[str], *, windows: bool = False) -> str | list[str]:
+    """`command` followed by the words `extra`: appended to a list, or to a
+    string quoted for the shell that runs it (POSIX, or cmd.exe on Windows)."""
+    if not extra:
+        return command
+    if isinstance(command, list):
+        return [*command, *extra]
+    quote = _cmd_quote if windows else shlex.quote
+    return " ".join([command, *(quote(word) for word in extra)])
 
 
 def cmd_invocation(command: str | list[str]) -> str:
@@ -216,15 +232,16 @@ def cmd_invocation(command: str | list[str]) -> str:
 
 
 def connect_command(
-    *, port: int, workspace_path: str, cwd: str, command: str | list[str], shell: Shell
+    *, port: int, workspace_path: str, cwd: str, command: str | list[str], shell: Shell,
+    extra_args: Sequence[str] = (),
 ) -> str:
     """Lines to paste into an external terminal: set the variables, go to the
-    folder, start qwen."""
+    folder, start qwen (followed by `extra_args`)."""
     if shell == "powershell":
         return "\n".join([
             f"$env:{PORT_ENV} = '{port}'",
             f"$env:{WORKSPACE_ENV} = {_powershell_quote(workspace_path)}",
-            f"Set-Location -LiteralPath {_powershell_quote(cwd)}; {powershell_invocation(command)}",
+            f"Set-Location -LiteralPath {_powershell_quote(cwd)}; {powershell_invocation(command, extra_args)}",
             "",
         ])
     if shell == "cmd":
@@ -232,12 +249,12 @@ def connect_command(
         return "\n".join([
             f'set "{PORT_ENV}={port}"',
             f'set "{WORKSPACE_ENV}={workspace_path}"',
-            f'cd /d "{cwd}" && {cmd_invocation(command)}',
+            f'cd /d "{cwd}" && {cmd_invocation(with_args(command, extra_args, windows=True))}',
             "",
         ])
     return "\n".join([
         f"export {PORT_ENV}={port}",
         f"export {WORKSPACE_ENV}={shlex.quote(workspace_path)}",
-        f"cd {shlex.quote(cwd)} && {command_line(command)}",
+        f"cd {shlex.quote(cwd)} && {command_line(with_args(command, extra_args))}",
         "",
     ])

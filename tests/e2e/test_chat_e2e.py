@@ -50,7 +50,10 @@ class RealChat:
         self.host.user.press_key("enter")
 
     def ended(self, count: int = 1) -> list[str]:
-        self.host.wait_for(lambda: len([e for e in self.events if e[0] == "chat_turn_ended"]) >= count, timeout=WAIT)
+        self.host.wait_for(lambda: len(self.ended_so_far()) >= count, timeout=WAIT)
+        return self.ended_so_far()
+
+    def ended_so_far(self) -> list[str]:
         return [d["stopReason"] for e, d in self.events if e == "chat_turn_ended"]
 
     def transcript(self) -> str:

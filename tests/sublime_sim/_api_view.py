@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _runtime, _syntax, _text
-from ._api_objects import Buffer, Edit, Selection, Sheet, Syntax, make_sheet
+from ._api_objects import Buffer, Edit, Selection, Sheet, SymbolRegion, Syntax, make_sheet
 from ._constants import PhantomLayout, PointClassification, RegionFlags, SymbolType
 from ._region import Region, adjust_span, span_of
 from ._settings import Settings
@@ -501,23 +501,30 @@ class View:
     def syntax(self) -> Syntax | None:
         return self._read(lambda st: _to_syntax(st.buffer.syntax))
 
+    def _found_symbols(self, type: SymbolType, *, listed: bool) -> list[Any]:
+        from . import _symbols
+
+        text, syntax = self._read(lambda st: (st.buffer.text, st.buffer.syntax.name), ("", ""))
+        found = _symbols.definitions(text, syntax) if listed else _symbols.indexed(text, syntax, type)
+        return [SymbolRegion(s.name, Region(s.begin, s.end), syntax, s.type, s.kind) for s in found]
+
     def symbols(self) -> list[tuple[Region, str]]:
-        return []
+        return [(s.region, s.name) for s in self.symbol_regions()]
 
     def get_symbols(self) -> list[tuple[Region, str]]:
-        return []
+        return self.symbols()
 
     def indexed_symbols(self) -> list[tuple[Region, str]]:
-        return []
+        return [(s.region, s.name) for s in self.indexed_symbol_regions(SymbolType.DEFINITION)]
 
     def indexed_references(self) -> list[tuple[Region, str]]:
-        return []
+        return [(s.region, s.name) for s in self.indexed_symbol_regions(SymbolType.REFERENCE)]
 
     def symbol_regions(self) -> list[Any]:
-        return []
+        return self._found_symbols(SymbolType.DEFINITION, listed=True)
 
     def indexed_symbol_regions(self, type: SymbolType = SymbolType.ANY) -> list[Any]:
-        return []
+        return self._found_symbols(type, listed=False)
 
     # ----------------------------------------------------------------- status
     def set_status(self, key: str, value: str) -> None:

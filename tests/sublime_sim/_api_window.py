@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from . import _runtime
-from ._api_objects import Sheet, make_sheet
+from ._api_objects import Sheet, SymbolLocation, make_sheet
 from ._api_view import View
 from ._constants import KindId, NewFileFlags, QuickPanelFlags, SymbolSource, SymbolType
 from ._settings import Settings
@@ -321,19 +321,53 @@ class Window:
         kind_id: KindId = KindId.AMBIGUOUS,
         kind_letter: str = "",
     ) -> list[Any]:
-        return []  # no symbol index
+        """Where `sym` is defined or referenced: open files from their buffers
+        (unsaved text), the index from the files under the window's folders."""
+        from . import _symbols
+        from ._syntax import for_path
+
+        texts: dict[str, tuple[str, str]] = {}  # path -> (text, syntax name)
+        if source != SymbolSource.INDEX:  # open files answer from their buffers
+            for view in self.views():
+                path = view.file_name()
+                if path is not None:
+                    texts[path] = (view._text(), view._read(lambda st: st.buffer.syntax.name, ""))
+        if source != SymbolSource.OPEN_FILES:
+            for path in _symbols.project_files(self.folders()):
+                if path not in texts:
+                    try:
+                        with open(path, encoding="utf-8", errors="replace") as handle:
+                            texts[path] = (handle.read(), for_path(path).name)
+                    except OSError:
+                        continue
+        locations = []
+        for path, (text, syntax) in texts.items():
+            for found in _symbols.indexed(text, syntax, type):
+                if found.name != sym or (kind_id != KindId.AMBIGUOUS and found.kind[0] != kind_id):
+                    continue
+                if kind_letter and found.kind[1] != kind_letter:
+                    continue
+                row, col = _symbols.row_col(text, found.begin)
+                locations.append(SymbolLocation(path, self._display_name(path), row, col, syntax, found.type, found.kind))
+        return locations
+
+    def _display_name(self, path: str) -> str:
+        for folder in self.folders():
+            if path.startswith(folder.rstrip(os.sep) + os.sep):
+                return os.path.join(os.path.basename(folder.rstrip(os.sep)), os.path.relpath(path, folder))
+        return path
 
     def lookup_symbol_in_index(self, symbol: str) -> list[Any]:
-        return []
+        return self.symbol_locations(symbol, SymbolSource.INDEX, SymbolType.DEFINITION)
 
     def lookup_symbol_in_open_files(self, symbol: str) -> list[Any]:
-        return []
+        return self.symbol_locations(symbol, SymbolSource.OPEN_FILES, SymbolType.DEFINITION)
 
     def lookup_references_in_index(self, symbol: str) -> list[Any]:
-        return []
+        return self.symbol_locations(symbol, SymbolSource.INDEX, SymbolType.REFERENCE)
 
     def lookup_references_in_open_files(self, symbol: str) -> list[Any]:
-        return []
+        return self.symbol_locations(symbol, SymbolSource.OPEN_FILES, SymbolType.REFERENCE)
 
     def extract_variables(self) -> dict[str, str]:
         app = _runtime.app()

@@ -38,8 +38,9 @@ class McpClient:
     """One CLI session. Messages of its GET stream land in two queues:
     `contexts` (ide/contextUpdate params) and `notifications` (the rest)."""
 
-    def __init__(self, port: int, token: str, name: str = "cli") -> None:
+    def __init__(self, port: int, token: str, name: str = "cli", path: str = "/mcp") -> None:
         self.port = port
+        self.path = path
         self.token = token
         self.name = name
         self.session_id = ""
@@ -63,7 +64,7 @@ class McpClient:
         """One JSON-RPC POST (with another bearer `token` if given)."""
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=WAIT)
         try:
-            connection.request("POST", "/mcp", json.dumps(body), self._headers(token))
+            connection.request("POST", self.path, json.dumps(body), self._headers(token))
             response = connection.getresponse()
             data = response.read()
             headers = dict(response.getheaders())
@@ -74,8 +75,9 @@ class McpClient:
         is_json = headers.get("Content-Type", "").startswith("application/json")
         return Reply(response.status, headers, json.loads(data) if is_json else data.decode("utf-8"))
 
-    def connect(self) -> McpClient:
-        """initialize, notifications/initialized, then the GET stream (up to its first message)."""
+    def connect(self, stream: bool = True) -> McpClient:
+        """initialize, notifications/initialized, then (with `stream`) the GET
+        stream up to its first message."""
         status, headers, _ = self.post({
             "jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {
@@ -87,12 +89,13 @@ class McpClient:
         assert status == 200
         self.session_id = headers["Mcp-Session-Id"]
         assert self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}).status == 202
-        self._open_stream()
+        if stream:
+            self._open_stream()
         return self
 
     def _open_stream(self) -> None:
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=WAIT)
-        connection.request("GET", "/mcp", headers={**self._headers(), "Accept": "text/event-stream"})
+        connection.request("GET", self.path, headers={**self._headers(), "Accept": "text/event-stream"})
         response = connection.getresponse()
         assert response.status == 200, response.status
         self._stream = connection
@@ -195,7 +198,7 @@ class McpClient:
         """End the session as a well-behaved client would (the real CLI never does)."""
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=WAIT)
         try:
-            connection.request("DELETE", "/mcp", headers=self._headers())
+            connection.request("DELETE", self.path, headers=self._headers())
             assert connection.getresponse().status == 200
         finally:
             connection.close()

@@ -163,3 +163,42 @@ def test_status_text() -> None:
     assert status_text(True, 2) == "Qwen ● 2"
     assert status_text(True, 0) == "Qwen ○"
     assert status_text(False, 3) == "Qwen ✕"
+
+
+# --- the IDE tools' --mcp-config option after the command ---------------------------------
+
+CONFIG = ["--mcp-config", "C:\\Users\\Jo Doe\\AppData\\Local\\Sublime Text\\Cache\\QwenCompanion\\ide-tools\\5.json"]
+
+
+@pytest.mark.parametrize(
+    ("shell", "command", "last_line"),
+    [
+        ("posix", "qwen -y", "cd /w && qwen -y --mcp-config '/c/it'\"'\"'s dir/5.json'"),
+        ("posix", ["/opt/q q/qwen"], "cd /w && '/opt/q q/qwen' --mcp-config '/c/it'\"'\"'s dir/5.json'"),
+        ("powershell", "qwen -y",
+         "Set-Location -LiteralPath '/w'; & 'qwen' '-y' '--mcp-config' '/c/it''s dir/5.json'"),
+        ("powershell", "qwen 2>%TEMP%\\q.log",
+         "Set-Location -LiteralPath '/w'; cmd.exe /d /c --% qwen 2>%TEMP%\\q.log --mcp-config \"/c/it's dir/5.json\""),
+        ("cmd", "qwen -y", 'cd /d "/w" && qwen -y --mcp-config "/c/it\'s dir/5.json"'),
+        ("cmd", ["C:\\q q\\qwen.cmd"], 'cd /d "/w" && "C:\\q q\\qwen.cmd" --mcp-config "/c/it\'s dir/5.json"'),
+    ],
+)
+def test_connect_command_quotes_the_extra_arguments_for_its_shell(
+    shell: str, command: str | list[str], last_line: str
+) -> None:
+    text = connect_command(port=5, workspace_path="/w", cwd="/w", command=command, shell=shell,  # type: ignore[arg-type]
+                           extra_args=["--mcp-config", "/c/it's dir/5.json"])
+    assert text.splitlines()[-1] == last_line
+
+
+def test_terminus_gets_the_extra_arguments_as_its_shell_reads_them() -> None:
+    def args(command: str | list[str], **platform: object) -> dict[str, object]:
+        options = TerminalOptions(command=command)
+        return terminus_args(window_id=1, port=5, workspace_path="/w", cwd="/w", options=options,
+                             extra_args=CONFIG, **platform)  # type: ignore[arg-type]
+
+    assert args(["qwen"])["cmd"] == ["qwen", *CONFIG]
+    assert args("qwen", windows=True)["shell_cmd"] == f'qwen --mcp-config "{CONFIG[1]}"'
+    assert shlex.split(str(args("qwen")["shell_cmd"])) == ["qwen", *CONFIG]
+    login = args("qwen -y", login_shell="/bin/zsh", windows=False)["cmd"]
+    assert login == ["/bin/zsh", "-l", "-i", "-c", f"qwen -y --mcp-config {shlex.quote(CONFIG[1])}"]

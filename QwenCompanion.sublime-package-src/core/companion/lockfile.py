@@ -59,18 +59,23 @@ def lock_path(directory: Path, port: int) -> Path:
 
 def write_lock(directory: Path, info: LockInfo) -> Path:
     """Write the lock file atomically with owner-only permissions."""
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     target = lock_path(directory, info.port)
-    fd, temp_name = tempfile.mkstemp(prefix=f".{info.port}.", suffix=".tmp", dir=directory)
+    write_private_json(target, info.to_json())
+    return target
+
+
+def write_private_json(target: Path, data: Any) -> None:
+    """Write `data` to `target` atomically, readable by its owner only (it holds a token)."""
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, temp_name = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(info.to_json(), handle)
+            json.dump(data, handle)
         os.chmod(temp_name, 0o600)
         os.replace(temp_name, target)
     except BaseException:
         Path(temp_name).unlink(missing_ok=True)
         raise
-    return target
 
 
 def publish(directory: Path, *, port: int, folders: list[str], token: str, ppid: int) -> str | None:

@@ -33,6 +33,7 @@ from .ide_messages import (
 )
 from .server import AuthFailure, CompanionServer, ServerOptions
 from .tools import DiffBackend, UnavailableDiffBackend, diff_tools
+from ..ide_tools.tools import IDE_TOOLS_PATH, CodeKnowledge, UnavailableKnowledge, ide_tools, mcp_config
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -130,6 +131,7 @@ class Companion:
         on_sessions_changed: Callable[[int], None] = lambda connected: None,
         ppid: int | None = None,
         reservation: Reservation | None = None,
+        mcp_config_directory: Path | None = None,
     ) -> None:
         self._thread = thread
         self.folders = list(folders)
@@ -149,6 +151,19 @@ class Companion:
             options=options,
             on_sessions_changed=on_sessions_changed,
         )
+        # The IDE tools, with a token of their own, when `mcp_config_directory`
+        # says where the terminal's `--mcp-config` file goes.
+        self.code_knowledge: CodeKnowledge = UnavailableKnowledge()  # replaceable, like diff_backend
+        self.mcp_config_directory = mcp_config_directory
+        self.ide_tools_token = secrets.token_hex(32) if mcp_config_directory is not None else None
+        if self.ide_tools_token is not None:
+            self._server.mount(CompanionServer(
+                token=self.ide_tools_token,
+                tools=ide_tools(lambda: self.code_knowledge),
+                context=None,
+                options=options,
+                path=IDE_TOOLS_PATH,
+            ))
 
     # --- lifecycle -------------------------------------------------------
 
@@ -168,16 +183,31 @@ class Companion:
     def running(self) -> bool:
         return self.port != 0 and self._thread.alive
 
+    @property
+    def ide_tools_url(self) -> str | None:
+        if self.ide_tools_token is None or not self.running:
+            return None
+        return f"http://127.0.0.1:{self.port}{IDE_TOOLS_PATH}"
+
+    @property
+    def mcp_config_file(self) -> Path | None:
+        """The `--mcp-config` file of the terminal's qwen; None without IDE tools."""
+        if self.mcp_config_directory is None or not self.port:
+            return None
+        return self.mcp_config_directory / f"{self.port}.json"
+
     def start(self) -> None:
         listener = self._reservation.listener if self._reservation is not None else None
         self._reservation = None  # the server owns the socket from here on
         self._thread.run(self._server.start(listener=listener))
         self.started_at = time.time()
         self._write_lock()
+        self._write_mcp_config()
         log.info("server for %s listening on 127.0.0.1:%d", self.workspace_path or "(no folder)", self.port)
 
     def stop(self) -> None:
         port = self.port  # the server forgets its port once stopped
+        config = self.mcp_config_file
         if port and self._thread.alive:
             try:
                 self._thread.run(self._server.stop())
@@ -185,6 +215,11 @@ class Companion:
                 log.exception("stopping the server on port %d failed", port)
         if port:
             lockfile.remove_lock(self.lock_directory, port)
+        if config is not None:
+            try:
+                config.unlink(missing_ok=True)
+            except OSError as error:
+                log.warning("cannot remove %s: %s", config, error.strerror or error)
 
     def set_folders(self, folders: list[str]) -> None:
         """Called on every folder poll: rewrite the lock file when the window's
@@ -205,6 +240,15 @@ class Companion:
         )
         if self.lock_error:
             log.error("%s; the CLI will not find this window's server", self.lock_error)
+
+    def _write_mcp_config(self) -> None:
+        config, url = self.mcp_config_file, self.ide_tools_url
+        if config is None or url is None or self.ide_tools_token is None:
+            return
+        try:
+            lockfile.write_private_json(config, mcp_config(url, self.ide_tools_token))
+        except OSError as error:
+            log.error("cannot write %s (the terminal's qwen gets no IDE tools): %s", config, error.strerror or error)
 
     # --- tools (DiffBackend, on the server thread) -----------------------
 

@@ -1,5 +1,9 @@
 """The MCP server over Streamable HTTP at `/mcp` (spec sections 1, 3, 6).
 
+Other endpoints (the IDE tools at `/ide-tools/mcp`) are servers of their own
+path, token, tools and sessions, mounted on the same port and checked by the
+same security rules.
+
 Runs on an asyncio loop owned by `runtime.ServerThread`; nothing here may be
 called from another thread except through that runtime.
 """
@@ -91,10 +95,12 @@ class CompanionServer:
         *,
         token: str,
         tools: list[RegisteredTool],
-        context: Callable[[], IdeContext],
+        context: Callable[[], IdeContext] | None,
         options: ServerOptions = ServerOptions(),
         on_sessions_changed: Callable[[int], None] = lambda connected: None,
+        path: str = MCP_PATH,
     ) -> None:
+        self.path = path
         self._token = f"Bearer {token}".encode()
         self._tools = {t.definition.name: t for t in tools}
         self._context = context
@@ -112,14 +118,20 @@ class CompanionServer:
         self._streams: set[asyncio.Task[Any]] = set()
         self._janitor: asyncio.Task[None] | None = None
         self._tools_lists: dict[str, dict[str, Any]] = {}  # per protocol version: the tools never change
+        self._mounted: dict[str, CompanionServer] = {}  # path -> another endpoint on this port
+
+    def mount(self, endpoint: CompanionServer) -> None:
+        """Serve `endpoint` on this server's port (before `start`)."""
+        self._mounted[endpoint.path] = endpoint
 
     # --- lifecycle -------------------------------------------------------
 
     def make_app(self) -> web.Application:
         app = web.Application(middlewares=[self._security], client_max_size=self.options.max_body_bytes)
-        app.router.add_post(MCP_PATH, self._post)
-        app.router.add_get(MCP_PATH, self._get)
-        app.router.add_delete(MCP_PATH, self._delete)
+        for endpoint in (self, *self._mounted.values()):
+            app.router.add_post(endpoint.path, endpoint._post)
+            app.router.add_get(endpoint.path, endpoint._get)
+            app.router.add_delete(endpoint.path, endpoint._delete)
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 0, listener: socket.socket | None = None) -> int:
@@ -140,19 +152,26 @@ class CompanionServer:
         )
         await site.start()
         self.port = self._runner.addresses[0][1]
-        self._janitor = asyncio.ensure_future(self._expire_idle_sessions())
+        for endpoint in (self, *self._mounted.values()):
+            endpoint.port = self.port
+            endpoint._janitor = asyncio.ensure_future(endpoint._expire_idle_sessions())
         return self.port
 
     async def stop(self) -> None:
+        for endpoint in (self, *self._mounted.values()):
+            endpoint._end_sessions()
+        if self._runner:
+            await self._runner.cleanup()
+            self._runner = None
+        # The port was forgotten with the sessions: `Companion.running` is False, no lock file is rewritten.
+
+    def _end_sessions(self) -> None:
         if self._janitor:
             self._janitor.cancel()
         self.sessions.close_all()
         for task in list(self._streams):
             task.cancel()
-        if self._runner:
-            await self._runner.cleanup()
-            self._runner = None
-        self.port = 0  # not listening any more: `Companion.running` is False, no lock file is rewritten
+        self.port = 0
 
     async def _expire_idle_sessions(self) -> None:
         interval = min(5.0, self.options.idle_timeout_seconds / 2, self.options.dropped_stream_grace_seconds / 2)
@@ -193,7 +212,9 @@ class CompanionServer:
         auth = request.headers.get("Authorization")
         if auth is None:
             return self._refuse(401, "missing-token", "no Authorization header", "Unauthorized")
-        if not hmac.compare_digest(auth.encode("utf-8", "surrogateescape"), self._token):
+        # Each endpoint has its own token: one endpoint's token opens no other.
+        token = self._mounted[request.path]._token if request.path in self._mounted else self._token
+        if not hmac.compare_digest(auth.encode("utf-8", "surrogateescape"), token):
             return self._refuse(401, "wrong-token", f"scheme {_scheme_of(auth)!r}, token does not match", "Unauthorized")
         return await handler(request)
 
@@ -324,7 +345,8 @@ class CompanionServer:
         self.sessions.set_stream_open(session, True)
         try:
             # Both the TUI and `qwen -p` use the context for their first prompt.
-            session.enqueue(protocol.notification(CONTEXT_UPDATE, self._context().params()))
+            if self._context is not None:
+                session.enqueue(protocol.notification(CONTEXT_UPDATE, self._context().params()))
             await self._pump(session, stream)
         except (ConnectionError, asyncio.CancelledError):
             pass

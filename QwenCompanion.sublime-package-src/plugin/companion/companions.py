@@ -9,11 +9,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import sublime
 
 from ...core.dependencies import host_python_message, missing_dependency_message, startup_problem
+from ..log import SETTINGS_FILE
 
 if TYPE_CHECKING:
     from ...core.companion.reservation import Reservation
@@ -30,6 +32,15 @@ SessionsListener = Callable[[int, int], None]
 """(window id, connected CLI count); called on the server thread."""
 StartedListener = Callable[[sublime.Window, "Companion"], None]
 """Called on the worker thread once a window's companion is listening."""
+
+
+def mcp_config_directory() -> Path | None:
+    """Where a window's server writes the terminal's `--mcp-config` file, which
+    also turns its IDE tools on; None when the `ide_tools` setting is false
+    (read when the server starts)."""
+    if sublime.load_settings(SETTINGS_FILE).get("ide_tools", True) is False:
+        return None
+    return Path(sublime.cache_path(), "QwenCompanion", "ide-tools")
 
 
 class Companions:
@@ -119,6 +130,7 @@ class Companions:
                 lock_directory=lockfile.lock_dir(),
                 on_sessions_changed=lambda count: self._sessions_changed(window_id, count),
                 reservation=claim,
+                mcp_config_directory=mcp_config_directory(),
             )
             try:
                 companion.start()

@@ -11,6 +11,7 @@ import sublime
 import sublime_plugin
 
 from ...core.terminal import (
+    Json,
     Shell,
     TerminalOptions,
     connect_command,
@@ -90,6 +91,30 @@ def login_shell() -> str | None:
         return None
 
 
+def mcp_config_args(companion: Companion) -> list[str]:
+    """`--mcp-config <file>`: the IDE tools for the terminal's qwen, once the
+    server has written the file (none when the `ide_tools` setting is off)."""
+    config = companion.mcp_config_file
+    return ["--mcp-config", str(config)] if config is not None and config.is_file() else []
+
+
+def terminal_spec(
+    window: sublime.Window, companion: Companion, chosen: TerminalOptions, serial: int | None = None
+) -> dict[str, Json]:
+    """The `terminus_open` arguments that start qwen for `window`."""
+    return terminus_args(
+        window_id=window.id(),
+        port=companion.port,
+        workspace_path=companion.workspace_path,
+        cwd=window_cwd(window),
+        options=chosen,
+        serial=serial,
+        login_shell=login_shell(),
+        extra_args=mcp_config_args(companion),
+        windows=sublime.platform() == "windows",
+    )
+
+
 def window_cwd(window: sublime.Window) -> str:
     view = window.active_view()
     return terminal_cwd(window.folders(), view.file_name() if view else None, os.path.expanduser("~"))
@@ -132,15 +157,7 @@ class QwenOpenTerminalCommand(sublime_plugin.WindowCommand):
                     window.run_command("show_panel", {"panel": f"output.{panel}"})
                 window.focus_view(view)
                 return
-        args = terminus_args(
-            window_id=window.id(),
-            port=companion.port,
-            workspace_path=companion.workspace_path,
-            cwd=window_cwd(window),
-            options=chosen,
-            serial=serial,
-            login_shell=login_shell(),
-        )
+        args = terminal_spec(window, companion, chosen, serial)
         log.info("opening qwen in Terminus in %s", args["cwd"])
         window.run_command("terminus_open", args)
         if not window.folders():
@@ -181,6 +198,7 @@ class QwenCopyConnectCommandCommand(sublime_plugin.WindowCommand):
             cwd=window_cwd(window),
             command=options().command,
             shell=chosen or "posix",
+            extra_args=mcp_config_args(companion),
         )
         sublime.set_clipboard(text)
         window.status_message(

@@ -1,0 +1,165 @@
+"""Sublime's flat symbol list as the tree an agent reads: LSP kind names,
+ranges of whole definitions, children nested in their parents.
+
+Sublime gives a symbol's name region only; a definition's extent is taken
+from indentation: it runs from its line to the last following line indented
+deeper (blank lines and a closing bracket at its own indentation included),
+which fits Python and formatted brace languages alike.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Any
+
+# LSP SymbolKind names that Sublime's kind descriptions may already be.
+LSP_KINDS = frozenset({
+    "File", "Module", "Namespace", "Package", "Class", "Method", "Property", "Field", "Constructor", "Enum",
+    "Interface", "Function", "Variable", "Constant", "String", "Number", "Boolean", "Array", "Object", "Key",
+    "Null", "EnumMember", "Struct", "Event", "Operator", "TypeParameter",
+})
+# Sublime's KindId values (sublime.KindId) to the nearest LSP kind.
+KIND_IDS = {1: "Key", 2: "Class", 3: "Function", 4: "Namespace", 5: "Key", 6: "String", 7: "Variable"}
+CLOSERS = (")", "]", "}")
+
+
+def lsp_kind(kind_id: int, description: str) -> str:
+    if description in LSP_KINDS:
+        return description
+    return KIND_IDS.get(kind_id, "Variable")
+
+
+@dataclass(frozen=True)
+class Position:
+    line: int  # 1-based
+    character: int  # 1-based, in code points
+
+    def to_json(self) -> dict[str, int]:
+        return {"line": self.line, "character": self.character}
+
+
+@dataclass(frozen=True)
+class Range:
+    start: Position
+    end: Position
+
+    def to_json(self) -> dict[str, Any]:
+        return {"start": self.start.to_json(), "end": self.end.to_json()}
+
+
+@dataclass(frozen=True)
+class FlatSymbol:
+    name: str
+    kind: str  # an LSP kind name
+    begin: int  # the name's offsets in the text
+    end: int
+
+
+@dataclass
+class SymbolNode:
+    name: str
+    kind: str
+    range: Range
+    selection: Range  # the name
+    children: list[SymbolNode] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "range": self.range.to_json(),
+            "selectionRange": self.selection.to_json(),
+            "children": [child.to_json() for child in self.children],
+        }
+
+
+class Lines:
+    """Offsets of a text's lines, for 1-based positions."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0]
+        position = text.find("\n")
+        while position >= 0:
+            self.starts.append(position + 1)
+            position = text.find("\n", position + 1)
+
+    def position(self, offset: int) -> Position:
+        row = bisect.bisect_right(self.starts, offset) - 1
+        return Position(row + 1, offset - self.starts[row] + 1)
+
+    def line(self, row: int) -> str:
+        """Line `row` (0-based) without its newline."""
+        end = self.starts[row + 1] - 1 if row + 1 < len(self.starts) else len(self.text)
+        return self.text[self.starts[row] : end]
+
+    def offset(self, position: Position) -> int:
+        """The offset of a 1-based position, kept inside its line."""
+        row = min(max(position.line, 1), len(self.starts)) - 1
+        return self.starts[row] + min(max(position.character, 1) - 1, len(self.line(row)))
+
+
+class _Shape:
+    """Each line's indentation (None when blank) and whether it opens with a
+    closing bracket: measured once per text, read for every symbol."""
+
+    def __init__(self, lines: Lines) -> None:
+        self.indents: list[int | None] = []
+        self.closes: list[bool] = []
+        for row in range(len(lines.starts)):
+            text = lines.line(row)
+            stripped = text.lstrip(" \t")
+            blank = not stripped.strip()
+            self.indents.append(None if blank else len(text) - len(stripped))
+            self.closes.append(not blank and stripped.startswith(CLOSERS))
+
+    def last_row(self, row: int) -> int:
+        """The definition on `row` runs to the last following line indented
+        deeper (blank lines between, a closing bracket at its level included)."""
+        base = self.indents[row] or 0
+        last = row
+        for following in range(row + 1, len(self.indents)):
+            indent = self.indents[following]
+            if indent is None:
+                continue
+            if indent > base or (indent == base and self.closes[following]):
+                last = following
+                continue
+            break
+        return last
+
+
+def symbol_tree(text: str, symbols: list[FlatSymbol]) -> list[SymbolNode]:
+    lines = Lines(text)
+    shape = _Shape(lines)
+    roots: list[SymbolNode] = []
+    stack: list[tuple[SymbolNode, int]] = []  # (node, its last row, 0-based)
+    for symbol in sorted(symbols, key=lambda s: s.begin):
+        name_start, name_end = lines.position(symbol.begin), lines.position(symbol.end)
+        row = name_start.line - 1
+        last = shape.last_row(row)
+        start = Position(name_start.line, (shape.indents[row] or 0) + 1)
+        end = Position(last + 1, len(lines.line(last)) + 1)
+        while stack and stack[-1][1] < row:
+            stack.pop()
+        parent = stack[-1][0] if stack else None
+        kind = "Method" if symbol.kind == "Function" and parent is not None and parent.kind == "Class" else symbol.kind
+        node = SymbolNode(symbol.name, kind, Range(start, end), Range(name_start, name_end))
+        (parent.children if parent is not None else roots).append(node)
+        stack.append((node, last))
+    return roots
+
+
+def word_at(text: str, offset: int) -> tuple[int, int] | None:
+    """The identifier touching `offset`, as (begin, end); None if there is none."""
+    def is_word(char: str) -> bool:
+        return char.isalnum() or char in "_$"
+
+    begin = offset
+    while begin > 0 and is_word(text[begin - 1]):
+        begin -= 1
+    end = offset
+    while end < len(text) and is_word(text[end]):
+        end += 1
+    return (begin, end) if end > begin else None

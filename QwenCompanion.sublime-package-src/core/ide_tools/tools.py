@@ -1,0 +1,154 @@
+"""The IDE tools: their arguments, the descriptions a model reads, and
+dispatch to a `CodeKnowledge` (the editor layer's source of answers).
+
+Positions are 1-based lines and 1-based characters counted in code points,
+as Sublime counts them; every answer is JSON in one text block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from mcp_types import CallToolResult, Tool
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..companion.protocol import text_result
+from ..companion.server import RegisteredTool
+from ..companion.tools import validated_tool
+
+IDE_TOOLS_PATH = "/ide-tools/mcp"
+SERVER_NAME = "sublime-ide-tools"  # how the agent names these tools' server
+
+JsonObject = dict[str, Any]
+
+
+class ToolRefusal(Exception):
+    """A question the tools cannot answer; the message tells the model why."""
+
+
+class CodeKnowledge(Protocol):
+    """Answers the tools; called on a worker thread, never on the server loop."""
+
+    def document_symbols(self, abspath: str) -> JsonObject: ...
+
+    def definitions(self, abspath: str, line: int, character: int) -> JsonObject: ...
+
+    def type_definitions(self, abspath: str, line: int, character: int) -> JsonObject: ...
+
+    def diagnostics(self, abspath: str | None) -> JsonObject: ...
+
+
+class UnavailableKnowledge:
+    """Until the editor layer plugs in its knowledge."""
+
+    def _refuse(self, *args: object) -> JsonObject:
+        raise ToolRefusal("Sublime Text's code knowledge is not available in this window yet")
+
+    document_symbols = definitions = type_definitions = diagnostics = _refuse
+
+
+class _Arguments(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FileArguments(_Arguments):
+    abspath: str = Field(min_length=1, description="Absolute path of a file inside the editor window's folders.")
+
+
+class PositionArguments(FileArguments):
+    line: int = Field(ge=1, description="1-based line of the symbol.")
+    character: int = Field(ge=1, description="1-based character (code point) within the line, on the symbol's name.")
+
+
+class DiagnosticsArguments(_Arguments):
+    abspath: str | None = Field(
+        default=None, min_length=1,
+        description="Absolute path of one file; leave out for every file of the window.",
+    )
+
+
+RANGE_NOTE = "Ranges are {start: {line, character}, end: {line, character}}, 1-based lines and characters."
+
+# The CLI lists deferred tools with the first ~150 characters of their
+# description: each starts with what it answers.
+GET_DOCUMENT_SYMBOLS = Tool(
+    name="get_document_symbols",
+    description=(
+        "Outline a file as Sublime Text sees it: its classes, functions, methods and variables as a tree with "
+        "line ranges. Faster and more precise than grepping or reading the whole file. Answer: {abspath, symbols: "
+        "[{name, kind (LSP SymbolKind name: Class, Function, Method…), range (the whole definition), "
+        "selectionRange (the name), children}]}. " + RANGE_NOTE
+    ),
+    input_schema=FileArguments.model_json_schema(),
+)
+FIND_DEF_LOCATIONS = Tool(
+    name="find_def_locations",
+    description=(
+        "Find where the symbol at a line and character of a file is defined, across the project, from Sublime "
+        "Text's symbol index. Answer: {symbol, locations: [{abspath, range}]}, with a note when there is none. "
+        + RANGE_NOTE
+    ),
+    input_schema=PositionArguments.model_json_schema(),
+)
+FIND_TYPE_DEF_LOCATIONS = Tool(
+    name="find_type_def_locations",
+    description=(
+        "Find where the type of the symbol at a line and character is defined. Needs a language server, which "
+        "this editor does not ask yet: the answer is {symbol, locations: [], note} with the reason. " + RANGE_NOTE
+    ),
+    input_schema=PositionArguments.model_json_schema(),
+)
+GET_DIAGNOSTICS = Tool(
+    name="get_diagnostics",
+    description=(
+        "Errors and warnings of one file or the whole window. Needs a language server, which this editor does "
+        "not ask yet: the answer is {diagnostics: [], note} with the reason. " + RANGE_NOTE
+    ),
+    input_schema=DiagnosticsArguments.model_json_schema(),
+)
+
+
+async def _answer(work: Callable[[], JsonObject]) -> CallToolResult:
+    """`work` on a worker thread: the server's loop keeps serving meanwhile."""
+    try:
+        result = await asyncio.get_running_loop().run_in_executor(None, work)
+    except ToolRefusal as refusal:
+        return text_result(str(refusal), is_error=True)
+    return text_result(json.dumps(result, ensure_ascii=False))
+
+
+def ide_tools(knowledge: Callable[[], CodeKnowledge]) -> list[RegisteredTool]:
+    """The four tools, answered by whatever `knowledge()` is at call time."""
+
+    async def symbols(session_id: str, arguments: FileArguments) -> CallToolResult:
+        return await _answer(lambda: knowledge().document_symbols(arguments.abspath))
+
+    async def definitions(session_id: str, arguments: PositionArguments) -> CallToolResult:
+        return await _answer(lambda: knowledge().definitions(arguments.abspath, arguments.line, arguments.character))
+
+    async def type_definitions(session_id: str, arguments: PositionArguments) -> CallToolResult:
+        where = (arguments.abspath, arguments.line, arguments.character)
+        return await _answer(lambda: knowledge().type_definitions(*where))
+
+    async def diagnostics(session_id: str, arguments: DiagnosticsArguments) -> CallToolResult:
+        return await _answer(lambda: knowledge().diagnostics(arguments.abspath))
+
+    return [
+        validated_tool(GET_DOCUMENT_SYMBOLS, FileArguments, symbols),
+        validated_tool(FIND_DEF_LOCATIONS, PositionArguments, definitions),
+        validated_tool(FIND_TYPE_DEF_LOCATIONS, PositionArguments, type_definitions),
+        validated_tool(GET_DIAGNOSTICS, DiagnosticsArguments, diagnostics),
+    ]
+
+
+def mcp_config(url: str, token: str) -> JsonObject:
+    """The `--mcp-config` file for a qwen started in a terminal."""
+    return {"mcpServers": {SERVER_NAME: {"httpUrl": url, "headers": {"Authorization": f"Bearer {token}"}, "trust": True}}}
+
+
+def acp_server(url: str, token: str) -> JsonObject:
+    """The same endpoint as an ACP `mcpServers` entry (the CLI declares `mcpCapabilities.http`)."""
+    return {"type": "http", "name": SERVER_NAME, "url": url, "headers": [{"name": "Authorization", "value": f"Bearer {token}"}]}

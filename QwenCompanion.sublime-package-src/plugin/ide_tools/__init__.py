@@ -1,0 +1,1 @@
+"""Sublime's code knowledge (symbols, definitions) answering the IDE tools."""
