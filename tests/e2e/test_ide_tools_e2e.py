@@ -6,7 +6,6 @@ Python project. In the TUI started exactly as Open in Terminal starts it
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -15,31 +14,14 @@ from typing import Any
 import pytest
 
 from tests.e2e.test_chat_e2e import WAIT, RealChat, real_chat, real_env  # noqa: F401  (fixtures)
-from tests.e2e.test_open_terminal_e2e import TERMINUS_ENV, Command, editor, qwen_on_path, record, terminus_argv  # noqa: F401
+from tests.e2e.test_open_terminal_e2e import editor, record, terminus_tui  # noqa: F401  (fixtures)
 from tests.rig.fake_model import FakeModel, Reply, ToolCall, is_agent_request, message_text
-from tests.rig.qwen_cli import QwenCli, TuiSession
+from tests.rig.qwen_cli import QwenCli
+from tests.sim.test_ide_tools import MAIN, SHELF
 from tests.support.editor import Editor
 from tests.support.terminus import terminus_calls
 
 pytestmark = pytest.mark.e2e
-
-SHELF = '''\
-class Shelf:
-    def __init__(self):
-        self.books = []
-
-    def add(self, book):
-        self.books.append(book)
-'''
-MAIN = '''\
-from shelf import Shelf
-
-
-def main():
-    shelf = Shelf()
-    shelf.add("Dune")
-'''
-
 
 def write_project(workspace: Path) -> None:
     (workspace / "shelf.py").write_text(SHELF)
@@ -100,7 +82,8 @@ def received(model: FakeModel) -> list[Any]:
 
 def assert_right_answers(model: FakeModel, workspace: Path) -> None:
     symbols, definition = received(model)
-    [shelf] = symbols["symbols"]
+    shelf, count = symbols["symbols"]
+    assert (count["name"], count["kind"], count["range"]["start"]["line"]) == ("count", "Function", 9)
     assert (shelf["name"], shelf["kind"], shelf["range"]["start"]["line"], shelf["range"]["end"]["line"]) == ("Shelf", "Class", 1, 6)
     assert [(m["name"], m["kind"], m["range"]["start"]["line"]) for m in shelf["children"]] == [
         ("__init__", "Method", 2), ("add", "Method", 5),
@@ -129,11 +112,7 @@ def test_the_terminal_qwen_calls_the_ide_tools(
     assert args["shell_cmd"].startswith("qwen --mcp-config ")
 
     fake_model.set_responder(symbols_then_definition(workspace))
-    env = dict(qwen_env)
-    env["PATH"] = f"{qwen_on_path(tmp_path, qwen_cli)}{os.pathsep}{env['PATH']}"
-    env.update(TERMINUS_ENV)
-    env.update(args["env"])
-    tui = TuiSession(Command(qwen_cli.cache_dir, tuple(terminus_argv(args))), Path(args["cwd"]), env, tmux=tmux_bin)
+    tui = terminus_tui(args, qwen_env, qwen_cli, tmp_path, tmux_bin)
     try:
         tui.start()
         tui.wait_ready(60)

@@ -73,6 +73,17 @@ def qwen_on_path(tmp_path: Path, cli: QwenCli) -> Path:
     return bin_dir
 
 
+def terminus_tui(args: dict[str, Any], qwen_env: dict[str, str], cli: QwenCli, tmp_path: Path, tmux: str) -> TuiSession:
+    """The terminal Terminus would start for these `terminus_open` arguments:
+    their command, folder and variables, with the rig's environment (HOME,
+    fake model) and `qwen` on PATH as npm installs it."""
+    env = dict(qwen_env)
+    env["PATH"] = f"{qwen_on_path(tmp_path, cli)}{os.pathsep}{env['PATH']}"
+    env.update(TERMINUS_ENV)
+    env.update(args["env"])
+    return TuiSession(Command(cli.cache_dir, tuple(terminus_argv(args))), Path(args["cwd"]), env, tmux=tmux)
+
+
 @pytest.mark.e2e
 @pytest.mark.skipif(sys.platform != "linux", reason="replays Terminus's Linux command line")
 def test_open_in_terminal_connects_the_real_cli(
@@ -98,11 +109,7 @@ def test_open_in_terminal_connects_the_real_cli(
         "QWEN_CODE_IDE_WORKSPACE_PATH": str(workspace),
     }
 
-    env = dict(qwen_env)
-    env["PATH"] = f"{qwen_on_path(tmp_path, qwen_cli)}{os.pathsep}{env['PATH']}"
-    env.update(TERMINUS_ENV)
-    env.update(args["env"])
-    tui = TuiSession(Command(qwen_cli.cache_dir, tuple(terminus_argv(args))), Path(args["cwd"]), env, tmux=tmux_bin)
+    tui = terminus_tui(args, qwen_env, qwen_cli, tmp_path, tmux_bin)
     try:
         tui.start()
         tui.wait_ready(60)

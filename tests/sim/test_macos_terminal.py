@@ -13,7 +13,7 @@ from tests.sublime_sim import SimulatedHost
 from tests.support.editor import Editor, open_editor
 from tests.support.mcp_client import WAIT
 
-from tests.support.terminus import install_terminus, terminus_calls
+from tests.support.terminus import install_terminus, mcp_config_option, terminus_calls
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def open_terminal(host: SimulatedHost, record: Path, settings: dict[str, object]
 
 def test_a_string_command_runs_in_the_login_shell(mac: SimulatedHost, record: Path) -> None:
     args = open_terminal(mac, record, {"qwen_command": "qwen --approval-mode default"})
-    assert args["cmd"] == ["/bin/zsh", "-l", "-i", "-c", "qwen --approval-mode default"]
+    assert args["cmd"] == ["/bin/zsh", "-l", "-i", "-c", "qwen --approval-mode default" + mcp_config_option(mac)]
     assert "shell_cmd" not in args
     mac.assert_no_errors()
 
@@ -53,7 +53,8 @@ def test_a_string_command_runs_in_the_login_shell(mac: SimulatedHost, record: Pa
 def test_a_list_command_runs_in_the_login_shell_too(mac: SimulatedHost, record: Path) -> None:
     # `#!/usr/bin/env node` needs node on PATH: the shell's profile provides it.
     args = open_terminal(mac, record, {"qwen_command": ["/Users/me/.nvm/versions/node/v22/bin/qwen"]})
-    assert args["cmd"] == ["/bin/zsh", "-l", "-i", "-c", "/Users/me/.nvm/versions/node/v22/bin/qwen"]
+    assert args["cmd"] == [
+        "/bin/zsh", "-l", "-i", "-c", "/Users/me/.nvm/versions/node/v22/bin/qwen" + mcp_config_option(mac)]
     mac.assert_no_errors()
 
 
@@ -61,4 +62,4 @@ def test_linux_keeps_terminus_shell(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     for editor in editor_on("linux", tmp_path, monkeypatch):
         install_terminus(editor.host, record)
         args = open_terminal(editor.host, record)
-        assert args["shell_cmd"] == "qwen" and "cmd" not in args
+        assert args["shell_cmd"] == "qwen" + mcp_config_option(editor.host) and "cmd" not in args

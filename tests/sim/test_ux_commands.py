@@ -22,7 +22,7 @@ import pytest
 from tests.sublime_sim import SimulatedHost
 from tests.support.editor import BUILT_PACKAGE, PACKAGE, Editor, open_editor
 from tests.support.mcp_client import WAIT, McpClient
-from tests.support.terminus import install_terminus, terminus_calls
+from tests.support.terminus import install_terminus, mcp_config_option, terminus_calls
 
 STATUS_KEY = "qwen_companion"
 REPORT_NAME = "Qwen Code: Diagnose Connection"
@@ -104,7 +104,7 @@ def test_open_in_terminal_passes_cwd_env_command_tag_and_auto_close(
     [args] = terminus_calls(record)
     window_id = host.window.id()
     assert args == {
-        "shell_cmd": "qwen",
+        "shell_cmd": "qwen" + mcp_config_option(host),
         "cwd": str(workspace),
         "env": {
             "QWEN_CODE_IDE_SERVER_PORT": str(lock["port"]),
@@ -170,7 +170,8 @@ def test_settings_for_the_terminal_apply_without_restart(
     host.user.run_command("qwen_open_terminal")
     host.wait_for(lambda: len(terminus_calls(record)) == 2, timeout=WAIT)
     first, second = terminus_calls(record)
-    assert first["cmd"] == ["qwen", "--approval-mode", "default"] and "shell_cmd" not in first
+    assert first["cmd"] == ["qwen", "--approval-mode", "default", *mcp_config_option(host).split()]
+    assert "shell_cmd" not in first
     assert first["auto_close"] is False
     assert "show_in_panel" not in first and "panel_name" not in first
     assert first["tag"] != second["tag"]
@@ -194,7 +195,7 @@ def test_without_terminus_one_message_then_the_connect_command(editor: Editor, w
     assert host.sublime.get_clipboard() == (
         f"export QWEN_CODE_IDE_SERVER_PORT={lock['port']}\n"
         f"export QWEN_CODE_IDE_WORKSPACE_PATH={workspace}\n"
-        f"cd {workspace} && qwen\n"
+        f"cd {workspace} && qwen{mcp_config_option(host)}\n"
     )
     assert not terminus_calls(record)
     assert not host.unknown_commands  # terminus_open was never tried

@@ -12,6 +12,7 @@ import pytest
 from tests.sublime_sim import SimulatedHost
 from tests.support.editor import Editor, open_editor
 from tests.support.mcp_client import WAIT
+from tests.support.terminus import mcp_config_option
 
 REPORT_NAME = "Qwen Code: Diagnose Connection"
 QWEN_CMD = "C:\\Program Files\\it's\\qwen.cmd"
@@ -37,18 +38,21 @@ def test_windows_users_choose_powershell_or_cmd(editor: Editor) -> None:
     editor.settings({"qwen_command": [QWEN_CMD, "--approval-mode", "default"]})
     host.wait_idle()
 
+    config = mcp_config_option(host).split()[1]  # no character cmd.exe or PowerShell would quote
     powershell = copy_for(host, 0)
     assert powershell.splitlines() == [
         f"$env:QWEN_CODE_IDE_SERVER_PORT = '{lock['port']}'",
         f"$env:QWEN_CODE_IDE_WORKSPACE_PATH = '{editor.workspace}'",
         f"Set-Location -LiteralPath '{editor.workspace}'; "
-        "& 'C:\\Program Files\\it''s\\qwen.cmd' '--approval-mode' 'default'",
+        "& 'C:\\Program Files\\it''s\\qwen.cmd' '--approval-mode' 'default'"
+        f" '--mcp-config' '{config}'",
     ]
     cmd = copy_for(host, 1)
     assert cmd.splitlines() == [
         f'set "QWEN_CODE_IDE_SERVER_PORT={lock["port"]}"',
         f'set "QWEN_CODE_IDE_WORKSPACE_PATH={editor.workspace}"',
-        f'cd /d "{editor.workspace}" && "C:\\Program Files\\it\'s\\qwen.cmd" --approval-mode default',
+        f'cd /d "{editor.workspace}" && "C:\\Program Files\\it\'s\\qwen.cmd" --approval-mode default'
+        f" --mcp-config {config}",
     ]
     [panel, _] = [q for q in host.app.quick_panels][-2:]
     assert [str(item) for item in panel.items] == [

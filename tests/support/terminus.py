@@ -60,6 +60,16 @@ def install_terminus(host: SimulatedHost, record: Path) -> None:
     host.load_package("Terminus")
 
 
+def mcp_config_option(host: SimulatedHost) -> str:
+    """` --mcp-config <file>`: what Open in Terminal adds after a string
+    command for the window's IDE tools (the path has no character a shell
+    would quote)."""
+    import sys
+
+    companion = sys.modules["QwenCompanion.plugin.companion.companions"].companions.get(host.window)
+    return f" --mcp-config {companion.mcp_config_file}"
+
+
 def terminus_calls(record: Path) -> list[dict[str, Any]]:
     """The `terminus_open` arguments recorded so far, oldest first."""
     if not record.exists():

@@ -33,7 +33,8 @@ from .ide_messages import (
 )
 from .server import AuthFailure, CompanionServer, ServerOptions
 from .tools import DiffBackend, UnavailableDiffBackend, diff_tools
-from ..ide_tools.tools import IDE_TOOLS_PATH, CodeKnowledge, UnavailableKnowledge, ide_tools, mcp_config
+from ..ide_tools.answers import CodeKnowledge, UnavailableKnowledge
+from ..ide_tools.tools import IDE_TOOLS_PATH, ide_tools, mcp_config
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

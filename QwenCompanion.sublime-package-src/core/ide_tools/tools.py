@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from typing import Any, Protocol
 
 from mcp_types import CallToolResult, Tool
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,37 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..companion.protocol import text_result
 from ..companion.server import RegisteredTool
 from ..companion.tools import validated_tool
+from .answers import CodeKnowledge, JsonObject, ToolRefusal
 
 IDE_TOOLS_PATH = "/ide-tools/mcp"
 SERVER_NAME = "sublime-ide-tools"  # how the agent names these tools' server
-
-JsonObject = dict[str, Any]
-
-
-class ToolRefusal(Exception):
-    """A question the tools cannot answer; the message tells the model why."""
-
-
-class CodeKnowledge(Protocol):
-    """Answers the tools; called on a worker thread, never on the server loop."""
-
-    def document_symbols(self, abspath: str) -> JsonObject: ...
-
-    def definitions(self, abspath: str, line: int, character: int) -> JsonObject: ...
-
-    def type_definitions(self, abspath: str, line: int, character: int) -> JsonObject: ...
-
-    def diagnostics(self, abspath: str | None) -> JsonObject: ...
-
-
-class UnavailableKnowledge:
-    """Until the editor layer plugs in its knowledge."""
-
-    def _refuse(self, *args: object) -> JsonObject:
-        raise ToolRefusal("Sublime Text's code knowledge is not available in this window yet")
-
-    document_symbols = definitions = type_definitions = diagnostics = _refuse
-
 
 class _Arguments(BaseModel):
     model_config = ConfigDict(extra="forbid")

@@ -15,8 +15,8 @@ from typing import Any
 import sublime
 
 from ...core.chat.agent_files import Refused, confine, read_text
+from ...core.ide_tools.answers import JsonObject, ToolRefusal
 from ...core.ide_tools.symbols import FlatSymbol, Lines, Position, Range, lsp_kind, symbol_tree, word_at
-from ...core.ide_tools.tools import JsonObject, ToolRefusal
 from ..chat.buffers import view_text
 from ..reviews.views import find_open_view
 

@@ -15,7 +15,7 @@ from .knowledge import SublimeCodeKnowledge
 
 if TYPE_CHECKING:
     from ...core.companion.runtime import Companion
-    from ...core.ide_tools.tools import JsonObject
+    from ...core.ide_tools.answers import JsonObject
 
 def _install(window: sublime.Window, companion: Companion) -> None:
     companion.code_knowledge = SublimeCodeKnowledge(window)
