@@ -84,22 +84,17 @@ class SublimeCodeKnowledge:
     def _text(self, path: str) -> str:
         """What the user sees: the open buffer's text (unsaved edits too), else the disk's."""
         view = find_open_view(path)
-        if view is not None:
-            return view_text(view)
-        try:
-            return read_text(path)
-        except OSError as error:
-            raise ToolRefusal(f"{path}: {error.strerror or error}") from None
+        return view_text(view) if view is not None else _disk_text(path)
 
     def _symbols_of(self, path: str) -> tuple[str, list[FlatSymbol]]:
         view = find_open_view(path)
         if view is not None:
             return view_text(view), _flat(view.symbol_regions())
-        text = self._text(path)
+        text = _disk_text(path)
         with self._scratch:
             panel = self._window.create_output_panel(SCRATCH_PANEL, unlisted=True)
             try:
-                syntax = sublime.find_syntax_for_file(path, text[: text.find("\n")] if "\n" in text else text)
+                syntax = sublime.find_syntax_for_file(path, text.partition("\n")[0])
                 if syntax is not None:
                     panel.assign_syntax(syntax)
                 panel.run_command("append", {"characters": text, "force": True, "scroll_to_end": False})
@@ -123,6 +118,13 @@ class SublimeCodeKnowledge:
     def _location(path: str, row: int, col: int, name: str) -> JsonObject:
         start = Position(row, col)
         return {"abspath": path, "range": Range(start, Position(row, col + len(name))).to_json()}
+
+
+def _disk_text(path: str) -> str:
+    try:
+        return read_text(path)
+    except OSError as error:
+        raise ToolRefusal(f"{path}: {error.strerror or error}") from None
 
 
 def _flat(regions: list[Any]) -> list[FlatSymbol]:
