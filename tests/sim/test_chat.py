@@ -256,9 +256,13 @@ def test_reloading_the_package_ends_the_agent_and_the_chat_comes_back(rig: ChatR
 def test_quitting_ends_the_agent(rig: ChatRig) -> None:
     rig.load([[{"stall": 30}]])
     rig.send("go")
-    pid = rig.host.wait_for(lambda: rig.chat().chat.pid, timeout=WAIT)
+    chat = rig.chat().chat
+    pid = rig.host.wait_for(lambda: chat.pid, timeout=WAIT)
     rig.host.quit()
     assert not alive(pid) or rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+    # The package read its exit status: no "still running" process object is
+    # left to the garbage collector.
+    assert chat.pid is None
 
 
 def test_prestart_starts_the_agent_with_the_window(rig: ChatRig) -> None:

@@ -85,7 +85,9 @@ class Editor:
             self.user.set_folders([str(f) for f in folders])
         self.host.load_package(PACKAGE)
         lock = self.lock_info()
-        self.host.wait_idle()
+        # The lock is written before the server's libraries are imported,
+        # which takes seconds on a busy machine.
+        self.host.wait_idle(timeout=WAIT)
         return lock
 
     def settings(self, values: dict[str, Any]) -> None:

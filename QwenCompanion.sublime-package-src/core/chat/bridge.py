@@ -239,6 +239,16 @@ class AgentBridge:
         if self._connection is not None:
             await self._connection.close()
 
+    async def reap(self) -> None:
+        """Wait (briefly) for a killed agent's exit, so its process is reaped
+        here and not left, still "running", to the garbage collector."""
+        process = self._process
+        if process is not None and process.returncode is None:
+            try:
+                await asyncio.wait_for(process.wait(), STOP_GRACE_SECONDS)
+            except asyncio.TimeoutError:
+                log.warning("agent pid %s did not exit after it was killed", self.pid)
+
     def release(self) -> None:
         """Close the pipes to a process that is gone (chat thread), so the
         loop can close without leaving transports behind."""

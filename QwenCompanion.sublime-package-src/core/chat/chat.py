@@ -69,6 +69,7 @@ class ChatThread(ServerThread):
     async def _drain(self) -> None:
         for bridge in self.bridges:
             bridge.kill()
+        await asyncio.gather(*(bridge.reap() for bridge in self.bridges))
         current = asyncio.current_task()
         tasks = [task for task in asyncio.all_tasks() if task is not current]
         for task in tasks:

@@ -39,6 +39,7 @@ from ..ide_tools.tools import IDE_TOOLS_PATH, ide_tools, mcp_config
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 CALL_TIMEOUT = 10.0
+UNWIND_TURNS = 3
 
 
 class ServerThread:
@@ -108,6 +109,10 @@ def _finish_tasks(loop: asyncio.AbstractEventLoop) -> None:
         task.cancel()
     if tasks:
         loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+    # A transport closed while unwinding lets go of its socket on a later
+    # turn of the loop; closed before that, it is "unclosed" when collected.
+    for _ in range(UNWIND_TURNS):
+        loop.run_until_complete(asyncio.sleep(0))
 
 
 @dataclass(frozen=True)

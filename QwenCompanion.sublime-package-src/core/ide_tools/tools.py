@@ -42,7 +42,10 @@ class DiagnosticsArguments(_Arguments):
     )
 
 
-RANGE_NOTE = "Ranges are {start: {line, character}, end: {line, character}}, 1-based lines and characters."
+RANGE_NOTE = (
+    "Ranges are {start: {line, character}, end: {line, character}}, 1-based lines and characters. "
+    "`source` says who answered: the file's language server or Sublime Text's symbol index."
+)
 
 # The CLI lists deferred tools with the first ~150 characters of their
 # description: each starts with what it answers.
@@ -59,25 +62,26 @@ GET_DOCUMENT_SYMBOLS = Tool(
 FIND_DEF_LOCATIONS = Tool(
     name="find_def_locations",
     description=(
-        "Find where the symbol at a line and character of a file is defined, across the project, from Sublime "
-        "Text's symbol index. Answer: {symbol, locations: [{abspath, range}]}, with a note when there is none. "
-        + RANGE_NOTE
+        "Find where the symbol at a line and character of a file is defined, across the project. Answer: "
+        "{symbol, locations: [{abspath, range}], source}, with a note when there is none. " + RANGE_NOTE
     ),
     input_schema=PositionArguments.model_json_schema(),
 )
 FIND_TYPE_DEF_LOCATIONS = Tool(
     name="find_type_def_locations",
     description=(
-        "Find where the type of the symbol at a line and character is defined. Needs a language server, which "
-        "this editor does not ask yet: the answer is {symbol, locations: [], note} with the reason. " + RANGE_NOTE
+        "Find where the type of the symbol at a line and character is defined. Answer: {symbol, locations: "
+        "[{abspath, range}], source}. Needs a language server for the file (open in the editor); without one "
+        "the locations are empty and a note says why. " + RANGE_NOTE
     ),
     input_schema=PositionArguments.model_json_schema(),
 )
 GET_DIAGNOSTICS = Tool(
     name="get_diagnostics",
     description=(
-        "Errors and warnings of one file or the whole window. Needs a language server, which this editor does "
-        "not ask yet: the answer is {diagnostics: [], note} with the reason. " + RANGE_NOTE
+        "Errors and warnings of one file or the whole window, as the editor's language servers report them. "
+        "Answer: {diagnostics: [{abspath, range, severity (Error, Warning, Information, Hint), message, source?, "
+        "code?}], source}; without a language server the list is empty and a note says why. " + RANGE_NOTE
     ),
     input_schema=DiagnosticsArguments.model_json_schema(),
 )

@@ -1,5 +1,7 @@
-"""The IDE tools answered from Sublime's own symbol knowledge: a file's symbol
-list (`View.symbol_regions`) and the project's index (`Window.symbol_locations`).
+"""The IDE tools answered from what Sublime knows of the code: the language
+server the LSP package runs for an open file (`language_servers`), else
+Sublime's own symbols, a file's list (`View.symbol_regions`) and the
+project's index (`Window.symbol_locations`).
 
 Called on the server's worker threads: Sublime's API is thread-safe, and
 nothing here waits for the main thread. A file that is not open is read
@@ -15,15 +17,19 @@ from typing import Any
 import sublime
 
 from ...core.chat.agent_files import Refused, confine, read_text
+from ...core.ide_tools import lsp_results
 from ...core.ide_tools.answers import JsonObject, ToolRefusal
 from ...core.ide_tools.symbols import FlatSymbol, Lines, Position, Range, lsp_kind, symbol_tree, word_at
 from ..chat.buffers import view_text
 from ..reviews.views import find_open_view
+from . import language_servers
+from .language_servers import LspAnswer
 
 SCRATCH_PANEL = "qwen_ide_tools"
+INDEX = "Sublime Text's symbol index"
 NO_LANGUAGE_SERVER = (
     "Sublime Text's symbol index knows where names are defined but not their types or errors; "
-    "this answer would need a language server, which this version of the package does not ask."
+    "this answer needs a language server: the LSP package with a server for this language, the file open."
 )
 
 
@@ -38,30 +44,74 @@ class SublimeCodeKnowledge:
 
     def document_symbols(self, abspath: str) -> JsonObject:
         path = self._confined(abspath)
-        text, symbols = self._symbols_of(path)
-        return {"abspath": path, "symbols": [node.to_json() for node in symbol_tree(text, symbols)]}
+        asked = self._ask_about_open(path, "textDocument/documentSymbol", "documentSymbolProvider", {})
+        if asked is not None and asked.error is None:
+            symbols = lsp_results.document_symbols(asked.result, path, self._converter(asked))
+            return {"abspath": path, "symbols": symbols, "source": _server(asked)}
+        text, flat = self._symbols_of(path)
+        answer = {"abspath": path, "symbols": [node.to_json() for node in symbol_tree(text, flat)], "source": INDEX}
+        return _noting(answer, asked)
 
     def definitions(self, abspath: str, line: int, character: int) -> JsonObject:
         path = self._confined(abspath)
         name = self._name_at(path, line, character)
+        asked = self._ask_at(path, line, character, "textDocument/definition", "definitionProvider")
+        if asked is not None and asked.error is None:
+            locations = lsp_results.locations(asked.result, self._converter(asked))
+            return {"symbol": name, "locations": locations, "source": _server(asked)}
         locations = [
             self._location(found.path, found.row, found.col, name)
             for found in self._window.symbol_locations(name, sublime.SymbolSource.ANY, sublime.SymbolType.DEFINITION)
             if self._inside(found.path)
         ]
-        answer: JsonObject = {"symbol": name, "locations": locations}
+        answer: JsonObject = {"symbol": name, "locations": locations, "source": INDEX}
         if not locations:
             answer["note"] = f"Sublime Text's index has no definition of {name!r} in the window's folders."
-        return answer
+        return _noting(answer, asked)
 
     def type_definitions(self, abspath: str, line: int, character: int) -> JsonObject:
         path = self._confined(abspath)
-        return {"symbol": self._name_at(path, line, character), "locations": [], "note": NO_LANGUAGE_SERVER}
+        name = self._name_at(path, line, character)
+        asked = self._ask_at(path, line, character, "textDocument/typeDefinition", "typeDefinitionProvider")
+        if asked is not None and asked.error is None:
+            locations = lsp_results.locations(asked.result, self._converter(asked))
+            return {"symbol": name, "locations": locations, "source": _server(asked)}
+        return _noting({"symbol": name, "locations": [], "note": NO_LANGUAGE_SERVER}, asked)
 
     def diagnostics(self, abspath: str | None) -> JsonObject:
-        if abspath is not None:
-            self._confined(abspath)
-        return {"diagnostics": [], "note": NO_LANGUAGE_SERVER}
+        path = self._confined(abspath) if abspath is not None else None
+        asked = language_servers.diagnostics(self._window, path)
+        if asked is not None and asked.error is None:
+            found = lsp_results.diagnostics(asked.result or {}, self._converter(asked))
+            return {"diagnostics": found, "source": _server(asked)}
+        return _noting({"diagnostics": [], "note": NO_LANGUAGE_SERVER}, asked)
+
+    # --- language servers --------------------------------------------------------
+
+    @staticmethod
+    def _ask_about_open(path: str, method: str, capability: str, params: JsonObject) -> LspAnswer | None:
+        """A language server's answer about an open file (LSP serves only open
+        files); None when no server serves it."""
+        view = find_open_view(path)
+        return language_servers.ask(view, method, capability, params) if view is not None else None
+
+    def _ask_at(self, path: str, line: int, character: int, method: str, capability: str) -> LspAnswer | None:
+        view = find_open_view(path)
+        if view is None:
+            return None
+        position = lsp_results.lsp_position(view_text(view), Position(line, character))
+        return language_servers.ask(view, method, capability, {"position": position})
+
+    def _converter(self, asked: LspAnswer) -> lsp_results.Converter:
+        # Only places inside the window's folders are answered (and read).
+        paths = {uri: path if path is not None and self._inside(path) else None for uri, path in asked.paths.items()}
+        return lsp_results.Converter(self._text_or_none, paths)
+
+    def _text_or_none(self, path: str) -> str | None:
+        try:
+            return self._text(path)
+        except ToolRefusal:
+            return None
 
     # --- files ---------------------------------------------------------------
 
@@ -118,6 +168,19 @@ class SublimeCodeKnowledge:
     def _location(path: str, row: int, col: int, name: str) -> JsonObject:
         start = Position(row, col)
         return {"abspath": path, "range": Range(start, Position(row, col + len(name))).to_json()}
+
+
+def _server(asked: LspAnswer) -> str:
+    return f"language server {asked.server}"
+
+
+def _noting(answer: JsonObject, asked: LspAnswer | None) -> JsonObject:
+    """Say why a language server's answer was not used, when one was asked."""
+    if asked is not None and asked.error is not None:
+        who = f"the language server {asked.server}" if asked.server else "the language server"
+        why = f"Answered without {who}, which failed ({asked.error})."
+        answer["note"] = f"{answer['note']} {why}" if "note" in answer else why
+    return answer
 
 
 def _disk_text(path: str) -> str:
