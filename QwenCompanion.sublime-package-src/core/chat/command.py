@@ -4,6 +4,7 @@ builds the TUI's (the `qwen_command` setting, macOS's login shell)."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 
 from ..terminal import command_argv, command_line, login_shell_argv
 
@@ -14,17 +15,20 @@ class CommandNotFound(Exception):
     pass
 
 
-def agent_argv(command: str | list[str], *, windows: bool, login_shell: str | None, path: str | None) -> list[str]:
-    """`qwen_command` plus `--acp` as an argv. On macOS (`login_shell` given)
+def agent_argv(
+    command: str | list[str], *, windows: bool, login_shell: str | None, path: str | None,
+    flags: Sequence[str] = (ACP_FLAG,),
+) -> list[str]:
+    """`qwen_command` plus `flags` (`--acp`) as an argv. On macOS (`login_shell` given)
     it runs through the user's login shell, so nvm/Homebrew PATHs apply; a
     bare program name is looked up on `path` (Windows finds `qwen.cmd`)."""
     if isinstance(command, str):
         words = command_argv(command, windows=windows)
     else:
         words = list(command)
-    words.append(ACP_FLAG)
+    words.extend(flags)
     # A string keeps its shell syntax; a list is quoted word by word.
-    shell_command = f"{command} {ACP_FLAG}" if isinstance(command, str) else command_line(words)
+    shell_command = f"{command} {command_line(list(flags))}" if isinstance(command, str) else command_line(words)
     through_shell = login_shell_argv(login_shell, shell_command) if login_shell else None
     if through_shell is not None:
         return through_shell

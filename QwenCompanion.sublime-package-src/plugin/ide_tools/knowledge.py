@@ -139,7 +139,7 @@ class SublimeCodeKnowledge:
     def _symbols_of(self, path: str) -> tuple[str, list[FlatSymbol]]:
         view = find_open_view(path)
         if view is not None:
-            return view_text(view), _flat(view.symbol_regions())
+            return view_text(view), flat_symbols(view.symbol_regions())
         text = _disk_text(path)
         with self._scratch:
             panel = self._window.create_output_panel(SCRATCH_PANEL, unlisted=True)
@@ -148,7 +148,7 @@ class SublimeCodeKnowledge:
                 if syntax is not None:
                     panel.assign_syntax(syntax)
                 panel.run_command("append", {"characters": text, "force": True, "scroll_to_end": False})
-                return text, _flat(panel.symbol_regions())
+                return text, flat_symbols(panel.symbol_regions())
             finally:
                 self._window.destroy_output_panel(SCRATCH_PANEL)
 
@@ -190,7 +190,7 @@ def _disk_text(path: str) -> str:
         raise ToolRefusal(f"{path}: {error.strerror or error}") from None
 
 
-def _flat(regions: list[Any]) -> list[FlatSymbol]:
+def flat_symbols(regions: list[Any]) -> list[FlatSymbol]:
     """Sublime's `SymbolRegion`s (definitions only) as plain symbols."""
     return [
         FlatSymbol(region.name, lsp_kind(int(region.kind[0]), region.kind[2]), region.region.begin(), region.region.end())
