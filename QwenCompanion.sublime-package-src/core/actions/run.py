@@ -1,0 +1,273 @@
+"""One action as one run of `qwen` in stream-json mode, read-only.
+
+The protocol (see the README): the client writes an `initialize` control
+request and the prompt as a `user` message on stdin; the CLI writes one
+JSON object per line: `system`, `stream_event` (partial text), `assistant`,
+`control_request` (`can_use_tool`: a tool wants permission) and last a
+`result`. Every permission is denied here, and editing tools are excluded
+when the CLI starts, so nothing the run does touches a file.
+
+Lines are split without a length limit (an answer holding a whole file is
+one line); the process runs in a group of its own and the whole group is
+ended when the run ends, is cancelled or times out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..chat.bridge import kill_group
+
+log = logging.getLogger(__name__)
+
+STREAM_FLAGS = (
+    "--input-format", "stream-json", "--output-format", "stream-json", "--include-partial-messages",
+    "--approval-mode", "default",
+)
+# Tools that change files or run programs (the CLI's names): never offered.
+EDITING_TOOLS = (
+    "edit", "write_file", "notebook_edit", "run_shell_command", "exec", "save_memory", "agent",
+    "enter_worktree", "exit_worktree", "cron_create", "image_gen",
+)
+READ_CHUNK = 64 * 1024
+STDERR_TAIL_LINES = 20
+INITIALIZE_TIMEOUT = 30.0
+EXIT_GRACE = 2.0
+STDERR_GRACE = 1.0
+DENIAL = "Qwen Code quick actions are read-only: the editor applies changes after the user reviews them."
+
+JsonObject = dict[str, Any]
+
+
+def run_argv(qwen_argv: list[str], model: str | None) -> list[str]:
+    argv = [*qwen_argv, *STREAM_FLAGS, "--exclude-tools", ",".join(EDITING_TOOLS)]
+    return [*argv, "--model", model] if model else argv
+
+
+@dataclass
+class RunOutcome:
+    kind: str  # answered | cancelled | failed | timed_out
+    text: str = ""  # the answer (streamed text, or the result's)
+    error: str = ""  # what went wrong, for the user
+    model: str = ""  # the model the CLI used, when it said
+    denied: list[str] = field(default_factory=list)  # tools the run asked for and was refused
+
+
+class ActionRun:
+    """Runs on an asyncio loop; `on_text` gets each piece of the answer."""
+
+    def __init__(
+        self, argv: list[str], cwd: str, env: dict[str, str], prompt: str, on_text: Callable[[str], None],
+        timeout: float,
+    ) -> None:
+        self.argv = argv
+        self.cwd = cwd
+        self.env = env
+        self.prompt = prompt
+        self.on_text = on_text
+        self.timeout = timeout
+        self.pid: int | None = None
+        self._process: asyncio.subprocess.Process | None = None
+        self._cancelled = False
+        self._text: list[str] = []
+        self._new_message = False
+        self._stderr: list[str] = []
+        self._outcome = RunOutcome("failed")
+        self._initialized: asyncio.Future[None] | None = None
+
+    # --- lifecycle -------------------------------------------------------------
+
+    async def run(self) -> RunOutcome:
+        try:
+            await asyncio.wait_for(self._run(), self.timeout)
+        except asyncio.TimeoutError:
+            self._outcome = RunOutcome("timed_out", self._answer(), f"stopped after {self.timeout:g} s")
+        except asyncio.CancelledError:
+            self._outcome = RunOutcome("cancelled", self._answer())
+            raise
+        except OSError as error:
+            self._outcome = RunOutcome("failed", error=f"could not start {self.argv[0]}: {error.strerror or error}")
+        finally:
+            await self._end()
+        if self._cancelled:
+            self._outcome.kind = "cancelled"
+        return self._outcome
+
+    def cancel(self) -> None:
+        """End the run now (on the loop's thread)."""
+        self._cancelled = True
+        if self.pid is not None:
+            kill_group(self.pid)
+
+    async def _run(self) -> None:
+        kwargs: dict[str, Any] = {}
+        if sys.platform == "win32":
+            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW
+        else:
+            kwargs["start_new_session"] = True
+        self._process = await asyncio.create_subprocess_exec(
+            *self.argv, cwd=self.cwd, env={**os.environ, **self.env}, stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, **kwargs,
+        )
+        self.pid = self._process.pid
+        if self._cancelled:
+            kill_group(self.pid)
+        log.info("action: qwen started, pid %d", self.pid)
+        stderr = asyncio.create_task(self._read_stderr())
+        self._initialized = asyncio.get_running_loop().create_future()
+        await self._write({"type": "control_request", "request_id": "init", "request": {"subtype": "initialize"}})
+        reading = asyncio.create_task(self._read_stdout())
+        try:
+            ready: set[asyncio.Future[Any]] = {self._initialized, reading}
+            await asyncio.wait(ready, timeout=INITIALIZE_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
+            if not reading.done():  # the CLI is ready (or slow to say so): send the prompt
+                await self._write({
+                    "type": "user", "session_id": str(uuid.uuid4()), "parent_tool_use_id": None,
+                    "message": {"role": "user", "content": self.prompt},
+                })
+            finished = await reading
+        finally:
+            reading.cancel()
+            await asyncio.gather(reading, return_exceptions=True)
+        await self._end()  # the CLI waits for more input after its result
+        try:
+            await asyncio.wait_for(stderr, STDERR_GRACE)
+        except asyncio.TimeoutError:
+            pass  # a grandchild keeps stderr open
+        if not finished and not self._cancelled:
+            code = await self._process.wait()
+            tail = "\n".join(self._stderr[-STDERR_TAIL_LINES:])
+            self._outcome = RunOutcome(
+                "failed", self._answer(), f"qwen ended (exit code {code}) before answering" + (f":\n{tail}" if tail else "")
+            )
+
+    async def _end(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        if process.stdin is not None and not process.stdin.is_closing():
+            process.stdin.close()
+        if process.returncode is None:
+            try:  # closing stdin ends the CLI; a run cut short gets no grace
+                await asyncio.wait_for(process.wait(), 0 if self._cancelled else EXIT_GRACE)
+            except asyncio.TimeoutError:
+                pass
+        if process.returncode is None:
+            kill_group(process.pid)
+            try:
+                await asyncio.wait_for(process.wait(), 5.0)
+            except asyncio.TimeoutError:
+                log.warning("action: qwen pid %d did not exit after it was killed", process.pid)
+        else:
+            kill_group(process.pid)  # whatever it started goes with it
+
+    # --- the streams -------------------------------------------------------------
+
+    async def _write(self, message: JsonObject) -> None:
+        assert self._process is not None and self._process.stdin is not None
+        self._process.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
+        await self._process.stdin.drain()
+
+    async def _read_stdout(self) -> bool:
+        """Handle each line until the result (True) or the end of output (False)."""
+        assert self._process is not None and self._process.stdout is not None
+        pending = b""
+        while True:
+            chunk = await self._process.stdout.read(READ_CHUNK)
+            if not chunk:
+                return False
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                if line.strip() and await self._handle(line):
+                    return True
+
+    async def _read_stderr(self) -> None:
+        assert self._process is not None and self._process.stderr is not None
+        pending = b""
+        while chunk := await self._process.stderr.read(READ_CHUNK):
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            self._stderr.extend(line.decode("utf-8", "replace").rstrip() for line in lines)
+            del self._stderr[:-STDERR_TAIL_LINES]
+
+    async def _handle(self, line: bytes) -> bool:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            log.debug("action: not JSON: %.200r", line)
+            return False
+        if not isinstance(message, dict):
+            return False
+        kind = message.get("type")
+        if kind == "system" and message.get("subtype") == "init":
+            self._outcome.model = str(message.get("model") or "")
+        elif kind == "stream_event":
+            self._stream_event(message.get("event") or {})
+        elif kind == "assistant" and not self._text:
+            self._whole_message(message.get("message") or {})
+        elif kind == "control_response":
+            if self._initialized is not None and not self._initialized.done():
+                self._initialized.set_result(None)
+        elif kind == "control_request":
+            await self._control_request(message)
+        elif kind == "result":
+            self._result(message)
+            return True
+        return False
+
+    def _stream_event(self, event: JsonObject) -> None:
+        delta = event.get("delta") or {}
+        if event.get("type") == "message_start":
+            self._new_message = bool(self._text)  # the model's next message, after a tool call
+        elif event.get("type") == "content_block_delta" and delta.get("type") == "text_delta":
+            self._add(str(delta.get("text", "")))
+
+    def _whole_message(self, message: JsonObject) -> None:
+        """A whole assistant message, for a CLI that sent no partial text."""
+        for block in message.get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "text":
+                self._add(str(block.get("text", "")))
+
+    def _add(self, text: str) -> None:
+        if not text:
+            return
+        if self._new_message:
+            self._new_message = False
+            text = "\n\n" + text  # starts a paragraph of its own
+        self._text.append(text)
+        self.on_text(text)
+
+    async def _control_request(self, message: JsonObject) -> None:
+        request = message.get("request") or {}
+        request_id = message.get("request_id")
+        if request.get("subtype") == "can_use_tool":
+            tool = str(request.get("tool_name", "?"))
+            self._outcome.denied.append(tool)
+            log.info("action: denied %s (quick actions are read-only)", tool)
+            response: JsonObject = {"subtype": "success", "request_id": request_id,
+                                    "response": {"behavior": "deny", "message": DENIAL}}
+        else:
+            response = {"subtype": "error", "request_id": request_id,
+                        "error": f"unsupported request {request.get('subtype')!r}"}
+        await self._write({"type": "control_response", "response": response})
+
+    def _result(self, message: JsonObject) -> None:
+        answer = self._answer() or str(message.get("result") or "")
+        if message.get("is_error") or message.get("subtype") != "success":
+            error = str(message.get("result") or message.get("error") or message.get("subtype") or "error")
+            self._outcome = RunOutcome("failed", answer, error, self._outcome.model, self._outcome.denied)
+        else:
+            self._outcome = RunOutcome("answered", answer, "", self._outcome.model, self._outcome.denied)
+
+    def _answer(self) -> str:
+        return "".join(self._text)

@@ -1,0 +1,88 @@
+"""A scripted `qwen` in stream-json mode, for faults the real CLI never makes.
+
+    python tests/rig/fake_stream_cli.py SCRIPT.json [CLI FLAGS...]
+
+SCRIPT (all keys optional):
+    {"steps": [STEP, ...],   played after the prompt arrives; then a success result
+     "log": "file",          its argv, then every message received, one JSON a line
+     "model": "name"}        the model the init message names
+
+STEP:
+    {"text": "abc", "chunks": 3, "delay": 0}   the text as partial messages (text_delta)
+    {"whole": "abc"}                           a whole assistant message, no partials
+    {"tool": "edit", "input": {...}}           ask permission (can_use_tool), wait for the answer
+    {"stall": seconds}                         wait
+    {"die": code}                              exit at once, with "dying" on stderr
+    {"result": "error", "message": "..."}      an error result (ends the run)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def out(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> None:
+    script = json.loads(Path(sys.argv[1]).read_text())
+    log_path = script.get("log")
+
+    def log(message: Any) -> None:
+        if log_path:
+            with open(log_path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(message) + "\n")
+
+    log({"argv": sys.argv[2:]})
+    text: list[str] = []
+    for line in sys.stdin:
+        message = json.loads(line)
+        log(message)
+        if message.get("type") == "control_request":
+            out({"type": "control_response",
+                 "response": {"subtype": "success", "request_id": message["request_id"], "response": {}}})
+        elif message.get("type") == "user":
+            break
+    else:
+        return
+    out({"type": "system", "subtype": "init", "session_id": "s1", "model": script.get("model", "fake-model"),
+         "tools": ["read_file"]})
+    for step in script.get("steps", []):
+        if "text" in step:
+            out({"type": "stream_event", "event": {"type": "message_start"}})
+            value, count = step["text"], max(1, step.get("chunks", 1))
+            size = -(-len(value) // count)
+            for start in range(0, len(value), size):
+                out({"type": "stream_event",
+                     "event": {"type": "content_block_delta", "delta": {"type": "text_delta", "text": value[start:start + size]}}})
+                time.sleep(step.get("delay", 0))
+            text.append(value)
+        elif "whole" in step:
+            out({"type": "assistant", "message": {"content": [{"type": "text", "text": step["whole"]}]}})
+            text.append(step["whole"])
+        elif "tool" in step:
+            out({"type": "control_request", "request_id": "perm-1",
+                 "request": {"subtype": "can_use_tool", "tool_name": step["tool"], "input": step.get("input", {})}})
+            answer = json.loads(sys.stdin.readline())
+            log(answer)
+        elif "stall" in step:
+            time.sleep(step["stall"])
+        elif "die" in step:
+            sys.stderr.write("dying\n")
+            sys.stderr.flush()
+            sys.exit(step["die"])
+        elif "result" in step:
+            out({"type": "result", "subtype": "error_during_execution", "is_error": True, "result": step.get("message", "")})
+            return
+    out({"type": "result", "subtype": "success", "is_error": False, "result": "".join(text), "num_turns": 1})
+    sys.stdin.read()  # like the CLI: wait for stdin to close
+
+
+if __name__ == "__main__":
+    main()

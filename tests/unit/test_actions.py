@@ -1,0 +1,216 @@
+"""Quick actions' core: prompts (1-based places in code points), the code
+block a proposal is taken from, the pool, and a run against the scripted
+stream-json CLI (partial and whole messages, results, errors, a CLI dying
+mid-stream, a line longer than any buffer, denial, cancel and timeout)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qwencompanion_src.core.actions.pool import ActionPool
+from qwencompanion_src.core.actions.proposal import last_code_block, replacement_for
+from qwencompanion_src.core.actions.prompt import ActionContext, Place, fence_for, place_of, render, span_of
+from qwencompanion_src.core.actions.run import EDITING_TOOLS, ActionRun, RunOutcome, run_argv
+
+from ..support.processes import alive
+
+FAKE_CLI = Path(__file__).resolve().parents[1] / "rig" / "fake_stream_cli.py"
+TEMPLATES = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package-src" / "prompts"
+
+
+# --- prompts ---------------------------------------------------------------------------
+
+
+def test_places_are_1_based_and_count_code_points() -> None:
+    text = "a = '\U0001f600'\nbb = 2\n"
+    assert place_of(text, 0) == Place(1, 1)
+    assert place_of(text, text.index("'", 5)) == Place(1, 7)  # the emoji is one character
+    assert place_of(text, text.index("bb")) == Place(2, 1)
+    span = span_of(text, text.index("bb"), len(text))
+    assert span.place == "2:1-3:1" and span.text == "bb = 2\n"
+
+
+def context(**changes: Any) -> ActionContext:
+    text = "def f(x):\n    return x\n"
+    values: dict[str, Any] = dict(
+        action="explain", path="/p/m.py", language="Python", selection=span_of(text, 0, len(text)),
+        visible=span_of(text, 0, len(text)),
+    )
+    values.update(changes)
+    return ActionContext(**values)
+
+
+@pytest.mark.parametrize("action", ["explain", "docstring", "optimize", "fix", "ask"])
+def test_every_template_gets_the_selection_the_visible_text_and_the_language(action: str) -> None:
+    prompt = render((TEMPLATES / f"{action}.md").read_text(), (TEMPLATES / "_context.md").read_text(),
+                    context(action=action, question="Why?"))
+    assert "$" not in prompt.replace("$$", "")  # every field was filled
+    assert "/p/m.py (Python)" in prompt and "(1:1-3:1)" in prompt and "    return x" in prompt
+    assert "Answer in English." in prompt
+    assert ("Why?" in prompt) == (action == "ask")
+
+
+def test_zh_asks_for_a_chinese_answer_and_an_unknown_language_falls_back_to_english() -> None:
+    template = "$answer_language"
+    assert "中文" in render(template, "", context(answer_language="zh"))
+    assert render(template, "", context(answer_language="fr")) == "Answer in English."
+
+
+def test_the_fence_outlasts_fences_in_the_code() -> None:
+    assert fence_for("plain") == "```"
+    assert fence_for("x = '''\n```\ncode\n```'") == "````"
+
+
+# --- proposals ---------------------------------------------------------------------------
+
+
+def test_the_last_complete_code_block_is_the_proposal() -> None:
+    answer = "Before:\n```python\nold()\n```\nAfter:\n~~~~py\nnew()\n```not the end\n~~~~\n"
+    assert last_code_block(answer) == "new()\n```not the end"
+    assert last_code_block("no code") is None
+    assert last_code_block("```\nunclosed\n") is None
+    assert last_code_block("```\n```") == ""
+
+
+def test_the_replacement_keeps_the_selections_trailing_newline() -> None:
+    assert replacement_for("a\n", "b") == "b\n"
+    assert replacement_for("a", "b\n") == "b"
+    assert replacement_for("a\n", "b\n") == "b\n"
+
+
+# --- the pool ------------------------------------------------------------------------------
+
+
+class FakeJob:
+    def __init__(self, name: str, log: list[str]) -> None:
+        self.name = name
+        self.log = log
+
+    def start(self) -> None:
+        self.log.append(f"start {self.name}")
+
+    def cancel(self) -> None:
+        self.log.append(f"cancel {self.name}")
+
+
+def test_a_new_job_cancels_its_windows_previous_one() -> None:
+    log: list[str] = []
+    pool = ActionPool(3)
+    first, second = FakeJob("a1", log), FakeJob("a2", log)
+    assert pool.submit(1, first) and pool.submit(1, second)
+    assert log == ["start a1", "cancel a1", "start a2"]
+    assert pool.running(1) is second
+    pool.finished(1, first)  # the cancelled one ends later: the new one keeps its place
+    assert pool.running(1) is second
+
+
+def test_beyond_the_limit_jobs_wait_in_order() -> None:
+    log: list[str] = []
+    pool = ActionPool(2)
+    jobs = {w: FakeJob(f"w{w}", log) for w in (1, 2, 3, 4)}
+    assert [pool.submit(w, j) for w, j in jobs.items()] == [True, True, False, False]
+    assert pool.waiting() == 2
+    pool.finished(1, jobs[1])
+    assert log[-1] == "start w3" and pool.waiting() == 1
+    replacement = FakeJob("w4b", log)
+    assert not pool.submit(4, replacement)  # replaces the waiting one of its window
+    assert "cancel w4" in log and pool.waiting() == 1
+    pool.finished(2, jobs[2])
+    assert log[-1] == "start w4b"
+
+
+# --- runs --------------------------------------------------------------------------------------
+
+
+def run(tmp_path: Path, steps: list[dict[str, Any]], timeout: float = 20.0,
+        during: Any = None) -> tuple[RunOutcome, list[str], list[dict[str, Any]], ActionRun]:
+    script = tmp_path / "script.json"
+    log = tmp_path / "log.jsonl"
+    script.write_text(json.dumps({"steps": steps, "log": str(log)}))
+    pieces: list[str] = []
+    action = ActionRun(run_argv([sys.executable, str(FAKE_CLI), str(script)], None), str(tmp_path), {},
+                       "the prompt", pieces.append, timeout)
+
+    async def go() -> RunOutcome:
+        task = asyncio.create_task(action.run())
+        if during is not None:
+            await during(action)
+        return await task
+
+    outcome = asyncio.run(go())
+    received = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return outcome, pieces, received, action
+
+
+def test_partial_messages_stream_and_the_result_ends_the_run(tmp_path: Path) -> None:
+    outcome, pieces, received, action = run(tmp_path, [{"text": "hello world", "chunks": 4}])
+    assert outcome.kind == "answered" and outcome.text == "hello world" and outcome.model == "fake-model"
+    assert len(pieces) == 4 and "".join(pieces) == "hello world"
+    assert received[1]["request"]["subtype"] == "initialize"
+    assert received[2]["message"] == {"role": "user", "content": "the prompt"}
+    assert set(EDITING_TOOLS) <= set(received[0]["argv"][received[0]["argv"].index("--exclude-tools") + 1].split(","))
+    assert action.pid is not None and not alive(action.pid)
+
+
+def test_a_whole_message_without_partials_is_the_answer(tmp_path: Path) -> None:
+    outcome, pieces, _, _ = run(tmp_path, [{"whole": "all at once"}])
+    assert outcome.text == "all at once" and pieces == ["all at once"]
+
+
+def test_the_next_message_after_a_tool_starts_a_paragraph(tmp_path: Path) -> None:
+    outcome, _, _, _ = run(tmp_path, [{"text": "Let me look."}, {"text": "It adds."}])
+    assert outcome.text == "Let me look.\n\nIt adds."
+
+
+def test_a_line_longer_than_any_buffer_is_read(tmp_path: Path) -> None:
+    outcome, _, _, _ = run(tmp_path, [{"whole": "x" * 300_000}])
+    assert outcome.kind == "answered" and len(outcome.text) == 300_000
+
+
+def test_an_error_result_fails(tmp_path: Path) -> None:
+    outcome, _, _, _ = run(tmp_path, [{"result": "error", "message": "quota exceeded"}])
+    assert outcome.kind == "failed" and outcome.error == "quota exceeded"
+
+
+def test_a_cli_dying_mid_stream_fails_with_its_exit_code_and_stderr(tmp_path: Path) -> None:
+    outcome, _, _, _ = run(tmp_path, [{"text": "half"}, {"die": 7}])
+    assert outcome.kind == "failed" and outcome.text == "half"
+    assert "exit code 7" in outcome.error and "dying" in outcome.error
+
+
+def test_a_missing_program_fails_clearly(tmp_path: Path) -> None:
+    pieces: list[str] = []
+    action = ActionRun(["/no/such/qwen"], str(tmp_path), {}, "p", pieces.append, 5)
+    outcome = asyncio.run(action.run())
+    assert outcome.kind == "failed" and "could not start /no/such/qwen" in outcome.error
+
+
+def test_every_permission_is_denied(tmp_path: Path) -> None:
+    outcome, _, received, _ = run(tmp_path, [{"tool": "write_file", "input": {"file_path": "x"}}, {"text": "ok"}])
+    answer = next(m for m in received if m.get("type") == "control_response")
+    assert answer["response"]["response"]["behavior"] == "deny"
+    assert outcome.denied == ["write_file"] and outcome.kind == "answered"
+
+
+def test_cancel_ends_the_process_group(tmp_path: Path) -> None:
+    async def cancel_soon(action: ActionRun) -> None:
+        while action.pid is None:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.3)
+        action.cancel()
+
+    outcome, _, _, action = run(tmp_path, [{"stall": 30}], during=cancel_soon)
+    assert outcome.kind == "cancelled"
+    assert action.pid is not None and not alive(action.pid)
+
+
+def test_a_run_past_its_timeout_is_stopped(tmp_path: Path) -> None:
+    outcome, _, _, action = run(tmp_path, [{"text": "slow"}, {"stall": 30}], timeout=1.0)
+    assert outcome.kind == "timed_out" and outcome.text == "slow" and "1 s" in outcome.error
+    assert action.pid is not None and not alive(action.pid)
