@@ -16,6 +16,8 @@ for _cached in [name for name in sys.modules if name.startswith(f"{__package__}.
     del sys.modules[_cached]
 
 from .plugin import log
+from .plugin.actions.commands import QwenActionCommand, QwenCancelActionCommand
+from .plugin.actions.jobs import actions
 from .plugin.chat.agent_work import PermissionKeysListener, QwenChatPermissionCommand, ThinkingFoldListener
 from .plugin.chat.buffers import QwenChatReplaceBufferCommand
 from .plugin.chat.chats import chats
@@ -55,6 +57,8 @@ from .plugin.companion.terminal import QwenCopyConnectCommandCommand, QwenOpenTe
 
 # Sublime finds commands and listeners among this module's names.
 __all__ = [
+    "QwenActionCommand",
+    "QwenCancelActionCommand",
     "PermissionKeysListener",
     "QwenChatPermissionCommand",
     "QwenChatReplaceBufferCommand",
@@ -109,6 +113,7 @@ def plugin_loaded() -> None:
 
 def plugin_unloaded() -> None:
     chats.stop_all()
+    actions.stop_all()
     companions.stop_all()
     status.remove_all()
     context_tracker.stop_watching_settings()

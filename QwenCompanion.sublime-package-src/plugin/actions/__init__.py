@@ -1,0 +1,1 @@
+"""Quick actions on a selection: commands, the answer view and proposals."""

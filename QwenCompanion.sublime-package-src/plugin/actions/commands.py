@@ -1,0 +1,91 @@
+"""The quick-action commands: Explain Selection, Add Docstring, Optimize
+Selection, Fix Selection, Ask About Selection… and Cancel Action."""
+
+from __future__ import annotations
+
+import os
+
+import sublime
+import sublime_plugin
+
+from ...core.actions.prompt import ACTIONS
+from .answer import ANSWER_SETTING
+from .context import NoSelection, action_context
+from .jobs import ActionJob, actions, setting, working_folder
+
+PACKAGE = __package__.split(".")[0] if __package__ else "QwenCompanion"
+
+
+def load_template(name: str) -> str:
+    """The prompt template `name`: the user's copy in Packages/User/QwenCompanion/prompts
+    when there is one, else the package's."""
+    for resource in (f"Packages/User/{PACKAGE}/prompts/{name}.md", f"Packages/{PACKAGE}/prompts/{name}.md"):
+        try:
+            return sublime.load_resource(resource)
+        except OSError:
+            continue
+    raise FileNotFoundError(f"no prompt template {name}.md")
+
+
+def qwen_argv() -> list[str]:
+    """`qwen_command` in stream-json mode (raises `CommandNotFound`)."""
+    from ...core.actions.run import run_argv
+    from ...core.chat.command import agent_argv
+    from ..companion.terminal import login_shell, options
+
+    model = setting("actions_model", None)
+    flags = run_argv([], model if isinstance(model, str) and model else None)
+    return agent_argv(options().command, windows=sublime.platform() == "windows", login_shell=login_shell(),
+                      path=os.environ.get("PATH"), flags=flags)
+
+
+class QuestionInputHandler(sublime_plugin.TextInputHandler):
+    def placeholder(self) -> str:
+        return "What do you want to know about the selected code?"
+
+    def validate(self, text: str, event: sublime_plugin.Event | None = None) -> bool:
+        return bool(text.strip())
+
+
+class QwenActionCommand(sublime_plugin.TextCommand):
+    """`{"action": "explain" | "docstring" | "optimize" | "fix" | "ask" | "unit_tests"}`."""
+
+    def run(self, edit: sublime.Edit, action: str, question: str = "") -> None:
+        from ...core.actions.prompt import render
+        from ...core.chat.command import CommandNotFound
+
+        window = self.view.window()
+        if window is None or action not in ACTIONS or action == "unit_tests_code":
+            return
+        language = setting("actions_language", "en")
+        try:
+            context = action_context(self.view, action, language if language in ("en", "zh") else "en", question)
+            prompt = render(load_template(action), load_template("_context"), context)
+            argv = qwen_argv()
+        except CommandNotFound as problem:
+            sublime.error_message(f"Qwen Code: {problem}")
+            return
+        except (NoSelection, FileNotFoundError) as problem:
+            window.status_message(f"Qwen Code: {problem}")
+            return
+        if context.took:
+            window.status_message(f"Qwen Code: {ACTIONS[action]} takes {context.took}")
+        job = ActionJob(actions, window, self.view, context, prompt, argv, working_folder(window, self.view), {})
+        actions.submit(job)
+
+    def input(self, args: dict[str, sublime_plugin.Value]) -> sublime_plugin.CommandInputHandler | None:
+        if args.get("action") == "ask" and not args.get("question"):
+            return QuestionInputHandler()
+        return None
+
+    def is_enabled(self, action: str = "", question: str = "") -> bool:
+        return not self.view.settings().get(ANSWER_SETTING) and not self.view.settings().get("is_widget")
+
+    def description(self, action: str = "", question: str = "") -> str:
+        return ACTIONS.get(action, "Qwen Code action")
+
+
+class QwenCancelActionCommand(sublime_plugin.WindowCommand):
+    def run(self) -> None:
+        if not actions.cancel(self.window):
+            self.window.status_message("Qwen Code: no action is running")

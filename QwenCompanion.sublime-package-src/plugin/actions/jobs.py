@@ -1,0 +1,232 @@
+"""Running actions: each is a job of the pool, run on the actions' asyncio
+thread; its answer streams into the answer view, and a proposing action's
+replacement opens in the shared review.
+
+Observers (the headless driver) get "action_started" {window, action} and
+"action_finished" {window, action, outcome}: answered, proposed, cancelled
+or failed (a timeout is a failure that says so).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import sublime
+
+from ...core.actions.pool import ActionPool
+from ...core.actions.prompt import ACTIONS, PROPOSING, ActionContext
+from ..log import SETTINGS_FILE
+from .answer import AnswerStream, answer_view, append, set_text
+
+if TYPE_CHECKING:
+    from ...core.actions.run import ActionRun, RunOutcome
+    from ...core.companion.runtime import ServerThread
+
+log = logging.getLogger(__name__)
+
+STATUS_KEY = "qwen_action"
+Observer = Callable[[str, dict[str, Any]], None]
+
+
+def setting(name: str, default: Any) -> Any:
+    return sublime.load_settings(SETTINGS_FILE).get(name, default)
+
+
+class ActionJob:
+    """One action for one window, from the command to its outcome."""
+
+    def __init__(self, owner: Actions, window: sublime.Window, view: sublime.View, context: ActionContext,
+                 prompt: str, argv: list[str], cwd: str, env: dict[str, str]) -> None:
+        self.owner = owner
+        self.window = window
+        self.window_id = window.id()
+        self.view = view
+        self.context = context
+        self.prompt = prompt
+        self.argv = argv
+        self.cwd = cwd
+        self.env = env
+        self.change_count = view.change_count()  # the buffer as the action saw it
+        self.started_at = 0.0
+        self.run: ActionRun | None = None
+        self.done = False
+        self.cancelled = False
+        self.stream: AnswerStream | None = None
+
+    # --- the pool's side (any thread) ---------------------------------------------
+
+    def start(self) -> None:
+        sublime.set_timeout(self._show_start)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        run = self.run
+        if run is not None:
+            self.owner.thread().call_soon(run.cancel)
+        elif not self.done and self.started_at == 0.0:  # still waiting for a place
+            sublime.set_timeout(lambda: self._finish_on_main(None))
+
+    # --- main thread -------------------------------------------------------------------
+
+    def _show_start(self) -> None:
+        if self.cancelled:
+            self._finish_on_main(None)
+            return
+        from ...core.actions.run import ActionRun
+
+        self.started_at = time.monotonic()
+        view = answer_view(self.window)
+        set_text(view, self._header())
+        self.window.focus_view(view)
+        self.stream = AnswerStream(view)
+        self.run = ActionRun(self.argv, self.cwd, self.env, self.prompt, self.stream.add,
+                             float(setting("actions_timeout_s", 300)))
+        self.owner.tell("action_started", {"window": self.window_id, "action": self.context.action})
+        self._tick()
+        future = self.owner.thread().submit(self.run.run())
+        future.add_done_callback(lambda done: sublime.set_timeout(
+            lambda: self._finish_on_main(None if done.cancelled() or done.exception() else done.result())
+        ))
+
+    def _header(self) -> str:
+        context = self.context
+        model = setting("actions_model", None) or "the CLI's default model"
+        took = f" — {context.took}" if context.took else ""
+        cases = "".join(f"- {case}\n" for case in context.cases)
+        return (f"# {ACTIONS[context.action]}\n\n`{context.path}` {context.selection.place}{took} · {model}\n\n"
+                + (f"> {context.question}\n\n" if context.question else "")
+                + (f"Cases:\n{cases}\n" if cases else ""))
+
+    def _tick(self) -> None:
+        if self.done or not self.view.is_valid():
+            return
+        seconds = int(time.monotonic() - self.started_at)
+        self.view.set_status(STATUS_KEY, f"Qwen: {ACTIONS[self.context.action]}… {seconds} s")
+        sublime.set_timeout(self._tick, 1000)
+
+    def _finish_on_main(self, outcome: RunOutcome | None) -> None:
+        if self.done:
+            return
+        self.done = True
+        if self.view.is_valid():
+            self.view.erase_status(STATUS_KEY)
+        if self.stream is not None:
+            self.stream.flush()
+        kind = self._conclude(outcome)
+        self.owner.finished(self, kind)
+
+    def _conclude(self, outcome: RunOutcome | None) -> str:
+        """Show how the run ended; the outcome for the observers."""
+        if outcome is None or outcome.kind == "cancelled" or self.cancelled:
+            self.say("\n\n*Cancelled.*\n")
+            return "cancelled"
+        if outcome.denied:
+            self.say(f"\n\n*Refused (quick actions are read-only): {', '.join(sorted(set(outcome.denied)))}.*\n")
+        if outcome.kind == "timed_out":
+            self.say(f"\n\n**Stopped:** {outcome.error} (setting `actions_timeout_s`).\n")
+            return "failed"
+        if outcome.kind == "failed":
+            self.say(f"\n\n**Failed:** {outcome.error}\n")
+            return "failed"
+        if self.stream is not None and self.stream.updates == 0 and outcome.text:
+            self.say(outcome.text)  # no partial text came: the result's
+        if self.context.action in PROPOSING:
+            return self._propose(outcome.text)
+        if self.context.action == "unit_tests":
+            from .unit_tests import choose_cases
+
+            return choose_cases(self, outcome.text)
+        if self.context.action == "unit_tests_code":
+            from .unit_tests import propose_test_file
+
+            return propose_test_file(self, outcome.text)
+        return "answered"
+
+    def _propose(self, answer: str) -> str:
+        from ...core.actions.proposal import last_code_block
+        from .proposals import propose
+
+        block = last_code_block(answer)
+        if block is None:
+            self.say("\n\n*No code block in the answer: nothing to propose.*\n")
+            return "answered"
+        problem = propose(self, block)
+        if problem is not None:
+            self.say(f"\n\n*Not proposed: {problem}*\n")
+            return "answered"
+        return "proposed"
+
+    def follow_up(self, action: str, change: Callable[[ActionContext], ActionContext]) -> None:
+        """The next step of a two-step action, as a new job (main thread)."""
+        from ...core.actions.prompt import render
+        from .commands import load_template
+
+        context = change(replace(self.context, action=action))
+        prompt = render(load_template(action), load_template("_context"), context)
+        self.owner.submit(ActionJob(self.owner, self.window, self.view, context, prompt, self.argv, self.cwd, self.env))
+
+    def say(self, text: str) -> None:
+        view = answer_view(self.window) if self.window.is_valid() else None
+        if view is not None:
+            append(view, text)
+
+
+class Actions:
+    """Every window's actions: the pool, the asyncio thread, the observers."""
+
+    def __init__(self) -> None:
+        self._pool: ActionPool | None = None
+        self._thread: ServerThread | None = None
+        self.observers: list[Observer] = []
+        self.jobs: dict[int, ActionJob] = {}  # window id -> its latest job
+
+    def pool(self) -> ActionPool:
+        if self._pool is None:
+            self._pool = ActionPool(int(setting("actions_max_running", 3)))
+        return self._pool
+
+    def thread(self) -> ServerThread:
+        if self._thread is None or not self._thread.alive:
+            from ...core.companion.runtime import ServerThread
+
+            self._thread = ServerThread(name="QwenCompanion actions")
+            self._thread.start()
+        return self._thread
+
+    def submit(self, job: ActionJob) -> None:
+        self.jobs[job.window_id] = job
+        if not self.pool().submit(job.window_id, job):
+            job.window.status_message(f"Qwen Code: {ACTIONS[job.context.action]} waits for another action to end")
+
+    def cancel(self, window: sublime.Window) -> bool:
+        return self.pool().cancel(window.id())
+
+    def finished(self, job: ActionJob, outcome: str) -> None:
+        self.pool().finished(job.window_id, job)
+        self.tell("action_finished", {"window": job.window_id, "action": job.context.action, "outcome": outcome})
+
+    def tell(self, event: str, details: dict[str, Any]) -> None:
+        for observer in list(self.observers):
+            observer(event, details)
+
+    def stop_all(self) -> None:
+        """Unload: every run ends with its process (the thread unwinds them)."""
+        for job in list(self.jobs.values()):
+            job.cancelled = True
+        if self._thread is not None:
+            self._thread.stop()
+            self._thread = None
+
+
+def working_folder(window: sublime.Window, view: sublime.View) -> str:
+    folders = window.folders()
+    name = view.file_name()
+    return folders[0] if folders else os.path.dirname(name) if name else os.path.expanduser("~")
+
+
+actions = Actions()

@@ -1,0 +1,94 @@
+"""A proposing action's replacement, shown in the same review as `openDiff`:
+the tab's current text beside that text with the selection replaced.
+Accept applies it to the tab as one undo step (saving stays the user's);
+Reject changes nothing; a tab edited since the action read it is not
+changed, and the review says why."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, cast
+
+import sublime
+
+from ...core.actions.proposal import replacement_for
+from ..chat.buffers import view_text
+
+if TYPE_CHECKING:
+    from .jobs import ActionJob
+
+log = logging.getLogger(__name__)
+
+BUFFER_NOTE = "Accept applies this to the tab as one undo step; saving it stays your choice."
+
+
+class ActionProposal:
+    """Stands where a review's companion stands: Accept edits the tab."""
+
+    running = True
+    edits_buffer = True
+    note = BUFFER_NOTE
+
+    def __init__(self, view: sublime.View, expected_change: int, name: str) -> None:
+        self.view = view
+        self.expected_change = expected_change
+        self.name = name
+
+    def has_session(self, session_id: str) -> bool:
+        return self.view.is_valid()
+
+    def notify(self, method: str, params: Any, session_id: str | None = None) -> None:
+        from ...core.companion.ide_messages import DIFF_ACCEPTED
+
+        if method != DIFF_ACCEPTED:
+            return
+        window = self.view.window()
+        if not self.view.is_valid() or self.view.change_count() != self.expected_change:
+            message = f"{self.name} changed since the proposal was made; nothing was applied"
+            if window is not None:
+                window.status_message(f"Qwen Code: {message}")
+            log.info("action proposal not applied: %s", message)
+            return
+        self.view.run_command("qwen_chat_replace_buffer", {"text": str(getattr(params, "content", ""))})
+        if window is not None:
+            window.status_message(f"Qwen Code: applied to {self.name} (undo reverts it)")
+
+
+def propose(job: ActionJob, block: str) -> str | None:
+    """Open the review of `block` replacing the job's selection; the reason
+    when it cannot (None when the review opened)."""
+    from ...core.companion.diffs import UnreadableFile, read_disk_file
+    from ..reviews.views import fallback_encoding, reviews
+
+    view = job.view
+    path = view.file_name()
+    if not view.is_valid():
+        return "the tab was closed."
+    if path is None:
+        return "the tab has no file; save it first to review a change."
+    if view.change_count() != job.change_count:
+        return "the tab changed while the action ran."
+    text = view_text(view)
+    selection = job.context.selection
+    begin = _offset(text, selection.start.line, selection.start.character)
+    end = begin + len(selection.text)
+    if text[begin:end] != selection.text:
+        return "the selection is no longer where it was."
+    proposed = text[:begin] + replacement_for(selection.text, block) + text[end:]
+    try:
+        disk = read_disk_file(path, fallback_encoding())
+    except UnreadableFile as error:
+        return str(error)
+    owner = ActionProposal(view, view.change_count(), view.file_name() or "the file")
+    review, replaced, notice = reviews.registry.open(path, proposed, f"action-{job.window_id}", cast(Any, owner), disk)
+    if notice is not None:
+        notice.owner.notify(notice.method, notice.params, session_id=notice.session_id)
+    reviews.show(review, replaced)
+    return None
+
+
+def _offset(text: str, line: int, character: int) -> int:
+    start = 0
+    for _ in range(line - 1):
+        start = text.index("\n", start) + 1
+    return start + character - 1

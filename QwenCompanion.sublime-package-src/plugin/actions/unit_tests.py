@@ -1,0 +1,142 @@
+"""Generate Unit Tests in two steps: the model recommends cases, the user
+picks one or more in a quick panel (each pick toggles a case; the first item
+generates), then the model writes the tests, proposed as a test file in the
+shared review. Accept opens that text as an unsaved tab with the test
+file's path (an existing test file's tab gets the new text, unsaved)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, cast
+
+import sublime
+
+from ...core.actions.proposal import last_code_block, test_cases, test_file_for
+
+if TYPE_CHECKING:
+    from .jobs import ActionJob
+
+log = logging.getLogger(__name__)
+
+CHOSEN, NOT_CHOSEN = "☑", "☐"
+LOAD_POLL_MS = 50
+
+
+def choose_cases(job: ActionJob, answer: str) -> str:
+    """Offer the answer's cases; the observers' outcome of this step."""
+    cases = test_cases(answer)
+    if not cases:
+        job.say("\n\n*No test cases in the answer.*\n")
+        return "answered"
+    CasePicker(job, cases).show()
+    return "answered"
+
+
+class CasePicker:
+    def __init__(self, job: ActionJob, cases: list[str]) -> None:
+        self.job = job
+        self.cases = cases
+        self.chosen = [True] * len(cases)
+
+    def show(self, selected: int = 0) -> None:
+        count = sum(self.chosen)
+        items = [f"Generate tests for the {count} chosen case{'s' if count != 1 else ''}"] + [
+            f"{CHOSEN if chosen else NOT_CHOSEN} {case}" for case, chosen in zip(self.cases, self.chosen)
+        ]
+        self.job.window.show_quick_panel(items, self._picked, selected_index=selected,
+                                         placeholder="Pick the cases to test (each pick toggles one)")
+
+    def _picked(self, index: int) -> None:
+        if index < 0:
+            return
+        if index > 0:
+            self.chosen[index - 1] = not self.chosen[index - 1]
+            sublime.set_timeout(lambda: self.show(index))
+            return
+        cases = tuple(case for case, chosen in zip(self.cases, self.chosen) if chosen)
+        if not cases:
+            self.job.window.status_message("Qwen Code: choose at least one case")
+            sublime.set_timeout(lambda: self.show(0))
+            return
+        self.job.follow_up("unit_tests_code", lambda context: replace(context, cases=cases))
+
+
+def propose_test_file(job: ActionJob, answer: str) -> str:
+    """Open the review of the test file the answer ends with; the outcome."""
+    from ...core.companion.diffs import UnreadableFile, read_disk_file
+    from ..reviews.views import fallback_encoding, find_open_view, reviews
+
+    block = last_code_block(answer)
+    source = job.view.file_name()
+    if block is None:
+        job.say("\n\n*No code block in the answer: nothing to propose.*\n")
+        return "answered"
+    if source is None:
+        job.say("\n\n*Not proposed: the tab has no file; save it first.*\n")
+        return "answered"
+    path = test_file_for(source, job.window.folders())
+    try:
+        disk = read_disk_file(path, fallback_encoding())
+    except UnreadableFile as error:
+        job.say(f"\n\n*Not proposed: {error}*\n")
+        return "answered"
+    existing = find_open_view(path)
+    before = existing.substr(sublime.Region(0, existing.size())) if existing is not None else disk.text
+    block = block if block.endswith("\n") else block + "\n"  # a file ends with a newline
+    proposed = f"{before.rstrip()}\n\n\n{block}" if before.strip() else block
+    owner = TestFileProposal(job.window, path)
+    review, replaced, notice = reviews.registry.open(path, proposed, f"tests-{job.window_id}", cast(Any, owner), disk)
+    if notice is not None:
+        notice.owner.notify(notice.method, notice.params, session_id=notice.session_id)
+    reviews.show(review, replaced)
+    return "proposed"
+
+
+class TestFileProposal:
+    """Stands where a review's companion stands: Accept puts the text in the
+    test file's tab, unsaved."""
+
+    running = True
+    edits_buffer = True
+    note = "Accept opens this in the test file's tab, unsaved: saving it stays your choice."
+
+    def __init__(self, window: sublime.Window, path: str) -> None:
+        self.window = window
+        self.path = path
+
+    def has_session(self, session_id: str) -> bool:
+        return self.window.is_valid()
+
+    def notify(self, method: str, params: Any, session_id: str | None = None) -> None:
+        from ...core.companion.ide_messages import DIFF_ACCEPTED
+
+        if method != DIFF_ACCEPTED or not self.window.is_valid():
+            return
+        text = str(getattr(params, "content", ""))
+        view = self.window.find_open_file(self.path)
+        if view is None:
+            import os
+
+            if os.path.exists(self.path):
+                view = self.window.open_file(self.path)
+            else:
+                view = self.window.new_file()
+                view.retarget(self.path)
+                syntax = sublime.find_syntax_for_file(self.path, text.split("\n", 1)[0])
+                if syntax is not None:
+                    view.assign_syntax(syntax)
+        _fill_when_loaded(view, text)
+
+
+def _fill_when_loaded(view: sublime.View, text: str) -> None:
+    if not view.is_valid():
+        return
+    if view.is_loading():
+        sublime.set_timeout(lambda: _fill_when_loaded(view, text), LOAD_POLL_MS)
+        return
+    view.run_command("qwen_chat_replace_buffer", {"text": text})
+    window = view.window()
+    if window is not None:
+        window.focus_view(view)
+        window.status_message(f"Qwen Code: the tests are in {view.file_name()} (not saved yet)")

@@ -1,0 +1,324 @@
+"""Quick actions in the simulated editor with the BUILT package and a
+scripted stream-json CLI (tests/rig/fake_stream_cli.py) as `qwen_command`:
+the commands and menus, the prompt the CLI gets, the answer view,
+proposals in the shared review (accept = one undo step, reject, a changed
+tab), cancel, the pool, denied tools, a dying CLI and the timeout."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.editor import PACKAGE, Editor, open_editor
+from tests.support.processes import alive
+
+FAKE_CLI = Path(__file__).resolve().parents[1] / "rig" / "fake_stream_cli.py"
+WAIT = 15.0
+AREA = '''\
+import math
+
+
+def area(r):
+    return 3.14 * r * r
+
+
+def unused():
+    pass
+'''
+FIXED = "def area(r):\n    return math.pi * r * r\n"
+
+
+class ActionRig:
+    def __init__(self, editor: Editor, tmp: Path) -> None:
+        self.editor = editor
+        self.host = editor.host
+        self.log = tmp / "cli-log.jsonl"
+        self.script = tmp / "script.json"
+        self.events: list[tuple[str, dict[str, Any]]] = []
+
+    def load(self, steps: list[dict[str, Any]], **settings: Any) -> None:
+        self.script.write_text(json.dumps({"steps": steps, "log": str(self.log)}))
+        self.editor.load([self.editor.workspace], {"qwen_command": [sys.executable, str(FAKE_CLI), str(self.script)],
+                                                   **settings})
+        self.actions.observers.append(lambda event, details: self.events.append((event, details)))
+
+    def steps(self, steps: list[dict[str, Any]]) -> None:
+        self.script.write_text(json.dumps({"steps": steps, "log": str(self.log)}))
+
+    @property
+    def actions(self) -> Any:
+        return sys.modules[f"{PACKAGE}.plugin.actions.jobs"].actions
+
+    def open_area(self, select: str | None = "def area(r):\n    return 3.14 * r * r\n") -> Any:
+        view = self.editor.open("geometry.py", AREA)
+        if select is not None:
+            begin = AREA.index(select)
+            self.host.user.set_selection(view, [(begin, begin + len(select))])
+        return view
+
+    def run(self, action: str, **args: Any) -> None:
+        self.host.user.run_command("qwen_action", {"action": action, **args})
+
+    def finished(self, count: int = 1) -> list[str]:
+        self.host.wait_for(lambda: len(self.outcomes()) >= count, timeout=WAIT)
+        self.host.wait_idle()
+        return self.outcomes()
+
+    def outcomes(self) -> list[str]:
+        return [d["outcome"] for e, d in self.events if e == "action_finished"]
+
+    def answer(self) -> str:
+        view = next(v for v in self.host.window.views() if v.settings().get("qwen_actions.answer"))
+        return self.editor.text(view)
+
+    def received(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
+
+    def prompt(self) -> str:
+        user = next(m for m in self.received() if m.get("type") == "user")
+        return str(user["message"]["content"])
+
+
+@pytest.fixture
+def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ActionRig]:
+    with open_editor(tmp_path, monkeypatch, load=False) as editor:
+        yield ActionRig(editor, tmp_path)
+
+
+def test_explain_streams_into_the_answer_view(rig: ActionRig) -> None:
+    rig.load([{"text": "It computes the **area** of a circle.", "chunks": 5}])
+    rig.open_area()
+    rig.run("explain")
+    assert rig.finished() == ["answered"]
+    answer = rig.answer()
+    assert answer.startswith("# Explain Selection\n")
+    assert "geometry.py` 4:1-6:1" in answer
+    assert "It computes the **area** of a circle." in answer
+    assert [e for e, _ in rig.events] == ["action_started", "action_finished"]
+
+
+def test_the_cli_is_read_only_and_gets_the_selection_the_visible_text_and_their_places(rig: ActionRig) -> None:
+    rig.load([{"text": "ok"}], actions_language="zh")
+    rig.open_area()
+    rig.run("explain")
+    rig.finished()
+    argv = rig.received()[0]["argv"]
+    assert argv[argv.index("--output-format") + 1] == "stream-json"
+    assert argv[argv.index("--input-format") + 1] == "stream-json"
+    assert "--include-partial-messages" in argv
+    excluded = argv[argv.index("--exclude-tools") + 1].split(",")
+    assert {"edit", "write_file", "run_shell_command"} <= set(excluded)
+    prompt = rig.prompt()
+    assert "geometry.py (Python)" in prompt
+    assert "The selected code (4:1-6:1)" in prompt and "    return 3.14 * r * r" in prompt
+    assert "What the editor shows around it (1:1-" in prompt and "def unused():" in prompt
+    assert "请用简体中文回答" in prompt
+    assert rig.received()[1]["request"]["subtype"] == "initialize"
+
+
+def test_with_nothing_selected_the_function_around_the_caret_is_taken(rig: ActionRig) -> None:
+    rig.load([{"text": "ok"}])
+    view = rig.open_area(select=None)
+    caret = AREA.index("3.14")
+    rig.host.user.set_selection(view, [(caret, caret)])
+    rig.run("explain")
+    rig.finished()
+    assert "this is the function area around the cursor" in rig.prompt()
+    assert "def unused" not in rig.prompt().split("The selected code")[1].split("What the editor")[0]
+
+
+def test_nothing_to_act_on_is_said_and_runs_nothing(rig: ActionRig) -> None:
+    rig.load([{"text": "ok"}])
+    view = rig.editor.open("notes.txt", "just words\n")
+    rig.host.user.set_selection(view, [(0, 0)])
+    rig.run("explain")
+    rig.host.wait_idle()
+    assert rig.events == [] and not rig.log.exists()
+
+
+def test_ask_takes_the_users_question(rig: ActionRig) -> None:
+    rig.load([{"text": "Because pi."}])
+    rig.open_area()
+    rig.run("ask", question="Why 3.14?")
+    rig.finished()
+    assert "Why 3.14?" in rig.prompt()
+    assert "> Why 3.14?" in rig.answer()
+
+
+def test_fix_proposes_the_replacement_in_the_review_and_accept_is_one_undo_step(rig: ActionRig) -> None:
+    rig.load([{"text": f"Use math.pi.\n\n```python\n{FIXED}```\n", "chunks": 4}])
+    view = rig.open_area()
+    reviews = sys.modules[f"{PACKAGE}.plugin.reviews.views"].reviews
+    opened: list[dict[str, Any]] = []
+    reviews.observers.append(lambda event, details: opened.append({"event": event, **details}))
+    rig.run("fix")
+    assert rig.finished() == ["proposed"]
+    diff = next(d for d in opened if d["event"] == "diff_opened")
+    proposed = next(v for v in rig.host.window.views() if v.id() == diff["proposed_view"])
+    assert rig.editor.text(proposed) == AREA.replace("3.14", "math.pi")
+    assert (rig.editor.workspace / "geometry.py").read_text() == AREA  # nothing written
+    rig.host.user.focus(proposed)
+    rig.host.user.run_command("qwen_accept_diff")
+    rig.host.wait_idle()
+    assert rig.editor.text(view) == AREA.replace("3.14", "math.pi")
+    assert (rig.editor.workspace / "geometry.py").read_text() == AREA  # saving stays the user's
+    rig.host.run_on_main(lambda: view.run_command("undo"))
+    assert rig.editor.text(view) == AREA
+
+
+def test_reject_changes_nothing(rig: ActionRig) -> None:
+    rig.load([{"text": f"```\n{FIXED}```"}])
+    view = rig.open_area()
+    rig.run("optimize")
+    assert rig.finished() == ["proposed"]
+    proposed = next(v for v in rig.host.window.views() if "(Qwen Code proposal)" in v.name())
+    rig.host.user.focus(proposed)
+    rig.host.user.run_command("qwen_reject_diff")
+    rig.host.wait_idle()
+    assert rig.editor.text(view) == AREA
+
+
+def test_a_tab_edited_after_the_proposal_is_not_changed(rig: ActionRig) -> None:
+    rig.load([{"text": f"```\n{FIXED}```"}])
+    view = rig.open_area()
+    rig.run("docstring")
+    assert rig.finished() == ["proposed"]
+    rig.host.user.replace(view, (0, 0), "# mine\n")
+    proposed = next(v for v in rig.host.window.views() if "(Qwen Code proposal)" in v.name())
+    rig.host.user.focus(proposed)
+    rig.host.user.run_command("qwen_accept_diff")
+    rig.host.wait_idle()
+    assert rig.editor.text(view) == "# mine\n" + AREA
+
+
+def test_an_answer_without_a_code_block_proposes_nothing(rig: ActionRig) -> None:
+    rig.load([{"text": "I would not change it."}])
+    rig.open_area()
+    rig.run("fix")
+    assert rig.finished() == ["answered"]
+    assert "No code block in the answer" in rig.answer()
+
+
+def test_cancel_ends_the_run_and_its_process(rig: ActionRig) -> None:
+    rig.load([{"text": "thinking"}, {"stall": 30}])
+    rig.open_area()
+    rig.run("explain")
+    job = rig.host.wait_for(lambda: rig.actions.jobs.get(rig.host.window.id()), timeout=WAIT)
+    pid = rig.host.wait_for(lambda: job.run is not None and job.run.pid, timeout=WAIT)
+    rig.host.wait_for(lambda: "thinking" in rig.answer(), timeout=WAIT)
+    rig.host.user.run_command("qwen_cancel_action")
+    assert rig.finished() == ["cancelled"]
+    assert "*Cancelled.*" in rig.answer()
+    assert rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+
+
+def test_esc_in_the_answer_view_cancels(rig: ActionRig) -> None:
+    rig.load([{"stall": 30}])
+    rig.open_area()
+    rig.run("explain")
+    rig.host.wait_for(lambda: rig.actions.jobs.get(rig.host.window.id()) is not None, timeout=WAIT)
+    rig.host.wait_idle()
+    answer = next(v for v in rig.host.window.views() if v.settings().get("qwen_actions.answer"))
+    rig.host.user.focus(answer)
+    rig.host.user.press_key("escape")
+    assert rig.finished() == ["cancelled"]
+
+
+def test_a_second_action_cancels_the_first(rig: ActionRig) -> None:
+    rig.load([{"stall": 30}])
+    rig.open_area()
+    rig.run("explain")
+    first = rig.host.wait_for(lambda: rig.actions.jobs.get(rig.host.window.id()), timeout=WAIT)
+    pid = rig.host.wait_for(lambda: first.run is not None and first.run.pid, timeout=WAIT)
+    rig.host.wait_for(lambda: any(m.get("type") == "user" for m in rig.received()), timeout=WAIT)  # script read
+    rig.steps([{"text": "second"}])
+    rig.open_area()
+    rig.run("explain")
+    assert sorted(rig.finished(2)) == ["answered", "cancelled"]
+    assert rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+    assert "second" in rig.answer()
+
+
+def test_a_tool_asking_permission_is_denied(rig: ActionRig) -> None:
+    rig.load([{"tool": "edit", "input": {"file_path": "geometry.py"}}, {"text": "could not edit"}])
+    rig.open_area()
+    rig.run("explain")
+    assert rig.finished() == ["answered"]
+    denial = next(m for m in rig.received() if m.get("type") == "control_response")
+    assert denial["response"]["response"]["behavior"] == "deny"
+    assert "Refused (quick actions are read-only): edit" in rig.answer()
+
+
+def test_a_cli_dying_mid_stream_fails_with_its_stderr(rig: ActionRig) -> None:
+    rig.load([{"text": "half an ans"}, {"die": 3}])
+    rig.open_area()
+    rig.run("explain")
+    assert rig.finished() == ["failed"]
+    assert "exit code 3" in rig.answer() and "dying" in rig.answer()
+
+
+def test_a_run_past_the_timeout_is_stopped(rig: ActionRig) -> None:
+    rig.load([{"stall": 30}], actions_timeout_s=1)
+    rig.open_area()
+    rig.run("explain")
+    assert rig.finished() == ["failed"]
+    assert "stopped after 1 s" in rig.answer()
+
+
+def test_a_missing_qwen_names_the_setting(rig: ActionRig) -> None:
+    rig.load([])
+    rig.editor.settings({"qwen_command": "no-such-qwen-here"})
+    rig.open_area()
+    rig.run("explain")
+    rig.host.wait_idle()
+    assert rig.events == []
+    assert any(d.kind == "error" and "qwen_command" in d.message for d in rig.host.dialogs)
+
+
+def test_the_commands_are_in_the_palette_and_menus(rig: ActionRig) -> None:
+    root = rig.host.packages_dir / PACKAGE
+    palette = json.loads((root / "Default.sublime-commands").read_text())
+    actions = {c["args"]["action"] for c in palette if c["command"] == "qwen_action"}
+    assert actions == {"explain", "docstring", "optimize", "fix", "ask", "unit_tests"}
+    context = json.loads((root / "Context.sublime-menu").read_text())
+    assert {c["args"]["action"] for c in context[1]["children"]} == actions
+    assert "qwen_cancel_action" in (root / "Main.sublime-menu").read_text()
+
+
+def test_unit_tests_recommend_cases_then_propose_a_test_file_that_accept_opens_unsaved(rig: ActionRig) -> None:
+    cases = ["area of radius 0 is 0", "area of radius 2", "negative radius raises"]
+    rig.load([{"text": "Cases:\n```json\n" + json.dumps(cases) + "\n```"}])
+    rig.open_area()
+    rig.run("unit_tests")
+    assert rig.finished() == ["answered"]
+    first_prompt = rig.prompt()
+    assert "Function area 4:1-" in first_prompt  # the symbols of the code under test
+    assert "def unused():" in first_prompt.split("The whole file:")[1]
+    panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
+    assert panel.items[0] == "Generate tests for the 3 chosen cases"
+    assert panel.items[1:] == [f"☑ {case}" for case in cases]
+    tests = "from geometry import area\n\n\ndef test_zero():\n    assert area(0) == 0\n"
+    rig.log.unlink()
+    rig.steps([{"text": f"```python\n{tests}```"}])
+    rig.host.user.choose_quick_panel(2)  # unchoose "area of radius 2"
+    panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
+    assert panel.items[0] == "Generate tests for the 2 chosen cases" and panel.items[2].startswith("☐")
+    rig.host.user.choose_quick_panel(0)
+    assert rig.finished(2) == ["answered", "proposed"]
+    second_prompt = rig.prompt()
+    assert "- area of radius 0 is 0\n- negative radius raises" in second_prompt
+    assert "area of radius 2" not in second_prompt
+    target = rig.editor.workspace / "tests" / "test_geometry.py"
+    proposed = next(v for v in rig.host.window.views() if v.name() == "test_geometry.py (Qwen Code proposal)")
+    assert rig.editor.text(proposed) == tests
+    rig.host.user.focus(proposed)
+    rig.host.user.run_command("qwen_accept_diff")
+    rig.host.wait_idle()
+    tab = rig.host.wait_for(lambda: rig.host.window.find_open_file(str(target)), timeout=WAIT)
+    assert rig.editor.text(tab) == tests and tab.is_dirty()
+    assert not target.exists()  # saving stays the user's
