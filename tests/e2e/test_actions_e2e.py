@@ -1,0 +1,130 @@
+"""Quick actions against the real `qwen` (0.24.4) in stream-json mode and the
+fake model: the built package in the simulated editor."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.rig.fake_model import FakeModel, Reply, tool_call, user_texts
+from tests.rig.qwen_cli import QwenCli
+from tests.support.editor import PACKAGE, Editor, open_editor
+from tests.support.processes import alive
+
+pytestmark = pytest.mark.e2e
+WAIT = 90.0
+SOURCE = "import math\n\n\ndef area(r):\n    return 3.14 * r * r\n\n\ndef unused_marker():\n    pass\n"
+SELECTED = "def area(r):\n    return 3.14 * r * r\n"
+
+
+class RealActions:
+    def __init__(self, editor: Editor, model: FakeModel, workspace: Path) -> None:
+        self.editor, self.host, self.model, self.workspace = editor, editor.host, model, workspace
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        sys.modules[f"{PACKAGE}.plugin.actions.jobs"].actions.observers.append(
+            lambda event, details: self.events.append((event, details)))
+        self.path = workspace / "geometry.py"
+        self.path.write_text(SOURCE)
+        self.view = self.host.user.open_file(self.path)
+        begin = SOURCE.index(SELECTED)
+        self.host.user.set_selection(self.view, [(begin, begin + len(SELECTED))])
+
+    def run(self, action: str, **args: Any) -> None:
+        self.host.user.run_command("qwen_action", {"action": action, **args})
+
+    def finished(self, count: int = 1) -> list[str]:
+        self.host.wait_for(lambda: len(self.outcomes()) >= count, timeout=WAIT)
+        self.host.wait_idle()
+        return self.outcomes()
+
+    def outcomes(self) -> list[str]:
+        return [d["outcome"] for e, d in self.events if e == "action_finished"]
+
+    def answer(self) -> str:
+        view = next(v for v in self.host.window.views() if v.settings().get("qwen_actions.answer"))
+        return self.editor.text(view)
+
+    def last_request(self) -> str:
+        return json.dumps(self.model.agent_requests[-1].get("messages", []), ensure_ascii=False)
+
+
+@pytest.fixture
+def real(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, qwen_env: dict[str, str], qwen_cli: QwenCli,
+         fake_model: FakeModel, workspace: Path) -> Iterator[RealActions]:
+    for key, value in qwen_env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("QWEN_HOME", raising=False)
+    with open_editor(tmp_path, monkeypatch, home=Path(qwen_env["HOME"]), workspace=workspace, load=False) as editor:
+        monkeypatch.delenv("QWEN_HOME", raising=False)
+        editor.load([workspace], {"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)], "actions_language": "zh"})
+        yield RealActions(editor, fake_model, workspace)
+
+
+def test_explain_streams_the_models_answer_and_sends_the_selection_and_places(real: RealActions) -> None:
+    answer = "This computes the area of a circle. " * 20
+    real.model.queue(Reply(text=answer, chunk_size=9))
+    real.run("explain")
+    assert real.finished() == ["answered"]
+    assert answer.strip() in real.answer()
+    body = real.last_request()
+    assert "return 3.14 * r * r" in body and "(4:1-6:1)" in body  # the selection and its place
+    assert "def unused_marker" in body and "(1:1-" in body  # the visible text and its place
+    assert "请用简体中文回答" in body  # actions_language "zh"
+
+
+@pytest.mark.parametrize("action", ["docstring", "optimize", "fix"])
+def test_a_proposal_opens_the_review_and_accept_changes_the_tab_exactly(real: RealActions, action: str) -> None:
+    fixed = "def area(r):\n    return math.pi * r * r\n"
+    real.model.queue(f"Use math.pi.\n\n```python\n{fixed}```")
+    real.run(action)
+    assert real.finished() == ["proposed"]
+    proposed = real.host.wait_for(
+        lambda: next((v for v in real.host.window.views() if "(Qwen Code proposal)" in v.name()), None), timeout=WAIT)
+    assert real.editor.text(proposed) == SOURCE.replace(SELECTED, fixed)
+    real.host.user.focus(proposed)
+    real.host.user.run_command("qwen_accept_diff")
+    real.host.wait_idle()
+    assert real.editor.text(real.view) == SOURCE.replace(SELECTED, fixed)
+    assert real.path.read_text() == SOURCE  # the tab changed; saving stays the user's
+
+
+def test_a_model_trying_to_edit_is_refused_and_the_file_is_unchanged(real: RealActions) -> None:
+    real.model.queue(
+        tool_call("edit", {"file_path": str(real.path), "old_string": "3.14", "new_string": "math.pi"}),
+        tool_call("write_file", {"file_path": str(real.path), "content": "gone\n"}),
+        "I could not change the file.",
+    )
+    real.run("explain")
+    assert real.finished() == ["answered"]
+    assert real.path.read_text() == SOURCE
+    assert real.editor.text(real.view) == SOURCE
+    assert "I could not change the file." in real.answer()
+
+
+def test_cancel_mid_stream_ends_the_process(real: RealActions) -> None:
+    real.model.queue(Reply(text="slow words " * 400, chunk_size=5, delay=0.05))
+    real.run("explain")
+    real.host.wait_for(lambda: "slow words" in real.answer(), timeout=WAIT)
+    job = sys.modules[f"{PACKAGE}.plugin.actions.jobs"].actions.jobs[real.host.window.id()]
+    pid = job.run.pid
+    real.host.user.run_command("qwen_cancel_action")
+    assert real.finished() == ["cancelled"]
+    assert real.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+
+
+def test_a_second_action_cancels_the_first(real: RealActions) -> None:
+    real.model.queue(Reply(text="first answer " * 400, chunk_size=5, delay=0.05), "The second answer.")
+    real.run("explain")
+    real.host.wait_for(lambda: "first answer" in real.answer(), timeout=WAIT)
+    first = sys.modules[f"{PACKAGE}.plugin.actions.jobs"].actions.jobs[real.host.window.id()]
+    real.host.user.focus(real.view)  # the answer view has the focus now
+    real.run("ask", question="And briefly?")
+    assert sorted(real.finished(2)) == ["answered", "cancelled"]
+    assert real.host.wait_for(lambda: not alive(first.run.pid), timeout=WAIT)
+    assert "The second answer." in real.answer()
+    assert any("And briefly?" in text for text in user_texts(real.model.agent_requests[-1]))
