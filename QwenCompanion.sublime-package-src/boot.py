@@ -18,6 +18,7 @@ for _cached in [name for name in sys.modules if name.startswith(f"{__package__}.
 from .plugin import log
 from .plugin.actions.commands import QwenActionCommand, QwenCancelActionCommand
 from .plugin.actions.jobs import actions
+from .plugin.actions.listeners import ActionsListener
 from .plugin.chat.agent_work import PermissionKeysListener, QwenChatPermissionCommand, ThinkingFoldListener
 from .plugin.chat.buffers import QwenChatReplaceBufferCommand
 from .plugin.chat.chats import chats
@@ -57,6 +58,7 @@ from .plugin.companion.terminal import QwenCopyConnectCommandCommand, QwenOpenTe
 
 # Sublime finds commands and listeners among this module's names.
 __all__ = [
+    "ActionsListener",
     "QwenActionCommand",
     "QwenCancelActionCommand",
     "PermissionKeysListener",

@@ -322,3 +322,69 @@ def test_unit_tests_recommend_cases_then_propose_a_test_file_that_accept_opens_u
     tab = rig.host.wait_for(lambda: rig.host.window.find_open_file(str(target)), timeout=WAIT)
     assert rig.editor.text(tab) == tests and tab.is_dirty()
     assert not target.exists()  # saving stays the user's
+
+
+def test_the_header_names_the_model_the_cli_reports(rig: ActionRig) -> None:
+    rig.load([{"text": "ok"}])
+    rig.script.write_text(json.dumps({"steps": [{"text": "ok"}], "log": str(rig.log), "model": "qwen-reported"}))
+    rig.open_area()
+    rig.run("explain")
+    rig.finished()
+    assert rig.answer().split("\n")[2].endswith("· `qwen-reported`")
+
+
+def test_the_chosen_model_is_passed_to_the_cli(rig: ActionRig) -> None:
+    rig.load([{"text": "ok"}], actions_model="chosen-model")
+    rig.open_area()
+    rig.run("explain")
+    rig.finished()
+    argv = rig.received()[0]["argv"]
+    assert argv[argv.index("--model") + 1] == "chosen-model"
+
+
+def running_pid(rig: ActionRig, window: Any) -> int:
+    job = rig.host.wait_for(lambda: rig.actions.jobs.get(window.id()), timeout=WAIT)
+    pid: int = rig.host.wait_for(lambda: job.run is not None and job.run.pid, timeout=WAIT)
+    rig.host.wait_for(lambda: any(m.get("type") == "user" for m in rig.received()), timeout=WAIT)
+    return pid
+
+
+def test_closing_the_window_cancels_its_action_and_ends_the_process(rig: ActionRig) -> None:
+    rig.load([{"stall": 30}])
+    rig.open_area()
+    rig.run("explain")
+    pid = running_pid(rig, rig.host.window)
+    rig.host.user.close_window(rig.host.window)
+    assert rig.finished() == ["cancelled"]
+    assert rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+
+
+def test_unloading_the_package_ends_the_process(rig: ActionRig) -> None:
+    rig.load([{"stall": 30}])
+    rig.open_area()
+    rig.run("explain")
+    pid = running_pid(rig, rig.host.window)
+    rig.host.unload_package(PACKAGE)
+    assert rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+
+
+def test_beyond_actions_max_running_an_action_waits_for_a_place(rig: ActionRig) -> None:
+    rig.load([{"stall": 30}], actions_max_running=1)
+    first_window = rig.host.window
+    rig.open_area()
+    rig.run("explain")
+    pid = running_pid(rig, first_window)
+    second_window = rig.host.user.new_window()
+    rig.host.user.set_folders([rig.editor.workspace], window=second_window)
+    view = rig.host.user.open_file(rig.editor.workspace / "geometry.py", window=second_window)
+    rig.host.user.set_selection(view, [(0, 11)])
+    rig.steps([{"text": "second window's answer"}])
+    rig.run("explain")
+    rig.host.wait_idle()
+    assert "Qwen Code: Explain Selection waits for another action to end" in rig.host.status_messages
+    assert [e for e, _ in rig.events] == ["action_started"]  # only the first runs
+    rig.host.user.focus_window(first_window)
+    rig.host.user.run_command("qwen_cancel_action")
+    assert rig.finished(2) == ["cancelled", "answered"]
+    assert [d["window"] for e, d in rig.events if e == "action_finished"] == [first_window.id(), second_window.id()]
+    assert rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)

@@ -63,17 +63,19 @@ class RunOutcome:
 
 
 class ActionRun:
-    """Runs on an asyncio loop; `on_text` gets each piece of the answer."""
+    """Runs on an asyncio loop; `on_text` gets each piece of the answer,
+    `on_model` the model the CLI says it uses."""
 
     def __init__(
         self, argv: list[str], cwd: str, env: dict[str, str], prompt: str, on_text: Callable[[str], None],
-        timeout: float,
+        timeout: float, on_model: Callable[[str], None] | None = None,
     ) -> None:
         self.argv = argv
         self.cwd = cwd
         self.env = env
         self.prompt = prompt
         self.on_text = on_text
+        self.on_model = on_model
         self.timeout = timeout
         self.pid: int | None = None
         self._process: asyncio.subprocess.Process | None = None
@@ -91,7 +93,8 @@ class ActionRun:
             await asyncio.wait_for(self._run(), self.timeout)
         except asyncio.TimeoutError:
             self._outcome = RunOutcome("timed_out", self._answer(), f"stopped after {self.timeout:g} s")
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # the loop is stopping (unload): no grace for the CLI
+            self._cancelled = True
             self._outcome = RunOutcome("cancelled", self._answer())
             raise
         except OSError as error:
@@ -211,6 +214,8 @@ class ActionRun:
         kind = message.get("type")
         if kind == "system" and message.get("subtype") == "init":
             self._outcome.model = str(message.get("model") or "")
+            if self.on_model is not None and self._outcome.model:
+                self.on_model(self._outcome.model)
         elif kind == "stream_event":
             self._stream_event(message.get("event") or {})
         elif kind == "assistant" and not self._text:

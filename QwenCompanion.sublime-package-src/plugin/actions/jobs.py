@@ -57,6 +57,9 @@ class ActionJob:
         self.done = False
         self.cancelled = False
         self.stream: AnswerStream | None = None
+        chosen = setting("actions_model", None)
+        self.model = chosen if isinstance(chosen, str) else ""  # "": the CLI's default, named once it says
+        self.header = ""
 
     # --- the pool's side (any thread) ---------------------------------------------
 
@@ -67,7 +70,7 @@ class ActionJob:
         self.cancelled = True
         run = self.run
         if run is not None:
-            self.owner.thread().call_soon(run.cancel)
+            self.owner.call_soon(run.cancel)
         elif not self.done and self.started_at == 0.0:  # still waiting for a place
             sublime.set_timeout(lambda: self._finish_on_main(None))
 
@@ -81,11 +84,13 @@ class ActionJob:
 
         self.started_at = time.monotonic()
         view = answer_view(self.window)
-        set_text(view, self._header())
+        self.header = self._header()
+        set_text(view, self.header)
         self.window.focus_view(view)
         self.stream = AnswerStream(view)
         self.run = ActionRun(self.argv, self.cwd, self.env, self.prompt, self.stream.add,
-                             float(setting("actions_timeout_s", 300)))
+                             float(setting("actions_timeout_s", 300)),
+                             on_model=lambda model: sublime.set_timeout(lambda: self._name_model(model)))
         self.owner.tell("action_started", {"window": self.window_id, "action": self.context.action})
         self._tick()
         future = self.owner.thread().submit(self.run.run())
@@ -95,12 +100,23 @@ class ActionJob:
 
     def _header(self) -> str:
         context = self.context
-        model = setting("actions_model", None) or "the CLI's default model"
+        model = f"`{self.model}`" if self.model else "the CLI's default model"
         took = f" — {context.took}" if context.took else ""
         cases = "".join(f"- {case}\n" for case in context.cases)
         return (f"# {ACTIONS[context.action]}\n\n`{context.path}` {context.selection.place}{took} · {model}\n\n"
                 + (f"> {context.question}\n\n" if context.question else "")
                 + (f"Cases:\n{cases}\n" if cases else ""))
+
+    def _name_model(self, model: str) -> None:
+        """The header names the model the CLI reports (main thread)."""
+        if model == self.model or self.done or not self.window.is_valid():
+            return
+        self.model = model
+        view = answer_view(self.window)
+        text = view.substr(sublime.Region(0, view.size()))
+        if text.startswith(self.header):
+            header, self.header = self.header, self._header()
+            set_text(view, self.header + text[len(header):])
 
     def _tick(self) -> None:
         if self.done or not self.view.is_valid():
@@ -198,13 +214,26 @@ class Actions:
             self._thread.start()
         return self._thread
 
+    def call_soon(self, callback: Callable[[], object]) -> None:
+        """On the actions' thread, if it runs (a stopped thread ended its runs)."""
+        if self._thread is not None:
+            self._thread.call_soon(callback)
+
     def submit(self, job: ActionJob) -> None:
         self.jobs[job.window_id] = job
-        if not self.pool().submit(job.window_id, job):
+        pool = self.pool()
+        pool.max_running = max(1, int(setting("actions_max_running", 3)))  # the setting applies live
+        if not pool.submit(job.window_id, job):
             job.window.status_message(f"Qwen Code: {ACTIONS[job.context.action]} waits for another action to end")
 
     def cancel(self, window: sublime.Window) -> bool:
         return self.pool().cancel(window.id())
+
+    def forget_window(self, window_id: int) -> None:
+        """The window is closing: its action ends with its process."""
+        job = self.jobs.pop(window_id, None)
+        if job is not None and not job.done:
+            self.pool().cancel(window_id)
 
     def finished(self, job: ActionJob, outcome: str) -> None:
         self.pool().finished(job.window_id, job)
@@ -217,10 +246,13 @@ class Actions:
     def stop_all(self) -> None:
         """Unload: every run ends with its process (the thread unwinds them)."""
         for job in list(self.jobs.values()):
-            job.cancelled = True
+            if not job.done:
+                job.cancel()  # queued on the loop before the thread's stop
+        self.jobs.clear()
         if self._thread is not None:
             self._thread.stop()
             self._thread = None
+        self._pool = None
 
 
 def working_folder(window: sublime.Window, view: sublime.View) -> str:

@@ -1,0 +1,16 @@
+"""A closing window or a quitting Sublime ends the actions it runs."""
+
+from __future__ import annotations
+
+import sublime
+import sublime_plugin
+
+from .jobs import actions
+
+
+class ActionsListener(sublime_plugin.EventListener):
+    def on_pre_close_window(self, window: sublime.Window) -> None:
+        actions.forget_window(window.id())
+
+    def on_exit(self) -> None:
+        actions.stop_all()
