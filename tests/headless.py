@@ -20,6 +20,8 @@ Output, one JSON object a line:
     {"event": "chat_error", "window": 1, "message": "..."}
     {"event": "permission_requested", "window": 1, "toolCall": {"toolCallId", "kind", "title", "locations"}, "options": [{"optionId", "kind", "name"}]}
     {"event": "tool_call", "window": 1, "toolCallId": "...", "status": "pending", "title": "...", "kind": "edit"}
+    {"event": "action_started", "window": 1, "action": "explain"}
+    {"event": "action_finished", "window": 1, "action": "explain", "outcome": "answered"}   also "proposed", "cancelled", "failed"
 
 Actions, one JSON object a line on stdin (`{"do": VERB, ...}`); see ACTIONS.
 End of input quits like `{"do": "quit"}`.
@@ -41,6 +43,7 @@ from tests.sublime_sim import SimulatedHost
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "QwenCompanion"
 DIFF_VIEW_SETTING = "qwen_companion.diff_view"
+ANSWER_VIEW_SETTING = "qwen_actions.answer"
 WAIT = 10.0
 
 Action = Callable[["Driver", dict[str, Any]], dict[str, Any]]
@@ -83,6 +86,8 @@ class Driver:
         reviews = sys.modules[f"{PACKAGE}.plugin.reviews.views"].reviews
         reviews.observers.append(self._diff_event)
         self.chats.observers.append(lambda event, details: self.out({"event": event, **details}))
+        actions = sys.modules[f"{PACKAGE}.plugin.actions.jobs"].actions
+        actions.observers.append(lambda event, details: self.out({"event": event, **details}))
         return {"event": "ready", **self._window_info(window)}
 
     def _window_info(self, window: Any) -> dict[str, Any]:
@@ -131,6 +136,7 @@ class Driver:
             "dirty": view.is_dirty(),
             "group": window.get_view_index(view)[0] if window else None,
             "diff_view": view.settings().get(DIFF_VIEW_SETTING),
+            "answer_view": bool(view.settings().get(ANSWER_VIEW_SETTING)),
         }
 
 
@@ -292,6 +298,26 @@ def _pending_permission(driver: Driver, window: Any) -> Any:
     return chat is not None and getattr(chat.requests(), "pending", None) is not None and chat.requests().pending.oldest()
 
 
+def do_action(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Run a quick action (explain, docstring, optimize, fix, unit_tests, ask
+    with `question`) on a view's selection, as the command palette would."""
+    view = driver.view(action) if "view" in action or "path" in action else driver.window(action).active_view()
+    if view is None:
+        raise LookupError("the window has no view")
+    args = {"action": action["action"], **({"question": action["question"]} if "question" in action else {})}
+    driver.host.user.focus(view)
+    driver.host.run_on_main(lambda: view.run_command("qwen_action", args))
+    window = view.window()
+    return {"view": view.id(), "window": window.id() if window else None}
+
+
+def do_action_cancel(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Qwen Code: Cancel Action in the window."""
+    window = driver.window(action)
+    driver.host.run_on_main(lambda: window.run_command("qwen_cancel_action"))
+    return {"window": window.id()}
+
+
 ACTIONS: dict[str, Action] = {
     "open": do_open,  # {path, window?}
     "select": do_select,  # {path | view, start: [line, col], end: [line, col]} 1-based
@@ -311,6 +337,8 @@ ACTIONS: dict[str, Action] = {
     "chat_text": do_chat_text,  # {window?}
     "choose": do_choose,  # {index}: the open quick panel's item
     "permission": do_permission,  # {option, window?}: answers the waiting permission request
+    "action": do_action,  # {action, question?, path? | view? | window?}: a quick action on the selection
+    "action_cancel": do_action_cancel,  # {window?}
 }
 
 

@@ -4,6 +4,7 @@ a plain MCP client playing the CLI (the real CLI drives it in tests/e2e)."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -127,3 +128,67 @@ def test_sessions_events_and_quit(sublime: HeadlessSublime, cli: McpClient) -> N
 
     assert sublime.quit() == {"ok": True, "do": "quit", "lock_files_left": []}
     assert not Path(sublime.ready["lock_file"]).exists()
+
+
+FAKE_STREAM_CLI = Path(__file__).resolve().parents[1] / "rig" / "fake_stream_cli.py"
+
+
+@pytest.fixture
+def scripted(workspace: Path, tmp_path: Path) -> Iterator[tuple[HeadlessSublime, Path]]:
+    """The driver with a scripted stream-json CLI as `qwen_command`; write the script before an action."""
+    require_built()
+    home = tmp_path / "home"
+    user = home / ".config" / "sublime-text" / "Packages" / "User"
+    user.mkdir(parents=True)
+    script = tmp_path / "script.json"
+    settings = {"qwen_command": [sys.executable, str(FAKE_STREAM_CLI), str(script)]}
+    (user / "QwenCompanion.sublime-settings").write_text(json.dumps(settings))
+    editor = HeadlessSublime(workspace, home)
+    yield editor, script
+    editor.kill()
+
+
+def test_actions_report_their_start_and_outcome_and_the_answer_view_is_readable(
+    scripted: tuple[HeadlessSublime, Path], workspace: Path
+) -> None:
+    sublime, script = scripted
+    path = str(workspace / "notes.txt")
+    script.write_text(json.dumps({"steps": [{"text": "Three numbers, one a line.", "chunks": 3}]}))
+    sublime.do("open", path=path)
+    sublime.do("select", path=path, start=[1, 1], end=[3, 6])
+    window = sublime.do("action", action="explain")["window"]
+    assert sublime.wait_event(lambda e: e.get("event") == "action_started") == {
+        "event": "action_started", "window": window, "action": "explain",
+    }
+    finished = sublime.wait_event(lambda e: e.get("event") == "action_finished")
+    assert finished == {"event": "action_finished", "window": window, "action": "explain", "outcome": "answered"}
+    answer = next(v for v in sublime.do("views")["views"] if v["answer_view"])
+    assert "Three numbers, one a line." in sublime.do("text", view=answer["id"])["text"]
+
+
+def test_a_proposing_action_goes_through_the_diff_events(
+    scripted: tuple[HeadlessSublime, Path], workspace: Path
+) -> None:
+    sublime, script = scripted
+    path = str(workspace / "notes.txt")
+    script.write_text(json.dumps({"steps": [{"text": "```\nONE\nTWO\n```"}]}))
+    sublime.do("open", path=path)
+    sublime.do("select", path=path, start=[1, 1], end=[3, 1])
+    sublime.do("action", action="fix", path=path)
+    opened = sublime.wait_event(lambda e: e.get("event") == "diff_opened")
+    assert sublime.wait_event(lambda e: e.get("event") == "action_finished")["outcome"] == "proposed"
+    sublime.do("click", view=opened["proposed_view"], href="accept")
+    assert sublime.wait_event(lambda e: e.get("event") == "diff_closed")["outcome"] == "accepted"
+    assert sublime.do("text", path=path)["text"] == "ONE\nTWO\nthree\n"
+
+
+def test_action_cancel_reports_a_cancelled_outcome(scripted: tuple[HeadlessSublime, Path], workspace: Path) -> None:
+    sublime, script = scripted
+    path = str(workspace / "notes.txt")
+    script.write_text(json.dumps({"steps": [{"stall": 30}]}))
+    sublime.do("open", path=path)
+    sublime.do("select", path=path, start=[1, 1], end=[1, 4])
+    sublime.do("action", action="ask", question="Why one?")
+    sublime.wait_event(lambda e: e.get("event") == "action_started")
+    sublime.do("action_cancel")
+    assert sublime.wait_event(lambda e: e.get("event") == "action_finished")["outcome"] == "cancelled"
