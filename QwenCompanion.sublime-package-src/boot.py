@@ -19,6 +19,7 @@ from .plugin import log
 from .plugin.actions.commands import QwenActionCommand, QwenCancelActionCommand
 from .plugin.actions.jobs import actions
 from .plugin.actions.listeners import ActionsListener
+from .plugin.actions.models import QwenChooseActionModelCommand
 from .plugin.chat.agent_work import PermissionKeysListener, QwenChatPermissionCommand, ThinkingFoldListener
 from .plugin.chat.buffers import QwenChatReplaceBufferCommand
 from .plugin.chat.chats import chats
@@ -61,6 +62,7 @@ __all__ = [
     "ActionsListener",
     "QwenActionCommand",
     "QwenCancelActionCommand",
+    "QwenChooseActionModelCommand",
     "PermissionKeysListener",
     "QwenChatPermissionCommand",
     "QwenChatReplaceBufferCommand",

@@ -5,7 +5,8 @@
 SCRIPT (all keys optional):
     {"steps": [STEP, ...],   played after the prompt arrives; then a success result
      "log": "file",          its argv, then every message received, one JSON a line
-     "model": "name"}        the model the init message names
+     "model": "name",        the model the init message names without --model (with it, that one, as the CLI does)
+     "models": [{"id", "label"}, ...]}   what get_available_models answers
 
 STEP:
     {"text": "abc", "chunks": 3, "delay": 0}   the text as partial messages (text_delta)
@@ -45,13 +46,17 @@ def main() -> None:
         message = json.loads(line)
         log(message)
         if message.get("type") == "control_request":
+            subtype = message["request"]["subtype"]
+            answer = {"subtype": subtype, "models": script.get("models", [])} if subtype == "get_available_models" else {}
             out({"type": "control_response",
-                 "response": {"subtype": "success", "request_id": message["request_id"], "response": {}}})
+                 "response": {"subtype": "success", "request_id": message["request_id"], "response": answer}})
         elif message.get("type") == "user":
             break
     else:
         return
-    out({"type": "system", "subtype": "init", "session_id": "s1", "model": script.get("model", "fake-model"),
+    flags = sys.argv[2:]
+    model = flags[flags.index("--model") + 1] if "--model" in flags else script.get("model", "fake-model")
+    out({"type": "system", "subtype": "init", "session_id": "s1", "model": model,
          "tools": ["read_file"]})
     for step in script.get("steps", []):
         if "text" in step:

@@ -388,3 +388,24 @@ def test_beyond_actions_max_running_an_action_waits_for_a_place(rig: ActionRig) 
     assert rig.finished(2) == ["cancelled", "answered"]
     assert [d["window"] for e, d in rig.events if e == "action_finished"] == [first_window.id(), second_window.id()]
     assert rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+
+
+def test_choose_model_lists_the_clis_models_and_remembers_the_choice(rig: ActionRig) -> None:
+    models = [{"id": "qwen3-coder-plus", "label": "Qwen3 Coder Plus"}, {"id": "qwen3-max", "label": "qwen3-max"}]
+    rig.load([{"text": "ok"}])
+    rig.script.write_text(json.dumps({"steps": [{"text": "ok"}], "log": str(rig.log), "models": models}))
+    rig.host.user.run_command("qwen_choose_action_model")
+    panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
+    assert [item.trigger for item in panel.items] == ["The CLI's default model", "qwen3-coder-plus", "qwen3-max"]
+    assert panel.items[1].details == "Qwen3 Coder Plus" and panel.items[0].annotation == "current"
+    rig.host.user.choose_quick_panel(2)
+    rig.host.wait_idle()
+    user_settings = json.loads((rig.host.packages_dir / "User" / "QwenCompanion.sublime-settings").read_text())
+    assert user_settings["actions_model"] == "qwen3-max"
+    rig.log.unlink()
+    rig.open_area()
+    rig.run("explain")
+    rig.finished()
+    argv = rig.received()[0]["argv"]
+    assert argv[argv.index("--model") + 1] == "qwen3-max"
+    assert "· `qwen3-max`" in rig.answer()

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from qwencompanion_src.core.actions.models import MODEL_FLAGS, Model, ModelsUnavailable, available_models
 from qwencompanion_src.core.actions.pool import ActionPool
 from qwencompanion_src.core.actions.proposal import last_code_block, replacement_for
 from qwencompanion_src.core.actions.prompt import ActionContext, Place, fence_for, place_of, render, span_of
@@ -214,3 +215,29 @@ def test_a_run_past_its_timeout_is_stopped(tmp_path: Path) -> None:
     outcome, _, _, action = run(tmp_path, [{"text": "slow"}, {"stall": 30}], timeout=1.0)
     assert outcome.kind == "timed_out" and outcome.text == "slow" and "1 s" in outcome.error
     assert action.pid is not None and not alive(action.pid)
+
+
+# --- models ------------------------------------------------------------------------------------
+
+
+def models_of(tmp_path: Path, script: dict[str, Any]) -> list[Model]:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    argv = [sys.executable, str(FAKE_CLI), str(path), *MODEL_FLAGS]
+    return asyncio.run(available_models(argv, str(tmp_path), {}, 20.0))
+
+
+def test_the_models_are_what_get_available_models_answers(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    models = models_of(tmp_path, {"log": str(log), "models": [{"id": "qwen3-coder", "label": "Qwen3 Coder"}, {"id": "m2"}]})
+    assert models == [Model("qwen3-coder", "Qwen3 Coder"), Model("m2", "m2")]
+    sent = [json.loads(line) for line in log.read_text().splitlines()][1:]
+    assert [m["request"]["subtype"] for m in sent] == ["initialize", "get_available_models"]
+
+
+def test_a_cli_that_cannot_start_or_ends_early_gives_the_reason(tmp_path: Path) -> None:
+    with pytest.raises(ModelsUnavailable, match="could not start /no/such/qwen"):
+        asyncio.run(available_models(["/no/such/qwen"], str(tmp_path), {}, 5.0))
+    argv = [sys.executable, "-c", "import sys; sys.stderr.write('not signed in\\n'); sys.exit(2)"]
+    with pytest.raises(ModelsUnavailable, match="ended before answering:\nnot signed in"):
+        asyncio.run(available_models(argv, str(tmp_path), {}, 5.0))

@@ -17,15 +17,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import subprocess
-import sys
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..chat.bridge import kill_group
+from .process import Lines, spawn
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +36,6 @@ EDITING_TOOLS = (
     "edit", "write_file", "notebook_edit", "run_shell_command", "exec", "save_memory", "agent",
     "enter_worktree", "exit_worktree", "cron_create", "image_gen",
 )
-READ_CHUNK = 64 * 1024
 STDERR_TAIL_LINES = 20
 INITIALIZE_TIMEOUT = 30.0
 EXIT_GRACE = 2.0
@@ -112,15 +109,7 @@ class ActionRun:
             kill_group(self.pid)
 
     async def _run(self) -> None:
-        kwargs: dict[str, Any] = {}
-        if sys.platform == "win32":
-            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW
-        else:
-            kwargs["start_new_session"] = True
-        self._process = await asyncio.create_subprocess_exec(
-            *self.argv, cwd=self.cwd, env={**os.environ, **self.env}, stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, **kwargs,
-        )
+        self._process = await spawn(self.argv, self.cwd, self.env)
         self.pid = self._process.pid
         if self._cancelled:
             kill_group(self.pid)
@@ -183,24 +172,17 @@ class ActionRun:
     async def _read_stdout(self) -> bool:
         """Handle each line until the result (True) or the end of output (False)."""
         assert self._process is not None and self._process.stdout is not None
-        pending = b""
-        while True:
-            chunk = await self._process.stdout.read(READ_CHUNK)
-            if not chunk:
-                return False
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                if line.strip() and await self._handle(line):
-                    return True
+        lines = Lines(self._process.stdout)
+        while (line := await lines.next()) is not None:
+            if line.strip() and await self._handle(line):
+                return True
+        return False
 
     async def _read_stderr(self) -> None:
         assert self._process is not None and self._process.stderr is not None
-        pending = b""
-        while chunk := await self._process.stderr.read(READ_CHUNK):
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            self._stderr.extend(line.decode("utf-8", "replace").rstrip() for line in lines)
+        lines = Lines(self._process.stderr)
+        while (line := await lines.next()) is not None:
+            self._stderr.append(line.decode("utf-8", "replace").rstrip())
             del self._stderr[:-STDERR_TAIL_LINES]
 
     async def _handle(self, line: bytes) -> bool:

@@ -27,14 +27,16 @@ def load_template(name: str) -> str:
     raise FileNotFoundError(f"no prompt template {name}.md")
 
 
-def qwen_argv() -> list[str]:
-    """`qwen_command` in stream-json mode (raises `CommandNotFound`)."""
+def qwen_argv(flags: list[str] | None = None) -> list[str]:
+    """`qwen_command` with `flags`, by default an action's stream-json run
+    (raises `CommandNotFound`)."""
     from ...core.actions.run import run_argv
     from ...core.chat.command import agent_argv
     from ..companion.terminal import login_shell, options
 
-    model = setting("actions_model", None)
-    flags = run_argv([], model if isinstance(model, str) and model else None)
+    if flags is None:
+        model = setting("actions_model", None)
+        flags = run_argv([], model if isinstance(model, str) and model else None)
     return agent_argv(options().command, windows=sublime.platform() == "windows", login_shell=login_shell(),
                       path=os.environ.get("PATH"), flags=flags)
 

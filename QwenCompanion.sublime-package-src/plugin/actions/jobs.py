@@ -255,9 +255,9 @@ class Actions:
         self._pool = None
 
 
-def working_folder(window: sublime.Window, view: sublime.View) -> str:
+def working_folder(window: sublime.Window, view: sublime.View | None) -> str:
     folders = window.folders()
-    name = view.file_name()
+    name = view.file_name() if view is not None else None
     return folders[0] if folders else os.path.dirname(name) if name else os.path.expanduser("~")
 
 
