@@ -20,6 +20,7 @@ from .plugin.actions.commands import QwenActionCommand, QwenCancelActionCommand
 from .plugin.actions.jobs import actions
 from .plugin.actions.listeners import ActionsListener
 from .plugin.actions.models import QwenChooseActionModelCommand
+from .plugin.actions.send_to_terminal import QwenSendSelectionToTerminalCommand
 from .plugin.chat.agent_work import PermissionKeysListener, QwenChatPermissionCommand, ThinkingFoldListener
 from .plugin.chat.buffers import QwenChatReplaceBufferCommand
 from .plugin.chat.chats import chats
@@ -90,6 +91,7 @@ __all__ = [
     "QwenRejectDiffCommand",
     "QwenReplaceReportCommand",
     "QwenRestartServerCommand",
+    "QwenSendSelectionToTerminalCommand",
     "QwenReviewFillCommand",
     "QwenReviewListener",
     "QwenShowLogCommand",

@@ -4,6 +4,7 @@ fake model: the built package in the simulated editor."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -128,3 +129,22 @@ def test_a_second_action_cancels_the_first(real: RealActions) -> None:
     assert real.host.wait_for(lambda: not alive(first.run.pid), timeout=WAIT)
     assert "The second answer." in real.answer()
     assert any("And briefly?" in text for text in user_texts(real.model.agent_requests[-1]))
+
+
+def test_the_file_reference_send_selection_types_is_one_the_cli_reads(
+    qwen_env: dict[str, str], qwen_cli: QwenCli, fake_model: FakeModel, workspace: Path, real: RealActions
+) -> None:
+    """The same at-command code reads `-p` prompts and the TUI's: the
+    package's `@path lines a-b` reads the file; the CLI has no range syntax,
+    so `@path:a-b` names a file that does not exist and reads nothing."""
+    mention = sys.modules[f"{PACKAGE}.core.actions.mention"].file_mention
+    nested = workspace / "src" / "shapes.py"
+    nested.parent.mkdir()
+    nested.write_text(SOURCE)
+    typed = mention(str(nested), str(workspace), 4, 5, windows=False)
+    assert typed == "@src/shapes.py lines 4-5 "
+    for prompt, read in ((typed + "what does it do?", True), ("@src/shapes.py:4-5 what does it do?", False)):
+        fake_model.queue("It computes an area.")
+        subprocess.run([str(qwen_cli.node), str(qwen_cli.entry), "-p", prompt], cwd=workspace, env=qwen_env,
+                       capture_output=True, timeout=WAIT, check=True)
+        assert ("def unused_marker" in json.dumps(fake_model.agent_requests[-1])) is read, prompt

@@ -16,6 +16,7 @@ import pytest
 
 from tests.support.editor import PACKAGE, Editor, open_editor
 from tests.support.processes import alive
+from tests.support.terminus import install_terminus, terminus_calls, terminus_sent
 
 FAKE_CLI = Path(__file__).resolve().parents[1] / "rig" / "fake_stream_cli.py"
 WAIT = 15.0
@@ -281,13 +282,36 @@ def test_a_missing_qwen_names_the_setting(rig: ActionRig) -> None:
 
 
 def test_the_commands_are_in_the_palette_and_menus(rig: ActionRig) -> None:
+    rig.load([])
     root = rig.host.packages_dir / PACKAGE
     palette = json.loads((root / "Default.sublime-commands").read_text())
     actions = {c["args"]["action"] for c in palette if c["command"] == "qwen_action"}
     assert actions == {"explain", "docstring", "optimize", "fix", "ask", "unit_tests"}
-    context = json.loads((root / "Context.sublime-menu").read_text())
-    assert {c["args"]["action"] for c in context[1]["children"]} == actions
-    assert "qwen_cancel_action" in (root / "Main.sublime-menu").read_text()
+    others = {"qwen_cancel_action", "qwen_choose_action_model", "qwen_send_selection_to_terminal"}
+    assert others <= {c["command"] for c in palette}
+    main_menu = (root / "Main.sublime-menu").read_text()
+    assert all(f'"action": "{action}"' in main_menu for action in actions)
+    assert all(f'"{command}"' in main_menu for command in others)
+    context = json.loads((root / "Context.sublime-menu").read_text())[1]["children"]
+    assert {c["args"]["action"] for c in context if c.get("command") == "qwen_action"} == actions
+    assert any(c.get("command") == "qwen_send_selection_to_terminal" for c in context)
+
+
+def test_the_context_menu_shows_the_actions_only_over_selected_text(rig: ActionRig) -> None:
+    rig.load([])
+    view = rig.open_area()
+    action = sys.modules[f"{PACKAGE}.plugin.actions.commands"].QwenActionCommand(view)
+    send = sys.modules[f"{PACKAGE}.plugin.actions.send_to_terminal"].QwenSendSelectionToTerminalCommand(view)
+
+    def visible() -> list[bool]:
+        return list(rig.host.run_on_main(lambda: [
+            action.is_visible(action="fix", only_with_selection=True), send.is_visible(only_with_selection=True),
+            action.is_visible(action="fix"),
+        ]))
+
+    assert visible() == [True, True, True]
+    rig.host.user.set_selection(view, [(3, 3)])
+    assert visible() == [False, False, True]
 
 
 def test_unit_tests_recommend_cases_then_propose_a_test_file_that_accept_opens_unsaved(rig: ActionRig) -> None:
@@ -409,3 +433,24 @@ def test_choose_model_lists_the_clis_models_and_remembers_the_choice(rig: Action
     argv = rig.received()[0]["argv"]
     assert argv[argv.index("--model") + 1] == "qwen3-max"
     assert "· `qwen3-max`" in rig.answer()
+
+
+def test_send_selection_to_terminal_types_the_file_reference_into_the_windows_qwen(rig: ActionRig) -> None:
+    record = rig.editor.root / "terminus.jsonl"
+    install_terminus(rig.host, record)
+    rig.load([])
+    rig.open_area()
+    rig.host.user.run_command("qwen_send_selection_to_terminal")
+    rig.host.wait_idle()
+    assert terminus_sent(record) == []
+    assert "Qwen Code: no qwen runs in a terminal of this window; start one with Open in Terminal" in rig.host.status_messages
+    rig.host.user.run_command("qwen_open_terminal")
+    rig.host.wait_for(lambda: terminus_calls(record), timeout=WAIT)
+    rig.host.wait_idle()
+    nested = rig.editor.open("src/shapes.py", AREA)
+    rig.host.user.set_selection(nested, [(AREA.index("def area"), AREA.index("def unused"))])
+    rig.host.user.run_command("qwen_send_selection_to_terminal")
+    rig.host.wait_idle()
+    tag = f"qwen-code-window-{rig.host.window.id()}"
+    assert terminus_sent(record) == [{"string": "@src/shapes.py lines 4-7 ", "tag": tag}]
+    assert rig.host.window.active_panel() == "output.Qwen Code"

@@ -1,4 +1,7 @@
-"""A stand-in for Terminus: its `terminus_open` records its arguments.
+"""A stand-in for Terminus: its `terminus_open` records its arguments, and
+`terminus_send_string` records what it types into a terminal (in the record
+file's `.sent` sibling), failing as Terminus does when no live terminal
+has the tag.
 
 Like Terminus it does its work later on the async thread (`run` hands it to
 `set_timeout_async`), leaving a tagged terminal view (a tab or an output
@@ -41,13 +44,25 @@ class TerminusOpenCommand(sublime_plugin.WindowCommand):
         self.window.focus_view(view)
 
     def record(self, kwargs):
-        previous = ""
-        if os.path.exists(RECORD):
-            with open(RECORD, encoding="utf-8") as handle:
-                previous = handle.read()
-        with open(RECORD + ".part", "w", encoding="utf-8") as handle:
-            handle.write(previous + json.dumps(kwargs) + "\\n")
-        os.replace(RECORD + ".part", RECORD)
+        record(RECORD, kwargs)
+
+
+class TerminusSendStringCommand(sublime_plugin.WindowCommand):
+    def run(self, string, tag=None, visible_only=False, bracketed=False):
+        views = self.window.views() + [self.window.find_output_panel(p.replace("output.", "")) for p in self.window.panels()]
+        if not any(v is not None and v.settings().get("terminus_view.tag") == tag for v in views):
+            raise Exception("no terminal found")
+        record(RECORD + ".sent", {{"string": string, "tag": tag}})
+
+
+def record(path, kwargs):
+    previous = ""
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            previous = handle.read()
+    with open(path + ".part", "w", encoding="utf-8") as handle:
+        handle.write(previous + json.dumps(kwargs) + "\\n")
+    os.replace(path + ".part", path)
 '''
 
 
@@ -68,6 +83,11 @@ def mcp_config_option(host: SimulatedHost) -> str:
 
     companion = sys.modules["QwenCompanion.plugin.companion.companions"].companions.get(host.window)
     return f" --mcp-config {companion.mcp_config_file}"
+
+
+def terminus_sent(record: Path) -> list[dict[str, Any]]:
+    """What `terminus_send_string` typed so far ({string, tag}), oldest first."""
+    return terminus_calls(record.with_name(record.name + ".sent"))
 
 
 def terminus_calls(record: Path) -> list[dict[str, Any]]:

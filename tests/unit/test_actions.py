@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from qwencompanion_src.core.actions.mention import file_mention, selected_lines
 from qwencompanion_src.core.actions.models import MODEL_FLAGS, Model, ModelsUnavailable, available_models
 from qwencompanion_src.core.actions.pool import ActionPool
 from qwencompanion_src.core.actions.proposal import last_code_block, replacement_for
@@ -241,3 +242,23 @@ def test_a_cli_that_cannot_start_or_ends_early_gives_the_reason(tmp_path: Path) 
     argv = [sys.executable, "-c", "import sys; sys.stderr.write('not signed in\\n'); sys.exit(2)"]
     with pytest.raises(ModelsUnavailable, match="ended before answering:\nnot signed in"):
         asyncio.run(available_models(argv, str(tmp_path), {}, 5.0))
+
+
+# --- Send Selection to Terminal ---------------------------------------------------------------
+
+
+def test_the_mention_is_the_path_in_the_folder_and_the_lines_as_words() -> None:
+    assert file_mention("/w/src/geo.py", "/w", 4, 6, windows=False) == "@src/geo.py lines 4-6 "
+    assert file_mention("/w/geo.py", "/w", 4, 4, windows=False) == "@geo.py line 4 "
+    assert file_mention("/w/geo.py", "/w", 0, 0, windows=False) == "@geo.py "
+    assert file_mention("/elsewhere/geo.py", "/w", 1, 2, windows=False) == "@/elsewhere/geo.py lines 1-2 "
+    assert file_mention("/w/my dir/a(1).py", "/w", 1, 1, windows=False) == "@my\\ dir/a\\(1\\).py line 1 "
+    assert file_mention("/w/my dir/a.py", "/w", 1, 1, windows=True) == "@my dir/a.py line 1 "
+
+
+def test_selected_lines_leave_out_the_line_a_selection_ends_at_the_start_of() -> None:
+    assert selected_lines((1, 0), (2, 3)) == (2, 3)
+    assert selected_lines((1, 0), (3, 0)) == (2, 3)
+    assert selected_lines((1, 0), (2, 0)) == (2, 2)
+    assert selected_lines((1, 2), (1, 2)) == (0, 0)
+    assert selected_lines((1, 0), (1, 2)) == (2, 2)

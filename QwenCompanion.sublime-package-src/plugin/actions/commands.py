@@ -41,6 +41,11 @@ def qwen_argv(flags: list[str] | None = None) -> list[str]:
                       path=os.environ.get("PATH"), flags=flags)
 
 
+def has_selection(view: sublime.View) -> bool:
+    """The context menu shows the actions only over selected text."""
+    return any(not region.empty() for region in view.sel())
+
+
 class QuestionInputHandler(sublime_plugin.TextInputHandler):
     def placeholder(self) -> str:
         return "What do you want to know about the selected code?"
@@ -52,7 +57,7 @@ class QuestionInputHandler(sublime_plugin.TextInputHandler):
 class QwenActionCommand(sublime_plugin.TextCommand):
     """`{"action": "explain" | "docstring" | "optimize" | "fix" | "ask" | "unit_tests"}`."""
 
-    def run(self, edit: sublime.Edit, action: str, question: str = "") -> None:
+    def run(self, edit: sublime.Edit, action: str, question: str = "", only_with_selection: bool = False) -> None:
         from ...core.actions.prompt import render
         from ...core.chat.command import CommandNotFound
 
@@ -80,10 +85,13 @@ class QwenActionCommand(sublime_plugin.TextCommand):
             return QuestionInputHandler()
         return None
 
-    def is_enabled(self, action: str = "", question: str = "") -> bool:
+    def is_enabled(self, action: str = "", question: str = "", only_with_selection: bool = False) -> bool:
         return not self.view.settings().get(ANSWER_SETTING) and not self.view.settings().get("is_widget")
 
-    def description(self, action: str = "", question: str = "") -> str:
+    def is_visible(self, action: str = "", question: str = "", only_with_selection: bool = False) -> bool:
+        return not only_with_selection or has_selection(self.view)
+
+    def description(self, action: str = "", question: str = "", only_with_selection: bool = False) -> str:
         return ACTIONS.get(action, "Qwen Code action")
 
 

@@ -120,8 +120,9 @@ def window_cwd(window: sublime.Window) -> str:
     return terminal_cwd(window.folders(), view.file_name() if view else None, os.path.expanduser("~"))
 
 
-def _live_terminal(window: sublime.Window, tag: str) -> tuple[sublime.View, str | None] | None:
-    """A still-running Terminus terminal with `tag`: (view, panel name or None)."""
+def live_terminal(window: sublime.Window, tag: str, serials: bool = False) -> tuple[sublime.View, str | None] | None:
+    """A still-running Terminus terminal with `tag` (or, with `serials`, one
+    of the extra ones `terminal_reuse: false` opens): (view, panel name or None)."""
     candidates: list[tuple[sublime.View, str | None]] = [(view, None) for view in window.views()]
     for panel in window.panels():
         name = panel.removeprefix("output.")
@@ -130,7 +131,9 @@ def _live_terminal(window: sublime.Window, tag: str) -> tuple[sublime.View, str 
             candidates.append((view, name))
     for view, panel_name in candidates:
         settings = view.settings()
-        if settings.get("terminus_view.tag") == tag and not settings.get("terminus_view.finished"):
+        found = settings.get("terminus_view.tag")
+        ours = found == tag or (serials and isinstance(found, str) and found.startswith(f"{tag}-"))
+        if ours and not settings.get("terminus_view.finished"):
             return view, panel_name
     return None
 
@@ -150,7 +153,7 @@ class QwenOpenTerminalCommand(sublime_plugin.WindowCommand):
         chosen = options()
         serial = None if chosen.reuse else next(_serials)
         if serial is None:
-            live = _live_terminal(window, terminal_tag(window.id()))
+            live = live_terminal(window, terminal_tag(window.id()))
             if live is not None:
                 view, panel = live
                 if panel is not None:
