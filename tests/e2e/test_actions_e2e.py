@@ -4,6 +4,7 @@ fake model: the built package in the simulated editor."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -68,10 +69,13 @@ def real(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, qwen_env: dict[str, st
 
 def test_explain_streams_the_models_answer_and_sends_the_selection_and_places(real: RealActions) -> None:
     answer = "This computes the area of a circle. " * 20
-    real.model.queue(Reply(text=answer, chunk_size=9))
+    real.model.queue(Reply(text=answer, chunk_size=9, delay=0.01))
     real.run("explain")
     assert real.finished() == ["answered"]
     assert answer.strip() in real.answer()
+    job = sys.modules[f"{PACKAGE}.plugin.actions.jobs"].actions.jobs[real.host.window.id()]
+    assert job.stream.updates > 3  # streamed in pieces, not shown at the end
+    assert "4:1-6:1 · `fake-model`" in real.answer()  # the header names the model the CLI used
     body = real.last_request()
     assert "return 3.14 * r * r" in body and "(4:1-6:1)" in body  # the selection and its place
     assert "def unused_marker" in body and "(1:1-" in body  # the visible text and its place
@@ -98,6 +102,7 @@ def test_a_model_trying_to_edit_is_refused_and_the_file_is_unchanged(real: RealA
     real.model.queue(
         tool_call("edit", {"file_path": str(real.path), "old_string": "3.14", "new_string": "math.pi"}),
         tool_call("write_file", {"file_path": str(real.path), "content": "gone\n"}),
+        tool_call("web_fetch", {"url": "http://127.0.0.1:9/", "prompt": "read it"}),
         "I could not change the file.",
     )
     real.run("explain")
@@ -105,6 +110,11 @@ def test_a_model_trying_to_edit_is_refused_and_the_file_is_unchanged(real: RealA
     assert real.path.read_text() == SOURCE
     assert real.editor.text(real.view) == SOURCE
     assert "I could not change the file." in real.answer()
+    # The CLI refuses the excluded editing tools itself; a tool that asks
+    # (web_fetch) reaches the package, which denies it.
+    results = json.dumps(real.model.agent_requests[-1]["messages"])
+    assert results.count("requires permission") == 2 and "[Operation Cancelled]" in results
+    assert "Refused (quick actions are read-only): web_fetch" in real.answer()
 
 
 def test_cancel_mid_stream_ends_the_process(real: RealActions) -> None:
@@ -148,3 +158,44 @@ def test_the_file_reference_send_selection_types_is_one_the_cli_reads(
         subprocess.run([str(qwen_cli.node), str(qwen_cli.entry), "-p", prompt], cwd=workspace, env=qwen_env,
                        capture_output=True, timeout=WAIT, check=True)
         assert ("def unused_marker" in json.dumps(fake_model.agent_requests[-1])) is read, prompt
+
+
+def test_unit_tests_recommend_cases_then_propose_the_test_file(real: RealActions) -> None:
+    cases = ["radius 0 gives 0", "radius 2 gives 12.56"]
+    tests = "from geometry import area\n\n\ndef test_zero():\n    assert area(0) == 0\n"
+    real.model.queue("Cases:\n```json\n" + json.dumps(cases) + "\n```", f"```python\n{tests}```")
+    real.run("unit_tests")
+    assert real.finished() == ["answered"]
+    assert "Function area 4:1-" in real.last_request() and "def unused_marker" in real.last_request()
+    panel = real.host.wait_for(lambda: [q for q in real.host.quick_panels if not q.done], timeout=WAIT)[0]
+    assert panel.items[1:] == [f"☑ {case}" for case in cases]
+    real.host.user.choose_quick_panel(0)
+    assert real.finished(2) == ["answered", "proposed"]
+    assert "- radius 0 gives 0\\n- radius 2 gives 12.56" in real.last_request()
+    proposed = next(v for v in real.host.window.views() if v.name() == "test_geometry.py (Qwen Code proposal)")
+    assert real.editor.text(proposed) == tests
+    real.host.user.focus(proposed)
+    real.host.user.run_command("qwen_accept_diff")
+    real.host.wait_idle()
+    target = real.workspace / "tests" / "test_geometry.py"
+    tab = real.host.wait_for(lambda: real.host.window.find_open_file(str(target)), timeout=WAIT)
+    assert real.editor.text(tab) == tests and not target.exists()
+
+
+def test_choose_model_lists_the_models_the_cli_offers(real: RealActions) -> None:
+    settings_file = Path(os.environ["HOME"]) / ".qwen" / "settings.json"  # the CLI's, read when it starts
+    settings = json.loads(settings_file.read_text())
+    provider = {"baseUrl": os.environ["OPENAI_BASE_URL"], "envKey": "OPENAI_API_KEY"}
+    settings["modelProviders"] = {"openai": [{"id": "fake-model", "name": "Fake", **provider},
+                                             {"id": "fake-coder", "name": "Fake Coder", **provider}]}
+    settings_file.write_text(json.dumps(settings))
+    real.host.user.run_command("qwen_choose_action_model")
+    panel = real.host.wait_for(lambda: [q for q in real.host.quick_panels if not q.done], timeout=WAIT)[0]
+    assert [item.trigger for item in panel.items] == ["The CLI's default model", "fake-model", "fake-coder"]
+    real.host.user.choose_quick_panel(2)
+    real.host.wait_idle()
+    real.model.queue("An answer.")
+    real.run("explain")
+    assert real.finished() == ["answered"]
+    assert real.model.agent_requests[-1]["model"] == "fake-coder"
+    assert "· `fake-coder`" in real.answer()
