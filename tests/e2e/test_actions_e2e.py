@@ -16,7 +16,7 @@ import pytest
 from tests.rig.fake_model import FakeModel, Reply, tool_call, user_texts
 from tests.rig.qwen_cli import QwenCli
 from tests.support.editor import PACKAGE, Editor, open_editor
-from tests.support.processes import alive
+from tests.support.processes import alive, descendants
 
 pytestmark = pytest.mark.e2e
 WAIT = 90.0
@@ -199,3 +199,19 @@ def test_choose_model_lists_the_models_the_cli_offers(real: RealActions) -> None
     assert real.finished() == ["answered"]
     assert real.model.agent_requests[-1]["model"] == "fake-coder"
     assert "· `fake-coder`" in real.answer()
+
+
+def test_cancel_ends_the_node_the_qwen_launcher_started_too(real: RealActions, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without QWEN_CODE_NO_RELAUNCH (as users run it) the CLI starts itself
+    again in a child node with a bigger heap; ending the process group ends
+    both (the SDK's close() ends only its direct child: the node stays)."""
+    monkeypatch.delenv("QWEN_CODE_NO_RELAUNCH")
+    real.model.queue(Reply(text="slow words " * 400, chunk_size=5, delay=0.05))
+    real.run("explain")
+    real.host.wait_for(lambda: "slow words" in real.answer(), timeout=WAIT)
+    job = sys.modules[f"{PACKAGE}.plugin.actions.jobs"].actions.jobs[real.host.window.id()]
+    started = [pid for pid in descendants(job.run.pid) if alive(pid)]
+    assert started  # the relaunched CLI
+    real.host.user.run_command("qwen_cancel_action")
+    assert real.finished() == ["cancelled"]
+    assert real.host.wait_for(lambda: not any(alive(pid) for pid in [job.run.pid, *started]), timeout=WAIT)
