@@ -1,6 +1,6 @@
 """`make bench`: the package against a peer built like the VS Code companion.
 
-    python -m bench.run [--rounds N] [--profile FILE]
+    python -m bench.run [--rounds N] [--profile FILE] [--only companion|chat|ide_tools|actions]
 
 Everything runs in this one invocation, the package and the peer interleaved
 round by round (their order alternating), through the same client
@@ -493,8 +493,10 @@ def run(rounds: int, workdir: Path, profile: str | None) -> list[Row]:
 
 def versions() -> dict[str, str]:
     def node_package(name: str) -> str:
-        data = json.loads((PEER_DIR / "node_modules" / name / "package.json").read_text())
-        return str(data["version"])
+        manifest = PEER_DIR / "node_modules" / name / "package.json"
+        if not manifest.exists():  # --only actions or ide_tools needs no peer
+            return "not installed"
+        return str(json.loads(manifest.read_text())["version"])
 
     def vendored(name: str) -> str:
         text = (VENDOR / name / "__init__.py").read_text()
@@ -552,6 +554,8 @@ def report(rows: list[Row], rounds: int) -> str:
         "  bench/peer/acp_client.mjs on the TypeScript ACP SDK, fed the same agent.",
         "- IDE tools rows (8): each tool called over HTTP as the CLI calls it, on a 5,000-line Python file",
         "  of 1,200 symbols, from the simulated host's symbol index (bench/ide_tools_host.py); no peer.",
+        "- quick-action rows (9): the simulated host on tests/rig/fake_stream_cli.py (bench/actions_host.py);",
+        "  the last row runs the real qwen on the fake model, its peer the same command and prompt by hand.",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
@@ -560,28 +564,47 @@ def report(rows: list[Row], rounds: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+PARTS = ("companion", "chat", "ide_tools", "actions")
+
+
+def part_rows(part: str, rounds: int, workdir: Path, profile: str | None) -> list[Row]:
+    if part == "chat":
+        from bench.chat import chat_rows
+
+        return chat_rows(rounds, workdir)
+    if part == "ide_tools":
+        from bench.ide_tools import ide_tools_rows
+
+        return ide_tools_rows(rounds, workdir)
+    if part == "actions":
+        from bench.actions import actions_rows
+
+        return actions_rows(rounds, workdir)
+    return run(rounds, workdir, profile)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", metavar="FILE", help="py-spy speedscope output for the package's process")
+    parser.add_argument("--only", choices=PARTS, help="run one group of rows; the table is printed, RESULTS.md kept")
     args = parser.parse_args()
-    for needed in (NODE, PEER_DIR / "server.mjs", PEER_DIR / "acp_client.mjs", VENDOR):
+    parts = [args.only] if args.only else list(PARTS)
+    peers = [PEER_DIR / "server.mjs", PEER_DIR / "acp_client.mjs"] if {"companion", "chat"} & set(parts) else []
+    for needed in (NODE, *peers, VENDOR):
         if not needed.exists():
             sys.exit(f"missing {needed.relative_to(ROOT)}: run `make bench`")
     os.sched_setaffinity(0, CLIENT_CPUS)
     workdir = Path(tempfile.mkdtemp(prefix="qwen-bench-"))
     try:
-        rows = run(args.rounds, workdir, args.profile)
-        from bench.chat import chat_rows
-
-        rows += chat_rows(args.rounds, workdir)
-        from bench.ide_tools import ide_tools_rows
-
-        rows += ide_tools_rows(args.rounds, workdir)
+        rows: list[Row] = []
+        for part in parts:
+            rows += part_rows(part, args.rounds, workdir, args.profile)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     text = report(rows, args.rounds)
-    RESULTS.write_text(text, encoding="utf-8")
+    if not args.only:
+        RESULTS.write_text(text, encoding="utf-8")
     print()
     print(text)
 

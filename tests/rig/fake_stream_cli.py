@@ -4,7 +4,8 @@
 
 SCRIPT (all keys optional):
     {"steps": [STEP, ...],   played after the prompt arrives; then a success result
-     "log": "file",          its argv, then every message received, one JSON a line
+     "log": "file",          its argv, every message received, one JSON a line, and
+                             {"result_ns": monotonic ns} as the success result is written
      "model": "name",        the model the init message names without --model (with it, that one, as the CLI does)
      "models": [{"id", "label"}, ...]}   what get_available_models answers
 
@@ -85,6 +86,7 @@ def main() -> None:
         elif "result" in step:
             out({"type": "result", "subtype": "error_during_execution", "is_error": True, "result": step.get("message", "")})
             return
+    log({"result_ns": time.monotonic_ns()})  # when the result line is written (the bench's clock)
     out({"type": "result", "subtype": "success", "is_error": False, "result": "".join(text), "num_turns": 1})
     sys.stdin.read()  # like the CLI: wait for stdin to close
 
