@@ -215,3 +215,13 @@ def test_cancel_ends_the_node_the_qwen_launcher_started_too(real: RealActions, m
     real.host.user.run_command("qwen_cancel_action")
     assert real.finished() == ["cancelled"]
     assert real.host.wait_for(lambda: not any(alive(pid) for pid in [job.run.pid, *started]), timeout=WAIT)
+
+
+def test_without_credentials_the_clis_reason_is_in_the_answer_view(
+    real: RealActions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    real.run("explain")
+    assert real.finished() == ["failed"]
+    failure = real.answer().split("**Failed:**", 1)[1].strip()
+    assert failure.startswith("Missing API key for OpenAI-compatible auth.") and "OPENAI_API_KEY" in failure

@@ -16,6 +16,7 @@ STEP:
     {"stall": seconds}                         wait
     {"die": code}                              exit at once, with "dying" on stderr
     {"result": "error", "message": "..."}      an error result (ends the run)
+    {"result": "error", "error": "..."}        one as 0.24.4 fails without auth: no text, error {message}
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ def main() -> None:
             sys.stderr.flush()
             sys.exit(step["die"])
         elif "result" in step:
-            out({"type": "result", "subtype": "error_during_execution", "is_error": True, "result": step.get("message", "")})
+            failure = {"error": {"message": step["error"]}} if "error" in step else {"result": step.get("message", "")}
+            out({"type": "result", "subtype": "error_during_execution", "is_error": True, **failure})
             return
     log({"result_ns": time.monotonic_ns()})  # when the result line is written (the bench's clock)
     out({"type": "result", "subtype": "success", "is_error": False, "result": "".join(text), "num_turns": 1})

@@ -180,6 +180,11 @@ def test_an_error_result_fails(tmp_path: Path) -> None:
     assert outcome.kind == "failed" and outcome.error == "quota exceeded"
 
 
+def test_an_error_given_as_an_object_is_its_message(tmp_path: Path) -> None:
+    outcome, _, _, _ = run(tmp_path, [{"result": "error", "error": "No auth type is selected."}])
+    assert outcome.kind == "failed" and outcome.error == "No auth type is selected."
+
+
 def test_a_cli_dying_mid_stream_fails_with_its_exit_code_and_stderr(tmp_path: Path) -> None:
     outcome, _, _, _ = run(tmp_path, [{"text": "half"}, {"die": 7}])
     assert outcome.kind == "failed" and outcome.text == "half"

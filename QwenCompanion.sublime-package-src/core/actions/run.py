@@ -251,7 +251,9 @@ class ActionRun:
     def _result(self, message: JsonObject) -> None:
         answer = self._answer() or str(message.get("result") or "")
         if message.get("is_error") or message.get("subtype") != "success":
-            error = str(message.get("result") or message.get("error") or message.get("subtype") or "error")
+            error = message.get("error")  # 0.24.4: {"message"} (e.g. no auth type selected)
+            error = error.get("message") if isinstance(error, dict) else error
+            error = str(message.get("result") or error or message.get("subtype") or "error")
             self._outcome = RunOutcome("failed", answer, error, self._outcome.model, self._outcome.denied)
         else:
             self._outcome = RunOutcome("answered", answer, "", self._outcome.model, self._outcome.denied)
