@@ -454,3 +454,27 @@ def test_send_selection_to_terminal_types_the_file_reference_into_the_windows_qw
     tag = f"qwen-code-window-{rig.host.window.id()}"
     assert terminus_sent(record) == [{"string": "@src/shapes.py lines 4-7 ", "tag": tag}]
     assert rig.host.window.active_panel() == "output.Qwen Code"
+
+
+def test_the_elapsed_time_is_in_the_status_bar_while_the_action_runs(rig: ActionRig) -> None:
+    rig.load([{"text": "thinking"}, {"stall": 30}])
+    view = rig.open_area()
+    rig.run("explain")
+    rig.host.wait_for(lambda: "thinking" in rig.answer(), timeout=WAIT)
+    answer = next(v for v in rig.host.window.views() if v.settings().get("qwen_actions.answer"))
+    rig.host.wait_for(lambda: answer.get_status("qwen_action") == "Qwen: Explain Selection… 1 s", timeout=WAIT)
+    assert view.get_status("qwen_action").startswith("Qwen: Explain Selection…")
+    rig.host.user.run_command("qwen_cancel_action")
+    rig.finished()
+    assert answer.get_status("qwen_action") == view.get_status("qwen_action") == ""
+
+
+def test_a_prompt_template_in_packages_user_replaces_the_packages(rig: ActionRig) -> None:
+    rig.load([{"text": "ok"}])
+    mine = rig.host.packages_dir / "User" / PACKAGE / "prompts" / "explain.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("Explain like a pirate, in $answer_language terms:\n$selection")
+    rig.open_area()
+    rig.run("explain")
+    rig.finished()
+    assert rig.prompt() == "Explain like a pirate, in Answer in English. terms:\ndef area(r):\n    return 3.14 * r * r\n"

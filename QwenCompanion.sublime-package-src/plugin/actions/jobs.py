@@ -119,18 +119,25 @@ class ActionJob:
             set_text(view, self.header + text[len(header):])
 
     def _tick(self) -> None:
-        if self.done or not self.view.is_valid():
+        """The elapsed time in the status bar of the code's tab and the answer's
+        (a status belongs to a view; the answer view has the focus)."""
+        if self.done:
             return
         seconds = int(time.monotonic() - self.started_at)
-        self.view.set_status(STATUS_KEY, f"Qwen: {ACTIONS[self.context.action]}… {seconds} s")
+        for view in self._status_views():
+            view.set_status(STATUS_KEY, f"Qwen: {ACTIONS[self.context.action]}… {seconds} s")
         sublime.set_timeout(self._tick, 1000)
+
+    def _status_views(self) -> list[sublime.View]:
+        views = [self.view, self.stream.view] if self.stream is not None else [self.view]
+        return [view for view in views if view.is_valid()]
 
     def _finish_on_main(self, outcome: RunOutcome | None) -> None:
         if self.done:
             return
         self.done = True
-        if self.view.is_valid():
-            self.view.erase_status(STATUS_KEY)
+        for view in self._status_views():
+            view.erase_status(STATUS_KEY)
         if self.stream is not None:
             self.stream.flush()
         kind = self._conclude(outcome)
