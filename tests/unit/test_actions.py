@@ -127,6 +127,46 @@ def test_beyond_the_limit_jobs_wait_in_order() -> None:
     assert log[-1] == "start w4b"
 
 
+class ProcessJob:
+    """A pool job that is a real run of the scripted CLI on the running loop."""
+
+    def __init__(self, pool: ActionPool, window: int, script: Path) -> None:
+        self.pool, self.window = pool, window
+        self.run = ActionRun(run_argv([sys.executable, str(FAKE_CLI), str(script)], None), str(script.parent), {},
+                             "p", lambda piece: None, 20.0)
+        self.task: asyncio.Task[RunOutcome] | None = None
+
+    def start(self) -> None:
+        self.task = asyncio.get_running_loop().create_task(self.run.run())
+        self.task.add_done_callback(lambda _: self.pool.finished(self.window, self))
+
+    def cancel(self) -> None:
+        self.run.cancel()
+
+
+def test_the_pool_ends_a_replaced_runs_process_and_starts_a_waiting_one_when_a_place_frees(tmp_path: Path) -> None:
+    stall, answer = tmp_path / "stall.json", tmp_path / "answer.json"
+    stall.write_text(json.dumps({"steps": [{"stall": 30}]}))
+    answer.write_text(json.dumps({"steps": [{"text": "ok"}]}))
+
+    async def go() -> None:
+        pool = ActionPool(1)
+        first, second, other = ProcessJob(pool, 1, stall), ProcessJob(pool, 1, answer), ProcessJob(pool, 2, answer)
+        pool.submit(1, first)
+        while first.run.pid is None:
+            await asyncio.sleep(0.01)
+        assert pool.submit(1, second)  # replaces the window's run at once
+        assert not pool.submit(2, other)  # no place: waits
+        assert first.task is not None and (await first.task).kind == "cancelled"
+        assert not alive(first.run.pid)
+        assert second.task is not None and (await second.task).kind == "answered"
+        await asyncio.sleep(0)  # the freed place goes to the waiting job
+        assert other.task is not None and (await other.task).kind == "answered"
+        assert pool.waiting() == 0 and pool.running(2) is None
+
+    asyncio.run(go())
+
+
 # --- runs --------------------------------------------------------------------------------------
 
 
