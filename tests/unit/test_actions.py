@@ -231,6 +231,17 @@ def test_a_cli_dying_mid_stream_fails_with_its_exit_code_and_stderr(tmp_path: Pa
     assert "exit code 7" in outcome.error and "dying" in outcome.error
 
 
+def test_a_cli_that_stops_reading_fails_with_its_exit_code_and_stderr(tmp_path: Path) -> None:
+    """Its input closed before the prompt is written: the failure is its exit, not the write."""
+    script = ("import json, os, sys, time; os.close(0); "
+              "print(json.dumps({'type': 'control_response', 'response': {'request_id': 'init'}}), flush=True); "
+              "sys.stderr.write('env: node: No such file\\n'); time.sleep(0.3); os._exit(127)")
+    argv = run_argv([sys.executable, "-c", script], None)
+    outcome = asyncio.run(ActionRun(argv, str(tmp_path), {}, "p", lambda piece: None, 20).run())
+    assert outcome.kind == "failed"
+    assert outcome.error == "qwen ended (exit code 127) before answering:\nenv: node: No such file"
+
+
 def test_a_missing_program_fails_clearly(tmp_path: Path) -> None:
     pieces: list[str] = []
     action = ActionRun(["/no/such/qwen"], str(tmp_path), {}, "p", pieces.append, 5)

@@ -165,9 +165,13 @@ class ActionRun:
     # --- the streams -------------------------------------------------------------
 
     async def _write(self, message: JsonObject) -> None:
+        """Write one line; a CLI that has already ended is reported by its exit, not here."""
         assert self._process is not None and self._process.stdin is not None
-        self._process.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
-        await self._process.stdin.drain()
+        try:
+            self._process.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
+            await self._process.stdin.drain()
+        except ConnectionError as error:
+            log.debug("action: qwen's input is closed (%s)", error)
 
     async def _read_stdout(self) -> bool:
         """Handle each line until the result (True) or the end of output (False)."""
