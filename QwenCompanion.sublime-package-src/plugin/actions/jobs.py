@@ -141,6 +141,7 @@ class ActionJob:
         if self.stream is not None:
             self.stream.flush()
         kind = self._conclude(outcome)
+        log.info("action %s in window %d: %s", self.context.action, self.window_id, kind)
         self.owner.finished(self, kind)
 
     def _conclude(self, outcome: RunOutcome | None) -> str:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import logging
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
@@ -15,8 +14,6 @@ from .jobs import actions, setting, working_folder
 
 if TYPE_CHECKING:
     from ...core.actions.models import Model
-
-log = logging.getLogger(__name__)
 
 ASK_TIMEOUT = 30.0
 DEFAULT_ITEM = "The CLI's default model"
@@ -71,4 +68,4 @@ class QwenChooseActionModelCommand(sublime_plugin.WindowCommand):
         else:
             settings.set("actions_model", ids[index])
         sublime.save_settings(SETTINGS_FILE)
-        self.window.status_message(f"Qwen Code: quick actions use {ids[index] or "the CLI's default model"}")
+        self.window.status_message("Qwen Code: quick actions use " + (ids[index] or "the CLI's default model"))

@@ -6,7 +6,7 @@ file's path (an existing test file's tab gets the new text, unsaved)."""
 
 from __future__ import annotations
 
-import logging
+import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -16,8 +16,6 @@ from ...core.actions.proposal import last_code_block, test_cases, test_file_for
 
 if TYPE_CHECKING:
     from .jobs import ActionJob
-
-log = logging.getLogger(__name__)
 
 CHOSEN, NOT_CHOSEN = "☑", "☐"
 LOAD_POLL_MS = 50
@@ -116,8 +114,6 @@ class TestFileProposal:
         text = str(getattr(params, "content", ""))
         view = self.window.find_open_file(self.path)
         if view is None:
-            import os
-
             if os.path.exists(self.path):
                 view = self.window.open_file(self.path)
             else:
