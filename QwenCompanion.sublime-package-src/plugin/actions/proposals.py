@@ -26,8 +26,7 @@ class ActionProposal:
     """Stands where a review's companion stands: Accept edits the tab."""
 
     running = True
-    edits_buffer = True
-    note = BUFFER_NOTE
+    review_note = BUFFER_NOTE
 
     def __init__(self, view: sublime.View, expected_change: int, name: str) -> None:
         self.view = view

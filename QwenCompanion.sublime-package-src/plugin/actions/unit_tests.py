@@ -96,8 +96,7 @@ class TestFileProposal:
     test file's tab, unsaved."""
 
     running = True
-    edits_buffer = True
-    note = "Accept opens this in the test file's tab, unsaved: saving it stays your choice."
+    review_note = "Accept opens this in the test file's tab, unsaved: saving it stays your choice."
 
     def __init__(self, window: sublime.Window, path: str) -> None:
         self.window = window

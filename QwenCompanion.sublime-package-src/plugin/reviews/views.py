@@ -180,8 +180,9 @@ class DiffReviews:
             syntax = sublime.find_syntax_for_file(review.file_path, original.split("\n", 1)[0])
         if not review.disk.exists and buffer is None:
             notes.append(f"{name} does not exist yet: accepting lets Qwen Code create it.")
-        if getattr(review.owner, "edits_buffer", False):  # a quick action's proposal: the tab, not the disk
-            notes = [str(getattr(review.owner, "note"))]
+        own_note = getattr(review.owner, "review_note", None)  # a quick action's proposal: the tab, not the disk
+        if isinstance(own_note, str):
+            notes = [own_note]
 
         terminal = self._terminal_with_focus(window)
         self._enter_layout(window)
