@@ -1,7 +1,8 @@
 """The quick-action rows of `make bench`: Explain and Fix Selection in the
 simulated host (bench/actions_host.py, a process per round) on a scripted
-stream-json CLI, and the real `qwen` on the fake model through the package
-against the same command run by hand (the "peer" columns of that row)."""
+stream-json CLI, and Explain through the package against the same command
+run by hand, on the scripted CLI and on the real `qwen` with the fake model.
+No peer: the by-hand run is the baseline, compared pair by pair."""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ from bench.chat import _run, floats
 from bench.run import ROOT, Row, Samples, progress
 
 RUNS = 10  # actions per round for the spawn and review rows
-PAIRS = 4  # real CLI runs per round, through the package and by hand each
+PAIRS = 6  # overhead pairs per round (through the package, by hand)
 
 
 def actions_rows(rounds: int, workdir: Path) -> list[Row]:
-    spawn, updates, review, overhead = Samples(), Samples(), Samples(), Samples()
+    spawn, updates, review, scripted, real = Samples(), Samples(), Samples(), Samples(), Samples()
     progress("quick actions: scripted stream-json CLI, then the real qwen through the package and by hand")
     for number in range(rounds):
         folder = workdir / f"actions-{number}"
@@ -29,8 +30,8 @@ def actions_rows(rounds: int, workdir: Path) -> list[Row]:
         spawn.add("ours", floats(result["spawn_main_ms"]))
         updates.add("ours", floats(result["updates_per_s"]))
         review.add("ours", floats(result["review_ms"]))
-        overhead.add("ours", floats(result["package_ms"]))
-        overhead.add("peer", floats(result["by_hand_ms"]))
+        scripted.add("ours", floats(result["scripted_overhead_ms"]))
+        real.add("ours", floats(result["real_overhead_ms"]))
     return [
         Row("9", "action: main-thread CPU time, Explain Selection run → qwen spawned", "ms", spawn, "≤ 5 ms",
             lambda p50, ratio: p50 <= 5),
@@ -38,6 +39,8 @@ def actions_rows(rounds: int, workdir: Path) -> list[Row]:
             updates, "≤ 30/s", lambda p50, ratio: max(updates.values["ours"]) <= 30),
         Row("9", "action: result line written by qwen → review open (Fix Selection)", "ms", review, "≤ 50 ms",
             lambda p50, ratio: p50 <= 50),
-        Row("9", "action: real qwen, Explain through the package (peer: the same command by hand), wall", "ms",
-            overhead, "≤ peer + 100 ms", lambda p50, ratio: ratio is not None and p50 - p50 / ratio <= 100),
+        Row("9", "action: wall time over the same command run by hand, pair by pair (scripted CLI)", "ms",
+            scripted, "≤ 100 ms", lambda p50, ratio: p50 <= 100),
+        Row("9", "action: wall time over the same command run by hand, pair by pair (real qwen, fake model)", "ms",
+            real, "≤ 100 ms", lambda p50, ratio: p50 <= 100),
     ]
