@@ -380,30 +380,23 @@ class CompanionServer:
         return web.Response(status=200)
 
 
-async def _read_body(request: web.Request, limit: int) -> bytearray | None:
+async def _read_body(request: web.Request, limit: int) -> bytes | None:
     """The body, or None past `limit`. Held by this request's handler only:
     aiohttp's read() keeps a second, cached copy on the request, which lives
-    until the connection's next request (10 MB for a large openDiff)."""
-    declared = request.content_length
-    if declared is None:  # chunked: grown as it comes
-        body = bytearray()
-        async for chunk in request.content.iter_any():
-            body += chunk
-            if len(body) > limit:
-                return None
-        return body
-    # Filled in place: growing it would copy a 10 MB body on the way.
-    body = bytearray(declared)
-    with memoryview(body) as free:
-        filled = 0
-        async for chunk in request.content.iter_any():
-            free[filled : filled + len(chunk)] = chunk
-            filled += len(chunk)
-    del body[filled:]  # the client stopped short: what came is parsed, and refused
-    return body
+    until the connection's next request (10 MB for a large openDiff).
+    Joined into bytes, not grown in a bytearray: pydantic-core's parser copies
+    a bytearray before reading it (10 MB more, and ~4 ms, for a large openDiff)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.content.iter_any():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return None
+    return b"".join(chunks)
 
 
-def _decode_json(body: bytearray) -> Any:
+def _decode_json(body: bytes) -> Any:
     """pydantic-core's parser reads a large newContent ~2.5x faster than the json
     module; what it refuses (a BOM, lone surrogates) goes to the json module, so
     what is accepted does not change."""
