@@ -100,14 +100,15 @@ class UnreadableFile(Exception):
 
 
 def read_disk_file(path: str, fallback_encoding: str = DEFAULT_FALLBACK) -> DiskFile:
-    if os.path.isdir(path):
-        raise UnreadableFile(f"{path} is a directory, not a file")
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except FileNotFoundError:
         return DiskFile(exists=False)
     except OSError as error:
+        # Asked only when opening failed: no extra stat on every openDiff.
+        if os.path.isdir(path):
+            raise UnreadableFile(f"{path} is a directory, not a file") from None
         raise UnreadableFile(f"cannot read {path}: {error.strerror or error}") from None
     # Shown on the read-only side only: decoded as Sublime would open it.
     text, _ = decode_like_sublime(data, fallback_encoding)
@@ -200,6 +201,9 @@ class DiffRegistry(Generic[OwnerT]):
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._open: dict[str, Review[OwnerT]] = {}
+        # The open reviews by the CLI's exact spelling of their path: closeDiff
+        # names a file as its openDiff did, so it is found without resolving it.
+        self._spelled: dict[str, Review[OwnerT]] = {}
 
     def open(
         self, file_path: str, new_content: str, session_id: str, owner: OwnerT, disk: DiskFile
@@ -215,13 +219,18 @@ class DiffRegistry(Generic[OwnerT]):
         )
         with self._lock:
             replaced = self._open.pop(review.key, None)
+            notice = None
+            if replaced is not None:
+                self._forget_spelling(replaced)
+                notice = self._finish(replaced, ReviewState.REPLACED)
             self._open[review.key] = review
-            notice = self._finish(replaced, ReviewState.REPLACED) if replaced else None
+            self._spelled[file_path] = review
         return review, replaced, notice
 
     def find(self, file_path: str) -> Review[OwnerT] | None:
         with self._lock:
-            return self._open.get(path_key(file_path))
+            review = self._spelled.get(file_path)
+            return review if review is not None else self._open.get(path_key(file_path))
 
     def open_reviews(self) -> list[Review[OwnerT]]:
         with self._lock:
@@ -257,7 +266,13 @@ class DiffRegistry(Generic[OwnerT]):
         if self._open.get(review.key) is not review:
             return False
         del self._open[review.key]
+        self._forget_spelling(review)
         return True
+
+    def _forget_spelling(self, review: Review[OwnerT]) -> None:
+        # Another review opened since under the same spelling keeps its entry.
+        if self._spelled.get(review.file_path) is review:
+            del self._spelled[review.file_path]
 
     @staticmethod
     def _finish(review: Review[OwnerT], state: ReviewState) -> Notice[OwnerT]:
