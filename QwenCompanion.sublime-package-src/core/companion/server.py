@@ -52,6 +52,7 @@ SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "Mcp-Protocol-Version"
 SESSION_NOT_FOUND = -32001  # what the TypeScript SDK answers for an unknown session
 MAX_BODY_BYTES = 32 * 1024 * 1024  # a 20 MB newContent, JSON-escaped, must fit
+SEPARATE_BODY_BYTES = 1024 * 1024  # answers this large are written apart from their headers
 
 
 @dataclass(frozen=True)
@@ -266,14 +267,27 @@ class CompanionServer:
             return _rpc_error(200, message.id, error.code, error.message)
         finally:
             _after_response.reset(token)
-        response = _json_response(protocol.response(message.id, result))
-        if deferred:
-            # Written out first (a 10 MB closeDiff answer takes several loop
-            # turns), so the work it defers does not compete with it.
+        body = _encode_json(protocol.response(message.id, result))
+        del result  # encoded: a closeDiff's 10 MB text is not kept while its bytes go out
+        response: web.StreamResponse
+        if len(body) >= SEPARATE_BODY_BYTES:
+            # Headers first, then the body by itself: aiohttp joins the two into
+            # one more copy of the body on Python before 3.13.2 (11 MB more RSS
+            # at a 10 MB closeDiff's peak).
+            response = web.StreamResponse(headers={"Content-Type": "application/json"})
+            response.content_length = len(body)
             await response.prepare(request)
+            await response.write(body)
             await response.write_eof()
-            for callback in deferred:
-                callback()
+        else:
+            response = web.json_response(body=body)
+            if deferred:
+                # Written out first (a 1 MB closeDiff answer takes several loop
+                # turns), so the work it defers does not compete with it.
+                await response.prepare(request)
+                await response.write_eof()
+        for callback in deferred:
+            callback()
         return response
 
     def _initialize(self, message: JSONRPCRequest) -> web.Response:
