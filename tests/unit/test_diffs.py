@@ -214,6 +214,11 @@ def test_close_answer_is_the_json_the_cli_parses() -> None:
     assert json.loads(close_answer(None)) == {"content": None}
 
 
+@pytest.mark.parametrize("content", ["", "plain", 'quote " back \\ slash', "tab\tnl\ncr\r\x00\x1f", "café \u2028 \U0001f600"])
+def test_close_answer_is_what_json_dumps_writes(content: str) -> None:
+    assert close_answer(content) == json.dumps({"content": content})
+
+
 def test_close_answer_leaves_no_utf8_copy_in_the_proposal() -> None:
     proposal = "".join(["café ", "\u2014 ", "x\n"]) * 1000  # built at run time: not interned
     size = sys.getsizeof(proposal)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 import functools
 import itertools
-import json
+from json.encoder import encode_basestring_ascii
 import os
 import threading
 from dataclasses import dataclass, field
@@ -190,8 +190,12 @@ def close_answer(content: str | None) -> str:
     """closeDiff's text block: the CLI reads `JSON.parse(text).content`.
     ASCII with escapes, from the json module: encoding a non-ASCII text to UTF-8
     (as pydantic-core does) leaves a UTF-8 copy cached in the proposal's string
-    for as long as it lives, and the ASCII answer is escaped again faster."""
-    return json.dumps({"content": content})
+    for as long as it lives, and the ASCII answer is escaped again faster.
+    Built as json.dumps builds it, less its writer's growth (a quarter of a
+    10 MB answer more, at the review's peak)."""
+    if content is None:
+        return '{"content": null}'
+    return "".join(('{"content": ', encode_basestring_ascii(content), "}"))
 
 
 class DiffRegistry(Generic[OwnerT]):
