@@ -1,6 +1,6 @@
 """`make bench`: the package against a peer built like the VS Code companion.
 
-    python -m bench.run [--rounds N] [--profile FILE] [--only companion|chat|ide_tools|actions]
+    python -m bench.run [--rounds N] [--profile FILE] [--only PART ...]
 
 Everything runs in this one invocation, the package and the peer interleaved
 round by round (their order alternating), through the same client
@@ -13,6 +13,9 @@ bench/RESULTS.md.
 
 --profile records the package's process with py-spy (every thread) into a
 speedscope file, for when a goal is missed; timings taken meanwhile are slower.
+
+--only runs some parts (e.g. `--only diff memory`, a minute instead of the
+whole run) and prints their rows; only a full run writes bench/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -78,6 +81,10 @@ CALL_GAP = 0.02
 CLIENT_CPUS = {0}  # the measuring client's; the servers get every CPU
 ALL_CPUS = set(range(os.cpu_count() or 1))
 WAIT = 60.0
+# What --only can pick, in the order a full run measures them.
+PARTS = ("listener", "context", "round-trips", "diff", "fanout", "startup", "memory", "chat", "ide-tools", "actions")
+# The parts measured against the MCP peer, in one run of both servers.
+COMPANION_PARTS = set(PARTS) - {"chat", "ide-tools", "actions"}
 
 
 # --- the two servers ----------------------------------------------------------
@@ -376,7 +383,7 @@ def profiler(pid: int, output: str | None) -> Iterator[None]:
         recorder.wait(WAIT)
 
 
-def run(rounds: int, workdir: Path, profile: str | None) -> list[Row]:
+def run(rounds: int, workdir: Path, profile: str | None, parts: set[str]) -> list[Row]:
     make_workspace(workdir)
     target_file = str(workdir / "workspace" / "file0000.py")
     targets = {"ours": start_ours(workdir, VIEWS, warm=False), "peer": start_peer(workdir)}
@@ -385,50 +392,55 @@ def run(rounds: int, workdir: Path, profile: str | None) -> list[Row]:
         for key in ("listener", "select", "tools/list", "ping", "fanout", *SIZES, *(f"close {label}" for label in SIZES))
     }
     cold_lock = Samples()
-    cold_lock.add("ours", [targets["ours"].info["lock_ms"]])
+    if "startup" in parts:
+        cold_lock.add("ours", [targets["ours"].info["lock_ms"]])
     try:
         sessions = {name: target.session() for name, target in targets.items()}
         with profiler(targets["ours"].info["pid"], profile):
-            progress("selection events on the main thread")
-            for _ in range(rounds):
-                rows["listener"].add("ours", listener_costs(targets["ours"], PER_ROUND["listener"]))
+            if "listener" in parts:
+                progress("selection events on the main thread")
+                for _ in range(rounds):
+                    rows["listener"].add("ours", listener_costs(targets["ours"], PER_ROUND["listener"]))
 
-            progress("selection -> ide/contextUpdate")
-            stream = sessions["ours"].open_stream()
-            stream.next_event()  # the context pushed when a stream opens
-            for number in range(rounds):
-                first = 1 + number * PER_ROUND["select"]
-                rows["select"].add("ours", selection_to_context(targets["ours"], stream, PER_ROUND["select"], first))
-            stream.connection.close()
+            if "context" in parts:
+                progress("selection -> ide/contextUpdate")
+                stream = sessions["ours"].open_stream()
+                stream.next_event()  # the context pushed when a stream opens
+                for number in range(rounds):
+                    first = 1 + number * PER_ROUND["select"]
+                    rows["select"].add("ours", selection_to_context(targets["ours"], stream, PER_ROUND["select"], first))
+                stream.connection.close()
 
-            for method in ("ping", "tools/list"):
+            for method in ("ping", "tools/list") if "round-trips" in parts else ():
                 progress(f"{method} round trips")
                 for _, name in interleaved(rounds):
                     rows[method].add(name, round_trips(sessions[name], method, PER_ROUND[method]))
 
-            for label, size in SIZES.items():
+            for label, size in SIZES.items() if "diff" in parts else ():
                 progress(f"openDiff {label}")
                 for _, name in interleaved(rounds):
                     acks, closes = open_and_close_diff(targets[name], sessions[name], target_file, size, PER_ROUND[label])
                     rows[label].add(name, acks)
                     rows[f"close {label}"].add(name, closes)
 
-            progress(f"fan-out to {FANOUT_SESSIONS} sessions")
-            streams = {}
-            for name, target in targets.items():
-                streams[name] = [target.session(f"fanout-{i}").open_stream() for i in range(FANOUT_SESSIONS)]
-            for stream in streams["ours"]:
-                stream.next_event()  # the context pushed when a stream opens (the peer pushes none)
-            for number, name in interleaved(rounds):
-                first = 1 + number * PER_ROUND["fanout"]
-                rows["fanout"].add(name, fanout(targets[name], streams[name], PER_ROUND["fanout"], first))
+            if "fanout" in parts:
+                progress(f"fan-out to {FANOUT_SESSIONS} sessions")
+                streams = {}
+                for name, target in targets.items():
+                    streams[name] = [target.session(f"fanout-{i}").open_stream() for i in range(FANOUT_SESSIONS)]
+                for stream in streams["ours"]:
+                    stream.next_event()  # the context pushed when a stream opens (the peer pushes none)
+                for number, name in interleaved(rounds):
+                    first = 1 + number * PER_ROUND["fanout"]
+                    rows["fanout"].add(name, fanout(targets[name], streams[name], PER_ROUND["fanout"], first))
     finally:
         for target in targets.values():
             target.stop()
 
-    progress("start-up and footprint")
     startup = {key: Samples() for key in ("plugin_loaded", "lock", "rss_added", "rss")}
-    for _, name in interleaved(rounds):
+    if "startup" in parts:
+        progress("start-up and footprint")
+    for _, name in interleaved(rounds if "startup" in parts else 0):
         target = start_ours(workdir, 1, warm=True) if name == "ours" else start_peer(workdir)
         try:
             rss = serve_one_cli(target)
@@ -440,9 +452,10 @@ def run(rounds: int, workdir: Path, profile: str | None) -> list[Row]:
             startup["rss_added"].add("ours", [(rss - target.info["rss_before"]) / 2**20])
         startup["rss"].add(name, [rss / 2**20])
 
-    progress(f"memory: {MEMORY_REVIEWS} reviews of {MEMORY_SIZE // 1_000_000} MB, opened and closed")
     memory = {key: Samples() for key in ("before", "peak", "after")}
-    for _, name in interleaved(rounds):
+    if "memory" in parts:
+        progress(f"memory: {MEMORY_REVIEWS} reviews of {MEMORY_SIZE // 1_000_000} MB, opened and closed")
+    for _, name in interleaved(rounds if "memory" in parts else 0):
         target = start_ours(workdir, 1, warm=True) if name == "ours" else start_peer(workdir)
         try:
             before, peak, after = review_memory(target, target_file, MEMORY_REVIEWS, MEMORY_SIZE)
@@ -461,7 +474,7 @@ def run(rounds: int, workdir: Path, profile: str | None) -> list[Row]:
     def no_goal(p50: float, ratio: float | None) -> bool | None:
         return None
 
-    return [
+    rows_all = [
         Row("1", f"selection event, package listeners, main thread ({VIEWS} views open)", "µs",
             rows["listener"], "≤ 20 µs", at_most(20)),
         Row("2", f"selection → ide/contextUpdate at the client ({DEBOUNCE_MS} ms debounce)", "ms",
@@ -486,6 +499,7 @@ def run(rounds: int, workdir: Path, profile: str | None) -> list[Row]:
             at_most(MEMORY_PEAK_FACTOR * MEMORY_SIZE / 2**20)),
         Row("6", f"RSS kept after the {MEMORY_REVIEWS} reviews closed", "MiB", memory["after"], "≤ 20 MiB", at_most(20)),
     ]
+    return [row for row in rows_all if row.samples.values["ours"]]  # the parts that ran
 
 
 # --- the report ---------------------------------------------------------------
@@ -494,7 +508,7 @@ def run(rounds: int, workdir: Path, profile: str | None) -> list[Row]:
 def versions() -> dict[str, str]:
     def node_package(name: str) -> str:
         manifest = PEER_DIR / "node_modules" / name / "package.json"
-        if not manifest.exists():  # --only actions or ide_tools needs no peer
+        if not manifest.exists():  # --only actions or ide-tools needs no peer
             return "not installed"
         return str(json.loads(manifest.read_text())["version"])
 
@@ -565,46 +579,38 @@ def report(rows: list[Row], rounds: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-PARTS = ("companion", "chat", "ide_tools", "actions")
-
-
-def part_rows(part: str, rounds: int, workdir: Path, profile: str | None) -> list[Row]:
-    if part == "chat":
-        from bench.chat import chat_rows
-
-        return chat_rows(rounds, workdir)
-    if part == "ide_tools":
-        from bench.ide_tools import ide_tools_rows
-
-        return ide_tools_rows(rounds, workdir)
-    if part == "actions":
-        from bench.actions import actions_rows
-
-        return actions_rows(rounds, workdir)
-    return run(rounds, workdir, profile)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", metavar="FILE", help="py-spy speedscope output for the package's process")
-    parser.add_argument("--only", choices=PARTS, help="run one group of rows; the table is printed, RESULTS.md kept")
+    parser.add_argument("--only", nargs="+", choices=PARTS, metavar="PART",
+                        help=f"run only these parts ({', '.join(PARTS)}); RESULTS.md is not written")
     args = parser.parse_args()
-    parts = [args.only] if args.only else list(PARTS)
-    peers = [PEER_DIR / "server.mjs", PEER_DIR / "acp_client.mjs"] if {"companion", "chat"} & set(parts) else []
+    parts = set(args.only or PARTS)
+    peers = [PEER_DIR / "server.mjs", PEER_DIR / "acp_client.mjs"] if parts - {"ide-tools", "actions"} else []
     for needed in (NODE, *peers, VENDOR):
         if not needed.exists():
             sys.exit(f"missing {needed.relative_to(ROOT)}: run `make bench`")
     os.sched_setaffinity(0, CLIENT_CPUS)
     workdir = Path(tempfile.mkdtemp(prefix="qwen-bench-"))
     try:
-        rows: list[Row] = []
-        for part in parts:
-            rows += part_rows(part, args.rounds, workdir, args.profile)
+        rows = run(args.rounds, workdir, args.profile, parts) if parts & COMPANION_PARTS else []
+        if "chat" in parts:
+            from bench.chat import chat_rows
+
+            rows += chat_rows(args.rounds, workdir)
+        if "ide-tools" in parts:
+            from bench.ide_tools import ide_tools_rows
+
+            rows += ide_tools_rows(args.rounds, workdir)
+        if "actions" in parts:
+            from bench.actions import actions_rows
+
+            rows += actions_rows(args.rounds, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     text = report(rows, args.rounds)
-    if not args.only:
+    if args.only is None:
         RESULTS.write_text(text, encoding="utf-8")
     print()
     print(text)

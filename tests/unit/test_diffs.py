@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from qwencompanion_src.core.companion import diffs
 from qwencompanion_src.core.companion.diffs import (
     CRLF,
     LF,
@@ -166,6 +167,28 @@ def test_a_second_open_diff_for_the_same_file_replaces_the_first() -> None:
     assert second.file_path == "/w/./a.py"
 
 
+def test_close_diff_finds_a_review_by_its_spelling_without_resolving_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    registry: DiffRegistry[str] = DiffRegistry()
+    review, _, _ = registry.open("/w/a.py", "x\n", "s", "o", lf_file())
+    resolved: list[str] = []
+    monkeypatch.setattr(diffs, "path_key", lambda path: resolved.append(path) or path_key(path))
+    assert registry.find("/w/a.py") is review
+    assert resolved == []
+    assert registry.find("/w/sub/../a.py") is review  # another spelling is resolved
+    assert resolved == ["/w/sub/../a.py"]
+
+
+def test_a_spelling_leads_only_to_an_open_review() -> None:
+    registry: DiffRegistry[str] = DiffRegistry()
+    first, _, _ = registry.open("/w/a.py", "one\n", "s", "o", lf_file())
+    second, _, _ = registry.open("/w/./a.py", "two\n", "s", "o", lf_file())  # replaces the first
+    assert registry.find("/w/a.py") is second
+    registry.close(second, suppress=True)
+    assert registry.find("/w/a.py") is None and registry.find("/w/./a.py") is None
+    # Nothing decided stays reachable (a 10 MB proposal would be kept alive).
+    assert registry._spelled == {} and registry._open == {}
+
+
 def test_reviews_of_different_files_live_side_by_side() -> None:
     registry: DiffRegistry[str] = DiffRegistry()
     a, _, _ = registry.open("/w/a.py", "a\n", "s1", "o", lf_file())
@@ -189,6 +212,11 @@ def test_close_with_and_without_a_notification() -> None:
 def test_close_answer_is_the_json_the_cli_parses() -> None:
     assert json.loads(close_answer("a\r\nü\n")) == {"content": "a\r\nü\n"}
     assert json.loads(close_answer(None)) == {"content": None}
+
+
+@pytest.mark.parametrize("content", ["", "plain", 'quote " back \\ slash', "tab\tnl\ncr\r\x00\x1f", "café \u2028 \U0001f600"])
+def test_close_answer_is_what_json_dumps_writes(content: str) -> None:
+    assert close_answer(content) == json.dumps({"content": content})
 
 
 def test_close_answer_leaves_no_utf8_copy_in_the_proposal() -> None:
