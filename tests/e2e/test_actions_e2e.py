@@ -9,12 +9,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.rig.fake_model import FakeModel, Reply, tool_call, user_texts
 from tests.rig.qwen_cli import QwenCli
+from tests.support.actions import ActionsUser
 from tests.support.editor import PACKAGE, Editor, open_editor
 from tests.support.processes import alive, descendants
 
@@ -24,32 +24,16 @@ SOURCE = "import math\n\n\ndef area(r):\n    return 3.14 * r * r\n\n\ndef unused
 SELECTED = "def area(r):\n    return 3.14 * r * r\n"
 
 
-class RealActions:
+class RealActions(ActionsUser):
     def __init__(self, editor: Editor, model: FakeModel, workspace: Path) -> None:
-        self.editor, self.host, self.model, self.workspace = editor, editor.host, model, workspace
-        self.events: list[tuple[str, dict[str, Any]]] = []
-        sys.modules[f"{PACKAGE}.plugin.actions.jobs"].actions.observers.append(
-            lambda event, details: self.events.append((event, details)))
+        super().__init__(editor, WAIT)
+        self.model, self.workspace = model, workspace
+        self.watch()
         self.path = workspace / "geometry.py"
         self.path.write_text(SOURCE)
         self.view = self.host.user.open_file(self.path)
         begin = SOURCE.index(SELECTED)
         self.host.user.set_selection(self.view, [(begin, begin + len(SELECTED))])
-
-    def run(self, action: str, **args: Any) -> None:
-        self.host.user.run_command("qwen_action", {"action": action, **args})
-
-    def finished(self, count: int = 1) -> list[str]:
-        self.host.wait_for(lambda: len(self.outcomes()) >= count, timeout=WAIT)
-        self.host.wait_idle()
-        return self.outcomes()
-
-    def outcomes(self) -> list[str]:
-        return [d["outcome"] for e, d in self.events if e == "action_finished"]
-
-    def answer(self) -> str:
-        view = next(v for v in self.host.window.views() if v.settings().get("qwen_actions.answer"))
-        return self.editor.text(view)
 
     def last_request(self) -> str:
         return json.dumps(self.model.agent_requests[-1].get("messages", []), ensure_ascii=False)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.actions import ActionsUser
 from tests.support.editor import PACKAGE, Editor, open_editor
 from tests.support.processes import alive
 from tests.support.terminus import install_terminus, terminus_calls, terminus_sent
@@ -34,26 +35,20 @@ def unused():
 FIXED = "def area(r):\n    return math.pi * r * r\n"
 
 
-class ActionRig:
+class ActionRig(ActionsUser):
     def __init__(self, editor: Editor, tmp: Path) -> None:
-        self.editor = editor
-        self.host = editor.host
+        super().__init__(editor, WAIT)
         self.log = tmp / "cli-log.jsonl"
         self.script = tmp / "script.json"
-        self.events: list[tuple[str, dict[str, Any]]] = []
 
     def load(self, steps: list[dict[str, Any]], **settings: Any) -> None:
         self.script.write_text(json.dumps({"steps": steps, "log": str(self.log)}))
         self.editor.load([self.editor.workspace], {"qwen_command": [sys.executable, str(FAKE_CLI), str(self.script)],
                                                    **settings})
-        self.actions.observers.append(lambda event, details: self.events.append((event, details)))
+        self.watch()
 
     def steps(self, steps: list[dict[str, Any]]) -> None:
         self.script.write_text(json.dumps({"steps": steps, "log": str(self.log)}))
-
-    @property
-    def actions(self) -> Any:
-        return sys.modules[f"{PACKAGE}.plugin.actions.jobs"].actions
 
     def open_area(self, select: str | None = "def area(r):\n    return 3.14 * r * r\n") -> Any:
         view = self.editor.open("geometry.py", AREA)
@@ -61,21 +56,6 @@ class ActionRig:
             begin = AREA.index(select)
             self.host.user.set_selection(view, [(begin, begin + len(select))])
         return view
-
-    def run(self, action: str, **args: Any) -> None:
-        self.host.user.run_command("qwen_action", {"action": action, **args})
-
-    def finished(self, count: int = 1) -> list[str]:
-        self.host.wait_for(lambda: len(self.outcomes()) >= count, timeout=WAIT)
-        self.host.wait_idle()
-        return self.outcomes()
-
-    def outcomes(self) -> list[str]:
-        return [d["outcome"] for e, d in self.events if e == "action_finished"]
-
-    def answer(self) -> str:
-        view = next(v for v in self.host.window.views() if v.settings().get("qwen_actions.answer"))
-        return self.editor.text(view)
 
     def received(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
