@@ -7,7 +7,7 @@ changed, and the review says why."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import sublime
 
@@ -56,8 +56,8 @@ class ActionProposal:
 def propose(job: ActionJob, block: str) -> str | None:
     """Open the review of `block` replacing the job's selection; the reason
     when it cannot (None when the review opened)."""
-    from ...core.companion.diffs import UnreadableFile, read_disk_file
-    from ..reviews.views import fallback_encoding, reviews
+    from ...core.companion.diffs import UnreadableFile
+    from ..reviews.views import reviews
 
     view = job.view
     path = view.file_name()
@@ -74,14 +74,11 @@ def propose(job: ActionJob, block: str) -> str | None:
     if text[begin:end] != selection.text:
         return "the selection is no longer where it was."
     proposed = text[:begin] + replacement_for(selection.text, block) + text[end:]
+    owner = ActionProposal(view, view.change_count(), path)
     try:
-        disk = read_disk_file(path, fallback_encoding())
+        review, replaced = reviews.propose(path, proposed, f"action-{job.window_id}", owner)
     except UnreadableFile as error:
         return str(error)
-    owner = ActionProposal(view, view.change_count(), view.file_name() or "the file")
-    review, replaced, notice = reviews.registry.open(path, proposed, f"action-{job.window_id}", cast(Any, owner), disk)
-    if notice is not None:
-        notice.owner.notify(notice.method, notice.params, session_id=notice.session_id)
     reviews.show(review, replaced)
     return None
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import sublime
 
@@ -83,11 +83,7 @@ def propose_test_file(job: ActionJob, answer: str) -> str:
     before = existing.substr(sublime.Region(0, existing.size())) if existing is not None else disk.text
     block = block if block.endswith("\n") else block + "\n"  # a file ends with a newline
     proposed = f"{before.rstrip()}\n\n\n{block}" if before.strip() else block
-    owner = TestFileProposal(job.window, path)
-    review, replaced, notice = reviews.registry.open(path, proposed, f"tests-{job.window_id}", cast(Any, owner), disk)
-    if notice is not None:
-        notice.owner.notify(notice.method, notice.params, session_id=notice.session_id)
-    reviews.show(review, replaced)
+    reviews.show(*reviews.propose(path, proposed, f"tests-{job.window_id}", TestFileProposal(job.window, path), disk))
     return "proposed"
 
 

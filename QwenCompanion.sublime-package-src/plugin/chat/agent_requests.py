@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import sublime
 
@@ -135,20 +135,16 @@ class EditorRequests:
             self._open_review(prompt)
 
     def _open_review(self, prompt: PermissionPrompt) -> None:
-        from ...core.companion.diffs import UnreadableFile, read_disk_file
-        from ..reviews.views import fallback_encoding, reviews
+        from ...core.companion.diffs import UnreadableFile
+        from ..reviews.views import reviews
 
         diff = prompt.diff
         assert diff is not None
         try:
-            disk = read_disk_file(diff.path, fallback_encoding())
+            review, replaced = reviews.propose(diff.path, diff.new_text, prompt.key, ReviewAnswers(self, prompt))
         except UnreadableFile as error:
             log.warning("chat: no review for %s: %s", diff.path, error)
             return
-        owner = ReviewAnswers(self, prompt)
-        review, replaced, notice = reviews.registry.open(diff.path, diff.new_text, prompt.key, cast(Any, owner), disk)
-        if notice is not None:
-            notice.owner.notify(notice.method, notice.params, session_id=notice.session_id)
         self._reviews[prompt.key] = review
         reviews.show(review, replaced)
 

@@ -18,7 +18,7 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import sublime
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from mcp_types import CallToolResult
     from sublime_types import WindowLayout
 
-    from ...core.companion.diffs import DiffRegistry, Notice, Review
+    from ...core.companion.diffs import DiffRegistry, DiskFile, Notice, Review
     from ...core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
     from ...core.companion.runtime import Companion
 
@@ -152,6 +152,22 @@ class DiffReviews:
         return None
 
     # --- opening (main thread) ------------------------------------------
+
+    def propose(
+        self, path: str, text: str, key: str, owner: object, disk: DiskFile | None = None
+    ) -> tuple[DiffReview, DiffReview | None]:
+        """Register the review of an edit the editor's own features propose (a
+        chat permission, a quick action) rather than the CLI's openDiff:
+        `owner` stands where a companion stands; `disk`, the file as already
+        read. Then `show` it with the review it replaced. Raises `UnreadableFile`."""
+        from ...core.companion.diffs import read_disk_file
+
+        if disk is None:
+            disk = read_disk_file(path, fallback_encoding())
+        review, replaced, notice = self.registry.open(path, text, key, cast("Companion", owner), disk)
+        if notice is not None:
+            deliver(notice)
+        return review, replaced
 
     def show(self, review: DiffReview, replaced: DiffReview | None) -> None:
         if replaced is not None:
