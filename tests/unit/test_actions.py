@@ -16,6 +16,7 @@ import pytest
 from qwencompanion_src.core.actions.mention import file_mention, selected_lines
 from qwencompanion_src.core.actions.models import MODEL_FLAGS, Model, ModelsUnavailable, available_models
 from qwencompanion_src.core.actions.pool import ActionPool
+from qwencompanion_src.core.actions.process import READ_CHUNK, Lines
 from qwencompanion_src.core.actions.proposal import last_code_block, replacement_for
 from qwencompanion_src.core.actions.prompt import ActionContext, Place, fence_for, place_of, render, span_of
 from qwencompanion_src.core.actions.run import EDITING_TOOLS, ActionRun, RunOutcome, run_argv
@@ -318,3 +319,25 @@ def test_selected_lines_leave_out_the_line_a_selection_ends_at_the_start_of() ->
     assert selected_lines((1, 0), (2, 0)) == (2, 2)
     assert selected_lines((1, 2), (1, 2)) == (0, 0)
     assert selected_lines((1, 0), (1, 2)) == (2, 2)
+
+
+async def test_lines_of_any_length_split_across_chunks() -> None:
+    stream = asyncio.StreamReader()
+    long_line = b"x" * (5 * READ_CHUNK + 7)
+    data = b"first\n\n" + long_line + b"\nsecond\nlast without newline"
+    for start in range(0, len(data), 1000):  # pieces that cut lines anywhere
+        stream.feed_data(data[start : start + 1000])
+    stream.feed_eof()
+    lines = Lines(stream)
+    read = []
+    while (line := await lines.next()) is not None:
+        read.append(line)
+    assert read == [b"first", b"", long_line, b"second", b"last without newline"]
+
+
+async def test_lines_end_without_an_empty_last_line() -> None:
+    stream = asyncio.StreamReader()
+    stream.feed_data(b"one\ntwo\n")
+    stream.feed_eof()
+    lines = Lines(stream)
+    assert [await lines.next(), await lines.next(), await lines.next()] == [b"one", b"two", None]

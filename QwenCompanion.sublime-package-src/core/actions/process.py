@@ -8,6 +8,7 @@ import asyncio
 import os
 import subprocess
 import sys
+from collections import deque
 from typing import Any
 
 READ_CHUNK = 64 * 1024
@@ -27,12 +28,13 @@ async def spawn(argv: list[str], cwd: str, env: dict[str, str]) -> asyncio.subpr
 
 class Lines:
     """A stream's lines, without asyncio's `readline` limit (64 KiB by
-    default: an answer holding a whole file is one longer line)."""
+    default: an answer holding a whole file is one longer line). Only each
+    new chunk is split; a long line's pieces are joined once, when it ends."""
 
     def __init__(self, stream: asyncio.StreamReader) -> None:
         self._stream = stream
-        self._pending = b""
-        self._ready: list[bytes] = []
+        self._partial: list[bytes] = []  # the pieces of a line not ended yet
+        self._ready: deque[bytes] = deque()
 
     async def next(self) -> bytes | None:
         """The next line without its newline (the last may lack one); None
@@ -40,8 +42,13 @@ class Lines:
         while not self._ready:
             chunk = await self._stream.read(READ_CHUNK)
             if not chunk:
-                last, self._pending = self._pending, b""
+                last = b"".join(self._partial)
+                self._partial.clear()
                 return last or None
-            self._pending += chunk
-            *self._ready, self._pending = self._pending.split(b"\n")
-        return self._ready.pop(0)
+            first, *rest = chunk.split(b"\n")
+            self._partial.append(first)
+            if rest:
+                self._ready.append(b"".join(self._partial))
+                self._ready.extend(rest[:-1])
+                self._partial = [rest[-1]]
+        return self._ready.popleft()
