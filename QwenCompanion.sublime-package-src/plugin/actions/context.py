@@ -24,12 +24,16 @@ def action_context(view: sublime.View, action: str, answer_language: str, questi
     """The action's context; `NoSelection` when there is nothing to act on."""
     text = view_text(view)
     selected = next((region for region in view.sel() if not region.empty()), None)
+    # Sublime's symbols, as a tree, only when something needs them (read once).
+    lines, tree = Lines(""), []
+    if selected is None or action == "unit_tests":
+        lines, tree = Lines(text), symbol_tree(text, flat_symbols(view.symbol_regions()))
     took = ""
     if selected is not None:
         begin, end = selected.begin(), selected.end()
     else:
         caret = view.sel()[0].b if len(view.sel()) else 0
-        found = _enclosing(text, view, caret)
+        found = _enclosing(lines, tree, caret)
         if found is None:
             raise NoSelection(NOTHING_SELECTED)
         node, begin, end = found
@@ -47,13 +51,12 @@ def action_context(view: sublime.View, action: str, answer_language: str, questi
         took=took,
     )
     if action == "unit_tests":
-        context = replace(context, whole=text, symbols=_symbols_within(text, view, begin, end))
+        context = replace(context, whole=text, symbols=_symbols_within(lines, tree, begin, end))
     return context
 
 
-def _symbols_within(text: str, view: sublime.View, begin: int, end: int) -> str:
-    """The definitions inside `text[begin:end]`, one "Kind name place" line each."""
-    lines = Lines(text)
+def _symbols_within(lines: Lines, tree: list[SymbolNode], begin: int, end: int) -> str:
+    """The definitions inside `begin`…`end`, one "Kind name place" line each."""
     first, last = lines.position(begin).line, lines.position(max(begin, end - 1)).line
     found: list[str] = []
 
@@ -65,17 +68,16 @@ def _symbols_within(text: str, view: sublime.View, begin: int, end: int) -> str:
                              f"{start.line}:{start.character}-{stop.line}:{stop.character}")
             walk(node.children, depth + 1)
 
-    walk(symbol_tree(text, flat_symbols(view.symbol_regions())), 0)
+    walk(tree, 0)
     return "\n".join(found)
 
 
-def _enclosing(text: str, view: sublime.View, caret: int) -> tuple[SymbolNode, int, int] | None:
+def _enclosing(lines: Lines, tree: list[SymbolNode], caret: int) -> tuple[SymbolNode, int, int] | None:
     """The innermost definition whose lines hold the caret, with its offsets
     (from the start of its first line to the end of its last)."""
-    lines = Lines(text)
     row = lines.position(caret).line
     best: SymbolNode | None = None
-    nodes = symbol_tree(text, flat_symbols(view.symbol_regions()))
+    nodes = tree
     while nodes:
         inside = [n for n in nodes if n.range.start.line <= row <= n.range.end.line]
         if not inside:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import sublime
 
 from ...core.actions.proposal import replacement_for
+from ...core.ide_tools.symbols import Lines, Position
 from ..chat.buffers import view_text
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def propose(job: ActionJob, block: str) -> str | None:
         return "the tab changed while the action ran."
     text = view_text(view)
     selection = job.context.selection
-    begin = _offset(text, selection.start.line, selection.start.character)
+    begin = Lines(text).offset(Position(selection.start.line, selection.start.character))
     end = begin + len(selection.text)
     if text[begin:end] != selection.text:
         return "the selection is no longer where it was."
@@ -81,10 +82,3 @@ def propose(job: ActionJob, block: str) -> str | None:
         return str(error)
     reviews.show(review, replaced)
     return None
-
-
-def _offset(text: str, line: int, character: int) -> int:
-    start = 0
-    for _ in range(line - 1):
-        start = text.index("\n", start) + 1
-    return start + character - 1
