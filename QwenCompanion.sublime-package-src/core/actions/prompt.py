@@ -8,6 +8,7 @@ Places are 1-based lines and characters, characters counted in code points
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from string import Template
 
@@ -20,6 +21,7 @@ ACTIONS = {
     "unit_tests": "Generate Unit Tests",
     "unit_tests_code": "Generate Unit Tests",
 }
+BACKTICKS = re.compile("`+")
 PROPOSING = frozenset({"docstring", "optimize", "fix"})  # answers end with a replacement
 ANSWER_LANGUAGES = {
     "en": "Answer in English.",
@@ -100,10 +102,5 @@ def render(template: str, context_template: str, context: ActionContext) -> str:
 def fence_for(*texts: str) -> str:
     """A code fence longer than any backtick run in `texts`, so quoted code
     that holds fences of its own cannot end the quote."""
-    longest = 0
-    for text in texts:
-        run = 0
-        for char in text:
-            run = run + 1 if char == "`" else 0
-            longest = max(longest, run)
+    longest = max((len(run) for text in texts for run in BACKTICKS.findall(text)), default=0)
     return "`" * max(3, longest + 1)
