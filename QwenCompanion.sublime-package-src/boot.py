@@ -54,6 +54,7 @@ from .plugin.reviews.commands import (
     QwenReviewFillCommand,
     ReviewListener,
 )
+from .plugin.reviews.views import fallback_encoding
 from .plugin.companion.listeners import CompanionWindowListener
 from .plugin.companion.status import QwenStatusListener
 from .plugin.companion.terminal import QwenCopyConnectCommandCommand, QwenOpenTerminalCommand
@@ -123,5 +124,6 @@ def plugin_unloaded() -> None:
     companions.stop_all()
     status.remove_all()
     context_tracker.stop_watching_settings()
+    fallback_encoding.stop_watching()
     if _log_handler is not None:
         log.uninstall(_log_handler)

@@ -55,43 +55,44 @@ class SseParser:
 
 
 class Dechunker:
-    """Undoes HTTP/1.1 chunked transfer coding, incrementally."""
+    """Undoes HTTP/1.1 chunked transfer coding, incrementally. Gives views of
+    the data fed in, so a chunked body costs the client one join, as a body
+    of known length does: the framing is not charged to the server."""
 
     def __init__(self) -> None:
-        self._buffer = b""
+        self._buffer = b""  # an unfinished chunk-size line
         self._left = 0  # bytes of the current chunk still to come
         self._skip = 0  # bytes of the CRLF after a chunk still to drop
         self.done = False
 
-    def feed(self, data: bytes) -> bytes:
-        buffer = self._buffer + data
-        out = bytearray()
-        while not self.done:
+    def feed(self, data: bytes) -> list[memoryview]:
+        if self._buffer:
+            data, self._buffer = self._buffer + data, b""
+        view = memoryview(data)
+        parts: list[memoryview] = []
+        position, end = 0, len(data)
+        while not self.done and position < end:
             if self._skip:
-                dropped = min(self._skip, len(buffer))
-                buffer, self._skip = buffer[dropped:], self._skip - dropped
-                if self._skip:
-                    break
-            if self._left == 0:
-                line_end = buffer.find(b"\r\n")
+                dropped = min(self._skip, end - position)
+                position += dropped
+                self._skip -= dropped
+            elif self._left:
+                take = min(self._left, end - position)
+                parts.append(view[position : position + take])
+                position += take
+                self._left -= take
+                if self._left == 0:
+                    self._skip = 2
+            else:
+                line_end = data.find(b"\r\n", position)
                 if line_end < 0:
+                    self._buffer = data[position:]
                     break
-                size = int(buffer[:line_end].split(b";")[0], 16)
-                buffer = buffer[line_end + 2 :]
-                if size == 0:
-                    self.done = True
-                    break
+                size = int(data[position:line_end].split(b";")[0], 16)
+                position = line_end + 2
                 self._left = size
-            take = buffer[: self._left]
-            if not take:
-                break
-            buffer = buffer[len(take) :]
-            self._left -= len(take)
-            out += take
-            if self._left == 0:
-                self._skip = 2
-        self._buffer = buffer
-        return bytes(out)
+                self.done = size == 0
+        return parts
 
 
 class Connection:
@@ -137,11 +138,11 @@ class Connection:
             body, self._buffer = data[:length], data[length:]
         elif "chunked" in headers.get("transfer-encoding", ""):
             dechunker = Dechunker()
-            parts = [dechunker.feed(self._buffer)]
+            views = dechunker.feed(self._buffer)
             self._buffer = b""
             while not dechunker.done:
-                parts.append(dechunker.feed(self.recv()))
-            body = b"".join(parts)
+                views += dechunker.feed(self.recv())
+            body = b"".join(views)
         else:
             body = self._buffer
             self._buffer = b""
@@ -171,7 +172,7 @@ class Stream:
         self.pending: list[dict[str, Any]] = self._events(connection.take_buffer())
 
     def _events(self, data: bytes) -> list[dict[str, Any]]:
-        return self._parser.feed(self._dechunker.feed(data) if self._chunked else data)
+        return self._parser.feed(b"".join(self._dechunker.feed(data)) if self._chunked else data)
 
     def read_available(self) -> list[dict[str, Any]]:
         """Read once from the socket (it must be readable) and return new events."""

@@ -191,31 +191,45 @@ def round_trips(session: McpSession, method: str, count: int) -> list[float]:
     return [session.timed(request)[0] * 1000 for _ in range(count)]
 
 
-def open_and_close_diff(
-    target: Target, session: McpSession, path: str, size: int, count: int
-) -> tuple[list[float], list[float]]:
-    """(openDiff acknowledged, closeDiff answered with the proposal's text) in ms."""
+def diff_requests(session: McpSession, path: str, size: int) -> tuple[bytes, bytes, str]:
+    """(openDiff request, closeDiff request, the proposal) of `size` bytes."""
     content = (SOURCE * (size // len(SOURCE) + 1))[:size]
     open_request = session.build("tools/call", {"name": "openDiff", "arguments": {"filePath": path, "newContent": content}})
     close_request = session.build("tools/call", {"name": "closeDiff", "arguments": {"filePath": path, "suppressNotification": True}})
-    reconnect(session)
-    acks, closes = [], []
-    for _ in range(count):
-        target.idle()
-        time.sleep(CALL_GAP)
-        elapsed, response = session.timed(open_request)
-        result = response.messages()[-1]["result"]
-        if result["content"] or result.get("isError"):
-            raise RuntimeError(f"{target.name}: openDiff answered {result}")
-        acks.append(elapsed * 1000)
-        target.idle()  # the review's tabs are up
-        time.sleep(CALL_GAP)
-        elapsed, response = session.timed(close_request)
-        text = json.loads(response.messages()[-1]["result"]["content"][0]["text"])["content"]
-        if text != content:
-            raise RuntimeError(f"{target.name}: closeDiff answered {len(text)} characters, not the proposal")
-        closes.append(elapsed * 1000)
-    return acks, closes
+    return open_request, close_request, content
+
+
+def open_and_close_diff(
+    targets: dict[str, Target], sessions: dict[str, McpSession], path: str, size: int, count: int
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Per server: (openDiff acknowledged, closeDiff answered with the proposal's
+    text) in ms. The servers take turns call by call (who goes first alternates),
+    so a change in the machine's speed lands on both alike."""
+    requests = {name: diff_requests(session, path, size) for name, session in sessions.items()}
+    for session in sessions.values():
+        reconnect(session)
+    times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in sessions}
+    for number in range(count):
+        order = list(sessions) if number % 2 == 0 else list(reversed(sessions))
+        for name in order:
+            target, session = targets[name], sessions[name]
+            open_request, close_request, content = requests[name]
+            acks, closes = times[name]
+            target.idle()
+            time.sleep(CALL_GAP)
+            elapsed, response = session.timed(open_request)
+            result = response.messages()[-1]["result"]
+            if result["content"] or result.get("isError"):
+                raise RuntimeError(f"{name}: openDiff answered {result}")
+            acks.append(elapsed * 1000)
+            target.idle()  # the review's tabs are up
+            time.sleep(CALL_GAP)
+            elapsed, response = session.timed(close_request)
+            text = json.loads(response.messages()[-1]["result"]["content"][0]["text"])["content"]
+            if text != content:
+                raise RuntimeError(f"{name}: closeDiff answered {len(text)} characters, not the proposal")
+            closes.append(elapsed * 1000)
+    return times
 
 
 def process_memory(pid: int) -> dict[str, int]:
@@ -232,9 +246,7 @@ def review_memory(target: Target, path: str, reviews: int, size: int) -> tuple[f
     """MiB: RSS before `reviews` reviews of `size` bytes opened and closed one by
     one, the peak above that RSS while they were open, and the RSS after."""
     session = target.session("memory")
-    content = (SOURCE * (size // len(SOURCE) + 1))[:size]
-    open_request = session.build("tools/call", {"name": "openDiff", "arguments": {"filePath": path, "newContent": content}})
-    close_request = session.build("tools/call", {"name": "closeDiff", "arguments": {"filePath": path, "suppressNotification": True}})
+    open_request, close_request, _ = diff_requests(session, path, size)
     target.idle()
     pid = target.process.pid
     before = process_memory(pid)["VmRSS"]
@@ -418,10 +430,11 @@ def run(rounds: int, workdir: Path, profile: str | None, parts: set[str]) -> lis
 
             for label, size in SIZES.items() if "diff" in parts else ():
                 progress(f"openDiff {label}")
-                for _, name in interleaved(rounds):
-                    acks, closes = open_and_close_diff(targets[name], sessions[name], target_file, size, PER_ROUND[label])
-                    rows[label].add(name, acks)
-                    rows[f"close {label}"].add(name, closes)
+                for _ in range(rounds):
+                    time.sleep(SETTLE)
+                    for name, (acks, closes) in open_and_close_diff(targets, sessions, target_file, size, PER_ROUND[label]).items():
+                        rows[label].add(name, acks)
+                        rows[f"close {label}"].add(name, closes)
 
             if "fanout" in parts:
                 progress(f"fan-out to {FANOUT_SESSIONS} sessions")
@@ -561,7 +574,8 @@ def report(rows: list[Row], rounds: int) -> str:
         "  one client measures both, from CPU 0 (the servers may use every CPU).",
         "- goals are judged on p50 (ratio rows: ours p50 / peer p50); start-up rows load cached bytecode,",
         "  as every start after Sublime's first does (the first start is shown apart).",
-        f"- each diff call is sent {CALL_GAP * 1000:.0f} ms after its server is idle, the same for both.",
+        f"- each diff call is sent {CALL_GAP * 1000:.0f} ms after its server is idle, the same for both; the two",
+        "  servers take turns call by call (who goes first alternates), so both meet the machine alike.",
         "- ours: the built package in the simulated Sublime host (own process); peer: bench/peer/server.mjs,",
         "  the VS Code companion's stack (TypeScript MCP SDK + Express), openDiff answering at once.",
         "- chat rows (7): ours is the chat in the simulated host on bench/chat_agent.py; the peer is",

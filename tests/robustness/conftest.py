@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_types import CallToolResult
 
 from qwencompanion_src.core.companion.diffs import close_answer
 from qwencompanion_src.core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
-from qwencompanion_src.core.companion.protocol import text_result
+from qwencompanion_src.core.companion.protocol import ToolAnswer, text_result
 from qwencompanion_src.core.companion.server import CompanionServer, ServerOptions
 from qwencompanion_src.core.companion.tools import diff_tools
 from tests.unit.conftest import TOKEN, WAIT, ContextHolder, initialize_body, live_factory, raw_request  # noqa: F401
@@ -31,10 +30,10 @@ WATCHED_LOGGERS = ("aiohttp", "asyncio", "qwencompanion_src")
 class InstantDiffBackend:
     """Answers openDiff / closeDiff at once, as the editor backend does."""
 
-    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> CallToolResult:
-        return CallToolResult(content=[])
+    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> ToolAnswer:
+        return ToolAnswer()
 
-    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> CallToolResult:
+    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> ToolAnswer:
         return text_result(close_answer(None))
 
 

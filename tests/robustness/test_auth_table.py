@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_types import CallToolResult
 
 from qwencompanion_src.core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
+from qwencompanion_src.core.companion.protocol import ToolAnswer
 from qwencompanion_src.core.companion.server import CompanionServer
 from qwencompanion_src.core.companion.tools import diff_tools
 from tests.unit.conftest import ContextHolder, initialize_body
@@ -41,13 +41,13 @@ class RecordingBackend:
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> CallToolResult:
+    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> ToolAnswer:
         self.calls.append(arguments.filePath)
-        return CallToolResult(content=[])
+        return ToolAnswer()
 
-    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> CallToolResult:
+    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> ToolAnswer:
         self.calls.append(arguments.filePath)
-        return CallToolResult(content=[])
+        return ToolAnswer()
 
 
 def _lookalike(token: str) -> str:

@@ -49,3 +49,15 @@ def test_the_users_fallback_encoding_is_used(editor: Editor) -> None:
     left, opened = left_side_and_opened(editor, path, "привет, мир\n")
     assert left == opened == "привет\n"
     editor.host.assert_no_errors()
+
+
+def test_a_changed_fallback_encoding_applies_to_the_next_review(editor: Editor) -> None:
+    data = "привет\n".encode("cp1251")
+    (editor.workspace / "before.txt").write_bytes(data)
+    (editor.workspace / "after.txt").write_bytes(data)
+    before, _ = editor.propose(editor.cli(), editor.workspace / "before.txt", "one\n")
+    assert editor.text(before) == "ïðèâåò\n"  # Windows 1252, the default
+    editor.host.sublime.load_settings("Preferences.sublime-settings").set("fallback_encoding", "Cyrillic (Windows 1251)")
+    after, _ = editor.propose(editor.cli(), editor.workspace / "after.txt", "two\n")
+    assert editor.text(after) == "привет\n"
+    editor.host.assert_no_errors()

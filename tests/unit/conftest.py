@@ -212,12 +212,14 @@ def server_factory(holder: ContextHolder) -> Callable[..., CompanionServer]:
 
 
 @pytest.fixture
-async def mcp_factory(aiohttp_client: Any) -> AsyncIterator[Callable[..., Any]]:
+async def mcp_factory(aiohttp_client: Any, aiohttp_raw_server: Any) -> AsyncIterator[Callable[..., Any]]:
     """Returns `await make(server)` -> Mcp bound to an aiohttp test server of `server`."""
     made: list[tuple[CompanionServer, Mcp]] = []
 
     async def make(server: CompanionServer) -> Mcp:
-        client = await aiohttp_client(server.make_app())
+        settings = server.web_settings()
+        del settings["handler_cancellation"]  # the test server turns it on itself
+        client = await aiohttp_client(await aiohttp_raw_server(server.handle, **settings))
         server.port = client.server.port  # the Host check compares with the server's own port
         mcp = Mcp(client)
         made.append((server, mcp))

@@ -114,6 +114,21 @@ def test_read_disk_file(tmp_path: Path) -> None:
     assert read_disk_file(str(tmp_path / "missing.txt")) == DiskFile(exists=False)
 
 
+@pytest.mark.parametrize("size", [0, 1, 4096, 3_000_001])
+def test_read_disk_file_reads_the_whole_file(tmp_path: Path, size: int) -> None:
+    path = tmp_path / "f.txt"
+    text = ("abc\n" * (size // 4 + 1))[:size]
+    path.write_text(text)
+    assert read_disk_file(str(path)).text == text
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="no /proc here")
+def test_read_disk_file_reads_a_file_that_reports_no_size() -> None:
+    assert Path("/proc/self/status").stat().st_size == 0
+    text = read_disk_file("/proc/self/status").text
+    assert text.startswith("Name:") and text.endswith("\n") and "VmRSS" in text
+
+
 def test_read_disk_file_refuses_directories_and_unreadable_files(tmp_path: Path) -> None:
     with pytest.raises(UnreadableFile, match="is a directory"):
         read_disk_file(str(tmp_path))
@@ -210,19 +225,19 @@ def test_close_with_and_without_a_notification() -> None:
 
 
 def test_close_answer_is_the_json_the_cli_parses() -> None:
-    assert json.loads(close_answer("a\r\nü\n")) == {"content": "a\r\nü\n"}
-    assert json.loads(close_answer(None)) == {"content": None}
+    assert json.loads(str(close_answer("a\r\nü\n"))) == {"content": "a\r\nü\n"}
+    assert json.loads(str(close_answer(None))) == {"content": None}
 
 
 @pytest.mark.parametrize("content", ["", "plain", 'quote " back \\ slash', "tab\tnl\ncr\r\x00\x1f", "café \u2028 \U0001f600"])
 def test_close_answer_is_what_json_dumps_writes(content: str) -> None:
-    assert close_answer(content) == json.dumps({"content": content})
+    assert str(close_answer(content)) == json.dumps({"content": content})
 
 
 def test_close_answer_leaves_no_utf8_copy_in_the_proposal() -> None:
     proposal = "".join(["café ", "\u2014 ", "x\n"]) * 1000  # built at run time: not interned
     size = sys.getsizeof(proposal)
-    answer = close_answer(proposal)
+    answer = str(close_answer(proposal))
     assert sys.getsizeof(proposal) == size  # CPython counts a cached UTF-8 copy in the size
     assert answer.isascii() and json.loads(answer) == {"content": proposal}
 

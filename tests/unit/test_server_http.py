@@ -213,6 +213,35 @@ async def test_work_a_tool_defers_runs_once_its_answer_is_written(
     assert events == ["answered", "deferred"]
 
 
+async def test_an_answer_quoting_a_long_text_is_streamed_and_complete(
+    mcp_factory: Callable[..., Any], holder: Any, tmp_path: Any
+) -> None:
+    from qwencompanion_src.core.companion.protocol import QuotedText, text_result
+    from qwencompanion_src.core.companion.server import STREAMED_TEXT_CHARS, RegisteredTool, after_response
+    from qwencompanion_src.core.companion.tools import CLOSE_DIFF
+
+    text = ("line \"é\" \\ \U0001f600\n" * (STREAMED_TEXT_CHARS // 5))[: 3 * STREAMED_TEXT_CHARS + 7]
+    events: list[str] = []
+
+    async def closing(session_id: str, arguments: dict[str, Any]) -> Any:
+        after_response(lambda: events.append("deferred"))
+        return text_result(QuotedText('{"content": ', text, "}"))
+
+    server = CompanionServer(token=TOKEN, tools=[RegisteredTool(CLOSE_DIFF, closing)], context=holder)
+    mcp = await mcp_factory(server)
+    session = await mcp.initialize()
+    response = await mcp.post(
+        {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "closeDiff", "arguments": {}}},
+        session=session,
+    )
+    assert response.headers["Transfer-Encoding"] == "chunked"
+    body = await response.json()
+    assert json.loads(body["result"]["content"][0]["text"]) == {"content": text}
+    assert body["id"] == 9 and body["result"]["isError"] is False
+    assert events == ["deferred"]
+    await mcp.ping_ok(session)
+
+
 def test_work_deferred_outside_a_request_runs_at_once() -> None:
     from qwencompanion_src.core.companion.server import after_response
 

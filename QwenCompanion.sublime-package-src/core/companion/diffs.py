@@ -18,7 +18,6 @@ from __future__ import annotations
 import enum
 import functools
 import itertools
-from json.encoder import encode_basestring_ascii
 import os
 import threading
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from typing import Generic, TypeVar
 from ..encodings import DEFAULT_FALLBACK, decode_like_sublime
 from ..paths import path_identity
 from .ide_messages import DIFF_ACCEPTED, DIFF_REJECTED, DiffAccepted, DiffRejected, Outgoing
+from .protocol import QuotedText
 
 LF = "\n"
 CRLF = "\r\n"
@@ -101,18 +101,35 @@ class UnreadableFile(Exception):
 
 def read_disk_file(path: str, fallback_encoding: str = DEFAULT_FALLBACK) -> DiskFile:
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = _read_bytes(path)
     except FileNotFoundError:
         return DiskFile(exists=False)
     except OSError as error:
-        # Asked only when opening failed: no extra stat on every openDiff.
+        # Asked only when reading failed: no extra stat on every openDiff.
         if os.path.isdir(path):
             raise UnreadableFile(f"{path} is a directory, not a file") from None
         raise UnreadableFile(f"cannot read {path}: {error.strerror or error}") from None
     # Shown on the read-only side only: decoded as Sublime would open it.
     text, _ = decode_like_sublime(data, fallback_encoding)
     return DiskFile(exists=True, text=buffer_text(text), line_ending=line_ending_of(text))
+
+
+def _read_bytes(path: str) -> bytes:
+    """The whole file, read without a file object's buffering layers (a third
+    of the time of `open().read()` on every openDiff)."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        size = os.fstat(descriptor).st_size
+        data = os.read(descriptor, size + 1)
+        if len(data) == size:
+            return data  # one byte more was asked for: this is the end
+        # The file grew meanwhile, or reports no size (/proc): read to the end.
+        chunks = [data]
+        while chunk := os.read(descriptor, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(descriptor)
 
 
 EMPTY_REFUSAL = (
@@ -186,16 +203,15 @@ class Notice(Generic[OwnerT]):
     owner: OwnerT
 
 
-def close_answer(content: str | None) -> str:
-    """closeDiff's text block: the CLI reads `JSON.parse(text).content`.
-    ASCII with escapes, from the json module: encoding a non-ASCII text to UTF-8
-    (as pydantic-core does) leaves a UTF-8 copy cached in the proposal's string
-    for as long as it lives, and the ASCII answer is escaped again faster.
-    Built as json.dumps builds it, less its writer's growth (a quarter of a
-    10 MB answer more, at the review's peak)."""
+def close_answer(content: str | None) -> str | QuotedText:
+    """closeDiff's text block, as json.dumps writes it: the CLI reads
+    `JSON.parse(text).content`. Quoted in ASCII with escapes, a slice at a time
+    (QuotedText): encoding a non-ASCII text to UTF-8 (as pydantic-core does)
+    would leave a UTF-8 copy cached in the proposal's string for as long as it
+    lives."""
     if content is None:
         return '{"content": null}'
-    return "".join(('{"content": ', encode_basestring_ascii(content), "}"))
+    return QuotedText('{"content": ', content, "}")
 
 
 class DiffRegistry(Generic[OwnerT]):

@@ -2,23 +2,29 @@
 
 Nothing here does I/O: the server hands in decoded JSON and gets back the
 JSON-RPC envelope to send, so every rule of the wire format is testable alone.
+
+The messages of every openDiff / closeDiff (a plain request, a tool call, a
+result of text blocks) are checked and built without a model: the models
+would accept them as they are and dump them the same, and a request to a
+server just woken from idle pays ~0.2 ms for their validation code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 import pydantic
+import pydantic_core
 from mcp_types import (
     CallToolRequestParams,
-    CallToolResult,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
     ListToolsResult,
     ServerCapabilities,
-    TextContent,
     Tool,
     ToolsCapability,
 )
@@ -43,7 +49,91 @@ SERVER_VERSION = "0.1.0"
 # The 2026 revision drops the initialize handshake this server is built on.
 SUPPORTED_VERSIONS = HANDSHAKE_PROTOCOL_VERSIONS
 
-ToolHandler = Callable[[str, dict[str, Any]], Awaitable[CallToolResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A JSON-RPC request: what answering it needs."""
+
+    id: RequestId
+    method: str
+    params: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class QuotedText:
+    """A text that quotes a long string as JSON: `head`, then `value` as a JSON
+    string (ASCII, escaped as the json module escapes), then `tail`. Written
+    out a slice of `value` at a time, it never exists whole: a 10 MB closeDiff
+    answer would otherwise be built, then escaped again, 10 MB at a time."""
+
+    head: str
+    value: str
+    tail: str
+
+    def __str__(self) -> str:
+        return "".join((self.head, encode_basestring_ascii(self.value), self.tail))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAnswer:
+    """A tool's result: text blocks (every tool here answers with text)."""
+
+    texts: tuple[str | QuotedText, ...] = ()
+    is_error: bool = False
+
+    def result(self) -> dict[str, Any]:
+        """The `tools/call` result, as every protocol version's CallToolResult dumps it."""
+        return {"content": [{"type": "text", "text": str(text)} for text in self.texts], "isError": self.is_error}
+
+    def quoted_size(self) -> int:
+        """Characters of the value its last text quotes (0 when it quotes none)."""
+        last = self.texts[-1] if self.texts else None
+        return len(last.value) if isinstance(last, QuotedText) else 0
+
+
+_LAST_TEXT = "\x00"  # stands for the quoted text while the rest of the answer is written
+
+
+def answer_pieces(request_id: RequestId, answer: ToolAnswer, slice_chars: int = 256 * 1024) -> Iterator[bytes]:
+    """The JSON-RPC response carrying `answer` (its last text a QuotedText), in
+    pieces that join to the JSON of `response(request_id, answer.result())`:
+    each slice of the quoted value is escaped twice (as the text's JSON string,
+    then inside the answer's), so no piece holds much. The slices are new
+    strings: the UTF-8 that pydantic-core leaves cached in a string it encodes
+    goes with them, not into the proposal's text."""
+    last = answer.texts[-1]
+    assert isinstance(last, QuotedText)
+    rest = ToolAnswer((*answer.texts[:-1], _LAST_TEXT), answer.is_error)
+    # The text is the envelope's last string: its last occurrence is the one.
+    before, _, after = pydantic_core.to_json(response(request_id, rest.result())).rpartition(
+        pydantic_core.to_json(_LAST_TEXT)
+    )
+    yield before + b'"' + _json_string_body(last.head + '"')
+    value = last.value
+    for start in range(0, len(value), slice_chars):
+        quoted = _json_string_body(value[start : start + slice_chars])
+        # Inside a JSON string, that JSON needs only its quotes and backslashes escaped.
+        yield quoted.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+    yield _json_string_body('"' + last.tail) + b'"' + after
+
+
+def _json_string_body(text: str) -> bytes:
+    """`text` as written inside a JSON string, without the quotes: UTF-8, or
+    ASCII escapes for what UTF-8 cannot hold (a lone surrogate)."""
+    try:
+        return pydantic_core.to_json(text)[1:-1]
+    except pydantic_core.PydanticSerializationError:
+        return encode_basestring_ascii(text)[1:-1].encode("ascii")
+
+
+ToolHandler = Callable[[str, dict[str, Any]], Awaitable[ToolAnswer]]
 """A tool's implementation: (session id, arguments) -> result."""
 
 
@@ -61,14 +151,33 @@ def negotiate_version(requested: str) -> str:
     return requested if requested in SUPPORTED_VERSIONS else LATEST_HANDSHAKE_VERSION
 
 
-def parse_envelope(payload: Any) -> JSONRPCRequest | JSONRPCNotification | JSONRPCResponse | JSONRPCError:
+_REQUEST_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+
+
+def parse_envelope(payload: Any) -> Call | JSONRPCNotification | JSONRPCResponse | JSONRPCError:
     """Validate one decoded JSON-RPC message; raises ProtocolError(INVALID_REQUEST)."""
+    if type(payload) is dict and _is_plain_request(payload):
+        return Call(payload["id"], payload["method"], payload.get("params"))
     if isinstance(payload, list):
         raise ProtocolError(INVALID_REQUEST, "JSON-RPC batches are not supported")
     try:
-        return jsonrpc_message_adapter.validate_python(payload)
+        message = jsonrpc_message_adapter.validate_python(payload)
     except pydantic.ValidationError:
         raise ProtocolError(INVALID_REQUEST, "not a JSON-RPC 2.0 message") from None
+    if isinstance(message, JSONRPCRequest):
+        return Call(message.id, message.method, message.params)
+    return message
+
+
+def _is_plain_request(payload: dict[str, Any]) -> bool:
+    """A request exactly as JSONRPCRequest takes it (no extra key, no coercion)."""
+    return (
+        payload.keys() <= _REQUEST_KEYS
+        and payload.get("jsonrpc") == "2.0"
+        and type(payload.get("id")) in (int, str)
+        and type(payload.get("method")) is str
+        and type(payload.get("params", {})) is dict
+    )
 
 
 def parse_initialize(params: dict[str, Any] | None) -> InitializeRequestParams:
@@ -82,13 +191,21 @@ def parse_initialize(params: dict[str, Any] | None) -> InitializeRequestParams:
     return request.params
 
 
-def parse_call_tool(version: str, params: dict[str, Any] | None) -> CallToolRequestParams:
+def parse_call_tool(version: str, params: dict[str, Any] | None) -> ToolCall:
+    if (
+        type(params) is dict
+        and params.keys() <= {"name", "arguments"}
+        and type(params.get("name")) is str
+        and type(params.get("arguments", {})) is dict
+        and version in SUPPORTED_VERSIONS
+    ):
+        return ToolCall(params["name"], params.get("arguments") or {})
     try:
         request = parse_client_request("tools/call", version, params)
     except (pydantic.ValidationError, KeyError, ValueError):
         raise ProtocolError(INVALID_PARAMS, "invalid tools/call params: need a tool name and an arguments object") from None
     assert isinstance(request.params, CallToolRequestParams)
-    return request.params
+    return ToolCall(request.params.name, request.params.arguments or {})
 
 
 def initialize_result(version: str) -> dict[str, Any]:
@@ -110,8 +227,8 @@ def server_result(method: str, version: str, result: pydantic.BaseModel) -> dict
     return serialize_server_result(method, version, data)
 
 
-def text_result(text: str, *, is_error: bool = False) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=is_error)
+def text_result(text: str | QuotedText, *, is_error: bool = False) -> ToolAnswer:
+    return ToolAnswer((text,), is_error)
 
 
 def response(request_id: RequestId, result: dict[str, Any]) -> dict[str, Any]:
@@ -131,7 +248,6 @@ def notification(method: str, params: dict[str, Any]) -> dict[str, Any]:
 
 __all__ = [
     "INTERNAL_ERROR",
-    "JSONRPCRequest",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",

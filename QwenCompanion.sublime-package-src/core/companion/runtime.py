@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import lockfile
-from mcp_types import CallToolResult
-
 from .reservation import Reservation
 from .ide_messages import (
     CONTEXT_UPDATE,
@@ -31,6 +29,7 @@ from .ide_messages import (
     Outgoing,
     empty_context,
 )
+from .protocol import ToolAnswer
 from .server import AuthFailure, CompanionServer, ServerOptions
 from .tools import DiffBackend, UnavailableDiffBackend, diff_tools
 from ..ide_tools.answers import CodeKnowledge, UnavailableKnowledge
@@ -258,10 +257,10 @@ class Companion:
 
     # --- tools (DiffBackend, on the server thread) -----------------------
 
-    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> CallToolResult:
+    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> ToolAnswer:
         return await self.diff_backend.open_diff(session_id, arguments)
 
-    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> CallToolResult:
+    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> ToolAnswer:
         return await self.diff_backend.close_diff(session_id, arguments)
 
     # --- messages to the CLIs -------------------------------------------

@@ -10,28 +10,28 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
 import pydantic
-from mcp_types import CallToolResult, Tool
+from mcp_types import Tool
 
 from .ide_messages import CloseDiffArguments, OpenDiffArguments
-from .protocol import text_result
+from .protocol import ToolAnswer, text_result
 from .server import RegisteredTool
 
 ArgumentsT = TypeVar("ArgumentsT", bound=pydantic.BaseModel)
 
 
 class DiffBackend(Protocol):
-    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> CallToolResult: ...
+    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> ToolAnswer: ...
 
-    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> CallToolResult: ...
+    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> ToolAnswer: ...
 
 
 class UnavailableDiffBackend:
     """Answers every diff call with an error until an editor backend exists."""
 
-    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> CallToolResult:
+    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> ToolAnswer:
         return text_result("openDiff is not available yet in this editor", is_error=True)
 
-    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> CallToolResult:
+    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> ToolAnswer:
         return text_result("closeDiff is not available yet in this editor", is_error=True)
 
 
@@ -59,12 +59,12 @@ def describe_errors(error: pydantic.ValidationError) -> str:
 def validated_tool(
     definition: Tool,
     arguments_model: type[ArgumentsT],
-    call: Callable[[str, ArgumentsT], Awaitable[CallToolResult]],
+    call: Callable[[str, ArgumentsT], Awaitable[ToolAnswer]],
 ) -> RegisteredTool:
     """A tool whose arguments are checked against a model before `call` runs;
     bad arguments get an isError result that says what is wrong."""
 
-    async def handler(session_id: str, arguments: dict[str, Any]) -> CallToolResult:
+    async def handler(session_id: str, arguments: dict[str, Any]) -> ToolAnswer:
         try:
             parsed = arguments_model.model_validate(arguments)
         except pydantic.ValidationError as error:

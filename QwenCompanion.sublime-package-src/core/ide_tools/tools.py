@@ -11,10 +11,10 @@ import asyncio
 import json
 from collections.abc import Callable
 
-from mcp_types import CallToolResult, Tool
+from mcp_types import Tool
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..companion.protocol import text_result
+from ..companion.protocol import ToolAnswer, text_result
 from ..companion.server import RegisteredTool
 from ..companion.tools import validated_tool
 from .answers import CodeKnowledge, JsonObject, ToolRefusal
@@ -87,7 +87,7 @@ GET_DIAGNOSTICS = Tool(
 )
 
 
-async def _answer(work: Callable[[], JsonObject]) -> CallToolResult:
+async def _answer(work: Callable[[], JsonObject]) -> ToolAnswer:
     """`work` on a worker thread: the server's loop keeps serving meanwhile."""
     try:
         result = await asyncio.get_running_loop().run_in_executor(None, work)
@@ -99,17 +99,17 @@ async def _answer(work: Callable[[], JsonObject]) -> CallToolResult:
 def ide_tools(knowledge: Callable[[], CodeKnowledge]) -> list[RegisteredTool]:
     """The four tools, answered by whatever `knowledge()` is at call time."""
 
-    async def symbols(session_id: str, arguments: FileArguments) -> CallToolResult:
+    async def symbols(session_id: str, arguments: FileArguments) -> ToolAnswer:
         return await _answer(lambda: knowledge().document_symbols(arguments.abspath))
 
-    async def definitions(session_id: str, arguments: PositionArguments) -> CallToolResult:
+    async def definitions(session_id: str, arguments: PositionArguments) -> ToolAnswer:
         return await _answer(lambda: knowledge().definitions(arguments.abspath, arguments.line, arguments.character))
 
-    async def type_definitions(session_id: str, arguments: PositionArguments) -> CallToolResult:
+    async def type_definitions(session_id: str, arguments: PositionArguments) -> ToolAnswer:
         where = (arguments.abspath, arguments.line, arguments.character)
         return await _answer(lambda: knowledge().type_definitions(*where))
 
-    async def diagnostics(session_id: str, arguments: DiagnosticsArguments) -> CallToolResult:
+    async def diagnostics(session_id: str, arguments: DiagnosticsArguments) -> ToolAnswer:
         return await _answer(lambda: knowledge().diagnostics(arguments.abspath))
 
     return [

@@ -12,7 +12,6 @@ Nothing here writes the file (the CLI does) or touches the user's own buffers.
 
 from __future__ import annotations
 
-import functools
 import html
 import logging
 import os
@@ -32,11 +31,9 @@ from ..companion.companions import companions
 if TYPE_CHECKING:
     import asyncio
 
-    from mcp_types import CallToolResult
     from sublime_types import WindowLayout
 
     from ...core.companion.diffs import DiffRegistry, DiskFile, Notice, Review
-    from ...core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
     from ...core.companion.runtime import Companion
 
     DiffReview = Review[Companion]
@@ -519,10 +516,35 @@ def window_for(path: str) -> sublime.Window:
     return candidates[best][0] if best is not None else sublime.active_window()
 
 
-def fallback_encoding() -> str:
-    """Sublime's `fallback_encoding` setting: how it opens a file that is not UTF-8."""
-    value = sublime.load_settings("Preferences.sublime-settings").get("fallback_encoding")
-    return value if isinstance(value, str) and value else DEFAULT_FALLBACK
+class FallbackEncoding:
+    """Sublime's `fallback_encoding` setting (how it opens a file that is not
+    UTF-8), read once and again only when it changes: every openDiff needs it,
+    and reading a setting off the main thread is a call into Sublime."""
+
+    TAG = "qwen_companion.fallback_encoding"
+
+    def __init__(self) -> None:
+        self._value: str | None = None
+
+    def __call__(self) -> str:
+        value = self._value
+        if value is None:
+            settings = sublime.load_settings("Preferences.sublime-settings")
+            settings.clear_on_change(self.TAG)  # a reloaded module's old callback
+            settings.add_on_change(self.TAG, self.forget)
+            setting = settings.get("fallback_encoding")
+            value = self._value = setting if isinstance(setting, str) and setting else DEFAULT_FALLBACK
+        return value
+
+    def forget(self) -> None:
+        self._value = None
+
+    def stop_watching(self) -> None:
+        sublime.load_settings("Preferences.sublime-settings").clear_on_change(self.TAG)
+        self._value = None
+
+
+fallback_encoding = FallbackEncoding()
 
 
 def find_open_view(path: str) -> sublime.View | None:
@@ -547,52 +569,9 @@ def find_open_view(path: str) -> sublime.View | None:
 reviews = DiffReviews()
 
 
-class SublimeDiffBackend:
-    """The `DiffBackend` of one window's companion."""
-
-    def __init__(self, companion: Companion) -> None:
-        self._companion = companion
-
-    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> CallToolResult:
-        from mcp_types import CallToolResult
-
-        from ...core.companion.diffs import UnreadableFile, read_disk_file
-        from ...core.companion.protocol import text_result
-        from ...core.companion.server import after_response
-
-        try:
-            disk = read_disk_file(arguments.filePath, fallback_encoding())
-        except UnreadableFile as error:
-            return text_result(str(error), is_error=True)
-        review, replaced, notice = reviews.registry.open(
-            arguments.filePath, arguments.newContent, session_id, self._companion, disk
-        )
-        if notice is not None:
-            deliver(notice)
-        # The tabs open once this answer is written: the main thread's work
-        # would otherwise take the GIL from this thread and hold the answer back.
-        after_response(functools.partial(sublime.set_timeout, functools.partial(reviews.show, review, replaced)))
-        return CallToolResult(content=[])
-
-    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> CallToolResult:
-        from ...core.companion.diffs import close_answer
-        from ...core.companion.protocol import text_result
-        from ...core.companion.server import after_response
-
-        review = reviews.registry.find(arguments.filePath)
-        if review is None:
-            return text_result(close_answer(None))
-        # Answered here, never waiting for the main thread: Sublime's API is
-        # thread-safe, so the proposal's text (the user's edits included) is
-        # read from this thread. The tabs close once the answer is written, so
-        # closing them (the main thread's work) does not hold the answer back.
-        content = reviews.close_from_cli(review, arguments.suppressNotification)
-        dismiss = functools.partial(reviews.dismiss, review.id, CLOSED_NOTE, "closed")
-        after_response(functools.partial(sublime.set_timeout, dismiss))
-        return text_result(close_answer(content))
-
-
 def install_backend(window: sublime.Window, companion: Companion) -> None:
+    from .backend import SublimeDiffBackend
+
     companion.diff_backend = SublimeDiffBackend(companion)
 
 

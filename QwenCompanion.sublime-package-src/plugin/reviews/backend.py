@@ -1,0 +1,52 @@
+"""The `DiffBackend` of a window's companion: `openDiff` and `closeDiff`
+answered on the server thread, from the review registry.
+
+Imported when a companion starts (the core and pydantic are loaded by then),
+so a call pays for no import.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import sublime
+
+from ...core.companion.diffs import UnreadableFile, close_answer, read_disk_file
+from ...core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
+from ...core.companion.protocol import ToolAnswer, text_result
+from ...core.companion.runtime import Companion
+from ...core.companion.server import after_response
+from .views import CLOSED_NOTE, deliver, fallback_encoding, reviews
+
+
+class SublimeDiffBackend:
+    def __init__(self, companion: Companion) -> None:
+        self._companion = companion
+
+    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> ToolAnswer:
+        try:
+            disk = read_disk_file(arguments.filePath, fallback_encoding())
+        except UnreadableFile as error:
+            return text_result(str(error), is_error=True)
+        review, replaced, notice = reviews.registry.open(
+            arguments.filePath, arguments.newContent, session_id, self._companion, disk
+        )
+        if notice is not None:
+            deliver(notice)
+        # The tabs open once this answer is written: the main thread's work
+        # would otherwise take the GIL from this thread and hold the answer back.
+        after_response(functools.partial(sublime.set_timeout, functools.partial(reviews.show, review, replaced)))
+        return ToolAnswer()
+
+    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> ToolAnswer:
+        review = reviews.registry.find(arguments.filePath)
+        if review is None:
+            return text_result(close_answer(None))
+        # Answered here, never waiting for the main thread: Sublime's API is
+        # thread-safe, so the proposal's text (the user's edits included) is
+        # read from this thread. The tabs close once the answer is written, so
+        # closing them (the main thread's work) does not hold the answer back.
+        content = reviews.close_from_cli(review, arguments.suppressNotification)
+        dismiss = functools.partial(reviews.dismiss, review.id, CLOSED_NOTE, "closed")
+        after_response(functools.partial(sublime.set_timeout, dismiss))
+        return text_result(close_answer(content))
