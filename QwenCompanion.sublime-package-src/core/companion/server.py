@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import hmac
+import io
 import json
 import logging
 import socket
@@ -433,17 +434,22 @@ async def _read_body(request: web.BaseRequest, limit: int) -> bytes | None:
     """The body, or None past `limit`. Held by this request's handler only:
     aiohttp's read() keeps a second, cached copy on the request, which lives
     until the connection's next request (10 MB for a large openDiff).
-    Joined into bytes, not grown in a bytearray: pydantic-core's parser copies
-    a bytearray before reading it (10 MB more, and ~4 ms, for a large openDiff).
-    A body that came in one piece is that piece, not a copy."""
-    chunks: list[bytes] = []
-    size = 0
-    while chunk := await request.content.readany():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
+    A body that came in one piece is that piece. Else its pieces go into a
+    BytesIO as they come, each freed at once (the next one reuses its memory),
+    and getvalue() hands over that buffer itself: joining the pieces at the
+    end would hold them all plus a copy (a 10 MB openDiff: 4.5 ms of fresh
+    pages more). Bytes, not a bytearray: pydantic-core copies a bytearray."""
+    content = request.content
+    pieces = io.BytesIO()
+    while True:
+        chunk, end_of_http_chunk = await content.readchunk()
+        if not chunk and not end_of_http_chunk:
+            return pieces.getvalue()  # the end of the body
+        if pieces.tell() + len(chunk) > limit:
             return None
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        if not pieces.tell() and content.at_eof():
+            return chunk
+        pieces.write(chunk)
 
 
 def _decode_json(body: bytes) -> Any:
