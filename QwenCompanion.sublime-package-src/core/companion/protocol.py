@@ -50,7 +50,6 @@ SERVER_VERSION = "0.1.0"
 SUPPORTED_VERSIONS = HANDSHAKE_PROTOCOL_VERSIONS
 
 
-
 @dataclass(frozen=True, slots=True)
 class Call:
     """A JSON-RPC request: what answering it needs."""
@@ -69,9 +68,10 @@ class ToolCall:
 @dataclass(frozen=True, slots=True)
 class QuotedText:
     """A text that quotes a long string as JSON: `head`, then `value` as a JSON
-    string (ASCII, escaped as the json module escapes), then `tail`. Written
-    out a slice of `value` at a time, it never exists whole: a 10 MB closeDiff
-    answer would otherwise be built, then escaped again, 10 MB at a time."""
+    string, then `tail`. Whole (str()), it is what json.dumps writes (ASCII);
+    written out a slice of `value` at a time (answer_pieces), the same JSON in
+    UTF-8 never exists whole: a 10 MB closeDiff answer would otherwise be
+    built, then escaped again, 10 MB at a time."""
 
     head: str
     value: str

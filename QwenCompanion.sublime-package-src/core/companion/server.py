@@ -281,7 +281,7 @@ class CompanionServer:
         finally:
             _after_response.reset(token)
         response = await _answer(request, message.id, result, write_now=bool(deferred))
-        del result  # written: a closeDiff's 10 MB text is not kept by this request
+        del result  # not kept while the deferred work runs (a closeDiff's text: 10 MB)
         for callback in deferred:
             callback()
         return response
@@ -399,7 +399,6 @@ async def _answer(
             return await _stream_answer(request, request_id, result)
         result = result.result()
     body = _encode_json(protocol.response(request_id, result))
-    del result  # encoded: not kept while its bytes go out
     response: web.StreamResponse
     if len(body) >= SEPARATE_BODY_BYTES:
         # Headers first, then the body by itself: aiohttp joins the two into
