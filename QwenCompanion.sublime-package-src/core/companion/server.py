@@ -446,8 +446,15 @@ async def _read_body(request: web.BaseRequest, limit: int) -> bytes | None:
             return pieces.getvalue()  # the end of the body
         if pieces.tell() + len(chunk) > limit:
             return None
-        if not pieces.tell() and content.at_eof():
-            return chunk
+        if not pieces.tell():
+            if content.at_eof():
+                return chunk
+            if request.content_length:
+                # Room for all of it once it is coming: grown a piece at a time, the
+                # buffer is copied whenever the next piece's memory sits after it.
+                pieces.seek(request.content_length - 1)
+                pieces.write(b"\0")
+                pieces.seek(0)
         pieces.write(chunk)
 
 
