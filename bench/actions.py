@@ -6,13 +6,11 @@ No peer: the by-hand run is the baseline, compared pair by pair."""
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 from bench.actions_host import PACED, RATE, UNPACED
-from bench.chat import _run, floats
-from bench.run import ROOT, Row, Samples, progress
+from bench.chat import floats, run_host
+from bench.run import Row, Samples, progress
 
 RUNS = 10  # actions per round for the spawn and review rows
 PAIRS = 6  # overhead pairs per round (through the package, by hand)
@@ -22,11 +20,7 @@ def actions_rows(rounds: int, workdir: Path) -> list[Row]:
     spawn, updates, review, scripted, real = Samples(), Samples(), Samples(), Samples(), Samples()
     progress("quick actions: scripted stream-json CLI, then the real qwen through the package and by hand")
     for number in range(rounds):
-        folder = workdir / f"actions-{number}"
-        folder.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "HOME": str(folder)}
-        env.pop("QWEN_HOME", None)
-        result = _run([sys.executable, "-m", "bench.actions_host", str(folder), str(RUNS), str(PAIRS)], ROOT, env)
+        result = run_host("bench.actions_host", workdir / f"actions-{number}", RUNS, PAIRS)
         spawn.add("ours", floats(result["spawn_main_ms"]))
         updates.add("ours", floats(result["updates_per_s"]))
         review.add("ours", floats(result["review_ms"]))

@@ -170,7 +170,7 @@ class Bench:
                     package = self.finished_at - start
                 else:
                     start = time.perf_counter()
-                    by_hand(job.argv, job.cwd, job.prompt)
+                    by_hand(job.invocation.argv, job.invocation.cwd, job.invocation.prompt)
                     by_hand_ms = time.perf_counter() - start
             differences.append((package - by_hand_ms) * 1000)
         return differences

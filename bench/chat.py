@@ -34,12 +34,16 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[
     return result
 
 
-def ours(workdir: Path, messages: int) -> dict[str, object]:
-    workdir.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "HOME": str(workdir)}
+def run_host(module: str, home: Path, *args: object) -> dict[str, object]:
+    """`python -m module home args…` with `home` as its HOME (made if need be): its last JSON line."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "HOME": str(home)}
     env.pop("QWEN_HOME", None)
-    return _run([sys.executable, "-m", "bench.chat_host", str(workdir), str(UNPACED), str(PACED), str(RATE),
-                 str(messages)], ROOT, env)
+    return _run([sys.executable, "-m", module, str(home), *map(str, args)], ROOT, env)
+
+
+def ours(workdir: Path, messages: int) -> dict[str, object]:
+    return run_host("bench.chat_host", workdir, UNPACED, PACED, RATE, messages)
 
 
 def peer(workdir: Path) -> dict[str, object]:

@@ -5,12 +5,10 @@ companion offers these tools."""
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
-from bench.chat import _run, floats
-from bench.run import ROOT, Row, Samples, progress
+from bench.chat import floats, run_host
+from bench.run import Row, Samples, progress
 
 CALLS = 100  # per tool and round
 CASES = {
@@ -27,11 +25,7 @@ def ide_tools_rows(rounds: int, workdir: Path) -> list[Row]:
     main = {case: Samples() for case in CASES}
     progress("IDE tools on a 5,000-line file")
     for number in range(rounds):
-        folder = workdir / f"ide-tools-{number}"
-        folder.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "HOME": str(folder)}
-        env.pop("QWEN_HOME", None)
-        result = _run([sys.executable, "-m", "bench.ide_tools_host", str(folder), str(CALLS)], ROOT, env)
+        result = run_host("bench.ide_tools_host", workdir / f"ide-tools-{number}", CALLS)
         for case in CASES:
             answer[case].add("ours", floats(result[f"{case}_ms"]))
             main[case].add("ours", floats(result[f"{case}_main_ms"]))

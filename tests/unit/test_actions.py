@@ -16,7 +16,7 @@ import pytest
 from qwencompanion_src.core.actions.mention import file_mention, selected_lines
 from qwencompanion_src.core.actions.models import MODEL_FLAGS, Model, ModelsUnavailable, available_models
 from qwencompanion_src.core.actions.pool import ActionPool
-from qwencompanion_src.core.actions.process import READ_CHUNK, Lines
+from qwencompanion_src.core.actions.process import READ_CHUNK, Invocation, Lines
 from qwencompanion_src.core.actions.proposal import last_code_block, replacement_for
 from qwencompanion_src.core.actions.prompt import ActionContext, Place, fence_for, place_of, render, span_of
 from qwencompanion_src.core.actions.run import EDITING_TOOLS, ActionRun, RunOutcome, run_argv
@@ -133,8 +133,8 @@ class ProcessJob:
 
     def __init__(self, pool: ActionPool, window: int, script: Path) -> None:
         self.pool, self.window = pool, window
-        self.run = ActionRun(run_argv([sys.executable, str(FAKE_CLI), str(script)], None), str(script.parent), {},
-                             "p", lambda piece: None, 20.0)
+        argv = run_argv([sys.executable, str(FAKE_CLI), str(script)], None)
+        self.run = ActionRun(Invocation(argv, str(script.parent), {}, "p"), lambda piece: None, 20.0)
         self.task: asyncio.Task[RunOutcome] | None = None
 
     def start(self) -> None:
@@ -177,8 +177,8 @@ def run(tmp_path: Path, steps: list[dict[str, Any]], timeout: float = 20.0,
     log = tmp_path / "log.jsonl"
     script.write_text(json.dumps({"steps": steps, "log": str(log)}))
     pieces: list[str] = []
-    action = ActionRun(run_argv([sys.executable, str(FAKE_CLI), str(script)], None), str(tmp_path), {},
-                       "the prompt", pieces.append, timeout)
+    argv = run_argv([sys.executable, str(FAKE_CLI), str(script)], None)
+    action = ActionRun(Invocation(argv, str(tmp_path), {}, "the prompt"), pieces.append, timeout)
 
     async def go() -> RunOutcome:
         task = asyncio.create_task(action.run())
@@ -238,14 +238,14 @@ def test_a_cli_that_stops_reading_fails_with_its_exit_code_and_stderr(tmp_path: 
               "print(json.dumps({'type': 'control_response', 'response': {'request_id': 'init'}}), flush=True); "
               "sys.stderr.write('env: node: No such file\\n'); time.sleep(0.3); os._exit(127)")
     argv = run_argv([sys.executable, "-c", script], None)
-    outcome = asyncio.run(ActionRun(argv, str(tmp_path), {}, "p", lambda piece: None, 20).run())
+    outcome = asyncio.run(ActionRun(Invocation(argv, str(tmp_path), {}, "p"), lambda piece: None, 20).run())
     assert outcome.kind == "failed"
     assert outcome.error == "qwen ended (exit code 127) before answering:\nenv: node: No such file"
 
 
 def test_a_missing_program_fails_clearly(tmp_path: Path) -> None:
     pieces: list[str] = []
-    action = ActionRun(["/no/such/qwen"], str(tmp_path), {}, "p", pieces.append, 5)
+    action = ActionRun(Invocation(["/no/such/qwen"], str(tmp_path), {}, "p"), pieces.append, 5)
     outcome = asyncio.run(action.run())
     assert outcome.kind == "failed" and "could not start /no/such/qwen" in outcome.error
 

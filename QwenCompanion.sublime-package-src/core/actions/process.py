@@ -9,9 +9,21 @@ import os
 import subprocess
 import sys
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 READ_CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One run of `qwen`: its command line, the folder it runs in, what it adds
+    to the environment, and the prompt it is given."""
+
+    argv: list[str]
+    cwd: str
+    env: dict[str, str]
+    prompt: str
 
 
 async def spawn(argv: list[str], cwd: str, env: dict[str, str]) -> asyncio.subprocess.Process:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..chat.bridge import kill_group
-from .process import Lines, spawn
+from .process import Invocation, Lines, spawn
 
 log = logging.getLogger(__name__)
 
@@ -64,13 +64,10 @@ class ActionRun:
     `on_model` the model the CLI says it uses."""
 
     def __init__(
-        self, argv: list[str], cwd: str, env: dict[str, str], prompt: str, on_text: Callable[[str], None],
-        timeout: float, on_model: Callable[[str], None] | None = None,
+        self, invocation: Invocation, on_text: Callable[[str], None], timeout: float,
+        on_model: Callable[[str], None] | None = None,
     ) -> None:
-        self.argv = argv
-        self.cwd = cwd
-        self.env = env
-        self.prompt = prompt
+        self.invocation = invocation
         self.on_text = on_text
         self.on_model = on_model
         self.timeout = timeout
@@ -95,7 +92,7 @@ class ActionRun:
             self._outcome = RunOutcome("cancelled", self._answer())
             raise
         except OSError as error:
-            self._outcome = RunOutcome("failed", error=f"could not start {self.argv[0]}: {error.strerror or error}")
+            self._outcome = RunOutcome("failed", error=f"could not start {self.invocation.argv[0]}: {error.strerror or error}")
         finally:
             await self._end()
         if self._cancelled:
@@ -109,7 +106,7 @@ class ActionRun:
             kill_group(self.pid)
 
     async def _run(self) -> None:
-        self._process = await spawn(self.argv, self.cwd, self.env)
+        self._process = await spawn(self.invocation.argv, self.invocation.cwd, self.invocation.env)
         self.pid = self._process.pid
         if self._cancelled:
             kill_group(self.pid)
@@ -124,7 +121,7 @@ class ActionRun:
             if not reading.done():  # the CLI is ready (or slow to say so): send the prompt
                 await self._write({
                     "type": "user", "session_id": str(uuid.uuid4()), "parent_tool_use_id": None,
-                    "message": {"role": "user", "content": self.prompt},
+                    "message": {"role": "user", "content": self.invocation.prompt},
                 })
             finished = await reading
         finally:

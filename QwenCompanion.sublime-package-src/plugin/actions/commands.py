@@ -8,6 +8,7 @@ import os
 import sublime
 import sublime_plugin
 
+from ...core.actions.process import Invocation
 from ...core.actions.prompt import ACTIONS
 from .answer import ANSWER_SETTING
 from .context import NoSelection, action_context
@@ -77,8 +78,8 @@ class QwenActionCommand(sublime_plugin.TextCommand):
             return
         if context.took:
             window.status_message(f"Qwen Code: {ACTIONS[action]} takes {context.took}")
-        job = ActionJob(actions, window, self.view, context, prompt, argv, working_folder(window, self.view), {})
-        actions.submit(job)
+        invocation = Invocation(argv, working_folder(window, self.view), {}, prompt)
+        actions.submit(ActionJob(actions, window, self.view, context, invocation))
 
     def input(self, args: dict[str, sublime_plugin.Value]) -> sublime_plugin.CommandInputHandler | None:
         if args.get("action") == "ask" and not args.get("question"):

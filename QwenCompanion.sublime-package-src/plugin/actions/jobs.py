@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import sublime
 
 from ...core.actions.pool import ActionPool
+from ...core.actions.process import Invocation
 from ...core.actions.prompt import ACTIONS, PROPOSING, ActionContext
 from ..log import SETTINGS_FILE
 from .answer import AnswerStream, answer_view, append, set_text
@@ -41,16 +42,13 @@ class ActionJob:
     """One action for one window, from the command to its outcome."""
 
     def __init__(self, owner: Actions, window: sublime.Window, view: sublime.View, context: ActionContext,
-                 prompt: str, argv: list[str], cwd: str, env: dict[str, str]) -> None:
+                 invocation: Invocation) -> None:
         self.owner = owner
         self.window = window
         self.window_id = window.id()
         self.view = view
         self.context = context
-        self.prompt = prompt
-        self.argv = argv
-        self.cwd = cwd
-        self.env = env
+        self.invocation = invocation
         self.change_count = view.change_count()  # the buffer as the action saw it
         self.started_at = 0.0
         self.run: ActionRun | None = None
@@ -88,8 +86,7 @@ class ActionJob:
         set_text(view, self.header)
         self.window.focus_view(view)
         self.stream = AnswerStream(view)
-        self.run = ActionRun(self.argv, self.cwd, self.env, self.prompt, self.stream.add,
-                             float(setting("actions_timeout_s", 300)),
+        self.run = ActionRun(self.invocation, self.stream.add, float(setting("actions_timeout_s", 300)),
                              on_model=lambda model: sublime.set_timeout(lambda: self._name_model(model)))
         self.owner.tell("action_started", {"window": self.window_id, "action": self.context.action})
         self._tick()
@@ -192,7 +189,8 @@ class ActionJob:
 
         context = change(replace(self.context, action=action))
         prompt = render(load_template(action), load_template("_context"), context)
-        self.owner.submit(ActionJob(self.owner, self.window, self.view, context, prompt, self.argv, self.cwd, self.env))
+        invocation = replace(self.invocation, prompt=prompt)
+        self.owner.submit(ActionJob(self.owner, self.window, self.view, context, invocation))
 
     def say(self, text: str) -> None:
         view = answer_view(self.window) if self.window.is_valid() else None
