@@ -60,6 +60,13 @@ class ActionRig(ActionsUser):
     def received(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
 
+    def decide(self, command: str) -> None:
+        """The user answers the open proposal's review from its tab (accept or reject)."""
+        proposed = next(v for v in self.host.window.views() if "(Qwen Code proposal)" in v.name())
+        self.host.user.focus(proposed)
+        self.host.user.run_command(command)
+        self.host.wait_idle()
+
     def prompt(self) -> str:
         user = next(m for m in self.received() if m.get("type") == "user")
         return str(user["message"]["content"])
@@ -158,10 +165,7 @@ def test_reject_changes_nothing(rig: ActionRig) -> None:
     view = rig.open_area()
     rig.run("optimize")
     assert rig.finished() == ["proposed"]
-    proposed = next(v for v in rig.host.window.views() if "(Qwen Code proposal)" in v.name())
-    rig.host.user.focus(proposed)
-    rig.host.user.run_command("qwen_reject_diff")
-    rig.host.wait_idle()
+    rig.decide("qwen_reject_diff")
     assert rig.editor.text(view) == AREA
 
 
@@ -171,10 +175,7 @@ def test_a_tab_edited_after_the_proposal_is_not_changed(rig: ActionRig) -> None:
     rig.run("docstring")
     assert rig.finished() == ["proposed"]
     rig.host.user.replace(view, (0, 0), "# mine\n")
-    proposed = next(v for v in rig.host.window.views() if "(Qwen Code proposal)" in v.name())
-    rig.host.user.focus(proposed)
-    rig.host.user.run_command("qwen_accept_diff")
-    rig.host.wait_idle()
+    rig.decide("qwen_accept_diff")
     assert rig.editor.text(view) == "# mine\n" + AREA
 
 
