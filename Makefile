@@ -18,7 +18,7 @@ BUILT := $(DIST)/QwenCompanion/.no-sublime-package
 PACKAGE_SOURCES := $(shell find QwenCompanion.sublime-package-src -type f -not -path '*/__pycache__/*') \
 	Default.sublime-commands Main.sublime-menu tools/build.py
 
-.PHONY: install build cli test typecheck headless sublime-install tmux clean bench
+.PHONY: install build release cli test typecheck headless sublime-install tmux clean bench actionlint
 
 install: $(VENV_STAMP) build tmux $(CLI_CACHE)/.stamp sublime-install
 
@@ -40,6 +40,11 @@ build: $(BUILT)
 
 $(BUILT): $(WHEELS)/.stamp $(PACKAGE_SOURCES)
 	$(PY) tools/build.py $(WHEELS) $(DIST)
+
+# The asset a GitHub release carries and Package Control installs (tools/release.py):
+# reproducible, so its sha256 is the same for every build of one commit.
+release: $(BUILT)
+	$(PY) tools/release.py $(DIST)/QwenCompanion $(DIST)/QwenCompanion.sublime-package
 
 cli: $(CLI_CACHE)/.stamp
 

@@ -41,6 +41,7 @@ from acp.schema import (
 )
 from pydantic import BaseModel, ValidationError
 
+from ..version import VERSION
 from .requests import AgentRequests
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ traffic_log = logging.getLogger(__name__ + ".traffic")
 STREAM_LIMIT = 1024 * 1024
 STOP_GRACE_SECONDS = 2.0
 STDERR_TAIL_LINES = 40
-CLIENT_INFO = Implementation(name="QwenCompanion", title="Qwen Companion for Sublime Text", version="1")
+CLIENT_INFO = Implementation(name="QwenCompanion", title="Qwen Companion for Sublime Text", version=VERSION)
 
 JsonObject = dict[str, Any]
 
