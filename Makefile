@@ -60,12 +60,16 @@ tmux:
 sublime-install: $(BUILT)
 	@$(PY) tools/sublime_install.py $(DIST)/QwenCompanion
 
+# Every workflow in .github/workflows (and the local actions they use); a finding fails `make test`.
+actionlint: $(VENV_STAMP)
+	$(VENV)/bin/actionlint
+
 # mypy checks the source as the package `QwenCompanion` against sublime-text-stubs.
 typecheck: $(VENV_STAMP)
 	@mkdir -p $(CACHE)/typecheck && ln -sfn ../../QwenCompanion.sublime-package-src $(CACHE)/typecheck/QwenCompanion
 	$(PY) -m mypy
 
-test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp typecheck
+test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp typecheck actionlint
 	QWEN_E2E_REQUIRED=1 $(PY) -m pytest
 
 # Benchmarks against a peer on the VS Code companion's stack (bench/peer, Node 22

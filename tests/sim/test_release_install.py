@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import sublime_test_package  # noqa: E402
 
 SUITE_TIMEOUT = 120.0  # a hang guard for the whole suite
-SUITE_TESTS = 8
+SUITE_TESTS = 9
 
 
 @pytest.fixture

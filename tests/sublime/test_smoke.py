@@ -15,6 +15,10 @@ AREA = "import math\n\n\ndef area(r):\n    return 3.14 * r * r\n"
 
 
 class SmokeRun(DeferrableTestCase):
+    def test_sublime_text_is_build_4205_or_later(self) -> None:
+        # The 3.14 plugin host the package needs; the channel entry asks for it too.
+        self.assertGreaterEqual(int(sublime.version()), 4205)
+
     def setUp(self) -> Any:
         self.workspace = Workspace()
         yield from self.workspace.open()
