@@ -39,7 +39,7 @@ def package_module(name: str) -> Any:
     return sys.modules[f"{PACKAGE}.{name}"]
 
 
-def test_python() -> str:
+def scripts_python() -> str:
     """The Python that runs the scripted CLIs. In Sublime `sys.executable` is
     the plugin host, so QWEN_TEST_PYTHON (set by CI and the simulator) or the
     PATH's Python is used."""
@@ -97,7 +97,7 @@ class Workspace:
             "state": str(self.root / "agent-state"),
             "steps": [{"text": ACTION_ANSWER, "chunks": 3}],
         }), encoding="utf-8")
-        self._settings.set("qwen_command", [test_python(), str(RIG / "scripted_qwen.py"), str(script)])
+        self._settings.set("qwen_command", [scripts_python(), str(RIG / "scripted_qwen.py"), str(script)])
         sublime.run_command("new_window")
         self.window = sublime.active_window()
         self.window.set_project_data({"folders": [{"path": str(self.folder)}]})
@@ -118,12 +118,14 @@ class Workspace:
     def lock(self) -> dict[str, Any] | None:
         """The lock file of this window's server, once written."""
         lock_dir = package_module("core.companion.lockfile").lock_dir()
+        # The lock names the window's folders as Sublime spells them.
+        expected = os.pathsep.join(self.require_window().folders())
         for path in Path(lock_dir).glob("*.lock"):
             try:
                 info = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue
-            if info.get("workspacePath") == str(self.folder):
+            if expected and info.get("workspacePath") == expected:
                 info["file"] = path
                 return dict(info)
         return None

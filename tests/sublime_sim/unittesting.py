@@ -31,6 +31,7 @@ import threading
 import time
 import unittest
 from collections.abc import Callable, Generator, Iterable, Iterator
+from types import TracebackType
 from typing import Any
 
 from . import sublime
@@ -43,10 +44,12 @@ expectedFailure = unittest.expectedFailure
 TestCase = unittest.TestCase
 
 Steps = Generator[Any, Any, None]
+ExcInfo = tuple[type[BaseException], BaseException, TracebackType] | tuple[None, None, None]
 
 
-def _steps(value: object) -> Steps:
-    """What a setUp/test/tearDown call returned, as steps (none for a plain method)."""
+def _steps(method: Callable[[], object]) -> Steps:
+    """A setUp/test/tearDown call as steps (none for a plain method)."""
+    value = method()
     if isinstance(value, Generator):
         yield from value
 
@@ -75,7 +78,7 @@ class DeferrableTestCase(unittest.TestCase):
             return
         expecting_failure = getattr(method, "__unittest_expecting_failure__", False)
         try:
-            yield from _steps(self.setUp())
+            yield from _steps(self.setUp)
         except unittest.SkipTest as skip:
             result.addSkip(self, str(skip))
             return
@@ -83,9 +86,9 @@ class DeferrableTestCase(unittest.TestCase):
             result.addError(self, sys.exc_info())
             self.doCleanups()
             return
-        problem: tuple[str, Any] | None = None
+        problem: tuple[str, ExcInfo | None] | None = None
         try:
-            yield from _steps(method())
+            yield from _steps(method)
         except unittest.SkipTest as skip:
             result.addSkip(self, str(skip))
             problem = ("skipped", None)
@@ -94,14 +97,16 @@ class DeferrableTestCase(unittest.TestCase):
         except Exception:
             problem = ("error", sys.exc_info())
         try:
-            yield from _steps(self.tearDown())
+            yield from _steps(self.tearDown)
         except Exception:
             result.addError(self, sys.exc_info())
             problem = problem or ("teardown", None)
         self.doCleanups()
         self._report(result, problem, expecting_failure)
 
-    def _report(self, result: unittest.TestResult, problem: tuple[str, Any] | None, expecting_failure: bool) -> None:
+    def _report(
+        self, result: unittest.TestResult, problem: tuple[str, ExcInfo | None] | None, expecting_failure: bool
+    ) -> None:
         kind, info = problem or ("passed", None)
         if kind in ("skipped", "teardown"):
             return
@@ -110,12 +115,12 @@ class DeferrableTestCase(unittest.TestCase):
                 result.addExpectedFailure(self, info)
             else:
                 result.addUnexpectedSuccess(self)
+        elif info is None:
+            result.addSuccess(self)
         elif kind == "failure":
             result.addFailure(self, info)
-        elif kind == "error":
-            result.addError(self, info)
         else:
-            result.addSuccess(self)
+            result.addError(self, info)
 
 
 def _flatten(tests: Iterable[Any]) -> Iterator[unittest.TestCase]:
