@@ -42,8 +42,10 @@ $(BUILT): $(WHEELS)/.stamp $(PACKAGE_SOURCES)
 	$(PY) tools/build.py $(WHEELS) $(DIST)
 
 # The asset a GitHub release carries and Package Control installs (tools/release.py):
-# reproducible, so its sha256 is the same for every build of one commit.
-release: $(BUILT)
+# reproducible, so its sha256 is the same for every build of one commit. Built
+# afresh: a source file deleted since the last build must not ship.
+release: $(WHEELS)/.stamp
+	$(PY) tools/build.py $(WHEELS) $(DIST)
 	$(PY) tools/release.py $(DIST)/QwenCompanion $(DIST)/QwenCompanion.sublime-package
 
 cli: $(CLI_CACHE)/.stamp
