@@ -25,6 +25,7 @@ from ..core.diagnose import (
 )
 from ..core.login_shell import probe_cli_in_login_shell, qwen_command_suggestion
 from ..core.paths import path_identity, path_style
+from .background import in_background
 from ..core.qwen_home import configured_qwen_home, is_relative
 from ..core.terminal import DEFAULT_COMMAND, command_argv
 from .companion import terminal
@@ -166,4 +167,4 @@ class QwenDiagnoseConnectionCommand(sublime_plugin.WindowCommand):
             text = build_report(gather(window, chosen)) + chat_report(window)
             sublime.set_timeout(lambda: show_report(window, text))
 
-        sublime.set_timeout_async(work)
+        in_background(work, "diagnose")  # it runs qwen and asks the servers

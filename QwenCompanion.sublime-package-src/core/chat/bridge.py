@@ -389,13 +389,17 @@ class AgentBridge:
             self._events.exited(returncode, list(self._stderr_tail))
 
 
-def kill_group(pid: int) -> None:
-    """End process `pid` and its group (POSIX) or tree (Windows)."""
-    if sys.platform == "win32":
-        subprocess.run(
+def kill_group(pid: int, *, windows: bool = sys.platform == "win32") -> None:
+    """End process `pid` and its group (POSIX) or tree (Windows); never waits."""
+    if windows:
+        # taskkill is not waited for: this runs on Sublime's main thread when
+        # the package unloads, and taskkill of a tree can take seconds.
+        subprocess.Popen(
             ["taskkill", "/T", "/F", "/PID", str(pid)],
-            capture_output=True,
-            creationflags=subprocess.CREATE_NO_WINDOW,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
         )
         return
     try:

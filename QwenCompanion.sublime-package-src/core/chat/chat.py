@@ -39,7 +39,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CANCEL_TIMEOUT = 5.0
-CLOSE_WAIT = 3.0
 # A restart waits this long after the previous start (doubling per quick
 # crash, capped): a crashing agent is never restarted in a loop.
 BACKOFF_FIRST = 1.0
@@ -78,6 +77,17 @@ class ChatThread(ServerThread):
         for bridge in self.bridges:
             bridge.release()
         self.bridges.clear()
+
+    def stop_soon(self) -> None:
+        """As `stop`, without waiting: the loop drains, then stops itself."""
+        if not self.alive:
+            return
+
+        async def drain_and_stop() -> None:
+            await self._drain()
+            asyncio.get_running_loop().stop()
+
+        self.submit(drain_and_stop())
 
 
 class ChatEvents(Protocol):
@@ -195,17 +205,14 @@ class Chat:
         self._submit(self._note(text))
 
     def close(self) -> None:
-        """End the agent now, whatever state the loop is in (any thread)."""
+        """End the agent now, whatever state the loop is in (any thread; never waits)."""
         bridge = self._bridge
         self.state.agent = "stopped"  # an expected exit: no error line
         self._setup.requests().cancel_pending()
         if bridge is not None:
             bridge.kill()
-            if self._thread.alive:
-                try:  # quick once killed; lets the loop release the pipes
-                    self._submit(bridge.stop()).result(CLOSE_WAIT)
-                except Exception:
-                    log.debug("closing the agent's connection did not finish", exc_info=True)
+            if self._thread.alive:  # quick once killed; lets the loop release the pipes
+                self._submit(bridge.stop())
         self.streamer.close()
 
     @property

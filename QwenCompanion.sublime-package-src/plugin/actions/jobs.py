@@ -256,7 +256,7 @@ class Actions:
                 job.cancel()  # queued on the loop before the thread's stop
         self.jobs.clear()
         if self._thread is not None:
-            self._thread.stop()
+            self._thread.stop_soon()  # main thread: the loop unwinds the runs on its own
             self._thread = None
         self._pool = None
 
