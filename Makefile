@@ -3,13 +3,14 @@
 SHELL := /bin/bash
 # The newest CPython on the machine (3.13 where pyenv has it): the nearest to
 # Sublime Text's 3.14 plugin host. mypy still checks against 3.14 (pyproject.toml).
-PYTHON ?= $(shell tools/newest-python)
-PYTHON_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+# The probe's answer is remembered in .cache, so a call of make does not probe again.
+CACHE := .cache
+PYTHON ?= $(shell tools/newest-python --remember $(CACHE)/newest-python)
+PYTHON_VERSION := $(shell $(PYTHON) -I -S -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 VENV := .venv
 # Named by version: a venv of another Python is made again from scratch.
 VENV_STAMP := $(VENV)/.stamp-$(PYTHON_VERSION)
 PY := $(VENV)/bin/python
-CACHE := .cache
 WHEELS := $(CACHE)/wheels
 CLI_CACHE := $(CACHE)/qwen-cli
 BENCH_PEER := $(CACHE)/bench-peer
