@@ -30,10 +30,11 @@ def file_questions(rig: ChatRig) -> list[dict[str, Any]]:
     return [d for e, d in rig.events if e == "file_access_requested"]
 
 
-def answer_question(rig: ChatRig, index: int) -> None:
-    """The user picks a choice of the quick panel that asks (0: refuse, 1: allow once)."""
-    rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)
-    rig.host.user.choose_quick_panel(index)
+def answer_question(rig: ChatRig, index: int | None) -> None:
+    """The user picks a choice of the quick panel that asks (0: refuse, 1:
+    allow once; None: Enter on the choice selected as it opens)."""
+    panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[-1]
+    rig.host.user.choose_quick_panel(panel.selected_index if index is None else index)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="FIFOs are POSIX")
@@ -167,7 +168,7 @@ def test_writes_into_git_ask_every_time_and_the_default_choice_refuses(rig: Chat
                request("fs/write_text_file", path=str(workspace / ".git" / "config"),
                        content="[core]\n\tbare = false\n")]])
     rig.send("write")
-    answer_question(rig, 0)  # Enter on the panel as it opens: the selected choice refuses
+    answer_question(rig, None)  # Enter on the panel as it opens: the selected choice refuses
     answer_question(rig, -1)  # Esc refuses too
     answer_question(rig, 1)  # only a deliberate move to "Allow once" allows
     assert rig.ended() == ["end_turn"]
