@@ -20,6 +20,9 @@ ACTION:
     {"update": {...}}                    any session/update
     {"notify": method, "params": {...}}  any notification
     {"request": method, "params": {...}} ask the client and wait for its answer (logged)
+    {"parallel": [{"request", "params"}, ...]}  ask them all at once, then wait for every answer
+    {"tool_calls": N}                    N tool calls, each started then completed (a flood)
+    {"stderr": N}                        one line of N characters on stderr
     {"crash": code}                      exit at once
     {"stop": "end_turn"}                 the turn's stopReason
 """
@@ -81,12 +84,19 @@ class Agent:
         self.update(session_id, {"sessionUpdate": kind, "content": {"type": "text", "text": text}})
 
     def ask(self, method: str, params: Any) -> Any:
-        self.next_id += 1
-        request_id = self.next_id
-        event = self.answers[request_id] = threading.Event()
-        self.write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        event.wait(30)
-        return self.results.get(request_id)
+        return self.ask_all([(method, params)])[0]
+
+    def ask_all(self, requests: list[tuple[str, Any]]) -> list[Any]:
+        ids = []
+        for method, params in requests:
+            self.next_id += 1
+            ids.append(self.next_id)
+            self.answers[self.next_id] = threading.Event()
+            self.write({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        deadline = time.monotonic() + 30
+        for request_id in ids:
+            self.answers[request_id].wait(max(deadline - time.monotonic(), 0))
+        return [self.results.get(request_id) for request_id in ids]
 
     # --- sessions on disk ---------------------------------------------------
 
@@ -241,6 +251,19 @@ class Agent:
             elif "request" in action:
                 answer = self.ask(action["request"], action.get("params", {}))
                 self.log({"answer_to": action["request"], "answer": answer})
+            elif "parallel" in action:
+                asked = [(r["request"], r.get("params", {})) for r in action["parallel"]]
+                for (method, _), answer in zip(asked, self.ask_all(asked)):
+                    self.log({"answer_to": method, "answer": answer})
+            elif "tool_calls" in action:
+                for number in range(action["tool_calls"]):
+                    self.update(session_id, {"sessionUpdate": "tool_call", "toolCallId": f"c{number}",
+                                             "title": f"read f{number}.py", "kind": "read", "status": "in_progress"})
+                    self.update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": f"c{number}",
+                                             "status": "completed"})
+            elif "stderr" in action:
+                sys.stderr.write("e" * action["stderr"] + "\n")
+                sys.stderr.flush()
             elif "crash" in action:
                 os._exit(action["crash"])
             elif "stop" in action:

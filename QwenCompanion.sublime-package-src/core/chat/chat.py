@@ -647,6 +647,9 @@ class _BridgeEvents:
         if self.bridge is not None:
             self._chat.exited(self.bridge, returncode, stderr_tail)
 
+    def refused(self, message: str) -> None:
+        self._chat._error(message)
+
 
 def _context_note(context: list[JsonObject]) -> str:
     """One line naming what was attached to the prompt."""
