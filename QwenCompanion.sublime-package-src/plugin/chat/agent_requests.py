@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
+from ..paths import path_display
 from .buffers import on_main, open_paths, open_view, view_text, write_view
 from .chats import chats
 
@@ -101,7 +102,7 @@ class EditorRequests:
     async def request_permission(self, request: RequestPermissionRequest) -> RequestPermissionResponse:
         from ...core.chat.permissions import prompt_of, render_answer, render_prompt
 
-        prompt = prompt_of(self.pending.next_key(), request)
+        prompt = prompt_of(self.pending.next_key(), request, path_display(self.window))
         future = self.pending.add(prompt)
         chat = chats.get(self.window)
         if chat is None:
