@@ -43,27 +43,31 @@ def split_beside(layout: Layout, group: int) -> Layout:
     return out
 
 
-def merge_back(layout: Layout, group: int, into: int) -> Layout | None:
-    """`layout` without `group`, its cell given back to `into` (the group it
-    was split from), or None when the two no longer sit side by side (the
-    user rearranged them). Groups after `group` move down one number."""
+def merge_back(layout: Layout, group: int) -> tuple[Layout, int] | None:
+    """`layout` without `group`, its cell given to the group beside it (on
+    its left, else its right) that spans the same rows, and that group's
+    number in the new layout; None when no group sits so (the user
+    rearranged them). Groups after `group` move down one number."""
     out = copy.deepcopy(layout)
     cells = out["cells"]
-    if not (0 <= group < len(cells) and 0 <= into < len(cells)) or group == into:
+    if not 0 <= group < len(cells) or len(cells) == 1:
         return None
-    gone, kept = cells[group], cells[into]
-    if (gone[1], gone[3]) != (kept[1], kept[3]):
-        return None
-    if kept[2] == gone[0]:
-        kept[2] = gone[2]
-    elif gone[2] == kept[0]:
-        kept[0] = gone[0]
+    gone = cells[group]
+    rows_of = (gone[1], gone[3])
+    left = next((i for i, c in enumerate(cells) if (c[1], c[3]) == rows_of and c[2] == gone[0]), None)
+    right = next((i for i, c in enumerate(cells) if (c[1], c[3]) == rows_of and c[0] == gone[2]), None)
+    if left is not None:
+        cells[left][2] = gone[2]
+    elif right is not None:
+        cells[right][0] = gone[0]
     else:
         return None
+    into = left if left is not None else right
+    assert into is not None
     del cells[group]
     _drop_unused(out, "cols", (0, 2))
     _drop_unused(out, "rows", (1, 3))
-    return out
+    return out, into - (into > group)
 
 
 def _drop_unused(layout: Layout, key: Literal["cols", "rows"], at: tuple[int, int]) -> None:
