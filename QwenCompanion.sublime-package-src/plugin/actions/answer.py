@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import sublime
 
 from ..log import SETTINGS_FILE
-from ..placement import new_view_beside, show_without_focus
+from ..placement import code_group, new_view_beside, show_without_focus
 
 ANSWER_SETTING = "qwen_actions.answer"
 PANEL = "qwen_answer"  # the output panel "output.qwen_answer"
@@ -30,11 +30,10 @@ def answer_place() -> str:
 
 
 def find_answer(window: sublime.Window) -> sublime.View | None:
-    """The window's answer view, a tab or the panel, if it has one."""
-    for view in window.views():
-        if view.settings().get(ANSWER_SETTING):
-            return view
-    return window.find_output_panel(PANEL)
+    """The window's answer view, in the place the setting names first."""
+    tab = next((view for view in window.views() if view.settings().get(ANSWER_SETTING)), None)
+    panel = window.find_output_panel(PANEL)
+    return (panel or tab) if answer_place() == "panel" else (tab or panel)
 
 
 def _prepare(view: sublime.View) -> sublime.View:
@@ -48,6 +47,12 @@ def _prepare(view: sublime.View) -> sublime.View:
     return view
 
 
+def _new_tab(window: sublime.Window, group: int) -> sublime.View:
+    view = window.new_file()
+    window.set_view_index(view, group, window.num_views_in_group(group))
+    return view
+
+
 def show_answer(window: sublime.Window, code: sublime.View) -> sublime.View:
     """The window's answer view, opened where the setting says and made
     visible; the focus stays in `code` except in a tab of the code's group
@@ -57,9 +62,9 @@ def show_answer(window: sublime.Window, code: sublime.View) -> sublime.View:
         panel = window.find_output_panel(PANEL) or _prepare(window.create_output_panel(PANEL))
         window.run_command("show_panel", {"panel": f"output.{PANEL}"})
         return panel
-    view = next((v for v in window.views() if v.settings().get(ANSWER_SETTING)), None)
+    view = next((v for v in window.views() if v.settings().get(ANSWER_SETTING)), None)  # a tab, wherever it is now
     if view is None:
-        view = _prepare(new_view_beside(window, code) if place == "beside" else window.new_file())
+        view = _prepare(new_view_beside(window, code) if place == "beside" else _new_tab(window, code_group(window, code)))
         view.set_name("Qwen Code")
     if place == "tab":
         window.focus_view(view)
