@@ -65,8 +65,9 @@ def give_back(window: sublime.Window, group: int) -> None:
     if merged is None:
         return
     layout, into = merged
+    neighbour = into + 1 if into >= group else into  # its number while `group` is still there
     for view in window.views_in_group(group):
-        window.set_view_index(view, into + (into >= group), window.num_views_in_group(into + (into >= group)))
+        window.set_view_index(view, neighbour, window.num_views_in_group(neighbour))
     active = window.active_view()
     window.set_layout(layout)
     for view_id, (window_id, made) in list(_made.items()):  # later groups moved down one number

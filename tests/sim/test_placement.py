@@ -21,6 +21,7 @@ from tests.support.editor import PACKAGE, open_editor
 
 SINGLE = {"cols": [0.0, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1]]}
 PANEL = "output.qwen_answer"
+CHAT_LAYOUT = {"cols": [0.0, 0.6, 1.0], "rows": [0.0, 0.78, 1.0], "cells": [[0, 0, 1, 2], [1, 0, 2, 1], [1, 1, 2, 2]]}
 # Sublime's own Esc binding for panels, as its Default keymap has it (all platforms).
 DEFAULT_ESCAPE = '[{ "keys": ["escape"], "command": "hide_panel", "args": {"cancel": true},' \
                  ' "context": [{ "key": "panel_visible", "operator": "equal", "operand": true }] }]'
@@ -125,7 +126,7 @@ def test_the_answers_header_names_the_file_relative_to_the_folder(actions: Actio
 def test_an_answer_beside_the_code_leaves_the_chats_column_alone(actions: ActionRig) -> None:
     actions.load([{"text": "Beside."}])
     window = actions.host.window
-    chat_layout = {"cols": [0.0, 0.6, 1.0], "rows": [0.0, 0.78, 1.0], "cells": [[0, 0, 1, 2], [1, 0, 2, 1], [1, 1, 2, 2]]}
+    chat_layout = CHAT_LAYOUT
     actions.host.run_on_main(lambda: window.set_layout(chat_layout))
     code = actions.open_area()
     actions.host.user.focus(code)
@@ -213,3 +214,38 @@ def test_the_status_names_the_model_not_qwens_id(chat: ChatRig) -> None:
     text = chat.host.wait_for(lambda: "Model:" in chat.transcript() and chat.transcript(), timeout=WAIT)
     assert "Model: glm-4.6" in text and "$runtime" not in text
     assert sys.modules[f"{PACKAGE}.plugin.chat.commands"].chat_report(chat.host.window).count("$runtime") == 0
+
+
+def test_a_file_put_in_the_answers_group_joins_the_code_when_the_answer_closes(actions: ActionRig) -> None:
+    actions.load([{"text": "ok"}])
+    window = actions.host.window
+    actions.host.run_on_main(lambda: window.set_layout(CHAT_LAYOUT))  # Sublime would fold it into the last group
+    code = actions.open_area()
+    actions.host.user.focus(code)
+    explain(actions)
+    [answer] = answer_views(actions)
+    other = actions.host.user.open_file(actions.editor.file("other.py", "y = 2\n"), group=3)
+    actions.host.user.close(answer)
+    actions.host.wait_idle()
+    assert window.layout() == CHAT_LAYOUT
+    assert window.views_in_group(0) == [code, other]
+
+
+def test_a_dragged_divider_still_gives_the_group_back_but_a_rearranged_layout_stays(actions: ActionRig) -> None:
+    actions.load([{"text": "ok"}])
+    window = actions.host.window
+    explain(actions)
+    [answer] = answer_views(actions)
+    dragged = {"cols": [0.0, 0.7, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1], [1, 0, 2, 1]]}
+    actions.host.run_on_main(lambda: window.set_layout(dragged))
+    actions.host.user.close(answer)
+    actions.host.wait_idle()
+    assert window.layout() == SINGLE
+    actions.steps([{"text": "again"}])
+    explain(actions, 2)
+    [answer] = answer_views(actions)
+    stacked = {"cols": [0.0, 1.0], "rows": [0.0, 0.5, 1.0], "cells": [[0, 0, 1, 1], [0, 1, 1, 2]]}
+    actions.host.run_on_main(lambda: window.set_layout(stacked))  # the user's own arrangement
+    actions.host.user.close(answer)
+    actions.host.wait_idle()
+    assert window.layout() == stacked
