@@ -106,7 +106,8 @@ def display_path(path: str, folders: Sequence[str], style: PathStyle = HOST_STYL
     `folders` holding it (after that folder's name when the window has
     several), absolute when none does. Spellings are compared first; only a
     path outside them all is resolved (symlinks, `/private/var` on macOS)."""
-    if not path or not folders:
+    is_absolute = ntpath.isabs if style == "windows" else posixpath.isabs
+    if not path or not folders or not is_absolute(path):  # a tab's name ("untitled") is no path
         return path
     best: tuple[int, str, list[str]] | None = None
     for spell in (lambda p: p, resolve):

@@ -104,6 +104,8 @@ from qwencompanion_src.core.paths import display_path  # noqa: E402
         ("\\\\server\\share\\proj\\a.py", ["//SERVER/share/proj"], "windows", "a.py"),
         ("/home/me/proj", ["/home/me/proj"], "posix", "."),
         ("/tmp/x.py", [], "posix", "/tmp/x.py"),
+        ("untitled", ["/home/me/proj"], "posix", "untitled"),  # a tab's name, not resolved against the cwd
+        ("proj\\a.py", ["C:\\proj"], "windows", "proj\\a.py"),
     ],
 )
 def test_display_path_is_relative_inside_the_folder_and_absolute_outside(
@@ -125,3 +127,10 @@ def test_a_physical_path_is_shown_relative_to_the_symlinked_folder() -> None:
         return next((real + path[len(link):] for link, real in links.items() if path.startswith(link)), path)
 
     assert display_path("/private/var/proj/src/a.py", ["/var/proj"], "macos", resolve) == "src/a.py"
+
+
+def test_a_tabs_name_is_not_taken_for_a_file_in_the_working_folder() -> None:
+    def from_cwd(path: str) -> str:  # os.path.realpath with the working folder inside the project
+        return path if path.startswith("/") else "/home/me/proj/sub/" + path
+
+    assert display_path("untitled", ["/home/me/proj"], "posix", from_cwd) == "untitled"
