@@ -42,7 +42,7 @@ def open_beside(window: sublime.Window, group: int) -> int:
     return len(layout["cells"]) - 1
 
 
-_made: dict[int, tuple[int, int]] = {}  # view id -> (window id, the group made for it)
+BESIDE_GROUP = "qwen_placement.own_group"  # on a view: the group made for it (kept across reloads)
 
 
 def new_view_beside(window: sublime.Window, code: sublime.View | None) -> sublime.View:
@@ -51,7 +51,7 @@ def new_view_beside(window: sublime.Window, code: sublime.View | None) -> sublim
     group = open_beside(window, code_group(window, code))
     view = window.new_file()
     window.set_view_index(view, group, 0)
-    _made[view.id()] = (window.id(), group)
+    view.settings().set(BESIDE_GROUP, group)
     return view
 
 
@@ -70,19 +70,20 @@ def give_back(window: sublime.Window, group: int) -> None:
         window.set_view_index(view, neighbour, window.num_views_in_group(neighbour))
     active = window.active_view()
     window.set_layout(layout)
-    for view_id, (window_id, made) in list(_made.items()):  # later groups moved down one number
-        if window_id == window.id() and made > group:
-            _made[view_id] = (window_id, made - 1)
+    for view in window.views():  # the groups after it moved down one number
+        made = view.settings().get(BESIDE_GROUP)
+        if isinstance(made, int) and made > group:
+            view.settings().set(BESIDE_GROUP, made - 1)
     if active is not None and active.is_valid():
         window.focus_view(active)
 
 
 class PlacementListener(sublime_plugin.EventListener):
     def on_pre_close(self, view: sublime.View) -> None:
-        made = _made.pop(view.id(), None)
+        made = view.settings().get(BESIDE_GROUP)
         window = view.window()
-        if made is not None and window is not None:
-            sublime.set_timeout(lambda: give_back(window, made[1]))  # once the view is gone from its group
+        if isinstance(made, int) and window is not None:
+            sublime.set_timeout(lambda: give_back(window, made))  # once the view is gone from its group
 
 
 def show_without_focus(window: sublime.Window, view: sublime.View, keep: sublime.View | None) -> None:

@@ -249,3 +249,14 @@ def test_a_dragged_divider_still_gives_the_group_back_but_a_rearranged_layout_st
     actions.host.user.close(answer)
     actions.host.wait_idle()
     assert window.layout() == stacked
+
+
+def test_the_group_is_given_back_after_a_package_reload_too(actions: ActionRig) -> None:
+    actions.load([{"text": "ok"}])
+    window = actions.host.window
+    explain(actions)
+    [answer] = answer_views(actions)
+    actions.host.reload_package(PACKAGE)
+    actions.host.user.close(answer)
+    actions.host.wait_idle()
+    assert window.layout() == SINGLE
