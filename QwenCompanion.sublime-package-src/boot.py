@@ -16,7 +16,7 @@ for _cached in [name for name in sys.modules if name.startswith(f"{__package__}.
     del sys.modules[_cached]
 
 from .plugin import log
-from .plugin.actions.commands import QwenActionCommand, QwenCancelActionCommand
+from .plugin.actions.commands import QwenActionCommand, QwenAnswerHistoryCommand, QwenCancelActionCommand
 from .plugin.actions.jobs import actions
 from .plugin.actions.listeners import ActionsListener
 from .plugin.actions.models import QwenChooseActionModelCommand
@@ -47,6 +47,7 @@ from .plugin.companion.companions import companions
 from .plugin.companion.context_listener import ContextListener
 from .plugin.companion.context_listener import tracker as context_tracker
 from .plugin.ide_tools import wiring as _ide_tools  # noqa: F401 (hooks the tools into servers and chats)
+from .plugin.placement import PlacementListener
 from .plugin.diagnose_command import QwenDiagnoseConnectionCommand, QwenReplaceReportCommand
 from .plugin.reviews.commands import (
     QwenAcceptDiffCommand,
@@ -64,6 +65,8 @@ __all__ = [
     "ActionsListener",
     "QwenActionCommand",
     "QwenCancelActionCommand",
+    "QwenAnswerHistoryCommand",
+    "PlacementListener",
     "QwenChooseActionModelCommand",
     "PermissionKeysListener",
     "QwenChatPermissionCommand",

@@ -373,6 +373,20 @@ class SimulatedHost:
             raise LookupError(f"unknown {view!r}")
         return st
 
+    def visible_views(self, window: Window) -> list[View]:
+        """What the user sees of `window`: the selected view of every group
+        (one tab a group is drawn) and the view of the shown output panel."""
+        app = self.app
+        with app.lock:
+            win = app.windows.get(window.window_id)
+            if win is None:
+                return []
+            ids = [app.sheets[sid].view_id for sid in win.selected if sid and app.sheets[sid].view_id]
+            panel = win.active_panel or ""
+            if panel.startswith("output.") and win.panels.get(panel[len("output."):]):
+                ids.append(win.panels[panel[len("output."):]])
+        return [View(vid) for vid in ids]
+
     def window_state(self, window: Window) -> WindowState:
         st = self.app.windows.get(window.window_id)
         if st is None:

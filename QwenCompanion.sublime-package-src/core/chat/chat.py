@@ -107,6 +107,21 @@ class Choice:
     description: str = ""
 
 
+RUNTIME_MODEL_PREFIX = "$runtime|"  # qwen's id of a model set at run time: `$runtime|<auth type>|<model>`
+
+
+def readable_model(model_id: str) -> str:
+    """The model's own name inside qwen's ACP model id, for an id its list
+    does not name: `$runtime|openai|qwen3-coder(openai)` -> `qwen3-coder`.
+    (Ids of routes, `qwen-route:v1:<hash>`, have no name in them: kept.)"""
+    name = model_id
+    if name.startswith(RUNTIME_MODEL_PREFIX):
+        name = name[len(RUNTIME_MODEL_PREFIX):].partition("|")[2] or name
+    if name.endswith(")") and "(" in name:
+        name = name[: name.rindex("(")] or name  # `<model>(<auth type>)`
+    return name
+
+
 @dataclass
 class ChatState:
     """What the status bar, pickers and /status show."""
@@ -127,6 +142,16 @@ class ChatState:
     pid: int | None = None
     started_at: float = 0.0
     agent_name: str = ""
+
+    def mode_name(self) -> str | None:
+        return next((m.name for m in self.modes if m.id == self.mode_id), self.mode_id)
+
+    def model_name(self) -> str | None:
+        """The current model as people call it: its name in the agent's list,
+        else read out of its id (never qwen's internal id)."""
+        if self.model_id is None:
+            return None
+        return next((m.name for m in self.models if m.id == self.model_id), None) or readable_model(self.model_id)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ so that closing or cancelling answers every one of them "cancelled"."""
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import threading
 from dataclasses import dataclass, field
@@ -20,10 +21,11 @@ from acp.schema import (
     RequestPermissionResponse,
 )
 
-from .tool_calls import content_text
+from .tool_calls import PathDisplay, content_text
 
 
 REASON_CHOICE = "Reject with a reason…"  # the key after the agent's options
+EDIT_PREVIEW_LINES = 8  # changed lines an edit's prompt shows; the review has them all
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,20 @@ def detail_of(raw_input: Any, content_summary: str) -> str:
     return content_summary
 
 
+def edit_summary(diff: Diff, display: PathDisplay = str) -> str:
+    """What an edit changes, instead of the tool's raw input: the file, how
+    many lines go and come, and the first changed lines."""
+    changes = [
+        line for line in difflib.unified_diff(diff.old_text.splitlines(), diff.new_text.splitlines(), lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+    added = sum(1 for line in changes if line.startswith("+"))
+    removed = len(changes) - added
+    shown = changes[:EDIT_PREVIEW_LINES]
+    more = f"\n… {len(changes) - len(shown)} more changed line(s): the review tab shows them all" if len(changes) > len(shown) else ""
+    return "\n".join([f"{display(diff.path)}: +{added} −{removed} line(s)", *shown]) + more
+
+
 def questions_text(questions: list[Any]) -> str:
     lines: list[str] = []
     for question in questions:
@@ -119,7 +135,8 @@ def questions_of(raw_input: Any) -> list[Question]:
     return found
 
 
-def prompt_of(key: str, request: RequestPermissionRequest) -> PermissionPrompt:
+def prompt_of(key: str, request: RequestPermissionRequest, display: PathDisplay = str) -> PermissionPrompt:
+    """`display` shows a path as the user reads it (relative to the window's folder)."""
     call = request.tool_call
     content = call.content or []
     diff = next(
@@ -131,7 +148,7 @@ def prompt_of(key: str, request: RequestPermissionRequest) -> PermissionPrompt:
         tool_call_id=call.tool_call_id,
         kind=str(call.kind or "other"),
         title=call.title or call.tool_call_id,
-        detail=detail_of(call.raw_input, content_text(content)),
+        detail=edit_summary(diff, display) if diff is not None else detail_of(call.raw_input, content_text(content, display)),
         options=list(request.options),
         locations=[loc.path for loc in call.locations or []],
         diff=diff,

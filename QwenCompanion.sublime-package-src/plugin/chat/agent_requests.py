@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
+from ..paths import path_display
 from .agent_fs import AgentFiles
 from .buffers import on_main, open_paths, open_view
 from .chats import chats
@@ -80,7 +81,7 @@ class EditorRequests:
     async def request_permission(self, request: RequestPermissionRequest) -> RequestPermissionResponse:
         from ...core.chat.permissions import prompt_of, render_answer, render_prompt
 
-        prompt = prompt_of(self.pending.next_key(), request)
+        prompt = prompt_of(self.pending.next_key(), request, path_display(self.window))
         future = self.pending.add(prompt)
         chat = chats.get(self.window)
         if chat is None:

@@ -102,12 +102,12 @@ def run_local(chat: WindowChat, name: str) -> bool:
         lines += [f"/{c.name} — {c.description}" for c in state.commands]
         _note(chat, "Commands:\n>\n> " + "\n> ".join(lines))
     elif name == "status":
-        mode = next((m.name for m in state.modes if m.id == state.mode_id), state.mode_id)
+        mode = state.mode_name()
         _note(chat, "\n> ".join([
             f"Agent: {state.agent}" + (f" ({state.agent_name})" if state.agent_name else ""),
             f"Session: {state.session_id or '—'}",
             f"Mode: {mode or '—'}",
-            f"Model: {state.model_id or '—'}",
+            f"Model: {state.model_name() or '—'}",
             f"Pid: {chat.chat.pid or '—'}",
             f"Uptime: {uptime(state.started_at) if chat.chat.pid else '—'}",
         ]))
@@ -474,7 +474,7 @@ def chat_report(window: sublime.Window) -> str:
         lines.append(row("pid", f"{pid}, up {uptime(state.started_at)}"))
     lines.append(row("session", state.session_id or "(none)"))
     lines.append(row("mode", state.mode_id or "(unknown)"))
-    lines.append(row("model", state.model_id or "(unknown)"))
+    lines.append(row("model", state.model_name() or "(unknown)"))
     tail = [line for line in chat.chat.stderr_lines()[-5:] if line.strip()]
     if tail:
         lines.append(row("agent log", "last lines (Qwen Code: Show Agent Log has all)"))

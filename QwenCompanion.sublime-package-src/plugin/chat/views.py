@@ -156,8 +156,8 @@ def status_text(chat: WindowChat) -> str:
     if state.agent in ("stopped",) and state.session_id is None:
         return ""
     parts = ["Chat"]
-    mode = next((m.name for m in state.modes if m.id == state.mode_id), state.mode_id)
-    model = next((m.name for m in state.models if m.id == state.model_id), state.model_id)
+    mode = state.mode_name()
+    model = state.model_name()
     if mode:
         parts.append(mode)
     if model:
