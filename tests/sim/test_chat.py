@@ -158,6 +158,18 @@ def test_the_active_file_and_selection_go_with_the_prompt_unless_excluded(rig: C
     assert rig.received("session/prompt")[1]["params"]["prompt"] == [{"type": "text", "text": "and this?"}]
 
 
+def test_a_multibyte_selection_under_16384_characters_goes_cut_to_16_kib(rig: ChatRig) -> None:
+    rig.load()
+    text = "汉字" * 3000  # 6,000 characters, 18,000 bytes of UTF-8
+    code = rig.editor.open("zh.txt", text)
+    rig.host.user.set_selection(code, [rig.host.sublime.Region(0, len(text))])
+    rig.send("translate")
+    rig.ended()
+    selection = rig.received("session/prompt")[0]["params"]["prompt"][2]["resource"]["text"]
+    assert len(selection.encode("utf-8")) <= 16 * 1024 and selection.endswith("... [TRUNCATED]")
+    assert text.startswith(selection[: -len("... [TRUNCATED]")])
+
+
 def test_the_transcript_follows_new_text_only_while_the_caret_is_at_the_end(rig: ChatRig) -> None:
     rig.load([[{"chunks": ["first answer\n\n"]}], [{"chunks": ["second answer"]}]])
     rig.send("one")
