@@ -39,11 +39,15 @@ def test_places_are_1_based_and_count_code_points() -> None:
     assert span.place == "2:1-3:1" and span.text == "bb = 2\n"
 
 
+SHOWN = "import os\n\n\ndef f(x):\n    return x\n\n\nprint(f(1))\n"
+SELECTED = "    return x\n"
+
+
 def context(**changes: Any) -> ActionContext:
-    text = "def f(x):\n    return x\n"
+    begin = SHOWN.index(SELECTED)
     values: dict[str, Any] = dict(
-        action="explain", path="/p/m.py", language="Python", selection=span_of(text, 0, len(text)),
-        visible=span_of(text, 0, len(text)),
+        action="explain", path="/p/m.py", language="Python", selection=span_of(SHOWN, begin, begin + len(SELECTED)),
+        visible=span_of(SHOWN, 0, len(SHOWN)),
     )
     values.update(changes)
     return ActionContext(**values)
@@ -51,10 +55,14 @@ def context(**changes: Any) -> ActionContext:
 
 @pytest.mark.parametrize("action", ["explain", "docstring", "optimize", "fix", "ask"])
 def test_every_template_gets_the_selection_the_visible_text_and_the_language(action: str) -> None:
+    """The selection is a part of the visible text: each lands, with its own
+    place, under its own heading (swapping the two cannot pass)."""
     prompt = render((TEMPLATES / f"{action}.md").read_text(), (TEMPLATES / "_context.md").read_text(),
                     context(action=action, question="Why?"))
     assert "$" not in prompt.replace("$$", "")  # every field was filled
-    assert "/p/m.py (Python)" in prompt and "(1:1-3:1)" in prompt and "    return x" in prompt
+    assert "/p/m.py (Python)" in prompt
+    assert f"The selected code (5:1-6:1):\n```\n{SELECTED}\n```\n" in prompt
+    assert f"What the editor shows around it (1:1-9:1):\n```\n{SHOWN}\n```" in prompt
     assert "Answer in English." in prompt
     assert ("Why?" in prompt) == (action == "ask")
 
@@ -199,6 +207,17 @@ def test_partial_messages_stream_and_the_result_ends_the_run(tmp_path: Path) -> 
     assert received[2]["message"] == {"role": "user", "content": "the prompt"}
     assert set(EDITING_TOOLS) <= set(received[0]["argv"][received[0]["argv"].index("--exclude-tools") + 1].split(","))
     assert action.pid is not None and not alive(action.pid)
+
+
+def test_every_tool_that_edits_or_runs_programs_is_excluded(tmp_path: Path) -> None:
+    """The CLI's (0.24.4) tools that write files, run programs, remember or
+    delegate, written out here: dropping one from the package's list fails."""
+    _, _, received, _ = run(tmp_path, [{"text": "ok"}])
+    argv = received[0]["argv"]
+    assert sorted(argv[argv.index("--exclude-tools") + 1].split(",")) == sorted([
+        "edit", "write_file", "notebook_edit", "run_shell_command", "exec", "save_memory", "agent",
+        "enter_worktree", "exit_worktree", "cron_create", "image_gen",
+    ])
 
 
 def test_a_whole_message_without_partials_is_the_answer(tmp_path: Path) -> None:
