@@ -27,10 +27,12 @@ class ChatRig:
         self.tmp = tmp
         self.log = tmp / "agent-log.jsonl"
         self.events: list[tuple[str, dict[str, Any]]] = []
+        self.script_extras: dict[str, Any] = {}  # more keys of the agent's script (e.g. "grandchild")
 
     def load(self, turns: list[list[dict[str, Any]]] | None = None, **settings: Any) -> None:
         script = self.tmp / "script.json"
-        script.write_text(json.dumps({"turns": turns or [], "state": str(self.tmp / "agent-state"), "log": str(self.log)}))
+        script.write_text(json.dumps({"turns": turns or [], "state": str(self.tmp / "agent-state"), "log": str(self.log),
+                                      **self.script_extras}))
         self.editor.load([self.editor.workspace], {"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)], **settings})
         self.watch()
 

@@ -21,7 +21,7 @@ from qwencompanion_src.core.actions.proposal import last_code_block, replacement
 from qwencompanion_src.core.actions.prompt import ActionContext, Place, fence_for, place_of, render, span_of
 from qwencompanion_src.core.actions.run import EDITING_TOOLS, ActionRun, RunOutcome, run_argv
 
-from ..support.processes import alive
+from ..support.processes import Grandchildren, alive, grandchildren  # noqa: F401  (the fixture)
 
 FAKE_CLI = Path(__file__).resolve().parents[1] / "rig" / "fake_stream_cli.py"
 TEMPLATES = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package-src" / "prompts"
@@ -179,11 +179,13 @@ def test_the_pool_ends_a_replaced_runs_process_and_starts_a_waiting_one_when_a_p
 # --- runs --------------------------------------------------------------------------------------
 
 
-def run(tmp_path: Path, steps: list[dict[str, Any]], timeout: float = 20.0,
-        during: Any = None) -> tuple[RunOutcome, list[str], list[dict[str, Any]], ActionRun]:
+def run(tmp_path: Path, steps: list[dict[str, Any]], timeout: float = 20.0, during: Any = None,
+        grandchildren: Grandchildren | None = None) -> tuple[RunOutcome, list[str], list[dict[str, Any]], ActionRun]:
+    """One run of the scripted CLI (which starts a grandchild first when `grandchildren` is given)."""
     script = tmp_path / "script.json"
     log = tmp_path / "log.jsonl"
-    script.write_text(json.dumps({"steps": steps, "log": str(log)}))
+    extra = {"grandchild": str(grandchildren.pid_file)} if grandchildren is not None else {}
+    script.write_text(json.dumps({"steps": steps, "log": str(log), **extra}))
     pieces: list[str] = []
     argv = run_argv([sys.executable, str(FAKE_CLI), str(script)], None)
     action = ActionRun(Invocation(argv, str(tmp_path), {}, "the prompt"), pieces.append, timeout)
@@ -276,22 +278,50 @@ def test_every_permission_is_denied(tmp_path: Path) -> None:
     assert outcome.denied == ["write_file"] and outcome.kind == "answered"
 
 
-def test_cancel_ends_the_process_group(tmp_path: Path) -> None:
+def test_cancel_ends_the_process_group(tmp_path: Path, grandchildren: Grandchildren) -> None:
     async def cancel_soon(action: ActionRun) -> None:
         while action.pid is None:
             await asyncio.sleep(0.01)
-        await asyncio.sleep(0.3)
+        await asyncio.to_thread(grandchildren.pids)
         action.cancel()
 
-    outcome, _, _, action = run(tmp_path, [{"stall": 30}], during=cancel_soon)
+    outcome, _, _, action = run(tmp_path, [{"stall": 30}], during=cancel_soon, grandchildren=grandchildren)
     assert outcome.kind == "cancelled"
     assert action.pid is not None and not alive(action.pid)
+    assert grandchildren.wait_gone() == []
 
 
-def test_a_run_past_its_timeout_is_stopped(tmp_path: Path) -> None:
-    outcome, _, _, action = run(tmp_path, [{"text": "slow"}, {"stall": 30}], timeout=1.0)
+def test_a_finished_run_ends_what_the_cli_started(tmp_path: Path, grandchildren: Grandchildren) -> None:
+    outcome, _, _, action = run(tmp_path, [{"text": "done"}], grandchildren=grandchildren)
+    assert outcome.kind == "answered" and grandchildren.pids()
+    assert action.pid is not None and not alive(action.pid)
+    assert grandchildren.wait_gone() == []
+
+
+def test_a_run_past_its_timeout_is_stopped(tmp_path: Path, grandchildren: Grandchildren) -> None:
+    outcome, _, _, action = run(tmp_path, [{"text": "slow"}, {"stall": 30}], timeout=1.0, grandchildren=grandchildren)
     assert outcome.kind == "timed_out" and outcome.text == "slow" and "1 s" in outcome.error
     assert action.pid is not None and not alive(action.pid)
+    assert grandchildren.pids() and grandchildren.wait_gone() == []
+
+
+def test_a_run_whose_loop_stops_ends_the_process_group(tmp_path: Path, grandchildren: Grandchildren) -> None:
+    """The package unloading cancels the run's task: no grace, the whole group ends."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"steps": [{"stall": 30}], "grandchild": str(grandchildren.pid_file)}))
+    argv = run_argv([sys.executable, str(FAKE_CLI), str(script)], None)
+    action = ActionRun(Invocation(argv, str(tmp_path), {}, "p"), lambda piece: None, 20)
+
+    async def go() -> None:
+        task = asyncio.create_task(action.run())
+        await asyncio.to_thread(grandchildren.pids)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(go())
+    assert action.pid is not None and not alive(action.pid)
+    assert grandchildren.wait_gone() == []
 
 
 # --- models ------------------------------------------------------------------------------------
@@ -310,6 +340,13 @@ def test_the_models_are_what_get_available_models_answers(tmp_path: Path) -> Non
     assert models == [Model("qwen3-coder", "Qwen3 Coder"), Model("m2", "m2")]
     sent = [json.loads(line) for line in log.read_text().splitlines()][1:]
     assert [m["request"]["subtype"] for m in sent] == ["initialize", "get_available_models"]
+
+
+def test_asking_for_the_models_ends_the_process_group(tmp_path: Path, grandchildren: Grandchildren) -> None:
+    """The CLI waits for a prompt after answering: it is ended, and what it started with it."""
+    models = models_of(tmp_path, {"models": [{"id": "m1"}], "grandchild": str(grandchildren.pid_file)})
+    assert models == [Model("m1", "m1")] and grandchildren.pids()
+    assert grandchildren.wait_gone() == []
 
 
 def test_a_cli_that_cannot_start_or_ends_early_gives_the_reason(tmp_path: Path) -> None:

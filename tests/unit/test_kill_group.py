@@ -1,0 +1,85 @@
+"""`kill_group`, the one way the package ends a CLI it started (the chat's
+agent, a quick action's run, the models question): the whole process group
+on POSIX, the whole tree (`taskkill /T /F`) on Windows. The CLI is the
+scripted one with a grandchild that only the group's end ends
+(tests/rig/grandchild.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from qwencompanion_src.core.chat import bridge
+from qwencompanion_src.core.chat.bridge import kill_group
+
+from ..support.processes import Grandchildren, descendants, grandchildren  # noqa: F401  (the fixture)
+
+FAKE_CLI = Path(__file__).resolve().parents[1] / "rig" / "fake_stream_cli.py"
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc for the process tree")
+
+
+@pytest.fixture
+def cli(tmp_path: Path, grandchildren: Grandchildren) -> Iterator[subprocess.Popen[bytes]]:
+    """The scripted CLI in a session (so a group) of its own, as the package
+    starts it, its grandchild running; killed at the end if still running."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"grandchild": str(grandchildren.pid_file)}))
+    process = subprocess.Popen([sys.executable, str(FAKE_CLI), str(script)], stdin=subprocess.PIPE, start_new_session=True)
+    try:
+        grandchildren.pids()
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        if process.stdin is not None:
+            process.stdin.close()
+
+
+def test_the_group_ends_with_its_leader(cli: subprocess.Popen[bytes], grandchildren: Grandchildren) -> None:
+    kill_group(cli.pid)
+    assert cli.wait(15) == -9
+    assert grandchildren.wait_gone() == []
+
+
+def test_what_a_leader_that_exited_left_behind_is_ended(cli: subprocess.Popen[bytes], grandchildren: Grandchildren) -> None:
+    """The agent exits at the end of its input; its grandchild does not."""
+    assert cli.stdin is not None
+    cli.stdin.close()
+    assert cli.wait(15) == 0
+    assert grandchildren.running() == grandchildren.pids()
+    kill_group(cli.pid)
+    assert grandchildren.wait_gone() == []
+
+
+def taskkill(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+    """Windows' taskkill as documented: `/PID n` names the process, `/T` adds
+    every process it started (and theirs), `/F` ends them forcibly; without
+    `/F` a process with no window is not ended."""
+    assert argv[0] == "taskkill"
+    pid = int(argv[argv.index("/PID") + 1])
+    if "/F" not in argv:
+        return subprocess.CompletedProcess(argv, 1)
+    targets = [pid, *descendants(pid)] if "/T" in argv else [pid]
+    for target in targets:
+        os.kill(target, signal.SIGKILL)
+    return subprocess.CompletedProcess(argv, 0)
+
+
+def test_on_windows_the_whole_tree_is_ended(
+    cli: subprocess.Popen[bytes], grandchildren: Grandchildren, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bridge, "sys", SimpleNamespace(platform="win32"))
+    monkeypatch.setattr(bridge, "subprocess", SimpleNamespace(run=taskkill, CREATE_NO_WINDOW=0x08000000))
+    kill_group(cli.pid)
+    assert cli.wait(15) == -9
+    assert grandchildren.wait_gone() == []
