@@ -72,6 +72,16 @@ class ChatRig:
             return []
         return [m for m in map(json.loads, self.log.read_text().splitlines()) if m.get("method") == method]
 
+    def answered(self, method: str, count: int = 1) -> list[Any]:
+        """The editor's answers to the agent's `method` requests, once `count` are logged."""
+        def logged() -> list[Any] | None:
+            lines = map(json.loads, self.log.read_text().splitlines()) if self.log.exists() else iter(())
+            found = [m["answer"] for m in lines if m.get("answer_to") == method]
+            return found if len(found) >= count else None
+
+        found: list[Any] = self.host.wait_for(logged, timeout=WAIT)
+        return found
+
 
 @pytest.fixture
 def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatRig]:

@@ -6,7 +6,6 @@ the simulated editor, with the scripted ACP agent."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -24,15 +23,6 @@ REJECTED_ONCE = {"outcome": {"outcome": "selected", "optionId": "not_now"}}
 
 def permission(tool_call: dict[str, Any]) -> dict[str, Any]:
     return {"request": "session/request_permission", "params": {"sessionId": "", "toolCall": tool_call, "options": OPTIONS}}
-
-
-def answer(rig: ChatRig) -> Any:
-    """What the agent got back for its permission request."""
-    def logged() -> Any:
-        lines = [json.loads(line) for line in rig.log.read_text().splitlines()] if rig.log.exists() else []
-        return next((m for m in lines if m.get("answer_to") == "session/request_permission"), None)
-
-    return rig.host.wait_for(logged, timeout=WAIT)["answer"]
 
 
 def asked(rig: ChatRig) -> None:
@@ -55,7 +45,7 @@ def test_rejecting_in_the_chat_rejects_once(rig: ChatRig, how: str) -> None:
         rig.host.user.submit_input_panel("not the build folder")
     else:
         rig.host.user.run_command("qwen_chat_permission", {"reject": True})
-    assert answer(rig) == REJECTED_ONCE
+    assert rig.answered("session/request_permission") == [REJECTED_ONCE]
 
 
 def test_a_reviews_reject_rejects_once(rig: ChatRig) -> None:
@@ -70,6 +60,6 @@ def test_a_reviews_reject_rejects_once(rig: ChatRig) -> None:
     rig.host.user.focus(proposed)
     binding = rig.host.user.press_key("ctrl+k, n")
     assert binding is not None and binding.command == "qwen_reject_diff"
-    assert answer(rig) == REJECTED_ONCE
+    assert rig.answered("session/request_permission") == [REJECTED_ONCE]
     assert rig.ended() == ["end_turn"]
     assert path.read_text() == "print('hi')\n"
