@@ -34,18 +34,18 @@ def actions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grandchildren: Gran
         yield rig
 
 
-def agent_at_work(chat: ChatRig, grandchildren: Grandchildren, turn: list[dict[str, object]]) -> tuple[int, int]:
-    """The agent's pid and its grandchild's, the agent busy with `turn`."""
-    chat.load([turn])
+def agent_at_work(chat: ChatRig, grandchildren: Grandchildren, *then: dict[str, object]) -> tuple[int, int]:
+    """The agent's pid and its grandchild's, the agent in its turn, going on with `then`."""
+    chat.load([[{"chunks": ["working"]}, *then]])
     chat.send("go")
+    chat.host.wait_for(lambda: "working" in chat.chat().chat.streamer.transcript.text(), timeout=WAIT)
     pid: int = chat.host.wait_for(lambda: chat.chat().chat.pid, timeout=WAIT)
-    chat.host.wait_for(lambda: chat.chat().chat.state.agent == "busy", timeout=WAIT)
     return pid, grandchildren.pids()[0]
 
 
 @pytest.mark.parametrize("how", ["close_window", "unload", "quit"])
 def test_ending_the_chat_ends_the_agents_whole_group(chat: ChatRig, grandchildren: Grandchildren, how: str) -> None:
-    pid, grandchild = agent_at_work(chat, grandchildren, [{"stall": 30}])
+    pid, grandchild = agent_at_work(chat, grandchildren, {"stall": 30})
     if how == "close_window":
         chat.host.user.close_window(chat.host.window)
     elif how == "unload":
@@ -57,18 +57,18 @@ def test_ending_the_chat_ends_the_agents_whole_group(chat: ChatRig, grandchildre
 
 
 def test_cancelling_a_deaf_agent_restarts_it_without_its_grandchild(chat: ChatRig, grandchildren: Grandchildren) -> None:
-    pid, grandchild = agent_at_work(chat, grandchildren, [{"deaf": 60}])
+    pid, grandchild = agent_at_work(chat, grandchildren, {"deaf": 60})
     chat.host.answers.push("ok_cancel", True)  # "Restart Agent" when it does not stop
     chat.host.user.press_key("escape")
     chat.host.wait_for(lambda: not alive(pid), timeout=WAIT)
     assert chat.ended() == ["cancelled"]
     replacement = grandchildren.pids(2)[1]  # the restarted agent's own
-    chat.host.wait_for(lambda: not alive(grandchild), timeout=WAIT)
+    assert grandchildren.wait_gone(WAIT, among=[grandchild]) == [], f"the agent's grandchild {grandchild} outlived the restart"
     assert grandchildren.running() == [replacement]
 
 
 def test_an_agent_that_exits_by_itself_leaves_no_grandchild(chat: ChatRig, grandchildren: Grandchildren) -> None:
-    pid, _ = agent_at_work(chat, grandchildren, [{"stall": 1.0}, {"crash": 3}])
+    pid, _ = agent_at_work(chat, grandchildren, {"stall": 1.0}, {"crash": 3})
     chat.host.wait_for(lambda: not alive(pid), timeout=WAIT)
     assert grandchildren.wait_gone(WAIT) == []
 

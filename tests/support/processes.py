@@ -66,10 +66,10 @@ class Grandchildren:
     def running(self) -> list[int]:
         return [pid for pid in self._listed() if alive(pid) and self._ours(pid)]
 
-    def wait_gone(self, timeout: float = 15.0) -> list[int]:
-        """The ones still running after `timeout` (none, when their group was ended)."""
+    def wait_gone(self, timeout: float = 15.0, among: list[int] | None = None) -> list[int]:
+        """The ones (of `among`, else all) still running after `timeout`: none, when their group was ended."""
         deadline = time.monotonic() + timeout
-        while (left := self.running()) and time.monotonic() < deadline:
+        while (left := [pid for pid in self.running() if among is None or pid in among]) and time.monotonic() < deadline:
             time.sleep(0.02)
         return left
 
