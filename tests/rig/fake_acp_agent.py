@@ -8,7 +8,8 @@ SCRIPT (all keys optional):
      "log": "file",                   every message received, one JSON a line
      "auth_required": false,          session/new fails with -32000 until authenticate
      "config_only": false,            modes and models offered only as configOptions
-     "exit_on_start": null}           exit with this code right after starting
+     "exit_on_start": null,           exit with this code right after starting
+     "grandchild": "pid file"}        start tests/rig/grandchild.py first (its pid appended to the file)
 
 ACTION:
     {"chunks": ["a", "b"], "delay": 0}   agent_message_chunk per item
@@ -37,6 +38,11 @@ import time
 import uuid
 from pathlib import Path
 from typing import Any
+
+try:
+    from .grandchild import start as start_grandchild  # python -m tests.rig.fake_acp_agent
+except ImportError:
+    from grandchild import start as start_grandchild  # python tests/rig/fake_acp_agent.py
 
 MODES = [
     {"id": "plan", "name": "Plan"},
@@ -317,6 +323,8 @@ def main() -> None:
     if script.get("exit_on_start") is not None:
         sys.stderr.write("fake agent: refusing to start\n")
         sys.exit(script["exit_on_start"])
+    if script.get("grandchild"):
+        start_grandchild(script["grandchild"])
     sys.stderr.write(f"fake agent {os.getpid()} ready\n")
     sys.stderr.flush()
     Agent(script).run()

@@ -7,7 +7,8 @@ SCRIPT (all keys optional):
      "log": "file",          its argv, every message received, one JSON a line, and
                              {"result_ns": monotonic ns} as the success result is written
      "model": "name",        the model the init message names without --model (with it, that one, as the CLI does)
-     "models": [{"id", "label"}, ...]}   what get_available_models answers
+     "models": [{"id", "label"}, ...],   what get_available_models answers
+     "grandchild": "pid file"}   start tests/rig/grandchild.py first (its pid appended to the file)
 
 STEP:
     {"text": "abc", "chunks": 3, "delay": 0}   the text as partial messages (text_delta)
@@ -27,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from grandchild import start as start_grandchild  # tests/rig is this script's folder
+
 
 def out(message: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
@@ -35,6 +38,8 @@ def out(message: dict[str, Any]) -> None:
 
 def main() -> None:
     script = json.loads(Path(sys.argv[1]).read_text())
+    if script.get("grandchild"):
+        start_grandchild(script["grandchild"])
     log_path = script.get("log")
 
     def log(message: Any) -> None:

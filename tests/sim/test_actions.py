@@ -40,15 +40,16 @@ class ActionRig(ActionsUser):
         super().__init__(editor, WAIT)
         self.log = tmp / "cli-log.jsonl"
         self.script = tmp / "script.json"
+        self.script_extras: dict[str, Any] = {}  # more keys of the CLI's script (e.g. "grandchild")
 
     def load(self, steps: list[dict[str, Any]], **settings: Any) -> None:
-        self.script.write_text(json.dumps({"steps": steps, "log": str(self.log)}))
+        self.steps(steps)
         self.editor.load([self.editor.workspace], {"qwen_command": [sys.executable, str(FAKE_CLI), str(self.script)],
                                                    **settings})
         self.watch()
 
     def steps(self, steps: list[dict[str, Any]]) -> None:
-        self.script.write_text(json.dumps({"steps": steps, "log": str(self.log)}))
+        self.script.write_text(json.dumps({"steps": steps, "log": str(self.log), **self.script_extras}))
 
     def open_area(self, select: str | None = "def area(r):\n    return 3.14 * r * r\n") -> Any:
         view = self.editor.open("geometry.py", AREA)

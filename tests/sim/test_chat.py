@@ -27,10 +27,12 @@ class ChatRig:
         self.tmp = tmp
         self.log = tmp / "agent-log.jsonl"
         self.events: list[tuple[str, dict[str, Any]]] = []
+        self.script_extras: dict[str, Any] = {}  # more keys of the agent's script (e.g. "grandchild")
 
     def load(self, turns: list[list[dict[str, Any]]] | None = None, **settings: Any) -> None:
         script = self.tmp / "script.json"
-        script.write_text(json.dumps({"turns": turns or [], "state": str(self.tmp / "agent-state"), "log": str(self.log)}))
+        script.write_text(json.dumps({"turns": turns or [], "state": str(self.tmp / "agent-state"), "log": str(self.log),
+                                      **self.script_extras}))
         self.editor.load([self.editor.workspace], {"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)], **settings})
         self.watch()
 
@@ -69,6 +71,16 @@ class ChatRig:
         if not self.log.exists():
             return []
         return [m for m in map(json.loads, self.log.read_text().splitlines()) if m.get("method") == method]
+
+    def answered(self, method: str, count: int = 1) -> list[Any]:
+        """The editor's answers to the agent's `method` requests, once `count` are logged."""
+        def logged() -> list[Any] | None:
+            lines = map(json.loads, self.log.read_text().splitlines()) if self.log.exists() else iter(())
+            found = [m["answer"] for m in lines if m.get("answer_to") == method]
+            return found if len(found) >= count else None
+
+        found: list[Any] = self.host.wait_for(logged, timeout=WAIT)
+        return found
 
 
 @pytest.fixture
@@ -156,6 +168,18 @@ def test_the_active_file_and_selection_go_with_the_prompt_unless_excluded(rig: C
     rig.send("and this?")
     rig.ended(2)
     assert rig.received("session/prompt")[1]["params"]["prompt"] == [{"type": "text", "text": "and this?"}]
+
+
+def test_a_multibyte_selection_under_16384_characters_goes_cut_to_16_kib(rig: ChatRig) -> None:
+    rig.load()
+    text = "汉字" * 3000  # 6,000 characters, 18,000 bytes of UTF-8
+    code = rig.editor.open("zh.txt", text)
+    rig.host.user.set_selection(code, [rig.host.sublime.Region(0, len(text))])
+    rig.send("translate")
+    rig.ended()
+    selection = rig.received("session/prompt")[0]["params"]["prompt"][2]["resource"]["text"]
+    assert len(selection.encode("utf-8")) <= 16 * 1024 and selection.endswith("... [TRUNCATED]")
+    assert text.startswith(selection[: -len("... [TRUNCATED]")])
 
 
 def test_the_transcript_follows_new_text_only_while_the_caret_is_at_the_end(rig: ChatRig) -> None:

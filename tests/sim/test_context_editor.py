@@ -214,6 +214,20 @@ def test_a_huge_selection_is_cut_to_16_kib_without_reading_it_all(
     assert read_sizes and max(read_sizes) <= MAX_TEXT + 1
 
 
+def test_a_multibyte_selection_under_16384_characters_is_cut_by_its_bytes(editor: Editor) -> None:
+    editor.load()
+    text = "汉字" * 3000  # 6,000 characters, 18,000 bytes of UTF-8
+    view = editor.open("zh.txt", text)
+    cli = editor.cli()
+    cli.wait_files(lambda fs: bool(fs))
+    editor.user.set_selection(view, [(0, view.size())])
+    files = cli.wait_files(lambda fs: "selectedText" in fs[0])
+    check_shape(files)
+    selected = files[0]["selectedText"]
+    assert selected.endswith("... [TRUNCATED]")
+    assert text.startswith(selected[: -len("... [TRUNCATED]")])
+
+
 # --- privacy -------------------------------------------------------------------------
 
 

@@ -21,7 +21,7 @@ from qwencompanion_src.core.actions.proposal import last_code_block, replacement
 from qwencompanion_src.core.actions.prompt import ActionContext, Place, fence_for, place_of, render, span_of
 from qwencompanion_src.core.actions.run import EDITING_TOOLS, ActionRun, RunOutcome, run_argv
 
-from ..support.processes import alive
+from ..support.processes import Grandchildren, alive, grandchildren  # noqa: F401  (the fixture)
 
 FAKE_CLI = Path(__file__).resolve().parents[1] / "rig" / "fake_stream_cli.py"
 TEMPLATES = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package-src" / "prompts"
@@ -39,11 +39,15 @@ def test_places_are_1_based_and_count_code_points() -> None:
     assert span.place == "2:1-3:1" and span.text == "bb = 2\n"
 
 
+SHOWN = "import os\n\n\ndef f(x):\n    return x\n\n\nprint(f(1))\n"
+SELECTED = "    return x\n"
+
+
 def context(**changes: Any) -> ActionContext:
-    text = "def f(x):\n    return x\n"
+    begin = SHOWN.index(SELECTED)
     values: dict[str, Any] = dict(
-        action="explain", path="/p/m.py", language="Python", selection=span_of(text, 0, len(text)),
-        visible=span_of(text, 0, len(text)),
+        action="explain", path="/p/m.py", language="Python", selection=span_of(SHOWN, begin, begin + len(SELECTED)),
+        visible=span_of(SHOWN, 0, len(SHOWN)),
     )
     values.update(changes)
     return ActionContext(**values)
@@ -51,10 +55,14 @@ def context(**changes: Any) -> ActionContext:
 
 @pytest.mark.parametrize("action", ["explain", "docstring", "optimize", "fix", "ask"])
 def test_every_template_gets_the_selection_the_visible_text_and_the_language(action: str) -> None:
+    """The selection is a part of the visible text: each lands, with its own
+    place, under its own heading (swapping the two cannot pass)."""
     prompt = render((TEMPLATES / f"{action}.md").read_text(), (TEMPLATES / "_context.md").read_text(),
                     context(action=action, question="Why?"))
     assert "$" not in prompt.replace("$$", "")  # every field was filled
-    assert "/p/m.py (Python)" in prompt and "(1:1-3:1)" in prompt and "    return x" in prompt
+    assert "/p/m.py (Python)" in prompt
+    assert f"The selected code (5:1-6:1):\n```\n{SELECTED}\n```\n" in prompt
+    assert f"What the editor shows around it (1:1-9:1):\n```\n{SHOWN}\n```" in prompt
     assert "Answer in English." in prompt
     assert ("Why?" in prompt) == (action == "ask")
 
@@ -171,11 +179,13 @@ def test_the_pool_ends_a_replaced_runs_process_and_starts_a_waiting_one_when_a_p
 # --- runs --------------------------------------------------------------------------------------
 
 
-def run(tmp_path: Path, steps: list[dict[str, Any]], timeout: float = 20.0,
-        during: Any = None) -> tuple[RunOutcome, list[str], list[dict[str, Any]], ActionRun]:
+def run(tmp_path: Path, steps: list[dict[str, Any]], timeout: float = 20.0, during: Any = None,
+        grandchildren: Grandchildren | None = None) -> tuple[RunOutcome, list[str], list[dict[str, Any]], ActionRun]:
+    """One run of the scripted CLI (which starts a grandchild first when `grandchildren` is given)."""
     script = tmp_path / "script.json"
     log = tmp_path / "log.jsonl"
-    script.write_text(json.dumps({"steps": steps, "log": str(log)}))
+    extra = {"grandchild": str(grandchildren.pid_file)} if grandchildren is not None else {}
+    script.write_text(json.dumps({"steps": steps, "log": str(log), **extra}))
     pieces: list[str] = []
     argv = run_argv([sys.executable, str(FAKE_CLI), str(script)], None)
     action = ActionRun(Invocation(argv, str(tmp_path), {}, "the prompt"), pieces.append, timeout)
@@ -199,6 +209,17 @@ def test_partial_messages_stream_and_the_result_ends_the_run(tmp_path: Path) -> 
     assert received[2]["message"] == {"role": "user", "content": "the prompt"}
     assert set(EDITING_TOOLS) <= set(received[0]["argv"][received[0]["argv"].index("--exclude-tools") + 1].split(","))
     assert action.pid is not None and not alive(action.pid)
+
+
+def test_every_tool_that_edits_or_runs_programs_is_excluded(tmp_path: Path) -> None:
+    """The CLI's (0.24.4) tools that write files, run programs, remember or
+    delegate, written out here: dropping one from the package's list fails."""
+    _, _, received, _ = run(tmp_path, [{"text": "ok"}])
+    argv = received[0]["argv"]
+    assert sorted(argv[argv.index("--exclude-tools") + 1].split(",")) == sorted([
+        "edit", "write_file", "notebook_edit", "run_shell_command", "exec", "save_memory", "agent",
+        "enter_worktree", "exit_worktree", "cron_create", "image_gen",
+    ])
 
 
 def test_a_whole_message_without_partials_is_the_answer(tmp_path: Path) -> None:
@@ -257,22 +278,50 @@ def test_every_permission_is_denied(tmp_path: Path) -> None:
     assert outcome.denied == ["write_file"] and outcome.kind == "answered"
 
 
-def test_cancel_ends_the_process_group(tmp_path: Path) -> None:
+def test_cancel_ends_the_process_group(tmp_path: Path, grandchildren: Grandchildren) -> None:
     async def cancel_soon(action: ActionRun) -> None:
         while action.pid is None:
             await asyncio.sleep(0.01)
-        await asyncio.sleep(0.3)
+        await asyncio.to_thread(grandchildren.pids)
         action.cancel()
 
-    outcome, _, _, action = run(tmp_path, [{"stall": 30}], during=cancel_soon)
+    outcome, _, _, action = run(tmp_path, [{"stall": 30}], during=cancel_soon, grandchildren=grandchildren)
     assert outcome.kind == "cancelled"
     assert action.pid is not None and not alive(action.pid)
+    assert grandchildren.wait_gone() == []
 
 
-def test_a_run_past_its_timeout_is_stopped(tmp_path: Path) -> None:
-    outcome, _, _, action = run(tmp_path, [{"text": "slow"}, {"stall": 30}], timeout=1.0)
+def test_a_finished_run_ends_what_the_cli_started(tmp_path: Path, grandchildren: Grandchildren) -> None:
+    outcome, _, _, action = run(tmp_path, [{"text": "done"}], grandchildren=grandchildren)
+    assert outcome.kind == "answered" and grandchildren.pids()
+    assert action.pid is not None and not alive(action.pid)
+    assert grandchildren.wait_gone() == []
+
+
+def test_a_run_past_its_timeout_is_stopped(tmp_path: Path, grandchildren: Grandchildren) -> None:
+    outcome, _, _, action = run(tmp_path, [{"text": "slow"}, {"stall": 30}], timeout=1.0, grandchildren=grandchildren)
     assert outcome.kind == "timed_out" and outcome.text == "slow" and "1 s" in outcome.error
     assert action.pid is not None and not alive(action.pid)
+    assert grandchildren.pids() and grandchildren.wait_gone() == []
+
+
+def test_a_run_whose_loop_stops_ends_the_process_group(tmp_path: Path, grandchildren: Grandchildren) -> None:
+    """The package unloading cancels the run's task: no grace, the whole group ends."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"steps": [{"stall": 30}], "grandchild": str(grandchildren.pid_file)}))
+    argv = run_argv([sys.executable, str(FAKE_CLI), str(script)], None)
+    action = ActionRun(Invocation(argv, str(tmp_path), {}, "p"), lambda piece: None, 20)
+
+    async def go() -> None:
+        task = asyncio.create_task(action.run())
+        await asyncio.to_thread(grandchildren.pids)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(go())
+    assert action.pid is not None and not alive(action.pid)
+    assert grandchildren.wait_gone() == []
 
 
 # --- models ------------------------------------------------------------------------------------
@@ -291,6 +340,13 @@ def test_the_models_are_what_get_available_models_answers(tmp_path: Path) -> Non
     assert models == [Model("qwen3-coder", "Qwen3 Coder"), Model("m2", "m2")]
     sent = [json.loads(line) for line in log.read_text().splitlines()][1:]
     assert [m["request"]["subtype"] for m in sent] == ["initialize", "get_available_models"]
+
+
+def test_asking_for_the_models_ends_the_process_group(tmp_path: Path, grandchildren: Grandchildren) -> None:
+    """The CLI waits for a prompt after answering: it is ended, and what it started with it."""
+    models = models_of(tmp_path, {"models": [{"id": "m1"}], "grandchild": str(grandchildren.pid_file)})
+    assert models == [Model("m1", "m1")] and grandchildren.pids()
+    assert grandchildren.wait_gone() == []
 
 
 def test_a_cli_that_cannot_start_or_ends_early_gives_the_reason(tmp_path: Path) -> None:

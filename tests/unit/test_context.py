@@ -360,6 +360,18 @@ def test_long_text_is_cut_to_16_kib_on_a_character_boundary(unit: str) -> None:
     assert len(cut.encode("utf-16-le")) // 2 <= 16384
 
 
+@pytest.mark.parametrize("unit", ["é", "汉", "😀"])
+def test_a_multibyte_selection_under_16384_characters_is_cut_by_its_utf8_bytes(unit: str) -> None:
+    """Fewer characters than the limit, more bytes: the limit counts bytes."""
+    text = unit * (MAX_SELECTED_TEXT_BYTES * 9 // 8 // len(unit.encode("utf-8")))
+    assert len(text) < MAX_SELECTED_TEXT_BYTES < len(text.encode("utf-8"))
+    cut = cut_selected_text(text)
+    assert cut.endswith(TRUNCATION_MARKER) and len(cut.encode("utf-8")) <= MAX_SELECTED_TEXT_BYTES
+    body = cut[: -len(TRUNCATION_MARKER)]
+    assert body == unit * len(body)
+    assert len(body.encode("utf-8")) > MAX_SELECTED_TEXT_BYTES - len(TRUNCATION_MARKER) - 4
+
+
 def test_payload_cuts_the_selected_text() -> None:
     window = window_with("/p/a")
     window.activate(1, 1000)

@@ -73,9 +73,11 @@ def test_on_windows_the_group_is_ended_with_taskkill_of_the_tree(
     on_windows: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[tuple[list[str], dict[str, Any]]] = []
-    monkeypatch.setattr(bridge.subprocess, "run", lambda argv, **kwargs: calls.append((argv, kwargs)))
+    monkeypatch.setattr(bridge.subprocess, "Popen", lambda argv, **kwargs: calls.append((argv, kwargs)))
     bridge.kill_group(4321)
-    assert calls == [(["taskkill", "/T", "/F", "/PID", "4321"], {"capture_output": True, "creationflags": CREATE_NO_WINDOW})]
+    assert [(argv, kwargs["creationflags"]) for argv, kwargs in calls] == [
+        (["taskkill", "/T", "/F", "/PID", "4321"], CREATE_NO_WINDOW)
+    ]
 
 
 def test_on_windows_liveness_asks_the_process_handle_and_never_signals(

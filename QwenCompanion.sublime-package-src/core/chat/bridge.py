@@ -436,9 +436,9 @@ class AgentBridge:
             self._events.exited(returncode, list(self._stderr_tail))
 
 
-def kill_group(pid: int, *, windows: bool = sys.platform == "win32") -> None:
+def kill_group(pid: int) -> None:
     """End process `pid` and its group (POSIX) or tree (Windows); never waits."""
-    if windows:
+    if sys.platform == "win32":
         # taskkill is not waited for: this runs on Sublime's main thread when
         # the package unloads, and taskkill of a tree can take seconds.
         subprocess.Popen(

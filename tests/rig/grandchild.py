@@ -1,0 +1,38 @@
+"""A grandchild for the scripted CLIs: a process in their process group that
+only ending the whole group ends.
+
+    python tests/rig/grandchild.py PID_FILE
+
+It never reads the input it shares with its parent (end of input does not end
+it), ignores SIGHUP, and writes nothing; like a relaunched node or a tool's
+child, it outlives a parent that is killed alone. PID_FILE (written by the
+parent, see `start`) is on its command line so a test's clean-up can tell it
+from a process that reused its pid. It ends by itself after LIFETIME seconds.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+LIFETIME = 120.0
+
+
+def start(pid_file: str) -> None:
+    """Start the grandchild in the caller's process group; its pid is appended
+    to `pid_file` before this returns."""
+    child = subprocess.Popen([sys.executable, __file__, pid_file], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(pid_file, "a", encoding="utf-8") as out:
+        out.write(f"{child.pid}\n")
+
+
+def main() -> None:
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    time.sleep(LIFETIME)
+
+
+if __name__ == "__main__":
+    main()
