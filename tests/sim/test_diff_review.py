@@ -154,7 +154,7 @@ def test_key_bindings_work_only_in_review_tabs(editor: Editor) -> None:
 
     _, proposed = editor.propose(cli, path, "z\n")
     user.focus(proposed)
-    binding = user.press_key("ctrl+k, n")
+    binding = user.press_key("ctrl+k, x")
     assert binding is not None and binding.command == "qwen_reject_diff"
     assert cli.next_notification() == rejected(path)
 
