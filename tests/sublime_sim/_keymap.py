@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import _jsonc, _syntax
+from . import _auto_complete, _jsonc, _syntax
 from ._default_keymap import DEFAULT_BINDINGS
 from ._settings import _MISSING
 
@@ -106,7 +106,7 @@ def builtin_context(app: App, vid: int, key: str, operator: str, operand: Any, m
         read_only = bool(st and st.buffer.read_only)
         scope = (st.buffer.syntax.scope + " ") if st else ""
         panel = win.active_panel if win else None
-        overlay = any(not q.done for q in app.quick_panels)
+        overlay = any(not q.done for q in app.quick_panels) or any(not c.done for c in app.command_inputs)
     if key.startswith("setting."):
         value = settings.lookup(key[len("setting.") :]) if settings else None
         return compare(None if value is _MISSING else value, operator, operand)
@@ -133,7 +133,7 @@ def builtin_context(app: App, vid: int, key: str, operator: str, operand: Any, m
     if key == "popup_visible":
         return compare(popup, operator, operand)
     if key == "auto_complete_visible":
-        return compare(False, operator, operand)
+        return compare(_auto_complete.is_visible(app, vid), operator, operand)
     if key == "read_only":
         return compare(read_only, operator, operand)
     if key in ("has_next_field", "has_prev_field", "is_recording_macro"):
