@@ -190,9 +190,12 @@ def do_command(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 
 def do_click(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Click a link (e.g. Accept / Reject) in a view's phantoms."""
+    """Click a link (e.g. a review's Accept / Reject) in a view's annotations or phantoms."""
     view = driver.view(action)
-    driver.host.user.click_phantom(view, action["href"])
+    try:
+        driver.host.user.click_annotation(view, action["href"])
+    except LookupError:
+        driver.host.user.click_phantom(view, action["href"])
     return {"view": view.id(), "href": action["href"]}
 
 

@@ -171,3 +171,15 @@ def test_ask_from_its_key_or_a_menu_asks_for_the_question_first(action_rig: Acti
     assert user.submit_command_input("Why 3.14?")
     action_rig.finished()
     assert "Why 3.14?" in action_rig.prompt()
+
+
+def test_the_review_banner_is_at_the_top_and_splits_no_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with open_editor(tmp_path, monkeypatch) as editor:
+        path = editor.file("app.py", "a = 1\nb = 2\nc = 3\n")
+        _, proposed = editor.propose(editor.cli(), path, "a = 1\nb = 20\nc = 3\n")
+        assert [(row, place) for row, place, _ in editor.host.drawn_phantoms(proposed)] == []  # nothing between its lines
+        banner = editor.host.view_state(proposed).regions["qwen_companion.review"]
+        assert banner.regions == [(0, 0)] and 'href="accept"' in banner.annotations[0]
+        editor.host.user.click_annotation(proposed, "reject")
+        editor.host.wait_idle()
+        assert not proposed.is_valid()

@@ -7,8 +7,9 @@ Facts (Sublime's settings and completions documentation):
   a word, or when one of ``auto_complete_triggers`` holds: its ``selector``
   matches and the typed character is one of its ``characters``.
 * It lists the ``on_query_completions`` answers and, unless one of them
-  returns ``INHIBIT_WORD_COMPLETIONS``, the view's words starting with the
-  prefix (the word before the caret); with nothing to list it stays closed.
+  returns ``INHIBIT_WORD_COMPLETIONS``, the view's words, keeping those whose
+  trigger fuzzy-matches the prefix (the word before the caret: its characters
+  in order); with nothing to list it stays closed.
 * The ``auto_complete`` command (Ctrl+Space) opens it whatever the selector.
 * ``hide_auto_complete`` (Esc) closes it, ``commit_completion`` (Enter, or
   Tab with ``auto_complete_commit_on_tab``) replaces the prefix with the first
@@ -65,6 +66,17 @@ def _triggered(app: App, vid: int, scope: str, char: str) -> bool:
     return False
 
 
+def _trigger(item: Any) -> str:
+    if isinstance(item, (list, tuple)):
+        return str(item[0]).split("\t")[0]
+    return item if isinstance(item, str) else str(getattr(item, "trigger", ""))
+
+
+def _fuzzy(prefix: str, trigger: str) -> bool:
+    rest = iter(trigger.lower())
+    return all(c in rest for c in prefix.lower())
+
+
 def on_typed(app: App, vid: int, characters: str) -> None:
     """After the user typed ``characters`` (the ``insert`` command from a key)."""
     pt = _caret(app, vid)
@@ -93,8 +105,8 @@ def show(app: App, vid: int) -> None:
     prefix = _prefix(app, vid, text, pt)
     items, flags = sp.query_completions(vid, prefix, [pt])
     if prefix and not flags & AutoCompleteFlags.INHIBIT_WORD_COMPLETIONS:
-        words = dict.fromkeys(w for w in re.findall(r"\w+", text) if w.lower().startswith(prefix.lower()) and w != prefix)
-        items = list(items) + list(words)
+        items = list(items) + list(dict.fromkeys(w for w in re.findall(r"\w+", text) if w != prefix))
+    items = [item for item in items if _fuzzy(prefix, _trigger(item))]
     with app.lock:
         st = app.view(vid)
         if st is not None:
