@@ -113,3 +113,6 @@ def test_sublimes_own_esc_tab_enter_and_arrows_are_bound(sim_host: SimulatedHost
     assert command("up") == "move" and command("down") == "move"
     assert command("tab") == "insert_best_completion"
     assert command("enter") is None  # typed as a newline by Sublime itself
+    assert sim_host.app.buffer_text(view.id()) == "\none two"  # at the caret, left at 0
+    sim_host.run_on_main(lambda: view.show_popup("<p>hover</p>"))
+    assert command("escape") is None and not view.is_popup_visible()  # Sublime closes a popup on Esc

@@ -76,9 +76,8 @@ def commit_completion(app: App, vid: int, token: int, args: dict[str, Any]) -> N
     _auto_complete.hide(app, vid)
     if chosen is not None:
         prefix, completion = chosen
-        _replace_selections(app, vid, token, lambda lo, hi: completion)
-        for a, b in reversed(app.sel_get(vid)):
-            app.modify(vid, token, b - len(completion) - len(prefix), b - len(completion), "")
+        for a, b in reversed(app.sel_get(vid)):  # the typed prefix and the selection give way
+            app.modify(vid, token, max(min(a, b) - len(prefix), 0), max(a, b), completion)
 
 
 @_text_cmd("insert_snippet")

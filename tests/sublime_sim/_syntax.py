@@ -4,7 +4,9 @@ A package's ``.sublime-syntax`` is loaded as Sublime does (``_syntax_engine``:
 ``extends`` and its version rule); one that Sublime would refuse shows an
 error and is not given to the view. Points of a view in such a syntax, or in
 Markdown (its structure in ``_markdown_syntax``), have the scopes the engine
-lexes; in any other syntax every point has the syntax's base scope. Selector scoring handles alternatives (``,`` ``|``), descendant paths,
+lexes; in any other syntax every point has the syntax's base scope.
+
+Selector scoring handles alternatives (``,`` ``|``), descendant paths,
 exclusions (`` - ``) and dotted prefixes, enough for ``is_applicable`` checks
 and key-binding ``selector`` contexts.
 """
@@ -99,9 +101,9 @@ _LEXERS: dict[tuple[str, str | None], _syntax_engine.Lexer] = {}
 
 def scope_name(info: SyntaxInfo, text: str, pt: int) -> str:
     """The scopes at ``pt`` as Sublime's ``view.scope_name`` gives them."""
-    if info.path != _markdown_syntax.PATH and not info.path.endswith(".sublime-syntax"):
-        return info.scope + " "
     source = None if info.path == _markdown_syntax.PATH else _read_resource(info.path)
+    if source is None and info.path != _markdown_syntax.PATH:
+        return info.scope + " "  # a syntax of the table without a definition here
     key = (info.path, source)
     lexer = _LEXERS.get(key)
     if lexer is None:

@@ -128,18 +128,22 @@ class User:
     def press_key(self, keys: str | list[str]) -> _keymap.Binding | None:
         """Press a key (``"ctrl+alt+q"``, ``"ctrl+k, ctrl+b"``): run the matching binding.
 
-        Without a binding a single printable character is typed. Returns the
-        binding that ran, if any.
+        Without a binding, Sublime's own handling: a single printable character
+        is typed, Enter types a newline, Esc closes a popup. Returns the binding
+        that ran, if any.
         """
 
         def go() -> _keymap.Binding | None:
             chords = _keymap.normalize_keys(keys, self._app.platform)
             vid = self._app.focused_view_id()
             binding = _keymap.find_binding(self._app, vid, chords)
+            typed = {"enter": "\n"}.get(chords[0], chords[0]) if len(chords) == 1 else ""
             if binding is not None:
                 self._app.run_focused_command(binding.command, binding.args, by_user=True)
-            elif vid and len(chords) == 1 and len(chords[0]) == 1:
-                self._app.run_text_command(vid, "insert", {"characters": chords[0]}, by_user=True)
+            elif vid and len(typed) == 1:
+                self._app.run_text_command(vid, "insert", {"characters": typed}, by_user=True)
+            elif vid and chords == ["escape"]:
+                View(vid).hide_popup()
             return binding
 
         return self._host.run_on_main(go)
