@@ -116,3 +116,14 @@ def test_sublimes_own_esc_tab_enter_and_arrows_are_bound(sim_host: SimulatedHost
     assert sim_host.app.buffer_text(view.id()) == "\none two"  # at the caret, left at 0
     sim_host.run_on_main(lambda: view.show_popup("<p>hover</p>"))
     assert command("escape") is None and not view.is_popup_visible()  # Sublime closes a popup on Esc
+
+
+def test_a_selector_context_is_matched_against_the_scope_at_the_caret(sim_host: SimulatedHost, packages_dir: Path) -> None:
+    write_package(packages_dir, "Heads", {"Default.sublime-keymap": '[{"keys": ["f6"], "command": "on_heading", '
+                                          '"context": [{"key": "selector", "operand": "markup.heading"}]}]'})
+    view = sim_host.run_on_main(lambda: sim_host.window.new_file(syntax="Packages/Markdown/Markdown.sublime-syntax"))
+    sim_host.user.type(view, "prose\n# Title\n")
+    sim_host.user.set_selection(view, [2])
+    assert sim_host.user.press_key("f6") is None
+    sim_host.user.set_selection(view, [10])
+    assert sim_host.user.press_key("f6").command == "on_heading"  # type: ignore[union-attr]

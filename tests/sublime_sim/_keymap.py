@@ -104,7 +104,7 @@ def builtin_context(app: App, vid: int, key: str, operator: str, operand: Any, m
         settings = app.settings[st.settings_id] if st else None
         popup = bool(st and st.popup)
         read_only = bool(st and st.buffer.read_only)
-        scope = (st.buffer.syntax.scope + " ") if st else ""
+        syntax = st.buffer.syntax if st else _syntax.PLAIN_TEXT
         panel = win.active_panel if win else None
         overlay = any(not q.done for q in app.quick_panels) or any(not c.done for c in app.command_inputs)
     if key.startswith("setting."):
@@ -120,8 +120,10 @@ def builtin_context(app: App, vid: int, key: str, operator: str, operand: Any, m
         return _per_selection(app, vid, lambda t, a, b: t[max(a, b) : (t.find("\n", max(a, b)) + 1 or len(t) + 1) - 1], operator, operand, match_all)
     if key == "text":
         return _per_selection(app, vid, lambda t, a, b: t[min(a, b) : max(a, b)], operator, operand, match_all)
-    if key == "selector":
-        return compare(_syntax.score_selector(scope, str(operand)) > 0, "equal", operator == "equal")
+    if key == "selector":  # the scope at each caret
+        matches = _per_selection(app, vid, lambda t, a, b: _syntax.score_selector(_syntax.scope_name(syntax, t, b), str(operand)) > 0,
+                                 "equal", True, match_all)
+        return matches if operator == "equal" else not matches
     if key == "panel_visible":
         return compare(panel is not None, operator, operand)
     if key == "panel":
