@@ -218,9 +218,12 @@ def do_command(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 
 def do_click(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Click a link (e.g. Accept / Reject) in a view's phantoms."""
+    """Click a link (e.g. a review's Accept / Reject) in a view's annotations or phantoms."""
     view = driver.view(action)
-    driver.host.user.click_phantom(view, action["href"])
+    try:
+        driver.host.user.click_annotation(view, action["href"])
+    except LookupError:
+        driver.host.user.click_phantom(view, action["href"])
     return {"view": view.id(), "href": action["href"]}
 
 
@@ -314,6 +317,14 @@ def do_choose(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return {"items": items}
 
 
+def do_input(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Type `text` into the command palette's input for a command (e.g. Ask About
+    Selection's question) and press Enter (waits for the input to open)."""
+    driver.host.wait_for(lambda: [c for c in driver.host.app.command_inputs if not c.done], timeout=WAIT)
+    command = [c for c in driver.host.app.command_inputs if not c.done][-1].command
+    return {"command": command, "accepted": driver.host.user.submit_command_input(action["text"])}
+
+
 def do_permission(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Answer the chat's waiting permission request with `option` (an optionId), as a click would."""
     window = driver.window(action)
@@ -366,6 +377,7 @@ ACTIONS: dict[str, Action] = {
     "chat_cancel": do_chat_cancel,  # {window?}
     "chat_text": do_chat_text,  # {window?}
     "choose": do_choose,  # {index}: the open quick panel's item
+    "input": do_input,  # {text}: the command palette's input for a command
     "permission": do_permission,  # {option, window?}: answers the waiting permission request
     "action": do_action,  # {action, question?, path? | view? | window?}: a quick action on the selection
     "action_cancel": do_action_cancel,  # {window?}

@@ -87,7 +87,7 @@ def test_accepting_a_hand_edited_proposal_writes_exactly_that_text(
 
     line = editor.text(proposed).index("print")
     editor.host.user.replace(proposed, (line, line + len("print(greet())")), "print(greet().upper())")
-    editor.host.user.click_phantom(proposed, "accept")
+    editor.host.user.click_annotation(proposed, "accept")
 
     result = wait_for_tool_result(fake_model, tui)
     assert "Error" not in result, result
@@ -102,7 +102,7 @@ def test_rejecting_leaves_the_file_unchanged(editor: Editor, connect_tui: Connec
     tui = connect_tui()
     _, proposed = propose_edit(editor, tui, fake_model, path, "keep me", "changed")
 
-    editor.host.user.click_phantom(proposed, "reject")
+    editor.host.user.click_annotation(proposed, "reject")
     wait_for_cancelled_edit(fake_model, tui)
     assert path.read_bytes() == b"keep me\n"
     assert editor.review_views() == []

@@ -163,11 +163,11 @@ def test_a_cli_killed_with_its_review_open_leaves_it_orphaned(tmp_path: Path, mo
         try:
             assert cli.stdout is not None and cli.stdout.readline().strip()
             _, proposed = editor.review(path)
-            assert "Orphaned" not in editor.phantom_html(proposed)
+            assert "Orphaned" not in editor.banner_html(proposed)
             cli.send_signal(signal.SIGKILL)
             cli.wait(WAIT)
             # The stream drops with the process; the session expires after its grace.
-            editor.host.wait_for(lambda: "Orphaned" in editor.phantom_html(proposed), timeout=WAIT)
+            editor.host.wait_for(lambda: "Orphaned" in editor.banner_html(proposed), timeout=WAIT)
         finally:
             cli.kill()
             cli.wait()

@@ -151,7 +151,7 @@ def test_fix_proposes_the_replacement_in_the_review_and_accept_is_one_undo_step(
     proposed = next(v for v in rig.host.window.views() if v.id() == diff["proposed_view"])
     assert rig.editor.text(proposed) == AREA.replace("3.14", "math.pi")
     assert (rig.editor.workspace / "geometry.py").read_text() == AREA  # nothing written
-    assert "Accept applies this to the tab as one undo step" in rig.editor.phantom_html(proposed)
+    assert "Accept applies this to the tab as one undo step" in rig.editor.banner_html(proposed)
     rig.host.user.focus(proposed)
     rig.host.user.run_command("qwen_accept_diff")
     rig.host.wait_idle()

@@ -208,6 +208,9 @@ def test_slash_completions_and_local_commands(rig: ChatRig) -> None:
     names = [item.trigger for item in rig.host.user.query_completions(composer, "")]
     assert {"clear", "help", "status", "compress", "memory"} <= set(names)
     rig.host.user.type(composer, "status")
+    # As in Sublime, Enter first picks the highlighted completion, then sends.
+    assert rig.host.user.press_key("enter").command == "commit_completion"  # type: ignore[union-attr]
+    assert rig.editor.text(composer) == "/status"
     rig.host.user.press_key("enter")
     text = rig.host.wait_for(lambda: "Session:" in rig.transcript() and rig.transcript(), timeout=WAIT)
     assert f"Session: {rig.chat().chat.state.session_id}" in text and "Pid: " in text

@@ -56,7 +56,7 @@ def test_open_diff_answers_at_once_and_shows_a_side_by_side_review(editor: Edito
     for view in (original, proposed):
         assert view.settings().get(DIFF_VIEW) is True
         assert view.file_name() is None
-    banner = editor.phantom_html(proposed)
+    banner = editor.banner_html(proposed)
     assert 'href="accept"' in banner and 'href="reject"' in banner and "app.py" in banner
     assert cli.quiet()
     editor.host.assert_no_errors()
@@ -74,7 +74,7 @@ def test_the_review_opens_in_the_window_whose_folder_holds_the_file(editor: Edit
 
     original, proposed = editor.propose(cli, path, "new\n", window=second)
     assert original.window() == second and proposed.window() == second
-    editor.host.user.click_phantom(proposed, "accept")
+    editor.host.user.click_annotation(proposed, "accept")
     assert cli.next_notification() == accepted(path, "new\n")
 
 
@@ -90,7 +90,7 @@ def test_accept_link_sends_the_edited_text_and_restores_layout_and_focus(editor:
 
     original, proposed = editor.propose(owner, path, "one\nTWO\nthree\n")
     user.replace(proposed, (8, 13), "HAND-EDITED")  # "three" -> by hand
-    user.click_phantom(proposed, "accept")
+    user.click_annotation(proposed, "accept")
 
     assert owner.next_notification() == accepted(path, "one\nTWO\nHAND-EDITED\n")
     assert bystander.quiet()
@@ -107,7 +107,7 @@ def test_reject_link_sends_a_rejection(editor: Editor) -> None:
     cli = editor.cli()
     _, proposed = editor.propose(cli, path, "y\n")
 
-    editor.host.user.click_phantom(proposed, "reject")
+    editor.host.user.click_annotation(proposed, "reject")
     assert cli.next_notification() == rejected(path)
     assert editor.review_views() == []
     assert editor.window.layout() == ONE_GROUP
@@ -154,7 +154,7 @@ def test_key_bindings_work_only_in_review_tabs(editor: Editor) -> None:
 
     _, proposed = editor.propose(cli, path, "z\n")
     user.focus(proposed)
-    binding = user.press_key("ctrl+k, n")
+    binding = user.press_key("ctrl+k, x")
     assert binding is not None and binding.command == "qwen_reject_diff"
     assert cli.next_notification() == rejected(path)
 
@@ -197,7 +197,7 @@ def test_closing_the_file_side_keeps_an_edited_proposal_open(editor: Editor) -> 
     assert cli.next_notification() == rejected(path)
     editor.settle()
     assert proposed.is_valid() and editor.text(proposed) == "mine y\n"
-    assert proposed.name().endswith("(not applied)") and "closed the file" in editor.phantom_html(proposed)
+    assert proposed.name().endswith("(not applied)") and "closed the file" in editor.banner_html(proposed)
     assert path.read_text() == "x\n"
     editor.host.assert_no_errors()
 
@@ -232,7 +232,7 @@ def test_accepted_text_keeps_the_proposals_line_endings_and_the_final_newline(ed
             start = editor.text(proposed).index(edit[0])
             editor.host.user.replace(proposed, (start, start + len(edit[0])), edit[1])
 
-        editor.host.user.click_phantom(proposed, "accept")
+        editor.host.user.click_annotation(proposed, "accept")
         assert cli.next_notification() == accepted(path, sent), LINE_ENDING_CASES[number]
 
 
@@ -245,7 +245,7 @@ def test_non_ascii_text_round_trips(editor: Editor) -> None:
 
     editor.host.user.click(proposed, proposed.size() - 1)
     editor.host.user.type(proposed, " ñ€")
-    editor.host.user.click_phantom(proposed, "accept")
+    editor.host.user.click_annotation(proposed, "accept")
     assert cli.next_notification() == accepted(path, "Grüße, 世界 — ✓ 🎉 ñ€\n")
 
 
@@ -255,11 +255,11 @@ def test_an_emptied_proposal_is_not_accepted(editor: Editor) -> None:
     _, proposed = editor.propose(cli, path, "y\n")
 
     editor.host.user.replace(proposed, (0, proposed.size()), "")
-    editor.host.user.click_phantom(proposed, "accept")
+    editor.host.user.click_annotation(proposed, "accept")
     # The CLI would take "" for "unchanged" and write its proposal: say so instead.
     assert cli.quiet()
-    assert proposed.is_valid() and "cannot take an empty text" in editor.phantom_html(proposed)
-    editor.host.user.click_phantom(proposed, "reject")
+    assert proposed.is_valid() and "cannot take an empty text" in editor.banner_html(proposed)
+    editor.host.user.click_annotation(proposed, "reject")
     assert cli.next_notification() == rejected(path)
 
 
@@ -272,8 +272,8 @@ def test_a_new_file_shows_an_empty_original_and_a_rejection_leaves_nothing(edito
     original, proposed = editor.propose(cli, path, "print('new')\n")
 
     assert original.name() == "new.py (new file)" and editor.text(original) == ""
-    assert "does not exist yet" in editor.phantom_html(proposed)
-    editor.host.user.click_phantom(proposed, "reject")
+    assert "does not exist yet" in editor.banner_html(proposed)
+    editor.host.user.click_annotation(proposed, "reject")
     assert cli.next_notification() == rejected(path)
     editor.settle()
     assert not path.exists() and not path.parent.exists()
@@ -302,10 +302,10 @@ def test_unsaved_changes_are_shown_explained_and_kept(editor: Editor) -> None:
     # The left side is the buffer as the user sees it, unsaved work included.
     assert editor.text(original) == "disk line\nunsaved line\n"
     assert editor.host.view_state(proposed).buffer.reference_document == "disk line\nunsaved line\n"
-    banner = editor.phantom_html(proposed)
+    banner = editor.banner_html(proposed)
     assert "unsaved changes" in banner and "neither saved nor discarded" in banner
 
-    user.click_phantom(proposed, "accept")
+    user.click_annotation(proposed, "accept")
     assert cli.next_notification() == accepted(path, "disk line\nproposed line\n")
     editor.settle()
     assert buffer.is_valid() and buffer.is_dirty()
@@ -344,7 +344,7 @@ def test_a_second_open_diff_for_the_same_file_replaces_the_first(editor: Editor)
     assert len(editor.review_views()) == 2
     assert editor.text(proposed) == "from second\n"
 
-    editor.host.user.click_phantom(proposed, "accept")
+    editor.host.user.click_annotation(proposed, "accept")
     assert second.next_notification() == accepted(path, "from second\n")
     assert first.quiet()
     assert editor.window.layout() == ONE_GROUP
@@ -361,7 +361,7 @@ def test_a_replaced_review_keeps_what_the_user_typed(editor: Editor) -> None:
     editor.settle()
     assert old.is_valid() and editor.text(old) == "my edit first\n"
     assert old.settings().get(DIFF_VIEW) is None and "not applied" in old.name()
-    assert "newer proposal" in editor.phantom_html(old)
+    assert "newer proposal" in editor.banner_html(old)
     _, new = editor.review(path)
     assert editor.text(new) == "second\n"
 
@@ -378,12 +378,12 @@ def test_two_reviews_from_two_clis_live_side_by_side(editor: Editor) -> None:
 
     window = editor.window
     assert [window.get_view_index(v)[0] for v in (a_left, a_right, b_left, b_right)] == [0, 1, 0, 1]
-    editor.host.user.click_phantom(b_right, "accept")
+    editor.host.user.click_annotation(b_right, "accept")
     assert cli_b.next_notification() == accepted(b, "B\n")
     assert window.layout() == TWO_COLUMNS  # a's review is still open
     assert a_left.is_valid() and a_right.is_valid()
 
-    editor.host.user.click_phantom(a_right, "reject")
+    editor.host.user.click_annotation(a_right, "reject")
     assert cli_a.next_notification() == rejected(a)
     assert window.layout() == ONE_GROUP
     assert cli_a.quiet() and cli_b.quiet()
@@ -409,7 +409,7 @@ def test_a_window_with_several_groups_gets_its_layout_and_tabs_back(editor: Edit
                                "cells": [[0, 0, 2, 1], [0, 1, 1, 2], [1, 1, 2, 2]]}
     assert window.get_view_index(original)[0] == 1 and window.get_view_index(proposed)[0] == 2
     assert window.active_view_in_group(0) == top
-    user.click_phantom(proposed, "reject")
+    user.click_annotation(proposed, "reject")
     cli.next_notification()
     editor.settle()
     assert window.layout() == rows
@@ -462,8 +462,8 @@ def test_edits_survive_when_the_terminal_answers_first(editor: Editor) -> None:
     assert proposed.is_valid() and editor.text(proposed) == "precious y\n"
     assert proposed.is_scratch() and proposed.settings().get(DIFF_VIEW) is None
     assert proposed.name() == "a.txt (not applied)"
-    assert "answered in the terminal" in editor.phantom_html(proposed)
-    assert 'href="accept"' not in editor.phantom_html(proposed)
+    assert "answered in the terminal" in editor.banner_html(proposed)
+    assert 'href="accept"' not in editor.banner_html(proposed)
     assert editor.window.layout() == ONE_GROUP
     assert proposed.window() == editor.window
     assert editor.window.active_view() == terminal
@@ -485,17 +485,17 @@ def test_a_review_whose_session_ends_is_orphaned_and_accepting_it_is_harmless(ed
     path = editor.file("a.txt", "x\n")
     owner, other = editor.cli("owner"), editor.cli("other")
     _, proposed = editor.propose(owner, path, "y\n")
-    assert "Orphaned" not in editor.phantom_html(proposed)
+    assert "Orphaned" not in editor.banner_html(proposed)
 
     owner.delete()
-    editor.host.wait_for(lambda: "Orphaned" in editor.phantom_html(proposed))
-    editor.host.user.click_phantom(proposed, "accept")
+    editor.host.wait_for(lambda: "Orphaned" in editor.banner_html(proposed))
+    editor.host.user.click_annotation(proposed, "accept")
     editor.settle()
     assert other.quiet()
     assert path.read_text() == "x\n"
     # The text stays reachable; nothing is waiting for it.
     assert proposed.is_valid() and editor.text(proposed) == "y\n" and proposed.settings().get(DIFF_VIEW) is None
-    assert "session that proposed this change" in editor.phantom_html(proposed)
+    assert "session that proposed this change" in editor.banner_html(proposed)
     assert editor.window.layout() == ONE_GROUP
     editor.host.assert_no_errors()
 
@@ -560,7 +560,7 @@ def test_a_reload_of_the_package_ends_open_reviews_without_losing_the_proposal(e
     assert not original.is_valid()
     assert proposed.is_valid() and editor.text(proposed) == "mine y\n"
     assert proposed.settings().get(DIFF_VIEW) is None and proposed.name().endswith("(not applied)")
-    banner = editor.phantom_html(proposed)
+    banner = editor.banner_html(proposed)
     assert "reloaded" in banner and 'href="accept"' not in banner
     editor.host.assert_no_errors()
 
@@ -667,13 +667,13 @@ def test_accepting_after_the_file_changed_on_disk_warns_first(editor: Editor) ->
     _, proposed = editor.propose(cli, path, "y\n")
     path.write_text("saved meanwhile\n")  # the user saved the file in another tab
 
-    editor.host.user.click_phantom(proposed, "accept")
+    editor.host.user.click_annotation(proposed, "accept")
     editor.settle()
     assert cli.quiet()  # the CLI would have written the proposal over the saved text
-    assert "changed on disk" in editor.phantom_html(proposed)
+    assert "changed on disk" in editor.banner_html(proposed)
     assert [view.id() for view in editor.review_views()][-1] == proposed.id()
 
-    editor.host.user.click_phantom(proposed, "accept")  # the user read the warning: write it anyway
+    editor.host.user.click_annotation(proposed, "accept")  # the user read the warning: write it anyway
     assert cli.next_notification() == accepted(path, "y\n")
     editor.host.assert_no_errors()
 
@@ -683,7 +683,7 @@ def test_accepting_when_the_file_is_unchanged_on_disk_needs_one_click(editor: Ed
     cli = editor.cli()
     _, proposed = editor.propose(cli, path, "y\r\n")
     path.write_bytes(b"x\r\n")  # written again, same text
-    editor.host.user.click_phantom(proposed, "accept")
+    editor.host.user.click_annotation(proposed, "accept")
     assert cli.next_notification() == accepted(path, "y\r\n")
 
 

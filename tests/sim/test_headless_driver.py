@@ -189,7 +189,9 @@ def test_action_cancel_reports_a_cancelled_outcome(scripted: tuple[HeadlessSubli
     script.write_text(json.dumps({"steps": [{"stall": 30}]}))
     sublime.do("open", path=path)
     sublime.do("select", path=path, start=[1, 1], end=[1, 4])
-    sublime.do("action", action="ask", question="Why one?")
+    sublime.do("action", action="ask")  # no question: Sublime's palette asks for it
+    answer = sublime.do("input", text="Why one?")
+    assert (answer["command"], answer["accepted"]) == ("qwen_action", True)
     sublime.wait_event(lambda e: e.get("event") == "action_started")
     sublime.do("action_cancel")
     assert sublime.wait_event(lambda e: e.get("event") == "action_finished")["outcome"] == "cancelled"

@@ -35,7 +35,7 @@ def review_in_other_window(editor: Editor, folder_as_sublime_has_it: Path, file_
     original, proposed = editor.propose(editor.cli(), file_as_cli_sends, "on disk\nproposed\n", window=second)
     assert original.window() == second and proposed.window() == second
     assert editor.text(original) == "on disk\nunsaved\n"  # the user's buffer, not the disk
-    assert "unsaved changes" in editor.phantom_html(proposed)
+    assert "unsaved changes" in editor.banner_html(proposed)
     editor.host.assert_no_errors()
 
 

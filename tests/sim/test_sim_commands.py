@@ -196,3 +196,50 @@ def test_builtin_commands(sim_host: SimulatedHost) -> None:
     sublime.active_window().run_command("close_window")
     assert len(sublime.windows()) == 1
     sim_host.assert_no_errors()
+
+
+ASKING = '''
+import sublime_plugin
+
+RAN = []
+
+
+class WhatInputHandler(sublime_plugin.TextInputHandler):
+    def validate(self, text):
+        return bool(text)
+
+
+class AskCommand(sublime_plugin.TextCommand):
+    def run(self, edit, what):
+        RAN.append(("ask", what))
+
+    def input(self, args):
+        return WhatInputHandler() if "what" not in args else None
+
+
+class DefaultedCommand(sublime_plugin.TextCommand):
+    def run(self, edit, what=""):
+        RAN.append(("defaulted", what))
+
+    def input(self, args):
+        return WhatInputHandler()
+'''
+
+
+def test_a_missing_positional_argument_opens_the_input_and_a_default_does_not(sim_host: SimulatedHost) -> None:
+    write_package(sim_host.packages_dir, "Asking", {"asking.py": ASKING})
+    sim_host.load_package("Asking")
+    ran = sys.modules["Asking.asking"].RAN
+    sim_host.user.new_file()
+    user = sim_host.user
+    user.run_command("ask", via="menu")
+    assert ran == [] and sim_host.sublime.active_window().active_view() is not None
+    assert not user.submit_command_input("")  # refused by validate: stays open
+    assert user.submit_command_input("why")
+    assert ran == [("ask", "why")]
+    user.run_command("defaulted", via="menu")  # `run` succeeds: no input is asked
+    assert ran[-1] == ("defaulted", "") and not [c for c in sim_host.app.command_inputs if not c.done]
+    user.run_command("ask", via="menu")
+    user.cancel_command_input()
+    assert not [c for c in sim_host.app.command_inputs if not c.done] and len(ran) == 2
+    sim_host.assert_no_errors()

@@ -70,3 +70,13 @@ def test_popup_status_and_reference_document(sim_host: SimulatedHost) -> None:
     assert sim_host.view_state(view).buffer.reference_document is None
     view.show_at_center(0)
     assert sim_host.view_state(view).shown == [("show_at_center", (0, 0))]
+
+
+def test_block_and_below_phantoms_are_drawn_under_the_line_of_their_region(sim_host: SimulatedHost) -> None:
+    sublime = sim_host.sublime
+    view = sim_host.user.new_file()
+    sim_host.user.type(view, "one\ntwo\nthree\n")
+    view.add_phantom("b", sublime.Region(0), "block", sublime.LAYOUT_BLOCK)
+    view.add_phantom("w", sublime.Region(5), "below", sublime.LAYOUT_BELOW)
+    view.add_phantom("i", sublime.Region(9), "inline", sublime.LAYOUT_INLINE)
+    assert sim_host.drawn_phantoms(view) == [(0, "below", "block"), (1, "below", "below"), (2, "inline", "inline")]

@@ -76,3 +76,54 @@ def test_press_key_evaluates_contexts(sim_host: SimulatedHost, packages_dir: Pat
     assert sim_host.user.press_key("x") is None  # unbound printable key: typed
     assert view.substr(sim_host.sublime.Region(0, view.size())) == "abcx"
     sim_host.assert_no_errors()
+
+
+def test_keymaps_in_a_package_subfolder_load_and_later_packages_win(sim_host: SimulatedHost, packages_dir: Path) -> None:
+    write_package(packages_dir, "Keyed", {"keyed.py": PLUGIN, "Default.sublime-keymap": KEYMAP})
+    # Loads after "Keyed" (alphabetical), its platform keymap in a subfolder, no context.
+    write_package(packages_dir, "Linted", {"keymaps/Default (Linux).sublime-keymap": '[{"keys": ["ctrl+alt+k"], "command": "lint"}]',
+                                           "keymaps/Default (OSX).sublime-keymap": '[{"keys": ["ctrl+alt+k"], "command": "lint_mac"}]',
+                                           "keymaps/Other.sublime-keymap": '[{"keys": ["f5"], "command": "ignored"}]'})
+    sim_host.load_package("Keyed")
+    view = sim_host.user.new_file()
+    view.settings().set("keyed_armed", True)
+    binding = sim_host.user.press_key("ctrl+alt+k")
+    assert binding is not None and (binding.command, binding.source) == ("lint", "Packages/Linted/keymaps/Default (Linux).sublime-keymap")
+    assert sim_host.user.press_key("f5") is None  # only Default[ (<Platform>)].sublime-keymap files are keymaps
+
+
+def test_sublimes_own_esc_tab_enter_and_arrows_are_bound(sim_host: SimulatedHost) -> None:
+    view = sim_host.user.new_file()
+    sim_host.user.type(view, "one two")
+    user = sim_host.user
+
+    def command(keys: str) -> str | None:
+        binding = user.press_key(keys)
+        return binding.command if binding else None
+
+    assert command("escape") is None
+    user.set_selection(view, [0, 4])
+    assert command("escape") == "single_selection"
+    user.set_selection(view, [0])
+    sim_host.run_on_main(lambda: sim_host.window.show_quick_panel(["a"], lambda index: None))
+    assert command("escape") == "hide_overlay"
+    user.cancel_quick_panel()
+    sim_host.run_on_main(lambda: sim_host.window.run_command("show_panel", {"panel": "console"}))
+    assert command("escape") == "hide_panel" and sim_host.window.active_panel() is None
+    assert command("up") == "move" and command("down") == "move"
+    assert command("tab") == "insert_best_completion"
+    assert command("enter") is None  # typed as a newline by Sublime itself
+    assert sim_host.app.buffer_text(view.id()) == "\none two"  # at the caret, left at 0
+    sim_host.run_on_main(lambda: view.show_popup("<p>hover</p>"))
+    assert command("escape") is None and not view.is_popup_visible()  # Sublime closes a popup on Esc
+
+
+def test_a_selector_context_is_matched_against_the_scope_at_the_caret(sim_host: SimulatedHost, packages_dir: Path) -> None:
+    write_package(packages_dir, "Heads", {"Default.sublime-keymap": '[{"keys": ["f6"], "command": "on_heading", '
+                                          '"context": [{"key": "selector", "operand": "markup.heading"}]}]'})
+    view = sim_host.run_on_main(lambda: sim_host.window.new_file(syntax="Packages/Markdown/Markdown.sublime-syntax"))
+    sim_host.user.type(view, "prose\n# Title\n")
+    sim_host.user.set_selection(view, [2])
+    assert sim_host.user.press_key("f6") is None
+    sim_host.user.set_selection(view, [10])
+    assert sim_host.user.press_key("f6").command == "on_heading"  # type: ignore[union-attr]

@@ -13,6 +13,7 @@ scope: text.html.markdown.chat-log
 hidden: true
 file_extensions: [chatlog, 'clog']
 extends: Packages/Markdown/Markdown.sublime-syntax
+version: 2
 contexts:
   main:
     - match: x
@@ -45,3 +46,56 @@ def test_a_missing_or_headerless_syntax_leaves_the_view_as_it_was(sim_host: Simu
     view.assign_syntax("Packages/Tiny/Missing.sublime-syntax")
     view.assign_syntax("Packages/Tiny/Broken.sublime-syntax")
     assert view.syntax() == before
+
+
+CHILD = """%YAML 1.2
+---
+name: Chat Log
+scope: text.html.markdown.chat-log
+extends: Packages/Markdown/Markdown.sublime-syntax
+{version}
+contexts:
+  {context}:
+    - meta_prepend: true
+    - match: ^(##) (Me)$\\n?
+      scope: markup.heading.chat-log
+      captures:
+        2: entity.name.me
+"""
+
+
+def _chat_log(sim_host: SimulatedHost, version: str = "version: 2", context: str = "markdown") -> object:
+    write_package(sim_host.packages_dir, "Tiny", {"ChatLog.sublime-syntax": CHILD.format(version=version, context=context),
+                                                  "ChatLog.sublime-settings": '{"result_file_regex": "^x"}'})
+    return sim_host.run_on_main(lambda: sim_host.window.new_file(syntax="Packages/Tiny/ChatLog.sublime-syntax"))
+
+
+def test_markdown_headings_and_paragraphs_have_markdowns_scopes(sim_host: SimulatedHost) -> None:
+    view = sim_host.run_on_main(lambda: sim_host.window.new_file(syntax="Packages/Markdown/Markdown.sublime-syntax"))
+    sim_host.user.type(view, "Intro\n\n## Title\n")
+    assert view.scope_name(0) == "text.html.markdown meta.paragraph.markdown "
+    assert view.scope_name(7) == "text.html.markdown markup.heading.2.markdown punctuation.definition.heading.begin.markdown "
+    assert view.scope_name(10) == "text.html.markdown markup.heading.2.markdown entity.name.section.markdown "
+
+
+def test_a_child_of_another_version_is_refused_as_sublime_refuses_it(sim_host: SimulatedHost) -> None:
+    view = _chat_log(sim_host, version="")
+    assert view.syntax().name == "Plain Text"  # type: ignore[attr-defined]
+    assert view.settings().get("result_file_regex") is None
+    assert any("syntax inheritance does not allow for mixed versions" in d.message for d in sim_host.app.dialogs)
+
+
+def test_rules_prepended_to_markdown_scope_the_childs_headings_and_its_settings_apply(sim_host: SimulatedHost) -> None:
+    view = _chat_log(sim_host)
+    sim_host.user.type(view, "Intro\n\n## Me\n\n## Other\n")
+    assert view.scope_name(10).split() == ["text.html.markdown.chat-log", "markup.heading.chat-log", "entity.name.me"]
+    assert "markup.heading.2.markdown" in view.scope_name(sim_host.app.buffer_text(view.id()).index("Other"))
+    assert view.settings().get("result_file_regex") == "^x"
+    assert not sim_host.app.dialogs
+
+
+def test_rules_prepended_to_main_only_apply_at_the_start_of_the_file(sim_host: SimulatedHost) -> None:
+    view = _chat_log(sim_host, context="main")
+    sim_host.user.type(view, "## Me\n\n## Me\n")
+    assert "entity.name.me" in view.scope_name(3)
+    assert "entity.name.me" not in view.scope_name(10) and "markup.heading.2.markdown" in view.scope_name(10)

@@ -260,7 +260,8 @@ class View:
         return Region(0, self.size()) if self.match_selector(pt, selector) else None
 
     def scope_name(self, pt: int) -> str:
-        return self._scope() + " "
+        syntax, text = self._read(lambda st: (st.buffer.syntax, st.buffer.text), (_syntax.PLAIN_TEXT, ""))
+        return _syntax.scope_name(syntax, text, pt)
 
     def context_backtrace(self, pt: int) -> list[Any]:
         return []
@@ -505,7 +506,7 @@ class View:
                 return
             st.buffer.syntax = info
             sid = st.settings_id
-        app.settings_write(sid, {"syntax": info.path}, [])
+        app.set_view_syntax(sid, info.path)
 
     def set_syntax_file(self, syntax_file: str) -> None:
         self.assign_syntax(syntax_file)
@@ -612,7 +613,11 @@ class View:
             _runtime.app().call_plugin("popup on_hide", old.on_hide)
 
     def is_auto_complete_visible(self) -> bool:
-        return False
+        from . import _auto_complete
+
+        app = _runtime.app()
+        with app.lock:
+            return _auto_complete.is_visible(app, self.view_id)
 
     def preserve_auto_complete_on_focus_lost(self) -> None:
         pass

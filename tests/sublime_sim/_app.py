@@ -32,8 +32,8 @@ from ._app_windows import WindowOps
 from ._records import CommandRecord, DialogAnswers, DialogRecord, ErrorRecord
 from ._scheduler import Clock, Loop
 from ._settings import SettingsState
+from ._state import BufferState, CommandInputRecord, InputPanelRecord, QuickPanelRecord, SheetState, ViewState, WindowState
 from ._watchdog import Watchdog
-from ._state import BufferState, InputPanelRecord, QuickPanelRecord, SheetState, ViewState, WindowState
 from ._text import DEFAULT_WORD_SEPARATORS
 
 # Built-in defaults under every Preferences file (Packages/Default ships more).
@@ -50,6 +50,10 @@ DEFAULT_PREFERENCES: dict[str, Any] = {
     "ignored_packages": ["Vintage"],
     "hot_exit": "always",
     "auto_complete": True,
+    # Sublime's defaults (Preferences.sublime-settings of build 4205).
+    "auto_complete_selector": "meta.tag, source - comment - string.quoted.double.block - string.quoted.single.block - string.unquoted.heredoc",
+    "auto_complete_triggers": [{"selector": "text.html, text.xml", "characters": "<"}],
+    "auto_complete_commit_on_tab": False,
     "word_wrap": "auto",
     "line_numbers": True,
     "gutter": True,
@@ -130,6 +134,7 @@ class App(BufferOps, WindowOps, CommandOps):
         self.commands: collections.deque[CommandRecord] = collections.deque(maxlen=COMMAND_LOG_LENGTH)
         self.status_messages: list[tuple[int, str]] = []
         self.quick_panels: list[QuickPanelRecord] = []
+        self.command_inputs: list[CommandInputRecord] = []
         self.input_panels: list[InputPanelRecord] = []
         self.opened_urls: list[str] = []
         self.preferences_id = self.load_settings("Preferences.sublime-settings")
@@ -205,14 +210,17 @@ class App(BufferOps, WindowOps, CommandOps):
             self.settings[sid] = SettingsState(sid, layers, self.settings.get(parent) if parent else None, base_name)
             return sid
 
-    def settings_write(self, sid: int, changes: dict[str, Any], erase: list[str]) -> None:
-        """Apply changes to a settings top layer and run on_change callbacks."""
+    def settings_write(self, sid: int, changes: dict[str, Any], erase: list[str], layers: list[dict[str, Any]] | None = None) -> None:
+        """Apply changes to a settings top layer (and replace its read-only
+        ``layers`` if given) and run on_change callbacks."""
         with self.lock:
             st = self.settings.get(sid)
             if st is None or not st.valid:
                 return
             affected = [s for s in self.settings.values() if s.valid and s.depends_on(st)]
             before = {s.id: s.effective() for s in affected}
+            if layers is not None:
+                st.layers = layers
             st.user.update(copy.deepcopy(changes))
             for key in erase:
                 st.user.pop(key, None)
@@ -234,6 +242,26 @@ class App(BufferOps, WindowOps, CommandOps):
                 if path.is_file():
                     out.append((pkg, path))
         return out
+
+    def syntax_settings_layers(self, syntax_path: str) -> list[dict[str, Any]]:
+        """Syntax-specific settings: every ``<syntax file name>.sublime-settings``
+        anywhere in a package, in package order (User's last), as Sublime
+        layers them between Preferences and a view's own settings."""
+        base = os.path.splitext(syntax_path.rsplit("/", 1)[-1])[0] + ".sublime-settings"
+        layers = []
+        for resource in self.find_resources(base):
+            try:
+                data = _jsonc.decode_file_text(self.resource_file(resource).read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                self.log(f"Error trying to parse settings: {resource}: {exc}")
+                continue
+            if isinstance(data, dict):
+                layers.append(data)
+        return layers
+
+    def set_view_syntax(self, sid: int, syntax_path: str) -> None:
+        """A view's ``syntax`` setting and the syntax-specific settings under it."""
+        self.settings_write(sid, {"syntax": syntax_path}, [], self.syntax_settings_layers(syntax_path))
 
     def _read_layers(self, base_name: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         layers: list[dict[str, Any]] = [dict(DEFAULT_PREFERENCES)] if base_name == "Preferences.sublime-settings" else []

@@ -146,6 +146,7 @@ class BufferOps:
             self.buffers[buf.id] = buf
             settings_id = self.new_settings(parent=self.preferences_id)
             self.settings[settings_id].user["syntax"] = buf.syntax.path
+            self.settings[settings_id].layers = self.syntax_settings_layers(buf.syntax.path)
             if widget:
                 self.settings[settings_id].user["is_widget"] = True
             st = ViewState(self.new_id("view"), buf, settings_id, window_id=wid, element=element, panel_name=panel_name)
@@ -353,7 +354,7 @@ class BufferOps:
                 st.pending_position = None
             st.sel = [(pt, pt)]
             sid = st.settings_id
-        self.settings_write(sid, {"syntax": syntax.path}, [])
+        self.set_view_syntax(sid, syntax.path)
         self.emit("view", "on_load", vid)
 
     def save_view(self: App, vid: int, path: str | None = None) -> bool:

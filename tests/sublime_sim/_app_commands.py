@@ -17,7 +17,8 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from . import _viewport, _builtin_commands as builtins
+from . import _auto_complete, _viewport
+from . import _builtin_commands as builtins
 
 if TYPE_CHECKING:
     from ._app import App
@@ -75,6 +76,8 @@ class CommandOps:
                 if name != "undo" and text_before is not None and st.buffer.text != text_before:
                     st.buffer.undo_texts.append(text_before)  # one command, one undo step
             self.flush_modifications(vid, before)
+        if by_user and name == "insert":
+            _auto_complete.on_typed(self, vid, str((args or {}).get("characters", "")))
         if by_user:
             # After a command the user ran, Sublime scrolls the first caret into view.
             carets = self.sel_get(vid)

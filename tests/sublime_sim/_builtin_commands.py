@@ -11,7 +11,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import _text
+from . import _auto_complete, _text
+from ._state import CommandInputRecord
 
 if TYPE_CHECKING:
     from ._app import App
@@ -57,6 +58,26 @@ def _replace_selections(app: App, vid: int, token: int, make: Callable[[int, int
 def insert(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
     chars = str(args.get("characters", ""))
     _replace_selections(app, vid, token, lambda lo, hi: chars)
+
+
+@_text_cmd("auto_complete")
+def auto_complete(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    _auto_complete.show(app, vid)
+
+
+@_text_cmd("hide_auto_complete")
+def hide_auto_complete(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    _auto_complete.hide(app, vid)
+
+
+@_text_cmd("commit_completion")
+def commit_completion(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    chosen = _auto_complete.first_completion(app, vid)
+    _auto_complete.hide(app, vid)
+    if chosen is not None:
+        prefix, completion = chosen
+        for a, b in reversed(app.sel_get(vid)):  # the typed prefix and the selection give way
+            app.modify(vid, token, max(min(a, b) - len(prefix), 0), max(a, b), completion)
 
 
 @_text_cmd("insert_snippet")
@@ -293,10 +314,31 @@ def new_window_w(app: App, wid: int, args: dict[str, Any]) -> None:
 
 @_window_cmd("show_overlay")
 def show_overlay(app: App, wid: int, args: dict[str, Any]) -> None:
-    """Overlays (command palette, goto anything) are only recorded."""
+    """The command palette opened on a command asks its input handler (as
+    Sublime does when a command lacks a required argument); other overlays
+    are only recorded."""
+    name = args.get("command")
+    if args.get("overlay") != "command_palette" or not isinstance(name, str):
+        return
+    from . import sublime_plugin as sp
+
+    vid = app.active_view_id(wid)
+    cmd = (sp.find_command("text", vid, name) if vid else None) or sp.find_command("window", wid, name)
+    command_args = dict(args.get("args") or {})
+    handler = cmd.create_input_handler_(command_args) if cmd is not None else None
+    if handler is not None:
+        with app.lock:
+            app.command_inputs.append(CommandInputRecord(wid, name, command_args, handler))
 
 
-WINDOW["hide_overlay"] = show_overlay
+@_window_cmd("hide_overlay")
+def hide_overlay(app: App, wid: int, args: dict[str, Any]) -> None:
+    with app.lock:
+        pending = [c for c in app.command_inputs if c.window_id == wid and not c.done]
+        for record in pending:
+            record.done = True
+    for record in pending:
+        app.call_plugin("input handler cancel", record.handler.cancel)
 
 
 def _toggle(attr: str) -> Callable[..., None]:

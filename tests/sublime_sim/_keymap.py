@@ -1,8 +1,10 @@
 """Key bindings: ``.sublime-keymap`` lookup and ``context`` evaluation.
 
-Keymaps are read from every package (``Default.sublime-keymap`` and
-``Default (<Platform>).sublime-keymap``) in load order; later bindings win,
-as in Sublime. A binding matches when all its context entries hold: the
+Sublime's own Default bindings (``_default_keymap``) come first; then every
+package's ``Default.sublime-keymap`` and ``Default (<Platform>).sublime-keymap``
+anywhere in the package (a keymap may live in a subfolder, as SublimeLinter's
+``keymaps/`` do), in package load order; later bindings win, as in Sublime.
+A binding matches when all its context entries hold: the
 built-in keys below are answered here, any other key is asked of
 ``on_query_context`` listeners (no answer means the entry fails).
 """
@@ -13,7 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import _jsonc, _syntax
+from . import _auto_complete, _jsonc, _syntax
+from ._default_keymap import DEFAULT_BINDINGS
 from ._settings import _MISSING
 
 if TYPE_CHECKING:
@@ -48,22 +51,28 @@ def normalize_keys(keys: str | list[str], platform: str) -> list[str]:
     return out
 
 
+def _bindings_of(entries: Any, platform: str, source: str) -> list[Binding]:
+    return [
+        Binding(normalize_keys(e["keys"], platform), e["command"], e.get("args"), e.get("context") or [], source)
+        for e in (entries if isinstance(entries, list) else [])
+        if isinstance(e, dict) and "keys" in e and "command" in e
+    ]
+
+
 def load_bindings(app: App) -> list[Binding]:
-    names = ("Default.sublime-keymap", f"Default ({app.platform_label()}).sublime-keymap")
-    out = []
-    for pkg in app.package_names():
-        for name in names:
-            path = app.packages_dir / pkg / name
-            if not path.is_file():
-                continue
-            try:
-                entries = _jsonc.decode_file_text(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
-                app.log(f"Error parsing keymap {path}: {exc}")
-                continue
-            for e in entries if isinstance(entries, list) else []:
-                if isinstance(e, dict) and "keys" in e and "command" in e:
-                    out.append(Binding(normalize_keys(e["keys"], app.platform), e["command"], e.get("args"), e.get("context") or [], f"Packages/{pkg}/{name}"))
+    out = _bindings_of(DEFAULT_BINDINGS, app.platform, f"Packages/Default/Default ({app.platform_label()}).sublime-keymap")
+    platform_name = f"Default ({app.platform_label()}).sublime-keymap"
+    resources = app.find_resources("Default.sublime-keymap") + app.find_resources(platform_name)
+    order = {pkg: i for i, pkg in enumerate(app.package_names())}
+    # Package load order first; in a package the all-platform file before the platform one.
+    resources.sort(key=lambda r: (order.get(r.split("/")[1], len(order)), r.endswith(platform_name), r))
+    for resource in resources:
+        try:
+            entries = _jsonc.decode_file_text(app.resource_file(resource).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            app.log(f"Error parsing keymap {resource}: {exc}")
+            continue
+        out.extend(_bindings_of(entries, app.platform, resource))
     return out
 
 
@@ -95,9 +104,9 @@ def builtin_context(app: App, vid: int, key: str, operator: str, operand: Any, m
         settings = app.settings[st.settings_id] if st else None
         popup = bool(st and st.popup)
         read_only = bool(st and st.buffer.read_only)
-        scope = (st.buffer.syntax.scope + " ") if st else ""
+        syntax = st.buffer.syntax if st else _syntax.PLAIN_TEXT
         panel = win.active_panel if win else None
-        overlay = any(not q.done for q in app.quick_panels)
+        overlay = any(not q.done for q in app.quick_panels) or any(not c.done for c in app.command_inputs)
     if key.startswith("setting."):
         value = settings.lookup(key[len("setting.") :]) if settings else None
         return compare(None if value is _MISSING else value, operator, operand)
@@ -111,8 +120,10 @@ def builtin_context(app: App, vid: int, key: str, operator: str, operand: Any, m
         return _per_selection(app, vid, lambda t, a, b: t[max(a, b) : (t.find("\n", max(a, b)) + 1 or len(t) + 1) - 1], operator, operand, match_all)
     if key == "text":
         return _per_selection(app, vid, lambda t, a, b: t[min(a, b) : max(a, b)], operator, operand, match_all)
-    if key == "selector":
-        return compare(_syntax.score_selector(scope, str(operand)) > 0, "equal", operator == "equal")
+    if key == "selector":  # the scope at each caret
+        matches = _per_selection(app, vid, lambda t, a, b: _syntax.score_selector(_syntax.scope_name(syntax, t, b), str(operand)) > 0,
+                                 "equal", True, match_all)
+        return matches if operator == "equal" else not matches
     if key == "panel_visible":
         return compare(panel is not None, operator, operand)
     if key == "panel":
@@ -124,7 +135,7 @@ def builtin_context(app: App, vid: int, key: str, operator: str, operand: Any, m
     if key == "popup_visible":
         return compare(popup, operator, operand)
     if key == "auto_complete_visible":
-        return compare(False, operator, operand)
+        return compare(_auto_complete.is_visible(app, vid), operator, operand)
     if key == "read_only":
         return compare(read_only, operator, operand)
     if key in ("has_next_field", "has_prev_field", "is_recording_macro"):

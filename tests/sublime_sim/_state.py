@@ -90,6 +90,7 @@ class ViewState:
     phantoms: dict[int, PhantomRecord] = field(default_factory=dict)
     status: dict[str, str] = field(default_factory=dict)
     popup: PopupRecord | None = None
+    auto_complete: list[Any] | None = None  # the auto-complete popup's items while shown
     popup_menu: tuple[list[str], Callable[[int], None]] | None = None
     folded: list[Span] = field(default_factory=list)
     shown: list[tuple[str, Span]] = field(default_factory=list)
@@ -140,6 +141,17 @@ class InputPanelRecord:
     on_done: Callable[[str], None] | None
     on_change: Callable[[str], None] | None
     on_cancel: Callable[[], None] | None
+    done: bool = False
+
+
+@dataclass
+class CommandInputRecord:
+    """The command palette asking a command's input handler for an argument."""
+
+    window_id: int
+    command: str
+    args: dict[str, Any]
+    handler: Any
     done: bool = False
 
 

@@ -1,6 +1,11 @@
 """Scope selectors and a small table of syntaxes.
 
-There is no syntax engine: every point of a view has the syntax's base scope.
+A package's ``.sublime-syntax`` is loaded as Sublime does (``_syntax_engine``:
+``extends`` and its version rule); one that Sublime would refuse shows an
+error and is not given to the view. Points of a view in such a syntax, or in
+Markdown (its structure in ``_markdown_syntax``), have the scopes the engine
+lexes; in any other syntax every point has the syntax's base scope.
+
 Selector scoring handles alternatives (``,`` ``|``), descendant paths,
 exclusions (`` - ``) and dotted prefixes, enough for ``is_applicable`` checks
 and key-binding ``selector`` contexts.
@@ -10,6 +15,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+
+from . import _markdown_syntax, _syntax_engine
 
 
 @dataclass(frozen=True)
@@ -57,17 +64,55 @@ def lookup(spec: str) -> SyntaxInfo | None:
     return known
 
 
-def package_syntax(path: str) -> SyntaxInfo | None:
+def _read_resource(path: str) -> str | None:
     from . import _runtime
 
     app = _runtime.maybe_app()
     if app is None:
         return None
     try:
-        text = app.resource_file(path).read_text(encoding="utf-8")
+        return app.resource_file(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    return parse_syntax_header(path, text)
+
+
+def package_syntax(path: str) -> SyntaxInfo | None:
+    from . import _runtime
+
+    text = _read_resource(path)
+    if text is None:
+        return None
+    info = parse_syntax_header(path, text)
+    if info is None:
+        return None
+    try:
+        _syntax_engine.load(path, _read_resource)
+    except _syntax_engine.SyntaxLoadError as exc:
+        app = _runtime.app()
+        message = f'Error loading syntax file "{path}": {exc}'
+        app.log(message)
+        app.record_dialog("error", message)
+        return None
+    return info
+
+
+_LEXERS: dict[tuple[str, str | None], _syntax_engine.Lexer] = {}
+
+
+def scope_name(info: SyntaxInfo, text: str, pt: int) -> str:
+    """The scopes at ``pt`` as Sublime's ``view.scope_name`` gives them."""
+    source = None if info.path == _markdown_syntax.PATH else _read_resource(info.path)
+    if source is None and info.path != _markdown_syntax.PATH:
+        return info.scope + " "  # a syntax of the table without a definition here
+    key = (info.path, source)
+    lexer = _LEXERS.get(key)
+    if lexer is None:
+        try:
+            lexer = _syntax_engine.Lexer(_syntax_engine.load(info.path, _read_resource))
+        except _syntax_engine.SyntaxLoadError:
+            return info.scope + " "
+        _LEXERS[key] = lexer
+    return lexer.scope_at(text, pt)
 
 
 def parse_syntax_header(path: str, text: str) -> SyntaxInfo | None:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from . import _jsonc, _keymap, _viewport
+from . import _auto_complete, _jsonc, _keymap, _viewport
 from ._api_view import View
 from ._api_window import Window
 from ._constants import HoverZone, NewFileFlags
@@ -108,6 +108,7 @@ class User:
         self.focus(view)
 
         def go() -> None:
+            _auto_complete.hide(self._app, view.view_id)  # a click closes the completion list
             before = self._app.snapshot(view.view_id)
             self._app.sel_set(view.view_id, spans)
             self._app.flush_modifications(view.view_id, before)
@@ -139,18 +140,22 @@ class User:
     def press_key(self, keys: str | list[str]) -> _keymap.Binding | None:
         """Press a key (``"ctrl+alt+q"``, ``"ctrl+k, ctrl+b"``): run the matching binding.
 
-        Without a binding a single printable character is typed. Returns the
-        binding that ran, if any.
+        Without a binding, Sublime's own handling: a single printable character
+        is typed, Enter types a newline, Esc closes a popup. Returns the binding
+        that ran, if any.
         """
 
         def go() -> _keymap.Binding | None:
             chords = _keymap.normalize_keys(keys, self._app.platform)
             vid = self._app.focused_view_id()
             binding = _keymap.find_binding(self._app, vid, chords)
+            typed = {"enter": "\n"}.get(chords[0], chords[0]) if len(chords) == 1 else ""
             if binding is not None:
                 self._app.run_focused_command(binding.command, binding.args, by_user=True)
-            elif vid and len(chords) == 1 and len(chords[0]) == 1:
-                self._app.run_text_command(vid, "insert", {"characters": chords[0]}, by_user=True)
+            elif vid and len(typed) == 1:
+                self._app.run_text_command(vid, "insert", {"characters": typed}, by_user=True)
+            elif vid and chords == ["escape"]:
+                View(vid).hide_popup()
             return binding
 
         return self._host.run_on_main(go)
@@ -217,6 +222,33 @@ class User:
     def cancel_input_panel(self, *, window: Window | None = None) -> None:
         rec = self._pending_input(window)
         self._host.run_on_main(lambda: self._app.finish_input_panel(rec, None))
+
+    def _pending_command_input(self, window: Window | None) -> Any:
+        wid = self._window(window)
+        pending = [c for c in self._app.command_inputs if c.window_id == wid and not c.done]
+        if not pending:
+            raise LookupError("no command input is open in the command palette")
+        return pending[-1]
+
+    def submit_command_input(self, text: str, *, window: Window | None = None) -> bool:
+        """Type ``text`` into the palette's input for a command and press Enter:
+        refused (still open, False) unless its handler validates it; else the
+        command runs with the value as the handler's argument."""
+        rec = self._pending_command_input(window)
+
+        def go() -> bool:
+            if not self._app.call_plugin("input handler validate", rec.handler.validate, text):
+                return False
+            rec.done = True
+            self._app.call_plugin("input handler confirm", rec.handler.confirm, text)
+            self._app.run_focused_command(rec.command, {**rec.args, rec.handler.name(): text}, by_user=False)
+            return True
+
+        return bool(self._host.run_on_main(go))
+
+    def cancel_command_input(self, *, window: Window | None = None) -> None:
+        self._pending_command_input(window)
+        self._host.run_on_main(lambda: self._app.run_window_command(self._window(window), "hide_overlay"))
 
     # ------------------------------------------------------------ clicks
     def click_phantom(self, view: View, href: str, key: str | None = None) -> None:

@@ -366,6 +366,25 @@ class SimulatedHost:
     def windows(self) -> list[Window]:
         return sublime.windows()
 
+    def drawn_phantoms(self, view: View) -> list[tuple[int, str, str]]:
+        """Where Sublime draws each phantom of ``view``: ``(row, place, content)``.
+
+        An INLINE phantom sits in its region's row, at the region; BELOW and
+        BLOCK phantoms take the space below the row of their region's start:
+        Sublime has no layout above a line, so a block phantom at 0 is drawn
+        between the first line and the second."""
+        from . import _text
+
+        with self.app.lock:
+            st = self.view_state(view)
+            text = st.buffer.text
+            records = sorted(st.phantoms.values(), key=lambda p: p.id)
+        out = []
+        for p in records:
+            row = _text.rowcol(text, min(p.region))[0]
+            out.append((row, "inline" if p.layout == int(sublime.LAYOUT_INLINE) else "below", p.content))
+        return out
+
     def view_state(self, view: View) -> ViewState:
         """The recorded state behind a view (regions, phantoms, popup, ...); read only."""
         st = self.app.views.get(view.view_id)

@@ -228,7 +228,8 @@ class Command:
 
     def _missing_args(self, exc: TypeError, args: dict[str, Any] | None, window: sublime.Window | None) -> bool:
         """A command lacking arguments that has an input handler opens the palette."""
-        if "required positional argument" not in str(exc) and "required keyword" not in str(exc):
+        # As Sublime's own run_: only a missing positional argument opens the input.
+        if "required positional argument" not in str(exc):
             return False
         if self.input(dict(args or {})) is None or window is None:
             return False
@@ -750,14 +751,23 @@ def on_query_context(view_id: int, key: str, operator: int, operand: Any, match_
 
 
 def on_query_completions(view_id: int, prefix: str, locations: list[int]) -> list[Any]:
+    return query_completions(view_id, prefix, locations)[0]
+
+
+def query_completions(view_id: int, prefix: str, locations: list[int]) -> tuple[list[Any], int]:
+    """Every listener's completions and the union of their flags (``INHIBIT_*``)."""
     view = sublime.View(view_id)
     results: list[Any] = []
+    flags = 0
 
     def add(res: Any) -> None:
+        nonlocal flags
         if isinstance(res, sublime.CompletionList):
             results.extend(res.completions or [])
+            flags |= int(res.flags)
         elif isinstance(res, tuple):
             results.extend(res[0])
+            flags |= int(res[1]) if len(res) > 1 else 0
         elif isinstance(res, list):
             results.extend(res)
 
@@ -766,7 +776,7 @@ def on_query_completions(view_id: int, prefix: str, locations: list[int]) -> lis
     for vel in list(view_event_listeners.get(view_id, [])):
         if hasattr(vel, "on_query_completions"):
             add(_safe(_where(vel, "on_query_completions"), vel.on_query_completions, prefix, locations))
-    return results
+    return results, flags
 
 
 def on_exit() -> None:

@@ -37,5 +37,6 @@ class ActionsUser:
         return [d["outcome"] for e, d in self.events if e == "action_finished"]
 
     def answer(self) -> str:
-        view = next(v for v in self.host.window.views() if v.settings().get("qwen_actions.answer"))
-        return self.editor.text(view)
+        """The answer view's text ("" until the action has opened it)."""
+        view = next((v for v in self.host.window.views() if v.settings().get("qwen_actions.answer")), None)
+        return self.editor.text(view) if view is not None else ""

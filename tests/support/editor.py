@@ -176,8 +176,9 @@ class Editor:
         cli.open_diff(path, new_content)
         return self.review(path, window)
 
-    def phantom_html(self, view: View) -> str:
-        return "".join(p.content for p in self.host.view_state(view).phantoms.values())
+    def banner_html(self, view: View) -> str:
+        """A review tab's banner and notes (annotations beside its first line)."""
+        return "".join(a for r in self.host.view_state(view).regions.values() for a in r.annotations)
 
     def settle(self) -> None:
         """Let the main thread and the server deliver what the last action caused."""

@@ -65,6 +65,12 @@ class QwenActionCommand(sublime_plugin.TextCommand):
         window = self.view.window()
         if window is None or action not in ACTIONS or action == "unit_tests_code":
             return
+        if action == "ask" and not question.strip():
+            # From a key or a menu `run` gets no question, and Sublime asks the
+            # input handler only for a missing positional argument: ask here.
+            args: dict[str, sublime.Value] = {"action": action, "only_with_selection": only_with_selection}
+            window.run_command("show_overlay", {"overlay": "command_palette", "command": self.name(), "args": args})
+            return
         language = setting("actions_language", "en")
         try:
             context = action_context(self.view, action, language if language in ("en", "zh") else "en", question)

@@ -415,12 +415,14 @@ class ChatListener(sublime_plugin.EventListener):
 
     def on_query_completions(
         self, view: sublime.View, prefix: str, locations: list[int]
-    ) -> list[sublime.CompletionValue] | None:
+    ) -> sublime.CompletionList | None:
         if view.settings().get(VIEW_SETTING) != "composer" or not locations:
             return None
+        # Only our slash commands: no words of the buffer, no .sublime-completions.
+        only_ours = sublime.AutoCompleteFlags.INHIBIT_WORD_COMPLETIONS | sublime.AutoCompleteFlags.INHIBIT_EXPLICIT_COMPLETIONS
         line = view.substr(sublime.Region(view.line(locations[0]).begin(), locations[0]))
         if not re.fullmatch(r"/\w*", line):
-            return None
+            return sublime.CompletionList([], only_ours)
         chat = chats.get(view.window())
         commands = dict(LOCAL_COMMANDS)
         if chat is not None:
@@ -430,7 +432,7 @@ class ChatListener(sublime_plugin.EventListener):
                                    kind=(sublime.KindId.KEYWORD, "/", "command"))
             for name, description in sorted(commands.items())
         ]
-        return items
+        return sublime.CompletionList(items, only_ours)
 
     def on_new_window(self, window: sublime.Window) -> None:
         in_background(lambda: prestart(window), "prestart")

@@ -50,7 +50,11 @@ def _view_settings(view: sublime.View, role: str, window_id: int) -> None:
         "draw_indent_guides": False,
         "scroll_past_end": False,
         "spell_check": False,
-        "auto_complete_selector": "text",
+        # Prose must not pop word completions (Enter would commit one instead of
+        # sending): the views are all text.*, so this selector never matches and
+        # only the `/` trigger opens the list, of slash commands (@ has its own key).
+        "auto_complete_selector": "source - text",
+        "auto_complete_triggers": [{"selector": "text.html.markdown.qwen-chat", "characters": "/"}],
         "is_widget": False,
     })
 

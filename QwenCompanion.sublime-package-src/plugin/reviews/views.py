@@ -4,7 +4,7 @@ A review is a pair of scratch tabs side by side in the code's place (the
 file's group split in two; other groups, the chat's column, untouched): the
 file's current text on the left (read-only) and the proposal on the right (editable, with the
 current text as its reference document, so Sublime's gutter and inline diff
-show every change). Accept / Reject links sit in a phantom on top.
+show every change). Accept / Reject links sit in an annotation beside the first line.
 
 The backend's coroutines run on the server thread: they update the registry
 and answer at once; everything that touches views runs on the main thread.
@@ -46,7 +46,7 @@ DIFF_VIEW = "qwen_companion.diff_view"
 """True on every review view: the editor context leaves these out."""
 REVIEW_ID = "qwen_companion.review_id"
 SIDE = "qwen_companion.diff_side"  # "original" or "proposed"
-PHANTOM_KEY = "qwen_companion.review"
+BANNER_KEY = "qwen_companion.review"
 NOTE_KEY = "qwen_companion.review_note"  # on a proposal left open after its review ended
 FILL_COMMAND = "qwen_review_fill"
 
@@ -75,7 +75,6 @@ class OpenReview:
     window: sublime.Window
     original: sublime.View
     proposed: sublime.View
-    phantoms: sublime.PhantomSet
     notes: list[str] = field(default_factory=list)
     orphaned: bool = False
     filled_at: int = -1  # the proposal view's change count once it showed the proposal
@@ -205,7 +204,7 @@ class DiffReviews:
         right = self._new_view(window, right_group, f"{name} (Qwen Code proposal)", review.proposed, syntax, review, "proposed")
         right.set_reference_document(original)
         self._show_first_change(left, right, original, review.proposed)
-        item = OpenReview(review, window, left, right, sublime.PhantomSet(right, PHANTOM_KEY), notes, filled_at=right.change_count())
+        item = OpenReview(review, window, left, right, notes, filled_at=right.change_count())
         self._by_id[review.id] = item
         self._by_view[left.id()] = self._by_view[right.id()] = item
         self._orphan_check(item)
@@ -405,7 +404,7 @@ class DiffReviews:
         for key in (DIFF_VIEW, REVIEW_ID, SIDE):
             settings.erase(key)
         view.set_name(f"{item.name} (not applied)")
-        item.phantoms.update([])
+        view.erase_regions(BANNER_KEY)
         add_note(view, reason)
         item.window.status_message(f"Qwen Code: {reason}")
 
@@ -463,7 +462,7 @@ class DiffReviews:
             elif href == "reject":
                 self.reject(current.review)
 
-        item.phantoms.update([banner(item.proposed, body, on_navigate)])
+        show_banner(item.proposed, BANNER_KEY, body, on_navigate)
 
     # --- package reloads --------------------------------------------------
 
@@ -476,7 +475,7 @@ class DiffReviews:
             side = settings.get(SIDE)
             for key in (DIFF_VIEW, REVIEW_ID, SIDE):
                 settings.erase(key)
-            view.erase_phantoms(PHANTOM_KEY)  # its links lead to the unloaded code
+            view.erase_regions(BANNER_KEY)  # its links lead to the unloaded code
             if side == "original":
                 view.close()
             else:
@@ -484,15 +483,21 @@ class DiffReviews:
                 add_note(view, RELOADED_NOTE)
 
 
-def banner(view: sublime.View, body: str, on_navigate: Callable[[str], None] | None = None) -> sublime.Phantom:
+# Drawn, not part of the text: no fill, no outline, no undo step.
+_BANNER_FLAGS = sublime.RegionFlags.DRAW_NO_FILL | sublime.RegionFlags.DRAW_NO_OUTLINE | sublime.RegionFlags.NO_UNDO
+
+
+def show_banner(view: sublime.View, key: str, body: str, on_navigate: Callable[[str], None] | None = None) -> None:
+    """The banner as an annotation beside the first line, the top of the tab.
+    Sublime draws a block phantom below the line of its region, so a phantom
+    at 0 would sit between the first line and the rest of the proposal."""
     content = f'<body id="qwen-review">{_STYLE}<div class="qwen-review">{body}</div></body>'
-    return sublime.Phantom(sublime.Region(0, 0), content, sublime.PhantomLayout.BLOCK, on_navigate)
+    view.add_regions(key, [sublime.Region(0, 0)], annotations=[content], flags=_BANNER_FLAGS, on_navigate=on_navigate)
 
 
 def add_note(view: sublime.View, text: str) -> None:
-    """A banner that stays without a PhantomSet (a set erases its phantoms when collected)."""
-    phantom = banner(view, html.escape(text))
-    view.add_phantom(NOTE_KEY, phantom.region, phantom.content, phantom.layout)
+    """A banner on a proposal left open after its review ended."""
+    show_banner(view, NOTE_KEY, html.escape(text))
 
 
 def view_positions(window: sublime.Window) -> dict[int, tuple[int, int]]:
