@@ -24,6 +24,8 @@ from .tool_calls import content_text
 
 
 REASON_CHOICE = "Reject with a reason…"  # the key after the agent's options
+# Keys answer only where the user aims them: in the transcript, the oldest request first.
+KEYS_HINT = "keys {keys} or Esc to reject, in this transcript; oldest request first"
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,12 @@ class PermissionPrompt:
     diff: Diff | None = None
     questions: list[Question] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)  # labels chosen so far, question by question
+    note: str = ""  # why the edit has no review, when it has none
+
+    def paths(self) -> list[str]:
+        """Every path the request names (its locations, its diff's file), once each."""
+        named = [*self.locations, *([self.diff.path] if self.diff is not None else [])]
+        return list(dict.fromkeys(named))
 
     def keys(self) -> int:
         """How many number keys choose something now."""
@@ -147,10 +155,15 @@ def render_prompt(prompt: PermissionPrompt) -> str:
     names = [o.name for o in prompt.options] + [REASON_CHOICE]
     choices = "  ".join(f"[{n}] {name}" for n, name in enumerate(names, 1))
     keys = f"1–{len(names)}"
+    # A path with a newline or NUL is shown quoted: it cannot pass for other lines.
+    shown = [path if path.isprintable() else repr(path) for path in prompt.paths()]
+    files = f"Files: {', '.join(shown)}\n" if shown else ""
+    note = f"*{prompt.note}*\n" if prompt.note else ""
     return (
         f"**Permission** ({prompt.kind}): {prompt.title}\n"
+        f"{files}{note}"
         f"{fence}\n{prompt.detail}\n{fence}\n"
-        f"{choices}   (keys {keys}, Esc rejects)\n\n"
+        f"{choices}   ({KEYS_HINT.format(keys=keys)})\n\n"
     )
 
 
@@ -162,7 +175,7 @@ def render_questions(prompt: PermissionPrompt) -> str:
             lines.append(f"   → {prompt.answers[number]}")
         else:
             lines.append("   " + "  ".join(f"[{n}] {label}" for n, label in enumerate(question.labels, 1)))
-    lines.append("(keys 1–9 answer the next question, Esc cancels)")
+    lines.append("(keys 1–9 in this transcript answer the next question, Esc cancels)")
     return "\n".join(lines) + "\n\n"
 
 
@@ -219,6 +232,10 @@ class PendingPermissions:
     def oldest(self) -> PermissionPrompt | None:
         with self._lock:
             return next((prompt for prompt, _ in self._waiting.values()), None)
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self._waiting)
 
     def get(self, key: str) -> PermissionPrompt | None:
         with self._lock:
