@@ -84,16 +84,29 @@ class DiskFile:
     exists: bool
     text: str = ""  # decoded, CRLF pairs as `\n`, without a UTF-8 BOM
     line_ending: str | None = None
+    stamp: tuple[int, int] | None = field(default=None, compare=False)  # (mtime in ns, size) when read
 
 
-def changed_on_disk(path: str, before: DiskFile, fallback_encoding: str = DEFAULT_FALLBACK) -> bool:
-    """Whether the file no longer holds what it held when its review opened
-    (the user saved it meanwhile, or another tool wrote it)."""
+def stamp_of(info: os.stat_result) -> tuple[int, int]:
+    return info.st_mtime_ns, info.st_size
+
+
+def changed_by_stamp(path: str, before: DiskFile) -> bool | None:
+    """Whether the file changed since `before` was read, told by a stat alone
+    (no read on the main thread): False when its mtime and size are as they
+    were (or it is still missing), True when it appeared, went or changed
+    size, None when only the mtime moved (the text must be compared)."""
     try:
-        now = read_disk_file(path, fallback_encoding)
-    except UnreadableFile:
-        return True
-    return (now.exists, now.text) != (before.exists, before.text)
+        now: tuple[int, int] | None = stamp_of(os.stat(path))
+    except (OSError, ValueError):
+        now = None
+    if not before.exists or now is None:
+        return (now is None) == before.exists
+    if before.stamp is None:
+        return None
+    if now == before.stamp:
+        return False
+    return True if now[1] != before.stamp[1] else None
 
 
 class UnreadableFile(Exception):
@@ -111,7 +124,7 @@ def read_disk_file(path: str, fallback_encoding: str = DEFAULT_FALLBACK) -> Disk
     FIFO, a device or a directory is refused without being read (a FIFO's
     read would wait for a writer forever)."""
     try:
-        data = _read_bytes(path, MAX_REVIEW_BYTES)
+        data, info = _read_bytes(path, MAX_REVIEW_BYTES)
     except FileNotFoundError:
         return DiskFile(exists=False)
     except (OSError, ValueError) as error:  # ValueError: a NUL in the path
@@ -122,14 +135,14 @@ def read_disk_file(path: str, fallback_encoding: str = DEFAULT_FALLBACK) -> Disk
         raise UnreadableFile(f"cannot read {path}: {reason}") from None
     # Shown on the read-only side only: decoded as Sublime would open it.
     text, _ = decode_like_sublime(data, fallback_encoding)
-    return DiskFile(exists=True, text=buffer_text(text), line_ending=line_ending_of(text))
+    return DiskFile(exists=True, text=buffer_text(text), line_ending=line_ending_of(text), stamp=stamp_of(info))
 
 
 def _too_large(path: str, max_bytes: int) -> UnreadableFile:
     return UnreadableFile(f"{path} is larger than {max_bytes // (1024 * 1024)} MiB: too large to review")
 
 
-def _read_bytes(path: str, max_bytes: int) -> bytes:
+def _read_bytes(path: str, max_bytes: int) -> tuple[bytes, os.stat_result]:
     """The whole file, read without a file object's buffering layers (a third
     of the time of `open().read()` on every openDiff). Opened without
     blocking, so a FIFO is seen for what it is before anything waits on it."""
@@ -146,7 +159,7 @@ def _read_bytes(path: str, max_bytes: int) -> bytes:
             raise _too_large(path, max_bytes)
         data = os.read(descriptor, size + 1)
         if len(data) == size:
-            return data  # one byte more was asked for: this is the end
+            return data, info  # one byte more was asked for: this is the end
         # The file grew meanwhile, or reports no size (/proc): read to the end, bounded.
         chunks, total = [data], len(data)
         while chunk := os.read(descriptor, 1 << 20):
@@ -154,7 +167,7 @@ def _read_bytes(path: str, max_bytes: int) -> bytes:
             if total > max_bytes:
                 raise _too_large(path, max_bytes)
             chunks.append(chunk)
-        return b"".join(chunks)
+        return b"".join(chunks), info
     finally:
         os.close(descriptor)
 
