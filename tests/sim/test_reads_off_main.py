@@ -122,3 +122,27 @@ def test_the_unit_test_file_is_read_off_the_main_thread(action_rig: ActionRig, m
     assert rig.editor.text(proposed) == "import geometry\n\n\ndef test_zero():\n    pass\n"
     assert [Path(p).name for _, p in reads.reads] == ["test_geometry.py"]
     assert reads.on_plugin_threads() == []
+
+
+def test_attaching_a_closed_file_reads_it_off_the_main_thread(rig: ChatRig, monkeypatch: pytest.MonkeyPatch) -> None:
+    rig.load()
+    rig.editor.file("c.txt", "on disk\n")
+    context = __import__(f"{PACKAGE}.core.chat.context", fromlist=["read_head"])
+    original = context.read_head
+    threads: list[bool] = []
+
+    def recorded(path: str, limit: int) -> bytes:
+        threads.append(rig.host.is_main_thread() or rig.host.is_worker_thread())
+        return original(path, limit)
+
+    monkeypatch.setattr(context, "read_head", recorded)
+    _, composer = rig.open()
+    rig.host.user.press_key("@")
+    panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
+    rig.host.user.choose_quick_panel([str(getattr(i, "trigger", i)) for i in panel.items].index("c.txt"))
+    rig.host.wait_for(lambda: rig.editor.text(composer) == "@c.txt ", timeout=WAIT)
+    assert threads == [False]
+    rig.host.user.press_key("enter")
+    rig.ended()
+    blocks = rig.received("session/prompt")[0]["params"]["prompt"]
+    assert [b["resource"]["text"] for b in blocks if b["type"] == "resource"] == ["on disk\n"]
