@@ -230,3 +230,15 @@ def test_a_nul_in_a_path_is_a_clear_error_without_a_traceback(rig: ChatRig, capl
         assert answer["code"] == -32602 and "NUL" in json.dumps(answer)
     assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
     assert answers(rig, "fs/read_text_file") == [read]
+
+
+def test_the_palette_answers_a_request_through_a_quick_panel(rig: ChatRig) -> None:
+    rig.load([[shell_permission("make")]])
+    rig.send("go")
+    pending(rig)
+    rig.host.user.run_command("qwen_chat_permission")
+    panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
+    assert [str(item) for item in panel.items] == ["Allow", "Always Allow", "Reject", "Reject with a reason…"]
+    rig.host.user.choose_quick_panel(0)
+    assert wait_answers(rig, "session/request_permission") == [{"outcome": {"outcome": "selected", "optionId": "proceed_once"}}]
+    assert rig.ended() == ["end_turn"]

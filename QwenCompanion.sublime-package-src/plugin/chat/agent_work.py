@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 import sublime
 import sublime_plugin
 
-from .agent_requests import editor_requests, requests_of
+from .agent_requests import EditorRequests, editor_requests, requests_of
 from .chats import chats, is_chat_view, window_by_id
 
 if TYPE_CHECKING:
+    from ...core.chat.permissions import PermissionPrompt
     from ...core.chat.render import UpdateRenderer
     from ...core.chat.tool_calls import PlanProgress, ToolCallLine
 
@@ -105,7 +106,8 @@ chats.observers.append(_turn_ended)
 
 class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
     """Answer the oldest permission prompt: `index` (1-based, the agent's
-    order) or `option` (an optionId), `reject`, or `reason` (ask why, then reject)."""
+    order) or `option` (an optionId), `reject`, or `reason` (ask why, then
+    reject); with none of them, pick the answer in a quick panel."""
 
     def run(self, index: int | None = None, option: str | None = None, reject: bool = False, reason: bool = False) -> None:
         requests = requests_of(self.window)
@@ -113,7 +115,9 @@ class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
         if requests is None or prompt is None:
             self.window.status_message("Qwen Code: no permission request is waiting")
             return
-        if reason:
+        if index is None and option is None and not reject and not reason:
+            self._pick(requests, prompt)
+        elif reason:
             def rejected(text: str) -> None:
                 requests.reject(prompt.key, text.strip() or None)
 
@@ -132,6 +136,20 @@ class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
             requests.choose(prompt.key, prompt.options[index - 1].option_id)
         elif index == len(prompt.options) + 1:
             self.run(reason=True)
+
+    def _pick(self, requests: EditorRequests, prompt: PermissionPrompt) -> None:
+        from ...core.chat.permissions import REASON_CHOICE
+
+        if prompt.questions:
+            labels = prompt.questions[len(prompt.answers)].labels
+        else:
+            labels = [o.name for o in prompt.options] + [REASON_CHOICE]
+
+        def picked(choice: int) -> None:
+            if choice >= 0 and requests.pending.oldest() is prompt:  # still the request shown
+                self.run(index=choice + 1)
+
+        self.window.show_quick_panel(labels, picked, placeholder=f"Qwen Code asks: {prompt.title}")
 
     def is_enabled(self, **_: Any) -> bool:
         requests = requests_of(self.window)
