@@ -3,13 +3,14 @@
 SHELL := /bin/bash
 # The newest CPython on the machine (3.13 where pyenv has it): the nearest to
 # Sublime Text's 3.14 plugin host. mypy still checks against 3.14 (pyproject.toml).
-PYTHON ?= $(shell tools/newest-python)
-PYTHON_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+# The probe's answer is remembered in .cache, so a call of make does not probe again.
+CACHE := .cache
+PYTHON ?= $(shell tools/newest-python --remember $(CACHE)/newest-python)
+PYTHON_VERSION := $(shell $(PYTHON) -I -S -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 VENV := .venv
 # Named by version: a venv of another Python is made again from scratch.
 VENV_STAMP := $(VENV)/.stamp-$(PYTHON_VERSION)
 PY := $(VENV)/bin/python
-CACHE := .cache
 WHEELS := $(CACHE)/wheels
 CLI_CACHE := $(CACHE)/qwen-cli
 BENCH_PEER := $(CACHE)/bench-peer
@@ -18,7 +19,7 @@ BUILT := $(DIST)/QwenCompanion/.no-sublime-package
 PACKAGE_SOURCES := $(shell find QwenCompanion.sublime-package-src -type f -not -path '*/__pycache__/*') \
 	Default.sublime-commands Main.sublime-menu tools/build.py
 
-.PHONY: install build cli test typecheck headless sublime-install tmux clean bench
+.PHONY: install build release cli test typecheck headless sublime-install tmux clean bench actionlint
 
 install: $(VENV_STAMP) build tmux $(CLI_CACHE)/.stamp sublime-install
 
@@ -41,6 +42,13 @@ build: $(BUILT)
 $(BUILT): $(WHEELS)/.stamp $(PACKAGE_SOURCES)
 	$(PY) tools/build.py $(WHEELS) $(DIST)
 
+# The asset a GitHub release carries and Package Control installs (tools/release.py):
+# reproducible, so its sha256 is the same for every build of one commit. Built
+# afresh: a source file deleted since the last build must not ship.
+release: $(WHEELS)/.stamp
+	$(PY) tools/build.py $(WHEELS) $(DIST)
+	$(PY) tools/release.py $(DIST)/QwenCompanion $(DIST)/QwenCompanion.sublime-package
+
 cli: $(CLI_CACHE)/.stamp
 
 # The real qwen CLI and Node 22 for the end-to-end tests, pinned by the committed lock.
@@ -55,12 +63,16 @@ tmux:
 sublime-install: $(BUILT)
 	@$(PY) tools/sublime_install.py $(DIST)/QwenCompanion
 
+# Every workflow in .github/workflows (and the local actions they use); a finding fails `make test`.
+actionlint: $(VENV_STAMP)
+	$(VENV)/bin/actionlint
+
 # mypy checks the source as the package `QwenCompanion` against sublime-text-stubs.
 typecheck: $(VENV_STAMP)
 	@mkdir -p $(CACHE)/typecheck && ln -sfn ../../QwenCompanion.sublime-package-src $(CACHE)/typecheck/QwenCompanion
 	$(PY) -m mypy
 
-test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp typecheck
+test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp typecheck actionlint
 	QWEN_E2E_REQUIRED=1 $(PY) -m pytest
 
 # Benchmarks against a peer on the VS Code companion's stack (bench/peer, Node 22

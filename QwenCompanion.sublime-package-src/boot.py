@@ -16,14 +16,14 @@ for _cached in [name for name in sys.modules if name.startswith(f"{__package__}.
     del sys.modules[_cached]
 
 from .plugin import log
-from .plugin.actions.commands import QwenActionCommand, QwenCancelActionCommand
+from .plugin.actions.commands import QwenActionCommand, QwenAnswerHistoryCommand, QwenCancelActionCommand
 from .plugin.actions.jobs import actions
 from .plugin.actions.listeners import ActionsListener
 from .plugin.actions.models import QwenChooseActionModelCommand
 from .plugin.actions.send_to_terminal import QwenSendSelectionToTerminalCommand
 from .plugin.chat.agent_work import PermissionKeysListener, QwenChatPermissionCommand, ThinkingFoldListener
 from .plugin.chat.buffers import QwenChatReplaceBufferCommand
-from .plugin.chat.chats import chats
+from .plugin.chat.chats import chats, is_chat_view, preload_chat
 from .plugin.chat.commands import (
     ChatListener,
     QwenChatAddSelectionCommand,
@@ -40,13 +40,14 @@ from .plugin.chat.commands import (
     QwenChatShowAgentLogCommand,
     prestart_all,
 )
-from .plugin.chat.views import QwenChatApplyCommand
+from .plugin.chat.views import QwenChatApplyCommand, adopt_chat_views
 from .plugin.companion import status
 from .plugin.companion.commands import QwenRestartServerCommand, QwenShowLogCommand
 from .plugin.companion.companions import companions
 from .plugin.companion.context_listener import ContextListener
 from .plugin.companion.context_listener import tracker as context_tracker
 from .plugin.ide_tools import wiring as _ide_tools  # noqa: F401 (hooks the tools into servers and chats)
+from .plugin.placement import PlacementListener
 from .plugin.diagnose_command import QwenDiagnoseConnectionCommand, QwenReplaceReportCommand
 from .plugin.reviews.commands import (
     QwenAcceptDiffCommand,
@@ -64,6 +65,8 @@ __all__ = [
     "ActionsListener",
     "QwenActionCommand",
     "QwenCancelActionCommand",
+    "QwenAnswerHistoryCommand",
+    "PlacementListener",
     "QwenChooseActionModelCommand",
     "PermissionKeysListener",
     "QwenChatPermissionCommand",
@@ -116,9 +119,20 @@ def plugin_loaded() -> None:
     # Imports and socket set-up happen on the worker thread, not here.
     sublime.set_timeout_async(companions.start)
     sublime.set_timeout_async(prestart_all)  # after the servers: the agent gets their port
+    sublime.set_timeout_async(adopt_chat_tabs)
+
+
+def adopt_chat_tabs() -> None:
+    """Chat tabs left by an earlier load: the chat's modules are imported here,
+    then the tabs are adopted on the main thread."""
+    if any(is_chat_view(view) for window in sublime.windows() for view in window.views()):
+        preload_chat()
+        sublime.set_timeout(adopt_chat_views)
 
 
 def plugin_unloaded() -> None:
+    # The agents and the actions' runs are killed without waiting; the servers'
+    # stop still waits for an unfinished start (its imports must not be dropped).
     chats.stop_all()
     actions.stop_all()
     companions.stop_all()

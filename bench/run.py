@@ -82,9 +82,10 @@ CLIENT_CPUS = {0}  # the measuring client's; the servers get every CPU
 ALL_CPUS = set(range(os.cpu_count() or 1))
 WAIT = 60.0
 # What --only can pick, in the order a full run measures them.
-PARTS = ("listener", "context", "round-trips", "diff", "fanout", "startup", "memory", "chat", "ide-tools", "actions")
+PARTS = ("listener", "context", "round-trips", "diff", "fanout", "startup", "memory", "chat", "ide-tools", "actions",
+         "hostile")
 # The parts measured against the MCP peer, in one run of both servers.
-COMPANION_PARTS = set(PARTS) - {"chat", "ide-tools", "actions"}
+COMPANION_PARTS = set(PARTS) - {"chat", "ide-tools", "actions", "hostile"}
 
 
 # --- the two servers ----------------------------------------------------------
@@ -601,7 +602,7 @@ def main() -> None:
                         help=f"run only these parts ({', '.join(PARTS)}); RESULTS.md is not written")
     args = parser.parse_args()
     parts = set(args.only or PARTS)
-    peers = [PEER_DIR / "server.mjs", PEER_DIR / "acp_client.mjs"] if parts - {"ide-tools", "actions"} else []
+    peers = [PEER_DIR / "server.mjs", PEER_DIR / "acp_client.mjs"] if parts - {"ide-tools", "actions", "hostile"} else []
     for needed in (NODE, *peers, VENDOR):
         if not needed.exists():
             sys.exit(f"missing {needed.relative_to(ROOT)}: run `make bench`")
@@ -621,6 +622,10 @@ def main() -> None:
             from bench.actions import actions_rows
 
             rows += actions_rows(args.rounds, workdir)
+        if "hostile" in parts:
+            from bench.hostile import hostile_rows
+
+            rows += hostile_rows(args.rounds, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     text = report(rows, args.rounds)

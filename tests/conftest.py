@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "QwenCompanion.sublime-package-src"
 SOURCE_PACKAGE = "qwencompanion_src"
+# The in-Sublime suite imports `sublime` and `unittesting` and runs through
+# UnitTesting (tests/sim/test_release_install.py runs it in the simulator).
+collect_ignore = ["sublime"]
 
 
 def _register_source_package() -> None:
@@ -26,6 +32,26 @@ def _register_source_package() -> None:
 
 
 _register_source_package()
+
+REAL_PLATFORMS = {"win32", "darwin"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for mark in item.iter_markers("real_platform"):
+            if mark.args not in [(name,) for name in REAL_PLATFORMS]:
+                raise pytest.UsageError(f"{item.nodeid}: real_platform takes one of {sorted(REAL_PLATFORMS)}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A test marked real_platform(P) must run on P: skipping it there fails it."""
+    report = yield
+    platforms = {mark.args[0] for mark in item.iter_markers("real_platform")}
+    if report.skipped and sys.platform in platforms and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = f"{item.nodeid} is marked real_platform({sys.platform!r}) but was skipped on {sys.platform}"
+    return report
 
 
 def _tolerate_asyncio_server_close_race() -> None:

@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "QwenCompanion"
 DIFF_VIEW_SETTING = "qwen_companion.diff_view"
 ANSWER_VIEW_SETTING = "qwen_actions.answer"
+ANSWER_PANEL = "qwen_answer"
 WAIT = 10.0
 
 Action = Callable[["Driver", dict[str, Any]], dict[str, Any]]
@@ -125,7 +126,7 @@ class Driver:
             return self.windows[int(action["window"])]
         return self.sublime.active_window()
 
-    def describe(self, view: Any) -> dict[str, Any]:
+    def describe(self, view: Any, panel: str | None = None) -> dict[str, Any]:
         window = view.window()
         return {
             "id": view.id(),
@@ -134,9 +135,10 @@ class Driver:
             "scratch": view.is_scratch(),
             "read_only": view.is_read_only(),
             "dirty": view.is_dirty(),
-            "group": window.get_view_index(view)[0] if window else None,
+            "group": window.get_view_index(view)[0] if window and not panel else None,
             "diff_view": view.settings().get(DIFF_VIEW_SETTING),
             "answer_view": bool(view.settings().get(ANSWER_VIEW_SETTING)),
+            **({"panel": panel} if panel else {}),
         }
 
 
@@ -163,8 +165,34 @@ def do_close(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 
 def do_views(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    views = [driver.describe(v) for w in driver.sublime.windows() for v in w.views()]
+    """Every window's tabs, and the answer when it is in the bottom panel (with `panel`)."""
+    views = []
+    for window in driver.sublime.windows():
+        views += [driver.describe(v) for v in window.views()]
+        answer = window.find_output_panel(ANSWER_PANEL)
+        if answer is not None:
+            views.append(driver.describe(answer, f"output.{ANSWER_PANEL}"))
     return {"views": views}
+
+
+def do_layout(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The window's groups as Sublime lays them out, and what is visible: the
+    active view of every group, and the shown panel."""
+    window = driver.window(action)
+
+    def read() -> dict[str, Any]:
+        active = [window.active_view_in_group(g) for g in range(window.num_groups())]
+        return {
+            "window": window.id(),
+            "layout": window.layout(),
+            "active_group": window.active_group(),
+            "focused_view": window.active_view().id() if window.active_view() else None,
+            "groups": [{"group": g, "views": [v.id() for v in window.views_in_group(g)],
+                        "visible": view.id() if view else None} for g, view in enumerate(active)],
+            "panel": window.active_panel(),
+        }
+
+    return driver.host.run_on_main(read)
 
 
 def do_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
@@ -271,7 +299,8 @@ def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
         "agent": state.agent,
         "session": state.session_id,
         "mode": state.mode_id,
-        "model": state.model_id,
+        "model": state.model_name(),  # as people call it
+        "model_id": state.model_id,  # qwen's id, what set_model takes
         "pid": chat.chat.pid,
     }
 
@@ -323,6 +352,7 @@ ACTIONS: dict[str, Action] = {
     "select": do_select,  # {path | view, start: [line, col], end: [line, col]} 1-based
     "close": do_close,  # {path | view}
     "views": do_views,
+    "layout": do_layout,  # {window?}: groups, the visible view of each, the shown panel
     "text": do_text,  # {path | view}
     "set_text": do_set_text,  # {path | view, text}
     "command": do_command,  # {name, args?, view? | path? | window?}

@@ -14,7 +14,7 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -373,15 +373,17 @@ def _refusal_problems(facts: Facts) -> list[str]:
     return found
 
 
-def _probe_text(probe: CliProbe, where: str) -> str:
+def _probe_text(probe: CliProbe, where: str, display: Callable[[str], str]) -> str:
     if probe.path is None:
         return f"`{probe.name}` not found {where}"
     if probe.error:
-        return f"{probe.path} ({probe.error})"
-    return f"{probe.path}, version {probe.version}"
+        return f"{display(probe.path)} ({probe.error})"
+    return f"{display(probe.path)}, version {probe.version}"
 
 
-def build_report(facts: Facts) -> str:
+def build_report(facts: Facts, display: Callable[[str], str] = str) -> str:
+    """The report; `display` shows a file's path as the user reads it (relative
+    to the window's folder). The folders themselves are shown whole."""
     lines = [f"Qwen Code: connection diagnosis for window {facts.window_id}, {_clock(facts.now)}", ""]
 
     found = problems(facts)
@@ -433,15 +435,15 @@ def build_report(facts: Facts) -> str:
             lines.append(f"  {_clock(refusal.at)}  {name}: {refusal.detail}")
 
     lines += ["", "qwen CLI"]
-    lines.append(_row("executable", _probe_text(facts.cli, "on PATH")))
+    lines.append(_row("executable", _probe_text(facts.cli, "on PATH", display)))
     if facts.shell_cli is not None and facts.login_shell:
         lines.append(_row("login shell", f"{facts.login_shell} -l -i (runs qwen for Open in Terminal): "
-                          + _probe_text(facts.shell_cli, "by that shell")))
+                          + _probe_text(facts.shell_cli, "by that shell", display)))
     for label, settings in (("settings", facts.user_settings), ("folder settings", facts.folder_settings)):
         if settings is None or (settings is facts.folder_settings and not settings.exists):
             continue
         state = "not found" if not settings.exists else (settings.error or "read")
-        lines.append(_row(label, f"{settings.path} ({state})"))
+        lines.append(_row(label, f"{display(settings.path)} ({state})"))
     enabled, source = _setting_source(facts, "ide_enabled")
     lines.append(_row("ide.enabled", json.dumps(enabled) if source else "not set (off)"))
     mode, mode_source = effective_approval_mode(facts)

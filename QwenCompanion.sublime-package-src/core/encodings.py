@@ -89,3 +89,37 @@ def decode_like_sublime(data: bytes, fallback_encoding: str = DEFAULT_FALLBACK) 
         pass
     name = fallback_encoding if codec_for(fallback_encoding) else DEFAULT_FALLBACK
     return _decode_keeping_bytes(data, codec_for(name) or "cp1252"), name
+
+
+_BOMS = {
+    "UTF-8 with BOM": codecs.BOM_UTF8,
+    "UTF-16 LE with BOM": codecs.BOM_UTF16_LE,
+    "UTF-16 BE with BOM": codecs.BOM_UTF16_BE,
+}
+
+
+def _keep_bytes(error: UnicodeError) -> tuple[bytes, int]:
+    """The encoding side of `_decode_keeping_bytes`: a character U+0080…U+00FF
+    that the code page leaves undefined goes back to the byte it came from."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    chars = error.object[error.start:error.end]
+    if any(not "\x80" <= char <= "\xff" for char in chars):
+        raise error
+    return bytes(ord(char) for char in chars), error.end
+
+
+codecs.register_error("qwencompanion.keep_bytes", _keep_bytes)
+
+
+def encode_like_sublime(text: str, encoding: str) -> bytes:
+    """`text` stored in the encoding `decode_like_sublime` named (its BOM
+    included): what was read and is written back unchanged is the same bytes.
+    `UnicodeEncodeError` when a character has no place in that encoding."""
+    bom = _BOMS.get(encoding, b"")
+    codec = codec_for(encoding) or "utf-8"
+    if bom:
+        codec = {"utf-8-sig": "utf-8"}.get(codec, codec)
+        text = text.removeprefix("\ufeff")  # the CLI adds U+FEFF itself to a file it saw a BOM in
+    errors = "strict" if codec.startswith("utf") else "qwencompanion.keep_bytes"
+    return bom + text.encode(codec, errors=errors)

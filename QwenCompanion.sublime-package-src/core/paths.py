@@ -74,3 +74,54 @@ def deepest_root(path: str, roots: Sequence[str], style: PathStyle = HOST_STYLE,
         if _is_inside(identity, root_identity, style) and (best is None or len(root_identity) > best[0]):
             best = (len(root_identity), index)
     return best[1] if best is not None else None
+
+
+def _parts(path: str, style: PathStyle) -> list[str]:
+    """`path`'s components, normalised as the platform spells them apart."""
+    if style == "windows":
+        drive, rest = ntpath.splitdrive(ntpath.normpath(path))
+        return [drive, *(part for part in rest.split("\\") if part)]
+    return [part for part in posixpath.normpath(path).split("/") if part]
+
+
+def _same_part(style: PathStyle) -> Callable[[str], str]:
+    if style == "windows":
+        return lambda part: part.replace("/", "\\").lower()  # drive letters and names ignore case
+    if style == "macos":
+        return lambda part: unicodedata.normalize("NFC", part).casefold()
+    return lambda part: part
+
+
+def _relative_parts(path: str, root: str, style: PathStyle) -> list[str] | None:
+    """The parts of `path` below `root` in `path`'s spelling, or None when outside."""
+    fold = _same_part(style)
+    inner, outer = _parts(path, style), _parts(root, style)
+    if len(inner) < len(outer) or [fold(p) for p in inner[: len(outer)]] != [fold(p) for p in outer]:
+        return None
+    return inner[len(outer) :]
+
+
+def display_path(path: str, folders: Sequence[str], style: PathStyle = HOST_STYLE, resolve: Resolve = _resolve) -> str:
+    """`path` as a person reads it: relative to the innermost of the window's
+    `folders` holding it (after that folder's name when the window has
+    several), absolute when none does. Spellings are compared first; only a
+    path outside them all is resolved (symlinks, `/private/var` on macOS)."""
+    is_absolute = ntpath.isabs if style == "windows" else posixpath.isabs
+    if not path or not folders or not is_absolute(path):  # a tab's name ("untitled") is no path
+        return path
+    best: tuple[int, str, list[str]] | None = None
+    for spell in (lambda p: p, resolve):
+        for folder in folders:
+            below = _relative_parts(spell(path), spell(folder), style)
+            depth = len(_parts(spell(folder), style))
+            if below is not None and (best is None or depth > best[0]):
+                best = (depth, folder, below)
+        if best is not None:
+            break
+    if best is None:
+        return path
+    _, folder, below = best
+    separator = "\\" if style == "windows" else "/"
+    if len(folders) > 1:
+        below = [*_parts(folder, style)[-1:], *below]
+    return separator.join(below) or "."

@@ -25,6 +25,9 @@ from ..core.diagnose import (
 )
 from ..core.login_shell import probe_cli_in_login_shell, qwen_command_suggestion
 from ..core.paths import path_identity, path_style
+from .background import in_background
+from .paths import path_display
+from .placement import new_view_beside
 from ..core.qwen_home import configured_qwen_home, is_relative
 from ..core.terminal import DEFAULT_COMMAND, command_argv
 from .companion import terminal
@@ -111,8 +114,8 @@ def gather(window: sublime.Window, folder: str | None) -> Facts:
 def show_report(window: sublime.Window, text: str) -> None:
     """Show `text` in the window's report view, reusing it (main thread)."""
     view = next((v for v in window.views() if v.settings().get(REPORT_SETTING)), None)
-    if view is None:
-        view = window.new_file()
+    if view is None:  # beside the code, which stays visible
+        view = new_view_beside(window, window.active_view())
         view.set_scratch(True)
         view.set_name(REPORT_NAME)
         view.settings().update({REPORT_SETTING: True, "word_wrap": True})
@@ -163,7 +166,7 @@ class QwenDiagnoseConnectionCommand(sublime_plugin.WindowCommand):
         def work() -> None:
             from .chat.commands import chat_report
 
-            text = build_report(gather(window, chosen)) + chat_report(window)
+            text = build_report(gather(window, chosen), path_display(window)) + chat_report(window)
             sublime.set_timeout(lambda: show_report(window, text))
 
-        sublime.set_timeout_async(work)
+        in_background(work, "diagnose")  # it runs qwen and asks the servers

@@ -170,3 +170,30 @@ def test_ask_user_question_shows_numbered_choices_and_the_answer_reaches_the_mod
     assert real_chat.ended() == ["end_turn"]
     result = tool_messages(real_chat)
     assert "Blue" in result and "Small" in result and "No valid answers" not in result
+
+
+def test_an_edits_review_leaves_the_transcript_in_sight_and_what_people_read_is_relative(
+        real_chat: RealChat, workspace: Path) -> None:
+    (workspace / "src").mkdir()
+    target = workspace / "src" / "hello.py"
+    target.write_text("print('hi')\n")
+    real_chat.model.queue(read_file(str(target)), edit(str(target), "print('hi')", "print('hello')"), Reply(text="Edited."))
+    code = real_chat.host.user.open_file(target)
+    real_chat.host.wait_idle()
+    real_chat.send("Change the greeting")
+    event = asked(real_chat)[0]
+    assert event["toolCall"]["kind"] == "edit"
+    review = real_chat.host.wait_for(lambda: real_chat.editor.review_views() or None, timeout=WAIT)
+    real_chat.host.wait_idle()
+    chat = real_chat.chat()
+    visible = real_chat.host.visible_views(real_chat.host.window)
+    assert chat.transcript_view in visible and set(review) <= set(visible)
+    assert real_chat.host.window.get_view_index(review[0])[0] == real_chat.host.window.get_view_index(code)[0]
+    text = real_chat.transcript()
+    assert "src/hello.py: +1 −1 line(s)\n-print('hi')\n+print('hello')" in text  # not the tool's JSON input
+    assert str(workspace) not in text  # tool-call lines name src/hello.py
+    status = chat.transcript_view.get_status("qwen_chat")
+    assert "fake-model" in status and "$runtime" not in status  # 0.24.4's models: name "fake-model", id "$runtime|openai|…"
+    answer(real_chat, option_of(event, "allow_once"))
+    assert real_chat.ended() == ["end_turn"]
+    assert target.read_text() == "print('hello')\n"

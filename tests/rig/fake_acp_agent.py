@@ -21,6 +21,9 @@ ACTION:
     {"notify": method, "params": {...}}  any notification
     {"request": method, "params": {...}} ask the client and wait for its answer (logged);
                                          with "wait": false, ask and go on (the answer is not awaited)
+    {"parallel": [{"request", "params"}, ...]}  ask them all at once, then wait for every answer
+    {"tool_calls": N}                    N tool calls, each started then completed (a flood)
+    {"stderr": N}                        one line of N characters on stderr
     {"ignore_cancel": true}              the rest of the turn goes on after a session/cancel
     {"stop_reading": true}               stop reading stdin for good after the line being read
                                          (the client's writes fill the pipe, then block)
@@ -86,12 +89,19 @@ class Agent:
         self.update(session_id, {"sessionUpdate": kind, "content": {"type": "text", "text": text}})
 
     def ask(self, method: str, params: Any) -> Any:
-        self.next_id += 1
-        request_id = self.next_id
-        event = self.answers[request_id] = threading.Event()
-        self.write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        event.wait(30)
-        return self.results.get(request_id)
+        return self.ask_all([(method, params)])[0]
+
+    def ask_all(self, requests: list[tuple[str, Any]]) -> list[Any]:
+        ids = []
+        for method, params in requests:
+            self.next_id += 1
+            ids.append(self.next_id)
+            self.answers[self.next_id] = threading.Event()
+            self.write({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        deadline = time.monotonic() + 30
+        for request_id in ids:
+            self.answers[request_id].wait(max(deadline - time.monotonic(), 0))
+        return [self.results.get(request_id) for request_id in ids]
 
     # --- sessions on disk ---------------------------------------------------
 
@@ -254,6 +264,19 @@ class Agent:
                 self.log({"answer_to": action["request"], "answer": answer})
             elif "stop_reading" in action:
                 self.deaf_to_stdin.set()
+            elif "parallel" in action:
+                asked = [(r["request"], r.get("params", {})) for r in action["parallel"]]
+                for (method, _), answer in zip(asked, self.ask_all(asked)):
+                    self.log({"answer_to": method, "answer": answer})
+            elif "tool_calls" in action:
+                for number in range(action["tool_calls"]):
+                    self.update(session_id, {"sessionUpdate": "tool_call", "toolCallId": f"c{number}",
+                                             "title": f"read f{number}.py", "kind": "read", "status": "in_progress"})
+                    self.update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": f"c{number}",
+                                             "status": "completed"})
+            elif "stderr" in action:
+                sys.stderr.write("e" * action["stderr"] + "\n")
+                sys.stderr.flush()
             elif "crash" in action:
                 os._exit(action["crash"])
             elif "stop" in action:

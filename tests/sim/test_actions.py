@@ -328,6 +328,7 @@ def test_unit_tests_recommend_cases_then_propose_a_test_file_that_accept_opens_u
     tab = rig.host.wait_for(lambda: rig.host.window.find_open_file(str(target)), timeout=WAIT)
     assert rig.editor.text(tab) == tests and tab.is_dirty()
     assert not target.exists()  # saving stays the user's
+    assert "Qwen Code: the tests are in tests/test_geometry.py (not saved yet)" in rig.host.status_messages
 
 
 def test_the_header_names_the_model_the_cli_reports(rig: ActionRig) -> None:

@@ -354,3 +354,76 @@ def test_an_agent_deaf_to_cancel_is_offered_a_restart_that_reloads_the_chat(rig:
     text = rig.transcript()
     assert text.endswith(note)
     assert "## You\n\ngo" in text and "The agent exited" not in text
+
+
+def test_the_transcript_stays_where_the_wheel_left_it(rig: ChatRig) -> None:
+    """Issue 23, defect 8: the wheel moves the viewport, not the caret; following
+    is decided by whether the end is on screen."""
+    long_answer = "".join(f"answer line {n}\n" for n in range(80))
+    rig.load([[{"chunks": [long_answer]}], [{"chunks": ["second answer"]}]])
+    rig.send("one")
+    rig.ended()
+    transcript, _ = rig.open()
+    rig.transcript()
+    assert transcript.visible_region().contains(transcript.size())  # followed the answer
+    rig.host.user.scroll_wheel(transcript, -40)  # the user reads further up
+    top = transcript.visible_region().begin()
+    assert transcript.sel()[0].b == transcript.size()  # the caret did not move
+    rig.send("two")
+    rig.ended(2)
+    rig.transcript()
+    assert transcript.visible_region().begin() == top
+
+
+def test_the_pickers_never_block_sublimes_threads(rig: ChatRig) -> None:
+    """Issue 23, defect 6: the mode picker and Chat History used to wait up to
+    60 s on the shared worker thread for the agent to start."""
+    rig.load()
+    rig.open()
+    rig.host.wait_idle()
+    rig.host.watchdog.take()
+    rig.host.watchdog.limit_ms = 200
+    try:
+        rig.host.user.run_command("qwen_chat_mode")  # the agent has not started yet
+        panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
+        assert [str(getattr(i, "trigger", i)) for i in panel.items] == ["Plan", "Default", "YOLO"]
+        rig.host.user.cancel_quick_panel()
+        rig.host.user.run_command("qwen_chat_sessions")
+        rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done] or rig.host.status_messages, timeout=WAIT)
+        rig.host.wait_idle()
+        assert rig.host.watchdog.take() == []
+    finally:
+        rig.host.watchdog.limit_ms = None
+
+
+def test_a_reload_adopts_the_chat_tabs_instead_of_opening_more(rig: ChatRig) -> None:
+    """Issue 23, defect 9: after a reload, an upgrade or a restart the window's
+    chat takes its transcript and composer back."""
+    rig.load([[{"chunks": ["before reload"]}], [{"chunks": ["after reload"]}]])
+    rig.send("one")
+    rig.ended()
+    rig.host.reload_package(PACKAGE)
+    rig.watch()
+    rig.host.wait_for(lambda: rig.chat() is not None and rig.chat().transcript_view is not None, timeout=WAIT)
+    rig.host.user.run_command("qwen_chat")
+    rig.host.wait_idle()
+    names = [view.name() for view in rig.host.window.views()]
+    assert names.count("Qwen Chat") == 1 and names.count("Qwen Chat: message") == 1
+    rig.send("two")
+    rig.ended()
+    assert "after reload" in rig.transcript()
+
+
+def test_with_two_groups_the_chat_gets_a_column_of_its_own(rig: ChatRig) -> None:
+    """Issue 23, defect 12: with two groups both chat views landed as tabs of
+    the second group, the transcript hidden behind the composer."""
+    rig.load()
+    rig.host.window.set_layout({"cols": [0.0, 0.5, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1], [1, 0, 2, 1]]})
+    code = rig.editor.open("a.py", "x = 1\n")
+    transcript, composer = rig.open()
+    window = rig.host.window
+    groups = {window.get_view_index(transcript)[0], window.get_view_index(composer)[0]}
+    assert groups == {2, 3} and window.num_groups() == 4
+    assert window.get_view_index(code)[0] in (0, 1)
+    rig.host.user.run_command("qwen_chat")  # again: the same column, no new one
+    assert window.num_groups() == 4

@@ -403,8 +403,12 @@ def test_a_window_with_several_groups_gets_its_layout_and_tabs_back(editor: Edit
     path = editor.file("a.txt", "x\n")
     cli = editor.cli()
 
-    _, proposed = editor.propose(cli, path, "y\n")
-    assert window.layout() == TWO_COLUMNS
+    original, proposed = editor.propose(cli, path, "y\n")
+    # The review splits the group the user works in (the bottom one); the top group stays as it was.
+    assert window.layout() == {"cols": [0.0, 0.5, 1.0], "rows": [0.0, 0.5, 1.0],
+                               "cells": [[0, 0, 2, 1], [0, 1, 1, 2], [1, 1, 2, 2]]}
+    assert window.get_view_index(original)[0] == 1 and window.get_view_index(proposed)[0] == 2
+    assert window.active_view_in_group(0) == top
     user.click_phantom(proposed, "reject")
     cli.next_notification()
     editor.settle()

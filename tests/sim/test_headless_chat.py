@@ -38,6 +38,7 @@ def test_chat_verbs_events_and_a_restart_that_finds_the_session(tmp_path: Path) 
         assert "## You\n\nhello" in shown["text"] and "first answer" in shown["text"]
         session, pid = shown["session"], shown["pid"]
         assert session and pid and alive(pid)
+        assert (shown["model"], shown["model_id"]) == ("fake-model", "$runtime|openai|fake-model(openai)")
 
         editor.do("chat", text="long one")
         editor.do("chat_cancel")

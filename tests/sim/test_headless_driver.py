@@ -134,14 +134,15 @@ FAKE_STREAM_CLI = Path(__file__).resolve().parents[1] / "rig" / "fake_stream_cli
 
 
 @pytest.fixture
-def scripted(workspace: Path, tmp_path: Path) -> Iterator[tuple[HeadlessSublime, Path]]:
-    """The driver with a scripted stream-json CLI as `qwen_command`; write the script before an action."""
+def scripted(workspace: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[HeadlessSublime, Path]]:
+    """The driver with a scripted stream-json CLI as `qwen_command`; write the script before an action.
+    Parametrized indirectly, its parameter is more settings."""
     require_built()
     home = tmp_path / "home"
     user = home / ".config" / "sublime-text" / "Packages" / "User"
     user.mkdir(parents=True)
     script = tmp_path / "script.json"
-    settings = {"qwen_command": [sys.executable, str(FAKE_STREAM_CLI), str(script)]}
+    settings = {"qwen_command": [sys.executable, str(FAKE_STREAM_CLI), str(script)], **getattr(request, "param", {})}
     (user / "QwenCompanion.sublime-settings").write_text(json.dumps(settings))
     editor = HeadlessSublime(workspace, home)
     yield editor, script
@@ -192,3 +193,40 @@ def test_action_cancel_reports_a_cancelled_outcome(scripted: tuple[HeadlessSubli
     sublime.wait_event(lambda e: e.get("event") == "action_started")
     sublime.do("action_cancel")
     assert sublime.wait_event(lambda e: e.get("event") == "action_finished")["outcome"] == "cancelled"
+
+
+def explain_notes(sublime: HeadlessSublime, script: Path, workspace: Path) -> int:
+    path = str(workspace / "notes.txt")
+    script.write_text(json.dumps({"steps": [{"text": "Numbers."}]}))
+    code = sublime.do("open", path=path)["view"]
+    sublime.do("select", path=path, start=[1, 1], end=[3, 6])
+    sublime.do("action", action="explain")
+    assert sublime.wait_event(lambda e: e.get("event") == "action_finished")["outcome"] == "answered"
+    return int(code)
+
+
+def test_layout_shows_the_answer_beside_the_code_and_both_visible(
+    scripted: tuple[HeadlessSublime, Path], workspace: Path
+) -> None:
+    sublime, script = scripted
+    code = explain_notes(sublime, script, workspace)
+    answer = next(v for v in sublime.do("views")["views"] if v["answer_view"])
+    assert answer["group"] == 1 and "panel" not in answer
+    layout = sublime.do("layout")
+    assert layout["layout"]["cells"] == [[0, 0, 1, 1], [1, 0, 2, 1]]
+    assert [g["visible"] for g in layout["groups"]] == [code, answer["id"]]
+    assert layout["focused_view"] == code and layout["panel"] is None
+    sublime.do("close", view=answer["id"])
+    sublime.do("wait_idle")
+    assert [g["visible"] for g in sublime.do("layout")["groups"]] == [code]
+
+
+@pytest.mark.parametrize("scripted", [{"actions_answer_place": "panel"}], indirect=True)
+def test_views_name_the_answers_panel(scripted: tuple[HeadlessSublime, Path], workspace: Path) -> None:
+    sublime, script = scripted
+    code = explain_notes(sublime, script, workspace)
+    answer = next(v for v in sublime.do("views")["views"] if v["answer_view"])
+    assert answer["panel"] == "output.qwen_answer" and answer["group"] is None
+    assert "Numbers." in sublime.do("text", view=answer["id"])["text"]
+    layout = sublime.do("layout")
+    assert layout["panel"] == "output.qwen_answer" and [g["visible"] for g in layout["groups"]] == [code]

@@ -33,6 +33,8 @@ def test_a_package_syntax_is_found_by_its_resource_path(sim_host: SimulatedHost)
     other = sim_host.run_on_main(window.new_file)
     other.assign_syntax(path)
     assert other.syntax() == syntax
+    assert sim_host.sublime.syntax_from_path(path) == syntax
+    assert sim_host.sublime.syntax_from_path("Packages/Tiny/syntax/Missing.sublime-syntax") is None
 
 
 def test_a_missing_or_headerless_syntax_leaves_the_view_as_it_was(sim_host: SimulatedHost) -> None:

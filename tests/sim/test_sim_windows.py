@@ -242,3 +242,34 @@ def test_edit_settings_opens_base_and_user(sim_host: SimulatedHost, packages_dir
     assert base.is_read_only() and base.file_name() == str(packages_dir / "Pkg" / "Pkg.sublime-settings")
     assert user.file_name() == str(packages_dir / "User" / "Pkg.sublime-settings")
     assert window.active_view() == user and user.settings().get("edit_settings_view") == "user"
+
+
+def test_a_layout_sublime_cannot_draw_is_refused(sim_host: SimulatedHost) -> None:
+    import pytest
+
+    window = sim_host.window
+    for bad in ({"cols": [0.0, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 2, 1]]},  # past the separators
+                {"cols": [0.0, 0.5, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1], [1, 0, 1, 1]]},  # empty
+                {"cols": [0.0, 0.5, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 2, 1], [1, 0, 2, 1]]},  # overlapping
+                {"cols": [0.0, 1.0], "rows": [0.0, 1.0], "cells": []}):
+        with pytest.raises(ValueError):
+            window.set_layout(bad)
+    assert window.layout() == SINGLE and window.num_groups() == 1
+
+
+def test_visible_views_are_each_groups_selected_tab_and_the_shown_output_panel(sim_host: SimulatedHost) -> None:
+    window = sim_host.window
+    a = window.new_file()
+    b = window.new_file()
+    window.set_layout(TWO_COLUMNS)
+    window.focus_group(1)
+    c = window.new_file()
+    assert sim_host.visible_views(window) == [b, c]  # a is a tab behind b
+    panel = window.create_output_panel("out")
+    assert sim_host.visible_views(window) == [b, c]  # created, not shown
+    window.run_command("show_panel", {"panel": "output.out"})
+    assert sim_host.visible_views(window) == [b, c, panel]
+    assert window.active_view() == c  # showing an output panel leaves the focus where it was
+    window.focus_view(a)
+    window.run_command("hide_panel")
+    assert sim_host.visible_views(window) == [a, c]

@@ -305,6 +305,22 @@ def test_diagnose_a_healthy_server(host: SimulatedHost, editor: Editor, home: Pa
     host.assert_no_errors()
 
 
+def test_diagnose_opens_beside_the_code_and_names_files_in_the_folder_relative_to_it(
+        host: SimulatedHost, editor: Editor, workspace: Path) -> None:
+    editor.load([workspace])
+    (workspace / ".qwen").mkdir()
+    (workspace / ".qwen" / "settings.json").write_text("{}")
+    code = editor.open("main.py", "x = 1\n")
+    text = diagnose(host, workspace)
+    assert f"folder settings:{os.path.join('.qwen', 'settings.json')} (read)" in text
+    assert str(workspace / ".qwen") not in text
+    report = next(v for v in host.window.views() if v.name() == REPORT_NAME)
+    assert host.visible_views(host.window) == [code, report]
+    host.user.close(report)
+    host.wait_idle()
+    assert host.window.num_groups() == 1 and host.visible_views(host.window) == [code]
+
+
 def test_diagnose_a_missing_lock_file(host: SimulatedHost, editor: Editor, home: Path, workspace: Path) -> None:
     lock = editor.load([workspace])
     path = home / ".qwen" / "ide" / f"{lock['port']}.lock"

@@ -14,6 +14,9 @@ from tests.support.editor import Editor, open_editor
 from tests.support.mcp_client import WAIT
 from tests.support.terminus import mcp_config_option
 
+# Fakes Windows here; CI runs it on Windows too, where it must pass for real.
+pytestmark = pytest.mark.real_platform("win32")
+
 REPORT_NAME = "Qwen Code: Diagnose Connection"
 QWEN_CMD = "C:\\Program Files\\it's\\qwen.cmd"
 

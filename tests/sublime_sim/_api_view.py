@@ -10,7 +10,7 @@ import html
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import _runtime, _syntax, _text
+from . import _runtime, _syntax, _text, _viewport
 from ._api_objects import Buffer, Edit, Selection, Sheet, SymbolRegion, Syntax, make_sheet
 from ._constants import PhantomLayout, PointClassification, RegionFlags, SymbolType
 from ._region import Region, adjust_span, span_of
@@ -355,7 +355,8 @@ class View:
 
     # -------------------------------------------------------------- viewport
     def visible_region(self) -> Region:
-        return Region(0, self.size())  # no geometry: everything is "visible"
+        y = self._read(lambda st: st.viewport[1], 0.0)
+        return Region(*_viewport.visible_span(self._text(), y))
 
     def show(self, location: Any, show_surrounds: bool = True, keep_to_left: bool = False, animate: bool = True) -> None:
         if isinstance(location, Selection):
@@ -364,20 +365,31 @@ class View:
                 return
             location = regions[0]
         span = span_of(location)
-        self._write(lambda st: st.shown.append(("show", span)))
+
+        def scroll(st: ViewState) -> None:
+            st.shown.append(("show", span))
+            y = _viewport.y_to_show(st.buffer.text, st.viewport[1], min(span), max(span))
+            st.viewport = (st.viewport[0], y)
+
+        self._write(scroll)
 
     def show_at_center(self, location: Region | int, animate: bool = True) -> None:
         span = span_of(location)
-        self._write(lambda st: st.shown.append(("show_at_center", span)))
+
+        def scroll(st: ViewState) -> None:
+            st.shown.append(("show_at_center", span))
+            st.viewport = (st.viewport[0], _viewport.y_to_center(st.buffer.text, (span[0] + span[1]) // 2))
+
+        self._write(scroll)
 
     def viewport_position(self) -> tuple[float, float]:
         return self._read(lambda st: st.viewport, (0.0, 0.0))
 
     def set_viewport_position(self, xy: tuple[float, float], animate: bool = True) -> None:
-        self._write(lambda st: setattr(st, "viewport", (float(xy[0]), float(xy[1]))))
+        self._write(lambda st: setattr(st, "viewport", (max(float(xy[0]), 0.0), max(float(xy[1]), 0.0))))
 
     def viewport_extent(self) -> tuple[float, float]:
-        return (800.0, 600.0)
+        return _viewport.VIEWPORT_EXTENT
 
     def layout_extent(self) -> tuple[float, float]:
         lines = self._text().count("\n") + 1
@@ -405,10 +417,10 @@ class View:
         return self.layout_to_text(self.window_to_layout(xy))
 
     def line_height(self) -> float:
-        return 18.0
+        return _viewport.LINE_HEIGHT
 
     def em_width(self) -> float:
-        return 8.0
+        return _viewport.EM_WIDTH
 
     # ---------------------------------------------------------------- folding
     def is_folded(self, region: Region) -> bool:

@@ -32,6 +32,7 @@ from ._app_windows import WindowOps
 from ._records import CommandRecord, DialogAnswers, DialogRecord, ErrorRecord
 from ._scheduler import Clock, Loop
 from ._settings import SettingsState
+from ._watchdog import Watchdog
 from ._state import BufferState, InputPanelRecord, QuickPanelRecord, SheetState, ViewState, WindowState
 from ._text import DEFAULT_WORD_SEPARATORS
 
@@ -92,12 +93,14 @@ class App(BufferOps, WindowOps, CommandOps):
         platform: str,
         arch: str,
         channel: str,
+        watchdog: Watchdog,
     ) -> None:
         self.lock = threading.RLock()
         self.cond = threading.Condition()
         self.clock = Clock()
-        self.main = Loop("main", self.cond, self.clock, self.report_error, self)
-        self.worker = Loop("worker", self.cond, self.clock, self.report_error, self)
+        self.watchdog = watchdog
+        self.main = Loop("main", self.cond, self.clock, self.report_error, self, watchdog)
+        self.worker = Loop("worker", self.cond, self.clock, self.report_error, self, watchdog)
         self.packages_dir = packages_dir
         self.installed_packages_dir = installed_packages_dir
         self.cache_dir = cache_dir

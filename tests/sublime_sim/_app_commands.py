@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from . import _builtin_commands as builtins
+from . import _viewport, _builtin_commands as builtins
 
 if TYPE_CHECKING:
     from ._app import App
@@ -76,7 +76,19 @@ class CommandOps:
                     st.buffer.undo_texts.append(text_before)  # one command, one undo step
             self.flush_modifications(vid, before)
         if by_user:
+            # After a command the user ran, Sublime scrolls the first caret into view.
+            carets = self.sel_get(vid)
+            if carets:
+                self.show_point(vid, carets[0][1])
             self.emit("view", "on_post_text_command", vid, name, args)
+
+    def show_point(self: App, vid: int, point: int) -> None:
+        """Scroll `point` into view (``show``), the selection untouched."""
+        with self.lock:
+            st = self.view(vid)
+            if st is not None:
+                st.shown.append(("show", (point, point)))
+                st.viewport = (st.viewport[0], _viewport.y_to_show(st.buffer.text, st.viewport[1], point, point))
 
     def has_text_command(self: App, vid: int, name: str) -> bool:
         from . import sublime_plugin as sp

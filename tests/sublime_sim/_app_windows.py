@@ -19,6 +19,25 @@ if TYPE_CHECKING:
     from ._app import App
 
 
+def check_layout(layout: dict[str, Any]) -> None:
+    """Refuse a layout Sublime cannot draw. Its cells `[x1, y1, x2, y2]` index
+    the `cols` and `rows` separators (the API reference's `Window.layout()`
+    form); a cell past the separators, an empty cell or two cells over the
+    same place give no sensible window in Sublime, so the simulator fails the
+    call instead of guessing what it would show."""
+    cols, rows, cells = layout.get("cols"), layout.get("rows"), layout.get("cells")
+    if not (isinstance(cols, list) and isinstance(rows, list) and isinstance(cells, list) and cells):
+        raise ValueError(f"set_layout needs cols, rows and cells: {layout!r}")
+    for cell in cells:
+        x1, y1, x2, y2 = cell
+        if not (0 <= x1 < x2 < len(cols) and 0 <= y1 < y2 < len(rows)):
+            raise ValueError(f"set_layout: cell {cell} is empty or past the separators {cols} / {rows}")
+    for i, a in enumerate(cells):
+        for b in cells[i + 1 :]:
+            if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]:
+                raise ValueError(f"set_layout: cells {a} and {b} overlap")
+
+
 class WindowOps:
     # --------------------------------------------------------------- windows
     def create_window(self: App) -> int:
@@ -229,6 +248,7 @@ class WindowOps:
     def set_layout(self: App, wid: int, layout: dict[str, Any]) -> None:
         """Sublime keeps every sheet: groups past the new count fold into the last group."""
         old = self.focused_view_id()
+        check_layout(layout)
         with self.lock:
             win = self.window(wid)
             cells = layout.get("cells") or [[0, 0, 1, 1]]

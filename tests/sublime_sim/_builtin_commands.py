@@ -73,11 +73,7 @@ def append(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
     end = len(app.buffer_text(vid))
     app.modify(vid, token, end, end, str(args.get("characters", "")), force=bool(args.get("force", False)))
     if args.get("scroll_to_end"):
-        with app.lock:
-            st = app.view(vid)
-            if st is not None:
-                size = len(st.buffer.text)
-                st.shown.append(("show", (size, size)))
+        app.show_point(vid, len(app.buffer_text(vid)))
 
 
 @_text_cmd("select_all")

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._watchdog import Watchdog
+
 
 class Clock:
     """Monotonic time plus an offset the tests may push forward."""
@@ -46,6 +48,7 @@ class Loop:
         clock: Clock,
         on_error: Callable[[str, BaseException], None],
         owner: object = None,
+        watchdog: Watchdog | None = None,
     ) -> None:
         self.name = name
         self._cond = cond
@@ -54,11 +57,13 @@ class Loop:
         self._heap: list[_Task] = []
         self._seq = itertools.count()
         self._stopping = False
+        self.watchdog = watchdog or Watchdog(None)
         self.busy = False
         self.thread = threading.Thread(target=self._run, name=f"sublime-{name}", daemon=True)
         self.thread.sim_app = owner  # type: ignore[attr-defined]  # see _runtime.app()
 
     def start(self) -> None:
+        self.watchdog.watch(self.thread)
         self.thread.start()
 
     def is_current(self) -> bool:
@@ -90,8 +95,10 @@ class Loop:
         with self._cond:
             if self._stopping or not self.thread.is_alive():
                 raise RuntimeError(f"the {self.name} thread is not running")
-        self.post(task, 0, label="call_and_wait")
-        if not done.wait(timeout):
+        self.post(task, 0, label=f"call_and_wait {getattr(fn, '__qualname__', repr(fn))}")
+        with self.watchdog.internal():  # the caller waits, as Sublime blocks it
+            finished = done.wait(timeout)
+        if not finished:
             raise TimeoutError(f"{self.name} thread did not run the call within {timeout}s")
         if "error" in box:
             raise box["error"]
@@ -137,7 +144,8 @@ class Loop:
                     # Bounded wait so a clock offset change is noticed promptly.
                     self._cond.wait(0.05 if wait is None else min(wait, 0.05))
             try:
-                task.fn()
+                with self.watchdog.callback(task.label or getattr(task.fn, "__qualname__", repr(task.fn))):
+                    task.fn()
             except BaseException as exc:
                 self._on_error(f"{self.name} callback {task.label or getattr(task.fn, '__qualname__', '')}", exc)
             finally:

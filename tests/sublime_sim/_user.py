@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from . import _jsonc, _keymap
+from . import _jsonc, _keymap, _viewport
 from ._api_view import View
 from ._api_window import Window
 from ._constants import HoverZone, NewFileFlags
@@ -74,6 +74,18 @@ class User:
                 self._app.focus_window(st.window_id)
             if st.sheet_id:
                 self._app.focus_sheet(st.sheet_id)
+
+        self._host.run_on_main(go)
+
+    def scroll_wheel(self, view: View, rows: int) -> None:
+        """Turn the mouse wheel over `view`: `rows` down (up if negative). Only the
+        viewport moves: no caret, no selection event, as in Sublime."""
+
+        def go() -> None:
+            with self._app.lock:
+                st = self._app.view(view.view_id)
+                if st is not None:
+                    st.viewport = (st.viewport[0], _viewport.scrolled_y(st.buffer.text, st.viewport[1], rows))
 
         self._host.run_on_main(go)
 

@@ -18,6 +18,11 @@ called from any thread. A command runs on the thread that called
 ``run_command``; the blocking events it causes run on the main thread while
 the caller waits (Sublime blocks the caller the same way).
 
+The watchdog (``_watchdog``, on by default, ``host.watchdog``): a callback on
+either thread that waits (a Future, a process, a thread, a socket, a sleep) or
+runs more than ``watchdog_ms`` (200) of CPU time fails the test when the host
+closes.
+
 Exceptions in callbacks, event handlers and commands are caught, recorded in
 ``host.errors`` (and echoed to stderr, Sublime's console) and do not reach the
 caller, as in Sublime.
@@ -54,8 +59,10 @@ Not modelled:
 * Undo/redo, macros, command history (``command_history`` is empty).
 * Clones (``clone_file``, ``FORCE_CLONE``): one view per buffer; ``on_clone``
   never fires; ``is_primary()`` is always true.
-* Geometry: no viewport, text layout or fonts; ``visible_region`` is the whole
-  buffer, ``show``/``show_at_center`` are only recorded (``ViewState.shown``).
+* Geometry: no text layout or fonts and no word wrap. The viewport is a fixed
+  number of rows (``_viewport``): ``visible_region``, ``show``/``show_at_center``
+  (also recorded in ``ViewState.shown``) and ``user.scroll_wheel`` move it and
+  never the caret; plugin edits do not scroll.
 * Auto-complete UI (``on_query_completions`` runs only via
   ``user.query_completions``), hover popups' positioning, minihtml rendering
   (links are found by ``href`` in the HTML text).
@@ -106,7 +113,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
-from . import _runtime, sublime, sublime_plugin, sublime_types
+from . import _runtime, _watchdog, sublime, sublime_plugin, sublime_types
 from ._app import App
 from ._api_view import View
 from ._api_window import Window
@@ -114,6 +121,7 @@ from ._loader import PackageLoader
 from ._records import CommandRecord, DialogAnswers, DialogRecord, ErrorRecord
 from ._state import InputPanelRecord, QuickPanelRecord, ViewState, WindowState
 from ._user import User
+from ._watchdog import DEFAULT_LIMIT_MS, Watchdog
 
 T = TypeVar("T")
 
@@ -140,6 +148,7 @@ class SimulatedHost:
         arch: str = "x64",
         channel: str = "stable",
         cache_dir: str | Path | None = None,
+        watchdog_ms: float | None = DEFAULT_LIMIT_MS,
     ) -> None:
         if _runtime.maybe_app() is not None:
             raise RuntimeError("another SimulatedHost is still running: close() it first")
@@ -151,7 +160,9 @@ class SimulatedHost:
         cache = Path(cache_dir).resolve() if cache_dir is not None else self._tmp / "Cache"
         cache.mkdir(parents=True, exist_ok=True)
         (self._tmp / "Installed Packages").mkdir()
-        self.app = App(self.packages_dir, self._tmp / "Installed Packages", cache, platform, arch, channel)
+        self.watchdog = Watchdog(watchdog_ms)
+        _watchdog.install(self.watchdog)
+        self.app = App(self.packages_dir, self._tmp / "Installed Packages", cache, platform, arch, channel, self.watchdog)
         self._saved_modules = {name: sys.modules.get(name) for name in FAKE_MODULES}
         sublime_plugin.reset()
         install_modules()
@@ -192,7 +203,7 @@ class SimulatedHost:
         then each ``plugin_loaded`` runs. ``at_startup=False`` starts each module
         right after importing it, as a run-time install does.
         """
-        return self.run_on_main(lambda: self.loader.load(name, at_startup))
+        return self.run_on_main(lambda: self._loading(lambda: self.loader.load(name, at_startup)))
 
     def unload_package(self, name: str) -> None:
         self.run_on_main(lambda: self.loader.unload(name))
@@ -202,7 +213,7 @@ class SimulatedHost:
         re-imported (``sublime_plugin.reload_plugin``); submodules stay cached."""
 
         def go() -> list[str]:
-            self.loader.reload_plugins(name)
+            self._loading(lambda: self.loader.reload_plugins(name))
             return list(self.loader.loaded[name])
 
         return self.run_on_main(go)
@@ -221,9 +232,13 @@ class SimulatedHost:
 
         def go() -> list[str]:
             self.loader.unload(name)
-            return self.loader.load(name, at_startup=False)
+            return self._loading(lambda: self.loader.load(name, at_startup=False))
 
         return self.run_on_main(go)
+
+    def _loading(self, load: Callable[[], T]) -> T:
+        with self.watchdog.loading():
+            return load()
 
     @property
     def loaded_packages(self) -> list[str]:
@@ -358,6 +373,20 @@ class SimulatedHost:
             raise LookupError(f"unknown {view!r}")
         return st
 
+    def visible_views(self, window: Window) -> list[View]:
+        """What the user sees of `window`: the selected view of every group
+        (one tab a group is drawn) and the view of the shown output panel."""
+        app = self.app
+        with app.lock:
+            win = app.windows.get(window.window_id)
+            if win is None:
+                return []
+            ids = [app.sheets[sid].view_id for sid in win.selected if sid and app.sheets[sid].view_id]
+            panel = win.active_panel or ""
+            if panel.startswith("output.") and win.panels.get(panel[len("output."):]):
+                ids.append(win.panels[panel[len("output."):]])
+        return [View(vid) for vid in ids]
+
     def window_state(self, window: Window) -> WindowState:
         st = self.app.windows.get(window.window_id)
         if st is None:
@@ -405,6 +434,8 @@ class SimulatedHost:
                 else:
                     sys.modules[name] = module
             shutil.rmtree(self._tmp, ignore_errors=True)
+            _watchdog.uninstall()
+        self.watchdog.check()
 
     def __enter__(self) -> SimulatedHost:
         return self

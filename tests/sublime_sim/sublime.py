@@ -373,7 +373,10 @@ def list_syntaxes() -> list[Syntax]:
 
 
 def syntax_from_path(path: str) -> Syntax | None:
+    """A built-in syntax or one a package ships, by its resource path."""
     info = next((s for s in _syntax.SYNTAXES if s.path == path), None)
+    if info is None and path.endswith(".sublime-syntax"):
+        info = _syntax.package_syntax(path)
     return _syn(info) if info else None
 
 

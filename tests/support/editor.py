@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from .mcp_client import WAIT, McpClient
 ROOT = Path(__file__).resolve().parents[2]
 BUILT_PACKAGE = ROOT / "dist" / "QwenCompanion"
 PACKAGE = "QwenCompanion"
+PACKAGE_THREADS = "QwenCompanion"  # how the package names its threads
 SETTINGS = "QwenCompanion.sublime-settings"
 DIFF_VIEW = "qwen_companion.diff_view"
 
@@ -31,6 +33,17 @@ Lock = dict[str, Any]
 def require_built() -> None:
     if not (BUILT_PACKAGE / ".no-sublime-package").is_file():
         pytest.fail("the package is not built: run `make build` first", pytrace=False)
+
+
+def wait_for_package_threads(host: SimulatedHost, *names: str) -> None:
+    """Wait until the package's own threads called "QwenCompanion <name>" (any
+    of them if no name is given) have ended: it starts and stops its servers
+    there, not on Sublime's threads."""
+    prefixes = tuple(f"{PACKAGE_THREADS} {name}" for name in names) or (PACKAGE_THREADS,)
+    host.wait_for(
+        lambda: not any(t.name.startswith(prefixes) for t in threading.enumerate() if t.is_alive()),
+        timeout=WAIT,
+    )
 
 
 def isolate_home(monkeypatch: pytest.MonkeyPatch, home: Path) -> Path:
@@ -89,6 +102,9 @@ class Editor:
         # which takes seconds on a busy machine.
         self.host.wait_idle(timeout=WAIT)
         return lock
+
+    def wait_for_package_threads(self, *names: str) -> None:
+        wait_for_package_threads(self.host, *names)
 
     def settings(self, values: dict[str, Any]) -> None:
         """The user edits their settings file (read live by the package)."""
@@ -171,7 +187,15 @@ class Editor:
     def close(self) -> None:
         for client in self.clients:
             client.close()
-        self.host.close()
+        try:
+            self.host.close()
+        finally:
+            # Unloading hands its waits to the package's threads; the next test
+            # starts once they have ended.
+            try:
+                self.wait_for_package_threads()
+            except TimeoutError:
+                pass
 
 
 @contextmanager
@@ -193,7 +217,11 @@ def open_editor(
     home = isolate_home(monkeypatch, home or tmp_path / "home")
     workspace = (workspace or tmp_path / "workspace").resolve()
     workspace.mkdir(parents=True, exist_ok=True)
-    editor = Editor(SimulatedHost(tmp_path / "Packages", platform=platform), tmp_path, home, workspace)
+    # The watchdog is off for the whole package until its servers start and stop
+    # off Sublime's threads; a test turns it on (`host.watchdog.limit_ms`) for
+    # what it covers.
+    host = SimulatedHost(tmp_path / "Packages", platform=platform, watchdog_ms=None)
+    editor = Editor(host, tmp_path, home, workspace)
     try:
         editor.host.install_package(BUILT_PACKAGE, PACKAGE)
         if load:

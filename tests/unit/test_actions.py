@@ -341,3 +341,16 @@ async def test_lines_end_without_an_empty_last_line() -> None:
     stream.feed_eof()
     lines = Lines(stream)
     assert [await lines.next(), await lines.next(), await lines.next()] == [b"one", b"two", None]
+
+
+async def test_a_line_longer_than_the_limit_keeps_only_the_limit_and_says_it_was_cut() -> None:
+    stream = asyncio.StreamReader()
+    data = b"short\n" + b"y" * (3 * READ_CHUNK) + b"\nafter\n"
+    for start in range(0, len(data), 5000):
+        stream.feed_data(data[start : start + 5000])
+    stream.feed_eof()
+    lines = Lines(stream, longest=100)
+    read = []
+    while (line := await lines.next()) is not None:
+        read.append((line, lines.cut))
+    assert read == [(b"short", False), (b"y" * 100, True), (b"after", False)]

@@ -3,6 +3,7 @@ paths), byte-exact shapes (CRLF, BOM, no final newline) and atomic writes."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -90,3 +91,36 @@ def test_a_failed_write_leaves_the_file_and_no_temp_file(tmp_path: Path, monkeyp
 def test_reading_a_missing_file_raises_file_not_found(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         read_text(str(tmp_path / "missing.txt"))
+
+
+async def test_a_file_job_that_never_ends_costs_its_slot_and_a_clear_error_not_the_pool() -> None:
+    import threading
+
+    from qwencompanion_src.core.chat.file_jobs import FileBusy, FileJobs
+
+    jobs = FileJobs(at_once=2, timeout=0.2)
+    hung = threading.Event()
+    try:
+        for _ in range(2):
+            with pytest.raises(FileBusy, match="not done within"):
+                await jobs.run(hung.wait, "reading the pipe")
+        with pytest.raises(FileBusy, match="busy"):  # both slots are held: a clear error, not a wait for ever
+            await jobs.run(lambda: "never started", "reading a.py")
+    finally:
+        hung.set()
+    await asyncio.sleep(0.05)  # the hung jobs end and give their slots back
+    assert await jobs.run(lambda: "read", "reading a.py") == "read"
+
+
+def test_non_regular_files_and_files_too_large_are_refused(tmp_path: Path) -> None:
+    from qwencompanion_src.core.chat.agent_files import TooLarge, read_file, read_part
+
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(Refused, match="not a regular file"):
+        read_text(str(tmp_path / "pipe"))  # at once: opened without blocking
+    with pytest.raises(Refused, match="not a regular file"):
+        read_text(str(tmp_path))
+    (tmp_path / "big.txt").write_bytes(b"a\nb\nc\n" * 10)
+    with pytest.raises(TooLarge, match="read it in parts"):
+        read_file(str(tmp_path / "big.txt"), limit=10)
+    assert read_part(str(tmp_path / "big.txt"), 2, 2) == ("b\nc\n", "a\nb\nc\n" * 10)

@@ -442,3 +442,47 @@ def test_transcript_offsets_stay_right_in_a_long_chat() -> None:
     view([transcript.clear()])
     view([transcript.append("x", "fresh")])
     assert view.text == transcript.text() == "fresh"
+
+
+def test_the_work_of_a_transcript_update_does_not_grow_with_the_number_of_blocks() -> None:
+    """A tool call's line updated in place among n others: the lines of
+    Python run per update stay (nearly) the same from 100 to 10,000 blocks."""
+    import sys
+
+    from qwencompanion_src.core.chat.transcript import Transcript
+
+    def lines_run_by_an_update(blocks: int) -> int:
+        transcript = Transcript()
+        for number in range(blocks):
+            transcript.upsert(f"tool.c{number}", "○ read `f.py` — pending\n\n")
+        count = 0
+
+        def trace(frame: object, event: str, arg: object) -> object:
+            nonlocal count
+            count += event == "line"
+            return trace
+
+        sys.settrace(trace)
+        try:
+            edit = transcript.upsert(f"tool.c{blocks // 2}", "✓ read `f.py` — completed\n\n")
+        finally:
+            sys.settrace(None)
+        assert edit.offset == (blocks // 2) * len("○ read `f.py` — pending\n\n")
+        return count
+
+    assert lines_run_by_an_update(10_000) < 2 * lines_run_by_an_update(100)
+
+
+def test_the_model_is_named_as_people_call_it_never_by_qwens_internal_id() -> None:
+    from qwencompanion_src.core.chat.chat import ChatState, Choice, readable_model
+
+    listed = ChatState(models=[Choice("$runtime|openai|fake-model(openai)", "fake-model")],
+                       model_id="$runtime|openai|fake-model(openai)")
+    assert listed.model_name() == "fake-model"
+    unlisted = ChatState(models=[Choice("qwen3-coder-plus(openai)", "qwen3-coder-plus")],
+                         model_id="$runtime|openai|glm-4.6(openai)")  # e.g. after /model, before a new list
+    assert unlisted.model_name() == "glm-4.6"
+    assert readable_model("qwen3-coder-plus(qwen-oauth)") == "qwen3-coder-plus"
+    assert readable_model("$runtime|openai|org/model|v2") == "org/model|v2"
+    assert readable_model("qwen-route:v1:abcdef") == "qwen-route:v1:abcdef"
+    assert ChatState().model_name() is None

@@ -15,6 +15,9 @@ from qwencompanion_src.core.terminal import TerminalOptions, login_shell_argv, t
 
 from .test_diagnose import healthy
 
+# Fakes macOS here; CI runs it on macOS too, where it must pass for real.
+pytestmark = pytest.mark.real_platform("darwin")
+
 BASH = shutil.which("bash")
 needs_bash = pytest.mark.skipif(BASH is None, reason="needs bash")
 

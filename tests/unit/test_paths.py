@@ -12,6 +12,9 @@ from qwencompanion_src.core.diagnose import folder_inside
 from qwencompanion_src.core.companion.diffs import path_key
 from qwencompanion_src.core.paths import deepest_root, is_within, path_identity, path_style
 
+# Fakes Windows and macOS here; CI runs it on Windows and macOS too, where it must pass for real.
+pytestmark = [pytest.mark.real_platform("win32"), pytest.mark.real_platform("darwin")]
+
 
 def same(path: str) -> str:
     return path
@@ -83,3 +86,54 @@ def test_real_symlinks_on_this_machine(tmp_path: Path) -> None:
     assert folder_inside(str(real / "sub"), [str(tmp_path / "link")])
     assert not is_within(str(tmp_path / "realish" / "a.py"), str(real))
     assert path_identity("rel.py") == os.path.join(os.path.realpath(os.getcwd()), "rel.py")
+
+
+# --- display_path: what a person reads ---------------------------------------
+
+from qwencompanion_src.core.paths import display_path  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("path", "folders", "style", "shown"),
+    [
+        ("/home/me/proj/src/a.py", ["/home/me/proj"], "posix", "src/a.py"),
+        ("/home/me/proj/src/a.py", ["/home/me/proj/"], "posix", "src/a.py"),
+        ("/home/me/project2/a.py", ["/home/me/proj"], "posix", "/home/me/project2/a.py"),
+        ("/home/me/Proj/a.py", ["/home/me/proj"], "posix", "/home/me/Proj/a.py"),  # Linux: case matters
+        ("/Users/Me/Proj/Src/a.py", ["/users/me/proj"], "macos", "Src/a.py"),  # macOS ignores case
+        ("C:\\Users\\Me\\Proj\\src\\a.py", ["c:/users/me/proj"], "windows", "src\\a.py"),
+        ("c:/users/me/proj/src/a.py", ["C:\\Users\\Me\\Proj"], "windows", "src\\a.py"),
+        ("D:\\Proj\\a.py", ["C:\\Proj"], "windows", "D:\\Proj\\a.py"),  # another drive: outside
+        ("\\\\server\\share\\proj\\a.py", ["//SERVER/share/proj"], "windows", "a.py"),
+        ("/home/me/proj", ["/home/me/proj"], "posix", "."),
+        ("/tmp/x.py", [], "posix", "/tmp/x.py"),
+        ("untitled", ["/home/me/proj"], "posix", "untitled"),  # a tab's name, not resolved against the cwd
+        ("proj\\a.py", ["C:\\proj"], "windows", "proj\\a.py"),
+    ],
+)
+def test_display_path_is_relative_inside_the_folder_and_absolute_outside(
+        path: str, folders: list[str], style: str, shown: str) -> None:
+    assert display_path(path, folders, style, same) == shown  # type: ignore[arg-type]
+
+
+def test_with_several_folders_the_innermost_names_itself() -> None:
+    folders = ["/home/me/proj", "/home/me/proj/lib", "/srv/other"]
+    assert display_path("/home/me/proj/lib/b.py", folders, "posix", same) == "lib/b.py"
+    assert display_path("/home/me/proj/a.py", folders, "posix", same) == "proj/a.py"
+    assert display_path("/srv/other/c.py", folders, "posix", same) == "other/c.py"
+
+
+def test_a_physical_path_is_shown_relative_to_the_symlinked_folder() -> None:
+    links = {"/var/proj": "/private/var/proj"}
+
+    def resolve(path: str) -> str:
+        return next((real + path[len(link):] for link, real in links.items() if path.startswith(link)), path)
+
+    assert display_path("/private/var/proj/src/a.py", ["/var/proj"], "macos", resolve) == "src/a.py"
+
+
+def test_a_tabs_name_is_not_taken_for_a_file_in_the_working_folder() -> None:
+    def from_cwd(path: str) -> str:  # os.path.realpath with the working folder inside the project
+        return path if path.startswith("/") else "/home/me/proj/sub/" + path
+
+    assert display_path("untitled", ["/home/me/proj"], "posix", from_cwd) == "untitled"

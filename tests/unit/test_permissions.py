@@ -76,3 +76,23 @@ def test_pending_prompts_are_answered_once_and_cancel_all_answers_the_rest() -> 
     first, second = asyncio.run(run())
     assert first["outcome"] == {"outcome": "selected", "optionId": "proceed_once", "_meta": None}
     assert second["outcome"]["outcome"] == "cancelled"
+
+
+def test_an_edit_shows_what_changes_not_the_tools_raw_input() -> None:
+    old = "".join(f"line {n}\n" for n in range(30))
+    new = old.replace("line 3\n", "line three\n").replace("line 20\n", "") + "".join(f"added {n}\n" for n in range(12))
+    raw = {"file_path": "/w/proj/src/a.py", "old_string": "line 3", "new_string": "line three"}
+    prompt = prompt_of("p", request({"toolCallId": "e", "kind": "edit", "title": "a.py", "rawInput": raw,
+                                     "content": [{"type": "diff", "path": "/w/proj/src/a.py", "oldText": old, "newText": new}]}),
+                       lambda path: path.removeprefix("/w/proj/"))
+    lines = prompt.detail.split("\n")
+    assert lines[0] == "src/a.py: +13 −2 line(s)"
+    assert lines[1:4] == ["-line 3", "+line three", "-line 20"]
+    assert len(lines) == 1 + 8 + 1 and lines[-1].startswith("… 7 more changed line(s)")
+    assert "file_path" not in prompt.detail and "/w/proj" not in render_prompt(prompt)
+
+
+def test_a_new_files_edit_shows_its_lines() -> None:
+    prompt = prompt_of("p", request({"toolCallId": "e", "kind": "edit", "title": "n.py",
+                                     "content": [{"type": "diff", "path": "/w/n.py", "oldText": None, "newText": "x = 1\n"}]}))
+    assert prompt.detail == "/w/n.py: +1 −0 line(s)\n+x = 1"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..chat.bridge import kill_group
-from .process import Invocation, Lines, spawn
+from .process import MAX_LINE_BYTES, Invocation, Lines, spawn
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,9 @@ EDITING_TOOLS = (
     "enter_worktree", "exit_worktree", "cron_create", "image_gen",
 )
 STDERR_TAIL_LINES = 20
+STDERR_LINE_BYTES = 2000  # what is kept of one line of qwen's stderr
+# The answer as a whole is bounded too. Longer: the run fails, saying so.
+MAX_ANSWER_CHARS = 32 * 1024 * 1024
 INITIALIZE_TIMEOUT = 30.0
 EXIT_GRACE = 2.0
 STDERR_GRACE = 1.0
@@ -59,6 +62,10 @@ class RunOutcome:
     denied: list[str] = field(default_factory=list)  # tools the run asked for and was refused
 
 
+class TooMuch(Exception):
+    """qwen sent more than a run takes: the run ends, failed, with this message."""
+
+
 class ActionRun:
     """Runs on an asyncio loop; `on_text` gets each piece of the answer,
     `on_model` the model the CLI says it uses."""
@@ -75,6 +82,7 @@ class ActionRun:
         self._process: asyncio.subprocess.Process | None = None
         self._cancelled = False
         self._text: list[str] = []
+        self._size = 0  # characters in `_text`
         self._new_message = False
         self._stderr: list[str] = []
         self._outcome = RunOutcome("failed")
@@ -93,6 +101,8 @@ class ActionRun:
             raise
         except OSError as error:
             self._outcome = RunOutcome("failed", error=f"could not start {self.invocation.argv[0]}: {error.strerror or error}")
+        except TooMuch as error:
+            self._outcome = RunOutcome("failed", self._answer(), str(error), self._outcome.model, self._outcome.denied)
         finally:
             await self._end()
         if self._cancelled:
@@ -173,17 +183,19 @@ class ActionRun:
     async def _read_stdout(self) -> bool:
         """Handle each line until the result (True) or the end of output (False)."""
         assert self._process is not None and self._process.stdout is not None
-        lines = Lines(self._process.stdout)
+        lines = Lines(self._process.stdout, MAX_LINE_BYTES)
         while (line := await lines.next()) is not None:
+            if lines.cut:
+                raise TooMuch(f"qwen sent a message longer than {MAX_LINE_BYTES:,} bytes; the run was stopped")
             if line.strip() and await self._handle(line):
                 return True
         return False
 
     async def _read_stderr(self) -> None:
         assert self._process is not None and self._process.stderr is not None
-        lines = Lines(self._process.stderr)
+        lines = Lines(self._process.stderr, STDERR_LINE_BYTES)
         while (line := await lines.next()) is not None:
-            self._stderr.append(line.decode("utf-8", "replace").rstrip())
+            self._stderr.append(line.decode("utf-8", "replace").rstrip() + ("…" if lines.cut else ""))
             del self._stderr[:-STDERR_TAIL_LINES]
 
     async def _handle(self, line: bytes) -> bool:
@@ -232,6 +244,9 @@ class ActionRun:
         if self._new_message:
             self._new_message = False
             text = "\n\n" + text  # starts a paragraph of its own
+        self._size += len(text)
+        if self._size > MAX_ANSWER_CHARS:
+            raise TooMuch(f"qwen's answer grew past {MAX_ANSWER_CHARS:,} characters; the run was stopped")
         self._text.append(text)
         self.on_text(text)
 

@@ -41,16 +41,21 @@ from acp.schema import (
 )
 from pydantic import BaseModel, ValidationError
 
+from ..version import VERSION
 from .requests import AgentRequests
 
 log = logging.getLogger(__name__)
 traffic_log = logging.getLogger(__name__ + ".traffic")
 
-# An answer can be one huge line (a file's contents, a long replay).
+# The pipe's buffer: a longer line is read in pieces of this size.
 STREAM_LIMIT = 1024 * 1024
+# The longest message taken from the agent (a file it writes, a long
+# replay); a longer line is skipped piece by piece, never held whole.
+MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+STDERR_LINE_CHARS = 2000  # what is kept of one line of the agent's stderr
 STOP_GRACE_SECONDS = 2.0
 STDERR_TAIL_LINES = 40
-CLIENT_INFO = Implementation(name="QwenCompanion", title="Qwen Companion for Sublime Text", version="1")
+CLIENT_INFO = Implementation(name="QwenCompanion", title="Qwen Companion for Sublime Text", version=VERSION)
 
 JsonObject = dict[str, Any]
 
@@ -63,6 +68,9 @@ class BridgeEvents(Protocol):
     def ext_notification(self, method: str, params: JsonObject) -> None: ...
 
     def exited(self, returncode: int | None, stderr_tail: list[str]) -> None: ...
+
+    def refused(self, message: str) -> None:
+        """Something the agent sent was dropped (too large): tell the user."""
 
 
 @dataclass(frozen=True)
@@ -102,9 +110,41 @@ class QuietNdjsonTransport(NdjsonTransport):
     """The SDK's line framing, but a line that is not JSON is logged once
     (not with a traceback each time) and skipped."""
 
-    def __init__(self, reader: asyncio.StreamReader, sender: Any) -> None:
+    def __init__(self, reader: asyncio.StreamReader, sender: Any, on_oversized: Callable[[int], None]) -> None:
         super().__init__(reader, sender)
+        self._reader_of_lines = reader
+        self._on_oversized = on_oversized
         self._warned = False
+
+    async def _read_line(self) -> bytes:
+        """The next line, or b"" at the end; a line longer than
+        MAX_MESSAGE_BYTES is read to its end and dropped (reported once per line)."""
+        reader = self._reader_of_lines
+        pieces: list[bytes] = []
+        held = 0
+        while True:
+            try:
+                piece = await reader.readuntil(b"\n")
+                ended = True
+            except asyncio.LimitOverrunError as error:
+                piece = await reader.readexactly(error.consumed)
+                ended = False
+            except asyncio.IncompleteReadError as error:
+                piece = error.partial
+                ended = True
+            held += len(piece)
+            if held <= MAX_MESSAGE_BYTES:
+                pieces.append(piece)
+            elif pieces:
+                pieces.clear()  # too long: what was kept goes, the rest is skipped as it comes
+            if ended:
+                if held > MAX_MESSAGE_BYTES:
+                    self._on_oversized(held)
+                    if piece.endswith(b"\n"):
+                        held = 0
+                        continue
+                    return b""
+                return b"".join(pieces)
 
     async def receive(self) -> dict[str, Any] | None:
         while True:
@@ -138,11 +178,13 @@ class StreamingConnection(Connection):
         handler: Any,
         writer: asyncio.StreamWriter,
         reader: asyncio.StreamReader,
+        on_oversized: Callable[[int], None],
     ) -> None:
         self._on_update = on_update
         super().__init__(handler, writer, reader)
         # The receive loop has not run yet: it reads through this one.
-        self._transport = QuietNdjsonTransport(reader, cast(NdjsonTransport, self._transport)._sender)
+        sender = cast(NdjsonTransport, self._transport)._sender
+        self._transport = QuietNdjsonTransport(reader, sender, on_oversized)
 
     def _process_message(self, message: dict[str, Any]) -> None:
         if message.get("method") == "session/update" and "id" not in message:
@@ -209,7 +251,7 @@ class AgentBridge:
         assert self._process.stdin is not None and self._process.stdout is not None
         # No SDK stream observer: it deep-copies every message, even unlogged.
         self._connection = StreamingConnection(
-            self._session_update, self._handle, self._process.stdin, self._process.stdout
+            self._session_update, self._handle, self._process.stdin, self._process.stdout, self._oversized
         )
         self._stderr_task = asyncio.create_task(self._read_stderr())
         self._waiter = asyncio.create_task(self._wait_exit())
@@ -339,6 +381,12 @@ class AgentBridge:
             return
         self._events.session_update(notification)
 
+    def _oversized(self, size: int) -> None:
+        self._events.refused(
+            f"The agent sent a message of {size:,} bytes, more than the {MAX_MESSAGE_BYTES:,} the editor takes; "
+            "it was dropped. If the agent waits for an answer to it, cancel the turn."
+        )
+
     def _warn_once(self, key: str, message: str, *args: Any) -> None:
         if key not in self._warned:
             self._warned.add(key)
@@ -361,7 +409,7 @@ class AgentBridge:
                 continue
             if not line:
                 return
-            text = line.decode("utf-8", "replace").rstrip()
+            text = line[: STDERR_LINE_CHARS * 4].decode("utf-8", "replace").rstrip()[:STDERR_LINE_CHARS]
             self.stderr_lines.append(text)
             del self.stderr_lines[:-500]
             self._stderr_tail.append(text)
@@ -388,13 +436,17 @@ class AgentBridge:
             self._events.exited(returncode, list(self._stderr_tail))
 
 
-def kill_group(pid: int) -> None:
-    """End process `pid` and its group (POSIX) or tree (Windows)."""
-    if sys.platform == "win32":
-        subprocess.run(
+def kill_group(pid: int, *, windows: bool = sys.platform == "win32") -> None:
+    """End process `pid` and its group (POSIX) or tree (Windows); never waits."""
+    if windows:
+        # taskkill is not waited for: this runs on Sublime's main thread when
+        # the package unloads, and taskkill of a tree can take seconds.
+        subprocess.Popen(
             ["taskkill", "/T", "/F", "/PID", str(pid)],
-            capture_output=True,
-            creationflags=subprocess.CREATE_NO_WINDOW,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
         )
         return
     try:

@@ -39,7 +39,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CANCEL_TIMEOUT = 5.0
-CLOSE_WAIT = 3.0
 # A restart waits this long after the previous start (doubling per quick
 # crash, capped): a crashing agent is never restarted in a loop.
 BACKOFF_FIRST = 1.0
@@ -79,6 +78,17 @@ class ChatThread(ServerThread):
             bridge.release()
         self.bridges.clear()
 
+    def stop_soon(self) -> None:
+        """As `stop`, without waiting: the loop drains, then stops itself."""
+        if not self.alive:
+            return
+
+        async def drain_and_stop() -> None:
+            await self._drain()
+            asyncio.get_running_loop().stop()
+
+        self.submit(drain_and_stop())
+
 
 class ChatEvents(Protocol):
     def state_changed(self) -> None: ...
@@ -95,6 +105,21 @@ class Choice:
     id: str
     name: str
     description: str = ""
+
+
+RUNTIME_MODEL_PREFIX = "$runtime|"  # qwen's id of a model set at run time: `$runtime|<auth type>|<model>`
+
+
+def readable_model(model_id: str) -> str:
+    """The model's own name inside qwen's ACP model id, for an id its list
+    does not name: `$runtime|openai|qwen3-coder(openai)` -> `qwen3-coder`.
+    (Ids of routes, `qwen-route:v1:<hash>`, have no name in them: kept.)"""
+    name = model_id
+    if name.startswith(RUNTIME_MODEL_PREFIX):
+        name = name[len(RUNTIME_MODEL_PREFIX):].partition("|")[2] or name
+    if name.endswith(")") and "(" in name:
+        name = name[: name.rindex("(")] or name  # `<model>(<auth type>)`
+    return name
 
 
 @dataclass
@@ -117,6 +142,16 @@ class ChatState:
     pid: int | None = None
     started_at: float = 0.0
     agent_name: str = ""
+
+    def mode_name(self) -> str | None:
+        return next((m.name for m in self.modes if m.id == self.mode_id), self.mode_id)
+
+    def model_name(self) -> str | None:
+        """The current model as people call it: its name in the agent's list,
+        else read out of its id (never qwen's internal id)."""
+        if self.model_id is None:
+            return None
+        return next((m.name for m in self.models if m.id == self.model_id), None) or readable_model(self.model_id)
 
 
 @dataclass(frozen=True)
@@ -195,17 +230,14 @@ class Chat:
         self._submit(self._note(text))
 
     def close(self) -> None:
-        """End the agent now, whatever state the loop is in (any thread)."""
+        """End the agent now, whatever state the loop is in (any thread; never waits)."""
         bridge = self._bridge
         self.state.agent = "stopped"  # an expected exit: no error line
         self._setup.requests().cancel_pending()
         if bridge is not None:
             bridge.kill()
-            if self._thread.alive:
-                try:  # quick once killed; lets the loop release the pipes
-                    self._submit(bridge.stop()).result(CLOSE_WAIT)
-                except Exception:
-                    log.debug("closing the agent's connection did not finish", exc_info=True)
+            if self._thread.alive:  # quick once killed; lets the loop release the pipes
+                self._submit(bridge.stop())
         self.streamer.close()
 
     @property
@@ -649,6 +681,9 @@ class _BridgeEvents:
     def exited(self, returncode: int | None, stderr_tail: list[str]) -> None:
         if self.bridge is not None:
             self._chat.exited(self.bridge, returncode, stderr_tail)
+
+    def refused(self, message: str) -> None:
+        self._chat._error(message)
 
 
 def _context_note(context: list[JsonObject]) -> str:

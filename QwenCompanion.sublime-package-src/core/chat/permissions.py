@@ -6,6 +6,7 @@ so that closing or cancelling answers every one of them "cancelled"."""
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import threading
 from dataclasses import dataclass, field
@@ -20,12 +21,13 @@ from acp.schema import (
     RequestPermissionResponse,
 )
 
-from .tool_calls import content_text
+from .tool_calls import PathDisplay, content_text
 
 
 REASON_CHOICE = "Reject with a reason…"  # the key after the agent's options
 # Keys answer only where the user aims them: in the transcript, the oldest request first.
 KEYS_HINT = "keys {keys} or Esc to reject, in this transcript; oldest request first"
+EDIT_PREVIEW_LINES = 8  # changed lines an edit's prompt shows; the review has them all
 
 
 @dataclass(frozen=True)
@@ -63,11 +65,7 @@ class PermissionPrompt:
     questions: list[Question] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)  # labels chosen so far, question by question
     note: str = ""  # why the edit has no review, when it has none
-
-    def paths(self) -> list[str]:
-        """Every path the request names (its locations, its diff's file), once each."""
-        named = [*self.locations, *([self.diff.path] if self.diff is not None else [])]
-        return list(dict.fromkeys(named))
+    files: list[str] = field(default_factory=list)  # every path the request names, as the user reads it
 
     def keys(self) -> int:
         """How many number keys choose something now."""
@@ -103,6 +101,20 @@ def detail_of(raw_input: Any, content_summary: str) -> str:
     return content_summary
 
 
+def edit_summary(diff: Diff, display: PathDisplay = str) -> str:
+    """What an edit changes, instead of the tool's raw input: the file, how
+    many lines go and come, and the first changed lines."""
+    changes = [
+        line for line in difflib.unified_diff(diff.old_text.splitlines(), diff.new_text.splitlines(), lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+    added = sum(1 for line in changes if line.startswith("+"))
+    removed = len(changes) - added
+    shown = changes[:EDIT_PREVIEW_LINES]
+    more = f"\n… {len(changes) - len(shown)} more changed line(s): the review tab shows them all" if len(changes) > len(shown) else ""
+    return "\n".join([f"{display(diff.path)}: +{added} −{removed} line(s)", *shown]) + more
+
+
 def questions_text(questions: list[Any]) -> str:
     lines: list[str] = []
     for question in questions:
@@ -127,7 +139,8 @@ def questions_of(raw_input: Any) -> list[Question]:
     return found
 
 
-def prompt_of(key: str, request: RequestPermissionRequest) -> PermissionPrompt:
+def prompt_of(key: str, request: RequestPermissionRequest, display: PathDisplay = str) -> PermissionPrompt:
+    """`display` shows a path as the user reads it (relative to the window's folder)."""
     call = request.tool_call
     content = call.content or []
     diff = next(
@@ -139,12 +152,21 @@ def prompt_of(key: str, request: RequestPermissionRequest) -> PermissionPrompt:
         tool_call_id=call.tool_call_id,
         kind=str(call.kind or "other"),
         title=call.title or call.tool_call_id,
-        detail=detail_of(call.raw_input, content_text(content)),
+        detail=edit_summary(diff, display) if diff is not None else detail_of(call.raw_input, content_text(content, display)),
         options=list(request.options),
         locations=[loc.path for loc in call.locations or []],
         diff=diff,
         questions=questions_of(call.raw_input),
+        files=named_files(call.locations or [], diff, display),
     )
+
+
+def named_files(locations: list[Any], diff: Diff | None, display: PathDisplay) -> list[str]:
+    """Every path a request names (its locations, its diff's file), once each and
+    shown as the user reads them; one with a newline or NUL quoted, so it cannot
+    pass for other lines of the prompt."""
+    named = dict.fromkeys([*(loc.path for loc in locations), *([diff.path] if diff is not None else [])])
+    return [shown if shown.isprintable() else repr(shown) for shown in map(display, named)]
 
 
 def render_prompt(prompt: PermissionPrompt) -> str:
@@ -155,9 +177,7 @@ def render_prompt(prompt: PermissionPrompt) -> str:
     names = [o.name for o in prompt.options] + [REASON_CHOICE]
     choices = "  ".join(f"[{n}] {name}" for n, name in enumerate(names, 1))
     keys = f"1–{len(names)}"
-    # A path with a newline or NUL is shown quoted: it cannot pass for other lines.
-    shown = [path if path.isprintable() else repr(path) for path in prompt.paths()]
-    files = f"Files: {', '.join(shown)}\n" if shown else ""
+    files = f"Files: {', '.join(prompt.files)}\n" if prompt.files else ""
     note = f"*{prompt.note}*\n" if prompt.note else ""
     return (
         f"**Permission** ({prompt.kind}): {prompt.title}\n"

@@ -40,13 +40,23 @@ class AgentRequests(Protocol):
 
 
 def slice_lines(text: str, line: int | None, limit: int | None) -> str:
-    """`limit` lines of `text` from 1-based `line` (ACP's fs/read_text_file)."""
+    """`limit` lines of `text` (newlines as "\\n") from 1-based `line`
+    (ACP's fs/read_text_file), found without splitting the whole text."""
     if line is None and limit is None:
         return text
-    lines = text.splitlines(keepends=True)
-    start = max((line or 1) - 1, 0)
-    end = len(lines) if limit is None else start + max(limit, 0)
-    return "".join(lines[start:end])
+    start = 0
+    for _ in range(max((line or 1) - 1, 0)):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return ""
+    if limit is None:
+        return text[start:]
+    end = start
+    for _ in range(max(limit, 0)):
+        end = text.find("\n", end) + 1
+        if end == 0:
+            return text[start:]
+    return text[start:end]
 
 
 def confined_path(path: str, folders: list[str]) -> Path:

@@ -28,7 +28,7 @@ class BlockStreamer:
         self._interval = interval
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
-        self._pending: list[tuple[str, str]] = []
+        self._pending: list[tuple[str, list[str]]] = []  # (block id, its pieces): joined once, when taken
         self._due = False
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="QwenCompanion chat streamer", daemon=True)
@@ -40,9 +40,9 @@ class BlockStreamer:
         with self._lock:
             was_empty = not self._pending
             if self._pending and self._pending[-1][0] == block_id:
-                self._pending[-1] = (block_id, self._pending[-1][1] + text)
+                self._pending[-1][1].append(text)
             else:
-                self._pending.append((block_id, text))
+                self._pending.append((block_id, [text]))
             if PARAGRAPH_END in text:
                 self._due = True
             if was_empty or self._due:
@@ -80,7 +80,7 @@ class BlockStreamer:
     def _take(self) -> list[Edit]:
         # Holding the lock: the transcript and the sink see edits in order.
         pending, self._pending, self._due = self._pending, [], False
-        return [self.transcript.append(block_id, text) for block_id, text in pending]
+        return [self.transcript.append(block_id, "".join(pieces)) for block_id, pieces in pending]
 
     def _run(self) -> None:
         with self._lock:

@@ -21,6 +21,7 @@ from acp.schema import (
 
 from .render import TranscriptWriter, chunk_text, one_line
 
+PathDisplay = Callable[[str], str]  # a path as the user reads it (relative to the window's folder)
 STATUS_MARKS = {"pending": "○", "in_progress": "◐", "completed": "✓", "failed": "✗"}
 THINKING_HEADER = "▸ Thinking\n"
 
@@ -34,7 +35,7 @@ class ToolCallLine:
     locations: list[tuple[str, int | None]] = field(default_factory=list)
     output: str = ""
 
-    def apply(self, update: ToolCallStart | ToolCallProgress) -> None:
+    def apply(self, update: ToolCallStart | ToolCallProgress, display: PathDisplay = str) -> None:
         if update.title:
             self.title = update.title
         if update.kind:
@@ -42,9 +43,9 @@ class ToolCallLine:
         if update.status:
             self.status = str(update.status)
         if update.locations:
-            self.locations = [(loc.path, loc.line) for loc in update.locations]
+            self.locations = [(display(loc.path), loc.line) for loc in update.locations]
         if update.content:
-            self.output = content_text(update.content)
+            self.output = content_text(update.content, display)
 
     def render(self) -> str:
         mark = STATUS_MARKS.get(self.status, "·")
@@ -55,7 +56,7 @@ class ToolCallLine:
         return text + "\n"
 
 
-def content_text(content: list[Any]) -> str:
+def content_text(content: list[Any], display: PathDisplay = str) -> str:
     """A tool call's output as plain text: text blocks, diffs as "path: +a -b"."""
     parts: list[str] = []
     for item in content:
@@ -64,7 +65,7 @@ def content_text(content: list[Any]) -> str:
         elif isinstance(item, FileEditToolCallContent):
             old = (item.old_text or "").count("\n")
             new = item.new_text.count("\n")
-            parts.append(f"{item.path}: {new} line(s) proposed, {old} before")
+            parts.append(f"{display(item.path)}: {new} line(s) proposed, {old} before")
         elif isinstance(item, TerminalToolCallContent):
             parts.append(f"[terminal {item.terminal_id}]")
     return "\n".join(p for p in parts if p)
@@ -96,7 +97,9 @@ PlanListener = Callable[[PlanProgress], None]
 class AgentWorkRenderer:
     """The chat's `UpdateRenderer` for tool calls, plans and thoughts."""
 
-    def __init__(self, on_tool_call: ToolCallListener | None = None, on_plan: PlanListener | None = None) -> None:
+    def __init__(self, on_tool_call: ToolCallListener | None = None, on_plan: PlanListener | None = None,
+                 display: PathDisplay = str) -> None:
+        self._display = display
         self._calls: dict[str, ToolCallLine] = {}
         self._thought_turn = -1
         self._on_tool_call = on_tool_call
@@ -123,7 +126,7 @@ class AgentWorkRenderer:
         if line is None:
             line = self._calls[key] = ToolCallLine(key)
         before = line.status
-        line.apply(update)
+        line.apply(update, self._display)
         out.upsert(f"tool.{key}", line.render())
         if self._on_tool_call is not None and (before != line.status or isinstance(update, ToolCallStart)):
             self._on_tool_call(line)

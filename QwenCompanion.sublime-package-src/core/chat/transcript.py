@@ -1,6 +1,8 @@
 """The chat transcript as blocks of text with ids, and the edits that keep a
 view equal to it. Blocks are appended to or replaced in place (a tool call's
-line, a plan), so a turn is never re-rendered as a whole. Thread-safe."""
+line, a plan), so a turn is never re-rendered as a whole; finding where a
+block starts costs O(log blocks), so 100,000 tool calls stay linear in
+total. Thread-safe."""
 
 from __future__ import annotations
 
@@ -17,57 +19,97 @@ class Edit:
     text: str
 
 
+class PrefixSums:
+    """Sizes in order, with the sum of the first n in O(log n) after a change
+    to any one (a Fenwick tree)."""
+
+    def __init__(self) -> None:
+        self._tree = [0]  # 1-based: entry i holds the sizes (i - lowbit(i), i]
+
+    def append(self, size: int) -> None:
+        index = len(self._tree)
+        self._tree.append(size + self.sum_of_first(index - 1) - self.sum_of_first(index - (index & -index)))
+
+    def add(self, position: int, delta: int) -> None:
+        index = position + 1
+        while index < len(self._tree):
+            self._tree[index] += delta
+            index += index & -index
+
+    def sum_of_first(self, count: int) -> int:
+        total = 0
+        while count > 0:
+            total += self._tree[count]
+            count -= count & -count
+        return total
+
+
 class Transcript:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ids: list[str] = []
-        self._texts: dict[str, str] = {}
+        self._texts: dict[str, list[str]] = {}  # a block's pieces: appending never copies the block
+        self._lengths: dict[str, int] = {}
+        self._positions: dict[str, int] = {}  # block id -> its place in `_ids`
+        self._sizes = PrefixSums()
         self._size = 0
 
-    def _offset(self, block_id: str) -> int:
-        if self._ids and self._ids[-1] == block_id:  # streaming: the last block grows
-            return self._size - len(self._texts[block_id])
-        offset = 0
-        for other in self._ids:
-            if other == block_id:
-                return offset
-            offset += len(self._texts[other])
-        return offset
+    def _place(self, block_id: str) -> int:
+        """The block's place, a new empty block going last."""
+        position = self._positions.get(block_id)
+        if position is None:
+            position = self._positions[block_id] = len(self._ids)
+            self._ids.append(block_id)
+            self._texts[block_id] = []
+            self._lengths[block_id] = 0
+            self._sizes.append(0)
+        return position
+
+    def _grow(self, block_id: str, position: int, delta: int) -> int:
+        """Account for `delta` more characters in the block; its offset."""
+        self._lengths[block_id] += delta
+        self._sizes.add(position, delta)
+        self._size += delta
+        return self._sizes.sum_of_first(position)
 
     def append(self, block_id: str, text: str) -> Edit:
         """Add `text` to the end of the block (a new block goes last)."""
         with self._lock:
-            if block_id not in self._texts:
-                self._ids.append(block_id)
-                self._texts[block_id] = ""
-            offset = self._offset(block_id) + len(self._texts[block_id])
-            self._texts[block_id] += text
-            self._size += len(text)
-            return Edit(offset, 0, text)
+            position = self._place(block_id)
+            old = self._lengths[block_id]
+            self._texts[block_id].append(text)
+            return Edit(self._grow(block_id, position, len(text)) + old, 0, text)
 
     def upsert(self, block_id: str, text: str) -> Edit:
         """Set the block's whole text (a new block goes last)."""
         with self._lock:
-            if block_id not in self._texts:
-                self._ids.append(block_id)
-                self._texts[block_id] = ""
-            offset = self._offset(block_id)
-            old = self._texts[block_id]
-            self._texts[block_id] = text
-            self._size += len(text) - len(old)
-            return Edit(offset, len(old), text)
+            position = self._place(block_id)
+            old = self._lengths[block_id]
+            self._texts[block_id] = [text]
+            return Edit(self._grow(block_id, position, len(text) - old), old, text)
 
     def clear(self) -> Edit:
         with self._lock:
             size, self._size = self._size, 0
             self._ids.clear()
             self._texts.clear()
+            self._lengths.clear()
+            self._positions.clear()
+            self._sizes = PrefixSums()
             return Edit(0, size, "")
+
+    def _joined(self, block_id: str) -> str:
+        pieces = self._texts.get(block_id)
+        if not pieces:
+            return ""
+        if len(pieces) > 1:
+            pieces[:] = ["".join(pieces)]
+        return pieces[0]
 
     def block(self, block_id: str) -> str:
         with self._lock:
-            return self._texts.get(block_id, "")
+            return self._joined(block_id)
 
     def text(self) -> str:
         with self._lock:
-            return "".join(self._texts[i] for i in self._ids)
+            return "".join(self._joined(i) for i in self._ids)

@@ -44,8 +44,10 @@ from mcp_types.jsonrpc import (
 from mcp_types.methods import parse_client_request, serialize_server_result
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
+from ..version import VERSION
+
 SERVER_NAME = "qwen-code-sublime-companion"
-SERVER_VERSION = "0.1.0"
+SERVER_VERSION = VERSION
 # The 2026 revision drops the initialize handshake this server is built on.
 SUPPORTED_VERSIONS = HANDSHAKE_PROTOCOL_VERSIONS
 

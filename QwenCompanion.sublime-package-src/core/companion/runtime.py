@@ -54,14 +54,14 @@ class ServerThread:
         return self._thread is not None and self._thread.is_alive()
 
     def start(self) -> None:
+        """Start the thread and return at once: work submitted before its loop
+        runs waits in the loop's queue (the caller may be Sublime's main thread)."""
         if self.alive:
             return
-        ready = threading.Event()
         loop = asyncio.new_event_loop()
 
         def run() -> None:
             asyncio.set_event_loop(loop)
-            loop.call_soon(ready.set)
             loop.run_forever()
             _finish_tasks(loop)
             loop.run_until_complete(loop.shutdown_asyncgens())
@@ -70,7 +70,6 @@ class ServerThread:
         self._loop = loop
         self._thread = threading.Thread(target=run, name=self._name, daemon=True)
         self._thread.start()
-        ready.wait(CALL_TIMEOUT)
 
     def submit(self, coroutine: Coroutine[Any, Any, T]) -> Future[T]:
         if self._loop is None or not self.alive:
@@ -94,6 +93,13 @@ class ServerThread:
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout)
         self._loop = self._thread = None
+
+    def stop_soon(self) -> None:
+        """Stop the loop without waiting: the thread ends what still runs and
+        closes the loop by itself (for Sublime's main thread, which never waits)."""
+        loop, self._loop, self._thread = self._loop, None, None
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(loop.stop)
 
 
 def _finish_tasks(loop: asyncio.AbstractEventLoop) -> None:

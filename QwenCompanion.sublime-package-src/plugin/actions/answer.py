@@ -1,31 +1,102 @@
-"""The window's "Qwen Code" answer view: a Markdown scratch tab the answer
-streams into, at most `FLUSH_MS` apart whatever the rate of the pieces."""
+"""The window's "Qwen Code" answer view: Markdown the answer streams into,
+at most `FLUSH_MS` apart whatever the rate of the pieces. It opens where
+`actions_answer_place` says, the code staying visible: "beside" (a group
+split off the code's, given back when the answer closes), "panel" (the
+bottom panel, as Sublime's build output; Esc hides it) or "tab" (a tab in
+the code's group). One answer view a window: the next answer reuses it,
+and the earlier ones stay a key away (`AnswerHistory`)."""
 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass, field
 
 import sublime
 
+from ..log import SETTINGS_FILE
+from ..placement import code_group, new_view_beside, show_without_focus
+
 ANSWER_SETTING = "qwen_actions.answer"
+PANEL = "qwen_answer"  # the output panel "output.qwen_answer"
+PLACES = ("beside", "panel", "tab")
 MARKDOWN = "Packages/Markdown/Markdown.sublime-syntax"
 FLUSH_MS = 34  # a little over 1/30 s: at most 30 view updates a second
+HISTORY_SIZE = 20
 
 
-def answer_view(window: sublime.Window) -> sublime.View:
-    """The window's answer view, opened if it has none (main thread)."""
-    for view in window.views():
-        if view.settings().get(ANSWER_SETTING):
-            return view
-    view = window.new_file()
-    view.set_name("Qwen Code")
+def answer_place() -> str:
+    place = sublime.load_settings(SETTINGS_FILE).get("actions_answer_place", "beside")
+    return place if place in PLACES else "beside"
+
+
+def find_answer(window: sublime.Window) -> sublime.View | None:
+    """The window's answer view, in the place the setting names first."""
+    tab = next((view for view in window.views() if view.settings().get(ANSWER_SETTING)), None)
+    panel = window.find_output_panel(PANEL)
+    return (panel or tab) if answer_place() == "panel" else (tab or panel)
+
+
+def _prepare(view: sublime.View) -> sublime.View:
     view.set_scratch(True)
-    view.settings().set(ANSWER_SETTING, True)
-    view.settings().set("word_wrap", True)
+    settings = view.settings()
+    settings.set(ANSWER_SETTING, True)
+    settings.set("word_wrap", True)
     if sublime.find_syntax_by_scope("text.html.markdown"):
         view.assign_syntax(MARKDOWN)
     view.set_read_only(True)
     return view
+
+
+def _new_tab(window: sublime.Window, group: int) -> sublime.View:
+    view = window.new_file()
+    window.set_view_index(view, group, window.num_views_in_group(group))
+    return view
+
+
+def show_answer(window: sublime.Window, code: sublime.View) -> sublime.View:
+    """The window's answer view, opened where the setting says and made
+    visible; the focus stays in `code` except in a tab of the code's group
+    (main thread)."""
+    place = answer_place()
+    if place == "panel":
+        panel = window.find_output_panel(PANEL) or _prepare(window.create_output_panel(PANEL))
+        window.run_command("show_panel", {"panel": f"output.{PANEL}"})
+        return panel
+    view = next((v for v in window.views() if v.settings().get(ANSWER_SETTING)), None)  # a tab, wherever it is now
+    if view is None:
+        view = _prepare(new_view_beside(window, code) if place == "beside" else _new_tab(window, code_group(window, code)))
+        view.set_name("Qwen Code")
+    if place == "tab":
+        window.focus_view(view)
+    else:
+        show_without_focus(window, view, code)
+    return view
+
+
+@dataclass
+class AnswerHistory:
+    """A window's finished answers, oldest first, and which one the view shows."""
+
+    answers: list[str] = field(default_factory=list)
+    shown: int = 0
+
+    def add(self, text: str) -> None:
+        self.answers = [*self.answers, text][-HISTORY_SIZE:]
+        self.shown = len(self.answers) - 1
+
+    def step(self, by: int) -> str | None:
+        """The answer `by` steps older (-1) or newer (+1), or None past either end."""
+        target = self.shown + by
+        if not 0 <= target < len(self.answers):
+            return None
+        self.shown = target
+        return self.answers[target]
+
+    def label(self) -> str:
+        return f"answer {self.shown + 1} of {len(self.answers)}"
+
+
+histories: dict[int, AnswerHistory] = {}  # window id -> its answers
 
 
 def set_text(view: sublime.View, text: str) -> None:

@@ -10,7 +10,7 @@ import sublime_plugin
 
 from ...core.actions.process import Invocation
 from ...core.actions.prompt import ACTIONS
-from .answer import ANSWER_SETTING
+from .answer import ANSWER_SETTING, find_answer, histories, set_text
 from .context import NoSelection, action_context
 from .jobs import ActionJob, actions, setting, working_folder
 
@@ -100,3 +100,27 @@ class QwenCancelActionCommand(sublime_plugin.WindowCommand):
     def run(self) -> None:
         if not actions.cancel(self.window):
             self.window.status_message("Qwen Code: no action is running")
+
+
+class QwenAnswerHistoryCommand(sublime_plugin.WindowCommand):
+    """`{"step": -1}` shows the previous answer in the answer view, `1` the next."""
+
+    def run(self, step: int = -1) -> None:
+        history = histories.get(self.window.id())
+        job = actions.jobs.get(self.window.id())
+        view = find_answer(self.window)
+        if history is None or view is None:
+            return
+        if job is not None and not job.done:
+            self.window.status_message("Qwen Code: an answer is still coming; earlier ones are a key away after it")
+            return
+        text = history.step(step)
+        if text is None:
+            self.window.status_message(f"Qwen Code: no {'earlier' if step < 0 else 'later'} answer")
+            return
+        set_text(view, text)
+        self.window.status_message(f"Qwen Code: {history.label()}")
+
+    def is_enabled(self, step: int = -1) -> bool:
+        history = histories.get(self.window.id())
+        return history is not None and len(history.answers) > 1

@@ -22,7 +22,8 @@ from ...core.actions.pool import ActionPool
 from ...core.actions.process import Invocation
 from ...core.actions.prompt import ACTIONS, PROPOSING, ActionContext
 from ..log import SETTINGS_FILE
-from .answer import AnswerStream, answer_view, append, set_text
+from ..paths import shown_path
+from .answer import AnswerHistory, AnswerStream, append, find_answer, histories, set_text, show_answer
 
 if TYPE_CHECKING:
     from ...core.actions.run import ActionRun, RunOutcome
@@ -56,6 +57,7 @@ class ActionJob:
         self.done = False
         self.cancelled = False
         self.stream: AnswerStream | None = None
+        self.answer: sublime.View | None = None  # where this job's answer shows
         chosen = setting("actions_model", None)
         self.model = chosen if isinstance(chosen, str) else ""  # "": the CLI's default, named once it says
         self.header = ""
@@ -84,10 +86,9 @@ class ActionJob:
         from ...core.actions.run import ActionRun
 
         self.started_at = time.monotonic()
-        view = answer_view(self.window)
+        view = self.answer = show_answer(self.window, self.view)
         self.header = self._header()
         set_text(view, self.header)
-        self.window.focus_view(view)
         self.stream = AnswerStream(view)
         self.run = ActionRun(self.invocation, self.stream.add, float(setting("actions_timeout_s", 300)),
                              on_model=lambda model: sublime.set_timeout(lambda: self._name_model(model)))
@@ -138,7 +139,8 @@ class ActionJob:
         model = f"`{self.model}`" if self.model else "the CLI's default model"
         took = f" — {context.took}" if context.took else ""
         cases = "".join(f"- {case}\n" for case in context.cases)
-        return (f"# {ACTIONS[context.action]}\n\n`{context.path}` {context.selection.place}{took} · {model}\n\n"
+        path = shown_path(self.window, context.path)
+        return (f"# {ACTIONS[context.action]}\n\n`{path}` {context.selection.place}{took} · {model}\n\n"
                 + (f"> {context.question}\n\n" if context.question else "")
                 + (f"Cases:\n{cases}\n" if cases else ""))
 
@@ -147,7 +149,9 @@ class ActionJob:
         if model == self.model or self.done or not self.window.is_valid():
             return
         self.model = model
-        view = answer_view(self.window)
+        view = self.answer_view()
+        if view is None:
+            return
         text = view.substr(sublime.Region(0, view.size()))
         if text.startswith(self.header):
             header, self.header = self.header, self._header()
@@ -176,6 +180,9 @@ class ActionJob:
         if self.stream is not None:
             self.stream.flush()
         kind = self._conclude(outcome)
+        shown = self.answer_view()
+        if self.stream is not None and shown is not None:
+            histories.setdefault(self.window_id, AnswerHistory()).add(shown.substr(sublime.Region(0, shown.size())))
         log.info("action %s in window %d: %s", self.context.action, self.window_id, kind)
         self.owner.finished(self, kind)
 
@@ -230,8 +237,14 @@ class ActionJob:
         invocation = replace(self.invocation, prompt=prompt)
         self.owner.submit(ActionJob(self.owner, self.window, self.view, context, invocation))
 
+    def answer_view(self) -> sublime.View | None:
+        """This job's answer view while it is open (the user may have closed it)."""
+        if self.answer is not None and self.answer.is_valid():
+            return self.answer
+        return find_answer(self.window) if self.window.is_valid() else None
+
     def say(self, text: str) -> None:
-        view = answer_view(self.window) if self.window.is_valid() else None
+        view = self.answer_view()
         if view is not None:
             append(view, text)
 
@@ -294,7 +307,7 @@ class Actions:
                 job.cancel()  # queued on the loop before the thread's stop
         self.jobs.clear()
         if self._thread is not None:
-            self._thread.stop()
+            self._thread.stop_soon()  # main thread: the loop unwinds the runs on its own
             self._thread = None
         self._pool = None
 

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
+from ..paths import shown_path
+
 from ...core.actions.proposal import last_code_block, test_cases, test_file_for
 
 if TYPE_CHECKING:
@@ -130,4 +132,4 @@ def _fill_when_loaded(view: sublime.View, text: str) -> None:
     window = view.window()
     if window is not None:
         window.focus_view(view)
-        window.status_message(f"Qwen Code: the tests are in {view.file_name()} (not saved yet)")
+        window.status_message(f"Qwen Code: the tests are in {shown_path(window, view.file_name() or '')} (not saved yet)")

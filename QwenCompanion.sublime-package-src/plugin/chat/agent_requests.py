@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
-from .buffers import on_main, open_paths, open_view, view_text, write_view
+from ..paths import path_display
+from .agent_fs import AgentFiles
+from .buffers import on_main, open_paths, open_view
 from .chats import chats
 
 if TYPE_CHECKING:
@@ -49,6 +51,7 @@ class EditorRequests:
         self._accepted_lock = threading.Lock()
         self._reviews: dict[str, Review[Any]] = {}  # prompt key -> its open review
         self._reviewing: set[str] = set()  # prompt keys given a review (chat thread)
+        self.files = AgentFiles(window)
 
     # --- files -----------------------------------------------------------
 
@@ -75,39 +78,17 @@ class EditorRequests:
             raise RequestError.invalid_params({"path": path, "reason": str(refused)}) from refused
 
     async def read_text_file(self, request: ReadTextFileRequest) -> ReadTextFileResponse:
-        from acp import RequestError
         from acp.schema import ReadTextFileResponse
 
-        from ...core.chat.agent_files import read_text
-        from ...core.chat.requests import slice_lines
-
         resolved, view = await self._locate(request.path)
-        if view is not None:
-            text = await on_main(lambda: view_text(view))
-        else:
-            try:
-                text = await asyncio.to_thread(read_text, resolved)
-            except FileNotFoundError as error:
-                raise RequestError.resource_not_found(request.path) from error
-            except OSError as error:
-                raise RequestError.invalid_params({"path": request.path, "reason": str(error)}) from error
-        return ReadTextFileResponse(content=slice_lines(text, request.line, request.limit))
+        content = await self.files.read(request.path, resolved, view, request.line, request.limit)
+        return ReadTextFileResponse(content=content)
 
     async def write_text_file(self, request: WriteTextFileRequest) -> WriteTextFileResponse | None:
-        from acp import RequestError
-
-        from ...core.chat.agent_files import write_text
-
         resolved, view = await self._locate(request.path)
         accepted = self._take_accepted(resolved)
         content = request.content if accepted is None else accepted
-        if view is not None:
-            await on_main(lambda: write_view(view, content))
-            return None
-        try:
-            await asyncio.to_thread(write_text, resolved, content)
-        except OSError as error:
-            raise RequestError.internal_error({"path": request.path, "reason": str(error)}) from error
+        await self.files.write(request.path, resolved, view, content)
         return None
 
     # --- permissions -------------------------------------------------------
@@ -115,7 +96,7 @@ class EditorRequests:
     async def request_permission(self, request: RequestPermissionRequest) -> RequestPermissionResponse:
         from ...core.chat.permissions import cancelled, prompt_of, render_answer, render_prompt
 
-        prompt = prompt_of(self.pending.next_key(), request)
+        prompt = prompt_of(self.pending.next_key(), request, path_display(self.window))
         chat = chats.get(self.window)
         # After session/cancel nothing more is asked of the user: a late request is answered "cancelled".
         late = chat is not None and chat.chat.turn_cancelled
@@ -269,6 +250,7 @@ class EditorRequests:
 
     def cancel_pending(self) -> None:
         """The turn was cancelled or the chat is closing: answer every prompt."""
+        self.files.refuse_questions()
         count = self.pending.cancel_all()
         if count:
             log.info("chat: %d pending permission request(s) answered cancelled", count)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import sublime
 import sublime_plugin
 
+from ..paths import path_display
 from .agent_requests import EditorRequests, editor_requests, requests_of
 from .chats import chats, is_chat_view, window_by_id
 
@@ -44,7 +45,7 @@ def work_renderer(window: sublime.Window) -> UpdateRenderer:
     def plan(progress: PlanProgress) -> None:
         sublime.set_timeout(lambda: show_plan(window_id, progress.label()))
 
-    return AgentWorkRenderer(on_tool_call=tool_call, on_plan=plan)
+    return AgentWorkRenderer(on_tool_call=tool_call, on_plan=plan, display=path_display(window))
 
 
 def show_plan(window_id: int, label: str) -> None:

@@ -256,7 +256,8 @@ class Chats:
             chat.chat.close()
 
     def stop_all(self) -> None:
-        """Unloading or quitting: end every agent and the chat thread."""
+        """Unloading or quitting: end every agent now and the chat thread soon
+        (main thread: nothing here waits)."""
         with self._lock:
             self._closed = True
             chats = list(self._by_window.values())
@@ -265,7 +266,14 @@ class Chats:
         for chat in chats:
             chat.chat.close()
         if thread is not None:
-            thread.stop()
+            thread.stop_soon()
+
+
+def preload_chat() -> None:
+    """Import the chat's modules now (our start-up thread): the ACP library's
+    models take most of a second of CPU to build, which the first Chat would
+    otherwise spend on Sublime's main thread."""
+    from ...core.chat import chat  # noqa: F401
 
 
 def prestart_enabled() -> bool:

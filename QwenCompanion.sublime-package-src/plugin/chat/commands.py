@@ -6,16 +6,20 @@ import logging
 import os
 import re
 import threading
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 import sublime
 import sublime_plugin
 
+from ..background import in_background, when_done
 from ..log import SETTINGS_FILE
 from .chats import WindowChat, chats, is_chat_view, prestart_enabled
 from .views import VIEW_SETTING, composer_text, open_chat, refresh_status, uptime
 
 if TYPE_CHECKING:
+    from acp.schema import SessionInfo
+
     from ...core.chat.bridge import JsonObject
 
 log = logging.getLogger(__name__)
@@ -99,12 +103,12 @@ def run_local(chat: WindowChat, name: str) -> bool:
         lines += [f"/{c.name} — {c.description}" for c in state.commands]
         _note(chat, "Commands:\n>\n> " + "\n> ".join(lines))
     elif name == "status":
-        mode = next((m.name for m in state.modes if m.id == state.mode_id), state.mode_id)
+        mode = state.mode_name()
         _note(chat, "\n> ".join([
             f"Agent: {state.agent}" + (f" ({state.agent_name})" if state.agent_name else ""),
             f"Session: {state.session_id or '—'}",
             f"Mode: {mode or '—'}",
-            f"Model: {state.model_id or '—'}",
+            f"Model: {state.model_name() or '—'}",
             f"Pid: {chat.chat.pid or '—'}",
             f"Uptime: {uptime(state.started_at) if chat.chat.pid else '—'}",
         ]))
@@ -188,11 +192,14 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
             return
         window = self.window
 
-        def listed() -> None:
+        def listed(done: Future[list[SessionInfo]]) -> None:
             try:
-                sessions = chat.chat.list_sessions().result(60)
+                sessions = done.result()
             except Exception as error:
                 sublime.status_message(f"Qwen Code: could not list the sessions: {error}")
+                return
+            if not sessions:
+                sublime.status_message("Qwen Code: no earlier chats in this folder")
                 return
             items = [
                 sublime.QuickPanelItem(
@@ -207,12 +214,9 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
                 if index >= 0:
                     chat.chat.load_session(sessions[index].session_id)
 
-            if not items:
-                sublime.set_timeout(lambda: sublime.status_message("Qwen Code: no earlier chats in this folder"))
-                return
-            sublime.set_timeout(lambda: window.show_quick_panel(items, picked, placeholder="Load which chat?"))
+            window.show_quick_panel(items, picked, placeholder="Load which chat?")
 
-        sublime.set_timeout_async(listed)
+        when_done(chat.chat.list_sessions(), listed)
 
 
 class _ChoiceCommand(sublime_plugin.WindowCommand):
@@ -226,16 +230,10 @@ class _ChoiceCommand(sublime_plugin.WindowCommand):
 
         def choose() -> None:
             state = chat.chat.state
-            if not state.session_id:
-                try:
-                    chat.chat.start().result(60)
-                except Exception as error:
-                    sublime.status_message(f"Qwen Code: {error}")
-                    return
             choices = state.modes if kind == "mode" else state.models
             current = state.mode_id if kind == "mode" else state.model_id
             if not choices:
-                sublime.set_timeout(lambda: sublime.status_message(f"Qwen Code: the agent offers no {kind}s"))
+                sublime.status_message(f"Qwen Code: the agent offers no {kind}s")
                 return
             items = [sublime.QuickPanelItem(c.name, annotation="current" if c.id == current else "", details=c.description)
                      for c in choices]
@@ -246,10 +244,21 @@ class _ChoiceCommand(sublime_plugin.WindowCommand):
                     setter = chat.chat.set_mode if kind == "mode" else chat.chat.set_model
                     setter(choices[index].id)
 
-            sublime.set_timeout(lambda: window.show_quick_panel(
-                items, picked, selected_index=selected, placeholder=f"Chat {kind}"))
+            window.show_quick_panel(items, picked, selected_index=selected, placeholder=f"Chat {kind}")
 
-        sublime.set_timeout_async(choose)
+        def started(done: Future[None]) -> None:
+            error = done.exception()
+            if error is not None:
+                sublime.status_message(f"Qwen Code: {error}")
+            elif chat.chat.state.session_id:
+                choose()
+            # else the chat's transcript already says why the agent did not start
+
+        if chat.chat.state.session_id:
+            choose()
+        else:
+            sublime.status_message("Qwen Code: starting the agent…")
+            when_done(chat.chat.start(), started)
 
 
 class QwenChatModeCommand(_ChoiceCommand):
@@ -442,8 +451,8 @@ class ChatListener(sublime_plugin.EventListener):
         ]
         return items
 
-    def on_new_window_async(self, window: sublime.Window) -> None:
-        prestart(window)
+    def on_new_window(self, window: sublime.Window) -> None:
+        in_background(lambda: prestart(window), "prestart")
 
     def on_pre_close_window(self, window: sublime.Window) -> None:
         window_id = window.id()
@@ -455,7 +464,8 @@ class ChatListener(sublime_plugin.EventListener):
 
 
 def prestart(window: sublime.Window) -> None:
-    """With `chat_prestart`, start the window's agent and session now (worker thread)."""
+    """With `chat_prestart`, start the window's agent and session now (our own thread:
+    the first chat imports the ACP library)."""
     if prestart_enabled() and window.folders():
         chat = chats.ensure(window)
         if chat is not None:
@@ -483,7 +493,7 @@ def chat_report(window: sublime.Window) -> str:
         lines.append(row("pid", f"{pid}, up {uptime(state.started_at)}"))
     lines.append(row("session", state.session_id or "(none)"))
     lines.append(row("mode", state.mode_id or "(unknown)"))
-    lines.append(row("model", state.model_id or "(unknown)"))
+    lines.append(row("model", state.model_name() or "(unknown)"))
     tail = [line for line in chat.chat.stderr_lines()[-5:] if line.strip()]
     if tail:
         lines.append(row("agent log", "last lines (Qwen Code: Show Agent Log has all)"))

@@ -61,6 +61,40 @@ def chat_views(chat: WindowChat) -> tuple[sublime.View | None, sublime.View | No
     return transcript, composer
 
 
+def has_chat_column(col_count: int, row_count: int, cells: list[list[int]]) -> bool:
+    """The last two cells are a column of their own at the right edge, one over the other."""
+    if len(cells) < 3:
+        return False
+    right = col_count - 1
+    top, bottom = cells[-2], cells[-1]
+    return (
+        top[0] == bottom[0] == right - 1 and top[2] == bottom[2] == right
+        and top[1] == 0 and top[3] == bottom[1] and bottom[3] == row_count - 1
+        and all(cell[2] <= right - 1 for cell in cells[:-2])
+    )
+
+
+def chat_groups(window: sublime.Window) -> tuple[int, int]:
+    """The groups of the transcript and the composer: the chat's column on the
+    right, added to the window's layout (its groups keep their views) unless
+    the layout already ends with it."""
+    layout = window.layout()
+    cols, rows, cells = list(layout["cols"]), list(layout["rows"]), [list(c) for c in layout["cells"]]
+    if has_chat_column(len(cols), len(rows), cells):
+        return len(cells) - 2, len(cells) - 1  # its views were closed, the column stayed
+    split = CHAT_LAYOUT["rows"][1]
+    code_width = CHAT_LAYOUT["cols"][1]
+    new_rows = sorted(set(rows) | {split})
+    column = len(cols) - 1  # the new column's left edge is the old right edge
+    window.set_layout({
+        "cols": [c * code_width for c in cols] + [1.0],
+        "rows": new_rows,
+        "cells": [[x1, new_rows.index(rows[y1]), x2, new_rows.index(rows[y2])] for x1, y1, x2, y2 in cells]
+        + [[column, 0, column + 1, new_rows.index(split)], [column, new_rows.index(split), column + 1, len(new_rows) - 1]],
+    })
+    return len(cells), len(cells) + 1
+
+
 def open_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) -> sublime.View:
     """Show the chat's views (made again if closed) and focus the composer; with
     `focus` False, the keys stay with the view that has them (a permission
@@ -68,10 +102,7 @@ def open_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) -> s
     transcript, composer = chat_views(chat)
     typing_in = window.active_view()
     if transcript is None or composer is None:
-        if window.num_groups() == 1:
-            window.set_layout(CHAT_LAYOUT)
-        transcript_group = 1 if window.num_groups() >= 3 else window.num_groups() - 1
-        composer_group = 2 if window.num_groups() >= 3 else transcript_group
+        transcript_group, composer_group = chat_groups(window)
         if transcript is None:
             transcript = _new_chat_view(window, transcript_group, TRANSCRIPT_NAME, "transcript")
             transcript.set_read_only(True)
@@ -88,13 +119,47 @@ def open_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) -> s
     return composer
 
 
+def adopt_chat_views() -> None:
+    """Chat tabs left by an earlier load of the package (a reload, an upgrade, a
+    restart) become their window's chat again, and its agent reloads the last
+    conversation into them; extra copies close (main thread)."""
+    for window in sublime.windows():
+        left: dict[str, list[sublime.View]] = {"transcript": [], "composer": []}
+        for view in window.views():
+            role = view.settings().get(VIEW_SETTING)
+            if role in left:
+                left[role].append(view)
+        if not left["transcript"] and not left["composer"]:
+            continue
+        chat = chats.ensure(window)
+        if chat is None:
+            return
+        transcript, composer = chat_views(chat)
+        for view in left["transcript"]:
+            if transcript is None:
+                transcript = view
+                view.settings().set(WINDOW_SETTING, window.id())
+                chat.fill(view)
+            elif view != transcript:
+                view.close()
+        for view in left["composer"]:
+            if composer is None:
+                composer = chat.composer_view = view
+                view.settings().set(WINDOW_SETTING, window.id())
+            elif view != composer:
+                view.close()
+        if chat.chat.state.agent == "stopped":
+            chat.chat.start()
+        refresh_status(window.id())
+
+
 def status_text(chat: WindowChat) -> str:
     state = chat.chat.state
     if state.agent in ("stopped",) and state.session_id is None:
         return ""
     parts = ["Chat"]
-    mode = next((m.name for m in state.modes if m.id == state.mode_id), state.mode_id)
-    model = next((m.name for m in state.models if m.id == state.model_id), state.model_id)
+    mode = state.mode_name()
+    model = state.model_name()
     if mode:
         parts.append(mode)
     if model:
@@ -127,18 +192,20 @@ def refresh_status(window_id: int) -> None:
 chats.status_listeners.append(refresh_status)
 
 
-def at_end(view: sublime.View) -> bool:
-    selection = view.sel()
-    return len(selection) == 0 or (len(selection) == 1 and selection[0].empty() and selection[0].b >= view.size())
+def end_visible(view: sublime.View) -> bool:
+    """The transcript's last line is on screen. Scrolling with the wheel moves the
+    viewport, never the caret, so only the viewport tells whether the user reads
+    further up."""
+    return view.visible_region().end() >= view.size()
 
 
 class QwenChatApplyCommand(sublime_plugin.TextCommand):
     """Applies a batch of transcript edits: [offset, erase, text] each. The
-    view follows new text only while its caret is at the end."""
+    view follows new text only while its end is on screen."""
 
     def run(self, edit: sublime.Edit, edits: list[list[Any]]) -> None:
         view = self.view
-        follow = at_end(view)
+        follow = end_visible(view)
         view.set_read_only(False)
         try:
             for offset, erase, text in edits:
@@ -150,10 +217,7 @@ class QwenChatApplyCommand(sublime_plugin.TextCommand):
         finally:
             view.set_read_only(True)
         if follow:
-            end = view.size()
-            view.sel().clear()
-            view.sel().add(sublime.Region(end, end))
-            view.show(end, False)
+            view.show(view.size(), False)
 
 
 def composer_text(view: sublime.View) -> str:

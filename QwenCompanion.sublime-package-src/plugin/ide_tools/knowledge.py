@@ -185,7 +185,9 @@ def _noting(answer: JsonObject, asked: LspAnswer | None) -> JsonObject:
 
 def _disk_text(path: str) -> str:
     try:
-        return read_text(path)
+        return read_text(path)  # a regular file of bounded size only
+    except Refused as refused:
+        raise ToolRefusal(str(refused)) from None
     except OSError as error:
         raise ToolRefusal(f"{path}: {error.strerror or error}") from None
 

@@ -1,7 +1,8 @@
 """Review views: the Sublime side of `openDiff` / `closeDiff` (spec section 5).
 
-A review is a pair of scratch tabs in a two-column layout: the file's current
-text on the left (read-only) and the proposal on the right (editable, with the
+A review is a pair of scratch tabs side by side in the code's place (the
+file's group split in two; other groups, the chat's column, untouched): the
+file's current text on the left (read-only) and the proposal on the right (editable, with the
 current text as its reference document, so Sublime's gutter and inline diff
 show every change). Accept / Reject links sit in a phantom on top.
 
@@ -26,6 +27,7 @@ from ...core.encodings import DEFAULT_FALLBACK
 from ...core.memory import LARGE_TEXT, release_freed_memory
 from ...core.paths import deepest_root, path_identity, path_style
 from ..companion.companions import companions
+from ..placement import code_group, open_beside
 
 # The core needs pydantic, which may be missing: it is imported when a
 # companion starts (worker thread), never when Sublime loads this module.
@@ -48,9 +50,6 @@ SIDE = "qwen_companion.diff_side"  # "original" or "proposed"
 PHANTOM_KEY = "qwen_companion.review"
 NOTE_KEY = "qwen_companion.review_note"  # on a proposal left open after its review ended
 FILL_COMMAND = "qwen_review_fill"
-TWO_COLUMNS: WindowLayout = {
-    "cols": [0.0, 0.5, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1], [1, 0, 2, 1]]
-}
 
 TERMINAL_SETTING = "terminus_view"  # Terminus marks its terminal views (tabs and panels) with it
 RELEASE_DELAY_MS = 200  # after a large review closes: the CLI's answer has been written by then
@@ -102,6 +101,7 @@ class SavedLayout:
     active_view: sublime.View | None
     active_group: int
     positions: list[tuple[sublime.View, int, int]]  # (view, group, index)
+    sides: tuple[int, int]  # the groups of the reviews' original and proposal tabs
 
 
 class DiffReviews:
@@ -199,11 +199,11 @@ class DiffReviews:
             notes = [own_note]
 
         terminal = self._terminal_with_focus(window)
-        self._enter_layout(window)
+        left_group, right_group = self._enter_layout(window, buffer)
         left_name = f"{name} (original)" if review.disk.exists or buffer is not None else f"{name} (new file)"
-        left = self._new_view(window, 0, left_name, original, syntax, review, "original")
+        left = self._new_view(window, left_group, left_name, original, syntax, review, "original")
         left.set_read_only(True)
-        right = self._new_view(window, 1, f"{name} (Qwen Code proposal)", review.proposed, syntax, review, "proposed")
+        right = self._new_view(window, right_group, f"{name} (Qwen Code proposal)", review.proposed, syntax, review, "proposed")
         right.set_reference_document(original)
         self._show_first_change(left, right, original, review.proposed)
         item = OpenReview(review, window, left, right, sublime.PhantomSet(right, PHANTOM_KEY), notes, filled_at=right.change_count())
@@ -253,16 +253,21 @@ class DiffReviews:
         right.show(point)
         left.show(left.text_point(proposed.count("\n", 0, point), 0))
 
-    def _enter_layout(self, window: sublime.Window) -> None:
-        if window.id() in self._layouts:
-            return
+    def _enter_layout(self, window: sublime.Window, buffer: sublime.View | None) -> tuple[int, int]:
+        """The groups of a review's two tabs: the code's group split in two
+        (the file's group when it is open in this window), saved to restore."""
+        saved = self._layouts.get(window.id())
+        if saved is not None:
+            return saved.sides
         positions = []
         for group in range(window.num_groups()):
             for index, view in enumerate(window.views_in_group(group)):
                 positions.append((view, group, index))
-        saved = SavedLayout(window.layout(), window.active_view(), window.active_group(), positions)
-        self._layouts[window.id()] = saved
-        window.set_layout(TWO_COLUMNS)
+        code = code_group(window, buffer if buffer is not None and buffer.window() == window else None)
+        sides = (code, window.num_groups())
+        self._layouts[window.id()] = SavedLayout(window.layout(), window.active_view(), window.active_group(), positions, sides)
+        open_beside(window, code)
+        return sides
 
     # --- decisions (main thread) ------------------------------------------
 

@@ -1,0 +1,35 @@
+"""Work that may wait (on a Future, a process, a socket, a thread) runs on a
+thread of our own: Sublime's main thread draws the editor, and its one worker
+thread (`set_timeout_async`) is shared by every package, so neither may wait."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TypeVar
+
+import sublime
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def in_background(work: Callable[[], object], name: str) -> threading.Thread:
+    """Run `work` now on a new daemon thread named after it; failures are logged."""
+
+    def run() -> None:
+        try:
+            work()
+        except Exception:
+            log.exception("%s failed", name)
+
+    thread = threading.Thread(target=run, name=f"QwenCompanion {name}", daemon=True)
+    thread.start()
+    return thread
+
+
+def when_done(future: Future[T], then: Callable[[Future[T]], None]) -> None:
+    """Call `then(future)` on the main thread once `future` has finished."""
+    future.add_done_callback(lambda done: sublime.set_timeout(lambda: then(done)))

@@ -1,0 +1,213 @@
+"""The agent's `fs/read_text_file` and `fs/write_text_file`, in Sublime.
+
+A file open in the window is read with its unsaved text and written as one
+undo step; other files on disk, in their own encoding, on threads of a small
+bounded pool (never the main thread or Sublime's worker). A write lands only
+on the text the agent last saw; writes into `.git`, writes outside the
+folders and reads of excluded files wait for the user's yes, asked in a
+quick panel whose first (selected) choice refuses, one question at a time
+(`chat_guarded_files`: "ask" or "refuse")."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+import sublime
+
+from ..log import SETTINGS_FILE
+from .buffers import on_main, view_text, write_view
+from .chats import chats
+
+if TYPE_CHECKING:
+    from acp import RequestError
+
+log = logging.getLogger(__name__)
+
+GUARD_SETTING = "chat_guarded_files"
+
+
+def refusal(path: str, reason: str) -> RequestError:
+    """An error whose message says why: the CLI shows the agent only the message."""
+    from acp import RequestError
+
+    return RequestError(-32602, f"Refused: {reason}", {"path": path, "reason": reason})
+
+
+def _buffer_text(view: sublime.View, line: int | None, limit: int | None) -> tuple[str, bool]:
+    """(the buffer's whole text, or only the lines asked for when it is too
+    large to copy; whether it is whole) — main thread."""
+    from ...core.chat.agent_files import MAX_FILE_BYTES
+
+    size = view.size()
+    if size <= MAX_FILE_BYTES:
+        return view_text(view), True
+    if line is None and limit is None:
+        raise _view_too_large(view, size)
+    rows = view.rowcol(size)[0] + 1
+    first = max(line or 1, 1) - 1
+    if first >= rows:
+        return "", False
+    start = view.text_point(first, 0)
+    end = size if limit is None or first + max(limit, 0) >= rows else view.text_point(first + max(limit, 0), 0)
+    if end - start > MAX_FILE_BYTES:
+        raise _view_too_large(view, end - start)
+    return view.substr(sublime.Region(start, end)), False
+
+
+def _view_too_large(view: sublime.View, size: int) -> Exception:
+    from ...core.chat.agent_files import MAX_FILE_BYTES, TooLarge
+
+    return TooLarge(f"{view.file_name()}: {size:,} characters asked for, more than the {MAX_FILE_BYTES:,} "
+                    "the editor sends at once; read it in parts with line and limit")
+
+
+class AgentFiles:
+    """One window's file reads and writes for the agent (chat thread)."""
+
+    def __init__(self, window: sublime.Window) -> None:
+        from ...core.chat.file_jobs import FileJobs
+        from ...core.chat.file_rules import SeenTexts
+
+        self.window = window
+        self.jobs = FileJobs()
+        self.seen = SeenTexts()
+        self._asking: asyncio.Lock | None = None
+        self._questions: set[asyncio.Future[bool]] = set()
+
+    async def read(self, shown: str, resolved: str, view: sublime.View | None,
+                   line: int | None, limit: int | None) -> str:
+        from acp import RequestError
+
+        from ...core.chat.agent_files import Refused, read_part
+        from ...core.chat.file_jobs import FileBusy
+        from ...core.chat.requests import slice_lines
+        from ..reviews.views import fallback_encoding
+
+        excluded = await on_main(lambda: _settings()[1].excludes(resolved))
+        if excluded:
+            await self._consent(shown, "read", "it matches excluded_file_patterns (keys, secrets)")
+        try:
+            if view is not None:
+                buffer, whole = await on_main(lambda: _buffer_text(view, line, limit))
+                content = await self.jobs.run(lambda: slice_lines(buffer, line, limit) if whole else buffer, shown)
+                self.seen.saw(resolved, buffer if whole else None)
+                return content
+            fallback = await on_main(fallback_encoding)
+            content, text = await self.jobs.run(lambda: read_part(resolved, line, limit, fallback), f"reading {shown}")
+        except FileNotFoundError as error:
+            raise RequestError.resource_not_found(shown) from error
+        except (Refused, FileBusy) as refused:
+            raise refusal(shown, str(refused)) from refused
+        except OSError as error:
+            raise refusal(shown, f"{shown}: {error.strerror or error}") from error
+        self.seen.saw(resolved, text)
+        return content
+
+    async def write(self, shown: str, resolved: str, view: sublime.View | None, content: str) -> None:
+        from ...core.chat.agent_files import Refused, read_text, write_text
+        from ...core.chat.agent_files import real as real_path
+        from ...core.chat.file_jobs import FileBusy
+        from ...core.chat.file_rules import write_needs_consent
+        from ..reviews.views import fallback_encoding
+
+        def folders_and_fallback() -> tuple[list[str], str]:
+            return (self.window.folders() if self.window.is_valid() else []), fallback_encoding()
+
+        folders, fallback = await on_main(folders_and_fallback)
+
+        def into_buffer(view: sublime.View) -> None:
+            from ...core.chat.agent_files import MAX_FILE_BYTES
+
+            if not view.is_valid() or view.is_loading():
+                raise Refused(f"{shown} is not ready in the editor; nothing was written")
+            if view.size() > MAX_FILE_BYTES:
+                raise _view_too_large(view, view.size())
+            self.seen.check(resolved, shown, view_text(view), view.is_dirty())
+            write_view(view, content)
+
+        def onto_disk() -> None:
+            try:
+                current: str | None = read_text(resolved, fallback)
+            except FileNotFoundError:
+                current = None
+            self.seen.check(resolved, shown, current, unsaved=False)
+            write_text(resolved, content, fallback)
+
+        try:
+            reason = await self.jobs.run(lambda: write_needs_consent(resolved, [real_path(f) for f in folders]), shown)
+            if reason is not None:
+                await self._consent(shown, "write", reason)
+            if view is not None:  # checked and written in one go: no keystroke falls in between
+                await on_main(lambda: into_buffer(view))
+            else:
+                await self.jobs.run(onto_disk, f"writing {shown}")
+        except (Refused, FileBusy) as refused:
+            raise refusal(shown, str(refused)) from refused
+        except OSError as error:
+            from acp import RequestError
+
+            raise RequestError.internal_error({"path": shown, "reason": str(error)}) from error
+        self.seen.saw(resolved, content.replace("\r\n", "\n").replace("\r", "\n"))
+
+    # --- the user's yes ---------------------------------------------------
+
+    async def _consent(self, shown: str, access: str, reason: str) -> None:
+        """Return when the user allows this one access; else the refusal."""
+        mode = await on_main(lambda: _settings()[0])
+        if mode == "refuse":
+            raise refusal(shown, f"you may not {access} {shown}: {reason} (the user's setting {GUARD_SETTING})")
+        if self._asking is None:
+            self._asking = asyncio.Lock()
+        async with self._asking:  # one question at a time: a second quick panel would close the first
+            allowed = await self._ask(shown, access, reason)
+        if not allowed:
+            raise refusal(shown, f"the user did not allow you to {access} {shown} ({reason})")
+        log.info("chat: the user allowed the agent to %s %s once", access, shown)
+
+    async def _ask(self, shown: str, access: str, reason: str) -> bool:
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[bool] = loop.create_future()
+        self._questions.add(answer)
+
+        def chosen(index: int) -> None:
+            loop.call_soon_threadsafe(_settle, answer, index == 1)
+
+        def show() -> None:
+            if not self.window.is_valid():
+                chosen(-1)
+                return
+            self.window.show_quick_panel(
+                [[f"Refuse: Qwen Code may not {access} this file", shown],
+                 [f"Allow once: let Qwen Code {access} this file", f"{shown} — {reason}"]],
+                chosen, selected_index=0, placeholder=f"Qwen Code asks to {access} {shown}",
+            )
+
+        chats.tell("file_access_requested", {"window": self.window.id(), "path": shown, "access": access,
+                                             "reason": reason})
+        sublime.set_timeout(show)
+        try:
+            return await answer
+        finally:
+            self._questions.discard(answer)
+
+    def refuse_questions(self) -> None:
+        """The turn was cancelled or the chat is closing: every open question is a no (any thread)."""
+        for answer in list(self._questions):
+            loop = answer.get_loop()
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(_settle, answer, False)
+
+
+def _settle(answer: asyncio.Future[bool], allowed: bool) -> None:
+    if not answer.done():
+        answer.set_result(allowed)
+
+
+def _settings() -> tuple[str, Any]:
+    """(`chat_guarded_files`, the context options holding excluded_file_patterns) — main thread."""
+    from .commands import context_options
+
+    mode = sublime.load_settings(SETTINGS_FILE).get(GUARD_SETTING, "ask")
+    return ("refuse" if mode == "refuse" else "ask"), context_options()

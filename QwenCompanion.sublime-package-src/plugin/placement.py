@@ -1,0 +1,94 @@
+"""Where the package's views open, by one rule: the code the user works on
+stays visible. Answers and reviews go beside the code (a group split off
+the code's cell, given back when they close), the chat keeps its column,
+and the code keeps the focus unless the user asked for what opens."""
+
+from __future__ import annotations
+
+import sublime
+import sublime_plugin
+
+from ..core.layout import merge_back, split_beside
+
+# Settings that mark the package's own views (chat, answer, review tabs).
+PACKAGE_VIEW_SETTINGS = ("qwen_chat.view", "qwen_actions.answer", "qwen_companion.diff_view")
+
+
+def is_package_view(view: sublime.View) -> bool:
+    settings = view.settings()
+    return any(settings.get(key) for key in PACKAGE_VIEW_SETTINGS)
+
+
+def _is_package_group(window: sublime.Window, group: int) -> bool:
+    views = window.views_in_group(group)
+    return bool(views) and all(is_package_view(view) for view in views)
+
+
+def code_group(window: sublime.Window, code: sublime.View | None = None) -> int:
+    """The group of the code the user works on: `code`'s, else the active
+    group, else the first group that is not the package's (the chat's column)."""
+    if code is not None and code.is_valid() and not is_package_view(code):
+        group, _ = window.get_view_index(code)
+        if group >= 0:
+            return group
+    candidates = [window.active_group(), *range(window.num_groups())]
+    return next((group for group in candidates if not _is_package_group(window, group)), 0)
+
+
+def open_beside(window: sublime.Window, group: int) -> int:
+    """Split a new group off `group`'s cell, on its right; its number."""
+    layout = split_beside(window.layout(), group)
+    window.set_layout(layout)
+    return len(layout["cells"]) - 1
+
+
+BESIDE_GROUP = "qwen_placement.own_group"  # on a view: the group made for it (kept across reloads)
+
+
+def new_view_beside(window: sublime.Window, code: sublime.View | None) -> sublime.View:
+    """A new view in a group of its own beside the code's; the group is
+    given back when the view closes (`PlacementListener`)."""
+    group = open_beside(window, code_group(window, code))
+    view = window.new_file()
+    window.set_view_index(view, group, 0)
+    view.settings().set(BESIDE_GROUP, group)
+    return view
+
+
+def give_back(window: sublime.Window, group: int) -> None:
+    """Close a group `new_view_beside` made, its cell to the group beside it;
+    views the user put there move along. Nothing changes when the user has
+    rearranged the groups since (the layout stays theirs)."""
+    if not window.is_valid() or group >= window.num_groups():
+        return
+    merged = merge_back(window.layout(), group)
+    if merged is None:
+        return
+    layout, into = merged
+    neighbour = into + 1 if into >= group else into  # its number while `group` is still there
+    for view in window.views_in_group(group):
+        window.set_view_index(view, neighbour, window.num_views_in_group(neighbour))
+    active = window.active_view()
+    window.set_layout(layout)
+    for view in window.views():  # the groups after it moved down one number
+        made = view.settings().get(BESIDE_GROUP)
+        if isinstance(made, int) and made > group:
+            view.settings().set(BESIDE_GROUP, made - 1)
+    if active is not None and active.is_valid():
+        window.focus_view(active)
+
+
+class PlacementListener(sublime_plugin.EventListener):
+    def on_pre_close(self, view: sublime.View) -> None:
+        made = view.settings().get(BESIDE_GROUP)
+        window = view.window()
+        if isinstance(made, int) and window is not None:
+            sublime.set_timeout(lambda: give_back(window, made))  # once the view is gone from its group
+
+
+def show_without_focus(window: sublime.Window, view: sublime.View, keep: sublime.View | None) -> None:
+    """Make `view` the visible one of its group; the focus stays in `keep`
+    (`focus_view` is Sublime's only way to bring a tab to the front)."""
+    window.focus_view(view)
+    if keep is not None and keep.is_valid() and keep.window() == window:
+        window.focus_view(keep)

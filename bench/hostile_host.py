@@ -1,0 +1,121 @@
+"""The package's chat against a hostile agent: the built QwenCompanion in the
+simulated Sublime host (a process of its own), its chat started on the
+scripted agent tests/rig/fake_acp_agent.py. Prints one JSON line:
+
+    python -m bench.hostile_host WORKDIR TOOL_CALLS
+
+- "threads_s": CPU time of the package's chat and streamer threads for one
+  turn of TOOL_CALLS tool calls (each started, then completed);
+- "main_ms": main-thread time of each transcript update in that turn (the
+  simulator's own text buffer included: it copies its text on every edit);
+- "rss_peak_added_mib": the most the process's RSS grew above its level before
+  a turn in which the agent sends a 256 MiB line, 64 MiB on stderr, and reads
+  one line of a 200 MB file and the whole of it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.host import BUILT_PACKAGE, PACKAGE, rss_bytes
+from tests.sublime_sim import SimulatedHost
+
+AGENT = Path(__file__).resolve().parent.parent / "tests" / "rig" / "fake_acp_agent.py"
+WAIT = 600.0
+MIB = 1024 * 1024
+
+
+def thread_cpu(name: str) -> float:
+    """CPU seconds of the live thread called `name` (0 when there is none)."""
+    for thread in threading.enumerate():
+        if thread.name == name and thread.native_id is not None:
+            return time.clock_gettime(time.pthread_getcpuclockid(thread.ident or 0))
+    return 0.0
+
+
+def package_cpu() -> float:
+    return thread_cpu("QwenCompanion chat") + thread_cpu("QwenCompanion chat streamer")
+
+
+def main(workdir: Path, tool_calls: int) -> dict[str, Any]:
+    folder = workdir / "project"
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "big.log").open("wb") as out:
+        line = b"." * 99 + b"\n"
+        for _ in range(200):
+            out.write(line * 10_000)
+    file_request = {"request": "fs/read_text_file", "params": {"sessionId": "", "path": str(folder / "big.log")}}
+    script = workdir / "script.json"
+    script.write_text(json.dumps({"turns": [
+        [{"tool_calls": tool_calls}],
+        [{"big": 256 * MIB}, {"stderr": 64 * MIB},
+         {"request": "fs/read_text_file", "params": {**file_request["params"], "line": 5, "limit": 1}},
+         file_request],
+    ]}))
+    host = SimulatedHost(workdir / "Packages")
+    try:
+        host.install_package(BUILT_PACKAGE, PACKAGE)
+        (host.packages_dir / "User" / "QwenCompanion.sublime-settings").write_text(
+            json.dumps({"qwen_command": [sys.executable, str(AGENT), str(script)]}))
+        host.user.set_folders([str(folder)])
+        host.load_package(PACKAGE)
+        chats = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+        window = host.window
+        host.run_on_main(lambda: window.run_command("qwen_chat"))
+        host.wait_idle()
+        window_chat = chats.get(window)
+        chat = window_chat.chat
+        chat.start().result(WAIT)
+        ended = threading.Semaphore(0)
+        chats.observers.append(lambda event, details: event == "chat_turn_ended" and ended.release())
+
+        def turn(text: str) -> None:
+            chat.send(text)
+            if not ended.acquire(timeout=WAIT):
+                raise TimeoutError(f"no answer to {text!r}")
+            window_chat.chat.streamer.flush()
+            host.wait_idle(timeout=WAIT)
+
+        # 1. A flood of tool calls: package time, and main-thread time per update.
+        main_ms: list[float] = []
+        original_apply = window_chat.apply_pending
+
+        def timed_apply() -> None:
+            start = time.perf_counter()
+            original_apply()
+            main_ms.append((time.perf_counter() - start) * 1000)
+
+        window_chat.apply_pending = timed_apply
+        cpu_before = package_cpu()
+        turn("flood")
+        threads_s = package_cpu() - cpu_before
+        window_chat.apply_pending = original_apply
+
+        # 2. Oversized inputs: the most the RSS grows meanwhile.
+        before = rss_bytes()
+        peak = before
+        done = threading.Event()
+
+        def sample() -> None:
+            nonlocal peak
+            while not done.wait(0.01):
+                peak = max(peak, rss_bytes())
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        turn("oversized")
+        done.set()
+        sampler.join()
+        return {"threads_s": threads_s, "main_ms": main_ms, "rss_peak_added_mib": (peak - before) / MIB}
+    finally:
+        host.close()
+
+
+if __name__ == "__main__":
+    result = main(Path(sys.argv[1]), int(sys.argv[2]))
+    print(json.dumps(result), flush=True)

@@ -1,0 +1,101 @@
+"""The watchdog: a callback that waits or hogs Sublime's main or worker thread
+fails the test; our own threads and the simulator's own waits do not count."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+
+from tests.sublime_sim import SimulatedHost
+
+
+def violations(sim_host: SimulatedHost) -> list[str]:
+    sim_host.wait_idle()
+    return [f"{v.thread} {v.what}" for v in sim_host.watchdog.take()]
+
+
+def test_waiting_on_an_unfinished_future_on_either_thread_is_caught(sim_host: SimulatedHost) -> None:
+    pending: Future[int] = Future()
+    threading.Timer(0.05, lambda: pending.set_result(1)).start()
+    sim_host.sublime.set_timeout_async(lambda: pending.result(5))
+    found = violations(sim_host)
+    assert len(found) == 1 and found[0].startswith("sublime-worker waited on concurrent.futures.Future.result()")
+    done: Future[int] = Future()
+    done.set_result(2)
+    sim_host.sublime.set_timeout(lambda: done.result())  # finished: no wait
+    assert violations(sim_host) == []
+
+
+def test_processes_sleeps_joins_and_sockets_are_caught(sim_host: SimulatedHost) -> None:
+    def run_process() -> None:
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+    def join_thread() -> None:
+        worker = threading.Thread(target=lambda: time.sleep(0.02))
+        worker.start()  # starting a thread is no wait
+        worker.join()
+
+    def connect() -> None:
+        import socket
+
+        server = socket.create_server(("127.0.0.1", 0))
+        with server, socket.create_connection(server.getsockname()):
+            pass
+
+    for work in (run_process, join_thread, lambda: time.sleep(0.01), connect):
+        sim_host.sublime.set_timeout(work)
+    found = violations(sim_host)
+    assert any("subprocess.Popen.communicate()" in v or "subprocess.Popen.wait()" in v for v in found)
+    assert any("threading.Thread.join()" in v for v in found)
+    assert any("time.sleep(0.01)" in v for v in found)
+    assert any("socket.connect()" in v for v in found)
+    assert not any("Event.wait" in v for v in found)
+
+
+def test_a_callback_over_the_cpu_limit_is_caught_and_the_limit_is_per_test(sim_host: SimulatedHost) -> None:
+    def spin(seconds: float) -> None:
+        end = time.thread_time() + seconds
+        while time.thread_time() < end:
+            pass
+
+    sim_host.sublime.set_timeout(lambda: spin(0.05))
+    assert violations(sim_host) == []
+    sim_host.watchdog.limit_ms = 20  # a tighter limit for this test only
+    sim_host.sublime.set_timeout_async(lambda: spin(0.05))
+    found = violations(sim_host)
+    assert len(found) == 1 and "of CPU time (limit 20 ms)" in found[0]
+
+
+def test_own_threads_and_the_simulators_blocking_events_do_not_count(sim_host: SimulatedHost) -> None:
+    pending: Future[None] = Future()
+    own = threading.Thread(target=lambda: pending.result(5))  # a package's own thread may wait
+    own.start()
+
+    def from_worker() -> None:
+        view = sim_host.window.new_file()  # on_new etc. run on the main thread while the worker waits
+        view.run_command("append", {"characters": "x"})
+
+    sim_host.sublime.set_timeout_async(from_worker)
+    pending.set_result(None)
+    own.join()  # and so may the test's thread
+    assert violations(sim_host) == []
+
+
+def test_a_blocked_callback_fails_the_test_when_the_host_closes(packages_dir: Path) -> None:
+    host = SimulatedHost(packages_dir)
+    host.sublime.set_timeout(lambda: time.sleep(0.01))
+    host.wait_idle()
+    with pytest.raises(AssertionError, match=r"blocked Sublime's main or worker thread[\s\S]*time.sleep"):
+        host.close()
+
+
+def test_the_watchdog_can_be_off_for_a_host(packages_dir: Path) -> None:
+    with SimulatedHost(packages_dir, watchdog_ms=None) as host:
+        host.sublime.set_timeout(lambda: time.sleep(0.01))
+        host.wait_idle()

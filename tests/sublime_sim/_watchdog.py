@@ -1,0 +1,251 @@
+"""The watchdog: a callback that blocks Sublime's main or worker thread fails the test.
+
+Facts it enforces (Sublime's API reference, "Threading"): the main thread runs
+every blocking event and ``set_timeout`` callback, and ALL packages share one
+worker thread for ``*_async`` events and ``set_timeout_async``. A callback that
+waits there stalls the editor (main) or every package's async work (worker).
+
+A callback on either thread is in violation when it
+
+* waits for something that is not there yet: ``concurrent.futures.Future.result``
+  or ``.exception`` of an unfinished future, ``subprocess.Popen.wait`` or
+  ``.communicate`` of a running process, ``threading.Thread.join`` of a live
+  thread, ``threading.Event.wait`` of an unset event (but not the one in
+  ``Thread.start``, which only waits for the new thread to exist), ``time.sleep``, or a
+  blocking socket's ``connect``/``accept``/``recv*``; each such call counts,
+  however short the wait turns out to be;
+* or runs longer than ``limit_ms`` (200 ms by default) of its thread's CPU time.
+  CPU time, not wall time: on a loaded machine a callback is descheduled for
+  long stretches it is not responsible for, and any real wait is caught above.
+  Sublime's own import of a package's plugin modules (loading, reloading) is
+  not counted.
+
+Violations are recorded (and echoed to stderr) where they happen and fail the
+test when its host closes. ``host.watchdog.limit_ms`` sets a tighter (or, for
+a test that means to, looser) limit per test; ``take()`` returns and forgets
+the violations so far (for tests of the watchdog itself).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_LIMIT_MS = 200.0
+
+
+@dataclass(frozen=True)
+class Violation:
+    thread: str
+    callback: str
+    what: str
+    stack: str
+
+    def __str__(self) -> str:
+        return f"{self.thread}: {self.callback}: {self.what}\n{self.stack}"
+
+
+class Watchdog:
+    def __init__(self, limit_ms: float | None = DEFAULT_LIMIT_MS) -> None:
+        self.limit_ms = limit_ms  # None: off
+        self._threads: set[threading.Thread] = set()
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._violations: list[Violation] = []
+
+    @property
+    def enabled(self) -> bool:
+        return self.limit_ms is not None
+
+    def watch(self, thread: threading.Thread) -> None:
+        self._threads.add(thread)
+
+    # ------------------------------------------------------------ callbacks
+    @contextmanager
+    def callback(self, label: str) -> Iterator[None]:
+        """Measure one callback run on a watched thread."""
+        if threading.current_thread() not in self._threads:
+            yield
+            return
+        self._local.label = label
+        self._local.exempt = 0.0
+        started = time.thread_time()
+        try:
+            yield
+        finally:
+            self._local.label = None
+            used_ms = (time.thread_time() - started - self._local.exempt) * 1000.0
+            limit = self.limit_ms
+            if limit is not None and used_ms > limit:
+                self._record(label, f"ran {used_ms:.0f} ms of CPU time (limit {limit:.0f} ms)", "")
+
+    @contextmanager
+    def loading(self) -> Iterator[None]:
+        """Sublime importing a package's plugin modules: their CPU time is the
+        editor's own loading, not a callback's (waits still count)."""
+        started = time.thread_time()
+        try:
+            yield
+        finally:
+            self._local.exempt = getattr(self._local, "exempt", 0.0) + time.thread_time() - started
+
+    @contextmanager
+    def internal(self) -> Iterator[None]:
+        """The simulator's own waits (a blocking event handed to the main thread
+        waits for it, as Sublime blocks the caller): never counted."""
+        before = getattr(self._local, "internal", False)
+        self._local.internal = True
+        try:
+            yield
+        finally:
+            self._local.internal = before
+
+    def blocked(self, what: str) -> None:
+        """A blocking wait is about to happen on the current thread."""
+        label = getattr(self._local, "label", None)
+        if label is None or not self.enabled or getattr(self._local, "internal", False):
+            return
+        stack = "".join(traceback.format_stack(sys._getframe(2), limit=12))
+        self._record(label, f"waited on {what}", stack)
+
+    def _record(self, label: str, what: str, stack: str) -> None:
+        violation = Violation(threading.current_thread().name, label, what, stack)
+        with self._lock:
+            self._violations.append(violation)
+        print(f"[sublime_sim] WATCHDOG {violation}", file=sys.stderr)
+
+    # ------------------------------------------------------------- results
+    def take(self) -> list[Violation]:
+        with self._lock:
+            taken, self._violations = self._violations, []
+        return taken
+
+    def check(self) -> None:
+        """Raise if any callback blocked (the host calls this when it closes)."""
+        violations = self.take()
+        if violations and self.enabled:
+            raise AssertionError(
+                f"{len(violations)} callback(s) blocked Sublime's main or worker thread:\n\n"
+                + "\n".join(str(v) for v in violations[:5])
+            )
+
+
+# ------------------------------------------------------------ instrumentation
+_active: Watchdog | None = None
+_originals: dict[tuple[Any, str], tuple[Any, bool]] = {}  # (owner, name) -> (original, owner defined it)
+
+
+def _patch(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+    original = getattr(owner, name)
+    _originals[(owner, name)] = (original, name in vars(owner))
+    setattr(owner, name, make(original))
+
+
+def _report(what: str) -> None:
+    dog = _active
+    if dog is not None:
+        dog.blocked(what)
+
+
+def _future_wait(original: Any) -> Any:
+    def wrapper(self: concurrent.futures.Future[Any], timeout: float | None = None) -> Any:
+        if not self.done():
+            _report(f"concurrent.futures.Future.{original.__name__}() of an unfinished future")
+        return original(self, timeout)
+
+    return wrapper
+
+
+def _process_wait(original: Any) -> Any:
+    def wrapper(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> Any:
+        if self.returncode is None and self.poll() is None:
+            _report(f"subprocess.Popen.{original.__name__}() of a running process")
+        return original(self, *args, **kwargs)
+
+    return wrapper
+
+
+def _thread_join(original: Any) -> Any:
+    def wrapper(self: threading.Thread, timeout: float | None = None) -> None:
+        if self.is_alive() and self is not threading.current_thread():
+            _report(f"threading.Thread.join() of the live thread {self.name!r}")
+        original(self, timeout)
+
+    return wrapper
+
+
+def _event_wait(original: Any) -> Any:
+    def wrapper(self: threading.Event, timeout: float | None = None) -> bool:
+        if not self.is_set():
+            _report("threading.Event.wait() of an unset event")
+        return bool(original(self, timeout))
+
+    return wrapper
+
+
+def _thread_start(original: Any) -> Any:
+    def wrapper(self: threading.Thread) -> None:
+        dog = _active
+        if dog is None:
+            original(self)
+            return
+        with dog.internal():  # waits only for the new thread to exist, not for its work
+            original(self)
+
+    return wrapper
+
+
+def _sleep(original: Any) -> Any:
+    def wrapper(seconds: float) -> None:
+        if seconds > 0:
+            _report(f"time.sleep({seconds})")
+        original(seconds)
+
+    return wrapper
+
+
+def _socket_call(original: Any) -> Any:
+    def wrapper(self: socket.socket, *args: Any, **kwargs: Any) -> Any:
+        if self.gettimeout() != 0.0:
+            _report(f"socket.{original.__name__}() on a blocking socket")
+        return original(self, *args, **kwargs)
+
+    return wrapper
+
+
+def install(dog: Watchdog) -> None:
+    """Route the blocking calls of this process to `dog` (one host at a time)."""
+    global _active
+    _active = dog
+    if _originals:
+        return
+    _patch(concurrent.futures.Future, "result", _future_wait)
+    _patch(concurrent.futures.Future, "exception", _future_wait)
+    _patch(subprocess.Popen, "wait", _process_wait)
+    _patch(subprocess.Popen, "communicate", _process_wait)
+    _patch(threading.Thread, "join", _thread_join)
+    _patch(threading.Thread, "start", _thread_start)
+    _patch(threading.Event, "wait", _event_wait)
+    _patch(time, "sleep", _sleep)
+    for name in ("connect", "accept", "recv", "recv_into", "recvfrom"):
+        _patch(socket.socket, name, _socket_call)
+
+
+def uninstall() -> None:
+    global _active
+    _active = None
+    for (owner, name), (original, own) in _originals.items():
+        if own:
+            setattr(owner, name, original)
+        else:
+            delattr(owner, name)  # inherited from a C base class again
+    _originals.clear()
