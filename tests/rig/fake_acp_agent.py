@@ -20,10 +20,14 @@ ACTION:
     {"big": N}                           one agent_message_chunk of N characters (a huge line)
     {"update": {...}}                    any session/update
     {"notify": method, "params": {...}}  any notification
-    {"request": method, "params": {...}} ask the client and wait for its answer (logged)
+    {"request": method, "params": {...}} ask the client and wait for its answer (logged);
+                                         with "wait": false, ask and go on (the answer is not awaited)
     {"parallel": [{"request", "params"}, ...]}  ask them all at once, then wait for every answer
     {"tool_calls": N}                    N tool calls, each started then completed (a flood)
     {"stderr": N}                        one line of N characters on stderr
+    {"ignore_cancel": true}              the rest of the turn goes on after a session/cancel
+    {"stop_reading": true}               stop reading stdin for good after the line being read
+                                         (the client's writes fill the pipe, then block)
     {"crash": code}                      exit at once
     {"stop": "end_turn"}                 the turn's stopReason
 """
@@ -65,6 +69,7 @@ class Agent:
         self.model = MODELS[0]["modelId"]
         self.write_lock = threading.Lock()
         self.cancelled = threading.Event()
+        self.deaf_to_stdin = threading.Event()
         self.answers: dict[int, threading.Event] = {}
         self.results: dict[int, Any] = {}
         self.next_id = 1000
@@ -224,8 +229,10 @@ class Agent:
         actions = self.turns[used] if used < len(self.turns) else [{"chunks": ["OK."]}]
         said: list[str] = []
         stop = "end_turn"
+        ignore_cancel = False
         for action in actions:
-            if self.cancelled.is_set():
+            ignore_cancel = ignore_cancel or bool(action.get("ignore_cancel"))
+            if self.cancelled.is_set() and not ignore_cancel:
                 stop = "cancelled"
                 break
             if "chunks" in action:
@@ -254,9 +261,15 @@ class Agent:
                 self.update(session_id, action["update"])
             elif "notify" in action:
                 self.write({"jsonrpc": "2.0", "method": action["notify"], "params": action.get("params", {})})
+            elif "request" in action and action.get("wait") is False:
+                self.next_id += 1
+                self.write({"jsonrpc": "2.0", "id": self.next_id, "method": action["request"],
+                            "params": action.get("params", {})})
             elif "request" in action:
                 answer = self.ask(action["request"], action.get("params", {}))
                 self.log({"answer_to": action["request"], "answer": answer})
+            elif "stop_reading" in action:
+                self.deaf_to_stdin.set()
             elif "parallel" in action:
                 asked = [(r["request"], r.get("params", {})) for r in action["parallel"]]
                 for (method, _), answer in zip(asked, self.ask_all(asked)):
@@ -291,6 +304,8 @@ class Agent:
 
     def run(self) -> None:
         for line in sys.stdin:
+            if self.deaf_to_stdin.is_set():
+                threading.Event().wait()  # never reads again; the process lives on
             if not line.strip():
                 continue
             message = json.loads(line)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 import stat
 from pathlib import Path
 
@@ -52,6 +53,22 @@ def test_attached_files_text_images_and_exclusions(tmp_path: Path) -> None:
     assert attached_file_block(str(tmp_path / "id_rsa"), "key", ContextOptions()) is None
     big = attached_file_block(str(text_file), "z" * 600_000, ContextOptions())
     assert big is not None and big["resource"]["text"].endswith("[TRUNCATED]") and len(big["resource"]["text"]) < 600_000
+
+
+def test_attaching_reads_only_the_head_of_a_regular_file(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.log"
+    with huge.open("wb") as out:  # sparse: 4 GiB on paper, nothing on disk
+        out.truncate(4 * 1024**3)
+    block = attached_file_block(str(huge), None, ContextOptions())
+    assert block is not None and block["resource"]["text"].endswith("\n... [TRUNCATED]")
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(ValueError, match="not a regular file"):
+        attached_file_block(str(tmp_path / "pipe"), None, ContextOptions())
+    with huge.open("r+b") as out:
+        out.truncate(11 * 1024 * 1024)
+    image = huge.rename(tmp_path / "huge.png")
+    with pytest.raises(ValueError, match="larger than 10 MiB"):
+        attached_file_block(str(image), None, ContextOptions())
 
 
 def test_agent_argv_finds_the_program_and_adds_acp(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from pathlib import Path
@@ -283,3 +284,36 @@ def test_path_key_normalises_spelling() -> None:
 )
 def test_first_change(original: str, proposed: str, offset: int) -> None:
     assert first_change(original, proposed) == offset
+
+
+def test_read_disk_file_refuses_what_is_no_regular_file_or_too_large(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    os.mkfifo(tmp_path / "fifo")  # opened without blocking: nothing waits for a writer
+    with pytest.raises(UnreadableFile, match="not a regular file"):
+        read_disk_file(str(tmp_path / "fifo"))
+    with pytest.raises(UnreadableFile, match="not a regular file"):
+        read_disk_file("/dev/zero")
+    with pytest.raises(UnreadableFile, match="cannot read"):
+        read_disk_file(str(tmp_path / "a\0b"))
+    monkeypatch.setattr(diffs, "MAX_REVIEW_BYTES", 10)
+    (tmp_path / "big.txt").write_text("x" * 11)
+    with pytest.raises(UnreadableFile, match="too large to review"):
+        read_disk_file(str(tmp_path / "big.txt"))
+    with pytest.raises(UnreadableFile, match="too large to review"):
+        read_disk_file("/proc/self/status")  # no size on paper: bounded while read
+
+
+def test_a_stat_tells_whether_the_file_changed_when_it_can(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_text("one\n")
+    before = read_disk_file(str(path))
+    assert diffs.changed_by_stamp(str(path), before) is False
+    os.utime(path, ns=(1, 1))
+    assert diffs.changed_by_stamp(str(path), before) is None  # only the time: compare the text
+    path.write_text("longer\n")
+    assert diffs.changed_by_stamp(str(path), before) is True
+    path.unlink()
+    assert diffs.changed_by_stamp(str(path), before) is True
+    missing = read_disk_file(str(path))
+    assert diffs.changed_by_stamp(str(path), missing) is False
+    path.write_text("")
+    assert diffs.changed_by_stamp(str(path), missing) is True

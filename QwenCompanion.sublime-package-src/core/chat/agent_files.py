@@ -42,11 +42,18 @@ def _inside(path: str, folder: str) -> bool:
         return False
 
 
+def check_path(path: str) -> None:
+    """Refuse a path no file system takes (os.path raises ValueError on a NUL)."""
+    if "\0" in path:
+        raise Refused(f"{path!r}: a path cannot contain a NUL character")
+
+
 def confine(path: str, folders: Iterable[str], allowed: Iterable[str] = ()) -> str:
     """The real path of `path` if it lies in one of the window's `folders` or is
-    one of the `allowed` paths (open in the window, or allowed by the user);
+    one of the `allowed` paths (open in the window);
     else `Refused`. Symlinks are followed first, so a link inside a folder to
     a file outside it is refused."""
+    check_path(path)
     if not os.path.isabs(path):
         raise Refused(f"{path}: not an absolute path")
     resolved = real(path)
@@ -54,7 +61,7 @@ def confine(path: str, folders: Iterable[str], allowed: Iterable[str] = ()) -> s
         return resolved
     if any(_inside(resolved, real(folder)) for folder in folders):
         return resolved
-    raise Refused(f"{path}: outside the window's folders (open it in the editor or allow it first)")
+    raise Refused(f"{path}: outside the window's folders (open it in the editor first)")
 
 
 @dataclass(frozen=True)

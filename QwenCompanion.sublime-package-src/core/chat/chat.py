@@ -241,6 +241,11 @@ class Chat:
         self.streamer.close()
 
     @property
+    def turn_cancelled(self) -> bool:
+        """The user cancelled the running (or last) turn; the next turn clears it."""
+        return self._cancelling
+
+    @property
     def pid(self) -> int | None:
         bridge = self._bridge
         return bridge.pid if bridge is not None and bridge.running else None
@@ -518,11 +523,16 @@ class Chat:
             self._changed()
             return
         self._cancelling = True
-        await bridge.cancel(self.state.session_id)
+        # The user's side first: an agent that stops reading its stdin blocks the
+        # write of session/cancel for good, and the restart must still be offered.
         self._setup.requests().cancel_pending()  # ACP: the client answers them "cancelled" after session/cancel
         turn = self._turn
         asyncio.get_running_loop().call_later(CANCEL_TIMEOUT, self._check_cancelled, turn)
         self._changed()
+        try:
+            await asyncio.wait_for(bridge.cancel(self.state.session_id), CANCEL_TIMEOUT)
+        except (asyncio.TimeoutError, ConnectionError) as error:
+            log.warning("chat: session/cancel could not be sent (%s); the restart is offered", error or "timed out")
 
     def _check_cancelled(self, turn: int) -> None:
         if self._cancelling and self.state.agent == "busy" and self._turn == turn:

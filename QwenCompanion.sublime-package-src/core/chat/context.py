@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import mimetypes
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -63,14 +64,31 @@ def attached_file_block(path: str, text: str | None, options: ContextOptions) ->
         return None
     suffix = os.path.splitext(path)[1].lower()
     if text is None and suffix in IMAGE_SUFFIXES:
-        data = Path(path).read_bytes()
+        data = read_head(path, MAX_IMAGE_BYTES + 1)
         if len(data) > MAX_IMAGE_BYTES:
             raise ValueError(f"{os.path.basename(path)} is larger than {MAX_IMAGE_BYTES // (1024 * 1024)} MiB")
         mime = mimetypes.guess_type(path)[0] or "image/png"
         return {"type": "image", "mimeType": mime, "data": base64.b64encode(data).decode("ascii"), "uri": file_uri(path)}
     if text is None:
-        raw = Path(path).read_bytes()[: MAX_ATTACHED_BYTES + 1]
+        raw = read_head(path, MAX_ATTACHED_BYTES + 1)
         text = raw.decode("utf-8", "replace")
     if len(text) > MAX_ATTACHED_BYTES:
         text = text[:MAX_ATTACHED_BYTES] + "\n... [TRUNCATED]"
     return {"type": "resource", "resource": {"uri": file_uri(path), "mimeType": "text/plain", "text": text}}
+
+
+def read_head(path: str, limit: int) -> bytes:
+    """At most `limit` bytes from the start of the regular file `path` (attaching
+    runs on the main thread: a 1 GB file is not read whole, a FIFO not waited on)."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise ValueError(f"{os.path.basename(path)} is not a regular file")
+        chunks: list[bytes] = []
+        left = limit
+        while left > 0 and (chunk := os.read(descriptor, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(descriptor)

@@ -25,6 +25,8 @@ from .tool_calls import PathDisplay, content_text
 
 
 REASON_CHOICE = "Reject with a reason…"  # the key after the agent's options
+# Keys answer only where the user aims them: in the transcript, the oldest request first.
+KEYS_HINT = "keys {keys} or Esc to reject, in this transcript; oldest request first"
 EDIT_PREVIEW_LINES = 8  # changed lines an edit's prompt shows; the review has them all
 
 
@@ -62,6 +64,8 @@ class PermissionPrompt:
     diff: Diff | None = None
     questions: list[Question] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)  # labels chosen so far, question by question
+    note: str = ""  # why the edit has no review, when it has none
+    files: list[str] = field(default_factory=list)  # every path the request names, as the user reads it
 
     def keys(self) -> int:
         """How many number keys choose something now."""
@@ -153,7 +157,16 @@ def prompt_of(key: str, request: RequestPermissionRequest, display: PathDisplay 
         locations=[loc.path for loc in call.locations or []],
         diff=diff,
         questions=questions_of(call.raw_input),
+        files=named_files(call.locations or [], diff, display),
     )
+
+
+def named_files(locations: list[Any], diff: Diff | None, display: PathDisplay) -> list[str]:
+    """Every path a request names (its locations, its diff's file), once each and
+    shown as the user reads them; one with a newline or NUL quoted, so it cannot
+    pass for other lines of the prompt."""
+    named = dict.fromkeys([*(loc.path for loc in locations), *([diff.path] if diff is not None else [])])
+    return [shown if shown.isprintable() else repr(shown) for shown in map(display, named)]
 
 
 def render_prompt(prompt: PermissionPrompt) -> str:
@@ -164,10 +177,13 @@ def render_prompt(prompt: PermissionPrompt) -> str:
     names = [o.name for o in prompt.options] + [REASON_CHOICE]
     choices = "  ".join(f"[{n}] {name}" for n, name in enumerate(names, 1))
     keys = f"1–{len(names)}"
+    files = f"Files: {', '.join(prompt.files)}\n" if prompt.files else ""
+    note = f"*{prompt.note}*\n" if prompt.note else ""
     return (
         f"**Permission** ({prompt.kind}): {prompt.title}\n"
+        f"{files}{note}"
         f"{fence}\n{prompt.detail}\n{fence}\n"
-        f"{choices}   (keys {keys}, Esc rejects)\n\n"
+        f"{choices}   ({KEYS_HINT.format(keys=keys)})\n\n"
     )
 
 
@@ -179,7 +195,7 @@ def render_questions(prompt: PermissionPrompt) -> str:
             lines.append(f"   → {prompt.answers[number]}")
         else:
             lines.append("   " + "  ".join(f"[{n}] {label}" for n, label in enumerate(question.labels, 1)))
-    lines.append("(keys 1–9 answer the next question, Esc cancels)")
+    lines.append("(keys 1–9 in this transcript answer the next question, Esc cancels)")
     return "\n".join(lines) + "\n\n"
 
 
@@ -236,6 +252,10 @@ class PendingPermissions:
     def oldest(self) -> PermissionPrompt | None:
         with self._lock:
             return next((prompt for prompt, _ in self._waiting.values()), None)
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self._waiting)
 
     def get(self, key: str) -> PermissionPrompt | None:
         with self._lock:

@@ -19,6 +19,7 @@ import enum
 import functools
 import itertools
 import os
+import stat
 import threading
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -83,51 +84,90 @@ class DiskFile:
     exists: bool
     text: str = ""  # decoded, CRLF pairs as `\n`, without a UTF-8 BOM
     line_ending: str | None = None
+    stamp: tuple[int, int] | None = field(default=None, compare=False)  # (mtime in ns, size) when read
 
 
-def changed_on_disk(path: str, before: DiskFile, fallback_encoding: str = DEFAULT_FALLBACK) -> bool:
-    """Whether the file no longer holds what it held when its review opened
-    (the user saved it meanwhile, or another tool wrote it)."""
+def stamp_of(info: os.stat_result) -> tuple[int, int]:
+    return info.st_mtime_ns, info.st_size
+
+
+def changed_by_stamp(path: str, before: DiskFile) -> bool | None:
+    """Whether the file changed since `before` was read, told by a stat alone
+    (no read on the main thread): False when its mtime and size are as they
+    were (or it is still missing), True when it appeared, went or changed
+    size, None when only the mtime moved (the text must be compared)."""
     try:
-        now = read_disk_file(path, fallback_encoding)
-    except UnreadableFile:
-        return True
-    return (now.exists, now.text) != (before.exists, before.text)
+        now: tuple[int, int] | None = stamp_of(os.stat(path))
+    except (OSError, ValueError):
+        now = None
+    if not before.exists or now is None:
+        return (now is None) == before.exists
+    if before.stamp is None:
+        return None
+    if now == before.stamp:
+        return False
+    return True if now[1] != before.stamp[1] else None
 
 
 class UnreadableFile(Exception):
-    """The target is a directory or cannot be read: openDiff fails with this message."""
+    """The target is not a regular file, is too large or cannot be read: openDiff
+    fails with this message."""
+
+
+# A review shows the file whole in two tabs; past this it is no review but a
+# stall (and an agent's /dev/zero or 1 GB file must not grow the editor).
+MAX_REVIEW_BYTES = 32 * 1024 * 1024
 
 
 def read_disk_file(path: str, fallback_encoding: str = DEFAULT_FALLBACK) -> DiskFile:
+    """What `path` holds, if it is a regular file of at most MAX_REVIEW_BYTES; a
+    FIFO, a device or a directory is refused without being read (a FIFO's
+    read would wait for a writer forever)."""
     try:
-        data = _read_bytes(path)
+        data, info = _read_bytes(path, MAX_REVIEW_BYTES)
     except FileNotFoundError:
         return DiskFile(exists=False)
-    except OSError as error:
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
         # Asked only when reading failed: no extra stat on every openDiff.
         if os.path.isdir(path):
             raise UnreadableFile(f"{path} is a directory, not a file") from None
-        raise UnreadableFile(f"cannot read {path}: {error.strerror or error}") from None
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise UnreadableFile(f"cannot read {path}: {reason}") from None
     # Shown on the read-only side only: decoded as Sublime would open it.
     text, _ = decode_like_sublime(data, fallback_encoding)
-    return DiskFile(exists=True, text=buffer_text(text), line_ending=line_ending_of(text))
+    return DiskFile(exists=True, text=buffer_text(text), line_ending=line_ending_of(text), stamp=stamp_of(info))
 
 
-def _read_bytes(path: str) -> bytes:
+def _too_large(path: str, max_bytes: int) -> UnreadableFile:
+    return UnreadableFile(f"{path} is larger than {max_bytes // (1024 * 1024)} MiB: too large to review")
+
+
+def _read_bytes(path: str, max_bytes: int) -> tuple[bytes, os.stat_result]:
     """The whole file, read without a file object's buffering layers (a third
-    of the time of `open().read()` on every openDiff)."""
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    of the time of `open().read()` on every openDiff). Opened without
+    blocking, so a FIFO is seen for what it is before anything waits on it."""
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+    descriptor = os.open(path, flags)
     try:
-        size = os.fstat(descriptor).st_size
+        info = os.fstat(descriptor)
+        if stat.S_ISDIR(info.st_mode):
+            raise UnreadableFile(f"{path} is a directory, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableFile(f"{path} is not a regular file (a pipe, socket or device): not read")
+        size = info.st_size
+        if size > max_bytes:
+            raise _too_large(path, max_bytes)
         data = os.read(descriptor, size + 1)
         if len(data) == size:
-            return data  # one byte more was asked for: this is the end
-        # The file grew meanwhile, or reports no size (/proc): read to the end.
-        chunks = [data]
+            return data, info  # one byte more was asked for: this is the end
+        # The file grew meanwhile, or reports no size (/proc): read to the end, bounded.
+        chunks, total = [data], len(data)
         while chunk := os.read(descriptor, 1 << 20):
+            total += len(chunk)
+            if total > max_bytes:
+                raise _too_large(path, max_bytes)
             chunks.append(chunk)
-        return b"".join(chunks)
+        return b"".join(chunks), info
     finally:
         os.close(descriptor)
 

@@ -27,6 +27,7 @@ from .answer import AnswerHistory, AnswerStream, append, find_answer, histories,
 
 if TYPE_CHECKING:
     from ...core.actions.run import ActionRun, RunOutcome
+    from ...core.companion.diffs import DiskFile, UnreadableFile
     from ...core.companion.runtime import ServerThread
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,8 @@ class ActionJob:
         chosen = setting("actions_model", None)
         self.model = chosen if isinstance(chosen, str) else ""  # "": the CLI's default, named once it says
         self.header = ""
+        # The file a proposal of this job reviews, read off the main thread: (path, what it holds).
+        self.target: tuple[str, DiskFile | UnreadableFile] | None = None
 
     # --- the pool's side (any thread) ---------------------------------------------
 
@@ -92,9 +95,44 @@ class ActionJob:
         self.owner.tell("action_started", {"window": self.window_id, "action": self.context.action})
         self._tick()
         future = self.owner.thread().submit(self.run.run())
-        future.add_done_callback(lambda done: sublime.set_timeout(
-            lambda: self._finish_on_main(None if done.cancelled() or done.exception() else done.result())
-        ))
+        future.add_done_callback(self._ran)
+
+    def _ran(self, done: Any) -> None:
+        """The run ended (the actions' thread): the file a proposal would review
+        is read on a thread of its own, then the job concludes on the main thread."""
+        from ..reviews.views import read_off_main
+
+        outcome = None if done.cancelled() or done.exception() else done.result()
+        path = self._target_path() if outcome is not None and outcome.kind == "answered" else None
+        if path is None:
+            sublime.set_timeout(lambda: self._finish_on_main(outcome))
+            return
+
+        def read(disk: DiskFile | UnreadableFile) -> None:
+            self.target = (path, disk)
+            self._finish_on_main(outcome)
+
+        read_off_main(path, read)
+
+    def _target_path(self) -> str | None:
+        from ...core.actions.proposal import test_file_for
+
+        source = self.view.file_name()
+        if source is None or self.context.action not in {*PROPOSING, "unit_tests_code"}:
+            return None
+        return source if self.context.action in PROPOSING else test_file_for(source, self.window.folders())
+
+    def disk_of(self, path: str) -> DiskFile:
+        """What `path` held when the run ended, as read then; `UnreadableFile` if it
+        could not be read, or was not the file read (the tab was renamed meanwhile)."""
+        from ...core.companion.diffs import UnreadableFile
+
+        if self.target is None or self.target[0] != path:
+            raise UnreadableFile(f"{path} changed while the action ran")
+        disk = self.target[1]
+        if isinstance(disk, UnreadableFile):
+            raise disk
+        return disk
 
     def _header(self) -> str:
         context = self.context

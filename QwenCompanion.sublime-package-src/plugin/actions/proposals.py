@@ -77,7 +77,7 @@ def propose(job: ActionJob, block: str) -> str | None:
     proposed = text[:begin] + replacement_for(selection.text, block) + text[end:]
     owner = ActionProposal(view, view.change_count(), path)
     try:
-        review, replaced = reviews.propose(path, proposed, f"action-{job.window_id}", owner)
+        review, replaced = reviews.propose(path, proposed, f"action-{job.window_id}", owner, job.disk_of(path))
     except UnreadableFile as error:
         return str(error)
     reviews.show(review, replaced)

@@ -64,8 +64,8 @@ class CasePicker:
 
 def propose_test_file(job: ActionJob, answer: str) -> str:
     """Open the review of the test file the answer ends with; the outcome."""
-    from ...core.companion.diffs import UnreadableFile, read_disk_file
-    from ..reviews.views import fallback_encoding, find_open_view, reviews
+    from ...core.companion.diffs import UnreadableFile
+    from ..reviews.views import find_open_view, reviews
 
     block = last_code_block(answer)
     source = job.view.file_name()
@@ -77,7 +77,7 @@ def propose_test_file(job: ActionJob, answer: str) -> str:
         return "answered"
     path = test_file_for(source, job.window.folders())
     try:
-        disk = read_disk_file(path, fallback_encoding())
+        disk = job.disk_of(path)
     except UnreadableFile as error:
         job.say(f"\n\n*Not proposed: {error}*\n")
         return "answered"

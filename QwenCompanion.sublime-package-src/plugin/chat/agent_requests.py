@@ -6,7 +6,9 @@ pending ones "cancelled" when the turn is cancelled or the chat closes."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 from typing import TYPE_CHECKING, Any
 
 import sublime
@@ -28,9 +30,13 @@ if TYPE_CHECKING:
 
     from ...core.chat.permissions import PendingPermissions, PermissionPrompt
     from ...core.chat.requests import AgentRequests
-    from ...core.companion.diffs import Review
+    from ...core.companion.diffs import DiskFile, Review
 
 log = logging.getLogger(__name__)
+
+# Reviews the chat's edit requests keep open at once: a burst of requests
+# must not become hundreds of tabs. Past it, a request is answered in the transcript.
+MAX_CHAT_REVIEWS = 4
 
 class EditorRequests:
     def __init__(self, window: sublime.Window) -> None:
@@ -39,9 +45,12 @@ class EditorRequests:
         self.window = window
         self.window_id = window.id()
         self.pending: PendingPermissions = PendingPermissions()
-        self.allowed_paths: set[str] = set()  # outside the folders, allowed in a prompt
-        self._accepted_texts: dict[str, str] = {}  # real path -> the user's text accepted in a review
+        # The user's own text accepted in a review, by tool call: (real path, text).
+        # Only that tool call's write takes it; it goes when the call or the turn ends.
+        self._accepted: dict[str, tuple[str, str]] = {}
+        self._accepted_lock = threading.Lock()
         self._reviews: dict[str, Review[Any]] = {}  # prompt key -> its open review
+        self._reviewing: set[str] = set()  # prompt keys given a review (chat thread)
         self.files = AgentFiles(window)
 
     # --- files -----------------------------------------------------------
@@ -50,7 +59,12 @@ class EditorRequests:
         """The real path the agent may use and the window's view of it, or a refusal."""
         from acp import RequestError
 
-        from ...core.chat.agent_files import Refused, confine, real
+        from ...core.chat.agent_files import Refused, check_path, confine, real
+
+        try:
+            check_path(path)
+        except Refused as refused:
+            raise RequestError.invalid_params({"path": path, "reason": str(refused)}) from refused
 
         def find() -> tuple[list[str], list[str], sublime.View | None]:
             folders = self.window.folders() if self.window.is_valid() else []
@@ -58,7 +72,7 @@ class EditorRequests:
 
         folders, opened, view = await on_main(find)
         try:
-            return confine(path, folders, [*opened, *self.allowed_paths]), view
+            return confine(path, folders, opened), view
         except Refused as refused:
             log.warning("chat: refused the agent's access to %s (%s)", path, refused)
             raise RequestError.invalid_params({"path": path, "reason": str(refused)}) from refused
@@ -72,29 +86,36 @@ class EditorRequests:
 
     async def write_text_file(self, request: WriteTextFileRequest) -> WriteTextFileResponse | None:
         resolved, view = await self._locate(request.path)
-        content = self._accepted_texts.pop(resolved, request.content)
+        accepted = self._take_accepted(resolved)
+        content = request.content if accepted is None else accepted
         await self.files.write(request.path, resolved, view, content)
         return None
 
     # --- permissions -------------------------------------------------------
 
     async def request_permission(self, request: RequestPermissionRequest) -> RequestPermissionResponse:
-        from ...core.chat.permissions import prompt_of, render_answer, render_prompt
+        from ...core.chat.permissions import cancelled, prompt_of, render_answer, render_prompt
 
         prompt = prompt_of(self.pending.next_key(), request, path_display(self.window))
-        future = self.pending.add(prompt)
         chat = chats.get(self.window)
+        # After session/cancel nothing more is asked of the user: a late request is answered "cancelled".
+        late = chat is not None and chat.chat.turn_cancelled
+        disk = await self._review_file(prompt) if prompt.diff is not None and chat is not None and not late else None
+        future = self.pending.add(prompt)
         if chat is None:
             self.pending.cancel_all()
         else:
+            if late:
+                self.pending.answer(prompt.key, cancelled())
             chat.chat.upsert(f"{prompt.key}", render_prompt(prompt))
             chat.chat.streamer.flush()
         chats.tell("permission_requested", prompt.event(self.window_id))
-        sublime.set_timeout(lambda: self._show(prompt))
+        sublime.set_timeout(lambda: self._show(prompt, disk))
         try:
             answer = await future
         finally:
             self.pending.discard(prompt.key)
+            self._reviewing.discard(prompt.key)
             review = self._reviews.pop(prompt.key, None)
             if review is not None:
                 sublime.set_timeout(lambda: _close_review(review))
@@ -102,29 +123,56 @@ class EditorRequests:
             chat.chat.upsert(prompt.key, render_answer(prompt, answer))
         return answer
 
-    def _show(self, prompt: PermissionPrompt) -> None:
-        """Bring the prompt to the user: the chat in view, the diff in a review (main thread)."""
+    async def _review_file(self, prompt: PermissionPrompt) -> DiskFile | None:
+        """The file an edit request would change, read off the main thread, if
+        it may have a review: a regular file of bounded size inside the window's
+        folders (or open in it), while fewer than MAX_CHAT_REVIEWS are open. Else
+        None, and the prompt says why (chat thread)."""
+        from ...core.chat.agent_files import Refused, confine
+        from ...core.companion.diffs import UnreadableFile, read_disk_file
+        from ..reviews.views import fallback_encoding
+
+        assert prompt.diff is not None
+        path = prompt.diff.path
+
+        def where() -> tuple[list[str], list[str]]:
+            return (self.window.folders() if self.window.is_valid() else []), open_paths(self.window)
+
+        folders, opened = await on_main(where)
+        try:
+            resolved = confine(path, folders, opened)
+            disk = await asyncio.to_thread(read_disk_file, resolved, fallback_encoding())
+        except (Refused, UnreadableFile) as error:
+            log.warning("chat: no review for the agent's edit of %r: %s", path, error)
+            prompt.note = f"No review opened: {error}"
+            return None
+        # Counted and taken with no wait between: requests come all at once.
+        if len(self._reviewing) >= MAX_CHAT_REVIEWS:
+            prompt.note = (f"No review opened: {MAX_CHAT_REVIEWS} edits already wait in reviews. "
+                           "Answer those first, or answer this one here.")
+            return None
+        self._reviewing.add(prompt.key)
+        return disk
+
+    def _show(self, prompt: PermissionPrompt, disk: DiskFile | None) -> None:
+        """Bring the prompt to the user's sight, never to their keys: the chat in
+        view with focus left where the user has it, the diff in a review (main thread)."""
         from .views import open_chat
 
         chat = chats.get(self.window)
-        if chat is None or not self.window.is_valid():
+        if chat is None or not self.window.is_valid() or self.pending.get(prompt.key) is None:
             return
-        open_chat(self.window, chat, focus=prompt.diff is None)
-        self.window.status_message(f"Qwen Code asks: {prompt.title}")
-        if prompt.diff is not None and self.pending.get(prompt.key) is not None:
-            self._open_review(prompt)
+        open_chat(self.window, chat, focus=False)
+        self.window.status_message(f"Qwen Code asks: {prompt.title} (answer it in the chat's transcript)")
+        if prompt.diff is not None and disk is not None:
+            self._open_review(prompt, disk)
 
-    def _open_review(self, prompt: PermissionPrompt) -> None:
-        from ...core.companion.diffs import UnreadableFile
+    def _open_review(self, prompt: PermissionPrompt, disk: DiskFile) -> None:
         from ..reviews.views import reviews
 
         diff = prompt.diff
         assert diff is not None
-        try:
-            review, replaced = reviews.propose(diff.path, diff.new_text, prompt.key, ReviewAnswers(self, prompt))
-        except UnreadableFile as error:
-            log.warning("chat: no review for %s: %s", diff.path, error)
-            return
+        review, replaced = reviews.propose(diff.path, diff.new_text, prompt.key, ReviewAnswers(self, prompt), disk)
         self._reviews[prompt.key] = review
         reviews.show(review, replaced)
 
@@ -135,8 +183,7 @@ class EditorRequests:
         prompt = self.pending.get(key)
         if prompt is None or not any(o.option_id == option_id for o in prompt.options):
             return False
-        if prompt.kind != "edit" and option_id in {o.option_id for o in prompt.options if o.kind.startswith("allow")}:
-            self.allowed_paths.update(prompt.locations)
+        # It grants what the agent's tool call does, nothing to the fs methods: they stay confined.
         return self.pending.answer(key, selected(option_id))
 
     def answer_question(self, key: str, index: int) -> bool:
@@ -177,12 +224,29 @@ class EditorRequests:
 
         assert prompt.diff is not None
         if text != prompt.diff.new_text:
-            self._accepted_texts[real(prompt.diff.path)] = text
+            with self._accepted_lock:
+                self._accepted[prompt.tool_call_id] = (real(prompt.diff.path), text)
         option = prompt.option("allow_once") or prompt.option("allow_always")
         if option is None:
             self.pending.answer(prompt.key, cancelled())
         else:
             self.choose(prompt.key, option.option_id)
+
+    def _take_accepted(self, resolved: str) -> str | None:
+        """The text the user accepted for `resolved` in a tool call still running, once."""
+        with self._accepted_lock:
+            call = next((call for call, (path, _) in self._accepted.items() if path == resolved), None)
+            return self._accepted.pop(call)[1] if call is not None else None
+
+    def tool_call_ended(self, tool_call_id: str) -> None:
+        """A tool call completed or failed: a text accepted for it and never written goes (any thread)."""
+        with self._accepted_lock:
+            self._accepted.pop(tool_call_id, None)
+
+    def turn_ended(self) -> None:
+        """No tool call outlives its turn (any thread)."""
+        with self._accepted_lock:
+            self._accepted.clear()
 
     def cancel_pending(self) -> None:
         """The turn was cancelled or the chat is closing: answer every prompt."""

@@ -12,10 +12,11 @@ import sublime
 import sublime_plugin
 
 from ..paths import path_display
-from .agent_requests import editor_requests, requests_of
+from .agent_requests import EditorRequests, editor_requests, requests_of
 from .chats import chats, is_chat_view, window_by_id
 
 if TYPE_CHECKING:
+    from ...core.chat.permissions import PermissionPrompt
     from ...core.chat.render import UpdateRenderer
     from ...core.chat.tool_calls import PlanProgress, ToolCallLine
 
@@ -36,6 +37,10 @@ def work_renderer(window: sublime.Window) -> UpdateRenderer:
     def tool_call(line: ToolCallLine) -> None:
         chats.tell("tool_call", {"window": window_id, "toolCallId": line.tool_call_id,
                                  "status": line.status, "title": line.title, "kind": line.kind})
+        if line.status in ("completed", "failed"):
+            requests = requests_of(window)
+            if requests is not None:
+                requests.tool_call_ended(line.tool_call_id)
 
     def plan(progress: PlanProgress) -> None:
         sublime.set_timeout(lambda: show_plan(window_id, progress.label()))
@@ -64,6 +69,9 @@ def _turn_ended(event: str, details: dict[str, Any]) -> None:
     if event != "chat_turn_ended":
         return
     window_id = int(details["window"])
+    requests = requests_of(window_by_id(window_id))
+    if requests is not None:
+        requests.turn_ended()
     started = _turn_started.pop(window_id, None)
     if started is not None and time.monotonic() - started >= LONG_TURN_SECONDS:
         sublime.set_timeout(lambda: announce_if_unseen(window_id, str(details["stopReason"])))
@@ -99,7 +107,8 @@ chats.observers.append(_turn_ended)
 
 class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
     """Answer the oldest permission prompt: `index` (1-based, the agent's
-    order) or `option` (an optionId), `reject`, or `reason` (ask why, then reject)."""
+    order) or `option` (an optionId), `reject`, or `reason` (ask why, then
+    reject); with none of them, pick the answer in a quick panel."""
 
     def run(self, index: int | None = None, option: str | None = None, reject: bool = False, reason: bool = False) -> None:
         requests = requests_of(self.window)
@@ -107,13 +116,18 @@ class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
         if requests is None or prompt is None:
             self.window.status_message("Qwen Code: no permission request is waiting")
             return
-        if reason:
+        if index is None and option is None and not reject and not reason:
+            self._pick(requests, prompt)
+        elif reason:
             def rejected(text: str) -> None:
                 requests.reject(prompt.key, text.strip() or None)
 
             self.window.show_input_panel("Why reject? (sent to Qwen Code):", "", rejected, None, None)
         elif reject:
-            requests.reject(prompt.key)
+            if requests.reject(prompt.key):
+                waiting = requests.pending.count()
+                more = f"; {waiting} more request(s) wait, the next one is shown" if waiting else ""
+                self.window.status_message(f"Qwen Code: rejected {prompt.title}{more}")
         elif option is not None:
             if not requests.choose(prompt.key, option):
                 self.window.status_message(f"Qwen Code: no option {option!r} in this request")
@@ -123,6 +137,20 @@ class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
             requests.choose(prompt.key, prompt.options[index - 1].option_id)
         elif index == len(prompt.options) + 1:
             self.run(reason=True)
+
+    def _pick(self, requests: EditorRequests, prompt: PermissionPrompt) -> None:
+        from ...core.chat.permissions import REASON_CHOICE
+
+        if prompt.questions:
+            labels = prompt.questions[len(prompt.answers)].labels
+        else:
+            labels = [o.name for o in prompt.options] + [REASON_CHOICE]
+
+        def picked(choice: int) -> None:
+            if choice >= 0 and requests.pending.oldest() is prompt:  # still the request shown
+                self.run(index=choice + 1)
+
+        self.window.show_quick_panel(labels, picked, placeholder=f"Qwen Code asks: {prompt.title}")
 
     def is_enabled(self, **_: Any) -> bool:
         requests = requests_of(self.window)
@@ -134,15 +162,15 @@ class PermissionKeysListener(sublime_plugin.EventListener):
         if key != PENDING_CONTEXT:
             return None
         value = False
-        if is_chat_view(view):
+        # Only in the transcript, where the request is shown: the user aims a key
+        # there on purpose. In the composer (or anywhere else) a digit is typing.
+        if view.settings().get("qwen_chat.view") == "transcript":
             requests = requests_of(view.window())
             prompt = requests.pending.oldest() if requests is not None else None
-            # In the composer the keys answer only while it is empty: typing stays typing.
-            empty = view.settings().get("qwen_chat.view") != "composer" or view.size() == 0
             # A number operand: that key has a choice (the options, then "reject with a reason").
             keys = prompt.keys() if prompt is not None else 0
             number = operand if isinstance(operand, int) and not isinstance(operand, bool) else 1
-            value = prompt is not None and empty and number <= keys
+            value = prompt is not None and number <= keys
         return value if operator == sublime.QueryOperator.EQUAL else not value
 
     def on_pre_close(self, view: sublime.View) -> None:

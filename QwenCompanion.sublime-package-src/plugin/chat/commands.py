@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -355,20 +356,38 @@ class QwenChatAttachFileCommand(sublime_plugin.WindowCommand):
 
     @staticmethod
     def _attach(chat: WindowChat, composer: sublime.View, path: str, view: sublime.View | None, name: str, typed: bool) -> None:
+        """Attach the open tab's text, or the file as on disk, read on a thread of
+        its own (an image of many MB is not read on the main thread)."""
         from ...core.chat.context import attached_file_block
 
         text = view.substr(sublime.Region(0, view.size())) if view is not None and view.is_valid() else None
-        try:
-            block = attached_file_block(path, text, context_options())
-        except (OSError, ValueError) as error:
-            sublime.status_message(f"Qwen Code: cannot attach {name}: {error}")
+        options = context_options()
+
+        def make() -> tuple[JsonObject | None, str | None]:
+            try:
+                return attached_file_block(path, text, options), None
+            except (OSError, ValueError) as error:
+                return None, f"Qwen Code: cannot attach {name}: {error}"
+
+        def finish(block: JsonObject | None, problem: str | None) -> None:
+            if problem is not None:
+                sublime.status_message(problem)
+            elif block is None:
+                sublime.status_message(f"Qwen Code: {name} is excluded from what is sent (excluded_file_patterns)")
+            else:
+                chat.attachments[name] = block
+                composer.run_command("insert", {"characters": f"{name} " if typed else f"@{name} "})
+                composer.window() and composer.window().focus_view(composer)  # type: ignore[union-attr]
+
+        if text is not None:
+            finish(*make())
             return
-        if block is None:
-            sublime.status_message(f"Qwen Code: {name} is excluded from what is sent (excluded_file_patterns)")
-            return
-        chat.attachments[name] = block
-        composer.run_command("insert", {"characters": f"{name} " if typed else f"@{name} "})
-        composer.window() and composer.window().focus_view(composer)  # type: ignore[union-attr]
+
+        def read() -> None:
+            made = make()
+            sublime.set_timeout(lambda: finish(*made))
+
+        threading.Thread(target=read, name="QwenCompanion attach", daemon=True).start()
 
 
 class QwenChatShowAgentLogCommand(sublime_plugin.WindowCommand):

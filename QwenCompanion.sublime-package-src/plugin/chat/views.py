@@ -100,11 +100,13 @@ def chat_groups(window: sublime.Window) -> tuple[int, int]:
 
 
 def open_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) -> sublime.View:
-    """Show the chat's views (made again if closed) and focus the composer."""
+    """Show the chat's views (made again if closed) and focus the composer; with
+    `focus` False, the keys stay with the view that has them (a permission
+    request must not take the keys the user is typing with)."""
     transcript, composer = chat_views(chat)
+    typing_in = window.active_view()
     if transcript is None or composer is None:
         transcript_group, composer_group = chat_groups(window)
-        active = window.active_view()
         if transcript is None:
             transcript = _new_chat_view(window, transcript_group, TRANSCRIPT_NAME, "transcript")
             transcript.set_read_only(True)
@@ -112,11 +114,11 @@ def open_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) -> s
         if composer is None:
             composer = _new_chat_view(window, composer_group, COMPOSER_NAME, "composer")
             chat.composer_view = composer
-        if active is not None and not focus:
-            window.focus_view(active)
     window.focus_view(transcript)
     if focus:
         window.focus_view(composer)
+    elif typing_in is not None and typing_in.is_valid():
+        window.focus_view(typing_in)
     refresh_status(window.id())
     return composer
 

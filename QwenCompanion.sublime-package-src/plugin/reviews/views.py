@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import logging
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
     from sublime_types import WindowLayout
 
-    from ...core.companion.diffs import DiffRegistry, DiskFile, Notice, Review
+    from ...core.companion.diffs import DiffRegistry, DiskFile, Notice, Review, UnreadableFile
     from ...core.companion.runtime import Companion
 
     DiffReview = Review[Companion]
@@ -269,7 +270,7 @@ class DiffReviews:
 
     # --- decisions (main thread) ------------------------------------------
 
-    def accept(self, item: OpenReview) -> None:
+    def accept(self, item: OpenReview, disk_checked: bool = False) -> None:
         review = item.review
         text = whole_text(item.proposed)
         refusal = review.refusal(text)
@@ -279,13 +280,16 @@ class DiffReviews:
                 self._render(item)
             item.window.status_message(f"Qwen Code: {refusal}")
             return
-        warning = None if self._orphan_check(item) or item.warned_of_disk_change else self._disk_changed(item)
-        if warning is not None:
-            item.warned_of_disk_change = True
-            item.notes.append(warning)
-            self._render(item)
-            item.window.status_message(f"Qwen Code: {item.name} changed on disk since this was proposed; not accepted")
-            return
+        if not (disk_checked or self._orphan_check(item) or item.warned_of_disk_change):
+            from ...core.companion.diffs import changed_by_stamp
+
+            changed = changed_by_stamp(review.file_path, review.disk)
+            if changed is None:  # only its time moved: its text is compared off the main thread
+                read_off_main(review.file_path, lambda now: self._accept_after_read(item, now))
+                return
+            if changed:
+                self._warn_disk_changed(item)
+                return
         if not self._orphan_check(item):
             notice = self.registry.accept(review, text)
             if notice is None:  # closeDiff took it meanwhile (answered off the main thread)
@@ -306,14 +310,22 @@ class DiffReviews:
             ),
         )
 
-    @staticmethod
-    def _disk_changed(item: OpenReview) -> str | None:
-        """The warning to show when the file changed on disk since the review opened."""
-        from ...core.companion.diffs import changed_on_disk, disk_changed_warning
+    def _accept_after_read(self, item: OpenReview, now: DiskFile | UnreadableFile) -> None:
+        if self._by_id.get(item.review.id) is not item:
+            return  # decided meanwhile
+        before = item.review.disk
+        if isinstance(now, Exception) or (now.exists, now.text) != (before.exists, before.text):
+            self._warn_disk_changed(item)
+        else:
+            self.accept(item, disk_checked=True)
 
-        if changed_on_disk(item.review.file_path, item.review.disk, fallback_encoding()):
-            return disk_changed_warning(item.name)
-        return None
+    def _warn_disk_changed(self, item: OpenReview) -> None:
+        from ...core.companion.diffs import disk_changed_warning
+
+        item.warned_of_disk_change = True
+        item.notes.append(disk_changed_warning(item.name))
+        self._render(item)
+        item.window.status_message(f"Qwen Code: {item.name} changed on disk since this was proposed; not accepted")
 
     def reject(self, review: DiffReview, *, later: bool = False, keep: str | None = None) -> None:
         notice = self.registry.reject(review)
@@ -574,6 +586,24 @@ def find_open_view(path: str) -> sublime.View | None:
             if name and path_identity(os.path.basename(name), style, str) in names and path_identity(name, style) == target:
                 return view
     return None
+
+
+def read_off_main(path: str, done: Callable[[DiskFile | UnreadableFile], None]) -> None:
+    """Read `path` as a review shows it on a thread of its own (never the main
+    thread nor Sublime's shared worker: a file of many MB would freeze the
+    editor), then hand `done` the file or why it cannot be read, on the main thread."""
+    from ...core.companion.diffs import UnreadableFile, read_disk_file
+
+    encoding = fallback_encoding()
+
+    def read() -> None:
+        try:
+            result: DiskFile | UnreadableFile = read_disk_file(path, encoding)
+        except UnreadableFile as error:
+            result = error
+        sublime.set_timeout(lambda: done(result))
+
+    threading.Thread(target=read, name="QwenCompanion file read", daemon=True).start()
 
 
 reviews = DiffReviews()
