@@ -15,6 +15,13 @@ LEAF = 1024
 
 class Rope:
     __slots__ = ("_joined", "height", "left", "length", "newlines", "right", "text")
+    text: str
+    left: Rope | None
+    right: Rope | None
+    length: int
+    newlines: int
+    height: int
+    _joined: str | None
 
     def __init__(self, text: str = "", left: Rope | None = None, right: Rope | None = None) -> None:
         self.text = text
@@ -24,7 +31,7 @@ class Rope:
             self.length = left.length + right.length
             self.newlines = left.newlines + right.newlines
             self.height = 1 + max(left.height, right.height)
-            self._joined: str | None = None
+            self._joined = None
         else:
             self.length = len(text)
             self.newlines = text.count("\n")
@@ -70,13 +77,14 @@ class Rope:
         """How many newlines precede ``point`` (its row)."""
         node, count = self, 0
         point = max(0, min(point, self.length))
-        while node.left is not None and node.right is not None:
-            if point <= node.left.length:
-                node = node.left
+        while (children := node.children()) is not None:
+            left, right = children
+            if point <= left.length:
+                node = left
             else:
-                count += node.left.newlines
-                point -= node.left.length
-                node = node.right
+                count += left.newlines
+                point -= left.length
+                node = right
         return count + node.text.count("\n", 0, point)
 
     def row_start(self, row: int) -> int:
@@ -85,17 +93,22 @@ class Rope:
             return 0
         row = min(row, self.newlines)
         node, offset = self, 0
-        while node.left is not None and node.right is not None:
-            if row <= node.left.newlines:
-                node = node.left
+        while (children := node.children()) is not None:
+            left, right = children
+            if row <= left.newlines:
+                node = left
             else:
-                row -= node.left.newlines
-                offset += node.left.length
-                node = node.right
+                row -= left.newlines
+                offset += left.length
+                node = right
         index = -1
         for _ in range(row):
             index = node.text.index("\n", index + 1)
         return offset + index + 1
+
+    def children(self) -> tuple[Rope, Rope] | None:
+        """A node's two halves; None for a leaf."""
+        return None if self.left is None or self.right is None else (self.left, self.right)
 
     def _leaves(self, begin: int, end: int) -> list[tuple[Rope, int]]:
         """The leaves overlapping [begin, end) and where each starts, in order."""

@@ -43,7 +43,7 @@ def answer(folder: Path, request: Any) -> Any:
 
 
 def read(folder: Path, path: Path, line: int | None = None, limit: int | None = None) -> Any:
-    return answer(folder, ReadTextFileRequest(sessionId="s", path=str(path), line=line, limit=limit))
+    return answer(folder, ReadTextFileRequest(session_id="s", path=str(path), line=line, limit=limit))
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on Windows")
@@ -55,7 +55,7 @@ def test_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
     finally:
         os.close(os.open(fifo, os.O_RDWR | os.O_NONBLOCK))  # frees a read stuck on it (the defect)
     assert isinstance(error, RequestError) and "not a regular file" in str(error.data)
-    assert isinstance(answer(tmp_path, WriteTextFileRequest(sessionId="s", path=str(fifo), content="x")), RequestError)
+    assert isinstance(answer(tmp_path, WriteTextFileRequest(session_id="s", path=str(fifo), content="x")), RequestError)
 
 
 def test_a_file_too_large_is_refused_whole_and_read_in_parts(tmp_path: Path) -> None:
@@ -80,7 +80,7 @@ def test_reads_and_writes_keep_to_the_folders_and_the_files_bytes(tmp_path: Path
     latin = tmp_path / "latin.txt"
     latin.write_bytes("café\r\n".encode("latin-1"))
     assert read(tmp_path, latin).content == "café\n"
-    assert answer(tmp_path, WriteTextFileRequest(sessionId="s", path=str(latin), content="thé\n")) is None
+    assert answer(tmp_path, WriteTextFileRequest(session_id="s", path=str(latin), content="thé\n")) is None
     assert latin.read_bytes() == "thé\r\n".encode("latin-1")
     outside = read(tmp_path / "sub", latin)
     assert isinstance(outside, RequestError) and "outside the window's folders" in str(outside.data)
