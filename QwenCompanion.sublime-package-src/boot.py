@@ -21,7 +21,7 @@ from .plugin.actions.jobs import actions
 from .plugin.actions.listeners import ActionsListener
 from .plugin.actions.models import QwenChooseActionModelCommand
 from .plugin.actions.send_to_terminal import QwenSendSelectionToTerminalCommand
-from .plugin.chat.agent_work import PermissionKeysListener, QwenChatPermissionCommand, ThinkingFoldListener
+from .plugin.chat.agent_work import PermissionKeysListener, QwenChatPermissionCommand, ChatSeenListener
 from .plugin.chat.buffers import QwenChatReplaceBufferCommand
 from .plugin.chat.chats import chats, is_chat_view, preload_chat
 from .plugin.chat.commands import (
@@ -71,7 +71,7 @@ __all__ = [
     "PermissionKeysListener",
     "QwenChatPermissionCommand",
     "QwenChatReplaceBufferCommand",
-    "ThinkingFoldListener",
+    "ChatSeenListener",
     "ChatListener",
     "CompanionWindowListener",
     "ContextListener",

@@ -17,13 +17,14 @@ def hostile_rows(rounds: int, workdir: Path) -> list[Row]:
     progress(f"hostile: {TOOL_CALLS:,} tool calls in one turn, then oversized inputs")
     for number in range(rounds):
         result = run_host("bench.hostile_host", workdir / f"hostile-{number}", TOOL_CALLS)
-        package.add("ours", floats(result["threads_s"]))
+        package.add("ours", floats(result["package_s"]))
         main.add("ours", floats(result["main_ms"]))
         memory.add("ours", floats(result["rss_peak_added_mib"]))
     return [
-        Row("10", f"hostile: chat and streamer threads' CPU for {TOOL_CALLS:,} tool calls in one turn", "s",
-            package, "≤ 10 s", lambda p50, ratio: p50 <= 10),
-        Row("10", "hostile: main-thread time per transcript update in that turn (simulator's buffer included)",
+        Row("10", f"hostile: package time for {TOOL_CALLS:,} tool calls in one turn (chat and streamer threads' CPU "
+            "+ main-thread CPU of its transcript updates; the agent left out)", "s",
+            package, "< 10 s", lambda p50, ratio: p50 < 10),
+        Row("10", "hostile: main-thread CPU per transcript update in that turn (simulator's rope buffer included)",
             "ms", main, "≤ 100 ms max", lambda p50, ratio: max(main.values["ours"]) <= 100),
         Row("10", "hostile: plugin-host RSS peak added by a 256 MiB line, 64 MiB of stderr, a 200 MB file read",
             "MiB", memory, "≤ 200 MiB", lambda p50, ratio: p50 <= 200),

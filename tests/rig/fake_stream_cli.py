@@ -16,6 +16,9 @@ STEP:
     {"tool": "edit", "input": {...}}           ask permission (can_use_tool), wait for the answer
     {"stall": seconds}                         wait
     {"die": code}                              exit at once, with "dying" on stderr
+    {"line": n}                                one text delta whose line is n bytes long
+    {"stderr": n}                              one line of n bytes on stderr (n = 0: a line without end),
+                                               written by a thread of its own while the steps go on
     {"result": "error", "message": "..."}      an error result (ends the run)
     {"result": "error", "error": "..."}        one as 0.24.4 fails without auth: no text, error {message}
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -34,6 +38,21 @@ from grandchild import start as start_grandchild  # tests/rig is this script's f
 def out(message: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
+
+
+def flood_stderr(size: int) -> None:
+    chunk = b"e" * 1_048_576
+    written = 0
+    try:
+        while size == 0 or written < size:
+            piece = chunk if size == 0 else chunk[: size - written]
+            sys.stderr.buffer.write(piece)
+            sys.stderr.buffer.flush()
+            written += len(piece)
+        sys.stderr.buffer.write(b"\n")
+        sys.stderr.buffer.flush()
+    except OSError:
+        pass  # the reader is gone
 
 
 def main() -> None:
@@ -85,6 +104,16 @@ def main() -> None:
             log(answer)
         elif "stall" in step:
             time.sleep(step["stall"])
+        elif "line" in step:
+            delta = {"type": "stream_event", "event": {"type": "content_block_delta",
+                                                       "delta": {"type": "text_delta", "text": ""}}}
+            head, tail = json.dumps(delta).rsplit('""', 1)
+            filler = step["line"] - len(head) - len(tail) - 2
+            for piece in [head + '"'] + ["x" * 1_048_576] * (filler // 1_048_576) + ["x" * (filler % 1_048_576), '"' + tail + "\n"]:
+                sys.stdout.write(piece)
+            sys.stdout.flush()
+        elif "stderr" in step:
+            threading.Thread(target=flood_stderr, args=(step["stderr"],), daemon=True).start()
         elif "die" in step:
             sys.stderr.write("dying\n")
             sys.stderr.flush()

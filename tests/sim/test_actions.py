@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ def area(r):
 def unused():
     pass
 '''
+MIB = 1024 * 1024
+LINE_BYTES = 96 * MIB  # a stream-json line three times the 32 MiB limit
 FIXED = "def area(r):\n    return math.pi * r * r\n"
 
 
@@ -462,3 +465,26 @@ def test_a_prompt_template_in_packages_user_replaces_the_packages(rig: ActionRig
     rig.run("explain")
     rig.finished()
     assert rig.prompt() == "Explain like a pirate, in Answer in English. terms:\ndef area(r):\n    return 3.14 * r * r\n"
+
+
+def test_a_message_past_the_line_limit_and_endless_stderr_fail_the_run_in_bounded_memory(rig: ActionRig) -> None:
+    """Issue 24, item 9: a stream-json line over the limit stops the run with a
+    clear message while stderr pours out one line without end; the package
+    keeps what the limits allow, and the CLI is ended."""
+    rig.load([{"stderr": 0}, {"line": LINE_BYTES}, {"stall": 30}])
+    limit = sys.modules[f"{PACKAGE}.core.actions.process"].MAX_LINE_BYTES
+    assert LINE_BYTES > limit
+    rig.open_area()
+    tracemalloc.start()
+    try:
+        rig.run("explain")
+        job = rig.host.wait_for(lambda: rig.actions.jobs.get(rig.host.window.id()), timeout=WAIT)
+        pid = rig.host.wait_for(lambda: job.run is not None and job.run.pid, timeout=WAIT)
+        outcome = rig.host.wait_for(lambda: rig.outcomes(), timeout=120)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert outcome == ["failed"]
+    assert f"qwen sent a message longer than {limit:,} bytes; the run was stopped" in rig.answer()
+    assert peak < 2 * limit + 16 * MIB  # the line is kept up to the limit, stderr a few cut lines
+    assert rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)

@@ -14,6 +14,7 @@ from . import _runtime, _syntax, _text, _viewport
 from ._api_objects import Buffer, Edit, Selection, Sheet, SymbolRegion, Syntax, make_sheet
 from ._constants import PhantomLayout, PointClassification, RegionFlags, SymbolType
 from ._region import Region, adjust_span, span_of
+from ._rope import EMPTY
 from ._settings import Settings
 from ._state import PhantomRecord, PopupRecord, RegionsRecord, ViewState
 
@@ -168,7 +169,7 @@ class View:
             self._write(lambda st: setattr(st.buffer, "line_endings", name))
 
     def size(self) -> int:
-        return len(self._text())
+        return self._read(lambda st: len(st.buffer.rope), 0)
 
     # ----------------------------------------------------------------- edits
     def begin_edit(self, edit_token: int, cmd: str, args: Any = None) -> Edit:
@@ -219,10 +220,10 @@ class View:
         return self.selection
 
     def substr(self, x: Region | int) -> str:
-        text = self._text()
+        rope = self._read(lambda st: st.buffer.rope, EMPTY)
         if isinstance(x, Region):
-            return text[max(x.begin(), 0) : max(x.end(), 0)]
-        return text[x] if 0 <= x < len(text) else "\x00"
+            return rope.substr(x.begin(), x.end())
+        return rope.substr(x, x + 1) if 0 <= x < len(rope) else "\x00"
 
     def find(self, pattern: str, start_pt: int, flags: int = 0) -> Region:
         return Region(*_text.find(self._text(), pattern, start_pt, flags))
@@ -357,7 +358,7 @@ class View:
     # -------------------------------------------------------------- viewport
     def visible_region(self) -> Region:
         y = self._read(lambda st: st.viewport[1], 0.0)
-        return Region(*_viewport.visible_span(self._text(), y))
+        return Region(*_viewport.visible_span(self._read(lambda st: st.buffer.rope, EMPTY), y))
 
     def show(self, location: Any, show_surrounds: bool = True, keep_to_left: bool = False, animate: bool = True) -> None:
         if isinstance(location, Selection):
@@ -369,7 +370,7 @@ class View:
 
         def scroll(st: ViewState) -> None:
             st.shown.append(("show", span))
-            y = _viewport.y_to_show(st.buffer.text, st.viewport[1], min(span), max(span))
+            y = _viewport.y_to_show(st.buffer.rope, st.viewport[1], min(span), max(span))
             st.viewport = (st.viewport[0], y)
 
         self._write(scroll)
@@ -379,7 +380,7 @@ class View:
 
         def scroll(st: ViewState) -> None:
             st.shown.append(("show_at_center", span))
-            st.viewport = (st.viewport[0], _viewport.y_to_center(st.buffer.text, (span[0] + span[1]) // 2))
+            st.viewport = (st.viewport[0], _viewport.y_to_center(st.buffer.rope, (span[0] + span[1]) // 2))
 
         self._write(scroll)
 

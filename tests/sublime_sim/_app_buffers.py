@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from . import _syntax, _text
 from ._paths import on_disk
+from ._rope import Rope
 from ._region import Span, adjust_span, selection_add, selection_subtract
 from ._state import BufferState, SheetState, ViewState
 
@@ -140,7 +141,7 @@ class BufferOps:
         """Create a buffer and its view (and sheet); events are the caller's job."""
         line_endings = self.default_line_endings()
         with self.lock:
-            buf = BufferState(self.new_id("buffer"), text=text, file_name=file_name, loading=loading)
+            buf = BufferState(self.new_id("buffer"), Rope.of(text), file_name=file_name, loading=loading)
             buf.line_endings = line_endings
             buf.syntax = syntax or _syntax.for_path(file_name)
             self.buffers[buf.id] = buf
@@ -231,12 +232,12 @@ class BufferOps:
             buf = st.buffer
             if buf.read_only and not force:
                 return 0  # read-only buffers silently refuse edits
-            n = len(buf.text)
+            n = len(buf.rope)
             begin, end = sorted((_text.clamp(begin, n), _text.clamp(end, n)))
             if begin == end and not text:
                 return 0
             self._record_text_change(st, begin, end, text)
-            buf.text = buf.text[:begin] + text + buf.text[end:]
+            buf.rope = buf.rope.replace(begin, end, text)
             buf.change_count += 1
             buf.change_log.append((buf.change_count, begin, end - begin, len(text)))
             removed, inserted = end - begin, len(text)
@@ -256,13 +257,14 @@ class BufferOps:
     def _record_text_change(self: App, st: ViewState, begin: int, end: int, text: str) -> None:
         if not st.buffer.text_listeners:
             return
-        old = st.buffer.text
+        old = st.buffer.rope
 
         def pos(pt: int) -> tuple[int, int, int, int, int]:
-            row, col = _text.rowcol(old, pt)
-            return (pt, row, col, _text.rowcol_units(old, pt, "utf-16")[1], _text.rowcol_units(old, pt, "utf-8")[1])
+            row = old.newlines_before(pt)
+            before = old.substr(old.row_start(row), pt)  # the line up to pt
+            return (pt, row, len(before), _text.code_units(before, None, "utf-16"), _text.code_units(before, None, "utf-8"))
 
-        removed = old[begin:end]
+        removed = old.substr(begin, end)
         st.pending_changes.append(
             (pos(begin), pos(end), len(removed.encode("utf-16-le", "surrogatepass")) // 2, len(removed.encode("utf-8", "surrogatepass")), text)
         )
@@ -306,7 +308,7 @@ class BufferOps:
             st = self.view(vid)
             if st is None:
                 return
-            n = len(st.buffer.text)
+            n = len(st.buffer.rope)
             if span is not None:
                 span = (_text.clamp(span[0], n), _text.clamp(span[1], n))
             if op == "clear":
@@ -322,7 +324,7 @@ class BufferOps:
         with self.lock:
             st = self.view(vid)
             if st is not None:
-                n = len(st.buffer.text)
+                n = len(st.buffer.rope)
                 st.sel = self._normalise([(_text.clamp(a, n), _text.clamp(b, n)) for a, b in spans])
 
     # ------------------------------------------------------------------ files

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _auto_complete, _viewport
 from . import _builtin_commands as builtins
+from ._rope import changed
 
 if TYPE_CHECKING:
     from ._app import App
@@ -54,7 +55,7 @@ class CommandOps:
         with self.lock:
             st = self.views[vid]
             st.command_depth += 1
-            text_before = st.buffer.text if st.command_depth == 1 else None
+            text_before = st.buffer.rope if st.command_depth == 1 else None
         token = self.new_id("edit")
         try:
             if cmd is not None:
@@ -73,7 +74,7 @@ class CommandOps:
                 outermost = st.command_depth == 0
         if outermost:
             with self.lock:
-                if name != "undo" and text_before is not None and st.buffer.text != text_before:
+                if name != "undo" and text_before is not None and changed(text_before, st.buffer.rope):
                     st.buffer.undo_texts.append(text_before)  # one command, one undo step
             self.flush_modifications(vid, before)
         if by_user and name == "insert":
@@ -91,7 +92,7 @@ class CommandOps:
             st = self.view(vid)
             if st is not None:
                 st.shown.append(("show", (point, point)))
-                st.viewport = (st.viewport[0], _viewport.y_to_show(st.buffer.text, st.viewport[1], point, point))
+                st.viewport = (st.viewport[0], _viewport.y_to_show(st.buffer.rope, st.viewport[1], point, point))
 
     def has_text_command(self: App, vid: int, name: str) -> bool:
         from . import sublime_plugin as sp

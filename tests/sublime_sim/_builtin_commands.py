@@ -169,8 +169,8 @@ def undo(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
     st = app.view(vid)
     if st is None or not st.buffer.undo_texts:
         return
-    text = st.buffer.undo_texts.pop()
-    app.modify(vid, token, 0, len(st.buffer.text), text, force=True)
+    text = str(st.buffer.undo_texts.pop())
+    app.modify(vid, token, 0, len(st.buffer.rope), text, force=True)
 
 
 @_text_cmd("revert")

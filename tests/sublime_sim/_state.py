@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._region import Span
+from ._rope import EMPTY, Rope
 from ._syntax import PLAIN_TEXT, SyntaxInfo
 
 
@@ -55,7 +56,7 @@ class PopupRecord:
 @dataclass
 class BufferState:
     id: int
-    text: str = ""
+    rope: Rope = EMPTY  # the text: an edit shares what it does not touch (see _rope)
     file_name: str | None = None
     name: str = ""
     encoding: str = "UTF-8"
@@ -73,7 +74,15 @@ class BufferState:
     text_listeners: list[Any] = field(default_factory=list)
     # Texts before each outermost text command that changed the buffer, newest
     # last: Sublime undoes one such command (one undo group) at a time.
-    undo_texts: list[str] = field(default_factory=list)
+    undo_texts: list[Rope] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return str(self.rope)
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self.rope = Rope.of(value)
 
 
 @dataclass

@@ -85,7 +85,7 @@ class User:
             with self._app.lock:
                 st = self._app.view(view.view_id)
                 if st is not None:
-                    st.viewport = (st.viewport[0], _viewport.scrolled_y(st.buffer.text, st.viewport[1], rows))
+                    st.viewport = (st.viewport[0], _viewport.scrolled_y(st.buffer.rope, st.viewport[1], rows))
 
         self._host.run_on_main(go)
 

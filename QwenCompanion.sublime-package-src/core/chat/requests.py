@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from acp import RequestError
 from acp.schema import (
@@ -19,6 +19,9 @@ from acp.schema import (
     WriteTextFileRequest,
     WriteTextFileResponse,
 )
+
+
+T = TypeVar("T")
 
 
 class AgentRequests(Protocol):
@@ -59,6 +62,11 @@ def slice_lines(text: str, line: int | None, limit: int | None) -> str:
     return text[start:end]
 
 
+def refusal(path: str, reason: str) -> RequestError:
+    """An error whose message says why: the CLI shows the agent only the message."""
+    return RequestError(-32602, f"Refused: {reason}", {"path": path, "reason": reason})
+
+
 def confined_path(path: str, folders: list[str]) -> Path:
     """`path` resolved, if it lies inside one of `folders`; else a JSON-RPC error."""
     if not os.path.isabs(path):
@@ -71,29 +79,45 @@ def confined_path(path: str, folders: list[str]) -> Path:
 
 
 class DiskRequests:
-    """Reads and writes files on disk inside the window's folders; permission
-    requests are answered "cancelled" (nothing shows them yet); vendor
-    methods are not known."""
+    """Reads and writes files on disk inside the window's folders, bounded as
+    the editor's own requests are (regular files only, a size limit, parts of
+    larger files, off the chat's loop with a time limit); permission requests
+    are answered "cancelled" (nothing shows them yet); vendor methods are not
+    known."""
 
     def __init__(self, folders: Callable[[], list[str]]) -> None:
+        from .file_jobs import FileJobs
+
         self._folders = folders
+        self._jobs = FileJobs()
 
     async def read_text_file(self, request: ReadTextFileRequest) -> ReadTextFileResponse:
-        path = confined_path(request.path, self._folders())
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError as error:
-            raise RequestError.resource_not_found(str(request.path)) from error
-        return ReadTextFileResponse(content=slice_lines(text, request.line, request.limit))
+        from .agent_files import read_part
+
+        path = str(confined_path(request.path, self._folders()))
+        content, _ = await self._bounded(request.path, lambda: read_part(path, request.line, request.limit),
+                                         f"reading {request.path}")
+        return ReadTextFileResponse(content=content)
 
     async def write_text_file(self, request: WriteTextFileRequest) -> WriteTextFileResponse | None:
-        path = confined_path(request.path, self._folders())
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(request.content, encoding="utf-8")
-        except OSError as error:
-            raise RequestError.internal_error({"path": request.path, "reason": str(error)}) from error
+        from .agent_files import write_text
+
+        path = str(confined_path(request.path, self._folders()))
+        await self._bounded(request.path, lambda: write_text(path, request.content), f"writing {request.path}")
         return None
+
+    async def _bounded(self, shown: str, work: Callable[[], T], what: str) -> T:
+        from .agent_files import Refused
+        from .file_jobs import FileBusy
+
+        try:
+            return await self._jobs.run(work, what)
+        except FileNotFoundError as error:
+            raise RequestError.resource_not_found(shown) from error
+        except (Refused, FileBusy) as refused:
+            raise refusal(shown, str(refused)) from refused
+        except OSError as error:
+            raise refusal(shown, f"{shown}: {error.strerror or error}") from error
 
     async def request_permission(self, request: RequestPermissionRequest) -> RequestPermissionResponse:
         return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))

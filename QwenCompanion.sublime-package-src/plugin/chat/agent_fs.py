@@ -30,9 +30,9 @@ GUARD_SETTING = "chat_guarded_files"
 
 def refusal(path: str, reason: str) -> RequestError:
     """An error whose message says why: the CLI shows the agent only the message."""
-    from acp import RequestError
+    from ...core.chat.requests import refusal as core_refusal
 
-    return RequestError(-32602, f"Refused: {reason}", {"path": path, "reason": reason})
+    return core_refusal(path, reason)
 
 
 def _buffer_text(view: sublime.View, line: int | None, limit: int | None) -> tuple[str, bool]:

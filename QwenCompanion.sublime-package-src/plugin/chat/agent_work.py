@@ -22,9 +22,6 @@ if TYPE_CHECKING:
 
 PLAN_STATUS_KEY = "qwen_chat_plan"
 PENDING_CONTEXT = "qwen_chat.permission_pending"
-THINKING_KEY = "qwen_chat_thinking"  # the Thinking headers already folded once
-OUTPUT_KEY = "qwen_chat_output"  # the finished tool outputs already folded once
-LONG_OUTPUT = r"^[✓✗] .*\n(    .*\n){6,}"  # a finished tool call with more than five lines of output
 DONE_STATUS_KEY = "qwen_chat_done"
 LONG_TURN_SECONDS = 20.0  # a turn this long that ends unseen is announced
 
@@ -180,50 +177,7 @@ class PermissionKeysListener(sublime_plugin.EventListener):
                 requests.cancel_pending()
 
 
-_turn_start: dict[int, int] = {}  # transcript view id -> where its last turn begins
-
-
-def fold_thoughts(view: sublime.View) -> None:
-    """Fold each finished Thinking block and each long finished tool output
-    once, under its first line; what the user unfolds stays open (main thread)."""
-    from ...core.chat.render import USER_HEADER
-    from ...core.chat.tool_calls import THINKING_HEADER
-
-    # Only the current turn is searched: each batch of streamed text costs
-    # what the turn holds, not what the whole chat holds.
-    start = _turn_start.get(view.id(), 0)
-    start = start if start <= view.size() else 0
-    while (hit := view.find(USER_HEADER, start + 1, sublime.FindFlags.LITERAL)).a >= 0:
-        start = hit.a
-    _turn_start[view.id()] = start
-    turn = sublime.Region(start, view.size())
-
-    done = {region.a for region in view.get_regions(THINKING_KEY)}
-    headers = list(view.get_regions(THINKING_KEY))
-    for header in view.find_all(THINKING_HEADER, sublime.FindFlags.LITERAL, within=turn):
-        if header.a in done:
-            continue
-        end = view.find("\n\n", header.b, sublime.FindFlags.LITERAL)
-        if end.a < 0 or end.b >= view.size():
-            continue  # still streaming (nothing follows yet): fold it when it ends
-        view.fold(sublime.Region(header.b - 1, end.a))
-        headers.append(header)
-    view.add_regions(THINKING_KEY, headers, "", "", sublime.RegionFlags.HIDDEN)
-    outputs = list(view.get_regions(OUTPUT_KEY))
-    folded = {region.a for region in outputs}
-    for call in view.find_all(LONG_OUTPUT, within=turn):
-        if call.a not in folded:
-            first_line_end = view.line(call.a).b
-            view.fold(sublime.Region(first_line_end, call.b - 1))
-            outputs.append(call)
-    view.add_regions(OUTPUT_KEY, outputs, "", "", sublime.RegionFlags.HIDDEN)
-
-
-class ThinkingFoldListener(sublime_plugin.EventListener):
-    def on_modified(self, view: sublime.View) -> None:
-        if view.settings().get("qwen_chat.view") == "transcript":
-            fold_thoughts(view)
-
+class ChatSeenListener(sublime_plugin.EventListener):
     def on_activated(self, view: sublime.View) -> None:
         window = view.window()
         if window is not None and is_chat_view(view) and view.get_status(DONE_STATUS_KEY):

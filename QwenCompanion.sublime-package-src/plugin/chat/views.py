@@ -15,6 +15,8 @@ from .chats import WindowChat, chats, window_by_id
 if TYPE_CHECKING:
     from sublime_types import WindowLayout
 
+    from ...core.chat.folds import WorkFolds
+
 VIEW_SETTING = "qwen_chat.view"  # "transcript" | "composer"
 WINDOW_SETTING = "qwen_chat.window"
 SYNTAX = "Packages/QwenCompanion/chat/QwenChat.sublime-syntax"
@@ -203,13 +205,21 @@ def end_visible(view: sublime.View) -> bool:
     return view.visible_region().end() >= view.size()
 
 
+_work_folds: dict[int, WorkFolds] = {}  # transcript view id -> what its next edits fold
+
+
 class QwenChatApplyCommand(sublime_plugin.TextCommand):
-    """Applies a batch of transcript edits: [offset, erase, text] each. The
+    """Applies a batch of transcript edits: [offset, erase, text] each, and
+    folds the finished thoughts and long tool outputs they hold (from the
+    edits' text: the cost of a batch never grows with the transcript). The
     view follows new text only while its end is on screen."""
 
     def run(self, edit: sublime.Edit, edits: list[list[Any]]) -> None:
         view = self.view
+        from ...core.chat.folds import WorkFolds
+
         follow = end_visible(view)
+        folds = _work_folds.setdefault(view.id(), WorkFolds())
         view.set_read_only(False)
         try:
             for offset, erase, text in edits:
@@ -218,6 +228,8 @@ class QwenChatApplyCommand(sublime_plugin.TextCommand):
                     view.replace(edit, region, str(text))
                 else:
                     view.insert(edit, int(offset), str(text))
+                for begin, end in folds.edit(int(offset), int(erase), str(text)):
+                    view.fold(sublime.Region(begin, end))
         finally:
             view.set_read_only(True)
         if follow:
