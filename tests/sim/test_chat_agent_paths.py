@@ -1,7 +1,8 @@
 """The agent's reads and writes name a file open with unsaved edits by
 another path than the tab's (a symlinked folder of the project, `..`): the
 read gets the unsaved text and the write goes into the buffer (saved, one
-undo step), as for the tab's own path, never to the disk behind it. The
+undo step) once the agent has read them, as for the tab's own path, never
+to the disk behind it. The
 BUILT package in the simulated editor, with the scripted ACP agent."""
 
 from __future__ import annotations
@@ -47,9 +48,12 @@ def test_a_read_by_another_path_gets_the_unsaved_text(rig: ChatRig, alias: str) 
 @ALIASES
 def test_a_write_by_another_path_goes_into_the_buffer(rig: ChatRig, alias: str) -> None:
     path = str(rig.editor.workspace / alias)
-    view = open_with_unsaved_edits(rig, [request("fs/write_text_file", path=path, content=WRITTEN)])
+    # Read first: a write over unsaved text the agent never read is refused.
+    turn = [request("fs/read_text_file", path=path), request("fs/write_text_file", path=path, content=WRITTEN)]
+    view = open_with_unsaved_edits(rig, turn)
     rig.send("write it")
     assert rig.ended() == ["end_turn"]
+    assert rig.answered("fs/read_text_file") == [{"content": UNSAVED}]
     assert rig.answered("fs/write_text_file") == [None]
     rig.host.wait_idle()
     assert rig.editor.text(view) == WRITTEN and not view.is_dirty()
