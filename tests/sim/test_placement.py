@@ -260,3 +260,21 @@ def test_the_group_is_given_back_after_a_package_reload_too(actions: ActionRig) 
     actions.host.user.close(answer)
     actions.host.wait_idle()
     assert window.layout() == SINGLE
+
+
+def test_the_chat_opened_beside_an_answer_gets_a_column_of_its_own(actions: ActionRig) -> None:
+    """The chat's transcript and composer never land as tabs of the answer's
+    group (or the code's): code, answer and transcript all stay in view."""
+    actions.load([{"text": "Beside."}])
+    window = actions.host.window
+    code = explain(actions)
+    [answer] = answer_views(actions)
+    actions.host.user.run_command("qwen_chat")
+    actions.host.wait_idle()
+    chat = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats.get(window)
+    transcript, composer = chat.transcript_view, chat.composer_view
+    groups = {name: window.get_view_index(view)[0] for name, view in
+              [("code", code), ("answer", answer), ("transcript", transcript), ("composer", composer)]}
+    assert len(set(groups.values())) == 4, groups
+    assert actions.host.visible_views(window) == sorted([code, answer, transcript, composer],
+                                                        key=lambda view: window.get_view_index(view)[0])
