@@ -217,8 +217,9 @@ def test_every_tool_that_edits_or_runs_programs_is_excluded(tmp_path: Path) -> N
     _, _, received, _ = run(tmp_path, [{"text": "ok"}])
     argv = received[0]["argv"]
     assert sorted(argv[argv.index("--exclude-tools") + 1].split(",")) == sorted([
-        "edit", "write_file", "notebook_edit", "run_shell_command", "exec", "save_memory", "agent",
-        "enter_worktree", "exit_worktree", "cron_create", "image_gen",
+        "edit", "write_file", "notebook_edit", "run_shell_command", "exec", "monitor", "save_memory", "agent",
+        "workflow", "create_sub_session", "team_create", "enter_worktree", "exit_worktree", "cron_create",
+        "cron_delete", "image_gen",
     ])
 
 

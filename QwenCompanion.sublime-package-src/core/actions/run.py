@@ -32,9 +32,13 @@ STREAM_FLAGS = (
     "--approval-mode", "default",
 )
 # Tools that change files or run programs (the CLI's names): never offered.
+# `monitor` runs a command as the shell does; `workflow`, `create_sub_session`
+# and `team_create` start other agents, which could edit; `cron_delete`
+# changes the user's scheduled jobs as `cron_create` would.
 EDITING_TOOLS = (
-    "edit", "write_file", "notebook_edit", "run_shell_command", "exec", "save_memory", "agent",
-    "enter_worktree", "exit_worktree", "cron_create", "image_gen",
+    "edit", "write_file", "notebook_edit", "run_shell_command", "exec", "monitor", "save_memory", "agent",
+    "workflow", "create_sub_session", "team_create", "enter_worktree", "exit_worktree", "cron_create",
+    "cron_delete", "image_gen",
 )
 STDERR_TAIL_LINES = 20
 STDERR_LINE_BYTES = 2000  # what is kept of one line of qwen's stderr
