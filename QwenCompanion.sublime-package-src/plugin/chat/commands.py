@@ -13,7 +13,7 @@ import sublime_plugin
 
 from ..background import in_background, when_done
 from ..log import SETTINGS_FILE
-from .chats import WindowChat, chats, is_chat_view, prestart_enabled
+from .chats import WindowChat, chat_imported_or_later, chats, is_chat_view, prestart_enabled
 from .views import VIEW_SETTING, composer_text, open_chat, refresh_status, uptime
 
 if TYPE_CHECKING:
@@ -120,6 +120,8 @@ class QwenChatCommand(sublime_plugin.WindowCommand):
     """Qwen Code: Chat — open or focus the window's chat."""
 
     def run(self) -> None:
+        if not chat_imported_or_later(lambda: self.window.run_command("qwen_chat")):
+            return
         chat = chat_for(self.window, show=True)
         if chat is not None and chat.chat.state.agent == "stopped":
             chat.chat.start()  # the agent starts, and reloads the last chat, while the user types
@@ -127,6 +129,8 @@ class QwenChatCommand(sublime_plugin.WindowCommand):
 
 class QwenChatNewCommand(sublime_plugin.WindowCommand):
     def run(self) -> None:
+        if not chat_imported_or_later(lambda: self.window.run_command("qwen_chat_new")):
+            return
         chat = chat_for(self.window, show=True)
         if chat is not None:
             chat.chat.new_session()
