@@ -288,13 +288,13 @@ def chat_imported_or_later(then: Callable[[], None]) -> bool:
     thread of ours, `then` runs on the main thread afterwards, and False."""
     if _chat_imported.is_set():
         return True
-    from ..companion.companions import in_background
+    from ..background import in_background
 
     def load() -> None:
         preload_chat()
         sublime.set_timeout(then)
 
-    in_background("preload", load)
+    in_background(load, "preload")
     return False
 
 

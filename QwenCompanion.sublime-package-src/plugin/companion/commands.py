@@ -8,7 +8,8 @@ import sublime
 import sublime_plugin
 
 from .. import log as package_log
-from .companions import companions, in_background
+from ..background import in_background
+from .companions import companions
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ def _restart(window: sublime.Window) -> None:
 class QwenRestartServerCommand(sublime_plugin.WindowCommand):
     def run(self) -> None:
         window = self.window
-        in_background("restart", lambda: _restart(window))
+        in_background(lambda: _restart(window), "restart")
 
 
 class QwenShowLogCommand(sublime_plugin.WindowCommand):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import sublime
 
 from ...core.dependencies import host_python_message, missing_dependency_message, startup_problem
+from ..background import in_background
 from ..log import SETTINGS_FILE
 
 if TYPE_CHECKING:
@@ -34,22 +35,7 @@ SessionsListener = Callable[[int, int], None]
 """(window id, connected CLI count); called on the server thread."""
 StartedListener = Callable[[sublime.Window, "Companion"], None]
 """Called on a thread of ours once a window's companion is listening."""
-THREAD_PREFIX = "QwenCompanion "
-
-
-def in_background(what: str, work: Callable[[], object]) -> None:
-    """Run `work` on a new daemon thread of ours named for `what`."""
-    threading.Thread(target=_logged(work), name=THREAD_PREFIX + what, daemon=True).start()
-
-
-def _logged(work: Callable[[], object]) -> Callable[[], None]:
-    def run() -> None:
-        try:
-            work()
-        except Exception:
-            log.exception("%s failed", getattr(work, "__qualname__", "a background task"))
-
-    return run
+THREAD_PREFIX = "QwenCompanion "  # plugin/background.in_background names its threads so
 
 
 def _previous_lifecycle_threads() -> list[threading.Thread]:
@@ -101,7 +87,7 @@ class Companions:
             if not self._closed:
                 sublime.set_timeout_async(then)
 
-        in_background("start", start)
+        in_background(start, "start")
 
     def start(self) -> None:
         """Start the server thread and a server for every open window (blocks)."""
@@ -237,7 +223,7 @@ class Companions:
             self._started.wait(START_WAIT_SECONDS)
             work()
 
-        in_background("window", run)
+        in_background(run, "window")
 
     def stop_soon(self) -> None:
         """For plugin_unloaded and on_exit (main thread, which never waits): no
@@ -248,7 +234,7 @@ class Companions:
         self._closed = True
         for companion in list(self._by_window.values()):
             companion.remove_files()
-        in_background("stop", self.stop_all)
+        in_background(self.stop_all, "stop")
 
     def stop_all(self) -> None:
         """Stop every server and the thread; leaves no socket, thread or lock
