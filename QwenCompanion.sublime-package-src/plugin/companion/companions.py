@@ -129,7 +129,7 @@ class Companions:
             except Exception:
                 for unused in claims.values():
                     unused.release(lock_directory)
-                if not self._closed:
+                if not self.closed:
                     raise
                 # A reload forgets the package's modules while this import of
                 # the unloaded version still runs; the new load starts afresh.
@@ -146,7 +146,7 @@ class Companions:
                 self._running = True
             for window in windows:
                 claim = claims.pop(window.id())
-                if self._closed:  # unloaded meanwhile: the stop thread runs next
+                if self.closed:  # unloaded meanwhile: the stop thread runs next
                     claim.release(lock_directory)
                     continue
                 self.ensure_window(window, claim)
@@ -256,6 +256,11 @@ class Companions:
             thread.stop()
 
     # --- queries (any thread) ---------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """Unloading or quitting (set by another thread while a start runs)."""
+        return self._closed
 
     def get(self, window: sublime.Window | None) -> Companion | None:
         if window is None:
