@@ -1,6 +1,8 @@
 """The first minutes of a new user whose qwen was never signed in: the chat and
 a quick action each end in one message that says how to sign in (what the
-real qwen 0.24.4 answers with a fresh HOME and no key is played by the fakes)."""
+real qwen 0.24.4 answers with a fresh HOME and no key is played by the fakes);
+with no folder open, the chat says where qwen works and what to open, and a
+quick action answers (it reads only the selection)."""
 
 from __future__ import annotations
 
@@ -51,3 +53,33 @@ def test_a_quick_action_before_signing_in_says_how_to_sign_in(tmp_path: Path, mo
         rig.host.assert_no_errors()
 
 
+
+
+def test_a_chat_with_no_folder_open_still_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [[{"chunks": ["hello"]}]], "log": str(tmp_path / "agent-log.jsonl")}))
+    with open_editor(tmp_path, monkeypatch, load=False) as editor:
+        rig = ChatRig(editor, tmp_path)
+        editor.load([], {"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]})
+        rig.watch()
+        rig.send("hi")
+        assert rig.ended() == ["end_turn"]
+        assert "hello" in rig.transcript()
+        [new] = rig.received("session/new")
+        assert new["params"]["cwd"] == str(editor.root / "home")  # the home folder, as Open in Terminal
+        assert any(f"qwen works in {editor.root / 'home'}" in message and "Open Folder" in message
+                   for message in rig.host.status_messages)
+        rig.host.assert_no_errors()
+
+
+def test_a_quick_action_with_no_folder_open_still_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with open_editor(tmp_path, monkeypatch, load=False) as editor:
+        rig = ActionRig(editor, tmp_path)
+        rig.script.write_text(json.dumps({"steps": [{"text": "an answer"}], "log": str(rig.log)}))
+        editor.load([], {"qwen_command": [sys.executable, str(FAKE_CLI), str(rig.script)]})
+        rig.watch()
+        rig.open_area()
+        rig.run("explain")
+        assert rig.finished() == ["answered"]
+        assert "an answer" in rig.answer()
+        rig.host.assert_no_errors()

@@ -123,6 +123,13 @@ class QwenChatCommand(sublime_plugin.WindowCommand):
         if not chat_imported_or_later(lambda: self.window.run_command("qwen_chat")):
             return
         chat = chat_for(self.window, show=True)
+        if chat is not None and not self.window.folders():
+            from ..companion.terminal import window_cwd
+
+            self.window.status_message(
+                f"Qwen Code: this window has no folder, so qwen works in {window_cwd(self.window)}; "
+                "open your project's folder (File → Open Folder…) for a chat about it"
+            )
         if chat is not None and chat.chat.state.agent == "stopped":
             chat.chat.start()  # the agent starts, and reloads the last chat, while the user types
 
