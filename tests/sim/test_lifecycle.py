@@ -314,8 +314,8 @@ def test_an_upgrade_runs_the_new_files_with_a_live_server(host: SimulatedHost, l
     status_module.write_text(status_module.read_text() + "\nUPGRADED = True\n")
     host.enable_package(PACKAGE)
 
+    wait_for_package_threads(host, "start", "stop")  # the old load's lock is gone, the new one's written
     final = wait_locks(host, lock_dir, [folder(tmp_path, "w")])
-    wait_for_package_threads(host, "start", "stop")
     host.wait_idle(timeout=WAIT)
     assert getattr(sys.modules[f"{PACKAGE}.core.companion.status"], "UPGRADED", False)
     port, info = next(iter(final.items()))
