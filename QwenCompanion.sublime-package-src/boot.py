@@ -16,7 +16,7 @@ for _cached in [name for name in sys.modules if name.startswith(f"{__package__}.
     del sys.modules[_cached]
 
 from .plugin import log
-from .plugin.actions.commands import QwenActionCommand, QwenAnswerHistoryCommand, QwenCancelActionCommand
+from .plugin.actions.commands import QwenActionCommand, QwenAnswerHistoryCommand, QwenCancelActionCommand, preload_actions
 from .plugin.actions.jobs import actions
 from .plugin.actions.listeners import ActionsListener
 from .plugin.actions.models import QwenChooseActionModelCommand
@@ -116,26 +116,33 @@ class QwenReviewListener(ReviewListener):
 def plugin_loaded() -> None:
     global _log_handler
     _log_handler = log.install()
-    # Imports and socket set-up happen on the worker thread, not here.
-    sublime.set_timeout_async(companions.start)
-    sublime.set_timeout_async(prestart_all)  # after the servers: the agent gets their port
-    sublime.set_timeout_async(adopt_chat_tabs)
+    # Imports and socket set-up happen on a thread of ours, not here.
+    # Prestarted agents come after the servers: they get their port.
+    companions.start_soon(preload=preload_libraries, then=after_start)
 
 
-def adopt_chat_tabs() -> None:
-    """Chat tabs left by an earlier load: the chat's modules are imported here,
-    then the tabs are adopted on the main thread."""
+def preload_libraries() -> None:
+    """The ACP and pydantic models the chat and the quick actions use take
+    about a second of CPU to import: done on our start thread, not by the
+    first Chat or action on Sublime's main thread."""
+    preload_chat()
+    preload_actions()
+
+
+def after_start() -> None:
+    """On the worker thread, once the servers run and the libraries are imported."""
+    prestart_all()
+    # Chat tabs left by an earlier load are adopted on the main thread.
     if any(is_chat_view(view) for window in sublime.windows() for view in window.views()):
-        preload_chat()
         sublime.set_timeout(adopt_chat_views)
 
 
 def plugin_unloaded() -> None:
-    # The agents and the actions' runs are killed without waiting; the servers'
-    # stop still waits for an unfinished start (its imports must not be dropped).
+    # Nothing here waits: the agents and the actions' runs are killed without
+    # waiting, the lock files are removed and the servers close on a thread of ours.
     chats.stop_all()
     actions.stop_all()
-    companions.stop_all()
+    companions.stop_soon()
     status.remove_all()
     context_tracker.stop_watching_settings()
     fallback_encoding.stop_watching()

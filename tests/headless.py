@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.sublime_sim import SimulatedHost
+from tests.support.editor import wait_for_package_threads
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "QwenCompanion"
@@ -71,6 +72,7 @@ class Driver:
         """The window's chat, its views open (as "Qwen Code: Chat" leaves them)."""
         window = self.window(action)
         self.host.run_on_main(lambda: window.run_command("qwen_chat"))
+        wait_for_package_threads(self.host, "preload")  # a Chat right after start-up imports it first
         self.host.wait_idle()
         chat = self.chats.get(window)
         if chat is None:
@@ -81,6 +83,7 @@ class Driver:
         window = self.host.window
         self.host.user.set_folders([workspace], window=window)
         self.host.load_package(PACKAGE)
+        wait_for_package_threads(self.host, "start")  # servers up, the chat's libraries imported
         self.companions.sessions_listeners.append(
             lambda window_id, connected: self.out({"event": "sessions", "window": window_id, "connected": connected})
         )

@@ -7,6 +7,7 @@ SCRIPT (all keys optional):
      "state": "dir",                  sessions kept here (session/load replays them)
      "log": "file",                   every message received, one JSON a line
      "auth_required": false,          session/new fails with -32000 until authenticate
+     "auth_fails": false,             authenticate fails as 0.24.4's does with no key configured
      "config_only": false,            modes and models offered only as configOptions
      "exit_on_start": null,           exit with this code right after starting
      "grandchild": "pid file"}        start tests/rig/grandchild.py first (its pid appended to the file)
@@ -65,6 +66,7 @@ class Agent:
         self.state = Path(script["state"]) if script.get("state") else None
         self.log_path = Path(script["log"]) if script.get("log") else None
         self.auth_required = bool(script.get("auth_required"))
+        self.auth_fails = bool(script.get("auth_fails"))
         self.config_only = bool(script.get("config_only"))
         self.model = MODELS[0]["modelId"]
         self.write_lock = threading.Lock()
@@ -168,11 +170,13 @@ class Agent:
                                       "sessionCapabilities": {"list": {}}},
             }
         if method == "authenticate":
+            if self.auth_fails:  # qwen 0.24.4 with a fresh HOME and no OPENAI_API_KEY
+                raise RpcError(-32603, "Internal error")
             self.auth_required = False
             return {}
         if method == "session/new":
             if self.auth_required:
-                raise RpcError(-32000, "Authentication required")
+                raise RpcError(-32000, "Authentication required: Use Qwen Code CLI to authenticate first.")
             session_id = str(uuid.uuid4())
             self.cwd = params.get("cwd", "")
             threading.Thread(target=self.announce_commands, args=(session_id,), daemon=True).start()

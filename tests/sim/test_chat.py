@@ -273,7 +273,8 @@ def test_reloading_the_package_ends_the_agent_and_the_chat_comes_back(rig: ChatR
     rig.host.reload_package(PACKAGE)
     rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
     rig.watch()
-    rig.host.user.run_command("qwen_chat")
+    rig.host.user.run_command("qwen_chat")  # right after the reload: the chat imports off the main thread
+    rig.editor.wait_for_package_threads("start", "preload")
     rig.host.wait_idle()
     rig.chat().chat.start().result(WAIT)
     assert rig.chat().chat.state.session_id == session

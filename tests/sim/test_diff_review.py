@@ -590,7 +590,12 @@ def test_close_diff_answers_with_the_users_edits_while_the_main_thread_is_busy(e
     editor.host.user.type(proposed, "mine ")
 
     release = threading.Event()
-    busy = threading.Thread(target=lambda: editor.host.run_on_main(lambda: release.wait(10)))
+
+    def hold_the_main_thread() -> None:
+        with editor.host.watchdog.internal():  # the test's stand-in for a busy editor, not a package callback
+            release.wait(10)
+
+    busy = threading.Thread(target=lambda: editor.host.run_on_main(hold_the_main_thread))
     busy.start()
     time.sleep(0.1)
     try:

@@ -22,6 +22,7 @@ import pytest
 from tests.sublime_sim import SimulatedHost
 from tests.support.editor import (
     BUILT_PACKAGE, PACKAGE, ROOT, Editor, isolate_home, open_editor, read_locks, require_built,
+    wait_for_package_threads,
 )
 from tests.support.mcp_client import WAIT, McpClient
 
@@ -105,6 +106,7 @@ def test_closing_a_window_stops_its_server_and_removes_its_lock(host: SimulatedH
     host.user.close_window(doomed)
 
     wait_locks(host, lock_dir, [folder(tmp_path, "kept")])
+    wait_for_package_threads(host, "window")  # the lock goes first, then the socket closes
     assert refuses(doomed_port)
     host.assert_no_errors()
 
@@ -150,12 +152,13 @@ def test_unloading_leaves_no_thread_socket_or_lock_file(host: SimulatedHost, loc
     host.user.set_folders([folder(tmp_path, "w")])
     host.load_package(PACKAGE)
     port = next(iter(wait_locks(host, lock_dir, [folder(tmp_path, "w")])))
-    host.wait_idle(timeout=WAIT)  # the lock file comes first; the server follows
+    wait_for_package_threads(host, "start")  # the lock file comes first; the server follows
     assert len(server_threads()) == 1
 
     host.unload_package(PACKAGE)
 
-    assert read_locks(lock_dir) == {}
+    assert read_locks(lock_dir) == {}  # at once: the process may end right after
+    wait_for_package_threads(host, "stop", "server")  # the servers close on the package's own thread
     assert server_threads() == []
     assert refuses(port)
     host.assert_no_errors()
@@ -165,10 +168,12 @@ def test_quitting_sublime_removes_the_lock_files(host: SimulatedHost, lock_dir: 
     host.user.set_folders([folder(tmp_path, "w")])
     host.load_package(PACKAGE)
     port = next(iter(wait_locks(host, lock_dir, [folder(tmp_path, "w")])))
+    wait_for_package_threads(host, "start")
 
     host.quit()  # on_exit, not plugin_unloaded, as in Sublime
 
-    assert read_locks(lock_dir) == {}
+    assert read_locks(lock_dir) == {}  # at once: the process ends after on_exit
+    wait_for_package_threads(host, "stop", "server")
     assert server_threads() == []
     assert refuses(port)
 
@@ -187,6 +192,7 @@ def test_twenty_reloads_leave_exactly_one_live_server_per_window(
         # Reload right away, sometimes before the previous start finished.
         host.reload_package(PACKAGE)
         seen_ports |= set(read_locks(lock_dir))
+    wait_for_package_threads(host, "start", "stop")
     host.wait_idle()
     final = wait_locks(host, lock_dir, [folder(tmp_path, "a"), folder(tmp_path, "b")])
 
@@ -221,10 +227,11 @@ def test_heavy_imports_and_sockets_stay_off_the_main_thread(
 
     host.load_package(PACKAGE)
     wait_locks(host, lock_dir, [folder(tmp_path, "w")])
-    host.wait_idle(timeout=WAIT)  # the lock file comes before the imports
+    wait_for_package_threads(host, "start")  # the lock file comes before the imports
 
-    assert recorder.threads.get(f"{PACKAGE}._vendor.aiohttp") == host.worker_thread.name
-    assert recorder.threads.get("pydantic") == host.worker_thread.name
+    # Neither Sublime's main thread nor its worker shared by every package.
+    assert recorder.threads.get(f"{PACKAGE}._vendor.aiohttp") == "QwenCompanion start"
+    assert recorder.threads.get("pydantic") == "QwenCompanion start"
     host.assert_no_errors()
 
 
@@ -234,9 +241,11 @@ MISMATCH_SCRIPT = textwrap.dedent(
     sys.path.insert(0, sys.argv[1])          # the fake pydantic comes first
     sys.path.insert(0, sys.argv[2])          # the repository, for tests.sublime_sim
     from tests.sublime_sim import SimulatedHost
+    from tests.support.editor import wait_for_package_threads
     host = SimulatedHost(sys.argv[3])
     host.install_package(sys.argv[4], "QwenCompanion")
     host.load_package("QwenCompanion")
+    wait_for_package_threads(host, "start")
     host.wait_idle()
     print(json.dumps({
         "dialogs": [[d.kind, d.message] for d in host.dialogs],
@@ -276,12 +285,14 @@ def test_disable_then_enable_starts_a_live_server_again(host: SimulatedHost, loc
     host.user.set_folders([folder(tmp_path, "w")])
     host.load_package(PACKAGE)
     first = next(iter(wait_locks(host, lock_dir, [folder(tmp_path, "w")])))
+    wait_for_package_threads(host, "start")
 
     host.disable_package(PACKAGE)  # only the plugin module leaves sys.modules
     assert read_locks(lock_dir) == {}
     host.enable_package(PACKAGE)
 
     final = wait_locks(host, lock_dir, [folder(tmp_path, "w")])
+    wait_for_package_threads(host, "start", "stop")
     host.wait_idle(timeout=WAIT)
     port, info = next(iter(final.items()))
     assert port != first and refuses(first)
@@ -303,6 +314,7 @@ def test_an_upgrade_runs_the_new_files_with_a_live_server(host: SimulatedHost, l
     status_module.write_text(status_module.read_text() + "\nUPGRADED = True\n")
     host.enable_package(PACKAGE)
 
+    wait_for_package_threads(host, "start", "stop")  # the old load's lock is gone, the new one's written
     final = wait_locks(host, lock_dir, [folder(tmp_path, "w")])
     host.wait_idle(timeout=WAIT)
     assert getattr(sys.modules[f"{PACKAGE}.core.companion.status"], "UPGRADED", False)

@@ -3,6 +3,7 @@ fails the test; our own threads and the simulator's own waits do not count."""
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import threading
@@ -70,6 +71,26 @@ def test_a_callback_over_the_cpu_limit_is_caught_and_the_limit_is_per_test(sim_h
     sim_host.sublime.set_timeout_async(lambda: spin(0.05))
     found = violations(sim_host)
     assert len(found) == 1 and "of CPU time (limit 20 ms)" in found[0]
+
+
+def test_a_garbage_collection_inside_a_callback_is_not_its_cpu_time(sim_host: SimulatedHost) -> None:
+    heap = [[index] for index in range(300_000)]  # takes a full collection tens of ms
+    started = time.thread_time()
+    gc.collect()
+    collection_ms = (time.thread_time() - started) * 1000
+    limit_ms = collection_ms / 3
+    sim_host.watchdog.limit_ms = limit_ms
+    sim_host.sublime.set_timeout(gc.collect)
+    assert violations(sim_host) == []
+
+    def spin() -> None:  # twice the limit of CPU time, not collecting
+        end = time.thread_time() + 2 * limit_ms / 1000
+        while time.thread_time() < end:
+            pass
+
+    sim_host.sublime.set_timeout(spin)
+    assert len(violations(sim_host)) == 1
+    del heap
 
 
 def test_own_threads_and_the_simulators_blocking_events_do_not_count(sim_host: SimulatedHost) -> None:

@@ -9,7 +9,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +100,7 @@ class Editor:
         lock = self.lock_info()
         # The lock is written before the server's libraries are imported,
         # which takes seconds on a busy machine.
+        self.wait_for_package_threads("start")
         self.host.wait_idle(timeout=WAIT)
         return lock
 
@@ -189,6 +190,9 @@ class Editor:
         for client in self.clients:
             client.close()
         try:
+            # A start still importing must not see the host drop its modules.
+            with suppress(TimeoutError):
+                self.wait_for_package_threads("start")
             self.host.close()
         finally:
             # Unloading hands its waits to the package's threads; the next test
@@ -218,10 +222,9 @@ def open_editor(
     home = isolate_home(monkeypatch, home or tmp_path / "home")
     workspace = (workspace or tmp_path / "workspace").resolve()
     workspace.mkdir(parents=True, exist_ok=True)
-    # The watchdog is off for the whole package until its servers start and stop
-    # off Sublime's threads; a test turns it on (`host.watchdog.limit_ms`) for
-    # what it covers.
-    host = SimulatedHost(tmp_path / "Packages", platform=platform, watchdog_ms=None)
+    # The watchdog is on: any package callback that blocks Sublime's main or
+    # worker thread fails the test.
+    host = SimulatedHost(tmp_path / "Packages", platform=platform)
     editor = Editor(host, tmp_path, home, workspace)
     try:
         editor.host.install_package(BUILT_PACKAGE, PACKAGE)

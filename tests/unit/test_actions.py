@@ -244,8 +244,14 @@ def test_an_error_result_fails(tmp_path: Path) -> None:
 
 
 def test_an_error_given_as_an_object_is_its_message(tmp_path: Path) -> None:
-    outcome, _, _, _ = run(tmp_path, [{"result": "error", "error": "No auth type is selected."}])
-    assert outcome.kind == "failed" and outcome.error == "No auth type is selected."
+    outcome, _, _, _ = run(tmp_path, [{"result": "error", "error": "Quota exceeded."}])
+    assert outcome.kind == "failed" and outcome.error == "Quota exceeded."
+
+
+def test_a_cli_never_signed_in_fails_with_how_to_sign_in(tmp_path: Path) -> None:
+    outcome, _, _, _ = run(tmp_path, [{"result": "error", "error": "No auth type is selected. Please configure one."}])
+    assert outcome.kind == "failed" and outcome.error.startswith("No auth type is selected. Please configure one. ")
+    assert "(/auth)" in outcome.error
 
 
 def test_a_cli_dying_mid_stream_fails_with_its_exit_code_and_stderr(tmp_path: Path) -> None:

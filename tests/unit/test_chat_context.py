@@ -94,3 +94,24 @@ def test_agent_argv_splits_a_windows_command_with_windows_rules(tmp_path: Path) 
     command = r'"C:\Program Files\nodejs\qwen.cmd" --yolo'
     assert agent_argv(command, windows=True, login_shell=None, path="") == \
         [r"C:\Program Files\nodejs\qwen.cmd", "--yolo", ACP_FLAG]  # a path: not looked up
+
+
+def test_agent_argv_finds_a_qwen_installed_through_nvm_off_the_path(tmp_path: Path) -> None:
+    # Sublime started from a Linux desktop: PATH lacks ~/.nvm/versions/node/<v>/bin.
+    for version in ("v18.20.0", "v22.23.3"):
+        bin_dir = tmp_path / ".nvm" / "versions" / "node" / version / "bin"
+        bin_dir.mkdir(parents=True)
+        for name in ("node", "qwen"):
+            (bin_dir / name).write_text("#!/bin/sh\n")
+            (bin_dir / name).chmod(0o755)
+    newest = tmp_path / ".nvm" / "versions" / "node" / "v22.23.3" / "bin"
+    assert agent_argv("qwen --yolo", windows=False, login_shell=None, path="/usr/bin", home=str(tmp_path)) == \
+        [str(newest / "node"), str(newest / "qwen"), "--yolo", ACP_FLAG]
+
+
+def test_agent_argv_says_what_to_set_when_qwen_is_nowhere(tmp_path: Path) -> None:
+    with pytest.raises(CommandNotFound) as raised:
+        agent_argv("qwen", windows=False, login_shell=None, path="/usr/bin", home=str(tmp_path))
+    message = str(raised.value)
+    assert "npm install -g @qwen-code/qwen-code" in message
+    assert "command -v qwen" in message and "qwen_command" in message

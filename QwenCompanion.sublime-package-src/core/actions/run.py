@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..chat.bridge import kill_group
+from ..chat.bridge import SIGN_IN_HINT, kill_group
 from .process import MAX_LINE_BYTES, Invocation, Lines, spawn
 
 log = logging.getLogger(__name__)
@@ -51,6 +51,8 @@ DENIAL = "Qwen Code quick actions are read-only: the editor applies changes afte
 
 JsonObject = dict[str, Any]
 
+
+NO_AUTH_TYPE = "No auth type is selected"  # how 0.24.4's result error begins when nothing is configured
 
 def run_argv(qwen_argv: list[str], model: str | None) -> list[str]:
     argv = [*qwen_argv, *STREAM_FLAGS, "--exclude-tools", ",".join(EDITING_TOOLS)]
@@ -274,6 +276,8 @@ class ActionRun:
             error = message.get("error")  # 0.24.4: {"message"} (e.g. no auth type selected)
             error = error.get("message") if isinstance(error, dict) else error
             error = str(message.get("result") or error or message.get("subtype") or "error")
+            if NO_AUTH_TYPE in error:  # 0.24.4 never signed in: say how
+                error = f"{error} {SIGN_IN_HINT}, then run the action again."
             self._outcome = RunOutcome("failed", answer, error, self._outcome.model, self._outcome.denied)
         else:
             self._outcome = RunOutcome("answered", answer, "", self._outcome.model, self._outcome.denied)

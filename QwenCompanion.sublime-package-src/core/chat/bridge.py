@@ -60,6 +60,11 @@ CLIENT_INFO = Implementation(name="QwenCompanion", title="Qwen Companion for Sub
 JsonObject = dict[str, Any]
 
 
+SIGN_IN_HINT = ("Run `qwen` in a terminal once and sign in (/auth), or set OPENAI_API_KEY, OPENAI_BASE_URL "
+                "and OPENAI_MODEL in its environment")
+"""What a user whose qwen was never signed in does (the chat and the quick actions say it)."""
+
+
 class BridgeEvents(Protocol):
     """What the bridge reports; called on the chat's asyncio thread."""
 

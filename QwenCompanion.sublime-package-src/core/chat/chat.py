@@ -29,7 +29,7 @@ from acp.schema import (
 )
 
 from ..companion.runtime import ServerThread
-from .bridge import AgentBridge, AgentCommand, AgentError, AgentGone, JsonObject
+from .bridge import SIGN_IN_HINT, AgentBridge, AgentCommand, AgentError, AgentGone, JsonObject
 from .render import AGENT_HEADER, USER_HEADER, UpdateRenderer, chunk_text
 from .requests import AgentRequests
 from .store import SessionStore
@@ -363,8 +363,7 @@ class Chat:
             await bridge.request("authenticate", {"methodId": method})
         except AgentError as error:
             raise AgentError(
-                f"qwen is not signed in ({error}). Run `qwen` in a terminal once and sign in (/auth), "
-                "or set OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL in its environment; then send again."
+                f"qwen is not signed in ({error}). {SIGN_IN_HINT}; then send again."
             ) from error
         return await call()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 
+from ..login_shell import qwen_command_suggestion
 from ..terminal import command_argv, command_line, login_shell_argv
 
 ACP_FLAG = "--acp"
@@ -17,11 +18,14 @@ class CommandNotFound(Exception):
 
 def agent_argv(
     command: str | list[str], *, windows: bool, login_shell: str | None, path: str | None,
-    flags: Sequence[str] = (ACP_FLAG,),
+    flags: Sequence[str] = (ACP_FLAG,), home: str | None = None,
 ) -> list[str]:
     """`qwen_command` plus `flags` (`--acp`) as an argv. On macOS (`login_shell` given)
     it runs through the user's login shell, so nvm/Homebrew PATHs apply; a
-    bare program name is looked up on `path` (Windows finds `qwen.cmd`)."""
+    bare program name is looked up on `path` (Windows finds `qwen.cmd`), then
+    elsewhere in the folders where nvm and Homebrew put it under `home`, as
+    Diagnose Connection suggests: Sublime started from a Linux desktop has a
+    PATH without what the shell's start-up files add (only a few `stat`s)."""
     if isinstance(command, str):
         words = command_argv(command, windows=windows)
     else:
@@ -36,10 +40,15 @@ def agent_argv(
     separators = ("/", "\\") if windows else ("/",)
     if not any(separator in program for separator in separators):  # a bare name: find it
         found = shutil.which(program, path=path)
-        if found is None:
+        if found is not None:
+            words[0] = found
+            return words
+        suggestion = qwen_command_suggestion(home, program) if home is not None and not windows else None
+        if suggestion is None:
             raise CommandNotFound(
-                f"“{program}” was not found on the PATH. Install Qwen Code (npm install -g @qwen-code/qwen-code) "
-                "or set “qwen_command” in the Qwen Companion settings to its full path."
+                f"“{program}” was not found on the PATH Sublime Text was started with. Install Qwen Code "
+                "(npm install -g @qwen-code/qwen-code); if it is installed, run “command -v qwen” in a terminal "
+                "(“where qwen” on Windows) and set “qwen_command” in the Qwen Companion settings to that full path."
             )
-        words[0] = found
+        return suggestion + words[1:]
     return words

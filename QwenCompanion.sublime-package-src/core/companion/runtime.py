@@ -224,6 +224,13 @@ class Companion:
                 self._thread.run(self._server.stop())
             except Exception:
                 log.exception("stopping the server on port %d failed", port)
+        self.remove_files(port, config)
+
+    def remove_files(self, port: int | None = None, config: Path | None = None) -> None:
+        """Remove the lock file and the `--mcp-config` file (only file removals:
+        safe on any thread, even while the server still runs)."""
+        port = self.port if port is None else port
+        config = self.mcp_config_file if config is None else config
         if port:
             lockfile.remove_lock(self.lock_directory, port)
         if config is not None:

@@ -39,7 +39,12 @@ def qwen_argv(flags: list[str] | None = None) -> list[str]:
         model = setting("actions_model", None)
         flags = run_argv([], model if isinstance(model, str) and model else None)
     return agent_argv(options().command, windows=sublime.platform() == "windows", login_shell=login_shell(),
-                      path=os.environ.get("PATH"), flags=flags)
+                      path=os.environ.get("PATH"), flags=flags, home=os.path.expanduser("~"))
+
+
+def preload_actions() -> None:
+    """Import what a run needs (the agent bridge's ACP models among them) now, off the main thread."""
+    from ...core.actions import proposal, run  # noqa: F401
 
 
 def has_selection(view: sublime.View) -> bool:

@@ -84,6 +84,7 @@ def agent_command(window: sublime.Window) -> AgentCommand:
         windows=sublime.platform() == "windows",
         login_shell=login_shell(),
         path=os.environ.get("PATH"),
+        home=os.path.expanduser("~"),
     )
     return AgentCommand(argv, window_cwd(window), env)
 
@@ -269,11 +270,32 @@ class Chats:
             thread.stop_soon()
 
 
+_chat_imported = threading.Event()
+
+
 def preload_chat() -> None:
     """Import the chat's modules now (our start-up thread): the ACP library's
     models take most of a second of CPU to build, which the first Chat would
     otherwise spend on Sublime's main thread."""
     from ...core.chat import chat  # noqa: F401
+
+    _chat_imported.set()
+
+
+def chat_imported_or_later(then: Callable[[], None]) -> bool:
+    """True when the chat's modules are imported. Else (a Chat right after
+    start-up, before the start thread imported them) they are imported on a
+    thread of ours, `then` runs on the main thread afterwards, and False."""
+    if _chat_imported.is_set():
+        return True
+    from ..background import in_background
+
+    def load() -> None:
+        preload_chat()
+        sublime.set_timeout(then)
+
+    in_background(load, "preload")
+    return False
 
 
 def prestart_enabled() -> bool:

@@ -14,7 +14,7 @@ import sublime_plugin
 
 from ..background import in_background, when_done
 from ..log import SETTINGS_FILE
-from .chats import WindowChat, chats, is_chat_view, prestart_enabled
+from .chats import WindowChat, chat_imported_or_later, chats, is_chat_view, prestart_enabled
 from .views import VIEW_SETTING, composer_text, open_chat, refresh_status, uptime
 
 if TYPE_CHECKING:
@@ -121,13 +121,24 @@ class QwenChatCommand(sublime_plugin.WindowCommand):
     """Qwen Code: Chat — open or focus the window's chat."""
 
     def run(self) -> None:
+        if not chat_imported_or_later(lambda: self.window.run_command("qwen_chat")):
+            return
         chat = chat_for(self.window, show=True)
+        if chat is not None and not self.window.folders():
+            from ..companion.terminal import window_cwd
+
+            self.window.status_message(
+                f"Qwen Code: this window has no folder, so qwen works in {window_cwd(self.window)}; "
+                "open your project's folder (File → Open Folder…) for a chat about it"
+            )
         if chat is not None and chat.chat.state.agent == "stopped":
             chat.chat.start()  # the agent starts, and reloads the last chat, while the user types
 
 
 class QwenChatNewCommand(sublime_plugin.WindowCommand):
     def run(self) -> None:
+        if not chat_imported_or_later(lambda: self.window.run_command("qwen_chat_new")):
+            return
         chat = chat_for(self.window, show=True)
         if chat is not None:
             chat.chat.new_session()

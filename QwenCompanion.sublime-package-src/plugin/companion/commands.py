@@ -8,13 +8,14 @@ import sublime
 import sublime_plugin
 
 from .. import log as package_log
+from ..background import in_background
 from .companions import companions
 
 log = logging.getLogger(__name__)
 
 
 def _restart(window: sublime.Window) -> None:
-    """Stop the window's server and start a new one (worker thread)."""
+    """Stop the window's server and start a new one (a thread of ours: it waits for both)."""
     companions.forget_window(window.id())
     companion = companions.ensure_window(window)
     if companion is None:
@@ -33,7 +34,7 @@ def _restart(window: sublime.Window) -> None:
 class QwenRestartServerCommand(sublime_plugin.WindowCommand):
     def run(self) -> None:
         window = self.window
-        sublime.set_timeout_async(lambda: _restart(window))
+        in_background(lambda: _restart(window), "restart")
 
 
 class QwenShowLogCommand(sublime_plugin.WindowCommand):

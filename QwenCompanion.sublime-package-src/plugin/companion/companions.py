@@ -1,7 +1,9 @@
 """One companion server per Sublime window, started and stopped with it.
 
-Starting imports aiohttp and pydantic and binds sockets, so it runs on
-Sublime's worker thread; the main thread only schedules it.
+Starting imports aiohttp and pydantic and binds sockets, and stopping waits
+for the servers to close: both run on threads of ours ("QwenCompanion start",
+"QwenCompanion stop", "QwenCompanion window"), never on Sublime's main thread
+or its one worker thread shared by every package.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING
 import sublime
 
 from ...core.dependencies import host_python_message, missing_dependency_message, startup_problem
+from ..background import in_background
 from ..log import SETTINGS_FILE
 
 if TYPE_CHECKING:
@@ -31,7 +34,15 @@ START_WAIT_SECONDS = 10
 SessionsListener = Callable[[int, int], None]
 """(window id, connected CLI count); called on the server thread."""
 StartedListener = Callable[[sublime.Window, "Companion"], None]
-"""Called on the worker thread once a window's companion is listening."""
+"""Called on a thread of ours once a window's companion is listening."""
+THREAD_PREFIX = "QwenCompanion "  # plugin/background.in_background names its threads so
+
+
+def _previous_lifecycle_threads() -> list[threading.Thread]:
+    """The start and stop threads of an earlier load of the package (a reload)."""
+    me = threading.current_thread()
+    names = (THREAD_PREFIX + "start", THREAD_PREFIX + "stop", THREAD_PREFIX + "preload")
+    return [t for t in threading.enumerate() if t is not me and t.name in names and t.is_alive()]
 
 
 def mcp_config_directory() -> Path | None:
@@ -47,6 +58,7 @@ class Companions:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._starting = threading.Lock()
+        self._started = threading.Event()  # the first start has ended (servers up or not)
         self._by_window: dict[int, Companion] = {}
         self._thread: ServerThread | None = None
         self._running = False
@@ -55,12 +67,37 @@ class Companions:
         self.sessions_listeners: list[SessionsListener] = []
         self.started_listeners: list[StartedListener] = []
 
-    # --- lifecycle (worker thread) ----------------------------------------
+    # --- lifecycle (threads of ours) ----------------------------------------
+
+    def start_soon(self, preload: Callable[[], None], then: Callable[[], None]) -> None:
+        """Start every window's server on a thread of ours (any thread may call
+        this), run `preload` (imports) there too, then hand `then` to the worker thread."""
+
+        def start() -> None:
+            try:
+                self.start()
+            finally:
+                self._started.set()
+            try:
+                preload()
+            except Exception:
+                if not self._closed:
+                    raise
+                return  # a reload forgot the modules this import needed; the new load imports them
+            if not self._closed:
+                sublime.set_timeout_async(then)
+
+        in_background(start, "start")
 
     def start(self) -> None:
-        """Start the server thread and a server for every open window."""
-        # Held for the whole start: unloading waits for it, so the package's
-        # modules are never dropped while this thread is still importing them.
+        """Start the server thread and a server for every open window (blocks)."""
+        # An earlier load's start may still be importing the modules a reload
+        # just forgot, and its stop still closing servers: this load begins
+        # after them, so two loads never import or sweep lock files at once.
+        for previous in _previous_lifecycle_threads():
+            previous.join(START_WAIT_SECONDS)
+        # Held for the whole start: the stop thread waits for it, so servers
+        # and lock files a start is still making are stopped and removed too.
         with self._starting:
             if self._closed:
                 return
@@ -86,8 +123,18 @@ class Companions:
             # Every heavy core module is imported here, on this thread, before
             # any server exists: later lazy imports on other threads then hit
             # the module cache instead of racing this import.
-            from ...core.companion import context, diffs, runtime  # noqa: F401
-            from ...core.companion.runtime import ServerThread
+            try:
+                from ...core.companion import context, diffs, runtime  # noqa: F401
+                from ...core.companion.runtime import ServerThread
+            except Exception:
+                for unused in claims.values():
+                    unused.release(lock_directory)
+                if not self.closed:
+                    raise
+                # A reload forgets the package's modules while this import of
+                # the unloaded version still runs; the new load starts afresh.
+                log.info("the package was unloaded while its server libraries loaded; this start ends")
+                return
 
             with self._lock:
                 if self._running or self._closed:
@@ -98,7 +145,11 @@ class Companions:
                 self._thread.start()
                 self._running = True
             for window in windows:
-                self.ensure_window(window, claims.pop(window.id()))
+                claim = claims.pop(window.id())
+                if self.closed:  # unloaded meanwhile: the stop thread runs next
+                    claim.release(lock_directory)
+                    continue
+                self.ensure_window(window, claim)
             for unused in claims.values():
                 unused.release(lock_directory)
         sublime.set_timeout_async(self._watch_folders, FOLDER_POLL_MS)
@@ -154,12 +205,40 @@ class Companions:
             companion.stop()
 
     def sync_folders(self, window: sublime.Window) -> None:
-        companion = self.get(window)
+        companion = None if self._closed else self.get(window)  # stopping: lock files stay removed
         if companion is not None:
             companion.set_folders(window.folders())
 
+    def ensure_window_soon(self, window: sublime.Window) -> None:
+        self._after_start(lambda: self.ensure_window(window))
+
+    def forget_window_soon(self, window_id: int) -> None:
+        self._after_start(lambda: self.forget_window(window_id))
+
+    def _after_start(self, work: Callable[[], object]) -> None:
+        """Run `work` on a thread of ours once a start still running has ended
+        (it sees the windows as they were when it began)."""
+
+        def run() -> None:
+            self._started.wait(START_WAIT_SECONDS)
+            work()
+
+        in_background(run, "window")
+
+    def stop_soon(self) -> None:
+        """For plugin_unloaded and on_exit (main thread, which never waits): no
+        more starts; every lock file goes now (a file removal, and Sublime may
+        end the process right after on_exit), the servers close on a thread of
+        ours after any start still running, which removes what it added."""
+        self._running = False  # plain stores: the start may hold _lock while it binds
+        self._closed = True
+        for companion in list(self._by_window.values()):
+            companion.remove_files()
+        in_background(self.stop_all, "stop")
+
     def stop_all(self) -> None:
-        """Stop every server and the thread; leaves no socket, thread or lock file."""
+        """Stop every server and the thread; leaves no socket, thread or lock
+        file (blocks: a thread of ours, see stop_soon)."""
         with self._lock:
             self._running = False
             self._closed = True
@@ -177,6 +256,11 @@ class Companions:
             thread.stop()
 
     # --- queries (any thread) ---------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """Unloading or quitting (set by another thread while a start runs)."""
+        return self._closed
 
     def get(self, window: sublime.Window | None) -> Companion | None:
         if window is None:

@@ -19,11 +19,10 @@ FOLDER_COMMANDS = frozenset({
 
 class CompanionWindowListener(sublime_plugin.EventListener):
     def on_new_window_async(self, window: sublime.Window) -> None:
-        companions.ensure_window(window)
+        companions.ensure_window_soon(window)
 
     def on_pre_close_window(self, window: sublime.Window) -> None:
-        window_id = window.id()
-        sublime.set_timeout_async(lambda: companions.forget_window(window_id))
+        companions.forget_window_soon(window.id())
 
     def on_load_project_async(self, window: sublime.Window) -> None:
         companions.sync_folders(window)
@@ -38,4 +37,4 @@ class CompanionWindowListener(sublime_plugin.EventListener):
             companions.sync_folders(window)
 
     def on_exit(self) -> None:
-        companions.stop_all()
+        companions.stop_soon()
