@@ -9,6 +9,15 @@ scripted agent tests/rig/fake_acp_agent.py. Prints one JSON line:
 - "main_ms": main-thread CPU time of each transcript update in that turn
   (the simulator's buffer included: a rope, an edit costs O(log n) as in
   Sublime);
+- "main_ms_without_gc": the same, less the garbage collections that ran
+  inside each update (a full collection walks every tracked object in the
+  process, the simulator's included: reported apart, below);
+- "gc_full_ms": each full collection during the turn (CPU time); "gc_in_updates_ms":
+  the collections that landed inside updates;
+- "gc_after_ms": the CPU time of one full collection right after the turn,
+  with what is left;
+- "tracked": gc-tracked objects by owner at the end of the turn
+  (bench/gc_census.py);
 - "package_s": the package's whole time for that turn: its threads and its
   main-thread updates (the agent's own time left out);
 - "rss_peak_added_mib": the most the process's RSS grew above its level before
@@ -18,6 +27,7 @@ scripted agent tests/rig/fake_acp_agent.py. Prints one JSON line:
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 import threading
@@ -25,6 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.gc_census import GcPauses, census
 from bench.host import BUILT_PACKAGE, PACKAGE, rss_bytes
 from tests.sublime_sim import SimulatedHost
 
@@ -86,18 +97,26 @@ def main(workdir: Path, tool_calls: int) -> dict[str, Any]:
 
         # 1. A flood of tool calls: package time, and main-thread time per update.
         main_ms: list[float] = []
+        gc_in_updates_ms: list[float] = []
         original_apply = window_chat.apply_pending
+        collections = GcPauses()
 
         def timed_apply() -> None:
-            start = time.thread_time()  # CPU: a loaded machine's descheduling is not ours
+            start, wall = time.thread_time(), time.perf_counter()  # CPU: a loaded machine's descheduling is not ours
             original_apply()
             main_ms.append((time.thread_time() - start) * 1000)
+            gc_in_updates_ms.append(collections.within(wall, time.perf_counter()) * 1000)
 
         window_chat.apply_pending = timed_apply
         cpu_before = package_cpu()
-        turn("flood")
+        with collections:
+            turn("flood")
         threads_s = package_cpu() - cpu_before
         window_chat.apply_pending = original_apply
+        started = time.thread_time()
+        gc.collect()
+        gc_after_ms = (time.thread_time() - started) * 1000
+        tracked = census()
 
         # 2. Oversized inputs: the most the RSS grows meanwhile.
         before = rss_bytes()
@@ -114,7 +133,10 @@ def main(workdir: Path, tool_calls: int) -> dict[str, Any]:
         turn("oversized")
         done.set()
         sampler.join()
-        return {"threads_s": threads_s, "main_ms": main_ms, "package_s": threads_s + sum(main_ms) / 1000,
+        return {"threads_s": threads_s, "main_ms": main_ms,
+                "main_ms_without_gc": [max(0.0, ms - gc_ms) for ms, gc_ms in zip(main_ms, gc_in_updates_ms)],
+                "gc_in_updates_ms": [ms for ms in gc_in_updates_ms if ms], "gc_full_ms": collections.full(),
+                "gc_after_ms": gc_after_ms, "tracked": tracked, "package_s": threads_s + sum(main_ms) / 1000,
                 "rss_peak_added_mib": (peak - before) / MIB}
     finally:
         host.close()

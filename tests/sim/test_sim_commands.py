@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 from typing import Any
@@ -243,3 +244,18 @@ def test_a_missing_positional_argument_opens_the_input_and_a_default_does_not(si
     user.cancel_command_input()
     assert not [c for c in sim_host.app.command_inputs if not c.done] and len(ran) == 2
     sim_host.assert_no_errors()
+
+
+def test_the_command_log_keeps_arguments_packed_not_as_python_containers(sim_host: SimulatedHost) -> None:
+    # Sublime keeps a command's arguments in its own process: the log must not
+    # add lists and dicts per command for the plugin host's garbage collector.
+    view = sim_host.window.new_file()
+    edits = [[0, 0, "ab"], [2, 0, "cd"]]
+    sim_host.run_on_main(lambda: view.run_command("insert", {"characters": "x", "edits": edits}))
+    record = sim_host.commands[-1]
+    assert record.args == {"characters": "x", "edits": [[0, 0, "ab"], [2, 0, "cd"]]}
+    assert not gc.is_tracked(record.packed_args)
+    assert not any(gc.is_tracked(value) for value in vars(record).values())
+    record.args["edits"].clear()  # type: ignore[index]  # a copy each read: the log cannot be changed
+    edits.clear()
+    assert record.args == {"characters": "x", "edits": [[0, 0, "ab"], [2, 0, "cd"]]}

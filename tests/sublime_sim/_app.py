@@ -349,7 +349,8 @@ class App(BufferOps, WindowOps, CommandOps):
     # --------------------------------------------------------------- records
     def record_command(self, target: str, target_id: int, name: str, args: Any, handled: bool, handler: str) -> None:
         with self.lock:
-            self.commands.append(CommandRecord(target, target_id, name, recorded_args(args), handled, handler))
+            self.commands.append(CommandRecord(target, target_id, name, CommandRecord.pack(recorded_args(args)),
+                                               handled, handler))
         if self.log_flags.get("commands"):
             self.log(f"command: {name} {args}")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import threading
 from collections import deque
 from dataclasses import dataclass, field
@@ -31,14 +32,28 @@ class DialogRecord:
 
 @dataclass
 class CommandRecord:
-    """A command run through any ``run_command``; ``handled`` is False for no-ops."""
+    """A command run through any ``run_command``; ``handled`` is False for no-ops.
+
+    The arguments are kept packed (bytes): Sublime holds a command's arguments
+    in its own process, not as Python objects of the plugin host, so the log
+    adds no containers for the host's garbage collector to walk. Each read of
+    ``args`` is a fresh copy."""
 
     target: str  # "text", "window" or "application"
     target_id: int
     name: str
-    args: dict[str, Any] | None
+    packed_args: bytes
     handled: bool
     handler: str  # "plugin", "builtin" or "" when nothing ran it
+
+    @staticmethod
+    def pack(args: dict[str, Any] | None) -> bytes:
+        return pickle.dumps(args, pickle.HIGHEST_PROTOCOL)
+
+    @property
+    def args(self) -> dict[str, Any] | None:
+        value: dict[str, Any] | None = pickle.loads(self.packed_args)
+        return value
 
 
 class DialogAnswers:

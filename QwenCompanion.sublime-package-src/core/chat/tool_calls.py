@@ -6,8 +6,8 @@ updates in a turn stay cheap."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from acp.schema import (
     AgentPlanUpdate,
@@ -26,26 +26,27 @@ STATUS_MARKS = {"pending": "○", "in_progress": "◐", "completed": "✓", "fai
 THINKING_HEADER = "▸ Thinking\n"
 
 
-@dataclass
-class ToolCallLine:
+class ToolCallLine(NamedTuple):
+    """A tool call as its line shows it: strings and numbers only, so that
+    kept as a plain tuple the garbage collector stops walking it."""
+
     tool_call_id: str
     title: str = ""
     kind: str = "other"
     status: str = "pending"
-    locations: list[tuple[str, int | None]] = field(default_factory=list)
+    locations: tuple[tuple[str, int | None], ...] = ()
     output: str = ""
 
-    def apply(self, update: ToolCallStart | ToolCallProgress, display: PathDisplay = str) -> None:
-        if update.title:
-            self.title = update.title
-        if update.kind:
-            self.kind = str(update.kind)
-        if update.status:
-            self.status = str(update.status)
-        if update.locations:
-            self.locations = [(display(loc.path), loc.line) for loc in update.locations]
-        if update.content:
-            self.output = content_text(update.content, display)
+    def updated(self, update: ToolCallStart | ToolCallProgress, display: PathDisplay = str) -> ToolCallLine:
+        return ToolCallLine(
+            self.tool_call_id,
+            title=update.title or self.title,
+            kind=str(update.kind) if update.kind else self.kind,
+            status=str(update.status) if update.status else self.status,
+            locations=tuple((display(loc.path), loc.line) for loc in update.locations)
+            if update.locations else self.locations,
+            output=content_text(update.content, display) if update.content else self.output,
+        )
 
     def render(self) -> str:
         mark = STATUS_MARKS.get(self.status, "·")
@@ -100,14 +101,18 @@ class AgentWorkRenderer:
     def __init__(self, on_tool_call: ToolCallListener | None = None, on_plan: PlanListener | None = None,
                  display: PathDisplay = str) -> None:
         self._display = display
-        self._calls: dict[str, ToolCallLine] = {}
+        # Each call as a plain tuple of strings and numbers: the collector
+        # untracks those (never a NamedTuple), so 100,000 calls add nothing to
+        # its pauses in a plugin host that every package shares.
+        self._calls: dict[str, tuple[Any, ...]] = {}
         self._thought_turn = -1
         self._on_tool_call = on_tool_call
         self._on_plan = on_plan
         self.plan: PlanProgress | None = None
 
     def call(self, tool_call_id: str) -> ToolCallLine | None:
-        return self._calls.get(tool_call_id)
+        kept = self._calls.get(tool_call_id)
+        return None if kept is None else ToolCallLine._make(kept)
 
     def render(self, out: TranscriptWriter, session_id: str, update: Any) -> None:
         if isinstance(update, ToolCallStart | ToolCallProgress):
@@ -122,13 +127,11 @@ class AgentWorkRenderer:
 
     def _tool_call(self, out: TranscriptWriter, update: ToolCallStart | ToolCallProgress) -> None:
         key = update.tool_call_id
-        line = self._calls.get(key)
-        if line is None:
-            line = self._calls[key] = ToolCallLine(key)
-        before = line.status
-        line.apply(update, self._display)
+        before = self.call(key) or ToolCallLine(key)
+        line = before.updated(update, self._display)
+        self._calls[key] = tuple(line)
         out.upsert(f"tool.{key}", line.render())
-        if self._on_tool_call is not None and (before != line.status or isinstance(update, ToolCallStart)):
+        if self._on_tool_call is not None and (before.status != line.status or isinstance(update, ToolCallStart)):
             self._on_tool_call(line)
 
     def _thought(self, out: TranscriptWriter, text: str) -> None:

@@ -48,7 +48,10 @@ class Transcript:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ids: list[str] = []
-        self._texts: dict[str, list[str]] = {}  # a block's pieces: appending never copies the block
+        # A block's text, or its pieces while it is appended to (appending never
+        # copies the block); a string, unlike a list, is not walked by the
+        # garbage collector, so 100,000 blocks add no pause.
+        self._texts: dict[str, str | list[str]] = {}
         self._lengths: dict[str, int] = {}
         self._positions: dict[str, int] = {}  # block id -> its place in `_ids`
         self._sizes = PrefixSums()
@@ -60,7 +63,7 @@ class Transcript:
         if position is None:
             position = self._positions[block_id] = len(self._ids)
             self._ids.append(block_id)
-            self._texts[block_id] = []
+            self._texts[block_id] = ""
             self._lengths[block_id] = 0
             self._sizes.append(0)
         return position
@@ -77,7 +80,11 @@ class Transcript:
         with self._lock:
             position = self._place(block_id)
             old = self._lengths[block_id]
-            self._texts[block_id].append(text)
+            pieces = self._texts[block_id]
+            if isinstance(pieces, list):
+                pieces.append(text)
+            else:
+                self._texts[block_id] = [pieces, text] if pieces else text
             return Edit(self._grow(block_id, position, len(text)) + old, 0, text)
 
     def upsert(self, block_id: str, text: str) -> Edit:
@@ -85,7 +92,7 @@ class Transcript:
         with self._lock:
             position = self._place(block_id)
             old = self._lengths[block_id]
-            self._texts[block_id] = [text]
+            self._texts[block_id] = text
             return Edit(self._grow(block_id, position, len(text) - old), old, text)
 
     def clear(self) -> Edit:
@@ -99,12 +106,10 @@ class Transcript:
             return Edit(0, size, "")
 
     def _joined(self, block_id: str) -> str:
-        pieces = self._texts.get(block_id)
-        if not pieces:
-            return ""
-        if len(pieces) > 1:
-            pieces[:] = ["".join(pieces)]
-        return pieces[0]
+        pieces = self._texts.get(block_id, "")
+        if isinstance(pieces, list):
+            pieces = self._texts[block_id] = "".join(pieces)
+        return pieces
 
     def block(self, block_id: str) -> str:
         with self._lock:
