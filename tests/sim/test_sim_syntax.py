@@ -99,3 +99,33 @@ def test_rules_prepended_to_main_only_apply_at_the_start_of_the_file(sim_host: S
     sim_host.user.type(view, "## Me\n\n## Me\n")
     assert "entity.name.me" in view.scope_name(3)
     assert "entity.name.me" not in view.scope_name(10) and "markup.heading.2.markdown" in view.scope_name(10)
+
+
+LOOPING = """%YAML 1.2
+---
+name: Looping
+scope: source.looping
+version: 2
+contexts:
+  main:
+    - match: (?=a)
+      push: inner
+  inner:
+    - match: (?=a)
+      pop: true
+    - match: b
+      scope: keyword.b
+"""
+
+
+def test_zero_width_matches_that_go_round_in_a_circle_move_on_one_character() -> None:
+    """A lookahead that pushes a context whose lookahead pops it again would
+    match forever at one place; Sublime moves on instead, and scoping the
+    text costs a step or two per character, not a hundred thousand."""
+    from tests.sublime_sim import _syntax_engine
+
+    lexer = _syntax_engine.Lexer(_syntax_engine.load("Packages/Loop/Looping.sublime-syntax", lambda path: LOOPING))
+    tokens = lexer.tokens("xxab\n")
+    assert len(tokens) <= 2 * len("xxab\n")
+    assert [(begin, end) for begin, end, _ in tokens][:2] == [(0, 2), (2, 3)]
+    assert lexer.scope_at("xxab\n", 1) == "source.looping "

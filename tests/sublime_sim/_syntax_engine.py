@@ -145,9 +145,14 @@ class Lexer:
         names = spec if isinstance(spec, list) else [spec]
         return [str(n) for n in names if isinstance(n, str)]
 
-    def tokens(self, text: str) -> list[tuple[int, int, str]]:
-        """(begin, end, scopes) for every span of ``text``; captures as extra, later spans."""
+    def tokens(self, text: str, stop: int | None = None) -> list[tuple[int, int, str]]:
+        """(begin, end, scopes) for every span of ``text`` (up to the line of
+        ``stop`` when given); captures as extra, later spans."""
         stack = [self.frame("main")]
+        end_of_text = len(text) if stop is None else min(len(text), stop + 1)
+        # Stacks seen at `pos` after a zero-width change of context: meeting one
+        # again is a loop, which Sublime breaks by moving on one character.
+        stacks_here: set[tuple[str, ...]] = set()
         out: list[tuple[int, int, str]] = []
 
         def scopes(frames: list[_Frame], content: bool = True) -> list[str]:
@@ -159,7 +164,7 @@ class Lexer:
             return [p for p in parts if p]
 
         pos, steps = 0, 0
-        while pos < len(text) and steps < 100_000:
+        while pos < end_of_text and steps < 100_000:
             steps += 1
             line_end = text.find("\n", pos)
             line_end = len(text) if line_end < 0 else line_end + 1
@@ -171,10 +176,13 @@ class Lexer:
             if best is None:
                 out.append((pos, line_end, " ".join(scopes(stack))))
                 pos = line_end
+                stacks_here.clear()
                 continue
             m, rule = best
             if m.start() > pos:
                 out.append((pos, m.start(), " ".join(scopes(stack))))
+                pos = m.start()
+                stacks_here.clear()
             before = list(stack)
             if "pop" in rule:
                 count = 1 if rule["pop"] is True else int(rule["pop"])
@@ -195,14 +203,20 @@ class Lexer:
                     if int(group) <= (m.re.groups or 0) and m.start(int(group)) < m.end(int(group)):
                         out.append((m.start(int(group)), m.end(int(group)), " ".join(matched + own + [str(capture)])))
                 pos = m.end()
-            elif [f.context for f in stack] == [f.context for f in before]:
-                out.append((pos, pos + 1, " ".join(scopes(stack))))
-                pos += 1
+                stacks_here.clear()
+            else:
+                contexts = tuple(f.context for f in stack)
+                if contexts == tuple(f.context for f in before) or contexts in stacks_here:
+                    out.append((pos, pos + 1, " ".join(scopes(stack))))
+                    pos += 1
+                    stacks_here.clear()
+                else:
+                    stacks_here.add(contexts)
         return out
 
     def scope_at(self, text: str, pt: int) -> str:
         found = self.d.scope
-        for begin, end, scope in self.tokens(text):
+        for begin, end, scope in self.tokens(text, pt):
             if begin <= pt < end:
                 found = scope  # a capture comes after its match: the innermost wins
         return found + " "
