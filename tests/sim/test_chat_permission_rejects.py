@@ -1,6 +1,6 @@
 """Rejecting an agent's permission prompt answers with its "reject once"
-option even when it also offers "reject always" (listed first here): Esc,
-the "reject with a reason" key, the reject command and a review's Reject
+option even when it also offers "reject always" (listed first here): Esc
+and the "reject with a reason" key in the transcript, the reject command and a review's Reject
 each turn down this one call, never every later one. The BUILT package in
 the simulated editor, with the scripted ACP agent."""
 
@@ -36,8 +36,8 @@ def test_rejecting_in_the_chat_rejects_once(rig: ChatRig, how: str) -> None:
                            "rawInput": {"command": "make clean"}})], [{"chunks": ["ok"]}]])
     rig.send("clean up")
     asked(rig)
-    _, composer = rig.open()
-    rig.host.user.focus(composer)
+    transcript, _ = rig.open()
+    rig.host.user.focus(transcript)  # keys answer a request only where it is shown
     if how == "escape":
         rig.host.user.press_key("escape")
     elif how == "reason":
@@ -58,7 +58,7 @@ def test_a_reviews_reject_rejects_once(rig: ChatRig) -> None:
     rig.send("edit")
     _, proposed = rig.editor.review(path)
     rig.host.user.focus(proposed)
-    binding = rig.host.user.press_key("ctrl+k, n")
+    binding = rig.host.user.press_key("ctrl+k, x")
     assert binding is not None and binding.command == "qwen_reject_diff"
     assert rig.answered("session/request_permission") == [REJECTED_ONCE]
     assert rig.ended() == ["end_turn"]
