@@ -57,7 +57,7 @@ def test_a_chat_edit_review_and_its_accept_read_nothing_on_the_main_thread(rig: 
                        options=EDIT_OPTIONS)]])
     reads = ReadThreads(rig.editor, monkeypatch)
     rig.send("edit")
-    views = rig.host.wait_for(lambda: rig.editor.review_views(), timeout=WAIT)
+    views = rig.host.wait_for(lambda: found if len(found := rig.editor.review_views()) == 2 else None, timeout=WAIT)
     rig.host.wait_idle()
     path.write_text("print('hi')\n")  # saved again, same text: only its time moves
     rig.host.user.focus(views[-1])
@@ -77,13 +77,13 @@ def test_accept_after_a_change_of_size_on_disk_warns_without_reading(rig: ChatRi
                                  "locations": [{"path": str(path)}], "content": [diff]},
                        options=EDIT_OPTIONS)]])
     rig.send("edit")
-    views = rig.host.wait_for(lambda: rig.editor.review_views(), timeout=WAIT)
+    views = rig.host.wait_for(lambda: found if len(found := rig.editor.review_views()) == 2 else None, timeout=WAIT)
     rig.host.wait_idle()
     reads = ReadThreads(rig.editor, monkeypatch)
     path.write_text("b = 10000\n")
     rig.host.user.focus(views[-1])
     rig.host.user.run_command("qwen_accept_diff")
-    rig.host.wait_for(lambda: "changed on disk" in rig.editor.phantom_html(views[-1]), timeout=WAIT)
+    rig.host.wait_for(lambda: "changed on disk" in rig.editor.banner_html(views[-1]), timeout=WAIT)
     assert reads.reads == []
     rig.host.user.run_command("qwen_chat_cancel")
     assert rig.ended() == ["cancelled"]
