@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..encodings import DEFAULT_FALLBACK, decode_like_sublime, encode_like_sublime
-from .requests import slice_lines
 
 # The largest file read or rewritten whole for the agent: what it is sent
 # stays far below the plugin host's memory budget (a file's text costs up
@@ -186,6 +185,10 @@ def read_part(path: str, line: int | None, limit: int | None,
               fallback_encoding: str = DEFAULT_FALLBACK) -> tuple[str, str | None]:
     """(`limit` lines from `line`, the file's whole text or None when the file
     is too large to hold): a file of any size can be read in parts."""
+    # Imported here: `requests` loads ACP and pydantic, which must wait for the
+    # start thread's dependency check, while the editor imports this at load.
+    from .requests import slice_lines
+
     try:
         text = read_file(path, fallback_encoding).text
     except TooLarge:
