@@ -13,8 +13,13 @@ from unittesting import DeferrableTestCase
 from .helpers import PACKAGE, Workspace, query_context
 
 KEYMAP = f"Packages/{PACKAGE}/Default.sublime-keymap"
-# Context keys Sublime itself answers.
-SUBLIME_KEYS = re.compile(r"^(setting\..+|auto_complete_visible|selector|selection_empty|panel_has_focus)$")
+# Context keys Sublime itself answers (its documented key binding contexts), not the package's listeners.
+SUBLIME_KEYS = re.compile(
+    r"^(setting\..+|auto_complete_visible|has_next_field|has_prev_field|num_selections|overlay_visible"
+    r"|overlay_has_focus|panel_visible|panel_has_focus|panel|popup_visible|selector|selection_empty|text"
+    r"|preceding_text|following_text|last_command|last_modifying_command|is_recording_macro|read_only"
+    r"|group_has_multiselect|group_has_transient_sheet|has_snippet|eol_selector)$"
+)
 
 
 def command_name(cls: type) -> str:
