@@ -5,7 +5,8 @@ permission) for one that goes through the user's buffers and reviews."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -22,6 +23,23 @@ from acp.schema import (
 
 
 T = TypeVar("T")
+
+
+@contextmanager
+def read_errors_for_the_agent(shown: str) -> Iterator[None]:
+    """A failed read as the agent is told of it: not found, or a refusal whose
+    message says why (the CLI shows the agent only the message)."""
+    from .agent_files import Refused
+    from .file_jobs import FileBusy
+
+    try:
+        yield
+    except FileNotFoundError as error:
+        raise RequestError.resource_not_found(shown) from error
+    except (Refused, FileBusy) as refused:
+        raise refusal(shown, str(refused)) from refused
+    except OSError as error:
+        raise refusal(shown, f"{shown}: {error.strerror or error}") from error
 
 
 class AgentRequests(Protocol):
@@ -107,17 +125,8 @@ class DiskRequests:
         return None
 
     async def _bounded(self, shown: str, work: Callable[[], T], what: str) -> T:
-        from .agent_files import Refused
-        from .file_jobs import FileBusy
-
-        try:
+        with read_errors_for_the_agent(shown):
             return await self._jobs.run(work, what)
-        except FileNotFoundError as error:
-            raise RequestError.resource_not_found(shown) from error
-        except (Refused, FileBusy) as refused:
-            raise refusal(shown, str(refused)) from refused
-        except OSError as error:
-            raise refusal(shown, f"{shown}: {error.strerror or error}") from error
 
     async def request_permission(self, request: RequestPermissionRequest) -> RequestPermissionResponse:
         return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))

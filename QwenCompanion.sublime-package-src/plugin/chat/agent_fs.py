@@ -78,17 +78,14 @@ class AgentFiles:
 
     async def read(self, shown: str, resolved: str, view: sublime.View | None,
                    line: int | None, limit: int | None) -> str:
-        from acp import RequestError
-
-        from ...core.chat.agent_files import Refused, read_part
-        from ...core.chat.file_jobs import FileBusy
-        from ...core.chat.requests import slice_lines
+        from ...core.chat.agent_files import read_part
+        from ...core.chat.requests import read_errors_for_the_agent, slice_lines
         from ..reviews.views import fallback_encoding
 
         excluded = await on_main(lambda: _settings()[1].excludes(resolved))
         if excluded:
             await self._consent(shown, "read", "it matches excluded_file_patterns (keys, secrets)")
-        try:
+        with read_errors_for_the_agent(shown):
             if view is not None:
                 buffer, whole = await on_main(lambda: _buffer_text(view, line, limit))
                 content = await self.jobs.run(lambda: slice_lines(buffer, line, limit) if whole else buffer, shown)
@@ -96,12 +93,6 @@ class AgentFiles:
                 return content
             fallback = await on_main(fallback_encoding)
             content, text = await self.jobs.run(lambda: read_part(resolved, line, limit, fallback), f"reading {shown}")
-        except FileNotFoundError as error:
-            raise RequestError.resource_not_found(shown) from error
-        except (Refused, FileBusy) as refused:
-            raise refusal(shown, str(refused)) from refused
-        except OSError as error:
-            raise refusal(shown, f"{shown}: {error.strerror or error}") from error
         self.seen.saw(resolved, text)
         return content
 
