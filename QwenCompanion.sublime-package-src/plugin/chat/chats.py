@@ -177,7 +177,8 @@ class WindowChat:
     # --- ChatEvents (chat thread) -----------------------------------------
 
     def state_changed(self) -> None:
-        sublime.set_timeout(lambda: self._owner.refresh_status(self.window_id))
+        if not self._owner.closed:  # an agent reaped after quitting has no status left to show
+            sublime.set_timeout(lambda: self._owner.refresh_status(self.window_id))
 
     def turn_ended(self, stop_reason: str) -> None:
         self._owner.tell("chat_turn_ended", {"window": self.window_id, "stopReason": stop_reason})
@@ -231,6 +232,10 @@ class Chats:
             chat = WindowChat(self, window, self._thread)
             self._by_window[window.id()] = chat
             return chat
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def all(self) -> list[WindowChat]:
         with self._lock:
