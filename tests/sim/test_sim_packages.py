@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
@@ -288,3 +290,41 @@ def test_a_cache_folder_and_packages_folder_outlive_the_host(tmp_path: Path) -> 
         finally:
             host.close()
     assert (cache / "note.txt").read_text() == "kept"
+
+
+# A package whose classes land in process-wide caches: typing's subscription
+# caches (`Box[int]`) and pydantic's parametrised models (`Page[int]`).
+CACHED = '''
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel
+
+from . import helper
+
+T = TypeVar("T")
+
+
+class Box(Generic[T]):
+    def unpack(self) -> str:
+        return helper.NAME  # the class holds this module's globals
+
+
+class Page(BaseModel, Generic[T]):
+    items: list[T]
+
+
+IntBox = Box[int]
+IntPage = Page[int]
+'''
+
+
+def test_a_closed_host_frees_its_packages_modules(packages_dir: Path) -> None:
+    # Each test loads a fresh copy of the package; one that outlived its host
+    # grew a suite's process by megabytes a test.
+    write_package(packages_dir, "Cached", {"cached.py": CACHED, "helper.py": "NAME = 'helper'\n"})
+    with SimulatedHost(packages_dir) as host:
+        host.load_package("Cached")
+        helper = weakref.ref(sys.modules["Cached.helper"])
+        model = weakref.ref(sys.modules["Cached.cached"].Page)
+    gc.collect()
+    assert helper() is None and model() is None

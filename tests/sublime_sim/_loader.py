@@ -14,6 +14,7 @@ import importlib.machinery
 import importlib.util
 import sys
 import types
+import typing
 from pathlib import Path
 
 from . import _runtime, sublime_plugin
@@ -99,6 +100,14 @@ class PackageLoader:
         self.loaded.pop(name, None)
         for modname in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
             del sys.modules[modname]
+            typing._overload_registry.pop(modname, None)  # type: ignore[attr-defined]
+        # typing's subscription caches (`Generic[...]`, 128 entries a function)
+        # hold classes of the dropped modules, and through them every module of
+        # that copy of the package: megabytes a test, gigabytes a suite. The
+        # plugin host never frees a package this way; its process ends instead.
+        for clear_cache in typing._cleanups:  # type: ignore[attr-defined]
+            clear_cache()
+        _forget_generic_models(name)
         importlib.invalidate_caches()
 
     def unload(self, name: str) -> None:
@@ -131,3 +140,16 @@ class PackageLoader:
         of each plugin module; the package's submodules stay cached."""
         for modname in self.loaded.pop(name, []):
             sublime_plugin.unload_plugin(modname)
+
+
+def _forget_generic_models(package: str) -> None:
+    """Drop pydantic's parametrised models (`Request[Params, Method]`) of the
+    package: its cache keys hold the generic classes strongly, and they keep
+    that copy of the package's models alive after its modules are dropped."""
+    generics = sys.modules.get("pydantic._internal._generics")
+    cache = getattr(generics, "_GENERIC_TYPES_CACHE", None)
+    if cache is None:
+        return
+    marker = f"{package}."
+    for key in [key for key in list(cache.keys()) if marker in repr(key)]:
+        cache.pop(key, None)

@@ -453,6 +453,8 @@ class SimulatedHost:
                 else:
                     sys.modules[name] = module
             shutil.rmtree(self._tmp, ignore_errors=True)
+            for folder in [f for f in sys.path_importer_cache if f.startswith(str(self._tmp))]:
+                del sys.path_importer_cache[folder]  # finders of folders that are gone
             _watchdog.uninstall()
         self.watchdog.check()
 
