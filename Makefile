@@ -72,14 +72,8 @@ typecheck: $(VENV_STAMP)
 	@mkdir -p $(CACHE)/typecheck && ln -sfn ../../QwenCompanion.sublime-package-src $(CACHE)/typecheck/QwenCompanion
 	$(PY) -m mypy
 
-# The simulator's tests run in a few processes of their own: one process for
-# the whole suite grew its heap to gigabytes, and the full collections of that
-# heap, charged to whatever test ran, made late tests miss their time limits.
-SIM_PARTS := 'tests/sim/test_[a-h]*.py' 'tests/sim/test_[i-r]*.py' 'tests/sim/test_[s-z]*.py'
-
 test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp typecheck actionlint
-	QWEN_E2E_REQUIRED=1 $(PY) -m pytest tests/unit tests/robustness tests/e2e
-	for part in $(SIM_PARTS); do $(PY) -m pytest $$part || exit 1; done
+	QWEN_E2E_REQUIRED=1 $(PY) -m pytest tests/unit tests/robustness tests/e2e tests/sim
 
 # Benchmarks against a peer on the VS Code companion's stack (bench/peer, Node 22
 # from the CLI cache); prints the table and writes bench/RESULTS.md. Not part of `make test`.
