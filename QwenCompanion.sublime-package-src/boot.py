@@ -22,7 +22,6 @@ from .plugin.actions.listeners import ActionsListener
 from .plugin.actions.models import QwenChooseActionModelCommand
 from .plugin.actions.send_to_terminal import QwenSendSelectionToTerminalCommand
 from .plugin.chat.agent_work import PermissionKeysListener, QwenChatPermissionCommand, ChatSeenListener
-from .plugin.chat.buffers import QwenChatReplaceBufferCommand
 from .plugin.chat.chats import chats, is_chat_view, preload_chat
 from .plugin.chat.commands import (
     ChatListener,
@@ -46,8 +45,10 @@ from .plugin.companion.commands import QwenRestartServerCommand, QwenShowLogComm
 from .plugin.companion.companions import companions
 from .plugin.companion.context_listener import ContextListener
 from .plugin.companion.context_listener import tracker as context_tracker
+from .plugin.companion import review_wiring as _review_wiring  # noqa: F401 (the CLI's diffs open review tabs)
 from .plugin.ide_tools import wiring as _ide_tools  # noqa: F401 (hooks the tools into servers and chats)
 from .plugin.placement import PlacementListener
+from .plugin.editor import QwenChatReplaceBufferCommand, fallback_encoding
 from .plugin.diagnose_command import QwenDiagnoseConnectionCommand, QwenReplaceReportCommand
 from .plugin.reviews.commands import (
     QwenAcceptDiffCommand,
@@ -55,7 +56,6 @@ from .plugin.reviews.commands import (
     QwenReviewFillCommand,
     ReviewListener,
 )
-from .plugin.reviews.views import fallback_encoding
 from .plugin.companion.listeners import CompanionWindowListener
 from .plugin.companion.status import QwenStatusListener
 from .plugin.companion.terminal import QwenCopyConnectCommandCommand, QwenOpenTerminalCommand

@@ -144,6 +144,28 @@ def test_a_text_accepted_in_a_review_goes_only_to_that_tool_calls_write(rig: Cha
     assert (workspace / "hello.py").read_text() == "print('later')\n"
 
 
+def test_a_text_accepted_after_its_turn_ended_goes_to_no_later_write(rig: ChatRig) -> None:
+    workspace = rig.editor.workspace
+    path = str(workspace / "hello.py")
+    (workspace / "hello.py").write_text("print('hi')\n")
+    # The agent ends its turn without waiting for the answer: the write it asked for never comes.
+    rig.load([[edit_permission("e1", path, "print('hello')\n", wait=False)],
+              [request("fs/write_text_file", path=path, content="print('later')\n")]])
+    events = review_events(rig)
+    rig.send("edit")
+    opened = rig.host.wait_for(lambda: next((e for e in events if e["event"] == "diff_opened"), None), timeout=WAIT)
+    assert rig.ended() == ["end_turn"]
+    proposed = next(v for v in rig.host.window.views() if v.id() == opened["proposed_view"])
+    rig.host.run_on_main(lambda: proposed.run_command("qwen_review_fill", {"text": "print('mine')\n"}))
+    rig.host.user.focus(proposed)
+    rig.host.user.run_command("qwen_accept_diff")
+    rig.host.wait_for(lambda: any(e["event"] == "diff_closed" for e in events), timeout=WAIT)
+    rig.send("again")
+    assert rig.ended(2) == ["end_turn", "end_turn"]
+    assert wait_answers(rig, "fs/write_text_file") == [None]
+    assert (workspace / "hello.py").read_text() == "print('later')\n"
+
+
 def test_a_permission_never_takes_the_keys_the_user_types_with(rig: ChatRig) -> None:
     rig.load([[{"stall": 1.0}, shell_permission("rm -rf ~")]])
     code = rig.editor.open("a.py", "x = 1\n")

@@ -1,4 +1,5 @@
-"""The review registry: replace semantics, decisions, closeDiff answers, line endings."""
+"""The review registry: replace semantics, decisions told to the review's owner,
+the CLI's owner and closeDiff answers, line endings."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import os
 import sys
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from qwencompanion_src.core.companion import diffs
 from qwencompanion_src.core.companion.diffs import (
     CRLF,
     LF,
+    CliReviewOwner,
     DiffRegistry,
     DiskFile,
     ReviewState,
@@ -24,8 +27,9 @@ from qwencompanion_src.core.companion.diffs import (
     line_ending_of,
     path_key,
     read_disk_file,
+    text_for_cli,
 )
-from qwencompanion_src.core.companion.ide_messages import DIFF_ACCEPTED, DIFF_REJECTED, DiffAccepted, DiffRejected
+from qwencompanion_src.core.companion.ide_messages import DIFF_ACCEPTED, DIFF_REJECTED, DiffAccepted, DiffRejected, Outgoing
 
 NEW_FILE = DiskFile(exists=False)
 
@@ -35,6 +39,36 @@ def lf_file(text: str = "a\n") -> DiskFile:
 
 
 CRLF_FILE = DiskFile(exists=True, text="a\nb\n", line_ending=CRLF)
+
+
+@dataclass
+class Owner:
+    """A review owner that writes down what it hears."""
+
+    heard: list[tuple[str, ...]] = field(default_factory=list)
+    alive: bool = True
+    note: str | None = None
+
+    def accepted(self, text: str) -> None:
+        self.heard.append(("accepted", text))
+
+    def rejected(self) -> None:
+        self.heard.append(("rejected",))
+
+
+@dataclass
+class Companion:
+    """What the CLI's owner uses of a companion: its notifications, by session."""
+
+    sessions: set[str] = field(default_factory=lambda: {"s1"})
+    running: bool = True
+    sent: list[tuple[str, Outgoing, str | None]] = field(default_factory=list)
+
+    def has_session(self, session_id: str) -> bool:
+        return session_id in self.sessions
+
+    def notify(self, method: str, params: Outgoing, session_id: str | None = None) -> None:
+        self.sent.append((method, params, session_id))
 
 
 # --- line endings -------------------------------------------------------------
@@ -79,26 +113,47 @@ def test_buffer_text_turns_crlf_pairs_into_lf_only() -> None:
     ],
 )
 def test_accepted_text(new_content: str, buffer: str, sent: str) -> None:
-    registry: DiffRegistry[str] = DiffRegistry()
+    assert text_for_cli(new_content, buffer) == sent
+    registry = DiffRegistry()
+    companion = Companion()
     # The disk's line endings play no part: the CLI converts when it writes.
-    review, _, _ = registry.open("/w/f.txt", new_content, "s1", "owner", CRLF_FILE)
-    notice = registry.accept(review, buffer)
-    assert notice is not None
-    assert notice.params == DiffAccepted(filePath="/w/f.txt", content=sent)
+    owner = CliReviewOwner(companion, "s1", "/w/f.txt", new_content)
+    review, _ = registry.open("/w/f.txt", new_content, owner, CRLF_FILE)
+    assert registry.accept(review, buffer)
+    assert companion.sent == [(DIFF_ACCEPTED, DiffAccepted(filePath="/w/f.txt", content=sent), "s1")]
+
+
+def test_other_owners_get_the_buffer_text_itself() -> None:
+    registry = DiffRegistry()
+    owner = Owner()
+    review, _ = registry.open("/w/f.txt", "a\r\nb\r\n", owner, CRLF_FILE)
+    assert registry.accept(review, "a\nB\n")
+    assert owner.heard == [("accepted", "a\nB\n")]
+
+
+def test_the_cli_owner_is_alive_while_its_session_is() -> None:
+    companion = Companion()
+    owner = CliReviewOwner(companion, "s1", "/w/f.txt", "x\n")
+    assert owner.alive and owner.note is None
+    companion.sessions.clear()
+    assert not owner.alive
+    companion.sessions.add("s1")
+    companion.running = False
+    assert not owner.alive
 
 
 def test_an_emptied_proposal_is_refused() -> None:
-    registry: DiffRegistry[str] = DiffRegistry()
-    review, _, _ = registry.open("/w/f.txt", "a\n", "s1", "owner", lf_file())
+    registry = DiffRegistry()
+    review, _ = registry.open("/w/f.txt", "a\n", Owner(), lf_file())
     assert review.refusal("") is not None and "empty" in (review.refusal("") or "")
     assert review.refusal("\n") is None and review.refusal("b") is None
-    empty, _, _ = registry.open("/w/g.txt", "", "s1", "owner", lf_file())
+    empty, _ = registry.open("/w/g.txt", "", Owner(), lf_file())
     assert empty.refusal("") is None  # the CLI itself proposed an empty file
 
 
 def test_review_shows_the_proposal_with_lf_and_knows_when_it_was_edited() -> None:
-    registry: DiffRegistry[str] = DiffRegistry()
-    review, _, _ = registry.open("/w/f.txt", "a\r\nb\r\n", "s1", "owner", CRLF_FILE)
+    registry = DiffRegistry()
+    review, _ = registry.open("/w/f.txt", "a\r\nb\r\n", Owner(), CRLF_FILE)
     assert review.proposed == "a\nb\n"
     assert not review.edited("a\nb\n")
     assert review.edited("a\nb")
@@ -144,48 +199,48 @@ def test_read_disk_file_refuses_directories_and_unreadable_files(tmp_path: Path)
 
 
 def test_decisions_go_to_the_session_that_opened_the_review() -> None:
-    registry: DiffRegistry[str] = DiffRegistry()
-    review, replaced, notice = registry.open("/w/a.py", "x\n", "session-a", "window-1", lf_file())
-    assert (replaced, notice) == (None, None)
+    registry = DiffRegistry()
+    companion = Companion(sessions={"session-a", "session-b"})
+    review, replaced = registry.open("/w/a.py", "x\n", CliReviewOwner(companion, "session-a", "/w/a.py", "x\n"), lf_file())
+    assert replaced is None and companion.sent == []
     assert registry.find("/w/a.py") is review
-    accepted = registry.accept(review, "y\n")
-    assert accepted is not None
-    assert (accepted.method, accepted.session_id, accepted.owner) == (DIFF_ACCEPTED, "session-a", "window-1")
+    assert registry.accept(review, "y\n")
+    assert companion.sent == [(DIFF_ACCEPTED, DiffAccepted(filePath="/w/a.py", content="y\n"), "session-a")]
     assert review.state is ReviewState.ACCEPTED
     assert registry.find("/w/a.py") is None
 
 
 def test_a_decided_review_cannot_be_decided_again() -> None:
-    registry: DiffRegistry[str] = DiffRegistry()
-    review, _, _ = registry.open("/w/a.py", "x\n", "s", "o", lf_file())
-    rejected = registry.reject(review)
-    assert rejected is not None
-    assert (rejected.method, rejected.params) == (DIFF_REJECTED, DiffRejected(filePath="/w/a.py"))
-    assert registry.accept(review, "x\n") is None
-    assert registry.reject(review) is None
-    assert registry.close(review, suppress=False) == (False, None)
+    registry = DiffRegistry()
+    companion = Companion()
+    review, _ = registry.open("/w/a.py", "x\n", CliReviewOwner(companion, "s1", "/w/a.py", "x\n"), lf_file())
+    assert registry.reject(review)
+    assert companion.sent == [(DIFF_REJECTED, DiffRejected(filePath="/w/a.py"), "s1")]
+    assert not registry.accept(review, "x\n")
+    assert not registry.reject(review)
+    assert not registry.close(review, suppress=False)
     assert review.state is ReviewState.REJECTED
+    assert len(companion.sent) == 1  # the owner heard one decision
 
 
 def test_a_second_open_diff_for_the_same_file_replaces_the_first() -> None:
-    registry: DiffRegistry[str] = DiffRegistry()
-    first, _, _ = registry.open("/w/a.py", "one\n", "session-a", "o", lf_file())
-    second, replaced, notice = registry.open("/w/./a.py", "two\n", "session-b", "o", lf_file())
+    registry = DiffRegistry()
+    companion = Companion(sessions={"session-a", "session-b"})
+    first, _ = registry.open("/w/a.py", "one\n", CliReviewOwner(companion, "session-a", "/w/a.py", "one\n"), lf_file())
+    second_owner = CliReviewOwner(companion, "session-b", "/w/./a.py", "two\n")
+    second, replaced = registry.open("/w/./a.py", "two\n", second_owner, lf_file())
     assert replaced is first
     assert first.state is ReviewState.REPLACED
-    assert notice is not None
     # The first CLI hears a rejection under the path it sent.
-    assert (notice.method, notice.session_id, notice.params) == (
-        DIFF_REJECTED, "session-a", DiffRejected(filePath="/w/a.py")
-    )
+    assert companion.sent == [(DIFF_REJECTED, DiffRejected(filePath="/w/a.py"), "session-a")]
     assert registry.find("/w/a.py") is second
-    assert registry.accept(first, "one\n") is None
+    assert not registry.accept(first, "one\n")
     assert second.file_path == "/w/./a.py"
 
 
 def test_close_diff_finds_a_review_by_its_spelling_without_resolving_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    registry: DiffRegistry[str] = DiffRegistry()
-    review, _, _ = registry.open("/w/a.py", "x\n", "s", "o", lf_file())
+    registry = DiffRegistry()
+    review, _ = registry.open("/w/a.py", "x\n", Owner(), lf_file())
     resolved: list[str] = []
     monkeypatch.setattr(diffs, "path_key", lambda path: resolved.append(path) or path_key(path))
     assert registry.find("/w/a.py") is review
@@ -195,9 +250,9 @@ def test_close_diff_finds_a_review_by_its_spelling_without_resolving_it(monkeypa
 
 
 def test_a_spelling_leads_only_to_an_open_review() -> None:
-    registry: DiffRegistry[str] = DiffRegistry()
-    first, _, _ = registry.open("/w/a.py", "one\n", "s", "o", lf_file())
-    second, _, _ = registry.open("/w/./a.py", "two\n", "s", "o", lf_file())  # replaces the first
+    registry = DiffRegistry()
+    first, _ = registry.open("/w/a.py", "one\n", Owner(), lf_file())
+    second, _ = registry.open("/w/./a.py", "two\n", Owner(), lf_file())  # replaces the first
     assert registry.find("/w/a.py") is second
     registry.close(second, suppress=True)
     assert registry.find("/w/a.py") is None and registry.find("/w/./a.py") is None
@@ -206,23 +261,24 @@ def test_a_spelling_leads_only_to_an_open_review() -> None:
 
 
 def test_reviews_of_different_files_live_side_by_side() -> None:
-    registry: DiffRegistry[str] = DiffRegistry()
-    a, _, _ = registry.open("/w/a.py", "a\n", "s1", "o", lf_file())
-    b, replaced, _ = registry.open("/w/b.py", "b\n", "s2", "o", lf_file())
+    registry = DiffRegistry()
+    a, _ = registry.open("/w/a.py", "a\n", Owner(), lf_file())
+    b, replaced = registry.open("/w/b.py", "b\n", Owner(), lf_file())
     assert replaced is None
     assert registry.open_reviews() == [a, b]
 
 
 def test_close_with_and_without_a_notification() -> None:
-    registry: DiffRegistry[str] = DiffRegistry()
-    review, _, _ = registry.open("/w/a.py", "x\n", "s", "o", lf_file())
-    assert registry.close(review, suppress=True) == (True, None)
+    registry = DiffRegistry()
+    companion = Companion()
+    review, _ = registry.open("/w/a.py", "x\n", CliReviewOwner(companion, "s1", "/w/a.py", "x\n"), lf_file())
+    assert registry.close(review, suppress=True)
     assert review.state is ReviewState.CLOSED
+    assert companion.sent == []
 
-    review, _, _ = registry.open("/w/a.py", "x\n", "s", "o", lf_file())
-    was_open, notice = registry.close(review, suppress=False)
-    assert was_open and notice is not None
-    assert (notice.method, notice.params) == (DIFF_REJECTED, DiffRejected(filePath="/w/a.py"))
+    review, _ = registry.open("/w/a.py", "x\n", CliReviewOwner(companion, "s1", "/w/a.py", "x\n"), lf_file())
+    assert registry.close(review, suppress=False)
+    assert companion.sent == [(DIFF_REJECTED, DiffRejected(filePath="/w/a.py"), "s1")]
 
 
 def test_close_answer_is_the_json_the_cli_parses() -> None:
@@ -244,8 +300,9 @@ def test_close_answer_leaves_no_utf8_copy_in_the_proposal() -> None:
 
 
 def test_only_one_thread_decides_a_review() -> None:
-    registry: DiffRegistry[str] = DiffRegistry()
-    review, _, _ = registry.open("/w/a.py", "x\n", "s", "o", lf_file())
+    registry = DiffRegistry()
+    owner = Owner()
+    review, _ = registry.open("/w/a.py", "x\n", owner, lf_file())
     results: list[object] = []
     barrier = threading.Barrier(8)
 
@@ -254,7 +311,7 @@ def test_only_one_thread_decides_a_review() -> None:
         if i % 2:
             results.append(registry.accept(review, "x\n"))
         else:
-            results.append(registry.close(review, suppress=True)[0] or None)
+            results.append(registry.close(review, suppress=False))
 
     threads = [threading.Thread(target=decide, args=(i,)) for i in range(8)]
     for thread in threads:
@@ -262,6 +319,7 @@ def test_only_one_thread_decides_a_review() -> None:
     for thread in threads:
         thread.join()
     assert sum(1 for r in results if r) == 1
+    assert len(owner.heard) == 1  # the owner hears the one decision
 
 
 def test_path_key_normalises_spelling() -> None:
@@ -317,3 +375,13 @@ def test_a_stat_tells_whether_the_file_changed_when_it_can(tmp_path: Path) -> No
     assert diffs.changed_by_stamp(str(path), missing) is False
     path.write_text("")
     assert diffs.changed_by_stamp(str(path), missing) is True
+
+
+def test_an_abandoned_review_tells_its_owner_nothing() -> None:
+    registry = DiffRegistry()
+    companion = Companion()
+    review, _ = registry.open("/w/a.py", "x\n", CliReviewOwner(companion, "s1", "/w/a.py", "x\n"), lf_file())
+    assert registry.abandon(review)
+    assert review.state is ReviewState.REJECTED and registry.find("/w/a.py") is None
+    assert not registry.abandon(review) and not registry.accept(review, "x\n")
+    assert companion.sent == []  # the session that asked is gone: nothing is sent to it

@@ -5,12 +5,16 @@ which CLI session hears about the user's decision, what `closeDiff` answers,
 and the exact text to send on accept. Every method is thread-safe: the server
 thread opens and closes reviews while Sublime's main thread accepts them.
 
+Each review has an owner (`ReviewOwner`) that the user's decision goes to;
+for the CLI's own reviews it is a `CliReviewOwner`, which answers the session
+that opened the review with `ide/diffAccepted` / `ide/diffRejected`.
+
 Line endings: Sublime keeps buffers with `\n` only. The CLI proposes text in
 its own convention (`\n`, even for a CRLF file) and, when it writes, converts
-to the style of the file on disk. So the accepted text goes back in the
-proposal's convention, and an unedited proposal goes back exactly as it came:
-the CLI compares the two to tell whether the user edited it. The final newline
-is whatever the buffer holds.
+to the style of the file on disk. So the accepted text goes back to the CLI in
+the proposal's convention, and an unedited proposal goes back exactly as it
+came: the CLI compares the two to tell whether the user edited it. The final
+newline is whatever the buffer holds.
 """
 
 from __future__ import annotations
@@ -22,18 +26,16 @@ import os
 import stat
 import threading
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
-
+from typing import Protocol
 
 from ..encodings import DEFAULT_FALLBACK, decode_like_sublime
 from ..paths import path_identity
+from ..review_owner import ReviewOwner
 from .ide_messages import DIFF_ACCEPTED, DIFF_REJECTED, DiffAccepted, DiffRejected, Outgoing
 from .protocol import QuotedText
 
 LF = "\n"
 CRLF = "\r\n"
-
-OwnerT = TypeVar("OwnerT")
 
 
 def path_key(path: str) -> str:
@@ -195,12 +197,11 @@ class ReviewState(enum.Enum):
 
 
 @dataclass
-class Review(Generic[OwnerT]):
+class Review:
     id: int
-    file_path: str  # exactly as the CLI sent it: the CLI matches its answer on this string
-    session_id: str
-    owner: OwnerT  # what delivers notifications to `session_id` (the window's companion)
-    new_content: str  # the proposal exactly as the CLI sent it
+    file_path: str  # exactly as proposed: the CLI matches its answer on this string
+    owner: ReviewOwner  # who hears the user's decision
+    new_content: str  # the proposal exactly as it came
     disk: DiskFile
     state: ReviewState = ReviewState.OPEN
     proposed: str = field(init=False)  # the proposal as the buffer shows it
@@ -210,7 +211,7 @@ class Review(Generic[OwnerT]):
 
     @functools.cached_property
     def key(self) -> str:
-        # Resolving touches the disk: once, on the server thread that opens the review.
+        # Resolving touches the disk: once, on the thread that opens the review.
         return path_key(self.file_path)
 
     @property
@@ -220,27 +221,55 @@ class Review(Generic[OwnerT]):
     def edited(self, text: str) -> bool:
         return buffer_text(text) != self.proposed
 
-    def text_for_cli(self, text: str) -> str:
-        """The buffer text `text` as the CLI gets it back: the proposal's own line
-        endings, the final newline exactly as present or absent in `text`."""
-        if not self.edited(text):
-            return self.new_content
-        return buffer_text(text).replace(LF, line_ending_of(self.new_content) or LF)
-
     def refusal(self, text: str) -> str | None:
         """Why accepting `text` would not do what the user sees, if it would not."""
         # The CLI takes an empty accepted text for "unchanged" and writes its proposal.
         return EMPTY_REFUSAL if text == "" and self.new_content != "" else None
 
 
-@dataclass(frozen=True)
-class Notice(Generic[OwnerT]):
-    """A notification for the session that opened a review."""
+def text_for_cli(new_content: str, text: str) -> str:
+    """The buffer text `text` of a review of `new_content` as the CLI gets it back:
+    the proposal's own line endings, the final newline exactly as present or
+    absent in `text`; an unedited proposal exactly as the CLI sent it."""
+    buffer = buffer_text(text)
+    if buffer == buffer_text(new_content):
+        return new_content
+    return buffer.replace(LF, line_ending_of(new_content) or LF)
 
-    method: str
-    params: Outgoing
+
+class SessionNotifier(Protocol):
+    """What the CLI's review owner needs of the window's companion."""
+
+    @property
+    def running(self) -> bool: ...
+
+    def has_session(self, session_id: str) -> bool: ...
+
+    def notify(self, method: str, params: Outgoing, session_id: str | None = None) -> None: ...
+
+
+@dataclass(frozen=True, eq=False)  # eq=False: never compares two proposals' texts
+class CliReviewOwner:
+    """The owner of a review the CLI opened with openDiff: the decision goes to
+    the session that asked, as the notification the CLI waits for."""
+
+    companion: SessionNotifier
     session_id: str
-    owner: OwnerT
+    file_path: str  # exactly as the CLI sent it
+    new_content: str
+
+    note = None  # the notes about the file on disk say what Accept does
+
+    @property
+    def alive(self) -> bool:
+        return self.companion.running and self.companion.has_session(self.session_id)
+
+    def accepted(self, text: str) -> None:
+        params = DiffAccepted(filePath=self.file_path, content=text_for_cli(self.new_content, text))
+        self.companion.notify(DIFF_ACCEPTED, params, session_id=self.session_id)
+
+    def rejected(self) -> None:
+        self.companion.notify(DIFF_REJECTED, DiffRejected(filePath=self.file_path), session_id=self.session_id)
 
 
 def close_answer(content: str | None) -> str | QuotedText:
@@ -254,87 +283,79 @@ def close_answer(content: str | None) -> str | QuotedText:
     return QuotedText('{"content": ', content, "}")
 
 
-class DiffRegistry(Generic[OwnerT]):
-    """The open reviews, at most one per file."""
+class DiffRegistry:
+    """The open reviews, at most one per file. The owner of a review hears its
+    decision once, outside the lock (an owner may call back into the registry)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._open: dict[str, Review[OwnerT]] = {}
-        # The open reviews by the CLI's exact spelling of their path: closeDiff
-        # names a file as its openDiff did, so it is found without resolving it.
-        self._spelled: dict[str, Review[OwnerT]] = {}
+        self._open: dict[str, Review] = {}
+        # The open reviews by the exact spelling of their path: closeDiff names
+        # a file as its openDiff did, so it is found without resolving it.
+        self._spelled: dict[str, Review] = {}
 
-    def open(
-        self, file_path: str, new_content: str, session_id: str, owner: OwnerT, disk: DiskFile
-    ) -> tuple[Review[OwnerT], Review[OwnerT] | None, Notice[OwnerT] | None]:
-        """Start a review; returns it, the review it replaced and that one's rejection."""
-        review = Review(
-            id=next(self._ids),
-            file_path=file_path,
-            session_id=session_id,
-            owner=owner,
-            new_content=new_content,
-            disk=disk,
-        )
+    def open(self, file_path: str, new_content: str, owner: ReviewOwner, disk: DiskFile) -> tuple[Review, Review | None]:
+        """Start a review; returns it and the review it replaced, whose owner hears a rejection."""
+        review = Review(id=next(self._ids), file_path=file_path, owner=owner, new_content=new_content, disk=disk)
         with self._lock:
             replaced = self._open.pop(review.key, None)
-            notice = None
             if replaced is not None:
                 self._forget_spelling(replaced)
-                notice = self._finish(replaced, ReviewState.REPLACED)
+                replaced.state = ReviewState.REPLACED
             self._open[review.key] = review
             self._spelled[file_path] = review
-        return review, replaced, notice
+        if replaced is not None:
+            replaced.owner.rejected()
+        return review, replaced
 
-    def find(self, file_path: str) -> Review[OwnerT] | None:
+    def find(self, file_path: str) -> Review | None:
         with self._lock:
             review = self._spelled.get(file_path)
             return review if review is not None else self._open.get(path_key(file_path))
 
-    def open_reviews(self) -> list[Review[OwnerT]]:
+    def open_reviews(self) -> list[Review]:
         with self._lock:
             return list(self._open.values())
 
-    def accept(self, review: Review[OwnerT], text: str) -> Notice[OwnerT] | None:
-        """The user accepted `text`; None when the review was already decided."""
-        with self._lock:
-            if not self._take(review):
-                return None
-            review.state = ReviewState.ACCEPTED
-            params = DiffAccepted(filePath=review.file_path, content=review.text_for_cli(text))
-            return Notice(DIFF_ACCEPTED, params, review.session_id, review.owner)
-
-    def reject(self, review: Review[OwnerT]) -> Notice[OwnerT] | None:
-        """The user rejected or closed the review; None when it was already decided."""
-        with self._lock:
-            if not self._take(review):
-                return None
-            return self._finish(review, ReviewState.REJECTED)
-
-    def close(self, review: Review[OwnerT], *, suppress: bool) -> tuple[bool, Notice[OwnerT] | None]:
-        """The CLI closed the review: (whether it was still open, the rejection to send)."""
-        with self._lock:
-            if not self._take(review):
-                return False, None
-            if suppress:
-                review.state = ReviewState.CLOSED
-                return True, None
-            return True, self._finish(review, ReviewState.CLOSED)
-
-    def _take(self, review: Review[OwnerT]) -> bool:
-        if self._open.get(review.key) is not review:
+    def accept(self, review: Review, text: str) -> bool:
+        """The user accepted `text`; False when the review was already decided."""
+        if not self._decide(review, ReviewState.ACCEPTED):
             return False
-        del self._open[review.key]
-        self._forget_spelling(review)
+        review.owner.accepted(text)
         return True
 
-    def _forget_spelling(self, review: Review[OwnerT]) -> None:
+    def reject(self, review: Review) -> bool:
+        """The user rejected or closed the review; False when it was already decided."""
+        if not self._decide(review, ReviewState.REJECTED):
+            return False
+        review.owner.rejected()
+        return True
+
+    def abandon(self, review: Review) -> bool:
+        """End the review unanswered, its owner told nothing: nobody waits for
+        the answer any more. False when it was already decided."""
+        return self._decide(review, ReviewState.REJECTED)
+
+    def close(self, review: Review, *, suppress: bool) -> bool:
+        """The CLI closed the review: whether it was still open. Its owner hears
+        a rejection unless `suppress`."""
+        if not self._decide(review, ReviewState.CLOSED):
+            return False
+        if not suppress:
+            review.owner.rejected()
+        return True
+
+    def _decide(self, review: Review, state: ReviewState) -> bool:
+        with self._lock:
+            if self._open.get(review.key) is not review:
+                return False
+            del self._open[review.key]
+            self._forget_spelling(review)
+            review.state = state
+            return True
+
+    def _forget_spelling(self, review: Review) -> None:
         # Another review opened since under the same spelling keeps its entry.
         if self._spelled.get(review.file_path) is review:
             del self._spelled[review.file_path]
-
-    @staticmethod
-    def _finish(review: Review[OwnerT], state: ReviewState) -> Notice[OwnerT]:
-        review.state = state
-        return Notice(DIFF_REJECTED, DiffRejected(filePath=review.file_path), review.session_id, review.owner)

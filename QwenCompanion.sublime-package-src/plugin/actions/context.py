@@ -10,7 +10,7 @@ import sublime
 
 from ...core.actions.prompt import ActionContext, span_of
 from ...core.ide_tools.symbols import Lines, SymbolNode, symbol_tree
-from ..chat.buffers import view_text
+from ..editor import view_text
 from ..ide_tools.knowledge import flat_symbols
 
 NOTHING_SELECTED = "Select some code first: there is no function or class around the cursor."

@@ -21,6 +21,7 @@ import sublime
 from ...core.actions.pool import ActionPool
 from ...core.actions.process import Invocation
 from ...core.actions.prompt import ACTIONS, PROPOSING, ActionContext
+from ..editor import view_text
 from ..log import SETTINGS_FILE
 from ..paths import shown_path
 from .answer import AnswerHistory, AnswerStream, append, find_answer, histories, set_text, show_answer
@@ -100,7 +101,7 @@ class ActionJob:
     def _ran(self, done: Any) -> None:
         """The run ended (the actions' thread): the file a proposal would review
         is read on a thread of its own, then the job concludes on the main thread."""
-        from ..reviews.views import read_off_main
+        from ..editor import read_off_main
 
         outcome = None if done.cancelled() or done.exception() else done.result()
         path = self._target_path() if outcome is not None and outcome.kind == "answered" else None
@@ -152,7 +153,7 @@ class ActionJob:
         view = self.answer_view()
         if view is None:
             return
-        text = view.substr(sublime.Region(0, view.size()))
+        text = view_text(view)
         if text.startswith(self.header):
             header, self.header = self.header, self._header()
             set_text(view, self.header + text[len(header):])
@@ -182,7 +183,7 @@ class ActionJob:
         kind = self._conclude(outcome)
         shown = self.answer_view()
         if self.stream is not None and shown is not None:
-            histories.setdefault(self.window_id, AnswerHistory()).add(shown.substr(sublime.Region(0, shown.size())))
+            histories.setdefault(self.window_id, AnswerHistory()).add(view_text(shown))
         log.info("action %s in window %d: %s", self.context.action, self.window_id, kind)
         self.owner.finished(self, kind)
 

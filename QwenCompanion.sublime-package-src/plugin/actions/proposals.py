@@ -7,13 +7,13 @@ changed, and the review says why."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import sublime
 
 from ...core.actions.proposal import replacement_for
 from ...core.ide_tools.symbols import Lines, Position
-from ..chat.buffers import view_text
+from ..editor import replace_text, view_text
 
 if TYPE_CHECKING:
     from .jobs import ActionJob
@@ -24,24 +24,23 @@ BUFFER_NOTE = "Accept applies this to the tab as one undo step; saving it stays 
 
 
 class ActionProposal:
-    """Stands where a review's companion stands: Accept edits the tab."""
+    """The owner of an action's review (a `ReviewOwner`): Accept edits the tab."""
 
-    running = True
-    review_note = BUFFER_NOTE
+    note = BUFFER_NOTE
 
     def __init__(self, view: sublime.View, expected_change: int, name: str) -> None:
         self.view = view
         self.expected_change = expected_change
         self.name = name
 
-    def has_session(self, session_id: str) -> bool:
+    @property
+    def alive(self) -> bool:
         return self.view.is_valid()
 
-    def notify(self, method: str, params: Any, session_id: str | None = None) -> None:
-        from ...core.companion.ide_messages import DIFF_ACCEPTED
+    def rejected(self) -> None:
+        pass  # the tab stays as it is
 
-        if method != DIFF_ACCEPTED:
-            return
+    def accepted(self, text: str) -> None:
         window = self.view.window()
         if not self.view.is_valid() or self.view.change_count() != self.expected_change:
             message = f"{self.name} changed since the proposal was made; nothing was applied"
@@ -49,7 +48,7 @@ class ActionProposal:
                 window.status_message(f"Qwen Code: {message}")
             log.info("action proposal not applied: %s", message)
             return
-        self.view.run_command("qwen_chat_replace_buffer", {"text": str(getattr(params, "content", ""))})
+        replace_text(self.view, text)
         if window is not None:
             window.status_message(f"Qwen Code: applied to {self.name} (undo reverts it)")
 
@@ -77,7 +76,7 @@ def propose(job: ActionJob, block: str) -> str | None:
     proposed = text[:begin] + replacement_for(selection.text, block) + text[end:]
     owner = ActionProposal(view, view.change_count(), path)
     try:
-        review, replaced = reviews.propose(path, proposed, f"action-{job.window_id}", owner, job.disk_of(path))
+        review, replaced = reviews.propose(path, proposed, owner, job.disk_of(path))
     except UnreadableFile as error:
         return str(error)
     reviews.show(review, replaced)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import sublime
 
+from ..editor import find_open_view, replace_text, view_text
 from ..paths import shown_path
 
 from ...core.actions.proposal import last_code_block, test_cases, test_file_for
@@ -65,7 +66,7 @@ class CasePicker:
 def propose_test_file(job: ActionJob, answer: str) -> str:
     """Open the review of the test file the answer ends with; the outcome."""
     from ...core.companion.diffs import UnreadableFile
-    from ..reviews.views import find_open_view, reviews
+    from ..reviews.views import reviews
 
     block = last_code_block(answer)
     source = job.view.file_name()
@@ -82,33 +83,33 @@ def propose_test_file(job: ActionJob, answer: str) -> str:
         job.say(f"\n\n*Not proposed: {error}*\n")
         return "answered"
     existing = find_open_view(path)
-    before = existing.substr(sublime.Region(0, existing.size())) if existing is not None else disk.text
+    before = view_text(existing) if existing is not None else disk.text
     block = block if block.endswith("\n") else block + "\n"  # a file ends with a newline
     proposed = f"{before.rstrip()}\n\n\n{block}" if before.strip() else block
-    reviews.show(*reviews.propose(path, proposed, f"tests-{job.window_id}", TestFileProposal(job.window, path), disk))
+    reviews.show(*reviews.propose(path, proposed, TestFileProposal(job.window, path), disk))
     return "proposed"
 
 
 class TestFileProposal:
-    """Stands where a review's companion stands: Accept puts the text in the
-    test file's tab, unsaved."""
+    """The owner of a test file's review (a `ReviewOwner`): Accept puts the
+    text in the test file's tab, unsaved."""
 
-    running = True
-    review_note = "Accept opens this in the test file's tab, unsaved: saving it stays your choice."
+    note = "Accept opens this in the test file's tab, unsaved: saving it stays your choice."
 
     def __init__(self, window: sublime.Window, path: str) -> None:
         self.window = window
         self.path = path
 
-    def has_session(self, session_id: str) -> bool:
+    @property
+    def alive(self) -> bool:
         return self.window.is_valid()
 
-    def notify(self, method: str, params: Any, session_id: str | None = None) -> None:
-        from ...core.companion.ide_messages import DIFF_ACCEPTED
+    def rejected(self) -> None:
+        pass  # nothing was opened
 
-        if method != DIFF_ACCEPTED or not self.window.is_valid():
+    def accepted(self, text: str) -> None:
+        if not self.window.is_valid():
             return
-        text = str(getattr(params, "content", ""))
         view = self.window.find_open_file(self.path)
         if view is None:
             if os.path.exists(self.path):
@@ -128,7 +129,7 @@ def _fill_when_loaded(view: sublime.View, text: str) -> None:
     if view.is_loading():
         sublime.set_timeout(lambda: _fill_when_loaded(view, text), LOAD_POLL_MS)
         return
-    view.run_command("qwen_chat_replace_buffer", {"text": text})
+    replace_text(view, text)
     window = view.window()
     if window is not None:
         window.focus_view(view)

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import sublime
 
 from ..log import SETTINGS_FILE
-from .buffers import on_main, view_text, write_view
+from ..editor import fallback_encoding, view_text
+from .buffers import on_main, write_view
 from .chats import chats
 
 if TYPE_CHECKING:
@@ -80,7 +81,6 @@ class AgentFiles:
                    line: int | None, limit: int | None) -> str:
         from ...core.chat.agent_files import read_part
         from ...core.chat.requests import read_errors_for_the_agent, slice_lines
-        from ..reviews.views import fallback_encoding
 
         excluded = await on_main(lambda: _settings()[1].excludes(resolved))
         if excluded:
@@ -101,7 +101,6 @@ class AgentFiles:
         from ...core.chat.agent_files import real as real_path
         from ...core.chat.file_jobs import FileBusy
         from ...core.chat.file_rules import write_needs_consent
-        from ..reviews.views import fallback_encoding
 
         def folders_and_fallback() -> tuple[list[str], str]:
             return (self.window.folders() if self.window.is_valid() else []), fallback_encoding()

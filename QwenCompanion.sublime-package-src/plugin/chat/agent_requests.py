@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from typing import TYPE_CHECKING, Any
 
 import sublime
 
+from ...core.chat.accepted_edits import AcceptedEdits
+from ..editor import fallback_encoding
 from ..paths import path_display
 from .agent_fs import AgentFiles
 from .buffers import on_main, open_paths, open_view
@@ -45,11 +46,8 @@ class EditorRequests:
         self.window = window
         self.window_id = window.id()
         self.pending: PendingPermissions = PendingPermissions()
-        # The user's own text accepted in a review, by tool call: (real path, text).
-        # Only that tool call's write takes it; it goes when the call or the turn ends.
-        self._accepted: dict[str, tuple[str, str]] = {}
-        self._accepted_lock = threading.Lock()
-        self._reviews: dict[str, Review[Any]] = {}  # prompt key -> its open review
+        self.accepted = AcceptedEdits()  # the user's own texts for the agent's writes
+        self._reviews: dict[str, Review] = {}  # prompt key -> its open review
         self._reviewing: set[str] = set()  # prompt keys given a review (chat thread)
         self.files = AgentFiles(window)
 
@@ -86,7 +84,7 @@ class EditorRequests:
 
     async def write_text_file(self, request: WriteTextFileRequest) -> WriteTextFileResponse | None:
         resolved, view = await self._locate(request.path)
-        accepted = self._take_accepted(resolved)
+        accepted = self.accepted.take(resolved)
         content = request.content if accepted is None else accepted
         await self.files.write(request.path, resolved, view, content)
         return None
@@ -97,6 +95,7 @@ class EditorRequests:
         from ...core.chat.permissions import cancelled, prompt_of, render_answer, render_prompt
 
         prompt = prompt_of(self.pending.next_key(), request, path_display(self.window))
+        turn = self.accepted.turn
         chat = chats.get(self.window)
         # After session/cancel nothing more is asked of the user: a late request is answered "cancelled".
         late = chat is not None and chat.chat.turn_cancelled
@@ -110,7 +109,7 @@ class EditorRequests:
             chat.chat.upsert(f"{prompt.key}", render_prompt(prompt))
             chat.chat.streamer.flush()
         chats.tell("permission_requested", prompt.event(self.window_id))
-        sublime.set_timeout(lambda: self._show(prompt, disk))
+        sublime.set_timeout(lambda: self._show(prompt, disk, turn))
         try:
             answer = await future
         finally:
@@ -130,7 +129,6 @@ class EditorRequests:
         None, and the prompt says why (chat thread)."""
         from ...core.chat.agent_files import Refused, confine
         from ...core.companion.diffs import UnreadableFile, read_disk_file
-        from ..reviews.views import fallback_encoding
 
         assert prompt.diff is not None
         path = prompt.diff.path
@@ -154,7 +152,7 @@ class EditorRequests:
         self._reviewing.add(prompt.key)
         return disk
 
-    def _show(self, prompt: PermissionPrompt, disk: DiskFile | None) -> None:
+    def _show(self, prompt: PermissionPrompt, disk: DiskFile | None, turn: int) -> None:
         """Bring the prompt to the user's sight, never to their keys: the chat in
         view with focus left where the user has it, the diff in a review (main thread)."""
         from .views import open_chat
@@ -165,14 +163,14 @@ class EditorRequests:
         open_chat(self.window, chat, focus=False)
         self.window.status_message(f"Qwen Code asks: {prompt.title} (answer it in the chat's transcript)")
         if prompt.diff is not None and disk is not None:
-            self._open_review(prompt, disk)
+            self._open_review(prompt, disk, turn)
 
-    def _open_review(self, prompt: PermissionPrompt, disk: DiskFile) -> None:
+    def _open_review(self, prompt: PermissionPrompt, disk: DiskFile, turn: int) -> None:
         from ..reviews.views import reviews
 
         diff = prompt.diff
         assert diff is not None
-        review, replaced = reviews.propose(diff.path, diff.new_text, prompt.key, ReviewAnswers(self, prompt), disk)
+        review, replaced = reviews.propose(diff.path, diff.new_text, PromptReview(self, prompt, turn), disk)
         self._reviews[prompt.key] = review
         reviews.show(review, replaced)
 
@@ -218,35 +216,21 @@ class EditorRequests:
             chat.chat.send(reason)
         return answered
 
-    def accepted_in_review(self, prompt: PermissionPrompt, text: str) -> None:
+    def accepted_in_review(self, prompt: PermissionPrompt, text: str, turn: int) -> None:
+        """The user accepted `text` in the review of the prompt asked in `turn`;
+        an edited text is what the tool call's write will write (main thread)."""
         from ...core.chat.agent_files import real
         from ...core.chat.permissions import cancelled
+        from ...core.companion.diffs import buffer_text
 
         assert prompt.diff is not None
-        if text != prompt.diff.new_text:
-            with self._accepted_lock:
-                self._accepted[prompt.tool_call_id] = (real(prompt.diff.path), text)
+        if text != buffer_text(prompt.diff.new_text):
+            self.accepted.keep(prompt.tool_call_id, real(prompt.diff.path), text, turn)
         option = prompt.option("allow_once") or prompt.option("allow_always")
         if option is None:
             self.pending.answer(prompt.key, cancelled())
         else:
             self.choose(prompt.key, option.option_id)
-
-    def _take_accepted(self, resolved: str) -> str | None:
-        """The text the user accepted for `resolved` in a tool call still running, once."""
-        with self._accepted_lock:
-            call = next((call for call, (path, _) in self._accepted.items() if path == resolved), None)
-            return self._accepted.pop(call)[1] if call is not None else None
-
-    def tool_call_ended(self, tool_call_id: str) -> None:
-        """A tool call completed or failed: a text accepted for it and never written goes (any thread)."""
-        with self._accepted_lock:
-            self._accepted.pop(tool_call_id, None)
-
-    def turn_ended(self) -> None:
-        """No tool call outlives its turn (any thread)."""
-        with self._accepted_lock:
-            self._accepted.clear()
 
     def cancel_pending(self) -> None:
         """The turn was cancelled or the chat is closing: answer every prompt."""
@@ -262,33 +246,32 @@ class EditorRequests:
         raise RequestError.method_not_found(method)
 
 
-class ReviewAnswers:
-    """Stands where a review's companion stands: the review's Accept and
-    Reject answer the chat's permission prompt instead of the terminal CLI."""
+class PromptReview:
+    """The owner of an edit request's review (a `ReviewOwner`): its Accept and
+    Reject answer the chat's permission prompt."""
 
-    running = True
+    note = None  # the notes about the file on disk say what Accept does
 
-    def __init__(self, requests: EditorRequests, prompt: PermissionPrompt) -> None:
+    def __init__(self, requests: EditorRequests, prompt: PermissionPrompt, turn: int) -> None:
         self._requests = requests
         self._prompt = prompt
+        self._turn = turn
 
-    def has_session(self, session_id: str) -> bool:
+    @property
+    def alive(self) -> bool:
         return self._requests.pending.get(self._prompt.key) is not None
 
-    def notify(self, method: str, params: Any, session_id: str | None = None) -> None:
-        from ...core.companion.ide_messages import DIFF_ACCEPTED
+    def accepted(self, text: str) -> None:
+        self._requests.accepted_in_review(self._prompt, text, self._turn)
 
-        if method == DIFF_ACCEPTED:
-            self._requests.accepted_in_review(self._prompt, str(getattr(params, "content", "")))
-        else:
-            self._requests.reject(self._prompt.key)
+    def rejected(self) -> None:
+        self._requests.reject(self._prompt.key)
 
 
-def _close_review(review: Review[Any]) -> None:
+def _close_review(review: Review) -> None:
     from ..reviews.views import reviews
 
-    if review.is_open:
-        reviews.registry.reject(review)
+    reviews.registry.abandon(review)  # the prompt has its answer
     reviews.dismiss(review.id, "Answered in the chat.", "closed")
 
 

@@ -37,7 +37,7 @@ def work_renderer(window: sublime.Window) -> UpdateRenderer:
         if line.status in ("completed", "failed"):
             requests = requests_of(window)
             if requests is not None:
-                requests.tool_call_ended(line.tool_call_id)
+                requests.accepted.call_ended(line.tool_call_id)
 
     def plan(progress: PlanProgress) -> None:
         sublime.set_timeout(lambda: show_plan(window_id, progress.label()))
@@ -68,7 +68,7 @@ def _turn_ended(event: str, details: dict[str, Any]) -> None:
     window_id = int(details["window"])
     requests = requests_of(window_by_id(window_id))
     if requests is not None:
-        requests.turn_ended()
+        requests.accepted.turn_ended()
     started = _turn_started.pop(window_id, None)
     if started is not None and time.monotonic() - started >= LONG_TURN_SECONDS:
         sublime.set_timeout(lambda: announce_if_unseen(window_id, str(details["stopReason"])))

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import sublime
-import sublime_plugin
+
+from ..editor import replace_text
 
 T = TypeVar("T")
 
@@ -57,22 +58,7 @@ def open_paths(window: sublime.Window) -> list[str]:
     return [name for view in window.views() if (name := view.file_name())] if window.is_valid() else []
 
 
-def view_text(view: sublime.View) -> str:
-    return view.substr(sublime.Region(0, view.size()))
-
-
 def write_view(view: sublime.View, text: str) -> None:
     """Replace the buffer's text as one undo step and save it (main thread)."""
-    view.run_command("qwen_chat_replace_buffer", {"text": text.replace("\r\n", "\n").replace("\r", "\n")})
+    replace_text(view, text.replace("\r\n", "\n").replace("\r", "\n"))
     view.run_command("save")
-
-
-class QwenChatReplaceBufferCommand(sublime_plugin.TextCommand):
-    """The agent's write to an open file: one command, so one undo step."""
-
-    def run(self, edit: sublime.Edit, text: str) -> None:
-        if view_text(self.view) != text:
-            self.view.replace(edit, sublime.Region(0, self.view.size()), text)
-
-    def is_visible(self) -> bool:
-        return False

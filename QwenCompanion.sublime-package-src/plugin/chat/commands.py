@@ -13,9 +13,10 @@ import sublime
 import sublime_plugin
 
 from ..background import in_background, when_done
+from ..editor import view_text
 from ..log import SETTINGS_FILE
 from .chats import WindowChat, chat_imported_or_later, chats, is_chat_view, prestart_enabled
-from .views import VIEW_SETTING, composer_text, open_chat, refresh_status, uptime
+from .views import VIEW_SETTING, open_chat, refresh_status, uptime
 
 if TYPE_CHECKING:
     from acp.schema import SessionInfo
@@ -152,7 +153,7 @@ class QwenChatSendCommand(sublime_plugin.TextCommand):
         chat = chat_for(window)
         if chat is None:
             return
-        body = composer_text(self.view) if text is None else text
+        body = view_text(self.view) if text is None else text
         if not body.strip():
             return
         if text is None:
@@ -371,7 +372,7 @@ class QwenChatAttachFileCommand(sublime_plugin.WindowCommand):
         its own (an image of many MB is not read on the main thread)."""
         from ...core.chat.context import attached_file_block
 
-        text = view.substr(sublime.Region(0, view.size())) if view is not None and view.is_valid() else None
+        text = view_text(view) if view is not None and view.is_valid() else None
         options = context_options()
 
         def make() -> tuple[JsonObject | None, str | None]:

@@ -236,10 +236,6 @@ class QwenChatApplyCommand(sublime_plugin.TextCommand):
             view.show(view.size(), False)
 
 
-def composer_text(view: sublime.View) -> str:
-    return view.substr(sublime.Region(0, view.size()))
-
-
 def uptime(started_at: float) -> str:
     seconds = int(time.time() - started_at) if started_at else 0
     return f"{seconds // 3600}h {seconds // 60 % 60}m {seconds % 60}s"

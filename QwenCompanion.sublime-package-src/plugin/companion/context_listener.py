@@ -21,7 +21,7 @@ import sublime
 import sublime_plugin
 
 from .companions import companions
-from ..reviews.views import DIFF_VIEW
+from ..reviews.marks import DIFF_VIEW
 from ..log import SETTINGS_FILE
 
 if TYPE_CHECKING:

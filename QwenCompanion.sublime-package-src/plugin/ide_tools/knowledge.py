@@ -20,8 +20,7 @@ from ...core.chat.agent_files import Refused, confine, read_text
 from ...core.ide_tools import lsp_results
 from ...core.ide_tools.answers import JsonObject, ToolRefusal
 from ...core.ide_tools.symbols import FlatSymbol, Lines, Position, Range, lsp_kind, symbol_tree, word_at
-from ..chat.buffers import view_text
-from ..reviews.views import find_open_view
+from ..editor import find_open_view, view_text
 from . import language_servers
 from .language_servers import LspAnswer
 

@@ -1,54 +1,39 @@
-"""Review views: the Sublime side of `openDiff` / `closeDiff` (spec section 5).
+"""Review tabs: the Sublime side of `openDiff` / `closeDiff` (spec section 5)
+and of every other edit a feature proposes.
 
-A review is a pair of scratch tabs side by side in the code's place (the
-file's group split in two; other groups, the chat's column, untouched): the
-file's current text on the left (read-only) and the proposal on the right (editable, with the
-current text as its reference document, so Sublime's gutter and inline diff
-show every change). Accept / Reject links sit in an annotation beside the first line.
-
-The backend's coroutines run on the server thread: they update the registry
-and answer at once; everything that touches views runs on the main thread.
-Nothing here writes the file (the CLI does) or touches the user's own buffers.
+A review is a pair of scratch tabs side by side in the code's place (see
+`layout`): the file's current text on the left (read-only) and the proposal
+on the right (editable, with the current text as its reference document, so
+Sublime's gutter and inline diff show every change). Accept / Reject links sit
+in a banner beside the first line. The user's decision goes to the review's
+owner (`ReviewOwner`); nothing here writes the file or touches the user's own
+buffers. The view methods run on the main thread.
 """
 
 from __future__ import annotations
 
-import html
 import logging
 import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import sublime
 
-from ...core.encodings import DEFAULT_FALLBACK
 from ...core.memory import LARGE_TEXT, release_freed_memory
-from ...core.paths import deepest_root, path_identity, path_style
-from ..companion.companions import companions
-from ..placement import code_group, open_beside
+from ..editor import find_open_view, read_off_main, view_text, window_for
+from .banner import BANNER_KEY, add_note, show_review_banner
+from .layout import ReviewLayouts
+from .marks import DIFF_VIEW, REVIEW_ID, SIDE
 
-# The core needs pydantic, which may be missing: it is imported when a
-# companion starts (worker thread), never when Sublime loads this module.
+# The core needs pydantic, which may be missing: it is imported when a review
+# opens, never when Sublime loads this module.
 if TYPE_CHECKING:
-    import asyncio
-
-    from sublime_types import WindowLayout
-
-    from ...core.companion.diffs import DiffRegistry, DiskFile, Notice, Review, UnreadableFile
-    from ...core.companion.runtime import Companion
-
-    DiffReview = Review[Companion]
+    from ...core.companion.diffs import DiffRegistry, DiskFile, Review, UnreadableFile
+    from ...core.review_owner import ReviewOwner
 
 log = logging.getLogger(__name__)
 
-DIFF_VIEW = "qwen_companion.diff_view"
-"""True on every review view: the editor context leaves these out."""
-REVIEW_ID = "qwen_companion.review_id"
-SIDE = "qwen_companion.diff_side"  # "original" or "proposed"
-BANNER_KEY = "qwen_companion.review"
-NOTE_KEY = "qwen_companion.review_note"  # on a proposal left open after its review ended
 FILL_COMMAND = "qwen_review_fill"
 
 TERMINAL_SETTING = "terminus_view"  # Terminus marks its terminal views (tabs and panels) with it
@@ -59,20 +44,12 @@ ORIGINAL_CLOSED_NOTE = "You closed the file's side of this review, which rejecte
 CLOSED_NOTE = "Qwen Code closed this review (it was answered in the terminal), so your edits here were not applied."
 RELOADED_NOTE = "Qwen Companion was reloaded, so this review ended without an answer. Nothing was applied."
 
-_STYLE = """
-<style>
-    .qwen-review { padding: 0.4rem 0.6rem; border-radius: 0.3rem; background-color: color(var(--background) blend(var(--bluish) 85%)); }
-    .qwen-review .note { margin-top: 0.3rem; color: var(--yellowish); }
-    .qwen-review a { font-weight: bold; text-decoration: none; }
-</style>
-"""
-
 
 @dataclass
 class OpenReview:
     """A review that has its two tabs."""
 
-    review: DiffReview
+    review: Review
     window: sublime.Window
     original: sublime.View
     proposed: sublime.View
@@ -89,28 +66,17 @@ class OpenReview:
         """The proposal tab's text (any thread); not copied out of the view while unedited."""
         if not self.proposed.is_valid() or self.proposed.change_count() == self.filled_at:
             return self.review.proposed
-        return whole_text(self.proposed)
-
-
-@dataclass
-class SavedLayout:
-    """A window's arrangement before its first review, restored after its last."""
-
-    layout: WindowLayout
-    active_view: sublime.View | None
-    active_group: int
-    positions: list[tuple[sublime.View, int, int]]  # (view, group, index)
-    sides: tuple[int, int]  # the groups of the reviews' original and proposal tabs
+        return view_text(self.proposed)
 
 
 class DiffReviews:
     """Every review of every window; the view methods run on the main thread."""
 
     def __init__(self) -> None:
-        self._registry: DiffRegistry[Companion] | None = None
+        self._registry: DiffRegistry | None = None
         self._by_id: dict[int, OpenReview] = {}
         self._by_view: dict[int, OpenReview] = {}
-        self._layouts: dict[int, SavedLayout] = {}
+        self._layouts = ReviewLayouts()
         self._focused: dict[int, sublime.View] = {}  # window id -> the view (tab or panel) last given focus
         # (event, details) for tools that watch reviews come and go (the headless driver).
         self.observers: list[Callable[[str, dict[str, object]], None]] = []
@@ -120,7 +86,7 @@ class DiffReviews:
             observer(event, details)
 
     @property
-    def registry(self) -> DiffRegistry[Companion]:
+    def registry(self) -> DiffRegistry:
         if self._registry is None:
             from ...core.companion.diffs import DiffRegistry
 
@@ -150,23 +116,13 @@ class DiffReviews:
 
     # --- opening (main thread) ------------------------------------------
 
-    def propose(
-        self, path: str, text: str, key: str, owner: object, disk: DiskFile | None = None
-    ) -> tuple[DiffReview, DiffReview | None]:
-        """Register the review of an edit the editor's own features propose (a
-        chat permission, a quick action) rather than the CLI's openDiff:
-        `owner` stands where a companion stands; `disk`, the file as already
-        read. Then `show` it with the review it replaced. Raises `UnreadableFile`."""
-        from ...core.companion.diffs import read_disk_file
+    def propose(self, path: str, text: str, owner: ReviewOwner, disk: DiskFile) -> tuple[Review, Review | None]:
+        """Register the review of `text` proposed for `path`, whose decision goes
+        to `owner`; `disk`, the file as read off the main thread (any thread).
+        Then `show` it (main thread) with the review it replaced."""
+        return self.registry.open(path, text, owner, disk)
 
-        if disk is None:
-            disk = read_disk_file(path, fallback_encoding())
-        review, replaced, notice = self.registry.open(path, text, key, cast("Companion", owner), disk)
-        if notice is not None:
-            deliver(notice)
-        return review, replaced
-
-    def show(self, review: DiffReview, replaced: DiffReview | None) -> None:
+    def show(self, review: Review, replaced: Review | None) -> None:
         if replaced is not None:
             self.dismiss(replaced.id, REPLACED_NOTE, "replaced")
         if not review.is_open:
@@ -180,7 +136,7 @@ class DiffReviews:
         buffer = find_open_view(review.file_path)
         notes = []
         if buffer is not None:
-            original = buffer.substr(sublime.Region(0, buffer.size()))
+            original = view_text(buffer)
             syntax = buffer.syntax()
             if buffer.is_dirty():
                 notes.append(
@@ -193,12 +149,11 @@ class DiffReviews:
             syntax = sublime.find_syntax_for_file(review.file_path, original.split("\n", 1)[0])
         if not review.disk.exists and buffer is None:
             notes.append(f"{name} does not exist yet: accepting lets Qwen Code create it.")
-        own_note = getattr(review.owner, "review_note", None)  # a quick action's proposal: the tab, not the disk
-        if isinstance(own_note, str):
-            notes = [own_note]
+        if review.owner.note is not None:  # a quick action's proposal: the tab, not the disk
+            notes = [review.owner.note]
 
         terminal = self._terminal_with_focus(window)
-        left_group, right_group = self._enter_layout(window, buffer)
+        left_group, right_group = self._layouts.enter(window, buffer)
         left_name = f"{name} (original)" if review.disk.exists or buffer is not None else f"{name} (new file)"
         left = self._new_view(window, left_group, left_name, original, syntax, review, "original")
         left.set_read_only(True)
@@ -223,7 +178,7 @@ class DiffReviews:
         name: str,
         text: str,
         syntax: sublime.Syntax | None,
-        review: DiffReview,
+        review: Review,
         side: str,
     ) -> sublime.View:
         view = window.new_file()
@@ -252,27 +207,11 @@ class DiffReviews:
         right.show(point)
         left.show(left.text_point(proposed.count("\n", 0, point), 0))
 
-    def _enter_layout(self, window: sublime.Window, buffer: sublime.View | None) -> tuple[int, int]:
-        """The groups of a review's two tabs: the code's group split in two
-        (the file's group when it is open in this window), saved to restore."""
-        saved = self._layouts.get(window.id())
-        if saved is not None:
-            return saved.sides
-        positions = []
-        for group in range(window.num_groups()):
-            for index, view in enumerate(window.views_in_group(group)):
-                positions.append((view, group, index))
-        code = code_group(window, buffer if buffer is not None and buffer.window() == window else None)
-        sides = (code, window.num_groups())
-        self._layouts[window.id()] = SavedLayout(window.layout(), window.active_view(), window.active_group(), positions, sides)
-        open_beside(window, code)
-        return sides
-
     # --- decisions (main thread) ------------------------------------------
 
     def accept(self, item: OpenReview, disk_checked: bool = False) -> None:
         review = item.review
-        text = whole_text(item.proposed)
+        text = view_text(item.proposed)
         refusal = review.refusal(text)
         if refusal is not None:
             if refusal not in item.notes:
@@ -291,16 +230,14 @@ class DiffReviews:
                 self._warn_disk_changed(item)
                 return
         if not self._orphan_check(item):
-            notice = self.registry.accept(review, text)
-            if notice is None:  # closeDiff took it meanwhile (answered off the main thread)
+            if not self.registry.accept(review, text):  # closeDiff took it meanwhile (answered off the main thread)
                 self.dismiss(review.id, CLOSED_NOTE, "closed")
                 return
-            deliver(notice)
             item.window.status_message(f"Qwen Code: accepted the change to {item.name}")
             self._close(item, "accepted")
             return
         # Nobody is waiting for this answer: write nothing, keep the text to copy.
-        self.registry.reject(review)
+        self.registry.abandon(review)
         self._close(
             item,
             "orphaned",
@@ -327,10 +264,8 @@ class DiffReviews:
         self._render(item)
         item.window.status_message(f"Qwen Code: {item.name} changed on disk since this was proposed; not accepted")
 
-    def reject(self, review: DiffReview, *, later: bool = False, keep: str | None = None) -> None:
-        notice = self.registry.reject(review)
-        if notice is not None:
-            deliver(notice)
+    def reject(self, review: Review, *, later: bool = False, keep: str | None = None) -> None:
+        self.registry.reject(review)
         item = self._by_id.get(review.id)
         if item is not None:
             item.window.status_message(f"Qwen Code: rejected the change to {item.name}")
@@ -350,16 +285,12 @@ class DiffReviews:
         # Sublime may be closing the other tab itself (a whole window): close it afterwards.
         self.reject(item.review, later=True, keep=keep)
 
-    def close_from_cli(self, review: DiffReview, suppress: bool) -> str | None:
-        """closeDiff (any thread): the proposed side's current text as the CLI gets it, or None."""
+    def proposal_text(self, review: Review) -> str:
+        """The proposal's current text, the user's edits included (any thread)."""
         item = self._by_id.get(review.id)
-        text = item.proposal_text() if item is not None else review.proposed
-        was_open, notice = self.registry.close(review, suppress=suppress)
-        if notice is not None:
-            deliver(notice)
-        return review.text_for_cli(text) if was_open else None
+        return item.proposal_text() if item is not None else review.proposed
 
-    # --- the CLI's sessions -----------------------------------------------
+    # --- owners that went away --------------------------------------------
 
     def check_orphans(self) -> None:
         for item in list(self._by_id.values()):
@@ -367,8 +298,7 @@ class DiffReviews:
                 self._render(item)
 
     def _orphan_check(self, item: OpenReview) -> bool:
-        companion = item.review.owner
-        item.orphaned = item.orphaned or not (companion.running and companion.has_session(item.review.session_id))
+        item.orphaned = item.orphaned or not item.review.owner.alive
         return item.orphaned
 
     # --- closing ----------------------------------------------------------
@@ -398,7 +328,7 @@ class DiffReviews:
             elif item.proposed.is_valid():
                 item.proposed.close()
             if not any(other.window.id() == item.window.id() for other in self._by_id.values()):
-                self._restore_layout(item.window)
+                self._layouts.restore(item.window)
             if terminal is not None and terminal.is_valid():
                 item.window.focus_view(terminal)  # the user answered in the terminal: they type on there
             if len(item.review.proposed) >= LARGE_TEXT:
@@ -420,49 +350,11 @@ class DiffReviews:
         add_note(view, reason)
         item.window.status_message(f"Qwen Code: {reason}")
 
-    def _restore_layout(self, window: sublime.Window) -> None:
-        saved = self._layouts.pop(window.id(), None)
-        if saved is None or not window.is_valid():
-            return
-        groups = len(saved.layout["cells"])
-        target = min(saved.active_group, groups - 1)
-        # Views in columns that are about to go (a kept proposal) join the group that had focus.
-        for group in range(groups, window.num_groups()):
-            for view in window.views_in_group(group):
-                window.set_view_index(view, target, window.num_views_in_group(target))
-        window.set_layout(saved.layout)
-        # Only views out of place move, and where the views are is read a group
-        # at a time: a call per view made closing a review in a window of a
-        # thousand tabs cost the main thread a thousand API calls.
-        current = view_positions(window)
-        for view, group, index in saved.positions:
-            where = current.get(view.id())  # None: closed or in another window
-            if where is not None and where != (group, index) and group < len(saved.layout["cells"]):
-                window.set_view_index(view, group, min(index, window.num_views_in_group(group)))
-                current = view_positions(window)
-        if saved.active_view is not None and saved.active_view.is_valid():
-            window.focus_view(saved.active_view)
-        else:
-            window.focus_group(target)
-
     # --- drawing ----------------------------------------------------------
 
     def _render(self, item: OpenReview) -> None:
         if item.proposed.settings().get(REVIEW_ID) != item.review.id:
             return  # a newer load of the package took the tab over (see adopt_stale)
-        name = html.escape(item.name)
-        notes = list(item.notes)
-        if item.orphaned:
-            notes.insert(
-                0,
-                "Orphaned: the Qwen Code session that proposed this change has ended. Accepting now "
-                "sends nothing and changes no file.",
-            )
-        body = (
-            f"Qwen Code proposes this change to <b>{name}</b>. Edit it here if you like, then "
-            f'<a href="accept">Accept</a> &nbsp; <a href="reject">Reject</a>'
-        )
-        body += "".join(f'<div class="note">{html.escape(note)}</div>' for note in notes)
         review = item.review
 
         def on_navigate(href: str) -> None:
@@ -474,7 +366,7 @@ class DiffReviews:
             elif href == "reject":
                 self.reject(current.review)
 
-        show_banner(item.proposed, BANNER_KEY, body, on_navigate)
+        show_review_banner(item.proposed, item.name, item.notes, item.orphaned, on_navigate)
 
     # --- package reloads --------------------------------------------------
 
@@ -495,126 +387,5 @@ class DiffReviews:
                 add_note(view, RELOADED_NOTE)
 
 
-# Drawn, not part of the text: no fill, no outline, no undo step.
-_BANNER_FLAGS = sublime.RegionFlags.DRAW_NO_FILL | sublime.RegionFlags.DRAW_NO_OUTLINE | sublime.RegionFlags.NO_UNDO
-
-
-def show_banner(view: sublime.View, key: str, body: str, on_navigate: Callable[[str], None] | None = None) -> None:
-    """The banner as an annotation beside the first line, the top of the tab.
-    Sublime draws a block phantom below the line of its region, so a phantom
-    at 0 would sit between the first line and the rest of the proposal."""
-    content = f'<body id="qwen-review">{_STYLE}<div class="qwen-review">{body}</div></body>'
-    view.add_regions(key, [sublime.Region(0, 0)], annotations=[content], flags=_BANNER_FLAGS, on_navigate=on_navigate)
-
-
-def add_note(view: sublime.View, text: str) -> None:
-    """A banner on a proposal left open after its review ended."""
-    show_banner(view, NOTE_KEY, html.escape(text))
-
-
-def view_positions(window: sublime.Window) -> dict[int, tuple[int, int]]:
-    """Each view's (group, index) in `window`, read a group at a time."""
-    return {
-        view.id(): (group, index)
-        for group in range(window.num_groups())
-        for index, view in enumerate(window.views_in_group(group))
-    }
-
-
-def whole_text(view: sublime.View) -> str:
-    return view.substr(sublime.Region(0, view.size()))
-
-
-def deliver(notice: Notice[Companion]) -> None:
-    notice.owner.notify(notice.method, notice.params, session_id=notice.session_id)
-
-
-def window_for(path: str) -> sublime.Window:
-    """The window with the deepest folder holding `path`, else the active one.
-    Compared by identity: the CLI sends physical paths, Sublime keeps spellings."""
-    style = path_style(sublime.platform())
-    candidates = [(window, folder) for window in sublime.windows() for folder in window.folders()]
-    best = deepest_root(path, [folder for _, folder in candidates], style)
-    return candidates[best][0] if best is not None else sublime.active_window()
-
-
-class FallbackEncoding:
-    """Sublime's `fallback_encoding` setting (how it opens a file that is not
-    UTF-8), read once and again only when it changes: every openDiff needs it,
-    and reading a setting off the main thread is a call into Sublime."""
-
-    TAG = "qwen_companion.fallback_encoding"
-
-    def __init__(self) -> None:
-        self._value: str | None = None
-
-    def __call__(self) -> str:
-        value = self._value
-        if value is None:
-            settings = sublime.load_settings("Preferences.sublime-settings")
-            settings.clear_on_change(self.TAG)  # a reloaded module's old callback
-            settings.add_on_change(self.TAG, self.forget)
-            setting = settings.get("fallback_encoding")
-            value = self._value = setting if isinstance(setting, str) and setting else DEFAULT_FALLBACK
-        return value
-
-    def forget(self) -> None:
-        self._value = None
-
-    def stop_watching(self) -> None:
-        sublime.load_settings("Preferences.sublime-settings").clear_on_change(self.TAG)
-        self._value = None
-
-
-fallback_encoding = FallbackEncoding()
-
-
-def find_open_view(path: str) -> sublime.View | None:
-    """The view of `path`, however either is spelled (a symlinked folder,
-    `/var` for `/private/var`, another case where the file system ignores it)."""
-    for window in sublime.windows():
-        view = window.find_open_file(path)
-        if view is not None:
-            return view
-    style = path_style(sublime.platform())
-    target = path_identity(path, style)
-    # Resolving touches the disk: only views whose name could be the file's.
-    names = {path_identity(os.path.basename(path), style, str), path_identity(os.path.basename(target), style, str)}
-    for window in sublime.windows():
-        for view in window.views():
-            name = view.file_name()
-            if name and path_identity(os.path.basename(name), style, str) in names and path_identity(name, style) == target:
-                return view
-    return None
-
-
-def read_off_main(path: str, done: Callable[[DiskFile | UnreadableFile], None]) -> None:
-    """Read `path` as a review shows it on a thread of its own (never the main
-    thread nor Sublime's shared worker: a file of many MB would freeze the
-    editor), then hand `done` the file or why it cannot be read, on the main thread."""
-    from ...core.companion.diffs import UnreadableFile, read_disk_file
-
-    encoding = fallback_encoding()
-
-    def read() -> None:
-        try:
-            result: DiskFile | UnreadableFile = read_disk_file(path, encoding)
-        except UnreadableFile as error:
-            result = error
-        sublime.set_timeout(lambda: done(result))
-
-    threading.Thread(target=read, name="QwenCompanion file read", daemon=True).start()
-
-
 reviews = DiffReviews()
 
-
-def install_backend(window: sublime.Window, companion: Companion) -> None:
-    from .backend import SublimeDiffBackend
-
-    companion.diff_backend = SublimeDiffBackend(companion)
-
-
-companions.started_listeners.append(install_backend)
-# A session that ends (expired, deleted, server stopped) may orphan a review.
-companions.sessions_listeners.append(lambda window_id, connected: sublime.set_timeout(reviews.check_orphans))

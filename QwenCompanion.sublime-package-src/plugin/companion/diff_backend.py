@@ -1,5 +1,6 @@
 """The `DiffBackend` of a window's companion: `openDiff` and `closeDiff`
-answered on the server thread, from the review registry.
+answered on the server thread, with the shared review tabs; the CLI hears
+the user's decision through a `CliReviewOwner`.
 
 Imported when a companion starts (the core and pydantic are loaded by then),
 so a call pays for no import.
@@ -11,12 +12,13 @@ import functools
 
 import sublime
 
-from ...core.companion.diffs import UnreadableFile, close_answer, read_disk_file
+from ...core.companion.diffs import CliReviewOwner, UnreadableFile, close_answer, read_disk_file, text_for_cli
 from ...core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
 from ...core.companion.protocol import ToolAnswer, text_result
 from ...core.companion.runtime import Companion
 from ...core.companion.server import after_response
-from .views import CLOSED_NOTE, deliver, fallback_encoding, reviews
+from ..editor import fallback_encoding
+from ..reviews.views import CLOSED_NOTE, reviews
 
 
 class SublimeDiffBackend:
@@ -28,11 +30,8 @@ class SublimeDiffBackend:
             disk = read_disk_file(arguments.filePath, fallback_encoding())
         except UnreadableFile as error:
             return text_result(str(error), is_error=True)
-        review, replaced, notice = reviews.registry.open(
-            arguments.filePath, arguments.newContent, session_id, self._companion, disk
-        )
-        if notice is not None:
-            deliver(notice)
+        owner = CliReviewOwner(self._companion, session_id, arguments.filePath, arguments.newContent)
+        review, replaced = reviews.propose(arguments.filePath, arguments.newContent, owner, disk)
         # The tabs open once this answer is written: the main thread's work
         # would otherwise take the GIL from this thread and hold the answer back.
         after_response(functools.partial(sublime.set_timeout, functools.partial(reviews.show, review, replaced)))
@@ -46,7 +45,8 @@ class SublimeDiffBackend:
         # thread-safe, so the proposal's text (the user's edits included) is
         # read from this thread. The tabs close once the answer is written, so
         # closing them (the main thread's work) does not hold the answer back.
-        content = reviews.close_from_cli(review, arguments.suppressNotification)
+        text = reviews.proposal_text(review)
+        was_open = reviews.registry.close(review, suppress=arguments.suppressNotification)
         dismiss = functools.partial(reviews.dismiss, review.id, CLOSED_NOTE, "closed")
         after_response(functools.partial(sublime.set_timeout, dismiss))
-        return text_result(close_answer(content))
+        return text_result(close_answer(text_for_cli(review.new_content, text) if was_open else None))
