@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
-from ..log import SETTINGS_FILE
+from ..settings import fallback_encoding, userprefs
 from .buffers import on_main, view_text, write_view
 from .chats import chats
 
@@ -80,7 +80,6 @@ class AgentFiles:
                    line: int | None, limit: int | None) -> str:
         from ...core.chat.agent_files import read_part
         from ...core.chat.requests import read_errors_for_the_agent, slice_lines
-        from ..reviews.views import fallback_encoding
 
         excluded = await on_main(lambda: _settings()[1].excludes(resolved))
         if excluded:
@@ -101,7 +100,6 @@ class AgentFiles:
         from ...core.chat.agent_files import real as real_path
         from ...core.chat.file_jobs import FileBusy
         from ...core.chat.file_rules import write_needs_consent
-        from ..reviews.views import fallback_encoding
 
         def folders_and_fallback() -> tuple[list[str], str]:
             return (self.window.folders() if self.window.is_valid() else []), fallback_encoding()
@@ -200,5 +198,4 @@ def _settings() -> tuple[str, Any]:
     """(`chat_guarded_files`, the context options holding excluded_file_patterns) — main thread."""
     from .commands import context_options
 
-    mode = sublime.load_settings(SETTINGS_FILE).get(GUARD_SETTING, "ask")
-    return ("refuse" if mode == "refuse" else "ask"), context_options()
+    return userprefs().chat_guarded_files, context_options()

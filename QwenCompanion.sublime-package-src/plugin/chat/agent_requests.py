@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import sublime
 
 from ..paths import path_display
+from ..settings import fallback_encoding
 from .agent_fs import AgentFiles
 from .buffers import on_main, open_paths, open_view
 from .chats import chats
@@ -130,7 +131,6 @@ class EditorRequests:
         None, and the prompt says why (chat thread)."""
         from ...core.chat.agent_files import Refused, confine
         from ...core.companion.diffs import UnreadableFile, read_disk_file
-        from ..reviews.views import fallback_encoding
 
         assert prompt.diff is not None
         path = prompt.diff.path

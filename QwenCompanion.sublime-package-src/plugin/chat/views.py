@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import sublime
 import sublime_plugin
 
-from ..log import SETTINGS_FILE
+from ..settings import userprefs
 from .chats import WindowChat, chats, window_by_id
 
 if TYPE_CHECKING:
@@ -187,7 +187,7 @@ def refresh_status(window_id: int) -> None:
     chat = chats.get(window)
     if window is None or chat is None:
         return
-    text = status_text(chat) if sublime.load_settings(SETTINGS_FILE).get("status_bar", True) else ""
+    text = status_text(chat) if userprefs().status_bar else ""
     for view in window.views():
         if text:
             view.set_status(STATUS_KEY, text)

@@ -16,7 +16,8 @@ from ...core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
 from ...core.companion.protocol import ToolAnswer, text_result
 from ...core.companion.runtime import Companion
 from ...core.companion.server import after_response
-from .views import CLOSED_NOTE, deliver, fallback_encoding, reviews
+from ..settings import fallback_encoding
+from .views import CLOSED_NOTE, deliver, reviews
 
 
 class SublimeDiffBackend:

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, cast
 
 import sublime
 
-from ...core.encodings import DEFAULT_FALLBACK
 from ...core.memory import LARGE_TEXT, release_freed_memory
 from ...core.paths import deepest_root, path_identity, path_style
 from ..companion.companions import companions
 from ..placement import code_group, open_beside
+from ..settings import fallback_encoding
 
 # The core needs pydantic, which may be missing: it is imported when a
 # companion starts (worker thread), never when Sublime loads this module.
@@ -536,37 +536,6 @@ def window_for(path: str) -> sublime.Window:
     candidates = [(window, folder) for window in sublime.windows() for folder in window.folders()]
     best = deepest_root(path, [folder for _, folder in candidates], style)
     return candidates[best][0] if best is not None else sublime.active_window()
-
-
-class FallbackEncoding:
-    """Sublime's `fallback_encoding` setting (how it opens a file that is not
-    UTF-8), read once and again only when it changes: every openDiff needs it,
-    and reading a setting off the main thread is a call into Sublime."""
-
-    TAG = "qwen_companion.fallback_encoding"
-
-    def __init__(self) -> None:
-        self._value: str | None = None
-
-    def __call__(self) -> str:
-        value = self._value
-        if value is None:
-            settings = sublime.load_settings("Preferences.sublime-settings")
-            settings.clear_on_change(self.TAG)  # a reloaded module's old callback
-            settings.add_on_change(self.TAG, self.forget)
-            setting = settings.get("fallback_encoding")
-            value = self._value = setting if isinstance(setting, str) and setting else DEFAULT_FALLBACK
-        return value
-
-    def forget(self) -> None:
-        self._value = None
-
-    def stop_watching(self) -> None:
-        sublime.load_settings("Preferences.sublime-settings").clear_on_change(self.TAG)
-        self._value = None
-
-
-fallback_encoding = FallbackEncoding()
 
 
 def find_open_view(path: str) -> sublime.View | None:
