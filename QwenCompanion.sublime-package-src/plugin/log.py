@@ -12,7 +12,7 @@ from collections import deque
 
 import sublime
 
-from .settings import change_listeners, userprefs
+from .settings import userprefs
 
 ROOT_LOGGER = __name__.split(".", 1)[0]
 PANEL_NAME = "Qwen Companion Log"
@@ -107,6 +107,3 @@ def uninstall(handler: logging.Handler) -> None:
 
 def show_panel(window: sublime.Window) -> None:
     (_panel_handler or PanelHandler()).show(window)
-
-
-change_listeners.append(apply_level)

@@ -1,7 +1,7 @@
 """The chat of every window: its core `Chat`, its views, and the hooks other
 features plug into.
 
-Hooks (replace or extend them at import time; each is called per window):
+Hooks (`plugin/wiring.py` sets and extends them; each is called per window):
 
 - `chats.requests(window) -> AgentRequests`: answers the agent's
   `fs/read_text_file`, `fs/write_text_file`, `session/request_permission`

@@ -195,9 +195,6 @@ def refresh_status(window_id: int) -> None:
             view.erase_status(STATUS_KEY)
 
 
-chats.status_listeners.append(refresh_status)
-
-
 def end_visible(view: sublime.View) -> bool:
     """The transcript's last line is on screen. Scrolling with the wheel moves the
     viewport, never the caret, so only the viewport tells whether the user reads

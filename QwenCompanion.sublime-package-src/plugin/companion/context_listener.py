@@ -22,7 +22,7 @@ import sublime_plugin
 
 from .companions import companions
 from ..reviews.views import DIFF_VIEW
-from ..settings import change_listeners, userprefs
+from ..settings import userprefs
 
 if TYPE_CHECKING:
     from ...core.companion.context import ActiveDetails, ContextOptions, ViewInfo, WindowFiles
@@ -226,8 +226,6 @@ def _read_active(view_id: int, with_text: bool) -> ActiveDetails | None:
 
 
 tracker = ContextTracker()
-companions.started_listeners.append(tracker.companion_started)
-change_listeners.append(tracker.settings_changed)
 
 
 class ContextListener(sublime_plugin.EventListener):

@@ -13,7 +13,7 @@ import sublime_plugin
 
 from ...core.companion.status import STATUS_KEY, status_text
 from .companions import companions
-from ..settings import change_listeners, userprefs
+from ..settings import userprefs
 
 if TYPE_CHECKING:
     from ...core.companion.runtime import Companion
@@ -57,12 +57,12 @@ def _refresh_window_id(window_id: int) -> None:
             refresh(window)
 
 
-def _sessions_changed(window_id: int, connected: int) -> None:
+def sessions_changed(window_id: int, connected: int) -> None:
     _connected[window_id] = connected
     sublime.set_timeout(lambda: _refresh_window_id(window_id))
 
 
-def _server_started(window: sublime.Window, companion: Companion) -> None:
+def server_started(window: sublime.Window, companion: Companion) -> None:
     _connected[window.id()] = 0  # a restarted server starts with nobody
     sublime.set_timeout(lambda: refresh(window))
 
@@ -72,11 +72,6 @@ def remove_all() -> None:
     for window in sublime.windows():
         for view in window.views():
             view.erase_status(STATUS_KEY)
-
-
-companions.sessions_listeners.append(_sessions_changed)
-companions.started_listeners.append(_server_started)
-change_listeners.append(refresh_all)
 
 
 class QwenStatusListener(sublime_plugin.EventListener):

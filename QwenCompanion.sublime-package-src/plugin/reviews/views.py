@@ -25,7 +25,6 @@ import sublime
 
 from ...core.memory import LARGE_TEXT, release_freed_memory
 from ...core.paths import deepest_root, path_identity, path_style
-from ..companion.companions import companions
 from ..placement import code_group, open_beside
 from ..settings import fallback_encoding
 
@@ -584,6 +583,6 @@ def install_backend(window: sublime.Window, companion: Companion) -> None:
     companion.diff_backend = SublimeDiffBackend(companion)
 
 
-companions.started_listeners.append(install_backend)
-# A session that ends (expired, deleted, server stopped) may orphan a review.
-companions.sessions_listeners.append(lambda window_id, connected: sublime.set_timeout(reviews.check_orphans))
+def check_orphans_soon(window_id: int, connected: int) -> None:
+    """A session that ends (expired, deleted, server stopped) may orphan a review."""
+    sublime.set_timeout(reviews.check_orphans)
