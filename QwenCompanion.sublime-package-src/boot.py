@@ -15,7 +15,7 @@ import sublime
 for _cached in [name for name in sys.modules if name.startswith(f"{__package__}.") and name != __name__]:
     del sys.modules[_cached]
 
-from .plugin import log
+from .plugin import log, wiring
 from .plugin.actions.commands import QwenActionCommand, QwenAnswerHistoryCommand, QwenCancelActionCommand, preload_actions
 from .plugin.actions.jobs import actions
 from .plugin.actions.listeners import ActionsListener
@@ -44,11 +44,8 @@ from .plugin.companion import status
 from .plugin.companion.commands import QwenRestartServerCommand, QwenShowLogCommand
 from .plugin.companion.companions import companions
 from .plugin.companion.context_listener import ContextListener
-from .plugin.companion.context_listener import tracker as context_tracker
-from .plugin.companion import review_wiring as _review_wiring  # noqa: F401 (the CLI's diffs open review tabs)
-from .plugin.ide_tools import wiring as _ide_tools  # noqa: F401 (hooks the tools into servers and chats)
 from .plugin.placement import PlacementListener
-from .plugin.editor import QwenChatReplaceBufferCommand, fallback_encoding
+from .plugin.editor import QwenChatReplaceBufferCommand
 from .plugin.diagnose_command import QwenDiagnoseConnectionCommand, QwenReplaceReportCommand
 from .plugin.reviews.commands import (
     QwenAcceptDiffCommand,
@@ -116,6 +113,7 @@ class QwenReviewListener(ReviewListener):
 def plugin_loaded() -> None:
     global _log_handler
     _log_handler = log.install()
+    wiring.register_all()
     # Imports and socket set-up happen on a thread of ours, not here.
     # Prestarted agents come after the servers: they get their port.
     companions.start_soon(preload=preload_libraries, then=after_start)
@@ -144,7 +142,6 @@ def plugin_unloaded() -> None:
     actions.stop_all()
     companions.stop_soon()
     status.remove_all()
-    context_tracker.stop_watching_settings()
-    fallback_encoding.stop_watching()
+    wiring.unregister_all()
     if _log_handler is not None:
         log.uninstall(_log_handler)

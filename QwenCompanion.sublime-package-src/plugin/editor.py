@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 import sublime
 import sublime_plugin
 
-from ..core.encodings import DEFAULT_FALLBACK
 from ..core.paths import deepest_root, path_identity, path_style
+from .settings import fallback_encoding
 
 # The core's reader needs pydantic, which may be missing: it is imported when
 # a file is read, never when Sublime loads this module.
@@ -79,37 +79,6 @@ def find_open_view(path: str) -> sublime.View | None:
             if name and path_identity(os.path.basename(name), style, str) in names and path_identity(name, style) == target:
                 return view
     return None
-
-
-class FallbackEncoding:
-    """Sublime's `fallback_encoding` setting (how it opens a file that is not
-    UTF-8), read once and again only when it changes: every openDiff needs it,
-    and reading a setting off the main thread is a call into Sublime."""
-
-    TAG = "qwen_companion.fallback_encoding"
-
-    def __init__(self) -> None:
-        self._value: str | None = None
-
-    def __call__(self) -> str:
-        value = self._value
-        if value is None:
-            settings = sublime.load_settings("Preferences.sublime-settings")
-            settings.clear_on_change(self.TAG)  # a reloaded module's old callback
-            settings.add_on_change(self.TAG, self.forget)
-            setting = settings.get("fallback_encoding")
-            value = self._value = setting if isinstance(setting, str) and setting else DEFAULT_FALLBACK
-        return value
-
-    def forget(self) -> None:
-        self._value = None
-
-    def stop_watching(self) -> None:
-        sublime.load_settings("Preferences.sublime-settings").clear_on_change(self.TAG)
-        self._value = None
-
-
-fallback_encoding = FallbackEncoding()
 
 
 def read_off_main(path: str, done: Callable[[DiskFile | UnreadableFile], None]) -> None:

@@ -12,14 +12,12 @@ from collections import deque
 
 import sublime
 
+from .settings import userprefs
+
 ROOT_LOGGER = __name__.split(".", 1)[0]
-SETTINGS_FILE = "QwenCompanion.sublime-settings"
 PANEL_NAME = "Qwen Companion Log"
-LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-DEFAULT_LEVEL = "INFO"
 _CONSOLE_FORMAT = "Qwen Companion [%(levelname)s] %(message)s"
 _PANEL_FORMAT = "%(asctime)s %(levelname)-7s %(message)s"
-_ON_CHANGE_TAG = "QwenCompanion.log"
 HISTORY_LINES = 2000
 
 
@@ -78,18 +76,9 @@ class PanelHandler(logging.Handler):
 _panel_handler: PanelHandler | None = None
 
 
-def level_name(value: object) -> str:
-    name = value.upper() if isinstance(value, str) else ""
-    return name if name in LEVELS else DEFAULT_LEVEL
-
-
-def _apply_level() -> None:
-    value = sublime.load_settings(SETTINGS_FILE).get("log_level", DEFAULT_LEVEL)
-    name = level_name(value)
-    logger = logging.getLogger(ROOT_LOGGER)
-    logger.setLevel(name)
-    if not isinstance(value, str) or value.upper() != name:
-        logger.warning("log_level must be one of %s, not %r; using %s", ", ".join(LEVELS), value, DEFAULT_LEVEL)
+def apply_level() -> None:
+    """Log at the `log_level` setting (at install and at every change of the settings)."""
+    logging.getLogger(ROOT_LOGGER).setLevel(userprefs().log_level)
 
 
 def install() -> logging.Handler:
@@ -103,10 +92,7 @@ def install() -> logging.Handler:
     logger.addHandler(console)
     logger.addHandler(_panel_handler)
     logger.propagate = False
-    settings = sublime.load_settings(SETTINGS_FILE)
-    settings.clear_on_change(_ON_CHANGE_TAG)
-    settings.add_on_change(_ON_CHANGE_TAG, _apply_level)
-    _apply_level()
+    apply_level()
     return console
 
 
@@ -117,7 +103,6 @@ def uninstall(handler: logging.Handler) -> None:
     if _panel_handler is not None:
         logger.removeHandler(_panel_handler)
         _panel_handler = None
-    sublime.load_settings(SETTINGS_FILE).clear_on_change(_ON_CHANGE_TAG)
 
 
 def show_panel(window: sublime.Window) -> None:

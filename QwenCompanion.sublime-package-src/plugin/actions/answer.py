@@ -13,20 +13,18 @@ from dataclasses import dataclass, field
 
 import sublime
 
-from ..log import SETTINGS_FILE
+from ..settings import userprefs
 from ..placement import code_group, new_view_beside, show_without_focus
 
 ANSWER_SETTING = "qwen_actions.answer"
 PANEL = "qwen_answer"  # the output panel "output.qwen_answer"
-PLACES = ("beside", "panel", "tab")
 MARKDOWN = "Packages/Markdown/Markdown.sublime-syntax"
 FLUSH_MS = 34  # a little over 1/30 s: at most 30 view updates a second
 HISTORY_SIZE = 20
 
 
 def answer_place() -> str:
-    place = sublime.load_settings(SETTINGS_FILE).get("actions_answer_place", "beside")
-    return place if place in PLACES else "beside"
+    return userprefs().actions_answer_place
 
 
 def find_answer(window: sublime.Window) -> sublime.View | None:

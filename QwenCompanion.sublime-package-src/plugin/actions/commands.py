@@ -12,7 +12,8 @@ from ...core.actions.process import Invocation
 from ...core.actions.prompt import ACTIONS
 from .answer import ANSWER_SETTING, find_answer, histories, set_text
 from .context import NoSelection, action_context
-from .jobs import ActionJob, actions, setting, working_folder
+from ..settings import userprefs
+from .jobs import ActionJob, actions, working_folder
 
 PACKAGE = __package__.split(".")[0] if __package__ else "QwenCompanion"
 
@@ -36,8 +37,7 @@ def qwen_argv(flags: list[str] | None = None) -> list[str]:
     from ..companion.terminal import login_shell, options
 
     if flags is None:
-        model = setting("actions_model", None)
-        flags = run_argv([], model if isinstance(model, str) and model else None)
+        flags = run_argv([], userprefs().actions_model or None)
     return agent_argv(options().command, windows=sublime.platform() == "windows", login_shell=login_shell(),
                       path=os.environ.get("PATH"), flags=flags, home=os.path.expanduser("~"))
 
@@ -76,9 +76,8 @@ class QwenActionCommand(sublime_plugin.TextCommand):
             args: dict[str, sublime.Value] = {"action": action, "only_with_selection": only_with_selection}
             window.run_command("show_overlay", {"overlay": "command_palette", "command": self.name(), "args": args})
             return
-        language = setting("actions_language", "en")
         try:
-            context = action_context(self.view, action, language if language in ("en", "zh") else "en", question)
+            context = action_context(self.view, action, userprefs().actions_language, question)
             prompt = render(load_template(action), load_template("_context"), context)
             argv = qwen_argv()
         except CommandNotFound as problem:

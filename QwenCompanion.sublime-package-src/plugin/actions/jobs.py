@@ -22,8 +22,8 @@ from ...core.actions.pool import ActionPool
 from ...core.actions.process import Invocation
 from ...core.actions.prompt import ACTIONS, PROPOSING, ActionContext
 from ..editor import view_text
-from ..log import SETTINGS_FILE
 from ..paths import shown_path
+from ..settings import userprefs
 from .answer import AnswerHistory, AnswerStream, append, find_answer, histories, set_text, show_answer
 
 if TYPE_CHECKING:
@@ -35,10 +35,6 @@ log = logging.getLogger(__name__)
 
 STATUS_KEY = "qwen_action"
 Observer = Callable[[str, dict[str, Any]], None]
-
-
-def setting(name: str, default: Any) -> Any:
-    return sublime.load_settings(SETTINGS_FILE).get(name, default)
 
 
 class ActionJob:
@@ -59,8 +55,7 @@ class ActionJob:
         self.cancelled = False
         self.stream: AnswerStream | None = None
         self.answer: sublime.View | None = None  # where this job's answer shows
-        chosen = setting("actions_model", None)
-        self.model = chosen if isinstance(chosen, str) else ""  # "": the CLI's default, named once it says
+        self.model = userprefs().actions_model or ""  # "": the CLI's default, named once it says
         self.header = ""
         # The file a proposal of this job reviews, read off the main thread: (path, what it holds).
         self.target: tuple[str, DiskFile | UnreadableFile] | None = None
@@ -91,7 +86,7 @@ class ActionJob:
         self.header = self._header()
         set_text(view, self.header)
         self.stream = AnswerStream(view)
-        self.run = ActionRun(self.invocation, self.stream.add, float(setting("actions_timeout_s", 300)),
+        self.run = ActionRun(self.invocation, self.stream.add, float(userprefs().actions_timeout_s),
                              on_model=lambda model: sublime.set_timeout(lambda: self._name_model(model)))
         self.owner.tell("action_started", {"window": self.window_id, "action": self.context.action})
         self._tick()
@@ -261,7 +256,7 @@ class Actions:
 
     def pool(self) -> ActionPool:
         if self._pool is None:
-            self._pool = ActionPool(int(setting("actions_max_running", 3)))
+            self._pool = ActionPool(int(userprefs().actions_max_running))
         return self._pool
 
     def thread(self) -> ServerThread:
@@ -280,7 +275,7 @@ class Actions:
     def submit(self, job: ActionJob) -> None:
         self.jobs[job.window_id] = job
         pool = self.pool()
-        pool.max_running = max(1, int(setting("actions_max_running", 3)))  # the setting applies live
+        pool.max_running = max(1, int(userprefs().actions_max_running))  # the setting applies live
         if not pool.submit(job.window_id, job):
             job.window.status_message(f"Qwen Code: {ACTIONS[job.context.action]} waits for another action to end")
 

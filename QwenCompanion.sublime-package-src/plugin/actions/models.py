@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import sublime
 import sublime_plugin
 
-from ..log import SETTINGS_FILE
-from .jobs import actions, setting, working_folder
+from ..settings import choose_actions_model, userprefs
+from .jobs import actions, working_folder
 
 if TYPE_CHECKING:
     from ...core.actions.models import Model
@@ -43,7 +43,7 @@ class QwenChooseActionModelCommand(sublime_plugin.WindowCommand):
         except ModelsUnavailable as problem:
             sublime.error_message(f"Qwen Code: cannot list the models: {problem}")
             return
-        current = setting("actions_model", None)
+        current = userprefs().actions_model
         ids: list[str | None] = [None, *(m.id for m in models)]
         if isinstance(current, str) and current not in ids:
             ids.append(current)  # a name typed into the settings stays choosable
@@ -62,10 +62,5 @@ class QwenChooseActionModelCommand(sublime_plugin.WindowCommand):
     def _chosen(self, ids: list[str | None], index: int) -> None:
         if index < 0:
             return
-        settings = sublime.load_settings(SETTINGS_FILE)
-        if ids[index] is None:
-            settings.erase("actions_model")
-        else:
-            settings.set("actions_model", ids[index])
-        sublime.save_settings(SETTINGS_FILE)
+        choose_actions_model(ids[index])
         self.window.status_message("Qwen Code: quick actions use " + (ids[index] or "the CLI's default model"))

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
-from ..log import SETTINGS_FILE
-from ..editor import fallback_encoding, view_text
+from ..editor import view_text
+from ..settings import fallback_encoding, userprefs
 from .buffers import on_main, write_view
 from .chats import chats
 
@@ -199,5 +199,4 @@ def _settings() -> tuple[str, Any]:
     """(`chat_guarded_files`, the context options holding excluded_file_patterns) — main thread."""
     from .commands import context_options
 
-    mode = sublime.load_settings(SETTINGS_FILE).get(GUARD_SETTING, "ask")
-    return ("refuse" if mode == "refuse" else "ask"), context_options()
+    return userprefs().chat_guarded_files, context_options()

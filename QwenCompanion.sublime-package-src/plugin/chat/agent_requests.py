@@ -15,6 +15,7 @@ import sublime
 from ...core.chat.accepted_edits import AcceptedEdits
 from ..editor import fallback_encoding
 from ..paths import path_display
+from ..settings import fallback_encoding
 from .agent_fs import AgentFiles
 from .buffers import on_main, open_paths, open_view
 from .chats import chats

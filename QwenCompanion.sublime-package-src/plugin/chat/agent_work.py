@@ -12,7 +12,7 @@ import sublime
 import sublime_plugin
 
 from ..paths import path_display
-from .agent_requests import EditorRequests, editor_requests, requests_of
+from .agent_requests import EditorRequests, requests_of
 from .chats import chats, is_chat_view, window_by_id
 
 if TYPE_CHECKING:
@@ -56,13 +56,13 @@ def show_plan(window_id: int, label: str) -> None:
 _turn_started: dict[int, float] = {}  # window id -> when its running turn began
 
 
-def _track_turn(window_id: int) -> None:
+def track_turn(window_id: int) -> None:
     chat = chats.get(window_by_id(window_id))
     if chat is not None and chat.chat.state.agent == "busy":
         _turn_started.setdefault(window_id, time.monotonic())
 
 
-def _turn_ended(event: str, details: dict[str, Any]) -> None:
+def turn_ended(event: str, details: dict[str, Any]) -> None:
     if event != "chat_turn_ended":
         return
     window_id = int(details["window"])
@@ -93,13 +93,6 @@ def announce_if_unseen(window_id: int, stop_reason: str) -> None:
     window.status_message(text)
     for view in window.views():
         view.set_status(DONE_STATUS_KEY, text)
-
-
-# The chat's hooks: this feature answers the agent's requests and renders its work.
-chats.requests = editor_requests
-chats.renderer = work_renderer
-chats.status_listeners.append(_track_turn)
-chats.observers.append(_turn_ended)
 
 
 class QwenChatPermissionCommand(sublime_plugin.WindowCommand):

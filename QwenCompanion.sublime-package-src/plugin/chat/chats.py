@@ -1,7 +1,7 @@
 """The chat of every window: its core `Chat`, its views, and the hooks other
 features plug into.
 
-Hooks (replace or extend them at import time; each is called per window):
+Hooks (`plugin/wiring.py` sets and extends them; each is called per window):
 
 - `chats.requests(window) -> AgentRequests`: answers the agent's
   `fs/read_text_file`, `fs/write_text_file`, `session/request_permission`
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
-from ..log import SETTINGS_FILE
+from ..settings import userprefs
 
 if TYPE_CHECKING:
     from ...core.chat.bridge import AgentCommand, JsonObject
@@ -304,7 +304,7 @@ def chat_imported_or_later(then: Callable[[], None]) -> bool:
 
 
 def prestart_enabled() -> bool:
-    return bool(sublime.load_settings(SETTINGS_FILE).get("chat_prestart", False))
+    return userprefs().chat_prestart
 
 
 def is_chat_view(view: sublime.View) -> bool:

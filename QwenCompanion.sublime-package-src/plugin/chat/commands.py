@@ -14,7 +14,7 @@ import sublime_plugin
 
 from ..background import in_background, when_done
 from ..editor import view_text
-from ..log import SETTINGS_FILE
+from ..settings import userprefs
 from .chats import WindowChat, chat_imported_or_later, chats, is_chat_view, prestart_enabled
 from .views import VIEW_SETTING, open_chat, refresh_status, uptime
 
@@ -65,7 +65,7 @@ def editor_view(window: sublime.Window) -> sublime.View | None:
 def context_options() -> Any:
     from ...core.companion.context import ContextOptions
 
-    return ContextOptions.from_settings(sublime.load_settings(SETTINGS_FILE).to_dict())
+    return ContextOptions.from_settings(userprefs().context_values())
 
 
 def active_context(window: sublime.Window) -> list[JsonObject]:
@@ -74,7 +74,7 @@ def active_context(window: sublime.Window) -> list[JsonObject]:
     from ...core.companion.context import selection_read_end
 
     view = editor_view(window)
-    if view is None or not view.file_name() or not sublime.load_settings(SETTINGS_FILE).get("chat_send_context", True):
+    if view is None or not view.file_name() or not userprefs().chat_send_context:
         return []
     selection = view.sel()
     if len(selection) == 0:

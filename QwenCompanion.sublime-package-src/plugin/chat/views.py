@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import sublime
 import sublime_plugin
 
-from ..log import SETTINGS_FILE
+from ..settings import userprefs
 from .chats import WindowChat, chats, window_by_id
 
 if TYPE_CHECKING:
@@ -187,15 +187,12 @@ def refresh_status(window_id: int) -> None:
     chat = chats.get(window)
     if window is None or chat is None:
         return
-    text = status_text(chat) if sublime.load_settings(SETTINGS_FILE).get("status_bar", True) else ""
+    text = status_text(chat) if userprefs().status_bar else ""
     for view in window.views():
         if text:
             view.set_status(STATUS_KEY, text)
         else:
             view.erase_status(STATUS_KEY)
-
-
-chats.status_listeners.append(refresh_status)
 
 
 def end_visible(view: sublime.View) -> bool:

@@ -18,7 +18,7 @@ import sublime
 
 from ...core.dependencies import host_python_message, missing_dependency_message, startup_problem
 from ..background import in_background
-from ..log import SETTINGS_FILE
+from ..settings import userprefs
 
 if TYPE_CHECKING:
     from ...core.companion.reservation import Reservation
@@ -49,7 +49,7 @@ def mcp_config_directory() -> Path | None:
     """Where a window's server writes the terminal's `--mcp-config` file, which
     also turns its IDE tools on; None when the `ide_tools` setting is false
     (read when the server starts)."""
-    if sublime.load_settings(SETTINGS_FILE).get("ide_tools", True) is False:
+    if not userprefs().ide_tools:
         return None
     return Path(sublime.cache_path(), "QwenCompanion", "ide-tools")
 

@@ -22,7 +22,7 @@ import sublime_plugin
 
 from .companions import companions
 from ..reviews.marks import DIFF_VIEW
-from ..log import SETTINGS_FILE
+from ..settings import userprefs
 
 if TYPE_CHECKING:
     from ...core.companion.context import ActiveDetails, ContextOptions, ViewInfo, WindowFiles
@@ -30,8 +30,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SETTINGS_TAG = "qwen_companion.context"
-OPTION_KEYS = ("send_selected_text", "excluded_file_patterns", "workspace_trusted")
 # Views that show no file of the user's, whatever their file_name says: the
 # package's own diff views and Terminus terminals.
 HIDDEN_VIEW_SETTINGS = (DIFF_VIEW, "terminus_view")
@@ -62,7 +60,6 @@ class ContextTracker:
         # One refresh at a time (worker thread); the handlers never wait on it.
         self._build_lock = threading.Lock()
         self._models: dict[int, WindowFiles] = {}
-        self._watching_settings = False
 
     # --- events (main thread: record and arm, nothing more) -----------------
 
@@ -111,29 +108,22 @@ class ContextTracker:
     def companion_started(self, window: sublime.Window, companion: Companion) -> None:
         """A new server gets its window's context at once (worker thread, where
         the core and its dependencies are imported)."""
-        if not self._watching_settings:
-            self._watching_settings = True
-            settings = sublime.load_settings(SETTINGS_FILE)
-            settings.clear_on_change(SETTINGS_TAG)  # a reloaded module's old callback
-            settings.add_on_change(SETTINGS_TAG, self._settings_changed)
-            self._read_delay()
+        self._read_delay()
         self._refresh(window.id(), _Pending(structure=True))
-
-    def stop_watching_settings(self) -> None:
-        """Unloading: the settings must not call into this module any more."""
-        sublime.load_settings(SETTINGS_FILE).clear_on_change(SETTINGS_TAG)
-        self._watching_settings = False
 
     def _read_delay(self) -> None:
         from ...core.companion.context import debounce_ms
 
-        delay = debounce_ms(sublime.load_settings(SETTINGS_FILE).get("context_debounce_ms"))
+        delay = debounce_ms(userprefs().context_debounce_ms)
         with self._lock:
             self._delay_ms = delay
 
-    def _settings_changed(self) -> None:
+    def settings_changed(self) -> None:
         """Live settings: a new debounce applies to the next event, new privacy
-        settings to every window's payload at once."""
+        settings to every window's payload at once (nothing before a server runs)."""
+        with self._lock:
+            if self._delay_ms is None:
+                return
         self._read_delay()
         for window_id in companions.all():
             self.changed(window_id)
@@ -141,8 +131,7 @@ class ContextTracker:
     def _options(self) -> ContextOptions:
         from ...core.companion.context import ContextOptions
 
-        settings = sublime.load_settings(SETTINGS_FILE)
-        return ContextOptions.from_settings({key: settings.get(key) for key in OPTION_KEYS})
+        return ContextOptions.from_settings(userprefs().context_values())
 
     # --- refresh (worker thread) ----------------------------------------------
 
@@ -237,7 +226,6 @@ def _read_active(view_id: int, with_text: bool) -> ActiveDetails | None:
 
 
 tracker = ContextTracker()
-companions.started_listeners.append(tracker.companion_started)
 
 
 class ContextListener(sublime_plugin.EventListener):

@@ -17,7 +17,7 @@ from ...core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
 from ...core.companion.protocol import ToolAnswer, text_result
 from ...core.companion.runtime import Companion
 from ...core.companion.server import after_response
-from ..editor import fallback_encoding
+from ..settings import fallback_encoding
 from ..reviews.views import CLOSED_NOTE, reviews
 
 

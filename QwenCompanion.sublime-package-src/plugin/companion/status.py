@@ -13,17 +13,16 @@ import sublime_plugin
 
 from ...core.companion.status import STATUS_KEY, status_text
 from .companions import companions
-from ..log import SETTINGS_FILE
+from ..settings import userprefs
 
 if TYPE_CHECKING:
     from ...core.companion.runtime import Companion
 
-_ON_CHANGE_TAG = "QwenCompanion.status"
 _connected: dict[int, int] = {}  # window id -> connected CLIs, written on the server thread
 
 
 def _text(window: sublime.Window) -> str | None:
-    if not sublime.load_settings(SETTINGS_FILE).get("status_bar", True):
+    if not userprefs().status_bar:
         return None
     companion = companions.get(window)
     if companion is None or not companion.running:
@@ -58,29 +57,21 @@ def _refresh_window_id(window_id: int) -> None:
             refresh(window)
 
 
-def _sessions_changed(window_id: int, connected: int) -> None:
+def sessions_changed(window_id: int, connected: int) -> None:
     _connected[window_id] = connected
     sublime.set_timeout(lambda: _refresh_window_id(window_id))
 
 
-def _server_started(window: sublime.Window, companion: Companion) -> None:
+def server_started(window: sublime.Window, companion: Companion) -> None:
     _connected[window.id()] = 0  # a restarted server starts with nobody
-    settings = sublime.load_settings(SETTINGS_FILE)
-    settings.clear_on_change(_ON_CHANGE_TAG)
-    settings.add_on_change(_ON_CHANGE_TAG, refresh_all)
     sublime.set_timeout(lambda: refresh(window))
 
 
 def remove_all() -> None:
     """Unloading: no window keeps a count that nothing updates any more."""
-    sublime.load_settings(SETTINGS_FILE).clear_on_change(_ON_CHANGE_TAG)
     for window in sublime.windows():
         for view in window.views():
             view.erase_status(STATUS_KEY)
-
-
-companions.sessions_listeners.append(_sessions_changed)
-companions.started_listeners.append(_server_started)
 
 
 class QwenStatusListener(sublime_plugin.EventListener):

@@ -21,7 +21,7 @@ from ...core.terminal import (
     terminus_args,
 )
 from .companions import companions
-from ..log import SETTINGS_FILE
+from ..settings import preferences, userprefs
 
 if TYPE_CHECKING:
     from ...core.companion.runtime import Companion
@@ -46,8 +46,7 @@ _serials = itertools.count(1)  # tells apart the terminals opened when reuse is 
 
 def terminus_installed() -> bool:
     """Is Terminus installed and not disabled? Its settings file marks the package."""
-    ignored = sublime.load_settings("Preferences.sublime-settings").get("ignored_packages")
-    ignored = ignored if isinstance(ignored, list) else []
+    ignored = preferences().ignored_packages
     for resource in sublime.find_resources(f"{TERMINUS_PACKAGE}.sublime-settings"):
         parts = resource.split("/")
         if len(parts) == 3 and parts[1] != "User" and parts[1] not in ignored:
@@ -56,7 +55,13 @@ def terminus_installed() -> bool:
 
 
 def options() -> TerminalOptions:
-    parsed, warnings = parse_options(sublime.load_settings(SETTINGS_FILE).to_dict())
+    settings = userprefs()
+    parsed, warnings = parse_options({
+        "qwen_command": settings.qwen_command,
+        "terminal_location": settings.terminal_location,
+        "terminal_reuse": settings.terminal_reuse,
+        "terminal_auto_close": settings.terminal_auto_close,
+    })
     for warning in warnings:
         log.warning("%s", warning)
     return parsed

@@ -1,7 +1,7 @@
 """Where the IDE tools reach the agent: each window's companion answers them
 from Sublime's knowledge, chat sessions get the endpoint in `mcpServers`,
 and the terminal's qwen gets it through `--mcp-config` (see
-`plugin/companion/terminal.py`)."""
+`plugin/companion/terminal.py`). `plugin/wiring.py` registers both hooks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 import sublime
 
-from ..chat.chats import chats
 from ..companion.companions import companions
 from .knowledge import SublimeCodeKnowledge
 
@@ -17,11 +16,11 @@ if TYPE_CHECKING:
     from ...core.companion.runtime import Companion
     from ...core.ide_tools.answers import JsonObject
 
-def _install(window: sublime.Window, companion: Companion) -> None:
+def install_code_knowledge(window: sublime.Window, companion: Companion) -> None:
     companion.code_knowledge = SublimeCodeKnowledge(window)
 
 
-def _chat_server(window: sublime.Window) -> JsonObject | None:
+def chat_server(window: sublime.Window) -> JsonObject | None:
     from ...core.ide_tools.tools import acp_server
 
     companion = companions.get(window)
@@ -29,7 +28,3 @@ def _chat_server(window: sublime.Window) -> JsonObject | None:
     if companion is None or url is None or companion.ide_tools_token is None:
         return None
     return acp_server(url, companion.ide_tools_token)
-
-
-companions.started_listeners.append(_install)
-chats.mcp_servers.append(_chat_server)
