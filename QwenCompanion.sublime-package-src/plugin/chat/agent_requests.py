@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 import sublime
 
 from ...core.chat.accepted_edits import AcceptedEdits
-from ..editor import fallback_encoding
 from ..paths import path_display
 from ..settings import fallback_encoding
 from .agent_fs import AgentFiles
