@@ -17,7 +17,8 @@ import pytest
 from qwencompanion_src.core.chat.bridge import AgentCommand, redact
 from qwencompanion_src.core.chat.chat import Chat, ChatSetup, ChatThread
 from qwencompanion_src.core.chat.render import PlainRenderer
-from qwencompanion_src.core.chat.requests import DiskRequests, slice_lines
+from qwencompanion_src.core.chat.requests import DiskRequests
+from qwencompanion_src.core.text_positions import slice_lines
 from qwencompanion_src.core.chat.store import SessionStore, project_key
 from qwencompanion_src.core.chat.streamer import BlockStreamer
 from qwencompanion_src.core.chat.transcript import Edit, Transcript

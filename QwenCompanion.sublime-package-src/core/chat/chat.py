@@ -28,8 +28,10 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from ..companion.runtime import ServerThread
-from .bridge import SIGN_IN_HINT, AgentBridge, AgentCommand, AgentError, AgentGone, JsonObject
+from ..loop_thread import LoopThread
+from ..json_types import JsonObject
+from ..qwen_home import SIGN_IN_HINT
+from .bridge import AgentBridge, AgentCommand, AgentError, AgentGone
 from .render import AGENT_HEADER, USER_HEADER, UpdateRenderer, chunk_text
 from .requests import AgentRequests
 from .store import SessionStore
@@ -49,7 +51,7 @@ MODEL_NOTIFICATION = "qwen/notify/session/model-update"
 AUTH_REQUIRED = -32000
 
 
-class ChatThread(ServerThread):
+class ChatThread(LoopThread):
     """The chat's asyncio thread. Stopping it first ends what still runs on
     it (turns waiting for an agent, pipes of killed agents)."""
 

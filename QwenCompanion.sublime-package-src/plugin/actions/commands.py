@@ -13,19 +13,7 @@ from ...core.actions.prompt import ACTIONS
 from .answer import ANSWER_SETTING, find_answer, histories, set_text
 from .context import NoSelection, action_context
 from .jobs import ActionJob, actions, setting, working_folder
-
-PACKAGE = __package__.split(".")[0] if __package__ else "QwenCompanion"
-
-
-def load_template(name: str) -> str:
-    """The prompt template `name`: the user's copy in Packages/User/QwenCompanion/prompts
-    when there is one, else the package's."""
-    for resource in (f"Packages/User/{PACKAGE}/prompts/{name}.md", f"Packages/{PACKAGE}/prompts/{name}.md"):
-        try:
-            return sublime.load_resource(resource)
-        except OSError:
-            continue
-    raise FileNotFoundError(f"no prompt template {name}.md")
+from .templates import load_template
 
 
 def qwen_argv(flags: list[str] | None = None) -> list[str]:

@@ -21,14 +21,15 @@ import sublime
 from ...core.actions.pool import ActionPool
 from ...core.actions.process import Invocation
 from ...core.actions.prompt import ACTIONS, PROPOSING, ActionContext
+from ...core.loop_thread import LoopThread
 from ..log import SETTINGS_FILE
 from ..paths import shown_path
 from .answer import AnswerHistory, AnswerStream, append, find_answer, histories, set_text, show_answer
+from .templates import load_template
 
 if TYPE_CHECKING:
     from ...core.actions.run import ActionRun, RunOutcome
     from ...core.companion.diffs import DiskFile, UnreadableFile
-    from ...core.companion.runtime import ServerThread
 
 log = logging.getLogger(__name__)
 
@@ -230,7 +231,6 @@ class ActionJob:
     def follow_up(self, action: str, change: Callable[[ActionContext], ActionContext]) -> None:
         """The next step of a two-step action, as a new job (main thread)."""
         from ...core.actions.prompt import render
-        from .commands import load_template
 
         context = change(replace(self.context, action=action))
         prompt = render(load_template(action), load_template("_context"), context)
@@ -254,7 +254,7 @@ class Actions:
 
     def __init__(self) -> None:
         self._pool: ActionPool | None = None
-        self._thread: ServerThread | None = None
+        self._thread: LoopThread | None = None
         self.observers: list[Observer] = []
         self.jobs: dict[int, ActionJob] = {}  # window id -> its latest job
 
@@ -263,11 +263,9 @@ class Actions:
             self._pool = ActionPool(int(setting("actions_max_running", 3)))
         return self._pool
 
-    def thread(self) -> ServerThread:
+    def thread(self) -> LoopThread:
         if self._thread is None or not self._thread.alive:
-            from ...core.companion.runtime import ServerThread
-
-            self._thread = ServerThread(name="QwenCompanion actions")
+            self._thread = LoopThread("QwenCompanion actions")
             self._thread.start()
         return self._thread
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import sublime
 
 from ...core.actions.proposal import replacement_for
-from ...core.ide_tools.symbols import Lines, Position
+from ...core.text_positions import Lines
 from ..chat.buffers import view_text
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def propose(job: ActionJob, block: str) -> str | None:
         return "the tab changed while the action ran."
     text = view_text(view)
     selection = job.context.selection
-    begin = Lines(text).offset(Position(selection.start.line, selection.start.character))
+    begin = Lines(text).offset(selection.start)
     end = begin + len(selection.text)
     if text[begin:end] != selection.text:
         return "the selection is no longer where it was."

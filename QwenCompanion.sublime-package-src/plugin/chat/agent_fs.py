@@ -79,7 +79,8 @@ class AgentFiles:
     async def read(self, shown: str, resolved: str, view: sublime.View | None,
                    line: int | None, limit: int | None) -> str:
         from ...core.chat.agent_files import read_part
-        from ...core.chat.requests import read_errors_for_the_agent, slice_lines
+        from ...core.chat.requests import read_errors_for_the_agent
+        from ...core.text_positions import slice_lines
         from ..reviews.views import fallback_encoding
 
         excluded = await on_main(lambda: _settings()[1].excludes(resolved))

@@ -19,14 +19,7 @@ from .buffers import on_main, open_paths, open_view
 from .chats import chats
 
 if TYPE_CHECKING:
-    from acp.schema import (
-        ReadTextFileRequest,
-        ReadTextFileResponse,
-        RequestPermissionRequest,
-        RequestPermissionResponse,
-        WriteTextFileRequest,
-        WriteTextFileResponse,
-    )
+    from acp import schema
 
     from ...core.chat.permissions import PendingPermissions, PermissionPrompt
     from ...core.chat.requests import AgentRequests
@@ -77,14 +70,14 @@ class EditorRequests:
             log.warning("chat: refused the agent's access to %s (%s)", path, refused)
             raise RequestError.invalid_params({"path": path, "reason": str(refused)}) from refused
 
-    async def read_text_file(self, request: ReadTextFileRequest) -> ReadTextFileResponse:
+    async def read_text_file(self, request: schema.ReadTextFileRequest) -> schema.ReadTextFileResponse:
         from acp.schema import ReadTextFileResponse
 
         resolved, view = await self._locate(request.path)
         content = await self.files.read(request.path, resolved, view, request.line, request.limit)
         return ReadTextFileResponse(content=content)
 
-    async def write_text_file(self, request: WriteTextFileRequest) -> WriteTextFileResponse | None:
+    async def write_text_file(self, request: schema.WriteTextFileRequest) -> schema.WriteTextFileResponse | None:
         resolved, view = await self._locate(request.path)
         accepted = self._take_accepted(resolved)
         content = request.content if accepted is None else accepted
@@ -93,7 +86,9 @@ class EditorRequests:
 
     # --- permissions -------------------------------------------------------
 
-    async def request_permission(self, request: RequestPermissionRequest) -> RequestPermissionResponse:
+    async def request_permission(
+        self, request: schema.RequestPermissionRequest
+    ) -> schema.RequestPermissionResponse:
         from ...core.chat.permissions import cancelled, prompt_of, render_answer, render_prompt
 
         prompt = prompt_of(self.pending.next_key(), request, path_display(self.window))

@@ -34,7 +34,8 @@ import sublime
 from ..log import SETTINGS_FILE
 
 if TYPE_CHECKING:
-    from ...core.chat.bridge import AgentCommand, JsonObject
+    from ...core.chat.bridge import AgentCommand
+    from ...core.json_types import JsonObject
     from ...core.chat.chat import Chat
     from ...core.chat.render import UpdateRenderer
     from ...core.chat.requests import AgentRequests

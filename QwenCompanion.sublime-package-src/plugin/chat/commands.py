@@ -20,7 +20,7 @@ from .views import VIEW_SETTING, composer_text, open_chat, refresh_status, uptim
 if TYPE_CHECKING:
     from acp.schema import SessionInfo
 
-    from ...core.chat.bridge import JsonObject
+    from ...core.json_types import JsonObject
 
 log = logging.getLogger(__name__)
 
