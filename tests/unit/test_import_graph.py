@@ -44,21 +44,26 @@ def _resolve(importer: str, is_package: bool, node: ast.ImportFrom) -> str | Non
     return ".".join([*base, *([node.module] if node.module else [])])
 
 
+def resolve(importer: str, is_package: bool, node: ast.ImportFrom, modules: dict[str, Path]) -> set[str]:
+    """The package's modules one `from` import in `importer` imports."""
+    target = _resolve(importer, is_package, node)
+    if target is None:
+        return set()
+    found = set()
+    for alias in node.names:  # `from . import x` imports the module x when there is one
+        submodule = f"{target}.{alias.name}" if target else alias.name
+        found.add(submodule if submodule in modules else target)
+    return {name for name in found if name in modules and name != importer}
+
+
 def imports_of(importer: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """The package's modules that `importer` imports, wherever in it the import is."""
     is_package = path.name == "__init__.py"
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if not isinstance(node, ast.ImportFrom):
-            continue
-        target = _resolve(importer, is_package, node)
-        if target is None:
-            continue
-        for alias in node.names:  # `from . import x` imports the module x when there is one
-            submodule = f"{target}.{alias.name}" if target else alias.name
-            found.add(submodule if submodule in modules else target)
-    found.discard(importer)
-    return {name for name in found if name in modules}
+        if isinstance(node, ast.ImportFrom):
+            found |= resolve(importer, is_package, node, modules)
+    return found
 
 
 def import_graph(root: Path) -> dict[str, set[str]]:

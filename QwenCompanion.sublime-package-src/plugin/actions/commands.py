@@ -9,7 +9,10 @@ import sublime
 import sublime_plugin
 
 from ...core.actions.process import Invocation
-from ...core.actions.prompt import ACTIONS
+from ...core.actions.prompt import ACTIONS, render
+from ...core.actions.run import run_argv
+from ...core.chat.command import CommandNotFound, agent_argv
+from ..companion.terminal import login_shell, options
 from .answer import ANSWER_SETTING, find_answer, histories, set_text
 from .context import NoSelection, action_context
 from .jobs import ActionJob, actions, setting, working_folder
@@ -19,20 +22,11 @@ from .templates import load_template
 def qwen_argv(flags: list[str] | None = None) -> list[str]:
     """`qwen_command` with `flags`, by default an action's stream-json run
     (raises `CommandNotFound`)."""
-    from ...core.actions.run import run_argv
-    from ...core.chat.command import agent_argv
-    from ..companion.terminal import login_shell, options
-
     if flags is None:
         model = setting("actions_model", None)
         flags = run_argv([], model if isinstance(model, str) and model else None)
     return agent_argv(options().command, windows=sublime.platform() == "windows", login_shell=login_shell(),
                       path=os.environ.get("PATH"), flags=flags, home=os.path.expanduser("~"))
-
-
-def preload_actions() -> None:
-    """Import what a run needs (the agent bridge's ACP models among them) now, off the main thread."""
-    from ...core.actions import proposal, run  # noqa: F401
 
 
 def has_selection(view: sublime.View) -> bool:
@@ -52,9 +46,6 @@ class QwenActionCommand(sublime_plugin.TextCommand):
     """`{"action": "explain" | "docstring" | "optimize" | "fix" | "ask" | "unit_tests"}`."""
 
     def run(self, edit: sublime.Edit, action: str, question: str = "", only_with_selection: bool = False) -> None:
-        from ...core.actions.prompt import render
-        from ...core.chat.command import CommandNotFound
-
         window = self.view.window()
         if window is None or action not in ACTIONS or action == "unit_tests_code":
             return

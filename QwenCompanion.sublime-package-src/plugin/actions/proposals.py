@@ -14,6 +14,7 @@ import sublime
 from ...core.actions.proposal import replacement_for
 from ...core.text_positions import Lines
 from ..chat.buffers import view_text
+from ..reviews.views import reviews
 
 if TYPE_CHECKING:
     from .jobs import ActionJob
@@ -58,7 +59,6 @@ def propose(job: ActionJob, block: str) -> str | None:
     """Open the review of `block` replacing the job's selection; the reason
     when it cannot (None when the review opened)."""
     from ...core.companion.diffs import UnreadableFile
-    from ..reviews.views import reviews
 
     view = job.view
     path = view.file_name()

@@ -15,6 +15,7 @@ import sublime
 from ..paths import shown_path
 
 from ...core.actions.proposal import last_code_block, test_cases, test_file_for
+from ..reviews.views import find_open_view, reviews
 
 if TYPE_CHECKING:
     from .jobs import ActionJob
@@ -65,7 +66,6 @@ class CasePicker:
 def propose_test_file(job: ActionJob, answer: str) -> str:
     """Open the review of the test file the answer ends with; the outcome."""
     from ...core.companion.diffs import UnreadableFile
-    from ..reviews.views import find_open_view, reviews
 
     block = last_code_block(answer)
     source = job.view.file_name()

@@ -13,10 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
+from ...core.chat.agent_files import Refused, check_path, confine, real
 from ..paths import path_display
+from ..reviews.views import fallback_encoding, reviews
 from .agent_fs import AgentFiles
 from .buffers import on_main, open_paths, open_view
 from .chats import chats
+from .views import open_chat
 
 if TYPE_CHECKING:
     from acp import schema
@@ -52,7 +55,6 @@ class EditorRequests:
         """The real path the agent may use and the window's view of it, or a refusal."""
         from acp import RequestError
 
-        from ...core.chat.agent_files import Refused, check_path, confine, real
 
         try:
             check_path(path)
@@ -123,9 +125,7 @@ class EditorRequests:
         it may have a review: a regular file of bounded size inside the window's
         folders (or open in it), while fewer than MAX_CHAT_REVIEWS are open. Else
         None, and the prompt says why (chat thread)."""
-        from ...core.chat.agent_files import Refused, confine
         from ...core.companion.diffs import UnreadableFile, read_disk_file
-        from ..reviews.views import fallback_encoding
 
         assert prompt.diff is not None
         path = prompt.diff.path
@@ -152,8 +152,6 @@ class EditorRequests:
     def _show(self, prompt: PermissionPrompt, disk: DiskFile | None) -> None:
         """Bring the prompt to the user's sight, never to their keys: the chat in
         view with focus left where the user has it, the diff in a review (main thread)."""
-        from .views import open_chat
-
         chat = chats.get(self.window)
         if chat is None or not self.window.is_valid() or self.pending.get(prompt.key) is None:
             return
@@ -163,8 +161,6 @@ class EditorRequests:
             self._open_review(prompt, disk)
 
     def _open_review(self, prompt: PermissionPrompt, disk: DiskFile) -> None:
-        from ..reviews.views import reviews
-
         diff = prompt.diff
         assert diff is not None
         review, replaced = reviews.propose(diff.path, diff.new_text, prompt.key, ReviewAnswers(self, prompt), disk)
@@ -214,7 +210,6 @@ class EditorRequests:
         return answered
 
     def accepted_in_review(self, prompt: PermissionPrompt, text: str) -> None:
-        from ...core.chat.agent_files import real
         from ...core.chat.permissions import cancelled
 
         assert prompt.diff is not None
@@ -280,8 +275,6 @@ class ReviewAnswers:
 
 
 def _close_review(review: Review[Any]) -> None:
-    from ..reviews.views import reviews
-
     if review.is_open:
         reviews.registry.reject(review)
     reviews.dismiss(review.id, "Answered in the chat.", "closed")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import sublime
 
+from ...core.companion import lockfile, reservation
 from ...core.dependencies import host_python_message, missing_dependency_message, startup_problem
 from ...core.loop_thread import LoopThread
 from ..background import in_background
@@ -111,8 +112,6 @@ class Companions:
                 log.error(problem)
                 sublime.error_message(problem)
                 return
-            from ...core.companion import lockfile, reservation
-
             lock_directory = lockfile.lock_dir()
             try:
                 lockfile.sweep_stale_locks(lock_directory)
@@ -163,7 +162,6 @@ class Companions:
 
     def ensure_window(self, window: sublime.Window, claim: Reservation | None = None) -> Companion | None:
         """The window's companion, started now if it has none (from `claim` if given)."""
-        from ...core.companion import lockfile
         from ...core.companion.runtime import Companion
 
         with self._lock:
