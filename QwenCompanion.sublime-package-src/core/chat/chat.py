@@ -20,21 +20,12 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from acp.schema import (
-    AgentMessageChunk,
-    AvailableCommandsUpdate,
-    ConfigOptionUpdate,
-    CurrentModeUpdate,
-    SessionInfo,
-    SessionNotification,
-    UsageUpdate,
-    UserMessageChunk,
-)
+from acp.schema import AgentMessageChunk, SessionInfo, SessionNotification, UserMessageChunk
 
 from ..json_types import JsonObject
 from ..qwen_home import SIGN_IN_HINT
 from .bridge import AgentBridge, AgentCommand, AgentError, AgentGone
-from .chat_state import ChatState, Choice
+from .chat_state import ChatState
 from .chat_thread import ChatThread
 from .render import UpdateRenderer, chunk_text
 from .requests import AgentRequests
@@ -51,8 +42,6 @@ CANCEL_TIMEOUT = 5.0
 BACKOFF_FIRST = 1.0
 BACKOFF_MAX = 30.0
 STABLE_SECONDS = 60.0
-MODE_NOTIFICATION = "qwen/notify/session/mode-update"
-MODEL_NOTIFICATION = "qwen/notify/session/model-update"
 AUTH_REQUIRED = -32000
 
 
@@ -429,41 +418,23 @@ class Chat:
         elif isinstance(update, UserMessageChunk):
             if self._replaying:  # live echoes of our own prompt are not shown twice
                 self._layout.user_text(chunk_text(update.content))
-        elif isinstance(update, AvailableCommandsUpdate):
-            self.state.commands = [Choice(c.name, c.name, c.description) for c in update.available_commands]
-            self._changed()
-        elif isinstance(update, CurrentModeUpdate):
-            self.state.mode_id = update.current_mode_id
-            self._changed()
-        elif isinstance(update, UsageUpdate):
-            self.state.context_used, self.state.context_size = update.used, update.size
-            self._changed()
-        elif isinstance(update, ConfigOptionUpdate):
-            self.state.adopt_config_options([o.model_dump(by_alias=True) for o in update.config_options])
+        elif self.state.adopt_update(update):
             self._changed()
         else:
             self._setup.renderer().render(self._layout, notification.session_id, update)
 
     def _agent_text(self, text: str, meta: dict[str, Any] | None) -> None:
-        usage = (meta or {}).get("usage")
-        if isinstance(usage, dict) and isinstance(usage.get("inputTokens"), int):
-            self.state.context_used = int(usage["inputTokens"]) + int(usage.get("outputTokens") or 0)
+        if self.state.adopt_usage(meta):
             self._changed()
         self._layout.agent_text(text, replaying=self._replaying)
 
     def ext_notification(self, method: str, params: JsonObject) -> None:
         if params.get("sessionId") not in (None, self.state.session_id):
             return
-        if method == MODE_NOTIFICATION and isinstance(params.get("currentModeId"), str):
-            self.state.mode_id = params["currentModeId"]
-        elif method == MODEL_NOTIFICATION:
-            model = params.get("currentModelId") or params.get("modelId")
-            if isinstance(model, str):
-                self.state.model_id = model
+        if self.state.adopt_notification(method, params):
+            self._changed()
         else:
             log.debug("ignored notification %s", method)
-            return
-        self._changed()
 
     def exited(self, bridge: AgentBridge, returncode: int | None, stderr_tail: list[str]) -> None:
         if bridge is not self._bridge:

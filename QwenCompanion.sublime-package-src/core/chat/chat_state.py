@@ -1,11 +1,18 @@
 """What a chat shows of its agent and session (status bar, pickers, /status),
-and how it is read from the agent's answer to a new or loaded session."""
+and how it is read from what the agent says: its answer to a new or loaded
+session, its session updates and qwen's own notices."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+from acp.schema import AvailableCommandsUpdate, ConfigOptionUpdate, CurrentModeUpdate, UsageUpdate
 
 from ..json_types import JsonObject
+
+MODE_NOTIFICATION = "qwen/notify/session/mode-update"
+MODEL_NOTIFICATION = "qwen/notify/session/model-update"
 
 
 @dataclass(frozen=True)
@@ -115,3 +122,38 @@ class ChatState:
             else:
                 self.models = self.models or choices
                 self.model_id = current if isinstance(current, str) else self.model_id
+
+    def adopt_update(self, update: object) -> bool:
+        """A session update about the session itself (commands, mode, usage,
+        config options); False for any other kind."""
+        if isinstance(update, AvailableCommandsUpdate):
+            self.commands = [Choice(c.name, c.name, c.description) for c in update.available_commands]
+        elif isinstance(update, CurrentModeUpdate):
+            self.mode_id = update.current_mode_id
+        elif isinstance(update, UsageUpdate):
+            self.context_used, self.context_size = update.used, update.size
+        elif isinstance(update, ConfigOptionUpdate):
+            self.adopt_config_options([o.model_dump(by_alias=True) for o in update.config_options])
+        else:
+            return False
+        return True
+
+    def adopt_usage(self, meta: dict[str, Any] | None) -> bool:
+        """The tokens used so far, from an answer chunk's `_meta` (qwen's own); False without them."""
+        usage = (meta or {}).get("usage")
+        if not isinstance(usage, dict) or not isinstance(usage.get("inputTokens"), int):
+            return False
+        self.context_used = int(usage["inputTokens"]) + int(usage.get("outputTokens") or 0)
+        return True
+
+    def adopt_notification(self, method: str, params: JsonObject) -> bool:
+        """qwen's mode and model notices; False for any other."""
+        if method == MODE_NOTIFICATION and isinstance(params.get("currentModeId"), str):
+            self.mode_id = params["currentModeId"]
+        elif method == MODEL_NOTIFICATION:
+            model = params.get("currentModelId") or params.get("modelId")
+            if isinstance(model, str):
+                self.model_id = model
+        else:
+            return False
+        return True
