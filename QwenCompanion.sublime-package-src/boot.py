@@ -16,7 +16,7 @@ for _cached in [name for name in sys.modules if name.startswith(f"{__package__}.
     del sys.modules[_cached]
 
 from .plugin import log, wiring
-from .plugin.actions.commands import QwenActionCommand, QwenAnswerHistoryCommand, QwenCancelActionCommand, preload_actions
+from .plugin.actions.commands import QwenActionCommand, QwenAnswerHistoryCommand, QwenCancelActionCommand
 from .plugin.actions.jobs import actions
 from .plugin.actions.listeners import ActionsListener
 from .plugin.actions.models import QwenChooseActionModelCommand
@@ -120,11 +120,10 @@ def plugin_loaded() -> None:
 
 
 def preload_libraries() -> None:
-    """The ACP and pydantic models the chat and the quick actions use take
-    about a second of CPU to import: done on our start thread, not by the
-    first Chat or action on Sublime's main thread."""
+    """The ACP and pydantic models the chat uses take about a second of CPU
+    to import: done on our start thread, not by the first Chat on Sublime's
+    main thread (the quick actions import neither)."""
     preload_chat()
-    preload_actions()
 
 
 def after_start() -> None:

@@ -21,6 +21,11 @@ import re
 from collections.abc import Callable, Mapping
 from types import ModuleType
 
+SIGN_IN_HINT = ("Run `qwen` in a terminal once and sign in (/auth), or set OPENAI_API_KEY, OPENAI_BASE_URL "
+                "and OPENAI_MODEL in its environment")
+"""What a user whose qwen was never signed in does (the chat and the quick
+actions say it): the sign-in is kept in qwen's home."""
+
 QWEN_HOME_ENV = "QWEN_HOME"
 QWEN_DIR = ".qwen"
 ON_WINDOWS = os.name == "nt"

@@ -32,6 +32,7 @@ from ..core.qwen_home import configured_qwen_home, is_relative
 from ..core.terminal import DEFAULT_COMMAND, command_argv
 from .companion import terminal
 from .companion.companions import companions
+from .chat.commands import chat_report
 
 REPORT_SETTING = "qwen_companion.diagnose_report"
 REPORT_NAME = "Qwen Code: Diagnose Connection"
@@ -164,8 +165,6 @@ class QwenDiagnoseConnectionCommand(sublime_plugin.WindowCommand):
         window.status_message("Qwen Code: diagnosing the connection…")
 
         def work() -> None:
-            from .chat.commands import chat_report
-
             text = build_report(gather(window, chosen), path_display(window)) + chat_report(window)
             sublime.set_timeout(lambda: show_report(window, text))
 

@@ -19,6 +19,7 @@ from qwencompanion_src.core.companion import runtime
 from qwencompanion_src.core.companion.ide_messages import IdeContext, OpenFile, WorkspaceState, empty_context
 from qwencompanion_src.core.companion.server import CompanionServer, ServerOptions
 from qwencompanion_src.core.companion.tools import UnavailableDiffBackend, diff_tools
+from qwencompanion_src.core.loop_thread import LoopThread
 
 TOKEN = "0123456789abcdef" * 4  # 256 bits, hex, like Companion's tokens
 LATEST = "2025-11-25"
@@ -309,8 +310,8 @@ def raw_request(
 
 
 @pytest.fixture
-def server_thread() -> Iterator[runtime.ServerThread]:
-    thread = runtime.ServerThread(name="QwenCompanion unit-test server")
+def server_thread() -> Iterator[LoopThread]:
+    thread = LoopThread(name="QwenCompanion unit-test server")
     thread.start()
     yield thread
     thread.stop()
@@ -323,7 +324,7 @@ def lock_directory(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def companion_factory(
-    server_thread: runtime.ServerThread, lock_directory: Path, tmp_path: Path
+    server_thread: LoopThread, lock_directory: Path, tmp_path: Path
 ) -> Iterator[Callable[..., runtime.Companion]]:
     made: list[runtime.Companion] = []
 

@@ -18,7 +18,8 @@ from qwencompanion_src.core.actions.models import MODEL_FLAGS, Model, ModelsUnav
 from qwencompanion_src.core.actions.pool import ActionPool
 from qwencompanion_src.core.actions.process import READ_CHUNK, Invocation, Lines
 from qwencompanion_src.core.actions.proposal import last_code_block, replacement_for
-from qwencompanion_src.core.actions.prompt import ActionContext, Place, fence_for, place_of, render, span_of
+from qwencompanion_src.core.actions.prompt import ActionContext, fence_for, render, span_of
+from qwencompanion_src.core.text_positions import Position, position_of
 from qwencompanion_src.core.actions.run import EDITING_TOOLS, ActionRun, RunOutcome, run_argv
 
 from ..support.processes import Grandchildren, alive, grandchildren  # noqa: F401  (the fixture)
@@ -32,9 +33,9 @@ TEMPLATES = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package
 
 def test_places_are_1_based_and_count_code_points() -> None:
     text = "a = '\U0001f600'\nbb = 2\n"
-    assert place_of(text, 0) == Place(1, 1)
-    assert place_of(text, text.index("'", 5)) == Place(1, 7)  # the emoji is one character
-    assert place_of(text, text.index("bb")) == Place(2, 1)
+    assert position_of(text, 0) == Position(1, 1)
+    assert position_of(text, text.index("'", 5)) == Position(1, 7)  # the emoji is one character
+    assert position_of(text, text.index("bb")) == Position(2, 1)
     span = span_of(text, text.index("bb"), len(text))
     assert span.place == "2:1-3:1" and span.text == "bb = 2\n"
 

@@ -277,8 +277,9 @@ sys.meta_path.insert(0, RefuseTopLevelVendored())
 sys.path.insert(0, dist_parent)
 
 from QwenCompanion.core.companion import runtime
+from QwenCompanion.core.loop_thread import LoopThread
 
-thread = runtime.ServerThread()
+thread = LoopThread("QwenCompanion server")
 thread.start()
 companion = runtime.Companion(thread, folders=[], lock_directory=Path(tempfile.mkdtemp()) / "ide")
 companion.start()

@@ -15,9 +15,11 @@ from typing import Any
 import pytest
 
 from qwencompanion_src.core.chat.bridge import AgentCommand, redact
-from qwencompanion_src.core.chat.chat import Chat, ChatSetup, ChatThread
+from qwencompanion_src.core.chat.chat import Chat, ChatSetup
+from qwencompanion_src.core.chat.chat_thread import ChatThread
 from qwencompanion_src.core.chat.render import PlainRenderer
-from qwencompanion_src.core.chat.requests import DiskRequests, slice_lines
+from qwencompanion_src.core.chat.requests import DiskRequests
+from qwencompanion_src.core.text_positions import slice_lines
 from qwencompanion_src.core.chat.store import SessionStore, project_key
 from qwencompanion_src.core.chat.streamer import BlockStreamer
 from qwencompanion_src.core.chat.transcript import Edit, Transcript
@@ -474,7 +476,7 @@ def test_the_work_of_a_transcript_update_does_not_grow_with_the_number_of_blocks
 
 
 def test_the_model_is_named_as_people_call_it_never_by_qwens_internal_id() -> None:
-    from qwencompanion_src.core.chat.chat import ChatState, Choice, readable_model
+    from qwencompanion_src.core.chat.chat_state import ChatState, Choice, readable_model
 
     listed = ChatState(models=[Choice("$runtime|openai|fake-model(openai)", "fake-model")],
                        model_id="$runtime|openai|fake-model(openai)")

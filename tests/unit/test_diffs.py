@@ -14,8 +14,6 @@ import pytest
 
 from qwencompanion_src.core.companion import diffs
 from qwencompanion_src.core.companion.diffs import (
-    CRLF,
-    LF,
     CliReviewOwner,
     DiffRegistry,
     DiskFile,
@@ -24,12 +22,12 @@ from qwencompanion_src.core.companion.diffs import (
     buffer_text,
     close_answer,
     first_change,
-    line_ending_of,
     path_key,
     read_disk_file,
     text_for_cli,
 )
 from qwencompanion_src.core.companion.ide_messages import DIFF_ACCEPTED, DIFF_REJECTED, DiffAccepted, DiffRejected, Outgoing
+from qwencompanion_src.core.line_endings import CRLF, LF, line_ending_of
 
 NEW_FILE = DiskFile(exists=False)
 
@@ -72,22 +70,6 @@ class Companion:
 
 
 # --- line endings -------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("", None),
-        ("no break", None),
-        ("a\nb\n", LF),
-        ("a\r\nb\r\n", CRLF),
-        ("a\r\nb\r\nc\n", CRLF),  # most breaks win
-        ("a\nb\nc\r\n", LF),
-        ("a\rb", None),  # a lone CR is not a line break we convert
-    ],
-)
-def test_line_ending_of(text: str, expected: str | None) -> None:
-    assert line_ending_of(text) == expected
 
 
 def test_buffer_text_turns_crlf_pairs_into_lf_only() -> None:

@@ -17,8 +17,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from qwencompanion_src.core.chat import bridge
-from qwencompanion_src.core.chat.bridge import kill_group
+from qwencompanion_src.core import processes
+from qwencompanion_src.core.processes import kill_group
 
 from ..support.processes import Grandchildren, descendants, grandchildren  # noqa: F401  (the fixture)
 
@@ -88,9 +88,9 @@ def test_on_windows_the_whole_tree_is_ended_by_a_taskkill_never_waited_for(
     cli: subprocess.Popen[bytes], grandchildren: Grandchildren, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     Taskkill.started = []
-    monkeypatch.setattr(bridge, "sys", SimpleNamespace(platform="win32"))
+    monkeypatch.setattr(processes, "sys", SimpleNamespace(platform="win32"))
     monkeypatch.setattr(
-        bridge,
+        processes,
         "subprocess",
         SimpleNamespace(Popen=Taskkill, DEVNULL=subprocess.DEVNULL, CREATE_NO_WINDOW=0x08000000),
     )

@@ -15,6 +15,7 @@ import pytest
 
 from qwencompanion_src.core.companion import lockfile, runtime
 from qwencompanion_src.core.companion.lockfile import LockInfo
+from qwencompanion_src.core.loop_thread import LoopThread
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
 
@@ -218,7 +219,7 @@ def test_the_ppid_can_be_given(
 
 
 def test_an_unwritable_lock_directory_gives_lock_error_and_no_crash(
-    server_thread: runtime.ServerThread, tmp_path: Path
+    server_thread: LoopThread, tmp_path: Path
 ) -> None:
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("a regular file")
@@ -237,7 +238,7 @@ def test_an_unwritable_lock_directory_gives_lock_error_and_no_crash(
     assert not companion.running
 
 
-def test_a_lock_directory_that_is_a_file_gives_lock_error(server_thread: runtime.ServerThread, tmp_path: Path) -> None:
+def test_a_lock_directory_that_is_a_file_gives_lock_error(server_thread: LoopThread, tmp_path: Path) -> None:
     blocker = tmp_path / "ide"
     blocker.write_text("x")
     companion = runtime.Companion(server_thread, folders=[], lock_directory=blocker)

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from qwencompanion_src.core import processes
 from qwencompanion_src.core.actions import process
-from qwencompanion_src.core.chat import bridge
 from qwencompanion_src.core.companion import lockfile
 
 WAIT = 10.0  # a hang guard
@@ -42,14 +42,14 @@ def on_windows(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(subprocess, "CREATE_NEW_PROCESS_GROUP", CREATE_NEW_PROCESS_GROUP, raising=False)
     monkeypatch.setattr(subprocess, "CREATE_NO_WINDOW", CREATE_NO_WINDOW, raising=False)
     for name in ("killpg", "kill", "setsid", "getpgid"):
-        monkeypatch.setattr(bridge.os, name, forbidden, raising=False)
+        monkeypatch.setattr(processes.os, name, forbidden, raising=False)
 
 
 async def test_ending_the_group_ends_qwen_and_the_child_it_started(tmp_path: Path) -> None:
     started = await process.spawn([sys.executable, "-c", PARENT_OF_A_SLEEPER], str(tmp_path), {})
     assert started.stdout is not None
     assert (await asyncio.wait_for(started.stdout.readline(), WAIT)).strip() == b"started"
-    bridge.kill_group(started.pid)
+    processes.kill_group(started.pid)
     await asyncio.wait_for(started.wait(), WAIT)
     # End of file once neither the process nor its child holds the pipe.
     assert await asyncio.wait_for(started.stdout.read(), WAIT) == b""
@@ -73,8 +73,8 @@ def test_on_windows_the_group_is_ended_with_taskkill_of_the_tree(
     on_windows: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[tuple[list[str], dict[str, Any]]] = []
-    monkeypatch.setattr(bridge.subprocess, "Popen", lambda argv, **kwargs: calls.append((argv, kwargs)))
-    bridge.kill_group(4321)
+    monkeypatch.setattr(processes.subprocess, "Popen", lambda argv, **kwargs: calls.append((argv, kwargs)))
+    processes.kill_group(4321)
     assert [(argv, kwargs["creationflags"]) for argv, kwargs in calls] == [
         (["taskkill", "/T", "/F", "/PID", "4321"], CREATE_NO_WINDOW)
     ]

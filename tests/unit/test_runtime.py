@@ -13,6 +13,7 @@ import aiohttp
 import pytest
 
 from qwencompanion_src.core.companion import runtime
+from qwencompanion_src.core.loop_thread import LoopThread
 from qwencompanion_src.core.companion.ide_messages import IdeContext
 
 from .conftest import Mcp
@@ -34,7 +35,7 @@ def _refuses(port: int) -> bool:
 
 def test_server_thread_start_and_stop_leave_no_thread() -> None:
     name = "QwenCompanion test thread A"
-    thread = runtime.ServerThread(name=name)
+    thread = LoopThread(name=name)
     assert not thread.alive
     thread.start()
     assert thread.alive and len(_threads_named(name)) == 1
@@ -52,7 +53,7 @@ def test_server_thread_start_and_stop_leave_no_thread() -> None:
 
 
 def test_a_stopped_server_thread_refuses_work() -> None:
-    thread = runtime.ServerThread(name="QwenCompanion test thread B")
+    thread = LoopThread(name="QwenCompanion test thread B")
 
     async def work() -> None:
         return None
@@ -65,7 +66,7 @@ def test_a_stopped_server_thread_refuses_work() -> None:
 
 def test_stopping_the_thread_unwinds_the_work_still_running() -> None:
     """Nothing is left pending for the garbage collector to destroy later."""
-    thread = runtime.ServerThread(name="QwenCompanion test thread F")
+    thread = LoopThread(name="QwenCompanion test thread F")
     thread.start()
     unwound = threading.Event()
 
@@ -84,7 +85,7 @@ def test_stopping_the_thread_unwinds_the_work_still_running() -> None:
     assert task.cancelled()
 
 
-def test_run_raises_what_the_coroutine_raises(server_thread: runtime.ServerThread) -> None:
+def test_run_raises_what_the_coroutine_raises(server_thread: LoopThread) -> None:
     async def fail() -> None:
         raise ValueError("boom")
 
@@ -97,7 +98,7 @@ def test_twenty_companion_cycles_leave_no_lock_file_socket_or_thread(tmp_path: P
     lock_directory = tmp_path / "ide"
     ports = []
     for _ in range(20):
-        thread = runtime.ServerThread(name=name)
+        thread = LoopThread(name=name)
         thread.start()
         companion = runtime.Companion(thread, folders=[str(tmp_path)], lock_directory=lock_directory)
         companion.start()
@@ -113,7 +114,7 @@ def test_twenty_companion_cycles_leave_no_lock_file_socket_or_thread(tmp_path: P
         assert _refuses(port), port
 
 
-def test_many_companions_on_one_thread_restart_cleanly(server_thread: runtime.ServerThread, tmp_path: Path) -> None:
+def test_many_companions_on_one_thread_restart_cleanly(server_thread: LoopThread, tmp_path: Path) -> None:
     lock_directory = tmp_path / "ide"
     companions = [runtime.Companion(server_thread, folders=[], lock_directory=lock_directory) for _ in range(5)]
     for companion in companions:
@@ -130,7 +131,7 @@ def test_many_companions_on_one_thread_restart_cleanly(server_thread: runtime.Se
     assert server_thread.alive  # the shared thread keeps running for other windows
 
 
-def test_a_stopped_companion_can_start_again(server_thread: runtime.ServerThread, tmp_path: Path) -> None:
+def test_a_stopped_companion_can_start_again(server_thread: LoopThread, tmp_path: Path) -> None:
     lock_directory = tmp_path / "ide"
     companion = runtime.Companion(server_thread, folders=[str(tmp_path)], lock_directory=lock_directory)
     companion.start()
@@ -149,7 +150,7 @@ def test_a_stopped_companion_can_start_again(server_thread: runtime.ServerThread
 
 async def test_stop_with_an_open_stream_leaves_no_socket_or_thread(tmp_path: Path) -> None:
     name = "QwenCompanion test thread D"
-    thread = runtime.ServerThread(name=name)
+    thread = LoopThread(name=name)
     thread.start()
     companion = runtime.Companion(thread, folders=[], lock_directory=tmp_path / "ide")
     companion.start()
@@ -170,7 +171,7 @@ async def test_stop_with_an_open_stream_leaves_no_socket_or_thread(tmp_path: Pat
 
 
 def test_stopping_the_thread_first_still_removes_the_lock_file(tmp_path: Path) -> None:
-    thread = runtime.ServerThread(name="QwenCompanion test thread E")
+    thread = LoopThread(name="QwenCompanion test thread E")
     thread.start()
     companion = runtime.Companion(thread, folders=[], lock_directory=tmp_path / "ide")
     companion.start()
@@ -225,7 +226,7 @@ def test_publish_context_from_many_threads_does_not_crash(companion: runtime.Com
 
 
 def test_a_reservation_publishes_the_lock_file_and_the_companion_adopts_its_port(
-    server_thread: runtime.ServerThread, lock_directory: Path, tmp_path: Path
+    server_thread: LoopThread, lock_directory: Path, tmp_path: Path
 ) -> None:
     import json
 

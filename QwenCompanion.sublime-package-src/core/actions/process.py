@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+
+from ..processes import own_group_options
 
 READ_CHUNK = 64 * 1024
 # The longest line taken from qwen's output (one stream-json message).
@@ -29,14 +28,9 @@ class Invocation:
 
 
 async def spawn(argv: list[str], cwd: str, env: dict[str, str]) -> asyncio.subprocess.Process:
-    kwargs: dict[str, Any] = {}
-    if sys.platform == "win32":
-        kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW
-    else:
-        kwargs["start_new_session"] = True
     return await asyncio.create_subprocess_exec(
         *argv, cwd=cwd, env={**os.environ, **env}, stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, **kwargs,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, **own_group_options(),
     )
 
 

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from string import Template
 
+from ..text_positions import Position, position_of
+
 ACTIONS = {
     "explain": "Explain Selection",
     "docstring": "Add Docstring",
@@ -30,19 +32,10 @@ ANSWER_LANGUAGES = {
 
 
 @dataclass(frozen=True)
-class Place:
-    line: int  # 1-based
-    character: int  # 1-based, in code points
-
-    def __str__(self) -> str:
-        return f"{self.line}:{self.character}"
-
-
-@dataclass(frozen=True)
 class Span:
     text: str
-    start: Place
-    end: Place  # just past the last character
+    start: Position
+    end: Position  # just past the last character
 
     @property
     def place(self) -> str:
@@ -68,12 +61,7 @@ class ActionContext:
 
 def span_of(text: str, begin: int, end: int) -> Span:
     """`text[begin:end]` with its 1-based places."""
-    return Span(text[begin:end], place_of(text, begin), place_of(text, end))
-
-
-def place_of(text: str, offset: int) -> Place:
-    line_start = text.rfind("\n", 0, offset) + 1
-    return Place(text.count("\n", 0, offset) + 1, offset - line_start + 1)
+    return Span(text[begin:end], position_of(text, begin), position_of(text, end))
 
 
 def render(template: str, context_template: str, context: ActionContext) -> str:

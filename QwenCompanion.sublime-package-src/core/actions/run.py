@@ -22,7 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..chat.bridge import SIGN_IN_HINT, kill_group
+from ..json_types import JsonObject
+from ..processes import kill_group
+from ..qwen_home import SIGN_IN_HINT
 from .process import MAX_LINE_BYTES, Invocation, Lines, spawn
 
 log = logging.getLogger(__name__)
@@ -49,7 +51,6 @@ EXIT_GRACE = 2.0
 STDERR_GRACE = 1.0
 DENIAL = "Qwen Code quick actions are read-only: the editor applies changes after the user reviews them."
 
-JsonObject = dict[str, Any]
 
 
 NO_AUTH_TYPE = "No auth type is selected"  # how 0.24.4's result error begins when nothing is configured

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..encodings import DEFAULT_FALLBACK, decode_like_sublime, encode_like_sublime
+from ..line_endings import LF, lf_line_breaks, line_ending_of
+from ..text_positions import slice_lines
 
 # The largest file read or rewritten whole for the agent: what it is sent
 # stays far below the plugin host's memory budget (a file's text costs up
@@ -111,25 +113,14 @@ def _too_large(path: str, size: int, limit: int) -> TooLarge:
 def decode(data: bytes, fallback_encoding: str = DEFAULT_FALLBACK) -> FileText:
     """File bytes as Sublime would open them; newlines as "\\n" for the agent."""
     text, encoding = decode_like_sublime(data, fallback_encoding)
-    crlf, lf = text.count("\r\n"), text.count("\n")
-    if crlf and crlf * 2 >= lf:  # mostly CRLF
-        newline = "\r\n"
-    elif not lf and "\r" in text:
-        newline = "\r"
-    else:
-        newline = "\n"
-    return FileText(_agent_newlines(text), FileShape(newline, encoding))
-
-
-def _agent_newlines(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return FileText(lf_line_breaks(text), FileShape(line_ending_of(text) or LF, encoding))
 
 
 def encode(text: str, shape: FileShape) -> bytes:
     """The agent's text stored with the file's own newlines and encoding (BOM
     included); a text without a final newline gets none. `Refused` when a
     character has no place in the file's encoding (nothing is written)."""
-    text = _agent_newlines(text)
+    text = lf_line_breaks(text)
     if shape.newline != "\n":
         text = text.replace("\n", shape.newline)
     try:
@@ -187,8 +178,6 @@ def read_part(path: str, line: int | None, limit: int | None,
     is too large to hold): a file of any size can be read in parts."""
     # Imported here: `requests` loads ACP and pydantic, which must wait for the
     # start thread's dependency check, while the editor imports this at load.
-    from .requests import slice_lines
-
     try:
         text = read_file(path, fallback_encoding).text
     except TooLarge:

@@ -13,9 +13,6 @@ import asyncio
 import json
 import logging
 import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,6 +38,8 @@ from acp.schema import (
 )
 from pydantic import BaseModel, ValidationError
 
+from ..json_types import JsonObject
+from ..processes import kill_group, own_group_options
 from ..version import VERSION
 from .requests import AgentRequests
 
@@ -56,13 +55,6 @@ STDERR_LINE_CHARS = 2000  # what is kept of one line of the agent's stderr
 STOP_GRACE_SECONDS = 2.0
 STDERR_TAIL_LINES = 40
 CLIENT_INFO = Implementation(name="QwenCompanion", title="Qwen Companion for Sublime Text", version=VERSION)
-
-JsonObject = dict[str, Any]
-
-
-SIGN_IN_HINT = ("Run `qwen` in a terminal once and sign in (/auth), or set OPENAI_API_KEY, OPENAI_BASE_URL "
-                "and OPENAI_MODEL in its environment")
-"""What a user whose qwen was never signed in does (the chat and the quick actions say it)."""
 
 
 class BridgeEvents(Protocol):
@@ -235,11 +227,6 @@ class AgentBridge:
     # --- lifecycle -------------------------------------------------------
 
     async def start(self) -> InitializeResponse:
-        kwargs: dict[str, Any] = {}
-        if sys.platform == "win32":
-            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW
-        else:
-            kwargs["start_new_session"] = True
         env = {**os.environ, **self.command.env} if self.command.env else None
         self._process = await asyncio.create_subprocess_exec(
             *self.command.argv,
@@ -249,7 +236,7 @@ class AgentBridge:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             limit=STREAM_LIMIT,
-            **kwargs,
+            **own_group_options(),
         )
         self.pid = self._process.pid
         self.started_at = time.time()
@@ -440,21 +427,3 @@ class AgentBridge:
         finally:
             self._events.exited(returncode, list(self._stderr_tail))
 
-
-def kill_group(pid: int) -> None:
-    """End process `pid` and its group (POSIX) or tree (Windows); never waits."""
-    if sys.platform == "win32":
-        # taskkill is not waited for: this runs on Sublime's main thread when
-        # the package unloads, and taskkill of a tree can take seconds.
-        subprocess.Popen(
-            ["taskkill", "/T", "/F", "/PID", str(pid)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
-        )
-        return
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -1,4 +1,7 @@
-"""One window's chat: its agent process, session, prompt queue and transcript.
+"""One window's chat: its agent's lifecycle (start, sign-in, session, restart
+with back-off) and its queue of prompts. What the chat shows of the agent is
+`ChatState` (chat_state.py), where its words go is `TranscriptLayout`
+(transcript_layout.py), and the thread it runs on is `ChatThread`.
 
 Public methods may be called from any thread: they hand the work to the
 chat's asyncio thread and return at once (or give a Future). State is only
@@ -14,26 +17,21 @@ import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from acp.schema import (
-    AgentMessageChunk,
-    AvailableCommandsUpdate,
-    ConfigOptionUpdate,
-    CurrentModeUpdate,
-    SessionInfo,
-    SessionNotification,
-    UsageUpdate,
-    UserMessageChunk,
-)
+from acp.schema import AgentMessageChunk, SessionInfo, SessionNotification, UserMessageChunk
 
-from ..companion.runtime import ServerThread
-from .bridge import SIGN_IN_HINT, AgentBridge, AgentCommand, AgentError, AgentGone, JsonObject
-from .render import AGENT_HEADER, USER_HEADER, UpdateRenderer, chunk_text
+from ..json_types import JsonObject
+from ..qwen_home import SIGN_IN_HINT
+from .bridge import AgentBridge, AgentCommand, AgentError, AgentGone
+from .chat_state import ChatState
+from .chat_thread import ChatThread
+from .render import UpdateRenderer, chunk_text
 from .requests import AgentRequests
 from .store import SessionStore
 from .streamer import BlockStreamer
+from .transcript_layout import TranscriptLayout
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -44,50 +42,7 @@ CANCEL_TIMEOUT = 5.0
 BACKOFF_FIRST = 1.0
 BACKOFF_MAX = 30.0
 STABLE_SECONDS = 60.0
-MODE_NOTIFICATION = "qwen/notify/session/mode-update"
-MODEL_NOTIFICATION = "qwen/notify/session/model-update"
 AUTH_REQUIRED = -32000
-
-
-class ChatThread(ServerThread):
-    """The chat's asyncio thread. Stopping it first ends what still runs on
-    it (turns waiting for an agent, pipes of killed agents)."""
-
-    def __init__(self) -> None:
-        super().__init__("QwenCompanion chat")
-        self.bridges: list[AgentBridge] = []
-
-    def stop(self, timeout: float = 5.0) -> None:
-        if self.alive:
-            try:
-                self.run(self._drain(), timeout)
-            except Exception:
-                log.debug("the chat thread did not drain", exc_info=True)
-        super().stop(timeout)
-
-    async def _drain(self) -> None:
-        for bridge in self.bridges:
-            bridge.kill()
-        await asyncio.gather(*(bridge.reap() for bridge in self.bridges))
-        current = asyncio.current_task()
-        tasks = [task for task in asyncio.all_tasks() if task is not current]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        for bridge in self.bridges:
-            bridge.release()
-        self.bridges.clear()
-
-    def stop_soon(self) -> None:
-        """As `stop`, without waiting: the loop drains, then stops itself."""
-        if not self.alive:
-            return
-
-        async def drain_and_stop() -> None:
-            await self._drain()
-            asyncio.get_running_loop().stop()
-
-        self.submit(drain_and_stop())
 
 
 class ChatEvents(Protocol):
@@ -98,60 +53,6 @@ class ChatEvents(Protocol):
     def error(self, message: str) -> None: ...
 
     def cancel_timed_out(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class Choice:
-    id: str
-    name: str
-    description: str = ""
-
-
-RUNTIME_MODEL_PREFIX = "$runtime|"  # qwen's id of a model set at run time: `$runtime|<auth type>|<model>`
-
-
-def readable_model(model_id: str) -> str:
-    """The model's own name inside qwen's ACP model id, for an id its list
-    does not name: `$runtime|openai|qwen3-coder(openai)` -> `qwen3-coder`.
-    (Ids of routes, `qwen-route:v1:<hash>`, have no name in them: kept.)"""
-    name = model_id
-    if name.startswith(RUNTIME_MODEL_PREFIX):
-        name = name[len(RUNTIME_MODEL_PREFIX):].partition("|")[2] or name
-    if name.endswith(")") and "(" in name:
-        name = name[: name.rindex("(")] or name  # `<model>(<auth type>)`
-    return name
-
-
-@dataclass
-class ChatState:
-    """What the status bar, pickers and /status show."""
-
-    agent: str = "stopped"  # stopped | starting | ready | busy | exited
-    session_id: str | None = None
-    modes: list[Choice] = field(default_factory=list)
-    mode_id: str | None = None
-    models: list[Choice] = field(default_factory=list)
-    model_id: str | None = None
-    commands: list[Choice] = field(default_factory=list)
-    # "mode" / "model" -> the config option that sets it, when the agent
-    # offers one instead of session/set_mode or its models list.
-    config_ids: dict[str, str] = field(default_factory=dict)
-    context_used: int | None = None
-    context_size: int | None = None
-    queued: int = 0
-    pid: int | None = None
-    started_at: float = 0.0
-    agent_name: str = ""
-
-    def mode_name(self) -> str | None:
-        return next((m.name for m in self.modes if m.id == self.mode_id), self.mode_id)
-
-    def model_name(self) -> str | None:
-        """The current model as people call it: its name in the agent's list,
-        else read out of its id (never qwen's internal id)."""
-        if self.model_id is None:
-            return None
-        return next((m.name for m in self.models if m.id == self.model_id), None) or readable_model(self.model_id)
 
 
 @dataclass(frozen=True)
@@ -176,16 +77,12 @@ class Chat:
         self._queue: deque[tuple[str, list[JsonObject]]] = deque()
         self._ready_lock: asyncio.Lock | None = None
         self._draining = False
-        self._turn = 0
-        self._last_kind = ""  # "user" | "agent" | "other": where the next chunk goes
-        self._agent_block = 0
+        self._layout = TranscriptLayout(streamer)
         self._replaying = False
         self._cancelling = False
         self._failures = 0
         self._last_start = 0.0
         self._auth_methods: list[str] = []
-        self._config_only: dict[str, bool] = {}
-        self.turn = 0  # TranscriptWriter
         if setup.key is not None:
             self.state.session_id = setup.store.get(setup.key)
 
@@ -254,15 +151,9 @@ class Chat:
         bridge = self._bridge
         return list(bridge.stderr_lines) if bridge is not None else []
 
-    # --- TranscriptWriter, for renderers (chat thread) ------------------
-
-    def append(self, block_id: str, text: str) -> None:
-        self._last_kind = "other"
-        self.streamer.append(block_id, text)
-
     def upsert(self, block_id: str, text: str) -> None:
-        self._last_kind = "other"
-        self.streamer.upsert(block_id, text)
+        """A block of the editor's own in the transcript, e.g. a permission prompt (chat thread)."""
+        self._layout.upsert(block_id, text)
 
     # --- chat thread -----------------------------------------------------
 
@@ -290,10 +181,7 @@ class Chat:
         self._write_note(text)
 
     def _write_note(self, text: str) -> None:
-        self._turn += 1
-        self.turn = self._turn
-        self._last_kind = "other"
-        self.streamer.append(f"t{self._turn}.note", f"> {text}\n\n")
+        self._layout.note(text)
 
     async def _ensure_ready(self) -> AgentBridge:
         if self._ready_lock is None:
@@ -377,8 +265,7 @@ class Chat:
         self._adopt(response.session_id, raw)
 
     async def _load(self, bridge: AgentBridge, session_id: str) -> None:
-        self.streamer.clear()
-        self._last_kind = ""
+        self._layout.clear()
         self._replaying = True
         try:
             _, raw = await self._authenticated(
@@ -386,7 +273,7 @@ class Chat:
             )
         finally:
             self._replaying = False
-            self._end_blocks()
+            self._layout.end_blocks()
         self._adopt(session_id, raw)
 
     def _adopt(self, session_id: str, raw: JsonObject) -> None:
@@ -394,57 +281,8 @@ class Chat:
         self.state.session_id = session_id
         if self._setup.key is not None:
             self._setup.store.put(self._setup.key, session_id)
-        modes = raw.get("modes")
-        if isinstance(modes, dict):
-            self.state.modes = [
-                Choice(str(m.get("id")), str(m.get("name") or m.get("id")), str(m.get("description") or ""))
-                for m in modes.get("availableModes") or [] if isinstance(m, dict)
-            ]
-            self.state.mode_id = modes.get("currentModeId") or self.state.mode_id
-        self._config_only = {
-            "mode": not isinstance(modes, dict),
-            "model": not isinstance(raw.get("models"), dict),
-        }
-        self._adopt_config_options(raw.get("configOptions"))
-        models = raw.get("models")  # not in the ACP schema: qwen's own
-        if isinstance(models, dict):
-            self.state.models = [
-                Choice(str(m.get("modelId")), str(m.get("name") or m.get("modelId")), str(m.get("description") or ""))
-                for m in models.get("availableModels") or [] if isinstance(m, dict)
-            ]
-            self.state.model_id = models.get("currentModelId") or self.state.model_id
-            limit = next(
-                ((m.get("_meta") or {}).get("contextLimit") for m in models.get("availableModels") or []
-                 if isinstance(m, dict) and m.get("modelId") == self.state.model_id),
-                None,
-            )
-            if isinstance(limit, int):
-                self.state.context_size = limit
+        self.state.adopt_session(raw)
         self._changed()
-
-    def _adopt_config_options(self, options: object) -> None:
-        """Modes and models from `configOptions` (category "mode"/"model"
-        selects), for agents that offer them only that way."""
-        if not isinstance(options, list):
-            return
-        for option in options:
-            if not isinstance(option, dict) or option.get("type") != "select":
-                continue
-            category = option.get("category")
-            if category not in ("mode", "model") or not isinstance(option.get("id"), str):
-                continue
-            self.state.config_ids[category] = option["id"]
-            choices = [
-                Choice(str(o.get("value")), str(o.get("name") or o.get("value")), str(o.get("description") or ""))
-                for o in option.get("options") or [] if isinstance(o, dict)
-            ]
-            current = option.get("currentValue")
-            if category == "mode":
-                self.state.modes = self.state.modes or choices
-                self.state.mode_id = current if isinstance(current, str) else self.state.mode_id
-            else:
-                self.state.models = self.state.models or choices
-                self.state.model_id = current if isinstance(current, str) else self.state.model_id
 
     async def _enqueue(self, text: str, context: list[JsonObject]) -> None:
         self._queue.append((text, context))
@@ -467,11 +305,7 @@ class Chat:
             self._error(str(error))
             self._events.turn_ended("error")
             return
-        self._turn += 1
-        self.turn = self._turn
-        self._agent_block = 0
-        self.streamer.append(f"t{self._turn}.user", USER_HEADER + text.rstrip() + "\n\n" + _context_note(context))
-        self._last_kind = "user"
+        self._layout.prompt(text, context)
         self.state.agent = "busy"
         self._cancelling = False
         self._changed()
@@ -489,7 +323,7 @@ class Chat:
         except AgentError as error:
             stop_reason = "error"
             self._error(str(error))
-        self._end_blocks()
+        self._layout.end_blocks()
         if bridge.running:
             self.state.agent = "ready"
             if stop_reason == "cancelled":
@@ -501,16 +335,6 @@ class Chat:
         self.streamer.flush()
         self._changed()
         self._events.turn_ended(stop_reason)
-
-    def _end_blocks(self) -> None:
-        """Close the agent's text with a blank line before what follows."""
-        if self._last_kind == "agent":
-            block_id = f"t{self._turn}.agent{self._agent_block}"
-            if not self.streamer.transcript.block(block_id).endswith("\n\n"):
-                self.streamer.flush()
-                tail = self.streamer.transcript.block(block_id)
-                self.streamer.append(block_id, "\n" if tail.endswith("\n") else "\n\n")
-        self._last_kind = ""
 
     async def _cancel(self) -> None:
         dropped = len(self._queue)
@@ -525,7 +349,7 @@ class Chat:
         # The user's side first: an agent that stops reading its stdin blocks the
         # write of session/cancel for good, and the restart must still be offered.
         self._setup.requests().cancel_pending()  # ACP: the client answers them "cancelled" after session/cancel
-        turn = self._turn
+        turn = self._layout.turn
         asyncio.get_running_loop().call_later(CANCEL_TIMEOUT, self._check_cancelled, turn)
         self._changed()
         try:
@@ -534,13 +358,12 @@ class Chat:
             log.warning("chat: session/cancel could not be sent (%s); the restart is offered", error or "timed out")
 
     def _check_cancelled(self, turn: int) -> None:
-        if self._cancelling and self.state.agent == "busy" and self._turn == turn:
+        if self._cancelling and self.state.agent == "busy" and self._layout.turn == turn:
             self._events.cancel_timed_out()
 
     async def _new_session(self) -> None:
         bridge = await self._ensure_ready()
-        self.streamer.clear()
-        self._last_kind = ""
+        self._layout.clear()
         await self._new(bridge)
 
     async def _load_session(self, session_id: str) -> None:
@@ -567,13 +390,13 @@ class Chat:
 
     async def _set_config(self, category: str, value: str, bridge: AgentBridge) -> bool:
         """session/set_config_option, when that is how the agent offers `category`."""
-        if category not in self.state.config_ids or not self._config_only.get(category):
+        if category not in self.state.config_ids or not self.state.config_only.get(category):
             return False
         answer = await bridge.request("session/set_config_option", {
             "sessionId": self.state.session_id, "configId": self.state.config_ids[category], "value": value,
         })
         if isinstance(answer, dict):
-            self._adopt_config_options(answer.get("configOptions"))
+            self.state.adopt_config_options(answer.get("configOptions"))
         return True
 
     async def _restart(self) -> None:
@@ -594,62 +417,24 @@ class Chat:
             self._agent_text(chunk_text(update.content), update.field_meta)
         elif isinstance(update, UserMessageChunk):
             if self._replaying:  # live echoes of our own prompt are not shown twice
-                self._user_text(chunk_text(update.content))
-        elif isinstance(update, AvailableCommandsUpdate):
-            self.state.commands = [Choice(c.name, c.name, c.description) for c in update.available_commands]
-            self._changed()
-        elif isinstance(update, CurrentModeUpdate):
-            self.state.mode_id = update.current_mode_id
-            self._changed()
-        elif isinstance(update, UsageUpdate):
-            self.state.context_used, self.state.context_size = update.used, update.size
-            self._changed()
-        elif isinstance(update, ConfigOptionUpdate):
-            self._adopt_config_options([o.model_dump(by_alias=True) for o in update.config_options])
+                self._layout.user_text(chunk_text(update.content))
+        elif self.state.adopt_update(update):
             self._changed()
         else:
-            self._setup.renderer().render(self, notification.session_id, update)
-
-    def _user_text(self, text: str) -> None:
-        if self._last_kind != "user":
-            self._end_blocks()
-            self._turn += 1
-            self.turn = self._turn
-            self._agent_block = 0
-            self.streamer.append(f"t{self._turn}.user", USER_HEADER)
-            self._last_kind = "user"
-        self.streamer.append(f"t{self._turn}.user", text)
+            self._setup.renderer().render(self._layout, notification.session_id, update)
 
     def _agent_text(self, text: str, meta: dict[str, Any] | None) -> None:
-        usage = (meta or {}).get("usage")
-        if isinstance(usage, dict) and isinstance(usage.get("inputTokens"), int):
-            self.state.context_used = int(usage["inputTokens"]) + int(usage.get("outputTokens") or 0)
+        if self.state.adopt_usage(meta):
             self._changed()
-        if not text:
-            return
-        if self._last_kind != "agent":
-            if self._last_kind == "user" and self._replaying:
-                self.streamer.append(f"t{self._turn}.user", "\n\n")
-            first = self._agent_block == 0
-            self._agent_block += 1
-            self._last_kind = "agent"
-            if first:
-                self.streamer.append(f"t{self._turn}.agent{self._agent_block}", AGENT_HEADER)
-        self.streamer.append(f"t{self._turn}.agent{self._agent_block}", text)
+        self._layout.agent_text(text, replaying=self._replaying)
 
     def ext_notification(self, method: str, params: JsonObject) -> None:
         if params.get("sessionId") not in (None, self.state.session_id):
             return
-        if method == MODE_NOTIFICATION and isinstance(params.get("currentModeId"), str):
-            self.state.mode_id = params["currentModeId"]
-        elif method == MODEL_NOTIFICATION:
-            model = params.get("currentModelId") or params.get("modelId")
-            if isinstance(model, str):
-                self.state.model_id = model
+        if self.state.adopt_notification(method, params):
+            self._changed()
         else:
             log.debug("ignored notification %s", method)
-            return
-        self._changed()
 
     def exited(self, bridge: AgentBridge, returncode: int | None, stderr_tail: list[str]) -> None:
         if bridge is not self._bridge:
@@ -683,17 +468,3 @@ class _BridgeEvents:
 
     def refused(self, message: str) -> None:
         self._chat._error(message)
-
-
-def _context_note(context: list[JsonObject]) -> str:
-    """One line naming what was attached to the prompt."""
-    names: list[str] = []
-    for block in context:
-        if block.get("type") == "resource_link":
-            names.append(str(block.get("name") or block.get("uri")))
-        elif block.get("type") == "resource":
-            uri = str((block.get("resource") or {}).get("uri", ""))
-            names.append(uri.rsplit("/", 1)[-1] or "selection")
-        elif block.get("type") == "image":
-            names.append("image")
-    return f"*Attached: {', '.join(names)}*\n\n" if names else ""

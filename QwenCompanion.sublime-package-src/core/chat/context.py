@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..companion.context import ContextOptions, cut_selected_text
-from .bridge import JsonObject
+from ..json_types import JsonObject
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
 MAX_ATTACHED_BYTES = 512 * 1024

@@ -21,6 +21,8 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+from .agent_files import Refused, read_part, write_text
+from .file_jobs import FileBusy, FileJobs
 
 T = TypeVar("T")
 
@@ -29,9 +31,6 @@ T = TypeVar("T")
 def read_errors_for_the_agent(shown: str) -> Iterator[None]:
     """A failed read as the agent is told of it: not found, or a refusal whose
     message says why (the CLI shows the agent only the message)."""
-    from .agent_files import Refused
-    from .file_jobs import FileBusy
-
     try:
         yield
     except FileNotFoundError as error:
@@ -60,26 +59,6 @@ class AgentRequests(Protocol):
         the turn was cancelled, or the chat or its agent is going away."""
 
 
-def slice_lines(text: str, line: int | None, limit: int | None) -> str:
-    """`limit` lines of `text` (newlines as "\\n") from 1-based `line`
-    (ACP's fs/read_text_file), found without splitting the whole text."""
-    if line is None and limit is None:
-        return text
-    start = 0
-    for _ in range(max((line or 1) - 1, 0)):
-        start = text.find("\n", start) + 1
-        if start == 0:
-            return ""
-    if limit is None:
-        return text[start:]
-    end = start
-    for _ in range(max(limit, 0)):
-        end = text.find("\n", end) + 1
-        if end == 0:
-            return text[start:]
-    return text[start:end]
-
-
 def refusal(path: str, reason: str) -> RequestError:
     """An error whose message says why: the CLI shows the agent only the message."""
     return RequestError(-32602, f"Refused: {reason}", {"path": path, "reason": reason})
@@ -104,22 +83,16 @@ class DiskRequests:
     known."""
 
     def __init__(self, folders: Callable[[], list[str]]) -> None:
-        from .file_jobs import FileJobs
-
         self._folders = folders
         self._jobs = FileJobs()
 
     async def read_text_file(self, request: ReadTextFileRequest) -> ReadTextFileResponse:
-        from .agent_files import read_part
-
         path = str(confined_path(request.path, self._folders()))
         content, _ = await self._bounded(request.path, lambda: read_part(path, request.line, request.limit),
                                          f"reading {request.path}")
         return ReadTextFileResponse(content=content)
 
     async def write_text_file(self, request: WriteTextFileRequest) -> WriteTextFileResponse | None:
-        from .agent_files import write_text
-
         path = str(confined_path(request.path, self._folders()))
         await self._bounded(request.path, lambda: write_text(path, request.content), f"writing {request.path}")
         return None

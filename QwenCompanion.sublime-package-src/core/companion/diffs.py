@@ -29,27 +29,16 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..encodings import DEFAULT_FALLBACK, decode_like_sublime
+from ..line_endings import CRLF, LF, line_ending_of
 from ..paths import path_identity
 from ..review_owner import ReviewOwner
 from .ide_messages import DIFF_ACCEPTED, DIFF_REJECTED, DiffAccepted, DiffRejected, Outgoing
 from .protocol import QuotedText
 
-LF = "\n"
-CRLF = "\r\n"
-
 
 def path_key(path: str) -> str:
     """One key per file however the CLI spells its path."""
     return path_identity(path)
-
-
-def line_ending_of(text: str) -> str | None:
-    """CRLF or LF, whichever most line breaks of `text` use; None without any."""
-    crlf = text.count(CRLF)
-    lf = text.count(LF) - crlf
-    if crlf == 0 and lf == 0:
-        return None
-    return CRLF if crlf > lf else LF
 
 
 def buffer_text(text: str) -> str:

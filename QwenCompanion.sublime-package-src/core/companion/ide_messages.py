@@ -7,6 +7,7 @@ models (spec sections 4-6).
 
 from __future__ import annotations
 
+from os.path import isabs
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -63,8 +64,6 @@ class _ToolArguments(BaseModel):
     @field_validator("filePath", check_fields=False)
     @classmethod
     def _absolute(cls, value: str) -> str:
-        from os.path import isabs
-
         if not isabs(value):
             raise ValueError("filePath must be an absolute path")
         return value

@@ -121,7 +121,7 @@ def pid_alive(pid: int) -> bool:
 
 
 def _windows_pid_alive(pid: int) -> bool:
-    import ctypes
+    import ctypes  # here: ~2 ms to load, never paid at plugin load (and only Windows needs it)
 
     process_query_limited_information = 0x1000
     still_active = 259

@@ -1,5 +1,5 @@
-"""Where the servers live: one asyncio loop on one background thread, and a
-`Companion` per editor window (its server, token and lock file).
+"""A `Companion` per editor window (its server, token and lock file), all on
+one `LoopThread`.
 
 Every public method here may be called from any thread; work is handed to the
 loop and waited for with a timeout, so Sublime's threads never run asyncio code.
@@ -7,18 +7,15 @@ loop and waited for with a timeout, so Sublime's threads never run asyncio code.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import secrets
-import threading
 import time
-from collections.abc import Callable, Coroutine
-from concurrent.futures import Future
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
 
+from ..loop_thread import LoopThread
 from . import lockfile
 from .reservation import Reservation
 from .ide_messages import (
@@ -32,92 +29,10 @@ from .ide_messages import (
 from .protocol import ToolAnswer
 from .server import AuthFailure, CompanionServer, ServerOptions
 from .tools import DiffBackend, UnavailableDiffBackend, diff_tools
+from .ide_tools_mcp import IDE_TOOLS_PATH, ide_tools, mcp_config
 from ..ide_tools.answers import CodeKnowledge, UnavailableKnowledge
-from ..ide_tools.tools import IDE_TOOLS_PATH, ide_tools, mcp_config
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
-CALL_TIMEOUT = 10.0
-UNWIND_TURNS = 3
-
-
-class ServerThread:
-    """A daemon thread running the asyncio loop that hosts every server."""
-
-    def __init__(self, name: str = "QwenCompanion server") -> None:
-        self._name = name
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def alive(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    def start(self) -> None:
-        """Start the thread and return at once: work submitted before its loop
-        runs waits in the loop's queue (the caller may be Sublime's main thread)."""
-        if self.alive:
-            return
-        loop = asyncio.new_event_loop()
-
-        def run() -> None:
-            asyncio.set_event_loop(loop)
-            loop.run_forever()
-            _finish_tasks(loop)
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-
-        self._loop = loop
-        self._thread = threading.Thread(target=run, name=self._name, daemon=True)
-        self._thread.start()
-
-    def submit(self, coroutine: Coroutine[Any, Any, T]) -> Future[T]:
-        if self._loop is None or not self.alive:
-            coroutine.close()
-            raise RuntimeError("the server thread is not running")
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
-
-    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float = CALL_TIMEOUT) -> T:
-        """Run a coroutine on the loop and wait for its result (never call from the loop)."""
-        return self.submit(coroutine).result(timeout)
-
-    def call_soon(self, callback: Callable[..., object], *args: object) -> None:
-        if self._loop is not None and self.alive:
-            self._loop.call_soon_threadsafe(callback, *args)
-
-    def stop(self, timeout: float = 5.0) -> None:
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-        if thread.is_alive():
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(timeout)
-        self._loop = self._thread = None
-
-    def stop_soon(self) -> None:
-        """Stop the loop without waiting: the thread ends what still runs and
-        closes the loop by itself (for Sublime's main thread, which never waits)."""
-        loop, self._loop, self._thread = self._loop, None, None
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(loop.stop)
-
-
-def _finish_tasks(loop: asyncio.AbstractEventLoop) -> None:
-    """Cancel what is still running (a client's open connection) and let it unwind.
-
-    A task left pending when the loop closes is destroyed later by the garbage
-    collector, mid-way through whatever runs then, with a "Task was destroyed"
-    error; `asyncio.run` ends its loops the same way.
-    """
-    tasks = asyncio.all_tasks(loop)
-    for task in tasks:
-        task.cancel()
-    if tasks:
-        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-    # A transport closed while unwinding lets go of its socket on a later
-    # turn of the loop; closed before that, it is "unclosed" when collected.
-    for _ in range(UNWIND_TURNS):
-        loop.run_until_complete(asyncio.sleep(0))
 
 
 @dataclass(frozen=True)
@@ -133,7 +48,7 @@ class Companion:
 
     def __init__(
         self,
-        thread: ServerThread,
+        thread: LoopThread,
         *,
         folders: list[str],
         lock_directory: Path,

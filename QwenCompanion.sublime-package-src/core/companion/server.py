@@ -4,7 +4,7 @@ Other endpoints (the IDE tools at `/ide-tools/mcp`) are servers of their own
 path, token, tools and sessions, mounted on the same port and checked by the
 same security rules.
 
-Runs on an asyncio loop owned by `runtime.ServerThread`; nothing here may be
+Runs on an asyncio loop owned by `loop_thread.LoopThread`; nothing here may be
 called from another thread except through that runtime.
 """
 

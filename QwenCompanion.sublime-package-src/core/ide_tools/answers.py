@@ -3,9 +3,9 @@ layer can import it at plugin load without the server's libraries."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
-JsonObject = dict[str, Any]
+from ..json_types import JsonObject
 
 
 class ToolRefusal(Exception):

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .answers import JsonObject
-from .symbols import Lines, Position
+from ..json_types import JsonObject
+from ..text_positions import Lines, Position, code_points, utf16_units
 
 TextOf = Callable[[str], str | None]
 
@@ -23,20 +23,6 @@ SYMBOL_KINDS = (
     "Null", "EnumMember", "Struct", "Event", "Operator", "TypeParameter",
 )
 SEVERITIES = {1: "Error", 2: "Warning", 3: "Information", 4: "Hint"}
-
-
-def utf16_units(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
-def code_points(line: str, units: int) -> int:
-    """How many code points of `line` the first `units` UTF-16 units cover."""
-    count = 0
-    for index, char in enumerate(line):
-        if count >= units:
-            return index
-        count += 2 if ord(char) > 0xFFFF else 1
-    return len(line) if count >= units else len(line) + (units - count)
 
 
 class Converter:

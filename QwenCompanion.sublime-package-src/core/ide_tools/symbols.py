@@ -9,9 +9,10 @@ which fits Python and formatted brace languages alike.
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..text_positions import Lines, Position, Range
 
 # LSP SymbolKind names that Sublime's kind descriptions may already be.
 LSP_KINDS = frozenset({
@@ -28,24 +29,6 @@ def lsp_kind(kind_id: int, description: str) -> str:
     if description in LSP_KINDS:
         return description
     return KIND_IDS.get(kind_id, "Variable")
-
-
-@dataclass(frozen=True)
-class Position:
-    line: int  # 1-based
-    character: int  # 1-based, in code points
-
-    def to_json(self) -> dict[str, int]:
-        return {"line": self.line, "character": self.character}
-
-
-@dataclass(frozen=True)
-class Range:
-    start: Position
-    end: Position
-
-    def to_json(self) -> dict[str, Any]:
-        return {"start": self.start.to_json(), "end": self.end.to_json()}
 
 
 @dataclass(frozen=True)
@@ -72,32 +55,6 @@ class SymbolNode:
             "selectionRange": self.selection.to_json(),
             "children": [child.to_json() for child in self.children],
         }
-
-
-class Lines:
-    """Offsets of a text's lines, for 1-based positions."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.starts = [0]
-        position = text.find("\n")
-        while position >= 0:
-            self.starts.append(position + 1)
-            position = text.find("\n", position + 1)
-
-    def position(self, offset: int) -> Position:
-        row = bisect.bisect_right(self.starts, offset) - 1
-        return Position(row + 1, offset - self.starts[row] + 1)
-
-    def line(self, row: int) -> str:
-        """Line `row` (0-based) without its newline."""
-        end = self.starts[row + 1] - 1 if row + 1 < len(self.starts) else len(self.text)
-        return self.text[self.starts[row] : end]
-
-    def offset(self, position: Position) -> int:
-        """The offset of a 1-based position, kept inside its line."""
-        row = min(max(position.line, 1), len(self.starts)) - 1
-        return self.starts[row] + min(max(position.character, 1) - 1, len(self.line(row)))
 
 
 class _Shape:

@@ -9,42 +9,24 @@ import sublime
 import sublime_plugin
 
 from ...core.actions.process import Invocation
-from ...core.actions.prompt import ACTIONS
+from ...core.actions.prompt import ACTIONS, render
+from ...core.actions.run import run_argv
+from ...core.chat.command import CommandNotFound, agent_argv
+from ..companion.terminal import login_shell, options
 from .answer import ANSWER_SETTING, find_answer, histories, set_text
 from .context import NoSelection, action_context
 from ..settings import userprefs
 from .jobs import ActionJob, actions, working_folder
-
-PACKAGE = __package__.split(".")[0] if __package__ else "QwenCompanion"
-
-
-def load_template(name: str) -> str:
-    """The prompt template `name`: the user's copy in Packages/User/QwenCompanion/prompts
-    when there is one, else the package's."""
-    for resource in (f"Packages/User/{PACKAGE}/prompts/{name}.md", f"Packages/{PACKAGE}/prompts/{name}.md"):
-        try:
-            return sublime.load_resource(resource)
-        except OSError:
-            continue
-    raise FileNotFoundError(f"no prompt template {name}.md")
+from .templates import load_template
 
 
 def qwen_argv(flags: list[str] | None = None) -> list[str]:
     """`qwen_command` with `flags`, by default an action's stream-json run
     (raises `CommandNotFound`)."""
-    from ...core.actions.run import run_argv
-    from ...core.chat.command import agent_argv
-    from ..companion.terminal import login_shell, options
-
     if flags is None:
         flags = run_argv([], userprefs().actions_model or None)
     return agent_argv(options().command, windows=sublime.platform() == "windows", login_shell=login_shell(),
                       path=os.environ.get("PATH"), flags=flags, home=os.path.expanduser("~"))
-
-
-def preload_actions() -> None:
-    """Import what a run needs (the agent bridge's ACP models among them) now, off the main thread."""
-    from ...core.actions import proposal, run  # noqa: F401
 
 
 def has_selection(view: sublime.View) -> bool:
@@ -64,9 +46,6 @@ class QwenActionCommand(sublime_plugin.TextCommand):
     """`{"action": "explain" | "docstring" | "optimize" | "fix" | "ask" | "unit_tests"}`."""
 
     def run(self, edit: sublime.Edit, action: str, question: str = "", only_with_selection: bool = False) -> None:
-        from ...core.actions.prompt import render
-        from ...core.chat.command import CommandNotFound
-
         window = self.view.window()
         if window is None or action not in ACTIONS or action == "unit_tests_code":
             return

@@ -20,16 +20,20 @@ import sublime
 
 from ...core.actions.pool import ActionPool
 from ...core.actions.process import Invocation
-from ...core.actions.prompt import ACTIONS, PROPOSING, ActionContext
-from ..editor import view_text
+from ...core.actions.prompt import ACTIONS, PROPOSING, ActionContext, render
+from ...core.actions.proposal import last_code_block, test_file_for
+from ...core.actions.run import ActionRun, RunOutcome
+from ...core.loop_thread import LoopThread
+from ..editor import read_off_main, view_text
 from ..paths import shown_path
 from ..settings import userprefs
 from .answer import AnswerHistory, AnswerStream, append, find_answer, histories, set_text, show_answer
+from .proposals import propose
+from .templates import load_template
+from .unit_tests import choose_cases, propose_test_file
 
 if TYPE_CHECKING:
-    from ...core.actions.run import ActionRun, RunOutcome
     from ...core.companion.diffs import DiskFile, UnreadableFile
-    from ...core.companion.runtime import ServerThread
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +83,6 @@ class ActionJob:
         if self.cancelled:
             self._finish_on_main(None)
             return
-        from ...core.actions.run import ActionRun
 
         self.started_at = time.monotonic()
         view = self.answer = show_answer(self.window, self.view)
@@ -96,8 +99,6 @@ class ActionJob:
     def _ran(self, done: Any) -> None:
         """The run ended (the actions' thread): the file a proposal would review
         is read on a thread of its own, then the job concludes on the main thread."""
-        from ..editor import read_off_main
-
         outcome = None if done.cancelled() or done.exception() else done.result()
         path = self._target_path() if outcome is not None and outcome.kind == "answered" else None
         if path is None:
@@ -111,8 +112,6 @@ class ActionJob:
         read_off_main(path, read)
 
     def _target_path(self) -> str | None:
-        from ...core.actions.proposal import test_file_for
-
         source = self.view.file_name()
         if source is None or self.context.action not in {*PROPOSING, "unit_tests_code"}:
             return None
@@ -200,19 +199,12 @@ class ActionJob:
         if self.context.action in PROPOSING:
             return self._propose(outcome.text)
         if self.context.action == "unit_tests":
-            from .unit_tests import choose_cases
-
             return choose_cases(self, outcome.text)
         if self.context.action == "unit_tests_code":
-            from .unit_tests import propose_test_file
-
             return propose_test_file(self, outcome.text)
         return "answered"
 
     def _propose(self, answer: str) -> str:
-        from ...core.actions.proposal import last_code_block
-        from .proposals import propose
-
         block = last_code_block(answer)
         if block is None:
             self.say("\n\n*No code block in the answer: nothing to propose.*\n")
@@ -225,9 +217,6 @@ class ActionJob:
 
     def follow_up(self, action: str, change: Callable[[ActionContext], ActionContext]) -> None:
         """The next step of a two-step action, as a new job (main thread)."""
-        from ...core.actions.prompt import render
-        from .commands import load_template
-
         context = change(replace(self.context, action=action))
         prompt = render(load_template(action), load_template("_context"), context)
         invocation = replace(self.invocation, prompt=prompt)
@@ -250,7 +239,7 @@ class Actions:
 
     def __init__(self) -> None:
         self._pool: ActionPool | None = None
-        self._thread: ServerThread | None = None
+        self._thread: LoopThread | None = None
         self.observers: list[Observer] = []
         self.jobs: dict[int, ActionJob] = {}  # window id -> its latest job
 
@@ -259,11 +248,9 @@ class Actions:
             self._pool = ActionPool(int(userprefs().actions_max_running))
         return self._pool
 
-    def thread(self) -> ServerThread:
+    def thread(self) -> LoopThread:
         if self._thread is None or not self._thread.alive:
-            from ...core.companion.runtime import ServerThread
-
-            self._thread = ServerThread(name="QwenCompanion actions")
+            self._thread = LoopThread("QwenCompanion actions")
             self._thread.start()
         return self._thread
 

@@ -4,16 +4,15 @@
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import TYPE_CHECKING
 
 import sublime
 import sublime_plugin
 
+from ...core.actions.models import MODEL_FLAGS, Model, ModelsUnavailable, available_models
+from ...core.chat.command import CommandNotFound
 from ..settings import choose_actions_model, userprefs
+from .commands import qwen_argv
 from .jobs import actions, working_folder
-
-if TYPE_CHECKING:
-    from ...core.actions.models import Model
 
 ASK_TIMEOUT = 30.0
 DEFAULT_ITEM = "The CLI's default model"
@@ -21,10 +20,6 @@ DEFAULT_ITEM = "The CLI's default model"
 
 class QwenChooseActionModelCommand(sublime_plugin.WindowCommand):
     def run(self) -> None:
-        from ...core.actions.models import MODEL_FLAGS, available_models
-        from ...core.chat.command import CommandNotFound
-        from .commands import qwen_argv
-
         try:
             argv = qwen_argv(list(MODEL_FLAGS))
         except CommandNotFound as problem:
@@ -36,8 +31,6 @@ class QwenChooseActionModelCommand(sublime_plugin.WindowCommand):
         future.add_done_callback(lambda done: sublime.set_timeout(lambda: self._offer(done)))
 
     def _offer(self, done: Future[list[Model]]) -> None:
-        from ...core.actions.models import ModelsUnavailable
-
         try:
             models = done.result()
         except ModelsUnavailable as problem:

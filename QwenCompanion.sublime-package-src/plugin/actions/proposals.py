@@ -7,16 +7,15 @@ changed, and the review says why."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 import sublime
 
 from ...core.actions.proposal import replacement_for
-from ...core.ide_tools.symbols import Lines, Position
+from ...core.text_positions import Lines
 from ..editor import replace_text, view_text
+from ..reviews.views import reviews
+from .finished_job import FinishedJob
 
-if TYPE_CHECKING:
-    from .jobs import ActionJob
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +52,10 @@ class ActionProposal:
             window.status_message(f"Qwen Code: applied to {self.name} (undo reverts it)")
 
 
-def propose(job: ActionJob, block: str) -> str | None:
+def propose(job: FinishedJob, block: str) -> str | None:
     """Open the review of `block` replacing the job's selection; the reason
     when it cannot (None when the review opened)."""
     from ...core.companion.diffs import UnreadableFile
-    from ..reviews.views import reviews
 
     view = job.view
     path = view.file_name()
@@ -69,7 +67,7 @@ def propose(job: ActionJob, block: str) -> str | None:
         return "the tab changed while the action ran."
     text = view_text(view)
     selection = job.context.selection
-    begin = Lines(text).offset(Position(selection.start.line, selection.start.character))
+    begin = Lines(text).offset(selection.start)
     end = begin + len(selection.text)
     if text[begin:end] != selection.text:
         return "the selection is no longer where it was."

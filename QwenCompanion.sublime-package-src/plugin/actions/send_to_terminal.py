@@ -9,6 +9,8 @@ import sublime_plugin
 
 from ...core.actions.mention import file_mention, selected_lines
 from ...core.terminal import terminal_tag
+from ..companion.terminal import live_terminal, window_cwd
+from .commands import has_selection
 
 NO_TERMINAL = "Qwen Code: no qwen runs in a terminal of this window; start one with Open in Terminal"
 NO_FILE = "Qwen Code: save the file first; qwen reads files from disk"
@@ -16,8 +18,6 @@ NO_FILE = "Qwen Code: save the file first; qwen reads files from disk"
 
 class QwenSendSelectionToTerminalCommand(sublime_plugin.TextCommand):
     def run(self, edit: sublime.Edit, only_with_selection: bool = False) -> None:
-        from ..companion.terminal import live_terminal, window_cwd
-
         window = self.view.window()
         path = self.view.file_name()
         if window is None:
@@ -39,6 +39,4 @@ class QwenSendSelectionToTerminalCommand(sublime_plugin.TextCommand):
         window.focus_view(terminal)
 
     def is_visible(self, only_with_selection: bool = False) -> bool:
-        from .commands import has_selection
-
         return not only_with_selection or has_selection(self.view)

@@ -8,23 +8,21 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import sublime
 
+from ...core.actions.proposal import last_code_block, test_cases, test_file_for
 from ..editor import find_open_view, replace_text, view_text
 from ..paths import shown_path
+from ..reviews.views import reviews
+from .finished_job import FinishedJob
 
-from ...core.actions.proposal import last_code_block, test_cases, test_file_for
-
-if TYPE_CHECKING:
-    from .jobs import ActionJob
 
 CHOSEN, NOT_CHOSEN = "☑", "☐"
 LOAD_POLL_MS = 50
 
 
-def choose_cases(job: ActionJob, answer: str) -> str:
+def choose_cases(job: FinishedJob, answer: str) -> str:
     """Offer the answer's cases; the observers' outcome of this step."""
     cases = test_cases(answer)
     if not cases:
@@ -35,7 +33,7 @@ def choose_cases(job: ActionJob, answer: str) -> str:
 
 
 class CasePicker:
-    def __init__(self, job: ActionJob, cases: list[str]) -> None:
+    def __init__(self, job: FinishedJob, cases: list[str]) -> None:
         self.job = job
         self.cases = cases
         self.chosen = [True] * len(cases)
@@ -63,10 +61,9 @@ class CasePicker:
         self.job.follow_up("unit_tests_code", lambda context: replace(context, cases=cases))
 
 
-def propose_test_file(job: ActionJob, answer: str) -> str:
+def propose_test_file(job: FinishedJob, answer: str) -> str:
     """Open the review of the test file the answer ends with; the outcome."""
     from ...core.companion.diffs import UnreadableFile
-    from ..reviews.views import reviews
 
     block = last_code_block(answer)
     source = job.view.file_name()

@@ -16,10 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
+from ...core.chat.agent_files import MAX_FILE_BYTES, Refused, TooLarge, read_part, read_text, write_text
+from ...core.chat.agent_files import real as real_path
+from ...core.chat.file_jobs import FileBusy, FileJobs
+from ...core.chat.file_rules import SeenTexts, write_needs_consent
+from ...core.text_positions import slice_lines
 from ..editor import view_text
 from ..settings import fallback_encoding, userprefs
 from .buffers import on_main, write_view
 from .chats import chats
+from .commands import context_options
 
 if TYPE_CHECKING:
     from acp import RequestError
@@ -39,8 +45,6 @@ def refusal(path: str, reason: str) -> RequestError:
 def _buffer_text(view: sublime.View, line: int | None, limit: int | None) -> tuple[str, bool]:
     """(the buffer's whole text, or only the lines asked for when it is too
     large to copy; whether it is whole) — main thread."""
-    from ...core.chat.agent_files import MAX_FILE_BYTES
-
     size = view.size()
     if size <= MAX_FILE_BYTES:
         return view_text(view), True
@@ -58,8 +62,6 @@ def _buffer_text(view: sublime.View, line: int | None, limit: int | None) -> tup
 
 
 def _view_too_large(view: sublime.View, size: int) -> Exception:
-    from ...core.chat.agent_files import MAX_FILE_BYTES, TooLarge
-
     return TooLarge(f"{view.file_name()}: {size:,} characters asked for, more than the {MAX_FILE_BYTES:,} "
                     "the editor sends at once; read it in parts with line and limit")
 
@@ -68,9 +70,6 @@ class AgentFiles:
     """One window's file reads and writes for the agent (chat thread)."""
 
     def __init__(self, window: sublime.Window) -> None:
-        from ...core.chat.file_jobs import FileJobs
-        from ...core.chat.file_rules import SeenTexts
-
         self.window = window
         self.jobs = FileJobs()
         self.seen = SeenTexts()
@@ -79,8 +78,7 @@ class AgentFiles:
 
     async def read(self, shown: str, resolved: str, view: sublime.View | None,
                    line: int | None, limit: int | None) -> str:
-        from ...core.chat.agent_files import read_part
-        from ...core.chat.requests import read_errors_for_the_agent, slice_lines
+        from ...core.chat.requests import read_errors_for_the_agent
 
         excluded = await on_main(lambda: _settings()[1].excludes(resolved))
         if excluded:
@@ -97,19 +95,12 @@ class AgentFiles:
         return content
 
     async def write(self, shown: str, resolved: str, view: sublime.View | None, content: str) -> None:
-        from ...core.chat.agent_files import Refused, read_text, write_text
-        from ...core.chat.agent_files import real as real_path
-        from ...core.chat.file_jobs import FileBusy
-        from ...core.chat.file_rules import write_needs_consent
-
         def folders_and_fallback() -> tuple[list[str], str]:
             return (self.window.folders() if self.window.is_valid() else []), fallback_encoding()
 
         folders, fallback = await on_main(folders_and_fallback)
 
         def into_buffer(view: sublime.View) -> None:
-            from ...core.chat.agent_files import MAX_FILE_BYTES
-
             if not view.is_valid() or view.is_loading():
                 raise Refused(f"{shown} is not ready in the editor; nothing was written")
             if view.size() > MAX_FILE_BYTES:
@@ -197,6 +188,4 @@ def _settle(answer: asyncio.Future[bool], allowed: bool) -> None:
 
 def _settings() -> tuple[str, Any]:
     """(`chat_guarded_files`, the context options holding excluded_file_patterns) — main thread."""
-    from .commands import context_options
-
     return userprefs().chat_guarded_files, context_options()

@@ -13,21 +13,17 @@ from typing import TYPE_CHECKING, Any
 import sublime
 
 from ...core.chat.accepted_edits import AcceptedEdits
+from ...core.chat.agent_files import Refused, check_path, confine, real
 from ..paths import path_display
+from ..reviews.views import reviews
 from ..settings import fallback_encoding
 from .agent_fs import AgentFiles
 from .buffers import on_main, open_paths, open_view
 from .chats import chats
+from .views import open_chat
 
 if TYPE_CHECKING:
-    from acp.schema import (
-        ReadTextFileRequest,
-        ReadTextFileResponse,
-        RequestPermissionRequest,
-        RequestPermissionResponse,
-        WriteTextFileRequest,
-        WriteTextFileResponse,
-    )
+    from acp import schema
 
     from ...core.chat.permissions import PendingPermissions, PermissionPrompt
     from ...core.chat.requests import AgentRequests
@@ -57,7 +53,6 @@ class EditorRequests:
         """The real path the agent may use and the window's view of it, or a refusal."""
         from acp import RequestError
 
-        from ...core.chat.agent_files import Refused, check_path, confine, real
 
         try:
             check_path(path)
@@ -75,14 +70,14 @@ class EditorRequests:
             log.warning("chat: refused the agent's access to %s (%s)", path, refused)
             raise RequestError.invalid_params({"path": path, "reason": str(refused)}) from refused
 
-    async def read_text_file(self, request: ReadTextFileRequest) -> ReadTextFileResponse:
+    async def read_text_file(self, request: schema.ReadTextFileRequest) -> schema.ReadTextFileResponse:
         from acp.schema import ReadTextFileResponse
 
         resolved, view = await self._locate(request.path)
         content = await self.files.read(request.path, resolved, view, request.line, request.limit)
         return ReadTextFileResponse(content=content)
 
-    async def write_text_file(self, request: WriteTextFileRequest) -> WriteTextFileResponse | None:
+    async def write_text_file(self, request: schema.WriteTextFileRequest) -> schema.WriteTextFileResponse | None:
         resolved, view = await self._locate(request.path)
         accepted = self.accepted.take(resolved)
         content = request.content if accepted is None else accepted
@@ -91,7 +86,9 @@ class EditorRequests:
 
     # --- permissions -------------------------------------------------------
 
-    async def request_permission(self, request: RequestPermissionRequest) -> RequestPermissionResponse:
+    async def request_permission(
+        self, request: schema.RequestPermissionRequest
+    ) -> schema.RequestPermissionResponse:
         from ...core.chat.permissions import cancelled, prompt_of, render_answer, render_prompt
 
         prompt = prompt_of(self.pending.next_key(), request, path_display(self.window))
@@ -127,7 +124,6 @@ class EditorRequests:
         it may have a review: a regular file of bounded size inside the window's
         folders (or open in it), while fewer than MAX_CHAT_REVIEWS are open. Else
         None, and the prompt says why (chat thread)."""
-        from ...core.chat.agent_files import Refused, confine
         from ...core.companion.diffs import UnreadableFile, read_disk_file
 
         assert prompt.diff is not None
@@ -155,8 +151,6 @@ class EditorRequests:
     def _show(self, prompt: PermissionPrompt, disk: DiskFile | None, turn: int) -> None:
         """Bring the prompt to the user's sight, never to their keys: the chat in
         view with focus left where the user has it, the diff in a review (main thread)."""
-        from .views import open_chat
-
         chat = chats.get(self.window)
         if chat is None or not self.window.is_valid() or self.pending.get(prompt.key) is None:
             return
@@ -166,8 +160,6 @@ class EditorRequests:
             self._open_review(prompt, disk, turn)
 
     def _open_review(self, prompt: PermissionPrompt, disk: DiskFile, turn: int) -> None:
-        from ..reviews.views import reviews
-
         diff = prompt.diff
         assert diff is not None
         review, replaced = reviews.propose(diff.path, diff.new_text, PromptReview(self, prompt, turn), disk)
@@ -219,7 +211,6 @@ class EditorRequests:
     def accepted_in_review(self, prompt: PermissionPrompt, text: str, turn: int) -> None:
         """The user accepted `text` in the review of the prompt asked in `turn`;
         an edited text is what the tool call's write will write (main thread)."""
-        from ...core.chat.agent_files import real
         from ...core.chat.permissions import cancelled
         from ...core.companion.diffs import buffer_text
 
@@ -269,8 +260,6 @@ class PromptReview:
 
 
 def _close_review(review: Review) -> None:
-    from ..reviews.views import reviews
-
     reviews.registry.abandon(review)  # the prompt has its answer
     reviews.dismiss(review.id, "Answered in the chat.", "closed")
 

@@ -31,15 +31,24 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
+from ...core.chat.command import agent_argv
+from ...core.chat.store import SessionStore, project_key
+from ...core.chat.streamer import BlockStreamer
+from ...core.chat.transcript import Transcript
+from ...core.terminal import terminal_env
+from ..background import in_background
+from ..companion.companions import companions
+from ..companion.terminal import login_shell, options, window_cwd
 from ..settings import userprefs
 
 if TYPE_CHECKING:
-    from ...core.chat.bridge import AgentCommand, JsonObject
+    from ...core.chat.bridge import AgentCommand
+    from ...core.json_types import JsonObject
     from ...core.chat.chat import Chat
     from ...core.chat.render import UpdateRenderer
     from ...core.chat.requests import AgentRequests
     from ...core.chat.transcript import Edit
-    from ...core.chat.chat import ChatThread
+    from ...core.chat.chat_thread import ChatThread
 
 log = logging.getLogger(__name__)
 
@@ -70,10 +79,6 @@ def agent_command(window: sublime.Window) -> AgentCommand:
     """`qwen --acp` as Open in Terminal would start qwen for this window:
     same command, folder and environment (the companion's port)."""
     from ...core.chat.bridge import AgentCommand
-    from ...core.chat.command import agent_argv
-    from ...core.terminal import terminal_env
-    from ..companion.companions import companions
-    from ..companion.terminal import login_shell, options, window_cwd
 
     env: dict[str, str] = {}
     companion = companions.get(window)
@@ -94,9 +99,6 @@ class WindowChat:
 
     def __init__(self, owner: Chats, window: sublime.Window, thread: ChatThread) -> None:
         from ...core.chat.chat import Chat, ChatSetup
-        from ...core.chat.store import SessionStore, project_key
-        from ...core.chat.streamer import BlockStreamer
-        from ...core.chat.transcript import Transcript
 
         self.window_id = window.id()
         self._owner = owner
@@ -218,7 +220,7 @@ class Chats:
 
     def ensure(self, window: sublime.Window) -> WindowChat | None:
         """The window's chat, made now if it has none (None once unloading)."""
-        from ...core.chat.chat import ChatThread
+        from ...core.chat.chat_thread import ChatThread
 
         with self._lock:
             if self._closed or not window.is_valid():
@@ -293,7 +295,6 @@ def chat_imported_or_later(then: Callable[[], None]) -> bool:
     thread of ours, `then` runs on the main thread afterwards, and False."""
     if _chat_imported.is_set():
         return True
-    from ..background import in_background
 
     def load() -> None:
         preload_chat()

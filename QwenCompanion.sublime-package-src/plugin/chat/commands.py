@@ -13,6 +13,7 @@ import sublime
 import sublime_plugin
 
 from ..background import in_background, when_done
+from ..companion.terminal import window_cwd
 from ..editor import view_text
 from ..settings import userprefs
 from .chats import WindowChat, chat_imported_or_later, chats, is_chat_view, prestart_enabled
@@ -21,7 +22,7 @@ from .views import VIEW_SETTING, open_chat, refresh_status, uptime
 if TYPE_CHECKING:
     from acp.schema import SessionInfo
 
-    from ...core.chat.bridge import JsonObject
+    from ...core.json_types import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -126,8 +127,6 @@ class QwenChatCommand(sublime_plugin.WindowCommand):
             return
         chat = chat_for(self.window, show=True)
         if chat is not None and not self.window.folders():
-            from ..companion.terminal import window_cwd
-
             self.window.status_message(
                 f"Qwen Code: this window has no folder, so qwen works in {window_cwd(self.window)}; "
                 "open your project's folder (File → Open Folder…) for a chat about it"

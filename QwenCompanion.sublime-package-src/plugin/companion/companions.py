@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING
 
 import sublime
 
+from ...core.companion import lockfile, reservation
 from ...core.dependencies import host_python_message, missing_dependency_message, startup_problem
+from ...core.loop_thread import LoopThread
 from ..background import in_background
 from ..settings import userprefs
 
 if TYPE_CHECKING:
     from ...core.companion.reservation import Reservation
-    from ...core.companion.runtime import Companion, ServerThread
+    from ...core.companion.runtime import Companion
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +62,7 @@ class Companions:
         self._starting = threading.Lock()
         self._started = threading.Event()  # the first start has ended (servers up or not)
         self._by_window: dict[int, Companion] = {}
-        self._thread: ServerThread | None = None
+        self._thread: LoopThread | None = None
         self._running = False
         self._closed = False  # set once by stop_all; a reload creates a new instance
         self.startup_error: str | None = None
@@ -110,8 +112,6 @@ class Companions:
                 log.error(problem)
                 sublime.error_message(problem)
                 return
-            from ...core.companion import lockfile, reservation
-
             lock_directory = lockfile.lock_dir()
             try:
                 lockfile.sweep_stale_locks(lock_directory)
@@ -125,7 +125,6 @@ class Companions:
             # the module cache instead of racing this import.
             try:
                 from ...core.companion import context, diffs, runtime  # noqa: F401
-                from ...core.companion.runtime import ServerThread
             except Exception:
                 for unused in claims.values():
                     unused.release(lock_directory)
@@ -141,7 +140,7 @@ class Companions:
                     for unused in claims.values():
                         unused.release(lock_directory)
                     return
-                self._thread = ServerThread()
+                self._thread = LoopThread("QwenCompanion server")
                 self._thread.start()
                 self._running = True
             for window in windows:
@@ -163,7 +162,6 @@ class Companions:
 
     def ensure_window(self, window: sublime.Window, claim: Reservation | None = None) -> Companion | None:
         """The window's companion, started now if it has none (from `claim` if given)."""
-        from ...core.companion import lockfile
         from ...core.companion.runtime import Companion
 
         with self._lock:

@@ -14,14 +14,15 @@ from .knowledge import SublimeCodeKnowledge
 
 if TYPE_CHECKING:
     from ...core.companion.runtime import Companion
-    from ...core.ide_tools.answers import JsonObject
+    from ...core.json_types import JsonObject
+
 
 def install_code_knowledge(window: sublime.Window, companion: Companion) -> None:
     companion.code_knowledge = SublimeCodeKnowledge(window)
 
 
 def chat_server(window: sublime.Window) -> JsonObject | None:
-    from ...core.ide_tools.tools import acp_server
+    from ...core.companion.ide_tools_mcp import acp_server
 
     companion = companions.get(window)
     url = companion.ide_tools_url if companion is not None else None

@@ -18,8 +18,10 @@ import sublime
 
 from ...core.chat.agent_files import Refused, confine, read_text
 from ...core.ide_tools import lsp_results
-from ...core.ide_tools.answers import JsonObject, ToolRefusal
-from ...core.ide_tools.symbols import FlatSymbol, Lines, Position, Range, lsp_kind, symbol_tree, word_at
+from ...core.ide_tools.answers import ToolRefusal
+from ...core.ide_tools.symbols import FlatSymbol, lsp_kind, symbol_tree, word_at
+from ...core.json_types import JsonObject
+from ...core.text_positions import Lines, Position, Range
 from ..editor import find_open_view, view_text
 from . import language_servers
 from .language_servers import LspAnswer

@@ -1,5 +1,6 @@
-"""The IDE tools: their arguments, the descriptions a model reads, and
-dispatch to a `CodeKnowledge` (the editor layer's source of answers).
+"""The IDE tools as the companion serves them over MCP: their arguments, the
+descriptions a model reads, and dispatch to a `CodeKnowledge` (the editor
+layer's source of answers, `core/ide_tools`).
 
 Positions are 1-based lines and 1-based characters counted in code points,
 as Sublime counts them; every answer is JSON in one text block.
@@ -14,10 +15,11 @@ from collections.abc import Callable
 from mcp_types import Tool
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..companion.protocol import ToolAnswer, text_result
-from ..companion.server import RegisteredTool
-from ..companion.tools import validated_tool
-from .answers import CodeKnowledge, JsonObject, ToolRefusal
+from ..ide_tools.answers import CodeKnowledge, ToolRefusal
+from ..json_types import JsonObject
+from .protocol import ToolAnswer, text_result
+from .server import RegisteredTool
+from .tools import validated_tool
 
 IDE_TOOLS_PATH = "/ide-tools/mcp"
 SERVER_NAME = "sublime-ide-tools"  # how the agent names these tools' server

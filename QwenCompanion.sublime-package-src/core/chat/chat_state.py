@@ -1,0 +1,159 @@
+"""What a chat shows of its agent and session (status bar, pickers, /status),
+and how it is read from what the agent says: its answer to a new or loaded
+session, its session updates and qwen's own notices."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp.schema import AvailableCommandsUpdate, ConfigOptionUpdate, CurrentModeUpdate, UsageUpdate
+
+from ..json_types import JsonObject
+
+MODE_NOTIFICATION = "qwen/notify/session/mode-update"
+MODEL_NOTIFICATION = "qwen/notify/session/model-update"
+
+
+@dataclass(frozen=True)
+class Choice:
+    id: str
+    name: str
+    description: str = ""
+
+
+RUNTIME_MODEL_PREFIX = "$runtime|"  # qwen's id of a model set at run time: `$runtime|<auth type>|<model>`
+
+
+def readable_model(model_id: str) -> str:
+    """The model's own name inside qwen's ACP model id, for an id its list
+    does not name: `$runtime|openai|qwen3-coder(openai)` -> `qwen3-coder`.
+    (Ids of routes, `qwen-route:v1:<hash>`, have no name in them: kept.)"""
+    name = model_id
+    if name.startswith(RUNTIME_MODEL_PREFIX):
+        name = name[len(RUNTIME_MODEL_PREFIX):].partition("|")[2] or name
+    if name.endswith(")") and "(" in name:
+        name = name[: name.rindex("(")] or name  # `<model>(<auth type>)`
+    return name
+
+
+@dataclass
+class ChatState:
+    """What the status bar, pickers and /status show."""
+
+    agent: str = "stopped"  # stopped | starting | ready | busy | exited
+    session_id: str | None = None
+    modes: list[Choice] = field(default_factory=list)
+    mode_id: str | None = None
+    models: list[Choice] = field(default_factory=list)
+    model_id: str | None = None
+    commands: list[Choice] = field(default_factory=list)
+    # "mode" / "model" -> the config option that sets it, when the agent
+    # offers one instead of session/set_mode or its models list.
+    config_ids: dict[str, str] = field(default_factory=dict)
+    context_used: int | None = None
+    context_size: int | None = None
+    queued: int = 0
+    pid: int | None = None
+    started_at: float = 0.0
+    agent_name: str = ""
+    # "mode" / "model" -> whether the agent offers it only as a config option.
+    config_only: dict[str, bool] = field(default_factory=dict)
+
+    def mode_name(self) -> str | None:
+        return next((m.name for m in self.modes if m.id == self.mode_id), self.mode_id)
+
+    def model_name(self) -> str | None:
+        """The current model as people call it: its name in the agent's list,
+        else read out of its id (never qwen's internal id)."""
+        if self.model_id is None:
+            return None
+        return next((m.name for m in self.models if m.id == self.model_id), None) or readable_model(self.model_id)
+
+    def adopt_session(self, raw: JsonObject) -> None:
+        """What a new or loaded session's answer offers: modes, models, config options."""
+        modes = raw.get("modes")
+        if isinstance(modes, dict):
+            self.modes = [
+                Choice(str(m.get("id")), str(m.get("name") or m.get("id")), str(m.get("description") or ""))
+                for m in modes.get("availableModes") or [] if isinstance(m, dict)
+            ]
+            self.mode_id = modes.get("currentModeId") or self.mode_id
+        self.config_only = {
+            "mode": not isinstance(modes, dict),
+            "model": not isinstance(raw.get("models"), dict),
+        }
+        self.adopt_config_options(raw.get("configOptions"))
+        models = raw.get("models")  # not in the ACP schema: qwen's own
+        if isinstance(models, dict):
+            self.models = [
+                Choice(str(m.get("modelId")), str(m.get("name") or m.get("modelId")), str(m.get("description") or ""))
+                for m in models.get("availableModels") or [] if isinstance(m, dict)
+            ]
+            self.model_id = models.get("currentModelId") or self.model_id
+            limit = next(
+                ((m.get("_meta") or {}).get("contextLimit") for m in models.get("availableModels") or []
+                 if isinstance(m, dict) and m.get("modelId") == self.model_id),
+                None,
+            )
+            if isinstance(limit, int):
+                self.context_size = limit
+
+    def adopt_config_options(self, options: object) -> None:
+        """Modes and models from `configOptions` (category "mode"/"model"
+        selects), for agents that offer them only that way."""
+        if not isinstance(options, list):
+            return
+        for option in options:
+            if not isinstance(option, dict) or option.get("type") != "select":
+                continue
+            category = option.get("category")
+            if category not in ("mode", "model") or not isinstance(option.get("id"), str):
+                continue
+            self.config_ids[category] = option["id"]
+            choices = [
+                Choice(str(o.get("value")), str(o.get("name") or o.get("value")), str(o.get("description") or ""))
+                for o in option.get("options") or [] if isinstance(o, dict)
+            ]
+            current = option.get("currentValue")
+            if category == "mode":
+                self.modes = self.modes or choices
+                self.mode_id = current if isinstance(current, str) else self.mode_id
+            else:
+                self.models = self.models or choices
+                self.model_id = current if isinstance(current, str) else self.model_id
+
+    def adopt_update(self, update: object) -> bool:
+        """A session update about the session itself (commands, mode, usage,
+        config options); False for any other kind."""
+        if isinstance(update, AvailableCommandsUpdate):
+            self.commands = [Choice(c.name, c.name, c.description) for c in update.available_commands]
+        elif isinstance(update, CurrentModeUpdate):
+            self.mode_id = update.current_mode_id
+        elif isinstance(update, UsageUpdate):
+            self.context_used, self.context_size = update.used, update.size
+        elif isinstance(update, ConfigOptionUpdate):
+            self.adopt_config_options([o.model_dump(by_alias=True) for o in update.config_options])
+        else:
+            return False
+        return True
+
+    def adopt_usage(self, meta: dict[str, Any] | None) -> bool:
+        """The tokens used so far, from an answer chunk's `_meta` (qwen's own); False without them."""
+        usage = (meta or {}).get("usage")
+        if not isinstance(usage, dict) or not isinstance(usage.get("inputTokens"), int):
+            return False
+        self.context_used = int(usage["inputTokens"]) + int(usage.get("outputTokens") or 0)
+        return True
+
+    def adopt_notification(self, method: str, params: JsonObject) -> bool:
+        """qwen's mode and model notices; False for any other."""
+        if method == MODE_NOTIFICATION and isinstance(params.get("currentModeId"), str):
+            self.mode_id = params["currentModeId"]
+        elif method == MODEL_NOTIFICATION:
+            model = params.get("currentModelId") or params.get("modelId")
+            if isinstance(model, str):
+                self.model_id = model
+        else:
+            return False
+        return True

@@ -1,0 +1,52 @@
+"""The chat's asyncio thread: every window's chat runs its agents on it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from ..loop_thread import LoopThread
+from .bridge import AgentBridge
+
+log = logging.getLogger(__name__)
+
+
+class ChatThread(LoopThread):
+    """The chat's asyncio thread. Stopping it first ends what still runs on
+    it (turns waiting for an agent, pipes of killed agents)."""
+
+    def __init__(self) -> None:
+        super().__init__("QwenCompanion chat")
+        self.bridges: list[AgentBridge] = []
+
+    def stop(self, timeout: float = 5.0) -> None:
+        if self.alive:
+            try:
+                self.run(self._drain(), timeout)
+            except Exception:
+                log.debug("the chat thread did not drain", exc_info=True)
+        super().stop(timeout)
+
+    async def _drain(self) -> None:
+        for bridge in self.bridges:
+            bridge.kill()
+        await asyncio.gather(*(bridge.reap() for bridge in self.bridges))
+        current = asyncio.current_task()
+        tasks = [task for task in asyncio.all_tasks() if task is not current]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for bridge in self.bridges:
+            bridge.release()
+        self.bridges.clear()
+
+    def stop_soon(self) -> None:
+        """As `stop`, without waiting: the loop drains, then stops itself."""
+        if not self.alive:
+            return
+
+        async def drain_and_stop() -> None:
+            await self._drain()
+            asyncio.get_running_loop().stop()
+
+        self.submit(drain_and_stop())

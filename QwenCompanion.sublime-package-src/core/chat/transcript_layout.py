@@ -1,0 +1,99 @@
+"""Where a chat's words go in its transcript: a turn per prompt (and per
+note of the chat's own), the user's text, the agent's text in blocks that
+renderers' blocks (tool calls, plans, thoughts) separate, each closed with a
+blank line before what follows. Runs on the chat's thread."""
+
+from __future__ import annotations
+
+from ..json_types import JsonObject
+from .render import AGENT_HEADER, USER_HEADER
+from .streamer import BlockStreamer
+
+
+class TranscriptLayout:
+    """The transcript's blocks by id (`t<turn>.user`, `t<turn>.agent<n>`,
+    `t<turn>.note`, and the renderers' own); a renderer's `TranscriptWriter`."""
+
+    def __init__(self, streamer: BlockStreamer) -> None:
+        self.streamer = streamer
+        self.turn = 0
+        self._last_kind = ""  # "user" | "agent" | "other": where the next chunk goes
+        self._agent_block = 0
+
+    # --- TranscriptWriter, for renderers ---------------------------------
+
+    def append(self, block_id: str, text: str) -> None:
+        self._last_kind = "other"
+        self.streamer.append(block_id, text)
+
+    def upsert(self, block_id: str, text: str) -> None:
+        self._last_kind = "other"
+        self.streamer.upsert(block_id, text)
+
+    # --- the chat's own ---------------------------------------------------
+
+    def clear(self) -> None:
+        """An empty transcript (a new session, or one reloaded from its start)."""
+        self.streamer.clear()
+        self._last_kind = ""
+
+    def note(self, text: str) -> None:
+        """A line of the chat's own (not sent to the agent), in a turn of its own."""
+        self.turn += 1
+        self._last_kind = "other"
+        self.streamer.append(f"t{self.turn}.note", f"> {text}\n\n")
+
+    def prompt(self, text: str, context: list[JsonObject]) -> None:
+        """The user's prompt, starting a turn, with a line naming what was attached."""
+        self.turn += 1
+        self._agent_block = 0
+        self.streamer.append(f"t{self.turn}.user", USER_HEADER + text.rstrip() + "\n\n" + context_note(context))
+        self._last_kind = "user"
+
+    def user_text(self, text: str) -> None:
+        """A piece of a user's prompt replayed by a reloaded session."""
+        if self._last_kind != "user":
+            self.end_blocks()
+            self.turn += 1
+            self._agent_block = 0
+            self.streamer.append(f"t{self.turn}.user", USER_HEADER)
+            self._last_kind = "user"
+        self.streamer.append(f"t{self.turn}.user", text)
+
+    def agent_text(self, text: str, *, replaying: bool) -> None:
+        """A piece of the agent's answer: a new block after anything else."""
+        if not text:
+            return
+        if self._last_kind != "agent":
+            if self._last_kind == "user" and replaying:
+                self.streamer.append(f"t{self.turn}.user", "\n\n")
+            first = self._agent_block == 0
+            self._agent_block += 1
+            self._last_kind = "agent"
+            if first:
+                self.streamer.append(f"t{self.turn}.agent{self._agent_block}", AGENT_HEADER)
+        self.streamer.append(f"t{self.turn}.agent{self._agent_block}", text)
+
+    def end_blocks(self) -> None:
+        """Close the agent's text with a blank line before what follows."""
+        if self._last_kind == "agent":
+            block_id = f"t{self.turn}.agent{self._agent_block}"
+            if not self.streamer.transcript.block(block_id).endswith("\n\n"):
+                self.streamer.flush()
+                tail = self.streamer.transcript.block(block_id)
+                self.streamer.append(block_id, "\n" if tail.endswith("\n") else "\n\n")
+        self._last_kind = ""
+
+
+def context_note(context: list[JsonObject]) -> str:
+    """One line naming what was attached to the prompt."""
+    names: list[str] = []
+    for block in context:
+        if block.get("type") == "resource_link":
+            names.append(str(block.get("name") or block.get("uri")))
+        elif block.get("type") == "resource":
+            uri = str((block.get("resource") or {}).get("uri", ""))
+            names.append(uri.rsplit("/", 1)[-1] or "selection")
+        elif block.get("type") == "image":
+            names.append("image")
+    return f"*Attached: {', '.join(names)}*\n\n" if names else ""

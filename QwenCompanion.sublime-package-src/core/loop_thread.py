@@ -1,0 +1,96 @@
+"""A daemon thread that runs one asyncio loop, for work handed to it from
+any thread: Sublime's threads never run asyncio code, and they wait for an
+answer only with a timeout (or not at all).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+CALL_TIMEOUT = 10.0
+UNWIND_TURNS = 3
+
+
+class LoopThread:
+    """A daemon thread running one asyncio loop (the servers', the chat's, the
+    quick actions')."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        """Start the thread and return at once: work submitted before its loop
+        runs waits in the loop's queue (the caller may be Sublime's main thread)."""
+        if self.alive:
+            return
+        loop = asyncio.new_event_loop()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.run_forever()
+            _finish_tasks(loop)
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+        self._loop = loop
+        self._thread = threading.Thread(target=run, name=self._name, daemon=True)
+        self._thread.start()
+
+    def submit(self, coroutine: Coroutine[Any, Any, T]) -> Future[T]:
+        if self._loop is None or not self.alive:
+            coroutine.close()
+            raise RuntimeError(f"the thread {self._name!r} is not running")
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float = CALL_TIMEOUT) -> T:
+        """Run a coroutine on the loop and wait for its result (never call from the loop)."""
+        return self.submit(coroutine).result(timeout)
+
+    def call_soon(self, callback: Callable[..., object], *args: object) -> None:
+        if self._loop is not None and self.alive:
+            self._loop.call_soon_threadsafe(callback, *args)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        if thread.is_alive():
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout)
+        self._loop = self._thread = None
+
+    def stop_soon(self) -> None:
+        """Stop the loop without waiting: the thread ends what still runs and
+        closes the loop by itself (for Sublime's main thread, which never waits)."""
+        loop, self._loop, self._thread = self._loop, None, None
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(loop.stop)
+
+
+def _finish_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what is still running (a client's open connection) and let it unwind.
+
+    A task left pending when the loop closes is destroyed later by the garbage
+    collector, mid-way through whatever runs then, with a "Task was destroyed"
+    error; `asyncio.run` ends its loops the same way.
+    """
+    tasks = asyncio.all_tasks(loop)
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+    # A transport closed while unwinding lets go of its socket on a later
+    # turn of the loop; closed before that, it is "unclosed" when collected.
+    for _ in range(UNWIND_TURNS):
+        loop.run_until_complete(asyncio.sleep(0))

@@ -1,0 +1,38 @@
+"""The CLIs the package starts (the chat's agent, a quick action's run, the
+models question) each run in a process group of their own: the launcher may
+start a child node, and ending the group ends both."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+
+def own_group_options() -> dict[str, Any]:
+    """`create_subprocess_exec` arguments that start the process in a new
+    group (POSIX: a session of its own; Windows: a new process group, no console)."""
+    if sys.platform == "win32":
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW}
+    return {"start_new_session": True}
+
+
+def kill_group(pid: int) -> None:
+    """End process `pid` and its group (POSIX) or tree (Windows); never waits."""
+    if sys.platform == "win32":
+        # taskkill is not waited for: this runs on Sublime's main thread when
+        # the package unloads, and taskkill of a tree can take seconds.
+        subprocess.Popen(
+            ["taskkill", "/T", "/F", "/PID", str(pid)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
+        )
+        return
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
