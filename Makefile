@@ -19,7 +19,7 @@ BUILT := $(DIST)/QwenCompanion/.no-sublime-package
 PACKAGE_SOURCES := $(shell find QwenCompanion.sublime-package-src -type f -not -path '*/__pycache__/*') \
 	Default.sublime-commands Main.sublime-menu tools/build.py
 
-.PHONY: install build release cli test typecheck headless sublime-install tmux clean bench actionlint
+.PHONY: install build release cli test typecheck lint headless sublime-install tmux clean bench actionlint
 
 install: $(VENV_STAMP) build tmux $(CLI_CACHE)/.stamp sublime-install
 
@@ -67,6 +67,11 @@ sublime-install: $(BUILT)
 actionlint: $(VENV_STAMP)
 	$(VENV)/bin/actionlint
 
+# ruff (configured and justified in pyproject.toml) on the package, the tests,
+# the bench and tools. A finding fails `make test`.
+lint: $(VENV_STAMP)
+	$(VENV)/bin/ruff check
+
 # mypy checks the source as the package `QwenCompanion` against sublime-text-stubs.
 typecheck: $(VENV_STAMP)
 	@mkdir -p $(CACHE)/typecheck && ln -sfn ../../QwenCompanion.sublime-package-src $(CACHE)/typecheck/QwenCompanion
@@ -77,7 +82,7 @@ typecheck: $(VENV_STAMP)
 # heap, charged to whatever test ran, made late tests miss their time limits.
 SIM_PARTS := 'tests/sim/test_[a-h]*.py' 'tests/sim/test_[i-r]*.py' 'tests/sim/test_[s-z]*.py'
 
-test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp typecheck actionlint
+test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp lint typecheck actionlint
 	QWEN_E2E_REQUIRED=1 $(PY) -m pytest tests/unit tests/robustness tests/e2e
 	for part in $(SIM_PARTS); do $(PY) -m pytest $$part || exit 1; done
 

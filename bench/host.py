@@ -31,8 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from tests.sublime_sim import SimulatedHost
-from tests.sublime_sim import sublime_plugin as sim_plugin
+from tests.sublime_sim import SimulatedHost, sublime_plugin as sim_plugin
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILT_PACKAGE = ROOT / "dist" / "QwenCompanion"

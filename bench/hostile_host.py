@@ -134,7 +134,7 @@ def main(workdir: Path, tool_calls: int) -> dict[str, Any]:
         done.set()
         sampler.join()
         return {"threads_s": threads_s, "main_ms": main_ms,
-                "main_ms_without_gc": [max(0.0, ms - gc_ms) for ms, gc_ms in zip(main_ms, gc_in_updates_ms)],
+                "main_ms_without_gc": [max(0.0, ms - gc_ms) for ms, gc_ms in zip(main_ms, gc_in_updates_ms, strict=True)],
                 "gc_in_updates_ms": [ms for ms in gc_in_updates_ms if ms], "gc_full_ms": collections.full(),
                 "gc_after_ms": gc_after_ms, "tracked": tracked, "package_s": threads_s + sum(main_ms) / 1000,
                 "rss_peak_added_mib": (peak - before) / MIB}

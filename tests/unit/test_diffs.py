@@ -196,7 +196,7 @@ def test_close_diff_finds_a_review_by_its_spelling_without_resolving_it(monkeypa
 
 def test_a_spelling_leads_only_to_an_open_review() -> None:
     registry: DiffRegistry[str] = DiffRegistry()
-    first, _, _ = registry.open("/w/a.py", "one\n", "s", "o", lf_file())
+    _, _, _ = registry.open("/w/a.py", "one\n", "s", "o", lf_file())
     second, _, _ = registry.open("/w/./a.py", "two\n", "s", "o", lf_file())  # replaces the first
     assert registry.find("/w/a.py") is second
     registry.close(second, suppress=True)
@@ -236,7 +236,7 @@ def test_close_answer_is_what_json_dumps_writes(content: str) -> None:
 
 
 def test_close_answer_leaves_no_utf8_copy_in_the_proposal() -> None:
-    proposal = "".join(["café ", "\u2014 ", "x\n"]) * 1000  # built at run time: not interned
+    proposal = "".join(["café ", "\u2014 ", "x\n"]) * 1000  # noqa: FLY002  (built at run time: not interned)
     size = sys.getsizeof(proposal)
     answer = str(close_answer(proposal))
     assert sys.getsizeof(proposal) == size  # CPython counts a cached UTF-8 copy in the size

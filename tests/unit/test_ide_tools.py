@@ -16,8 +16,8 @@ import aiohttp
 import pytest
 
 from qwencompanion_src.core.companion import runtime
-from qwencompanion_src.core.ide_tools.symbols import FlatSymbol, symbol_tree, word_at
 from qwencompanion_src.core.ide_tools.answers import JsonObject, ToolRefusal
+from qwencompanion_src.core.ide_tools.symbols import FlatSymbol, symbol_tree, word_at
 from qwencompanion_src.core.ide_tools.tools import IDE_TOOLS_PATH, SERVER_NAME, acp_server
 
 from .conftest import Mcp, initialize_body
