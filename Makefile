@@ -68,9 +68,11 @@ actionlint: $(VENV_STAMP)
 	$(VENV)/bin/actionlint
 
 # ruff (configured and justified in pyproject.toml) on the package, the tests,
-# the bench and tools. A finding fails `make test`.
+# the bench and tools; then no block of six or more lines may appear twice
+# outside the tests (tools/check_repeats.py). A finding fails `make test`.
 lint: $(VENV_STAMP)
 	$(VENV)/bin/ruff check
+	$(PY) tools/check_repeats.py
 
 # mypy checks the source as the package `QwenCompanion` against sublime-text-stubs.
 typecheck: $(VENV_STAMP)
