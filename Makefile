@@ -69,10 +69,10 @@ actionlint: $(VENV_STAMP)
 
 # ruff (configured and justified in pyproject.toml) on the package, the tests,
 # the bench and tools; then no block of six or more lines may appear twice
-# outside the tests (tools/check_repeats.py). A finding fails `make test`.
+# outside the tests (tools/check_repeats.py). Both run, so that findings of
+# one do not hide the other's; a finding fails `make test`.
 lint: $(VENV_STAMP)
-	$(VENV)/bin/ruff check
-	$(PY) tools/check_repeats.py
+	status=0; $(VENV)/bin/ruff check || status=1; $(PY) tools/check_repeats.py || status=1; exit $$status
 
 # mypy checks the source as the package `QwenCompanion` against sublime-text-stubs.
 typecheck: $(VENV_STAMP)
