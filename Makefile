@@ -19,7 +19,7 @@ BUILT := $(DIST)/QwenCompanion/.no-sublime-package
 PACKAGE_SOURCES := $(shell find QwenCompanion.sublime-package-src -type f -not -path '*/__pycache__/*') \
 	Default.sublime-commands Main.sublime-menu tools/build.py
 
-.PHONY: install build release cli test typecheck headless sublime-install tmux clean bench actionlint
+.PHONY: install build release cli test typecheck lint headless sublime-install tmux clean bench actionlint
 
 install: $(VENV_STAMP) build tmux $(CLI_CACHE)/.stamp sublime-install
 
@@ -67,12 +67,19 @@ sublime-install: $(BUILT)
 actionlint: $(VENV_STAMP)
 	$(VENV)/bin/actionlint
 
+# ruff (configured and justified in pyproject.toml) on the package, the tests,
+# the bench and tools; then no block of six or more lines may appear twice
+# outside the tests (tools/check_repeats.py). Both run, so that findings of
+# one do not hide the other's; a finding fails `make test`.
+lint: $(VENV_STAMP)
+	status=0; $(VENV)/bin/ruff check || status=1; $(PY) tools/check_repeats.py || status=1; exit $$status
+
 # mypy checks the source as the package `QwenCompanion` against sublime-text-stubs.
 typecheck: $(VENV_STAMP)
 	@mkdir -p $(CACHE)/typecheck && ln -sfn ../../QwenCompanion.sublime-package-src $(CACHE)/typecheck/QwenCompanion
 	$(PY) -m mypy
 
-test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp typecheck actionlint
+test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp lint typecheck actionlint
 	QWEN_E2E_REQUIRED=1 $(PY) -m pytest tests/unit tests/robustness tests/e2e tests/sim
 
 # Benchmarks against a peer on the VS Code companion's stack (bench/peer, Node 22

@@ -26,7 +26,7 @@ def _all_cpus() -> None:
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, object]:
-    completed = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
+    completed = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False,
                                preexec_fn=_all_cpus)
     if completed.returncode != 0:
         raise RuntimeError(f"{argv[:3]} failed:\n{completed.stderr[-3000:]}")

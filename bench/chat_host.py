@@ -19,12 +19,11 @@ import gc
 import json
 import re
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.host import BUILT_PACKAGE, PACKAGE, rss_bytes
+from bench.host import BenchChat, rss_bytes
 from tests.sublime_sim import SimulatedHost
 
 AGENT = Path(__file__).resolve().parent / "chat_agent.py"
@@ -35,30 +34,10 @@ WAIT = 120.0
 def main(workdir: Path, unpaced: int, paced: int, rate: float, messages: int) -> dict[str, Any]:
     host = SimulatedHost(workdir / "Packages")
     try:
-        host.install_package(BUILT_PACKAGE, PACKAGE)
-        (host.packages_dir / "User" / "QwenCompanion.sublime-settings").write_text(
-            json.dumps({"qwen_command": [sys.executable, str(AGENT)]}))
         folder = workdir / "project"
         folder.mkdir(exist_ok=True)
-        host.user.set_folders([str(folder)])
-        host.load_package(PACKAGE)
-        chats = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
-        window = host.window
-        host.run_on_main(lambda: window.run_command("qwen_chat"))
-        host.wait_idle()
-        window_chat = chats.get(window)
-        chat = window_chat.chat
-        chat.start().result(WAIT)
-
-        ended = threading.Semaphore(0)
-        chats.observers.append(lambda event, details: event == "chat_turn_ended" and ended.release())
-
-        def turn(text: str) -> None:
-            chat.send(text)
-            if not ended.acquire(timeout=WAIT):
-                raise TimeoutError(f"no answer to {text!r}")
-            window_chat.chat.streamer.flush()
-            host.wait_idle()
+        bench = BenchChat(host, folder, [sys.executable, str(AGENT)], WAIT)
+        window_chat, chat, turn = bench.window_chat, bench.chat, bench.turn
 
         # 1. Throughput: every session/update handled, first to last.
         handled: list[int] = []

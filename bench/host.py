@@ -26,13 +26,13 @@ import compileall
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from tests.sublime_sim import SimulatedHost
-from tests.sublime_sim import sublime_plugin as sim_plugin
+from tests.sublime_sim import SimulatedHost, sublime_plugin as sim_plugin
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILT_PACKAGE = ROOT / "dist" / "QwenCompanion"
@@ -145,6 +145,36 @@ class Bench:
         if name == "rss":
             return {"rss": rss_bytes()}
         raise ValueError(f"unknown command {name!r}")
+
+
+class BenchChat:
+    """The package's chat in `host`, started on `qwen_command` in `folder`;
+    `turn` sends a prompt and returns once the answer is in the transcript."""
+
+    def __init__(self, host: SimulatedHost, folder: Path, qwen_command: list[str], wait: float) -> None:
+        host.install_package(BUILT_PACKAGE, PACKAGE)
+        (host.packages_dir / "User" / "QwenCompanion.sublime-settings").write_text(
+            json.dumps({"qwen_command": qwen_command}))
+        host.user.set_folders([str(folder)])
+        host.load_package(PACKAGE)
+        chats = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+        window = host.window
+        host.run_on_main(lambda: window.run_command("qwen_chat"))
+        host.wait_idle()
+        self.host = host
+        self.wait = wait
+        self.window_chat = chats.get(window)
+        self.chat = self.window_chat.chat
+        self.chat.start().result(wait)
+        self._ended = threading.Semaphore(0)
+        chats.observers.append(lambda event, details: event == "chat_turn_ended" and self._ended.release())
+
+    def turn(self, text: str) -> None:
+        self.chat.send(text)
+        if not self._ended.acquire(timeout=self.wait):
+            raise TimeoutError(f"no answer to {text!r}")
+        self.window_chat.chat.streamer.flush()
+        self.host.wait_idle(timeout=self.wait)
 
 
 def open_views(host: SimulatedHost, workspace: Path, count: int) -> list[Any]:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.gc_census import GcPauses, census
-from bench.host import BUILT_PACKAGE, PACKAGE, rss_bytes
+from bench.host import BenchChat, rss_bytes
 from tests.sublime_sim import SimulatedHost
 
 AGENT = Path(__file__).resolve().parent.parent / "tests" / "rig" / "fake_acp_agent.py"
@@ -73,27 +73,8 @@ def main(workdir: Path, tool_calls: int) -> dict[str, Any]:
     ]}))
     host = SimulatedHost(workdir / "Packages", watchdog_ms=None)  # measured here, not enforced
     try:
-        host.install_package(BUILT_PACKAGE, PACKAGE)
-        (host.packages_dir / "User" / "QwenCompanion.sublime-settings").write_text(
-            json.dumps({"qwen_command": [sys.executable, str(AGENT), str(script)]}))
-        host.user.set_folders([str(folder)])
-        host.load_package(PACKAGE)
-        chats = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
-        window = host.window
-        host.run_on_main(lambda: window.run_command("qwen_chat"))
-        host.wait_idle()
-        window_chat = chats.get(window)
-        chat = window_chat.chat
-        chat.start().result(WAIT)
-        ended = threading.Semaphore(0)
-        chats.observers.append(lambda event, details: event == "chat_turn_ended" and ended.release())
-
-        def turn(text: str) -> None:
-            chat.send(text)
-            if not ended.acquire(timeout=WAIT):
-                raise TimeoutError(f"no answer to {text!r}")
-            window_chat.chat.streamer.flush()
-            host.wait_idle(timeout=WAIT)
+        bench = BenchChat(host, folder, [sys.executable, str(AGENT), str(script)], WAIT)
+        window_chat, turn = bench.window_chat, bench.turn
 
         # 1. A flood of tool calls: package time, and main-thread time per update.
         main_ms: list[float] = []
@@ -134,7 +115,7 @@ def main(workdir: Path, tool_calls: int) -> dict[str, Any]:
         done.set()
         sampler.join()
         return {"threads_s": threads_s, "main_ms": main_ms,
-                "main_ms_without_gc": [max(0.0, ms - gc_ms) for ms, gc_ms in zip(main_ms, gc_in_updates_ms)],
+                "main_ms_without_gc": [max(0.0, ms - gc_ms) for ms, gc_ms in zip(main_ms, gc_in_updates_ms, strict=True)],
                 "gc_in_updates_ms": [ms for ms in gc_in_updates_ms if ms], "gc_full_ms": collections.full(),
                 "gc_after_ms": gc_after_ms, "tracked": tracked, "package_s": threads_s + sum(main_ms) / 1000,
                 "rss_peak_added_mib": (peak - before) / MIB}

@@ -100,7 +100,7 @@ class Target:
         with log.open("a") as stderr:
             self.process = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env, cwd=ROOT,
-                preexec_fn=lambda: os.sched_setaffinity(0, ALL_CPUS),
+                preexec_fn=lambda: os.sched_setaffinity(0, ALL_CPUS),  # noqa: PLW1509  (one syscall before exec)
             )
         self.info: dict[str, Any] = self.read()
         self.port: int = self.info["port"]
@@ -535,15 +535,15 @@ def versions() -> dict[str, str]:
 
     protocol = (ROOT / "QwenCompanion.sublime-package-src" / "core" / "companion" / "protocol.py").read_text()
     match = re.search(r'SERVER_VERSION = "([^"]+)"', protocol)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
     return {
         "package": f"QwenCompanion {match.group(1) if match else '?'} (commit {commit}{' + local changes' if dirty else ''})",
         "python": platform.python_version(),
         "aiohttp (vendored)": vendored("aiohttp"),
         "pydantic": pydantic.VERSION,
         "mcp-types": importlib.metadata.version("mcp-types"),
-        "node": subprocess.run([str(NODE), "--version"], capture_output=True, text=True).stdout.strip(),
+        "node": subprocess.run([str(NODE), "--version"], capture_output=True, text=True, check=False).stdout.strip(),
         "@modelcontextprotocol/sdk": node_package("@modelcontextprotocol/sdk"),
         "express": node_package("express"),
         "agent-client-protocol (vendored)": importlib.metadata.version("agent-client-protocol"),
@@ -568,7 +568,7 @@ def report(rows: list[Row], rounds: int) -> str:
         "",
         "Written by `make bench` (bench/run.py); do not edit by hand.",
         "",
-        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
         f"- machine: {machine()}",
         *[f"- {name}: {version}" for name, version in versions().items()],
         f"- {rounds} rounds, the package and the peer interleaved (order alternating); n = samples of ours;",

@@ -314,7 +314,7 @@ def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 def do_choose(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Pick item `index` of the open quick panel (waits for one to open)."""
     driver.host.wait_for(lambda: [q for q in driver.host.quick_panels if not q.done], timeout=WAIT)
-    panel = [q for q in driver.host.quick_panels if not q.done][0]
+    panel = next(q for q in driver.host.quick_panels if not q.done)
     items = [str(getattr(item, "trigger", item)) for item in panel.items]
     driver.host.user.choose_quick_panel(action["index"])
     return {"items": items}

@@ -43,9 +43,9 @@ def vendored_names(vendor_dir: Path) -> list[str]:
 
 def import_rewriter(names: list[str]) -> tuple[re.Pattern[str], re.Pattern[str]]:
     alternatives = "|".join(re.escape(n) for n in names)
-    from_import = re.compile(rf"^(\s*)from\s+((?:{alternatives})(?:\.[\w.]+)?)\s+import\b", re.M)
+    from_import = re.compile(rf"^(\s*)from\s+((?:{alternatives})(?:\.[\w.]+)?)\s+import\b", re.MULTILINE)
     plain_import = re.compile(
-        rf"^(\s*)import\s+((?:{alternatives})(?:\.[\w.]+)?)(\s+as\s+\w+)?(?=[ \t]*(?:$|#|;))", re.M
+        rf"^(\s*)import\s+((?:{alternatives})(?:\.[\w.]+)?)(\s+as\s+\w+)?(?=[ \t]*(?:$|#|;))", re.MULTILINE
     )
     return from_import, plain_import
 
@@ -81,7 +81,7 @@ def rewrite_source(text: str, names: list[str]) -> str:
 def unrewritten_imports(text: str, names: list[str]) -> list[str]:
     """Absolute imports of vendored names left in `text` (a build error)."""
     alternatives = "|".join(re.escape(n) for n in names)
-    pattern = re.compile(rf"^\s*(?:from|import)\s+(?:{alternatives})\b.*$", re.M)
+    pattern = re.compile(rf"^\s*(?:from|import)\s+(?:{alternatives})\b.*$", re.MULTILINE)
     return pattern.findall(text)
 
 

@@ -38,7 +38,7 @@ EXCLUDED_SUFFIXES = (".pyc", ".pyo")
 
 def package_version(built: Path) -> str:
     text = (built / VERSION_FILE).read_text(encoding="utf-8")
-    found = re.search(r'^VERSION = "([^"]+)"$', text, re.M)
+    found = re.search(r'^VERSION = "([^"]+)"$', text, re.MULTILINE)
     if found is None:
         raise SystemExit(f"release: no VERSION = \"...\" line in {VERSION_FILE}")
     return found[1]
@@ -53,7 +53,7 @@ def version_problems(built: Path, changelog: Path, version: str) -> list[str]:
         problems.append(f"messages.json has no upgrade message for {version}")
     elif not (built / message).is_file():
         problems.append(f"messages.json names {message} for {version}, which is not in the package")
-    sections = re.findall(r"^## (\S+)", changelog.read_text(encoding="utf-8"), re.M)
+    sections = re.findall(r"^## (\S+)", changelog.read_text(encoding="utf-8"), re.MULTILINE)
     if not sections or sections[0] != version:
         problems.append(f"CHANGELOG.md's newest section is {sections[0] if sections else 'missing'}, not {version}")
     return problems

@@ -11,10 +11,11 @@ import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import NoReturn, Optional
+from typing import NoReturn
 
 import pytest
 
+from tests.e2e.test_chat_e2e import real_chat, real_env  # noqa: F401  (fixtures of several modules here)
 from tests.rig.fake_model import FakeModel
 from tests.rig.qwen_cli import QwenCli, TuiSession, cli_env, find_cli, make_home
 
@@ -86,8 +87,8 @@ def start_tui(
     sessions: list[TuiSession] = []
 
     def start(
-        cwd: Optional[Path] = None,
-        env: Optional[dict[str, str]] = None,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
         args: Sequence[str] = (),
         ready: bool = True,
         ready_timeout: float = 60.0,

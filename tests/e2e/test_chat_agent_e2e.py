@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_chat_e2e import WAIT, RealChat, real_chat, real_env  # noqa: F401  (fixtures)
+from tests.e2e.test_chat_e2e import WAIT, RealChat
 from tests.rig.fake_model import Reply, edit, read_file, tool_call
 from tests.support.editor import PACKAGE
 

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import StartTui
-from tests.support.headless import HeadlessSublime
 from tests.rig.fake_model import FakeModel, message_text
 from tests.rig.qwen_cli import TuiSession
+from tests.support.headless import HeadlessSublime
 
 pytestmark = pytest.mark.e2e
 

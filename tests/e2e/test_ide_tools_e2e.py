@@ -5,6 +5,7 @@ Python project. In the TUI started exactly as Open in Terminal starts it
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_chat_e2e import WAIT, RealChat, real_chat, real_env  # noqa: F401  (fixtures)
+from tests.e2e.test_chat_e2e import WAIT, RealChat
 from tests.e2e.test_open_terminal_e2e import editor, record, terminus_tui  # noqa: F401  (fixtures)
 from tests.rig.fake_model import FakeModel, Reply, ToolCall, is_agent_request, message_text
 from tests.rig.qwen_cli import QwenCli
@@ -95,8 +96,8 @@ def assert_right_answers(model: FakeModel, workspace: Path) -> None:
 
 
 def test_the_terminal_qwen_calls_the_ide_tools(
-    editor: Editor,
-    record: Path,
+    editor: Editor,  # noqa: F811  (the fixture imported above)
+    record: Path,  # noqa: F811  (the fixture imported above)
     qwen_cli: QwenCli,
     tmux_bin: str,
     workspace: Path,
@@ -138,7 +139,7 @@ def test_a_chat_session_calls_the_ide_tools(real_chat: RealChat, workspace: Path
     # sent at once may come before the tools are registered; ask again then.
     for turn in range(1, 6):
         real_chat.send("Where is Shelf defined?")
-        real_chat.host.wait_for(lambda: allow_what_is_asked(turn), timeout=WAIT)
+        real_chat.host.wait_for(functools.partial(allow_what_is_asked, turn), timeout=WAIT)
         if "NO IDE TOOLS" not in real_chat.transcript().rsplit("## You", 1)[-1]:
             break
         time.sleep(1)

@@ -37,9 +37,9 @@ def cli_ide_dir(cli: QwenCli, env: dict[str, str], cwd: Path, hook_dir: Path) ->
     done = subprocess.run(
         [str(cli.node), "--import", hook.as_uri(), str(cli.entry), "--version"],
         env={"PATH": "/usr/bin:/bin", "QWEN_CODE_NO_RELAUNCH": "true", **env},
-        cwd=cwd, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        cwd=cwd, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False,
     )
-    found = re.search(f"^{MARK}(.*)$", done.stderr, re.M)
+    found = re.search(f"^{MARK}(.*)$", done.stderr, re.MULTILINE)
     assert found, done.stderr
     return found[1]
 

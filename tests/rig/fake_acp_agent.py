@@ -123,7 +123,7 @@ class Agent:
         if self.state is None:
             return
         self.state.mkdir(parents=True, exist_ok=True)
-        entries = self.history(session_id) + [entry]
+        entries = [*self.history(session_id), entry]
         (self.state / f"{session_id}.json").write_text(json.dumps(entries))
         meta = self.state / f"{session_id}.meta"
         if not meta.exists():
@@ -276,7 +276,7 @@ class Agent:
                 self.deaf_to_stdin.set()
             elif "parallel" in action:
                 asked = [(r["request"], r.get("params", {})) for r in action["parallel"]]
-                for (method, _), answer in zip(asked, self.ask_all(asked)):
+                for (method, _), answer in zip(asked, self.ask_all(asked), strict=True):
                     self.log({"answer_to": method, "answer": answer})
             elif "tool_calls" in action:
                 for number in range(action["tool_calls"]):

@@ -18,8 +18,9 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Union
+from typing import Any
 
 from aiohttp import web
 
@@ -30,7 +31,7 @@ JSON = dict[str, Any]
 class ToolCall:
     name: str
     arguments: JSON
-    id: Optional[str] = None  # None: a fresh "call_N" each time it is served
+    id: str | None = None  # None: a fresh "call_N" each time it is served
 
 
 @dataclass
@@ -48,7 +49,7 @@ class Reply:
     reasoning: str = ""
 
 
-Responder = Callable[[JSON], Optional[Union[Reply, str]]]
+Responder = Callable[[JSON], Reply | str | None]
 
 
 def text(content: str) -> Reply:
@@ -107,21 +108,21 @@ class FakeModel:
         self.default_text = default_text
         self.model = model
         self._queue: deque[Reply] = deque()
-        self._responder: Optional[Responder] = None
+        self._responder: Responder | None = None
         self._requests: list[JSON] = []
         self._cond = threading.Condition()
         self._ids = itertools.count(1)
-        self._runner: Optional[web.AppRunner] = None
+        self._runner: web.AppRunner | None = None
         self._port = 0
-        self._thread: Optional[threading.Thread] = None
-        self._thread_loop: Optional[asyncio.AbstractEventLoop] = None
+        self._thread: threading.Thread | None = None
+        self._thread_loop: asyncio.AbstractEventLoop | None = None
 
     # -- scripting -------------------------------------------------------
-    def queue(self, *replies: Union[Reply, str]) -> None:
+    def queue(self, *replies: Reply | str) -> None:
         with self._cond:
             self._queue.extend(text(r) if isinstance(r, str) else r for r in replies)
 
-    def set_responder(self, responder: Optional[Responder]) -> None:
+    def set_responder(self, responder: Responder | None) -> None:
         """``responder(body)`` may return a reply for any request; ``None``
         falls through to the queue (agent turns) or the default text."""
         with self._cond:
@@ -179,7 +180,7 @@ class FakeModel:
         return f"http://127.0.0.1:{self.port}/v1"
 
     # -- lifecycle on the current loop ----------------------------------
-    async def start_async(self) -> "FakeModel":
+    async def start_async(self) -> FakeModel:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
@@ -198,14 +199,14 @@ class FakeModel:
             self._runner = None
         self._port = 0
 
-    async def __aenter__(self) -> "FakeModel":
+    async def __aenter__(self) -> FakeModel:
         return await self.start_async()
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop_async()
 
     # -- lifecycle in a background thread (sync tests) -------------------
-    def start(self) -> "FakeModel":
+    def start(self) -> FakeModel:
         loop = asyncio.new_event_loop()
         started = threading.Event()
         errors: list[BaseException] = []
@@ -238,7 +239,7 @@ class FakeModel:
         self._thread = None
         self._thread_loop = None
 
-    def __enter__(self) -> "FakeModel":
+    def __enter__(self) -> FakeModel:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -285,7 +286,7 @@ class FakeModel:
                         "type": "function",
                         "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
                     }
-                    for c, call_id in zip(reply.tool_calls, ids)
+                    for c, call_id in zip(reply.tool_calls, ids, strict=True)
                 ]
             return web.json_response(
                 {
@@ -303,7 +304,7 @@ class FakeModel:
         )
         await resp.prepare(request)
 
-        async def send(delta: JSON, finish_reason: Optional[str] = None) -> None:
+        async def send(delta: JSON, finish_reason: str | None = None) -> None:
             chunk = {
                 "id": cid,
                 "object": "chat.completion.chunk",
@@ -321,7 +322,7 @@ class FakeModel:
             await send({"content": reply.text[i : i + step]})
             if reply.delay:
                 await asyncio.sleep(reply.delay)
-        for index, (call, call_id) in enumerate(zip(reply.tool_calls, ids)):
+        for index, (call, call_id) in enumerate(zip(reply.tool_calls, ids, strict=True)):
             args = json.dumps(call.arguments)
             await send(
                 {

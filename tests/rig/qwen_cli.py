@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -22,9 +23,10 @@ import signal
 import subprocess
 import time
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CLI_VERSION = "0.24.4"
@@ -51,13 +53,13 @@ class QwenCli:
         return self.package_dir / "cli-entry.js"
 
     @property
-    def version(self) -> Optional[str]:
+    def version(self) -> str | None:
         try:
             return str(json.loads((self.package_dir / "package.json").read_text())["version"])
         except (OSError, ValueError, KeyError):
             return None
 
-    def missing_reason(self) -> Optional[str]:
+    def missing_reason(self) -> str | None:
         """Why this install cannot be used, or None when it can."""
         if not os.access(self.node, os.X_OK):
             return f"node 22 not found at {self.node} (run tests/rig/install-cli.sh {self.cache_dir})"
@@ -71,7 +73,7 @@ class QwenCli:
         return [str(self.node), str(self.entry), *args]
 
 
-def find_cli(cache_dir: Union[Path, str, None] = None) -> QwenCli:
+def find_cli(cache_dir: Path | str | None = None) -> QwenCli:
     """The CLI install at ``cache_dir``, ``$QWEN_CLI_CACHE`` or ``.cache/qwen-cli``
     (check ``missing_reason()`` before use)."""
     chosen = cache_dir or os.environ.get(CACHE_ENV_VAR) or DEFAULT_CACHE_DIR
@@ -115,7 +117,7 @@ def make_home(
     tmp: Path,
     approval_mode: str = "default",
     ide_enabled: bool = True,
-    settings: Optional[Mapping[str, Any]] = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> Path:
     """Create ``tmp/home`` with ``.qwen/settings.json``; ``settings`` is merged
     deeply over the defaults. Returns the HOME path."""
@@ -140,9 +142,9 @@ def cli_env(
     home: Path,
     model_base_url: str,
     model: str = "fake-model",
-    ide_port: Optional[int] = None,
-    ide_workspace_path: Optional[str] = None,
-    extra: Optional[Mapping[str, str]] = None,
+    ide_port: int | None = None,
+    ide_workspace_path: str | None = None,
+    extra: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The CLI's complete environment. Built from nothing on purpose: CI=true
     (and any CI_* variable) turns off the TUI's virtual viewport, hyperlinks
@@ -217,10 +219,8 @@ def run_prompt(
 
 
 def _kill_group(pgid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 # -- the interactive TUI in tmux ---------------------------------------------
@@ -259,7 +259,7 @@ class TuiSession:
         self.socket = f"qwen-rig-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.target = "rig"
         self._started = False
-        self._socket_path: Optional[str] = None
+        self._socket_path: str | None = None
 
     # -- tmux plumbing ----------------------------------------------------
     def _tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -279,7 +279,7 @@ class TuiSession:
             env=env,
         )
 
-    def start(self) -> "TuiSession":
+    def start(self) -> TuiSession:
         # env -i: the pane gets exactly self.env, not the tmux server's
         # environment (which would carry this process's CI=true and TMUX).
         command = ["env", "-i", *(f"{k}={v}" for k, v in self.env.items()), *self.cli.argv(*self.args)]
@@ -298,7 +298,7 @@ class TuiSession:
         self._socket_path = out.stdout.strip() or None
         return self
 
-    def __enter__(self) -> "TuiSession":
+    def __enter__(self) -> TuiSession:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -317,7 +317,7 @@ class TuiSession:
         if self._socket_path:  # kill-server leaves the socket file behind
             Path(self._socket_path).unlink(missing_ok=True)
 
-    def pane_pid(self) -> Optional[int]:
+    def pane_pid(self) -> int | None:
         out = self._tmux("display-message", "-p", "-t", self.target, "#{pane_pid}", check=False)
         return int(out.stdout.strip()) if out.stdout.strip().isdigit() else None
 
@@ -331,7 +331,7 @@ class TuiSession:
         out = self._tmux("capture-pane", "-p", "-t", self.target, check=False)
         return "\n".join(line.rstrip() for line in out.stdout.splitlines()).rstrip() + "\n"
 
-    def wait_for(self, pattern: Union[str, re.Pattern[str]], timeout: float = 30.0) -> re.Match[str]:
+    def wait_for(self, pattern: str | re.Pattern[str], timeout: float = 30.0) -> re.Match[str]:
         """Poll the screen until ``pattern`` (a regex) matches; raise
         ``TuiError`` with the screen on timeout or when the CLI died."""
         regex = re.compile(pattern) if isinstance(pattern, str) else pattern
@@ -353,7 +353,7 @@ class TuiSession:
     # Async tests: the same waits off the event loop, so a server on that
     # loop keeps running meanwhile.
     async def wait_for_async(
-        self, pattern: Union[str, re.Pattern[str]], timeout: float = 30.0
+        self, pattern: str | re.Pattern[str], timeout: float = 30.0
     ) -> re.Match[str]:
         return await asyncio.to_thread(self.wait_for, pattern, timeout)
 
@@ -418,7 +418,7 @@ class TuiSession:
 _ECHO_RE = re.compile(r"^[ \t]+> /ide status[ \t]*$", re.MULTILINE)
 
 
-def _message_after(lines: list[str], index: int) -> Optional[str]:
+def _message_after(lines: list[str], index: int) -> str | None:
     """The status message block below line ``index``: its first line starts
     with a status glyph; continuation lines run to a blank or rule line."""
     for start in range(index + 1, len(lines)):

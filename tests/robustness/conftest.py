@@ -6,6 +6,7 @@ traceback in what comes back, nothing logged at ERROR."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -44,7 +45,7 @@ def make_live_server(options: ServerOptions = ServerOptions()) -> CompanionServe
 
 
 @pytest.fixture
-def live_server(live_factory: Callable[..., Any]) -> Callable[..., Any]:
+def live_server(live_factory: Callable[..., Any]) -> Callable[..., Any]:  # noqa: F811  (the fixture imported above)
     """`await start(options)` -> a CompanionServer listening on 127.0.0.1."""
 
     async def start(options: ServerOptions = ServerOptions()) -> CompanionServer:
@@ -104,10 +105,8 @@ async def exchange(port: int, data: bytes, *, timeout: float = WAIT) -> Answer:
         return Answer(None, b"", b"")
     finally:
         writer.close()
-        try:
+        with contextlib.suppress(ConnectionError):
             await writer.wait_closed()
-        except ConnectionError:
-            pass
 
 
 def _content_length(head: bytes) -> int | None:
@@ -120,7 +119,7 @@ def _content_length(head: bytes) -> int | None:
 
 def assert_nothing_leaks(text: str, token: str | None = None) -> None:
     """No traceback, no path of this machine's source tree, and no piece of `token`."""
-    for start in range(0, len(token or "") - 8):
+    for start in range(len(token or "") - 8):
         assert token is not None and token[start : start + 8] not in text, text[:300]
     assert "Traceback" not in text and 'File "' not in text, text[:300]
     assert str(ROOT) not in text and "site-packages" not in text, text[:300]

@@ -231,7 +231,7 @@ async def test_every_foreign_host_is_refused_even_with_the_token(guarded: Any, h
 
 
 async def test_a_request_without_host_is_refused(guarded: Any) -> None:
-    server, backend, session, secret = guarded
+    server, backend, session, _ = guarded
     for version, status in (("1.0", 403), ("1.1", 400)):  # HTTP/1.1 requires Host: the parser refuses
         for method in METHODS:
             request = _request(method, server.port, [f"Authorization: Bearer {TOKEN}", f"Mcp-Session-Id: {session}"], length=ANNOUNCED)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.sim.test_chat import WAIT, ChatRig, rig  # noqa: F401  (the fixture)
+from tests.sim.test_chat import WAIT, ChatRig
 from tests.sim.test_chat_agent_work import answers, request, wait_answers
 
 MIB = 1024 * 1024
@@ -43,8 +43,8 @@ def test_fifos_in_the_folder_are_refused_at_once_and_never_hold_a_thread(rig: Ch
     os.mkfifo(workspace / "pipe")
     rig.editor.file("ok.txt", "fine\n")
     fifo_reads = [request("fs/read_text_file", path=str(workspace / "pipe")) for _ in range(10)]
-    rig.load([[{"parallel": fifo_reads + [request("fs/read_text_file", path=str(workspace / "ok.txt")),
-                                          request("fs/write_text_file", path=str(workspace / "new.txt"), content="n\n")]}],
+    rig.load([[{"parallel": [*fifo_reads, request("fs/read_text_file", path=str(workspace / "ok.txt")),
+                             request("fs/write_text_file", path=str(workspace / "new.txt"), content="n\n")]}],
               [request("fs/write_text_file", path=str(workspace / "pipe"), content="x")]])
     rig.send("read the pipe")
     assert rig.ended() == ["end_turn"]
@@ -126,7 +126,7 @@ def test_a_file_read_and_written_back_unchanged_keeps_every_byte(rig: ChatRig, d
     assert rig.ended(2)[-1] == "end_turn"
     assert wait_answers(rig, "fs/write_text_file", 2)[0] is None
     assert (workspace / "f.txt").read_bytes().endswith(data[-4:])
-    if data.startswith(b"\xef\xbb\xbf") or data.startswith(b"\xff\xfe"):
+    if data.startswith((b"\xef\xbb\xbf", b"\xff\xfe")):
         assert (workspace / "f.txt").read_bytes()[:2] == data[:2]  # the BOM stays first
     else:
         assert (workspace / "f.txt").read_bytes() == b"x" + data  # every other byte as it was

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.sim.test_chat import ChatRig, rig  # noqa: F401  (the fixture)
+from tests.sim.test_chat import ChatRig
 
 SAVED = "value = 1\n"
 UNSAVED = "# edited\nvalue = 1\n"

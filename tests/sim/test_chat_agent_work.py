@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.sim.test_chat import WAIT, ChatRig, rig  # noqa: F401  (the fixture)
+from tests.sim.test_chat import WAIT, ChatRig
 from tests.support.editor import PACKAGE
 
 EDIT_OPTIONS = [

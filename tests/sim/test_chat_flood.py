@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.sim.test_chat import ChatRig, rig  # noqa: F401  (the fixture)
+from tests.sim.test_chat import ChatRig
 from tests.sublime_sim._rope import Rope
 
 FLOOD_WAIT = 300.0

@@ -17,8 +17,16 @@ from typing import Any
 
 import pytest
 
-from tests.sim.test_chat import WAIT, ChatRig, rig  # noqa: F401  (the fixture)
-from tests.sim.test_chat_agent_work import EDIT_OPTIONS, SHELL_OPTIONS, answers, pending, request, shell_permission, wait_answers
+from tests.sim.test_chat import WAIT, ChatRig
+from tests.sim.test_chat_agent_work import (
+    EDIT_OPTIONS,
+    SHELL_OPTIONS,
+    answers,
+    pending,
+    request,
+    shell_permission,
+    wait_answers,
+)
 from tests.support.editor import PACKAGE
 
 
@@ -127,7 +135,7 @@ def test_a_text_accepted_in_a_review_goes_only_to_that_tool_calls_write(rig: Cha
     later = request("fs/write_text_file", path=path, content="print('later')\n")
     failed = {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "e1", "status": "failed"}}
     first = [edit_permission("e1", path, "print('hello')\n")]
-    turns = [first + [failed, later]] if end == "tool_call_failed" else [first, [later]]
+    turns = [[*first, failed, later]] if end == "tool_call_failed" else [first, [later]]
     rig.load(turns)
     events = review_events(rig)
     rig.send("edit")
@@ -225,7 +233,7 @@ def test_a_burst_of_edit_requests_opens_a_bounded_number_of_reviews(rig: ChatRig
     workspace = rig.editor.workspace
     limit, count = 4, 7
     rig.load([[edit_permission(f"e{n}", str(workspace / f"f{n}.py"), wait=False) for n in range(count)] + [{"stall": 30}]])
-    assert sys.modules[f"{PACKAGE}.plugin.chat.agent_requests"].MAX_CHAT_REVIEWS == limit
+    assert limit == sys.modules[f"{PACKAGE}.plugin.chat.agent_requests"].MAX_CHAT_REVIEWS
     events = review_events(rig)
     rig.send("edit all")
     rig.host.wait_for(lambda: len(prompts(rig)) == count, timeout=WAIT)

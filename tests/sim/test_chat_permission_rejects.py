@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.sim.test_chat import WAIT, ChatRig, rig  # noqa: F401  (the fixture)
+from tests.sim.test_chat import WAIT, ChatRig
 
 OPTIONS = [
     {"optionId": "proceed_once", "kind": "allow_once", "name": "Allow"},

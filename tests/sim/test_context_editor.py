@@ -9,6 +9,7 @@ as the CLI does.
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections.abc import Iterator
@@ -113,7 +114,7 @@ def test_a_burst_of_cursor_moves_becomes_one_notification(editor: Editor) -> Non
         check_shape(files)
     assert updates[-1][0]["cursor"] == {"line": 1, "character": 101}
     # The 50 ms debounce: one update, unless the machine stalled a move by nearly that long.
-    stalls = sum(1 for a, b in zip(moments, moments[1:]) if b - a > 0.04)
+    stalls = sum(1 for a, b in itertools.pairwise(moments) if b - a > 0.04)
     assert len(updates) <= 1 + stalls, f"{len(updates)} updates, {stalls} stalls"
 
 

@@ -340,7 +340,7 @@ def test_a_second_open_diff_for_the_same_file_replaces_the_first(editor: Editor)
     second.open_diff(path, "from second\n")
     assert first.next_notification() == rejected(path)
     editor.settle()
-    original, proposed = editor.review(path)
+    _, proposed = editor.review(path)
     assert len(editor.review_views()) == 2
     assert editor.text(proposed) == "from second\n"
 
@@ -651,7 +651,7 @@ def test_a_review_opens_without_taking_focus_from_the_terminal_panel(editor: Edi
     editor.window.focus_view(panel)
     editor.settle()
     cli = editor.cli()
-    _, proposed = editor.propose(cli, path, "y\n")
+    editor.propose(cli, path, "y\n")
     assert focused(editor) == panel.id()
     assert editor.window.active_panel() == "output.Terminus"
     cli.close_diff(path)

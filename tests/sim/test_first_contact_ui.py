@@ -5,6 +5,7 @@ Ask About Selection's question and the review's banner."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,7 +62,7 @@ def test_esc_in_the_chat_leaves_sublimes_own_esc_alone(rig: ChatRig) -> None:
         rig.host.run_on_main(lambda: window.show_quick_panel(["a", "b"], lambda index: None))
         assert _esc(rig) == "hide_overlay"
         rig.host.user.cancel_quick_panel()
-        rig.host.run_on_main(lambda: view.show_popup("<p>hover</p>"))
+        rig.host.run_on_main(functools.partial(view.show_popup, "<p>hover</p>"))
         assert _esc(rig) == ""
         rig.host.run_on_main(view.hide_popup)
         rig.host.run_on_main(lambda: window.run_command("show_panel", {"panel": "console"}))

@@ -21,7 +21,14 @@ import pytest
 
 from tests.sublime_sim import SimulatedHost
 from tests.support.editor import (
-    BUILT_PACKAGE, PACKAGE, ROOT, Editor, isolate_home, open_editor, read_locks, require_built,
+    BUILT_PACKAGE,
+    PACKAGE,
+    ROOT,
+    Editor,
+    isolate_home,
+    open_editor,
+    read_locks,
+    require_built,
     wait_for_package_threads,
 )
 from tests.support.mcp_client import WAIT, McpClient
@@ -135,7 +142,7 @@ def test_the_lock_file_is_written_before_the_server_libraries_load(
         def find_spec(self, name: str, path: Any = None, target: ModuleType | None = None) -> None:
             if name == f"{PACKAGE}._vendor.aiohttp" and name not in seen:
                 seen[name] = bool(read_locks(lock_dir))
-            return None
+            return
 
     monkeypatch.setattr(sys, "meta_path", [LockWatcher(), *sys.meta_path])
     host.user.set_folders([folder(tmp_path, "w")])
@@ -212,7 +219,7 @@ class _ImportThreadRecorder(importlib.abc.MetaPathFinder):
     def find_spec(self, name: str, path: Any = None, target: ModuleType | None = None) -> None:
         if name in (f"{PACKAGE}._vendor.aiohttp", "pydantic") and name not in self.threads:
             self.threads[name] = threading.current_thread().name
-        return None
+        return
 
 
 def test_heavy_imports_and_sockets_stay_off_the_main_thread(
@@ -268,7 +275,7 @@ def test_a_pydantic_core_mismatch_shows_one_clear_message(tmp_path: Path, monkey
     )
     done = subprocess.run(
         [sys.executable, "-c", MISMATCH_SCRIPT, str(fake.parent), str(ROOT), str(tmp_path / "Packages"), str(BUILT_PACKAGE)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=120, check=False,
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])

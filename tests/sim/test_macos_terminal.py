@@ -12,7 +12,6 @@ import pytest
 from tests.sublime_sim import SimulatedHost
 from tests.support.editor import Editor, open_editor
 from tests.support.mcp_client import WAIT
-
 from tests.support.terminus import install_terminus, mcp_config_option, terminus_calls
 
 # Fakes macOS here; CI runs it on macOS too, where it must pass for real.

@@ -23,8 +23,8 @@ SINGLE = {"cols": [0.0, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1]]}
 PANEL = "output.qwen_answer"
 CHAT_LAYOUT = {"cols": [0.0, 0.6, 1.0], "rows": [0.0, 0.78, 1.0], "cells": [[0, 0, 1, 2], [1, 0, 2, 1], [1, 1, 2, 2]]}
 # Sublime's own Esc binding for panels, as its Default keymap has it (all platforms).
-DEFAULT_ESCAPE = '[{ "keys": ["escape"], "command": "hide_panel", "args": {"cancel": true},' \
-                 ' "context": [{ "key": "panel_visible", "operator": "equal", "operand": true }] }]'
+DEFAULT_ESCAPE = ('[{ "keys": ["escape"], "command": "hide_panel", "args": {"cancel": true},'
+                  ' "context": [{ "key": "panel_visible", "operator": "equal", "operand": true }] }]')
 
 
 @pytest.fixture

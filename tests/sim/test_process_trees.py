@@ -15,7 +15,7 @@ import pytest
 from tests.sim.test_actions import ActionRig, running_pid
 from tests.sim.test_chat import WAIT, ChatRig
 from tests.support.editor import PACKAGE, open_editor
-from tests.support.processes import Grandchildren, alive, grandchildren  # noqa: F401  (the fixture)
+from tests.support.processes import Grandchildren, alive
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.sim.test_actions import AREA, FIXED, ActionRig
-from tests.sim.test_chat import WAIT, ChatRig, rig  # noqa: F401  (the fixture)
+from tests.sim.test_chat import WAIT, ChatRig
 from tests.sim.test_chat_agent_work import EDIT_OPTIONS, request, wait_answers
 from tests.support.editor import PACKAGE, Editor, open_editor
 

@@ -27,7 +27,7 @@ from tests.support.package_control import (
 )
 
 sys.path.insert(0, str(ROOT / "tools"))
-import sublime_test_package  # noqa: E402
+import sublime_test_package
 
 SUITE_TIMEOUT = 120.0  # a hang guard for the whole suite
 SUITE_TESTS = 9
@@ -63,7 +63,7 @@ def test_an_asset_without_the_marker_or_leaving_the_package_is_refused(tmp_path:
     plain = tmp_path / "plain.sublime-package"
     with zipfile.ZipFile(plain, "w") as archive:
         archive.writestr("boot.py", "")
-    with pytest.raises(NotInstallable, match="no .no-sublime-package"):
+    with pytest.raises(NotInstallable, match=r"no \.no-sublime-package"):
         install_asset(plain, tmp_path / "Packages", PACKAGE)
     escaping = tmp_path / "escaping.sublime-package"
     with zipfile.ZipFile(escaping, "w") as archive:

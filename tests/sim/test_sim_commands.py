@@ -120,7 +120,7 @@ def test_modification_events_follow_commands_not_api_selection(sim_host: Simulat
     view.sel().add(0)  # API selection changes fire nothing
     assert plugin.LOG == []
     sim_host.user.click(view, 1)  # a user click does
-    assert plugin.LOG == [("selection", view.id())]
+    assert [("selection", view.id())] == plugin.LOG
 
 
 def test_text_command_rewrite_applies_to_menus(sim_host: SimulatedHost, plugin: Any) -> None:

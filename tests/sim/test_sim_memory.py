@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tests.sublime_sim import SimulatedHost
 from tests.sublime_sim._app import COMMAND_LOG_LENGTH, RECORDED_TEXT_LIMIT
-from tests.sublime_sim.sublime import Phantom, PhantomLayout, Region
+from tests.sublime_sim.sublime import PhantomLayout, Region
 
 
 def test_a_closed_view_drops_its_text_phantoms_and_callbacks(sim_host: SimulatedHost) -> None:

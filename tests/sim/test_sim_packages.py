@@ -71,7 +71,7 @@ class _Hidden(sublime_plugin.EventListener):
 
 class Seen(sublime_plugin.EventListener):
     def on_new(self, view):
-        state.events.append("on_new %d" % view.id())
+        state.events.append(f"on_new {view.id()}")
 
     def on_exit(self):
         with open(state.LOG_FILE, "a") as f:
@@ -108,7 +108,7 @@ def test_load_reload_unload(sim_host: SimulatedHost, packages_dir: Path, tmp_pat
     assert sim_host.sublime.load_resource("Packages/Tiny/Tiny.sublime-settings").startswith("{")
 
     view = sim_host.window.new_file()
-    assert "on_new %d" % view.id() in state.events and "hidden saw it" not in state.events
+    assert f"on_new {view.id()}" in state.events and "hidden saw it" not in state.events
     view.run_command("tiny_shout")
     assert view.substr(sim_host.sublime.Region(0, view.size())) == "1!"
     sim_host.window.run_command("tiny_window")
@@ -146,7 +146,7 @@ def test_view_event_listener_follows_applicability(sim_host: SimulatedHost, pack
     vel = sp.find_view_event_listener(view, cls)
     assert vel is not None and vel.view == view
     sim_host.user.type(view, "# title")
-    assert "vel modified %d" % view.id() in state.events
+    assert f"vel modified {view.id()}" in state.events
     view.assign_syntax("Packages/Python/Python.sublime-syntax")
     assert sp.find_view_event_listener(view, cls) is None
 

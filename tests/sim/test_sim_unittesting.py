@@ -9,8 +9,7 @@ import time
 import unittest
 from typing import Any
 
-from tests.sublime_sim import SimulatedHost, unittesting
-from tests.sublime_sim import sublime as sim_sublime
+from tests.sublime_sim import SimulatedHost, sublime as sim_sublime, unittesting
 
 WAIT = 10.0
 SEEN: dict[str, Any] = {}

@@ -17,7 +17,7 @@ def numbered_view(sim_host: SimulatedHost) -> tuple[View, str]:
 
 
 def test_a_new_view_shows_its_first_rows(sim_host: SimulatedHost) -> None:
-    view, text = numbered_view(sim_host)
+    view, _ = numbered_view(sim_host)
     shown = view.visible_region()
     assert shown.begin() == 0
     assert view.substr(shown).count("\n") == VISIBLE_ROWS - 1

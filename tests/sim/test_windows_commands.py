@@ -46,18 +46,18 @@ def test_windows_users_choose_powershell_or_cmd(editor: Editor) -> None:
     assert powershell.splitlines() == [
         f"$env:QWEN_CODE_IDE_SERVER_PORT = '{lock['port']}'",
         f"$env:QWEN_CODE_IDE_WORKSPACE_PATH = '{editor.workspace}'",
-        f"Set-Location -LiteralPath '{editor.workspace}'; "
-        "& 'C:\\Program Files\\it''s\\qwen.cmd' '--approval-mode' 'default'"
-        f" '--mcp-config' '{config}'",
+        (f"Set-Location -LiteralPath '{editor.workspace}'; "
+         "& 'C:\\Program Files\\it''s\\qwen.cmd' '--approval-mode' 'default'"
+         f" '--mcp-config' '{config}'"),
     ]
     cmd = copy_for(host, 1)
     assert cmd.splitlines() == [
         f'set "QWEN_CODE_IDE_SERVER_PORT={lock["port"]}"',
         f'set "QWEN_CODE_IDE_WORKSPACE_PATH={editor.workspace}"',
-        f'cd /d "{editor.workspace}" && "C:\\Program Files\\it\'s\\qwen.cmd" --approval-mode default'
-        f" --mcp-config {config}",
+        (f'cd /d "{editor.workspace}" && "C:\\Program Files\\it\'s\\qwen.cmd" --approval-mode default'
+         f" --mcp-config {config}"),
     ]
-    [panel, _] = [q for q in host.app.quick_panels][-2:]
+    [panel, _] = list(host.app.quick_panels)[-2:]
     assert [str(item) for item in panel.items] == [
         "PowerShell (Windows Terminal, PowerShell 5 and 7)", "Command Prompt (cmd.exe)",
     ]

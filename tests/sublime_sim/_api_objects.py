@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from . import _runtime
 from ._constants import (
@@ -21,8 +21,6 @@ from ._region import Region, span_of
 if TYPE_CHECKING:
     from ._api_view import View
     from ._api_window import Window
-
-_T = TypeVar("_T")
 
 
 class Edit:
@@ -69,12 +67,12 @@ class Selection:
     def __getitem__(self, index: int) -> Region:
         spans = self._spans()
         if not -len(spans) <= index < len(spans):
-            raise IndexError()
+            raise IndexError
         return Region(*spans[index])
 
     def __delitem__(self, index: int) -> None:
         if not -len(self) <= index < len(self):
-            raise IndexError()
+            raise IndexError
         _runtime.app().sel_update(self.view_id, "delete", index=index)
 
     def __eq__(self, rhs: object) -> bool:
@@ -320,7 +318,7 @@ class PhantomSet:
         regions = self.view.query_phantoms([p.id for p in self.phantoms if p.id is not None])
         # Phantoms move with the text: compare against where they are now.
         current = [p for p in self.phantoms if p.id is not None]
-        for p, r in zip(current, regions):
+        for p, r in zip(current, regions, strict=True):
             p.region = r
         kept: set[int] = set()
         for p in new_phantoms:
@@ -417,8 +415,8 @@ class QuickPanelItem:
         return f"QuickPanelItem({self.trigger!r})"
 
 
-class ListInputItem(Generic[_T]):
-    def __init__(self, text: str, value: _T, details: str | list[str] | tuple[str] = "", annotation: str = "", kind: tuple[Any, str, str] = KIND_AMBIGUOUS) -> None:
+class ListInputItem[T]:
+    def __init__(self, text: str, value: T, details: str | list[str] | tuple[str] = "", annotation: str = "", kind: tuple[Any, str, str] = KIND_AMBIGUOUS) -> None:
         self.text, self.value, self.details, self.annotation, self.kind = text, value, details, annotation, kind
 
     def __repr__(self) -> str:

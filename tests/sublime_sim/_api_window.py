@@ -14,7 +14,6 @@ from ._constants import KindId, NewFileFlags, QuickPanelFlags, SymbolSource, Sym
 from ._settings import Settings
 from ._state import WindowState
 
-
 T = TypeVar("T")
 
 

@@ -32,9 +32,17 @@ from ._app_windows import WindowOps
 from ._records import CommandRecord, DialogAnswers, DialogRecord, ErrorRecord
 from ._scheduler import Clock, Loop
 from ._settings import SettingsState
-from ._state import BufferState, CommandInputRecord, InputPanelRecord, QuickPanelRecord, SheetState, ViewState, WindowState
-from ._watchdog import Watchdog
+from ._state import (
+    BufferState,
+    CommandInputRecord,
+    InputPanelRecord,
+    QuickPanelRecord,
+    SheetState,
+    ViewState,
+    WindowState,
+)
 from ._text import DEFAULT_WORD_SEPARATORS
+from ._watchdog import Watchdog
 
 # Built-in defaults under every Preferences file (Packages/Default ships more).
 DEFAULT_PREFERENCES: dict[str, Any] = {

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from . import _syntax, _text
 from ._paths import on_disk
-from ._rope import Rope
 from ._region import Span, adjust_span, selection_add, selection_subtract
+from ._rope import Rope
 from ._state import BufferState, SheetState, ViewState
 
 if TYPE_CHECKING:

@@ -17,8 +17,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from . import _auto_complete, _viewport
-from . import _builtin_commands as builtins
+from . import _auto_complete, _builtin_commands as builtins, _viewport
 from ._rope import changed
 
 if TYPE_CHECKING:

@@ -60,9 +60,9 @@ def _scope_before(app: App, vid: int, text: str, pt: int) -> str:
 
 def _triggered(app: App, vid: int, scope: str, char: str) -> bool:
     for trigger in _setting(app, vid, "auto_complete_triggers") or []:
-        if isinstance(trigger, dict) and char in str(trigger.get("characters", "")) and char:
-            if _syntax.score_selector(scope, str(trigger.get("selector", ""))) > 0:
-                return True
+        if (isinstance(trigger, dict) and char in str(trigger.get("characters", "")) and char
+                and _syntax.score_selector(scope, str(trigger.get("selector", ""))) > 0):
+            return True
     return False
 
 

@@ -185,7 +185,7 @@ def toggle_setting(app: App, vid: int, token: int, args: dict[str, Any]) -> None
         if st is None:
             return
         sid, value = st.settings_id, app.settings[st.settings_id].lookup(str(args.get("setting")))
-    app.settings_write(sid, {str(args.get("setting")): not (value is True)}, [])
+    app.settings_write(sid, {str(args.get("setting")): value is not True}, [])
 
 
 @_text_cmd("set_setting")

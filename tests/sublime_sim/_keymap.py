@@ -41,13 +41,13 @@ def normalize_keys(keys: str | list[str], platform: str) -> list[str]:
     for chord in chords:
         parts = chord.split("+")
         if chord.endswith("++"):
-            parts = parts[:-2] + ["+"]
+            parts = [*parts[:-2], "+"]
         key = parts[-1]
         mods = sorted(
             {("super" if platform == "osx" else "ctrl") if m.lower() == "primary" else m.lower() for m in parts[:-1]},
             key=MODIFIERS.index,
         )
-        out.append("+".join(mods + [key.lower() if len(key) > 1 else key]))
+        out.append("+".join([*mods, key.lower() if len(key) > 1 else key]))
     return out
 
 

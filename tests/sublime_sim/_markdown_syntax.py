@@ -22,7 +22,7 @@ PATH = "Packages/Markdown/Markdown.sublime-syntax"
 
 def _atx_heading(level: int) -> dict[str, Any]:
     return {
-        "match": "[ \\t]*(#{%d}){{atx_heading_space}}" % level,
+        "match": f"[ \\t]*(#{{{level}}})" + "{{atx_heading_space}}",
         "captures": {1: "punctuation.definition.heading.begin.markdown"},
         "push": f"atx-heading{level}-content",
     }

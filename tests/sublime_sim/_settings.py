@@ -125,7 +125,7 @@ class Settings:
         elif isinstance(other, Mapping):
             items = other.items()
         elif hasattr(other, "keys"):
-            items = ((k, other[k]) for k in other.keys())
+            items = ((k, other[k]) for k in other)
         else:
             items = other
         changes = {str(k): to_value(v) for k, v in items}

@@ -25,14 +25,14 @@ FUNCTION = (KindId.FUNCTION, "f", "Function")
 _IDENT = r"[A-Za-z_$][\w$]*"
 _RULES: dict[str, list[tuple[re.Pattern[str], tuple[KindId, str, str]]]] = {
     "Python": [
-        (re.compile(rf"^[ \t]*class[ \t]+({_IDENT})", re.M), CLASS),
-        (re.compile(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+({_IDENT})", re.M), FUNCTION),
+        (re.compile(rf"^[ \t]*class[ \t]+({_IDENT})", re.MULTILINE), CLASS),
+        (re.compile(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+({_IDENT})", re.MULTILINE), FUNCTION),
     ],
     "JavaScript": [
-        (re.compile(rf"^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?class[ \t]+({_IDENT})", re.M), CLASS),
-        (re.compile(rf"^[ \t]*(?:export[ \t]+)?(?:async[ \t]+)?function\*?[ \t]+({_IDENT})", re.M), FUNCTION),
-        (re.compile(rf"^[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+({_IDENT})[ \t]*=[ \t]*(?:async[ \t]+)?(?:function\b|\([^)]*\)[ \t]*=>|{_IDENT}[ \t]*=>)", re.M), FUNCTION),
-        (re.compile(rf"^[ \t]+(?:static[ \t]+)?(?:async[ \t]+)?(?!(?:if|for|while|switch|catch|function|return)\b)({_IDENT})[ \t]*\([^)]*\)[ \t]*\{{", re.M), FUNCTION),
+        (re.compile(rf"^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?class[ \t]+({_IDENT})", re.MULTILINE), CLASS),
+        (re.compile(rf"^[ \t]*(?:export[ \t]+)?(?:async[ \t]+)?function\*?[ \t]+({_IDENT})", re.MULTILINE), FUNCTION),
+        (re.compile(rf"^[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+({_IDENT})[ \t]*=[ \t]*(?:async[ \t]+)?(?:function\b|\([^)]*\)[ \t]*=>|{_IDENT}[ \t]*=>)", re.MULTILINE), FUNCTION),
+        (re.compile(rf"^[ \t]+(?:static[ \t]+)?(?:async[ \t]+)?(?!(?:if|for|while|switch|catch|function|return)\b)({_IDENT})[ \t]*\([^)]*\)[ \t]*\{{", re.MULTILINE), FUNCTION),
     ],
 }
 _CALL = re.compile(rf"({_IDENT})[ \t]*\(")

@@ -15,7 +15,7 @@ DEFAULT_WORD_SEPARATORS = "./\\()\"'-:,.;<>~!@#$%^&*|+=[]{}`~?"
 
 
 def clamp(pt: int, size: int) -> int:
-    return 0 if pt < 0 else size if pt > size else pt
+    return 0 if pt < 0 else min(pt, size)
 
 
 def line_bounds(text: str, pt: int) -> tuple[int, int]:

@@ -114,9 +114,9 @@ from types import ModuleType
 from typing import Any, TypeVar
 
 from . import _runtime, _watchdog, sublime, sublime_plugin, sublime_types
-from ._app import App
 from ._api_view import View
 from ._api_window import Window
+from ._app import App
 from ._loader import PackageLoader
 from ._records import CommandRecord, DialogAnswers, DialogRecord, ErrorRecord
 from ._state import InputPanelRecord, QuickPanelRecord, ViewState, WindowState

@@ -44,7 +44,6 @@ from ._region import Region as Region
 from ._settings import Settings as Settings
 
 
-
 def _app() -> Any:
     return _runtime.app()
 

@@ -110,7 +110,7 @@ def _split_identifier(s: str) -> list[str]:
 
 def _derive_name(clsname: str, suffix: str) -> str:
     name = "_".join(p.lower() for p in _split_identifier(clsname))
-    return name[: -len(suffix)] if name.endswith(suffix) else name
+    return name.removesuffix(suffix)
 
 
 # ------------------------------------------------------------ input handlers
@@ -237,7 +237,7 @@ class Command:
         return True
 
     def _call_run(self, first: tuple[Any, ...], args: dict[str, Any] | None, window: sublime.Window | None) -> Any:
-        run = getattr(self, "run")
+        run = self.run
         try:
             return run(*first, **args) if args else run(*first)
         except TypeError as exc:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 DIP = float
 Vector = tuple[float, float]
 Point = int
 Value = Any
-CommandArgs = Union[dict[str, Any], None]
+CommandArgs = dict[str, Any] | None
 Kind = tuple[int, str, str]
 Event = dict
 CompletionValue = Any

@@ -43,7 +43,7 @@ DEFAULT_CONDITION_TIMEOUT = 4000
 expectedFailure = unittest.expectedFailure
 TestCase = unittest.TestCase
 
-Steps = Generator[Any, Any, None]
+Steps = Generator[Any, Any]
 ExcInfo = tuple[type[BaseException], BaseException, TracebackType] | tuple[None, None, None]
 
 

@@ -197,10 +197,8 @@ class Editor:
         finally:
             # Unloading hands its waits to the package's threads; the next test
             # starts once they have ended.
-            try:
+            with suppress(TimeoutError):
                 self.wait_for_package_threads()
-            except TimeoutError:
-                pass
 
 
 @contextmanager

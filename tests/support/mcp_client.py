@@ -3,6 +3,7 @@ initialize, the GET event stream read on a thread, tools/call and DELETE."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import itertools
 import json
@@ -207,10 +208,8 @@ class McpClient:
         """Drop the stream (again: a no-op)."""
         # Reader first: closing the connection under it races inside http.client.
         if self._stream is not None and self._stream.sock is not None:
-            try:
+            with contextlib.suppress(OSError):
                 self._stream.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         if self._reader is not None:
             self._reader.join(WAIT)
         if self._stream is not None:

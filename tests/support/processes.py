@@ -4,6 +4,7 @@ any that outlive their test)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -76,10 +77,8 @@ class Grandchildren:
     def end(self) -> None:
         """Kill, by pid, every one still running (a failed test leaves none behind)."""
         for pid in self.running():
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
     def _listed(self) -> list[int]:
         try:

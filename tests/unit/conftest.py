@@ -5,6 +5,7 @@ on its own server thread."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -20,6 +21,7 @@ from qwencompanion_src.core.companion.ide_messages import IdeContext, OpenFile, 
 from qwencompanion_src.core.companion.server import CompanionServer, ServerOptions
 from qwencompanion_src.core.companion.tools import UnavailableDiffBackend, diff_tools
 from qwencompanion_src.core.loop_thread import LoopThread
+from tests.support.processes import grandchildren  # noqa: F401  (a fixture of several modules here)
 
 TOKEN = "0123456789abcdef" * 4  # 256 bits, hex, like Companion's tokens
 LATEST = "2025-11-25"
@@ -286,10 +288,8 @@ async def raw_http(port: int, request: bytes, *, body_parts: tuple[bytes, ...] =
             return status, headers, body
         finally:
             writer.close()
-            try:
+            with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
-            except ConnectionError:
-                pass
 
     return await asyncio.wait_for(exchange(), WAIT)
 

@@ -17,12 +17,12 @@ from qwencompanion_src.core.actions.mention import file_mention, selected_lines
 from qwencompanion_src.core.actions.models import MODEL_FLAGS, Model, ModelsUnavailable, available_models
 from qwencompanion_src.core.actions.pool import ActionPool
 from qwencompanion_src.core.actions.process import READ_CHUNK, Invocation, Lines
-from qwencompanion_src.core.actions.proposal import last_code_block, replacement_for
 from qwencompanion_src.core.actions.prompt import ActionContext, fence_for, render, span_of
+from qwencompanion_src.core.actions.proposal import last_code_block, replacement_for
 from qwencompanion_src.core.text_positions import Position, position_of
 from qwencompanion_src.core.actions.run import EDITING_TOOLS, ActionRun, RunOutcome, run_argv
 
-from ..support.processes import Grandchildren, alive, grandchildren  # noqa: F401  (the fixture)
+from ..support.processes import Grandchildren, alive
 
 FAKE_CLI = Path(__file__).resolve().parents[1] / "rig" / "fake_stream_cli.py"
 TEMPLATES = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package-src" / "prompts"
@@ -46,10 +46,10 @@ SELECTED = "    return x\n"
 
 def context(**changes: Any) -> ActionContext:
     begin = SHOWN.index(SELECTED)
-    values: dict[str, Any] = dict(
-        action="explain", path="/p/m.py", language="Python", selection=span_of(SHOWN, begin, begin + len(SELECTED)),
-        visible=span_of(SHOWN, 0, len(SHOWN)),
-    )
+    values: dict[str, Any] = {
+        "action": "explain", "path": "/p/m.py", "language": "Python",
+        "selection": span_of(SHOWN, begin, begin + len(SELECTED)), "visible": span_of(SHOWN, 0, len(SHOWN)),
+    }
     values.update(changes)
     return ActionContext(**values)
 

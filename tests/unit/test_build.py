@@ -138,8 +138,8 @@ def _normalize(name: str) -> str:
 
 def _pins(path: Path) -> dict[str, str]:
     pins = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.split("#", 1)[0].strip()
+    for commented in path.read_text(encoding="utf-8").splitlines():
+        line = commented.split("#", 1)[0].strip()
         if not line:
             continue
         match = re.match(r"^([A-Za-z0-9_.-]+)==([^\s;]+)", line)
@@ -159,7 +159,7 @@ def test_vendored_pins_equal_the_development_pins() -> None:
 
 
 def test_every_vendored_pin_has_a_sha256_hash() -> None:
-    lines = [l for l in VENDOR_REQUIREMENTS.read_text().splitlines() if l.strip() and not l.lstrip().startswith("#")]
+    lines = [line for line in VENDOR_REQUIREMENTS.read_text().splitlines() if line.strip() and not line.lstrip().startswith("#")]
     assert lines
     for line in lines:
         assert re.search(r"--hash=sha256:[0-9a-f]{64}\b", line), line
@@ -314,7 +314,7 @@ def test_the_built_package_runs_on_its_vendored_copies_only(dist: Path) -> None:
     names = build.vendored_names(dist / "_vendor")
     completed = subprocess.run(
         [sys.executable, "-I", "-c", ISOLATION_PROBE, str(dist.parent), json.dumps(names)],
-        capture_output=True,
+        capture_output=True, check=False,
         text=True,
         timeout=120,
     )
@@ -352,7 +352,7 @@ def test_the_built_acp_resolves_its_importlib_names_inside_the_package(dist: Pat
     assert "acp" in names
     completed = subprocess.run(
         [sys.executable, "-I", "-c", ACP_PROBE, str(dist.parent), json.dumps(names)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=120, check=False,
     )
     assert completed.returncode == 0, completed.stderr
     result = json.loads(completed.stdout.strip().splitlines()[-1])

@@ -88,13 +88,13 @@ class Rig:
     def chat(self, turns: list[list[dict[str, Any]]] | None = None, **script: Any) -> tuple[Chat, View, Events]:
         path = self.tmp / f"script-{len(self.chats)}.json"
         path.write_text(json.dumps({"turns": turns or [], "state": str(self.state), "log": str(self.log), **script}))
-        view, events = View(), Events()
+        view, events, renderer = View(), Events(), PlainRenderer()
         setup = ChatSetup(
             command=lambda: AgentCommand([sys.executable, "-m", "tests.rig.fake_acp_agent", str(path)], str(self.folder),
                                          {"PYTHONPATH": str(ROOT)}),
-            mcp_servers=lambda: [],
+            mcp_servers=list,
             requests=lambda: DiskRequests(lambda: [str(self.folder)]),
-            renderer=lambda renderer=PlainRenderer(): renderer,  # type: ignore[misc]
+            renderer=lambda: renderer,
             store=self.store,
             key=project_key(None, [str(self.folder)]),
         )
@@ -149,7 +149,7 @@ def test_prompt_sends_text_then_context_blocks(rig: Rig) -> None:
 
 
 def test_initialize_declares_file_system_and_new_session_gets_the_folder(rig: Rig) -> None:
-    chat, _, events = rig.chat()
+    chat, _, _ = rig.chat()
     chat.start().result(WAIT)
     init = rig.received("initialize")[0]["params"]
     assert init["clientCapabilities"]["fs"] == {"readTextFile": True, "writeTextFile": True}

@@ -382,7 +382,7 @@ def test_payload_cuts_the_selected_text() -> None:
 
 def test_shipped_settings_match_the_defaults() -> None:
     text = (SOURCE / "QwenCompanion.sublime-settings").read_text(encoding="utf-8")
-    text = re.sub(r"^\s*//.*$", "", text, flags=re.M)
+    text = re.sub(r"^\s*//.*$", "", text, flags=re.MULTILINE)
     settings = json.loads(re.sub(r",(\s*[}\]])", r"\1", text))
     assert ContextOptions.from_settings(settings) == ContextOptions()
     assert debounce_ms(settings["context_debounce_ms"]) == DEFAULT_DEBOUNCE_MS

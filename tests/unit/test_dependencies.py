@@ -29,7 +29,7 @@ print(json.dumps({"message": module.missing_dependency_message()}))
 def _run(extra_path: list[str], *flags: str) -> str | None:
     completed = subprocess.run(
         [sys.executable, *flags, "-c", PROBE, str(DEPENDENCIES_PY), json.dumps(extra_path)],
-        capture_output=True,
+        capture_output=True, check=False,
         text=True,
         timeout=60,
     )

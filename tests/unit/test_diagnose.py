@@ -115,8 +115,8 @@ def test_server_not_running_and_startup_error() -> None:
 def test_ide_mode_off_or_unset() -> None:
     off = healthy(user_settings=QwenSettings("/h/.qwen/settings.json", True, ide_enabled=False))
     assert problems(off) == [
-        "IDE mode is off in qwen (ide.enabled is false in /h/.qwen/settings.json). Run /ide enable inside "
-        'qwen once, or set "ide": {"enabled": true} in /h/.qwen/settings.json.'
+        ("IDE mode is off in qwen (ide.enabled is false in /h/.qwen/settings.json). Run /ide enable inside "
+         'qwen once, or set "ide": {"enabled": true} in /h/.qwen/settings.json.')
     ]
     unset = healthy(user_settings=QwenSettings("/h/.qwen/settings.json", False))
     assert "ide.enabled is not set" in problems(unset)[0]

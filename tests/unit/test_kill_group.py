@@ -14,13 +14,14 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from typing import ClassVar
 
 import pytest
 
 from qwencompanion_src.core import processes
 from qwencompanion_src.core.processes import kill_group
 
-from ..support.processes import Grandchildren, descendants, grandchildren  # noqa: F401  (the fixture)
+from ..support.processes import Grandchildren, descendants
 
 FAKE_CLI = Path(__file__).resolve().parents[1] / "rig" / "fake_stream_cli.py"
 
@@ -67,7 +68,7 @@ class Taskkill:
     names the process, `/T` adds every process it started (and theirs), `/F`
     ends them forcibly; without `/F` a process with no window is not ended."""
 
-    started: list[list[str]] = []
+    started: ClassVar[list[list[str]]] = []
 
     def __init__(self, argv: list[str], **kwargs: object) -> None:
         assert argv[0] == "taskkill"

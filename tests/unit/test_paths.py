@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core.diagnose import folder_inside
 from qwencompanion_src.core.companion.diffs import path_key
+from qwencompanion_src.core.diagnose import folder_inside
 from qwencompanion_src.core.paths import deepest_root, is_within, path_identity, path_style
 
 # Fakes Windows and macOS here; CI runs it on Windows and macOS too, where it must pass for real.

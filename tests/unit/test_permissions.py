@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 from acp.schema import RequestPermissionRequest
+
 from qwencompanion_src.core.chat.permissions import (
     AnsweredPermission,
     PendingPermissions,

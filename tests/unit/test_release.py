@@ -15,7 +15,6 @@ import hashlib
 import importlib.util
 import json
 import re
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -89,7 +88,7 @@ def entries(two_releases: tuple[Path, Path]) -> list[zipfile.ZipInfo]:
 
 
 def version() -> str:
-    found = re.search(r'^VERSION = "([^"]+)"$', (SOURCE / "core" / "version.py").read_text(), re.M)
+    found = re.search(r'^VERSION = "([^"]+)"$', (SOURCE / "core" / "version.py").read_text(), re.MULTILINE)
     assert found is not None
     return found[1]
 
@@ -127,7 +126,7 @@ def test_the_version_reaches_the_asset_messages_and_changelog(two_releases: tupl
         assert f'VERSION = "{current}"' in archive.read("core/version.py").decode()
         assert archive.read(messages[current]).decode().strip()
         assert archive.read(messages["install"]).decode().strip()
-    sections = re.findall(r"^## (\S+)", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    sections = re.findall(r"^## (\S+)", (ROOT / "CHANGELOG.md").read_text(), re.MULTILINE)
     assert sections[0] == current
 
 

@@ -4,7 +4,8 @@ before its body is read; refusals never echo or record the token."""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -35,7 +36,7 @@ BAD_AUTHORIZATIONS = [
 
 def _no_token_in(text: str) -> None:
     # Not the token, nor any telling piece of it.
-    for start in range(0, len(TOKEN) - 8):
+    for start in range(len(TOKEN) - 8):
         assert TOKEN[start : start + 8] not in text, text
 
 

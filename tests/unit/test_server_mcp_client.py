@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Callable
+from typing import Any
 
 import mcp.client
 import pytest
@@ -32,10 +32,12 @@ async def connect(companion: runtime.Companion, token: str | None = None) -> Asy
     binding = mcp.client.NotificationBinding(method="ide/contextUpdate", params_type=ContextParams, handler=on_context)
     url = f"http://127.0.0.1:{companion.port}/mcp"
     headers = {"Authorization": f"Bearer {token or companion.token}"}
-    async with create_mcp_http_client(headers=headers) as http:
-        async with streamable_http_client(url, http_client=http) as streams:
-            async with ClientSession(streams[0], streams[1], notification_bindings=[binding]) as session:
-                yield session, received
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        streamable_http_client(url, http_client=http) as streams,
+        ClientSession(streams[0], streams[1], notification_bindings=[binding]) as session,
+    ):
+        yield session, received
 
 
 async def _next(queue: asyncio.Queue[dict[str, Any]]) -> dict[str, Any]:

@@ -7,7 +7,8 @@ import json
 import socket
 import threading
 import urllib.request
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import aiohttp
 import pytest

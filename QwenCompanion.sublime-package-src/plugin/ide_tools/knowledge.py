@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import sublime
@@ -54,30 +55,12 @@ class SublimeCodeKnowledge:
         return _noting(answer, asked)
 
     def definitions(self, abspath: str, line: int, character: int) -> JsonObject:
-        path = self._confined(abspath)
-        name = self._name_at(path, line, character)
-        asked = self._ask_at(path, line, character, "textDocument/definition", "definitionProvider")
-        if asked is not None and asked.error is None:
-            locations = lsp_results.locations(asked.result, self._converter(asked))
-            return {"symbol": name, "locations": locations, "source": _server(asked)}
-        locations = [
-            self._location(found.path, found.row, found.col, name)
-            for found in self._window.symbol_locations(name, sublime.SymbolSource.ANY, sublime.SymbolType.DEFINITION)
-            if self._inside(found.path)
-        ]
-        answer: JsonObject = {"symbol": name, "locations": locations, "source": INDEX}
-        if not locations:
-            answer["note"] = f"Sublime Text's index has no definition of {name!r} in the window's folders."
-        return _noting(answer, asked)
+        return self._locations(abspath, line, character, "textDocument/definition", "definitionProvider",
+                               self._indexed_definitions)
 
     def type_definitions(self, abspath: str, line: int, character: int) -> JsonObject:
-        path = self._confined(abspath)
-        name = self._name_at(path, line, character)
-        asked = self._ask_at(path, line, character, "textDocument/typeDefinition", "typeDefinitionProvider")
-        if asked is not None and asked.error is None:
-            locations = lsp_results.locations(asked.result, self._converter(asked))
-            return {"symbol": name, "locations": locations, "source": _server(asked)}
-        return _noting({"symbol": name, "locations": [], "note": NO_LANGUAGE_SERVER}, asked)
+        return self._locations(abspath, line, character, "textDocument/typeDefinition", "typeDefinitionProvider",
+                               lambda name: {"symbol": name, "locations": [], "note": NO_LANGUAGE_SERVER})
 
     def diagnostics(self, abspath: str | None) -> JsonObject:
         path = self._confined(abspath) if abspath is not None else None
@@ -95,6 +78,18 @@ class SublimeCodeKnowledge:
         files); None when no server serves it."""
         view = find_open_view(path)
         return language_servers.ask(view, method, capability, params) if view is not None else None
+
+    def _locations(self, abspath: str, line: int, character: int, method: str, capability: str,
+                   unserved: Callable[[str], JsonObject]) -> JsonObject:
+        """The locations a language server gives for the name at the position,
+        else `unserved(name)` with a note of why no server answered."""
+        path = self._confined(abspath)
+        name = self._name_at(path, line, character)
+        asked = self._ask_at(path, line, character, method, capability)
+        if asked is not None and asked.error is None:
+            locations = lsp_results.locations(asked.result, self._converter(asked))
+            return {"symbol": name, "locations": locations, "source": _server(asked)}
+        return _noting(unserved(name), asked)
 
     def _ask_at(self, path: str, line: int, character: int, method: str, capability: str) -> LspAnswer | None:
         view = find_open_view(path)
@@ -164,6 +159,18 @@ class SublimeCodeKnowledge:
             shown = lines.line(line - 1).strip()
             raise ToolRefusal(f"no symbol at line {line}, character {character} of {path} (the line reads {shown!r})")
         return text[word[0] : word[1]]
+
+    def _indexed_definitions(self, name: str) -> JsonObject:
+        """Where Sublime's symbol index defines `name` inside the window's folders."""
+        locations = [
+            self._location(found.path, found.row, found.col, name)
+            for found in self._window.symbol_locations(name, sublime.SymbolSource.ANY, sublime.SymbolType.DEFINITION)
+            if self._inside(found.path)
+        ]
+        answer: JsonObject = {"symbol": name, "locations": locations, "source": INDEX}
+        if not locations:
+            answer["note"] = f"Sublime Text's index has no definition of {name!r} in the window's folders."
+        return answer
 
     @staticmethod
     def _location(path: str, row: int, col: int, name: str) -> JsonObject:
