@@ -16,14 +16,14 @@ for _cached in [name for name in sys.modules if name.startswith(f"{__package__}.
     del sys.modules[_cached]
 
 from .plugin import log, wiring
-from .plugin.actions.commands import QwenActionCommand, QwenAnswerHistoryCommand, QwenCancelActionCommand
+from .plugin.actions.action_commands import QwenActionCommand, QwenAnswerHistoryCommand, QwenCancelActionCommand
 from .plugin.actions.jobs import actions
-from .plugin.actions.listeners import ActionsListener
+from .plugin.actions.action_listeners import ActionsListener
 from .plugin.actions.models import QwenChooseActionModelCommand
 from .plugin.actions.send_to_terminal import QwenSendSelectionToTerminalCommand
 from .plugin.chat.agent_work import PermissionKeysListener, QwenChatPermissionCommand, ChatSeenListener
 from .plugin.chat.chats import chats, is_chat_view, preload_chat
-from .plugin.chat.commands import (
+from .plugin.chat.chat_commands import (
     ChatListener,
     QwenChatAddSelectionCommand,
     QwenChatAttachFileCommand,
@@ -39,21 +39,21 @@ from .plugin.chat.commands import (
     QwenChatShowAgentLogCommand,
     prestart_all,
 )
-from .plugin.chat.views import QwenChatApplyCommand, adopt_chat_views
+from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views
 from .plugin.companion import status
-from .plugin.companion.commands import QwenRestartServerCommand, QwenShowLogCommand
+from .plugin.companion.companion_commands import QwenRestartServerCommand, QwenShowLogCommand
 from .plugin.companion.companions import companions
 from .plugin.companion.context_listener import ContextListener
 from .plugin.placement import PlacementListener
 from .plugin.editor import QwenChatReplaceBufferCommand
 from .plugin.diagnose_command import QwenDiagnoseConnectionCommand, QwenReplaceReportCommand
-from .plugin.reviews.commands import (
+from .plugin.reviews.review_commands import (
     QwenAcceptDiffCommand,
     QwenRejectDiffCommand,
     QwenReviewFillCommand,
     ReviewListener,
 )
-from .plugin.companion.listeners import CompanionWindowListener
+from .plugin.companion.companion_listeners import CompanionWindowListener
 from .plugin.companion.status import QwenStatusListener
 from .plugin.companion.terminal import QwenCopyConnectCommandCommand, QwenOpenTerminalCommand
 

@@ -145,7 +145,7 @@ class Bench:
         return rates
 
     def review_ms(self, runs: int) -> list[float]:
-        reviews = sys.modules[f"{PACKAGE}.plugin.reviews.views"].reviews
+        reviews = sys.modules[f"{PACKAGE}.plugin.reviews.review_tabs"].reviews
         opened: list[int] = []
         reviews.observers.append(lambda event, details: event == "diff_opened" and opened.append(time.monotonic_ns()))
         samples = []

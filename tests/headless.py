@@ -87,7 +87,7 @@ class Driver:
         self.companions.sessions_listeners.append(
             lambda window_id, connected: self.out({"event": "sessions", "window": window_id, "connected": connected})
         )
-        reviews = sys.modules[f"{PACKAGE}.plugin.reviews.views"].reviews
+        reviews = sys.modules[f"{PACKAGE}.plugin.reviews.review_tabs"].reviews
         reviews.observers.append(self._diff_event)
         self.chats.observers.append(lambda event, details: self.out({"event": event, **details}))
         actions = sys.modules[f"{PACKAGE}.plugin.actions.jobs"].actions

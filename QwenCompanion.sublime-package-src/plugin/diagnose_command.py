@@ -32,7 +32,7 @@ from ..core.qwen_home import configured_qwen_home, is_relative
 from ..core.terminal import DEFAULT_COMMAND, command_argv
 from .companion import terminal
 from .companion.companions import companions
-from .chat.commands import chat_report
+from .chat.chat_commands import chat_report
 
 REPORT_SETTING = "qwen_companion.diagnose_report"
 REPORT_NAME = "Qwen Code: Diagnose Connection"

@@ -12,7 +12,7 @@ from . import settings
 from .chat.agent_requests import editor_requests
 from .chat.agent_work import track_turn, turn_ended, work_renderer
 from .chat.chats import chats, default_renderer, default_requests
-from .chat.views import refresh_status as refresh_chat_status
+from .chat.chat_views import refresh_status as refresh_chat_status
 from .companion import status
 from .companion.companions import companions
 from .companion.context_listener import tracker

@@ -40,7 +40,7 @@ def test_an_edit_opens_the_review_and_the_users_text_is_written(real_chat: RealC
     target = workspace / "hello.py"
     target.write_text("print('hi')\n")
     real_chat.model.queue(read_file(str(target)), edit(str(target), "print('hi')", "print('hello')"), Reply(text="Edited."))
-    reviews_module = sys.modules[f"{PACKAGE}.plugin.reviews.views"]
+    reviews_module = sys.modules[f"{PACKAGE}.plugin.reviews.review_tabs"]
     opened: list[dict[str, Any]] = []
     reviews_module.reviews.observers.append(lambda event, details: opened.append({"event": event, **details}))
     real_chat.send("Change the greeting")

@@ -145,7 +145,7 @@ def test_ask_takes_the_users_question(rig: ActionRig) -> None:
 def test_fix_proposes_the_replacement_in_the_review_and_accept_is_one_undo_step(rig: ActionRig) -> None:
     rig.load([{"text": f"Use math.pi.\n\n```python\n{FIXED}```\n", "chunks": 4}])
     view = rig.open_area()
-    reviews = sys.modules[f"{PACKAGE}.plugin.reviews.views"].reviews
+    reviews = sys.modules[f"{PACKAGE}.plugin.reviews.review_tabs"].reviews
     opened: list[dict[str, Any]] = []
     reviews.observers.append(lambda event, details: opened.append({"event": event, **details}))
     rig.run("fix")
@@ -286,7 +286,7 @@ def test_the_commands_are_in_the_palette_and_menus(rig: ActionRig) -> None:
 def test_the_context_menu_shows_the_actions_only_over_selected_text(rig: ActionRig) -> None:
     rig.load([])
     view = rig.open_area()
-    action = sys.modules[f"{PACKAGE}.plugin.actions.commands"].QwenActionCommand(view)
+    action = sys.modules[f"{PACKAGE}.plugin.actions.action_commands"].QwenActionCommand(view)
     send = sys.modules[f"{PACKAGE}.plugin.actions.send_to_terminal"].QwenSendSelectionToTerminalCommand(view)
 
     def visible() -> list[bool]:

@@ -442,6 +442,21 @@ def test_a_reload_adopts_the_chat_tabs_instead_of_opening_more(rig: ChatRig) -> 
     assert "after reload" in rig.transcript()
 
 
+def test_adopted_chat_tabs_take_the_syntax_from_where_this_version_keeps_it(rig: ChatRig) -> None:
+    # Earlier builds kept the syntax in the package's `chat/` folder; a
+    # restart after the upgrade brings the tabs back with that path.
+    rig.load()
+    transcript, composer = rig.open()
+    syntax = transcript.settings().get("syntax")
+    for view in (transcript, composer):
+        view.settings().set("syntax", f"Packages/{PACKAGE}/chat/QwenChat.sublime-syntax")
+    rig.host.reload_package(PACKAGE)
+    rig.host.wait_for(lambda: rig.chat() is not None and rig.chat().transcript_view is not None, timeout=WAIT)
+    rig.host.wait_idle()
+    assert syntax.endswith("/QwenChat.sublime-syntax")
+    assert [view.settings().get("syntax") for view in (transcript, composer)] == [syntax, syntax]
+
+
 def test_with_two_groups_the_chat_gets_a_column_of_its_own(rig: ChatRig) -> None:
     """Issue 23, defect 12: with two groups both chat views landed as tabs of
     the second group, the transcript hidden behind the composer."""

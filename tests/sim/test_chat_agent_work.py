@@ -213,7 +213,7 @@ def test_an_edit_permission_opens_the_review_and_the_users_text_is_written(rig: 
                        options=EDIT_OPTIONS),
                request("fs/write_text_file", path=path, content="print('hello')\n")]])
     reviews: list[dict[str, Any]] = []
-    review_module = sys.modules[f"{PACKAGE}.plugin.reviews.views"]
+    review_module = sys.modules[f"{PACKAGE}.plugin.reviews.review_tabs"]
     review_module.reviews.observers.append(lambda event, details: reviews.append({"event": event, **details}))
     rig.send("edit")
     opened = rig.host.wait_for(lambda: next((r for r in reviews if r["event"] == "diff_opened"), None), timeout=WAIT)

@@ -47,7 +47,7 @@ def prompts(rig: ChatRig) -> list[Any]:
 
 def review_events(rig: ChatRig) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
-    sys.modules[f"{PACKAGE}.plugin.reviews.views"].reviews.observers.append(
+    sys.modules[f"{PACKAGE}.plugin.reviews.review_tabs"].reviews.observers.append(
         lambda event, details: events.append({"event": event, **details}))
     return events
 

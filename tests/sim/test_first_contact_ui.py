@@ -123,7 +123,7 @@ def test_the_chat_syntax_loads_and_its_headings_and_settings_are_the_chats(rig: 
     you, qwen = text.index("## You") + 3, text.index("## Qwen") + 3
     assert transcript.scope_name(you).split()[-2:] == ["markup.heading.qwen-chat.user", "entity.name.section.qwen-chat.user"]
     assert transcript.scope_name(qwen).split()[-2:] == ["markup.heading.qwen-chat.agent", "entity.name.section.qwen-chat.agent"]
-    settings = _jsonc.decode_file_text((BUILT_PACKAGE / "chat" / "QwenChat.sublime-settings").read_text(encoding="utf-8"))
+    settings = _jsonc.decode_file_text((BUILT_PACKAGE / "syntaxes" / "QwenChat.sublime-settings").read_text(encoding="utf-8"))
     assert transcript.settings().get("result_file_regex") == settings["result_file_regex"]
 
 

@@ -10,7 +10,7 @@ from unittesting import DeferrableTestCase
 
 from .helpers import AGENT_ANSWER, PACKAGE, Workspace, package_module, text
 
-SYNTAX = f"Packages/{PACKAGE}/chat/QwenChat.sublime-syntax"
+SYNTAX = f"Packages/{PACKAGE}/syntaxes/QwenChat.sublime-syntax"
 
 
 class ChatSyntax(DeferrableTestCase):

@@ -28,7 +28,7 @@ class ReviewBanner(DeferrableTestCase):
         Background(lambda: cli.open_diff(path, "new\n"))
         original, proposed = yield lambda: self.workspace.review(path)
 
-        views = package_module("plugin.reviews.views")
+        views = package_module("plugin.reviews.review_tabs")
         self.assertIsNotNone(views.reviews.for_view(proposed))
         # The banner is an annotation on a region beside line 1; Sublime shows a plugin the region,
         # not the annotation's HTML or its links, so the Reject link is driven through its command.

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core.companion.context import (
+from qwencompanion_src.core.companion.ide_context import (
     DEFAULT_DEBOUNCE_MS,
     DEFAULT_EXCLUDED_PATTERNS,
     MAX_DEBOUNCE_MS,

@@ -101,7 +101,7 @@ def test_the_chat_views_open_a_tool_calls_file_at_its_line_on_double_click() -> 
     import re
     from pathlib import Path
 
-    settings = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package-src" / "chat" / "QwenChat.sublime-settings"
+    settings = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package-src" / "syntaxes" / "QwenChat.sublime-settings"
     text = re.sub(r"^\s*//.*$", "", settings.read_text(encoding="utf-8"), flags=re.MULTILINE).replace(",\n}", "\n}")
     pattern = re.compile(json.loads(text)["result_file_regex"])
     out = Out()

@@ -13,7 +13,7 @@ import sublime
 from ...core.actions.proposal import replacement_for
 from ...core.text_positions import Lines
 from ..editor import replace_text, view_text
-from ..reviews.views import reviews
+from ..reviews.review_tabs import reviews
 from .finished_job import FinishedJob
 
 

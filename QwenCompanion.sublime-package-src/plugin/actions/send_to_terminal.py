@@ -10,7 +10,7 @@ import sublime_plugin
 from ...core.actions.mention import file_mention, selected_lines
 from ...core.terminal import terminal_tag
 from ..companion.terminal import live_terminal, window_cwd
-from .commands import has_selection
+from .action_commands import has_selection
 
 NO_TERMINAL = "Qwen Code: no qwen runs in a terminal of this window; start one with Open in Terminal"
 NO_FILE = "Qwen Code: save the file first; qwen reads files from disk"

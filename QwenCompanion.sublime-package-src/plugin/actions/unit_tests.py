@@ -14,7 +14,7 @@ import sublime
 from ...core.actions.proposal import last_code_block, test_cases, test_file_for
 from ..editor import find_open_view, replace_text, view_text
 from ..paths import shown_path
-from ..reviews.views import reviews
+from ..reviews.review_tabs import reviews
 from .finished_job import FinishedJob
 
 

@@ -25,7 +25,7 @@ from ..editor import view_text
 from ..settings import fallback_encoding, userprefs
 from .buffers import on_main, write_view
 from .chats import chats
-from .commands import context_options
+from .chat_commands import context_options
 
 if TYPE_CHECKING:
     from acp import RequestError

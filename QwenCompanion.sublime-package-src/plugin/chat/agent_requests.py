@@ -15,12 +15,12 @@ import sublime
 from ...core.chat.accepted_edits import AcceptedEdits
 from ...core.chat.agent_files import Refused, check_path, confine, real
 from ..paths import path_display
-from ..reviews.views import reviews
+from ..reviews.review_tabs import reviews
 from ..settings import fallback_encoding
 from .agent_fs import AgentFiles
 from .buffers import on_main, open_paths, open_view
 from .chats import chats
-from .views import open_chat
+from .chat_views import open_chat
 
 if TYPE_CHECKING:
     from acp import schema

@@ -124,7 +124,7 @@ class Companions:
             # any server exists: later lazy imports on other threads then hit
             # the module cache instead of racing this import.
             try:
-                from ...core.companion import context, diffs, runtime  # noqa: F401
+                from ...core.companion import diffs, ide_context, runtime  # noqa: F401
             except Exception:
                 for unused in claims.values():
                     unused.release(lock_directory)

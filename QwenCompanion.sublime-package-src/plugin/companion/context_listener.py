@@ -25,7 +25,7 @@ from ..reviews.marks import DIFF_VIEW
 from ..settings import userprefs
 
 if TYPE_CHECKING:
-    from ...core.companion.context import ActiveDetails, ContextOptions, ViewInfo, WindowFiles
+    from ...core.companion.ide_context import ActiveDetails, ContextOptions, ViewInfo, WindowFiles
     from ...core.companion.runtime import Companion
 
 log = logging.getLogger(__name__)
@@ -112,7 +112,7 @@ class ContextTracker:
         self._refresh(window.id(), _Pending(structure=True))
 
     def _read_delay(self) -> None:
-        from ...core.companion.context import debounce_ms
+        from ...core.companion.ide_context import debounce_ms
 
         delay = debounce_ms(userprefs().context_debounce_ms)
         with self._lock:
@@ -129,7 +129,7 @@ class ContextTracker:
             self.changed(window_id)
 
     def _options(self) -> ContextOptions:
-        from ...core.companion.context import ContextOptions
+        from ...core.companion.ide_context import ContextOptions
 
         return ContextOptions.from_settings(userprefs().context_values())
 
@@ -160,7 +160,7 @@ class ContextTracker:
         companion = companions.get(window)
         if companion is None:  # no server yet: it reads the window when it starts
             return
-        from ...core.companion.context import WindowFiles
+        from ...core.companion.ide_context import WindowFiles
 
         with self._build_lock:
             model = self._models.get(window_id)
@@ -192,7 +192,7 @@ class ContextTracker:
 
 
 def _view_info(view: sublime.View) -> ViewInfo:
-    from ...core.companion.context import ViewInfo
+    from ...core.companion.ide_context import ViewInfo
 
     path = view.file_name()
     if path is not None and view.is_scratch():
@@ -207,7 +207,7 @@ def _view_info(view: sublime.View) -> ViewInfo:
 def _read_active(view_id: int, with_text: bool) -> ActiveDetails | None:
     """The primary caret (the first region of `sel()`) and its selected text;
     other regions of a multiple selection are not sent."""
-    from ...core.companion.context import ActiveDetails, selection_read_end
+    from ...core.companion.ide_context import ActiveDetails, selection_read_end
 
     view = sublime.View(view_id)
     if not view.is_valid():

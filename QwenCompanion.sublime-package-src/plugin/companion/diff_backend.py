@@ -18,7 +18,7 @@ from ...core.companion.protocol import ToolAnswer, text_result
 from ...core.companion.runtime import Companion
 from ...core.companion.server import after_response
 from ..settings import fallback_encoding
-from ..reviews.views import CLOSED_NOTE, reviews
+from ..reviews.review_tabs import CLOSED_NOTE, reviews
 
 
 class SublimeDiffBackend:

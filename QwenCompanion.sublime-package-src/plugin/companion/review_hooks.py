@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import sublime
 
-from ..reviews.views import reviews
+from ..reviews.review_tabs import reviews
 
 if TYPE_CHECKING:
     from ...core.companion.runtime import Companion

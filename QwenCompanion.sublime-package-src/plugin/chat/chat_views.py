@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 VIEW_SETTING = "qwen_chat.view"  # "transcript" | "composer"
 WINDOW_SETTING = "qwen_chat.window"
-SYNTAX = "Packages/QwenCompanion/chat/QwenChat.sublime-syntax"
+SYNTAX = "Packages/QwenCompanion/syntaxes/QwenChat.sublime-syntax"
 STATUS_KEY = "qwen_chat"
 TRANSCRIPT_NAME = "Qwen Chat"
 COMPOSER_NAME = "Qwen Chat: message"
@@ -141,6 +141,9 @@ def adopt_chat_views() -> None:
         if chat is None:
             return
         transcript, composer = chat_views(chat)
+        for view in left["transcript"] + left["composer"]:
+            if view.settings().get("syntax") != SYNTAX:
+                view.assign_syntax(SYNTAX)  # an upgrade moved the syntax: tabs kept the old path
         for view in left["transcript"]:
             if transcript is None:
                 transcript = view

@@ -17,7 +17,7 @@ from ..companion.terminal import window_cwd
 from ..editor import view_text
 from ..settings import userprefs
 from .chats import WindowChat, chat_imported_or_later, chats, is_chat_view, prestart_enabled
-from .views import VIEW_SETTING, open_chat, refresh_status, uptime
+from .chat_views import VIEW_SETTING, open_chat, refresh_status, uptime
 
 if TYPE_CHECKING:
     from acp.schema import SessionInfo
@@ -64,15 +64,15 @@ def editor_view(window: sublime.Window) -> sublime.View | None:
 
 
 def context_options() -> Any:
-    from ...core.companion.context import ContextOptions
+    from ...core.companion.ide_context import ContextOptions
 
     return ContextOptions.from_settings(userprefs().context_values())
 
 
 def active_context(window: sublime.Window) -> list[JsonObject]:
     """The active file, cursor and selection as prompt blocks (main thread, bounded)."""
-    from ...core.chat.context import ActiveFile, active_file_blocks
-    from ...core.companion.context import selection_read_end
+    from ...core.chat.prompt_context import ActiveFile, active_file_blocks
+    from ...core.companion.ide_context import selection_read_end
 
     view = editor_view(window)
     if view is None or not view.file_name() or not userprefs().chat_send_context:
@@ -297,7 +297,7 @@ class QwenChatAddSelectionCommand(sublime_plugin.TextCommand):
     """Qwen Code: Add Selection to Chat — attach the selection to the next prompt."""
 
     def run(self, edit: sublime.Edit) -> None:
-        from ...core.chat.context import ActiveFile, active_file_blocks
+        from ...core.chat.prompt_context import ActiveFile, active_file_blocks
 
         view, window = self.view, self.view.window()
         chat = chat_for(window)
@@ -369,7 +369,7 @@ class QwenChatAttachFileCommand(sublime_plugin.WindowCommand):
     def _attach(chat: WindowChat, composer: sublime.View, path: str, view: sublime.View | None, name: str, typed: bool) -> None:
         """Attach the open tab's text, or the file as on disk, read on a thread of
         its own (an image of many MB is not read on the main thread)."""
-        from ...core.chat.context import attached_file_block
+        from ...core.chat.prompt_context import attached_file_block
 
         text = view_text(view) if view is not None and view.is_valid() else None
         options = context_options()

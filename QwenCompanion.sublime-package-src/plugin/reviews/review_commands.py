@@ -5,7 +5,7 @@ from __future__ import annotations
 import sublime
 import sublime_plugin
 
-from .views import reviews
+from .review_tabs import reviews
 
 OPEN_REVIEW_CONTEXT = "qwen_companion.open_review"
 """Key binding context: true in both tabs of a review that waits for an answer."""
