@@ -17,12 +17,11 @@ for _cached in [name for name in sys.modules if name.startswith(f"{__package__}.
 
 from .plugin import log, wiring
 from .plugin.actions.action_commands import QwenActionCommand, QwenAnswerHistoryCommand, QwenCancelActionCommand
-from .plugin.actions.jobs import actions
 from .plugin.actions.action_listeners import ActionsListener
+from .plugin.actions.jobs import actions
 from .plugin.actions.models import QwenChooseActionModelCommand
 from .plugin.actions.send_to_terminal import QwenSendSelectionToTerminalCommand
-from .plugin.chat.agent_work import PermissionKeysListener, QwenChatPermissionCommand, ChatSeenListener
-from .plugin.chat.chats import chats, is_chat_view, preload_chat
+from .plugin.chat.agent_work import ChatSeenListener, PermissionKeysListener, QwenChatPermissionCommand
 from .plugin.chat.chat_commands import (
     ChatListener,
     QwenChatAddSelectionCommand,
@@ -40,39 +39,37 @@ from .plugin.chat.chat_commands import (
     prestart_all,
 )
 from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views
+from .plugin.chat.chats import chats, is_chat_view, preload_chat
 from .plugin.companion import status
 from .plugin.companion.companion_commands import QwenRestartServerCommand, QwenShowLogCommand
+from .plugin.companion.companion_listeners import CompanionWindowListener
 from .plugin.companion.companions import companions
 from .plugin.companion.context_listener import ContextListener
-from .plugin.placement import PlacementListener
-from .plugin.editor import QwenChatReplaceBufferCommand
+from .plugin.companion.status import QwenStatusListener
+from .plugin.companion.terminal import QwenCopyConnectCommandCommand, QwenOpenTerminalCommand
 from .plugin.diagnose_command import QwenDiagnoseConnectionCommand, QwenReplaceReportCommand
+from .plugin.editor import QwenChatReplaceBufferCommand
+from .plugin.placement import PlacementListener
 from .plugin.reviews.review_commands import (
     QwenAcceptDiffCommand,
     QwenRejectDiffCommand,
     QwenReviewFillCommand,
     ReviewListener,
 )
-from .plugin.companion.companion_listeners import CompanionWindowListener
-from .plugin.companion.status import QwenStatusListener
-from .plugin.companion.terminal import QwenCopyConnectCommandCommand, QwenOpenTerminalCommand
 
 # Sublime finds commands and listeners among this module's names.
 __all__ = [
     "ActionsListener",
-    "QwenActionCommand",
-    "QwenCancelActionCommand",
-    "QwenAnswerHistoryCommand",
-    "PlacementListener",
-    "QwenChooseActionModelCommand",
-    "PermissionKeysListener",
-    "QwenChatPermissionCommand",
-    "QwenChatReplaceBufferCommand",
-    "ChatSeenListener",
     "ChatListener",
+    "ChatSeenListener",
     "CompanionWindowListener",
     "ContextListener",
+    "PermissionKeysListener",
+    "PlacementListener",
     "QwenAcceptDiffCommand",
+    "QwenActionCommand",
+    "QwenAnswerHistoryCommand",
+    "QwenCancelActionCommand",
     "QwenChatAddSelectionCommand",
     "QwenChatApplyCommand",
     "QwenChatAttachFileCommand",
@@ -83,18 +80,21 @@ __all__ = [
     "QwenChatModeCommand",
     "QwenChatModelCommand",
     "QwenChatNewCommand",
+    "QwenChatPermissionCommand",
+    "QwenChatReplaceBufferCommand",
     "QwenChatSendCommand",
     "QwenChatSessionsCommand",
     "QwenChatShowAgentLogCommand",
+    "QwenChooseActionModelCommand",
     "QwenCopyConnectCommandCommand",
     "QwenDiagnoseConnectionCommand",
     "QwenOpenTerminalCommand",
     "QwenRejectDiffCommand",
     "QwenReplaceReportCommand",
     "QwenRestartServerCommand",
-    "QwenSendSelectionToTerminalCommand",
     "QwenReviewFillCommand",
     "QwenReviewListener",
+    "QwenSendSelectionToTerminalCommand",
     "QwenShowLogCommand",
     "QwenStatusListener",
     "plugin_loaded",

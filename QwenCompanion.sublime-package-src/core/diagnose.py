@@ -144,7 +144,7 @@ def probe_cli(name: str, *, timeout: float = VERSION_TIMEOUT, path: str | None =
     try:
         done = subprocess.run(
             [found, "--version"],
-            capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env,
+            capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env, check=False,
             creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
         )
     except subprocess.TimeoutExpired:
@@ -164,7 +164,7 @@ def qwen_home(environ: Mapping[str, str]) -> Path:
 
 
 # Strings are kept; comments and trailing commas (qwen accepts both) are dropped.
-_JSONC = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
+_JSONC = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.DOTALL)
 
 
 def _loads_jsonc(text: str) -> object:

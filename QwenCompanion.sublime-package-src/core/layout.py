@@ -83,5 +83,5 @@ def _drop_unused(layout: Layout, key: Literal["cols", "rows"], at: tuple[int, in
 
 def same_layout(a: Layout, b: Layout) -> bool:
     """Equal but for float noise (Sublime hands back the fractions it was given)."""
-    close = all(abs(x - y) < 1e-6 for x, y in zip(a["cols"] + a["rows"], b["cols"] + b["rows"]))
+    close = all(abs(x - y) < 1e-6 for x, y in zip(a["cols"] + a["rows"], b["cols"] + b["rows"], strict=False))  # lengths compared next
     return close and len(a["cols"]) == len(b["cols"]) and len(a["rows"]) == len(b["rows"]) and a["cells"] == b["cells"]

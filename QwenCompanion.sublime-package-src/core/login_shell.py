@@ -32,7 +32,7 @@ def probe_cli_in_login_shell(name: str, shell: str, *, timeout: float = VERSION_
     if argv is None:
         return None
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False)
     except subprocess.TimeoutExpired:
         return CliProbe(name, None, error=f"{shell} -l -i gave no answer within {timeout:g} s")
     except OSError as error:
@@ -52,7 +52,7 @@ def probe_cli_in_login_shell(name: str, shell: str, *, timeout: float = VERSION_
 def node_install_dirs(home: str) -> list[str]:
     """Folders where npm puts global commands next to node (newest nvm first)."""
     nvm = sorted(glob.glob(os.path.join(home, ".nvm", "versions", "node", "*", "bin")), key=_version_key, reverse=True)
-    return nvm + ["/opt/homebrew/bin", "/usr/local/bin"]  # Homebrew (Apple silicon, Intel), nodejs.org
+    return [*nvm, "/opt/homebrew/bin", "/usr/local/bin"]  # Homebrew (Apple silicon, Intel), nodejs.org
 
 
 def _version_key(path: str) -> tuple[int, ...]:

@@ -4,6 +4,7 @@ start a child node, and ending the group ends both."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -32,7 +33,5 @@ def kill_group(pid: int) -> None:
             creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
         )
         return
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

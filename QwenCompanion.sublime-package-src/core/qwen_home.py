@@ -76,7 +76,7 @@ def _home_or_tmp(environ: Mapping[str, str], windows: bool, account_home: Callab
 
 
 # The CLI turns `QWEN_HOME: value` (a YAML habit) into `QWEN_HOME=value` first.
-_YAML_STYLE = re.compile(r"^(\s*(?:export\s+)?QWEN_HOME):[^\S\r\n]+", re.M)
+_YAML_STYLE = re.compile(r"^(\s*(?:export\s+)?QWEN_HOME):[^\S\r\n]+", re.MULTILINE)
 
 
 def dotenv_value(text: str, name: str) -> str | None:

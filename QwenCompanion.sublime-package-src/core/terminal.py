@@ -11,7 +11,7 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Literal
 
 PORT_ENV = "QWEN_CODE_IDE_SERVER_PORT"
 WORKSPACE_ENV = "QWEN_CODE_IDE_WORKSPACE_PATH"
@@ -22,7 +22,7 @@ PANEL_NAME = "Qwen Code"
 Location = Literal["panel", "tab"]
 AutoClose = bool | Literal["always", "on_success"]
 Shell = Literal["posix", "powershell", "cmd"]
-Json: TypeAlias = bool | int | float | str | list["Json"] | dict[str, "Json"] | None
+type Json = bool | int | float | str | list["Json"] | dict[str, "Json"] | None
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,6 @@ def in_background(work: Callable[[], object], name: str) -> threading.Thread:
     return thread
 
 
-def when_done(future: Future[T], then: Callable[[Future[T]], None]) -> None:
+def when_done[T](future: Future[T], then: Callable[[Future[T]], None]) -> None:
     """Call `then(future)` on the main thread once `future` has finished."""
     future.add_done_callback(lambda done: sublime.set_timeout(lambda: then(done)))

@@ -25,14 +25,14 @@ from ..core.diagnose import (
 )
 from ..core.login_shell import probe_cli_in_login_shell, qwen_command_suggestion
 from ..core.paths import path_identity, path_style
-from .background import in_background
-from .paths import path_display
-from .placement import new_view_beside
 from ..core.qwen_home import configured_qwen_home, is_relative
 from ..core.terminal import DEFAULT_COMMAND, command_argv
+from .background import in_background
+from .chat.chat_commands import chat_report
 from .companion import terminal
 from .companion.companions import companions
-from .chat.chat_commands import chat_report
+from .paths import path_display
+from .placement import new_view_beside
 
 REPORT_SETTING = "qwen_companion.diagnose_report"
 REPORT_NAME = "Qwen Code: Diagnose Connection"

@@ -15,7 +15,7 @@ import logging
 import math
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, TypeAlias, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import sublime
 
@@ -30,7 +30,7 @@ ANSWER_PLACES = ("beside", "panel", "tab")
 _ON_CHANGE_TAG = "QwenCompanion.settings"
 
 T = TypeVar("T")
-Source: TypeAlias = "sublime.Settings | Mapping[str, Any]"
+type Source = "sublime.Settings | Mapping[str, Any]"
 
 # key -> the last wrong value reported: each is told once, not at every read
 _reported: dict[str, str] = {}

@@ -11,8 +11,8 @@ from typing import Any
 from . import settings
 from .chat.agent_requests import editor_requests
 from .chat.agent_work import track_turn, turn_ended, work_renderer
-from .chat.chats import chats, default_renderer, default_requests
 from .chat.chat_views import refresh_status as refresh_chat_status
+from .chat.chats import chats, default_renderer, default_requests
 from .companion import status
 from .companion.companions import companions
 from .companion.context_listener import tracker

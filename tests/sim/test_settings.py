@@ -16,6 +16,7 @@ import pytest
 from tests.sublime_sim import _jsonc
 from tests.support.editor import BUILT_PACKAGE, PACKAGE, Editor, open_editor
 
+
 @pytest.fixture
 def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
     with open_editor(tmp_path, monkeypatch) as editor:

@@ -19,10 +19,10 @@ from qwencompanion_src.core.chat.chat import Chat, ChatSetup
 from qwencompanion_src.core.chat.chat_thread import ChatThread
 from qwencompanion_src.core.chat.render import PlainRenderer
 from qwencompanion_src.core.chat.requests import DiskRequests
-from qwencompanion_src.core.text_positions import slice_lines
 from qwencompanion_src.core.chat.store import SessionStore, project_key
 from qwencompanion_src.core.chat.streamer import BlockStreamer
 from qwencompanion_src.core.chat.transcript import Edit, Transcript
+from qwencompanion_src.core.text_positions import slice_lines
 from tests.support.processes import alive
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -26,8 +26,14 @@ from qwencompanion_src.core.companion.diffs import (
     read_disk_file,
     text_for_cli,
 )
-from qwencompanion_src.core.companion.ide_messages import DIFF_ACCEPTED, DIFF_REJECTED, DiffAccepted, DiffRejected, Outgoing
-from qwencompanion_src.core.line_endings import CRLF, LF, line_ending_of
+from qwencompanion_src.core.companion.ide_messages import (
+    DIFF_ACCEPTED,
+    DIFF_REJECTED,
+    DiffAccepted,
+    DiffRejected,
+    Outgoing,
+)
+from qwencompanion_src.core.line_endings import CRLF, line_ending_of
 
 NEW_FILE = DiskFile(exists=False)
 
@@ -233,7 +239,7 @@ def test_close_diff_finds_a_review_by_its_spelling_without_resolving_it(monkeypa
 
 def test_a_spelling_leads_only_to_an_open_review() -> None:
     registry = DiffRegistry()
-    first, _ = registry.open("/w/a.py", "one\n", Owner(), lf_file())
+    _first, _ = registry.open("/w/a.py", "one\n", Owner(), lf_file())
     second, _ = registry.open("/w/./a.py", "two\n", Owner(), lf_file())  # replaces the first
     assert registry.find("/w/a.py") is second
     registry.close(second, suppress=True)

@@ -16,8 +16,8 @@ import aiohttp
 import pytest
 
 from qwencompanion_src.core.companion import runtime
-from qwencompanion_src.core.ide_tools.answers import JsonObject, ToolRefusal
 from qwencompanion_src.core.companion.ide_tools_mcp import IDE_TOOLS_PATH, SERVER_NAME, acp_server
+from qwencompanion_src.core.ide_tools.answers import JsonObject, ToolRefusal
 from qwencompanion_src.core.ide_tools.symbols import FlatSymbol, symbol_tree, word_at
 
 from .conftest import Mcp, initialize_body

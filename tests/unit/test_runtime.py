@@ -13,8 +13,8 @@ import aiohttp
 import pytest
 
 from qwencompanion_src.core.companion import runtime
-from qwencompanion_src.core.loop_thread import LoopThread
 from qwencompanion_src.core.companion.ide_messages import IdeContext
+from qwencompanion_src.core.loop_thread import LoopThread
 
 from .conftest import Mcp
 

@@ -39,7 +39,7 @@ async def available_models(argv: list[str], cwd: str, env: dict[str, str], timeo
             process.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
         await process.stdin.drain()
         return await asyncio.wait_for(_answer(Lines(process.stdout)), timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise ModelsUnavailable(f"qwen did not answer within {timeout:g} s") from None
     except ModelsUnavailable as problem:
         if process.returncode is None:

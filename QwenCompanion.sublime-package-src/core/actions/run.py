@@ -15,6 +15,7 @@ ended when the run ends, is cancelled or times out.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import uuid
@@ -100,7 +101,7 @@ class ActionRun:
     async def run(self) -> RunOutcome:
         try:
             await asyncio.wait_for(self._run(), self.timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self._outcome = RunOutcome("timed_out", self._answer(), f"stopped after {self.timeout:g} s")
         except asyncio.CancelledError:  # the loop is stopping (unload): no grace for the CLI
             self._cancelled = True
@@ -145,10 +146,8 @@ class ActionRun:
             reading.cancel()
             await asyncio.gather(reading, return_exceptions=True)
         await self._end()  # the CLI waits for more input after its result
-        try:
+        with contextlib.suppress(TimeoutError):  # a grandchild keeps stderr open
             await asyncio.wait_for(stderr, STDERR_GRACE)
-        except asyncio.TimeoutError:
-            pass  # a grandchild keeps stderr open
         if not finished and not self._cancelled:
             code = await self._process.wait()
             tail = "\n".join(self._stderr[-STDERR_TAIL_LINES:])
@@ -163,15 +162,14 @@ class ActionRun:
         if process.stdin is not None and not process.stdin.is_closing():
             process.stdin.close()
         if process.returncode is None:
-            try:  # closing stdin ends the CLI; a run cut short gets no grace
+            # Closing stdin ends the CLI; a run cut short gets no grace.
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(process.wait(), 0 if self._cancelled else EXIT_GRACE)
-            except asyncio.TimeoutError:
-                pass
         if process.returncode is None:
             kill_group(process.pid)
             try:
                 await asyncio.wait_for(process.wait(), 5.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 log.warning("action: qwen pid %d did not exit after it was killed", process.pid)
         else:
             kill_group(process.pid)  # whatever it started goes with it

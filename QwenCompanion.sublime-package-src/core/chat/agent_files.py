@@ -5,6 +5,7 @@ leaves a half-written file (temp file + rename)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import stat
@@ -231,8 +232,6 @@ def write_text(path: str, text: str, fallback_encoding: str = DEFAULT_FALLBACK) 
             os.chmod(temp, mode)
         os.replace(temp, target)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(temp)
-        except OSError:
-            pass
         raise

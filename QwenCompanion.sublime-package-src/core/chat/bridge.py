@@ -10,6 +10,7 @@ re-executes node), and `kill()` works from any thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -265,10 +266,8 @@ class AgentBridge:
             return
         if process.returncode is None and process.stdin is not None:
             process.stdin.close()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(process.wait(), STOP_GRACE_SECONDS)
-            except asyncio.TimeoutError:
-                pass
         self.kill()
         if self._connection is not None:
             await self._connection.close()
@@ -280,7 +279,7 @@ class AgentBridge:
         if process is not None and process.returncode is None:
             try:
                 await asyncio.wait_for(process.wait(), STOP_GRACE_SECONDS)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 log.warning("agent pid %s did not exit after it was killed", self.pid)
 
     def release(self) -> None:
@@ -412,10 +411,8 @@ class AgentBridge:
         assert self._process is not None
         returncode = await self._process.wait()
         if self._stderr_task is not None:
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stderr_task, 1.0)
-            except asyncio.TimeoutError:
-                pass
         kill_group(self._process.pid)  # children the CLI left behind
         self._group_ended = True  # its pid may be reused from here on
         log.info("agent pid %d exited with %s", self._process.pid, returncode)

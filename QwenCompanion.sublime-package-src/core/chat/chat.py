@@ -354,7 +354,7 @@ class Chat:
         self._changed()
         try:
             await asyncio.wait_for(bridge.cancel(self.state.session_id), CANCEL_TIMEOUT)
-        except (asyncio.TimeoutError, ConnectionError) as error:
+        except (TimeoutError, ConnectionError) as error:
             log.warning("chat: session/cancel could not be sent (%s); the restart is offered", error or "timed out")
 
     def _check_cancelled(self, turn: int) -> None:

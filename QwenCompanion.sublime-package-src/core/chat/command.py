@@ -26,10 +26,7 @@ def agent_argv(
     elsewhere in the folders where nvm and Homebrew put it under `home`, as
     Diagnose Connection suggests: Sublime started from a Linux desktop has a
     PATH without what the shell's start-up files add (only a few `stat`s)."""
-    if isinstance(command, str):
-        words = command_argv(command, windows=windows)
-    else:
-        words = list(command)
+    words = command_argv(command, windows=windows) if isinstance(command, str) else list(command)
     words.extend(flags)
     # A string keeps its shell syntax; a list is quoted word by word.
     shell_command = f"{command} {command_line(list(flags))}" if isinstance(command, str) else command_line(words)

@@ -7,6 +7,7 @@ they have waited as long, instead of queueing behind it for ever."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import TypeVar
@@ -37,7 +38,7 @@ class FileJobs:
         deadline = loop.time() + self.timeout
         try:
             await asyncio.wait_for(slots.acquire(), self.timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise FileBusy(f"{what}: the editor's file work is busy (earlier reads or writes have not ended "
                            f"within {self.timeout:g} s)") from None
         done: asyncio.Future[T] = loop.create_future()
@@ -57,14 +58,12 @@ class FileJobs:
                 report(lambda: done.set_result(result))
 
         def report(outcome: Callable[[], None]) -> None:
-            try:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
                 loop.call_soon_threadsafe(settle, outcome)
-            except RuntimeError:
-                pass  # the loop is closed: nobody waits any more
 
         threading.Thread(target=job, name="QwenCompanion file job", daemon=True).start()
         try:
             return await asyncio.wait_for(asyncio.shield(done), max(deadline - loop.time(), 0.0))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             done.cancel()  # what it ends with later goes nowhere
             raise FileBusy(f"{what}: not done within {self.timeout:g} s") from None

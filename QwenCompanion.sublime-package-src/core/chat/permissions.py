@@ -23,7 +23,6 @@ from acp.schema import (
 
 from .tool_calls import PathDisplay, content_text
 
-
 REASON_CHOICE = "Reject with a reason…"  # the key after the agent's options
 # Keys answer only where the user aims them: in the transcript, the oldest request first.
 KEYS_HINT = "keys {keys} or Esc to reject, in this transcript; oldest request first"

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..ide_tools.answers import CodeKnowledge, UnavailableKnowledge
 from ..loop_thread import LoopThread
 from . import lockfile
-from .reservation import Reservation
 from .ide_messages import (
     CONTEXT_UPDATE,
     CloseDiffArguments,
@@ -26,11 +26,11 @@ from .ide_messages import (
     Outgoing,
     empty_context,
 )
+from .ide_tools_mcp import IDE_TOOLS_PATH, ide_tools, mcp_config
 from .protocol import ToolAnswer
+from .reservation import Reservation
 from .server import AuthFailure, CompanionServer, ServerOptions
 from .tools import DiffBackend, UnavailableDiffBackend, diff_tools
-from .ide_tools_mcp import IDE_TOOLS_PATH, ide_tools, mcp_config
-from ..ide_tools.answers import CodeKnowledge, UnavailableKnowledge
 
 log = logging.getLogger(__name__)
 

@@ -370,7 +370,7 @@ class CompanionServer:
         while not session.closed:
             try:
                 await asyncio.wait_for(session.wakeup.wait(), timeout=keepalive)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 await stream.write(b": keep-alive\n\n")
                 continue
             session.wakeup.clear()

@@ -56,7 +56,7 @@ def describe_errors(error: pydantic.ValidationError) -> str:
     return "; ".join(parts)
 
 
-def validated_tool(
+def validated_tool[ArgumentsT: pydantic.BaseModel](
     definition: Tool,
     arguments_model: type[ArgumentsT],
     call: Callable[[str, ArgumentsT], Awaitable[ToolAnswer]],

@@ -13,9 +13,9 @@ from ...core.actions.prompt import ACTIONS, render
 from ...core.actions.run import run_argv
 from ...core.chat.command import CommandNotFound, agent_argv
 from ..companion.terminal import login_shell, options
-from .answer import ANSWER_SETTING, find_answer, histories, set_text
-from .action_context import NoSelection, action_context
 from ..settings import userprefs
+from .action_context import NoSelection, action_context
+from .answer import ANSWER_SETTING, find_answer, histories, set_text
 from .jobs import ActionJob, actions, working_folder
 from .templates import load_template
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import sublime
 
-from ..settings import userprefs
 from ..placement import code_group, new_view_beside, show_without_focus
+from ..settings import userprefs
 
 ANSWER_SETTING = "qwen_actions.answer"
 PANEL = "qwen_answer"  # the output panel "output.qwen_answer"

@@ -16,7 +16,6 @@ from ..editor import replace_text, view_text
 from ..reviews.review_tabs import reviews
 from .finished_job import FinishedJob
 
-
 log = logging.getLogger(__name__)
 
 BUFFER_NOTE = "Accept applies this to the tab as one undo step; saving it stays your choice."

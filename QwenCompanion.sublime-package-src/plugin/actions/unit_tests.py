@@ -17,7 +17,6 @@ from ..paths import shown_path
 from ..reviews.review_tabs import reviews
 from .finished_job import FinishedJob
 
-
 CHOSEN, NOT_CHOSEN = "☑", "☐"
 LOAD_POLL_MS = 50
 
@@ -41,7 +40,7 @@ class CasePicker:
     def show(self, selected: int = 0) -> None:
         count = sum(self.chosen)
         items = [f"Generate tests for the {count} chosen case{'s' if count != 1 else ''}"] + [
-            f"{CHOSEN if chosen else NOT_CHOSEN} {case}" for case, chosen in zip(self.cases, self.chosen)
+            f"{CHOSEN if chosen else NOT_CHOSEN} {case}" for case, chosen in zip(self.cases, self.chosen, strict=True)
         ]
         self.job.window.show_quick_panel(items, self._picked, selected_index=selected,
                                          placeholder="Pick the cases to test (each pick toggles one)")
@@ -53,7 +52,7 @@ class CasePicker:
             self.chosen[index - 1] = not self.chosen[index - 1]
             sublime.set_timeout(lambda: self.show(index))
             return
-        cases = tuple(case for case, chosen in zip(self.cases, self.chosen) if chosen)
+        cases = tuple(case for case, chosen in zip(self.cases, self.chosen, strict=True) if chosen)
         if not cases:
             self.job.window.status_message("Qwen Code: choose at least one case")
             sublime.set_timeout(lambda: self.show(0))

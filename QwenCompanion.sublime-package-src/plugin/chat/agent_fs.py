@@ -16,16 +16,23 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
-from ...core.chat.agent_files import MAX_FILE_BYTES, Refused, TooLarge, read_part, read_text, write_text
-from ...core.chat.agent_files import real as real_path
+from ...core.chat.agent_files import (
+    MAX_FILE_BYTES,
+    Refused,
+    TooLarge,
+    read_part,
+    read_text,
+    real as real_path,
+    write_text,
+)
 from ...core.chat.file_jobs import FileBusy, FileJobs
 from ...core.chat.file_rules import SeenTexts, write_needs_consent
 from ...core.text_positions import slice_lines
 from ..editor import view_text
 from ..settings import fallback_encoding, userprefs
 from .buffers import on_main, write_view
-from .chats import chats
 from .chat_commands import context_options
+from .chats import chats
 
 if TYPE_CHECKING:
     from acp import RequestError

@@ -19,8 +19,8 @@ from ..reviews.review_tabs import reviews
 from ..settings import fallback_encoding
 from .agent_fs import AgentFiles
 from .buffers import on_main, open_paths, open_view
-from .chats import chats
 from .chat_views import open_chat
+from .chats import chats
 
 if TYPE_CHECKING:
     from acp import schema

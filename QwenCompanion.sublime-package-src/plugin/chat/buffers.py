@@ -16,7 +16,7 @@ from ..editor import replace_text
 T = TypeVar("T")
 
 
-async def on_main(work: Callable[[], T]) -> T:
+async def on_main[T](work: Callable[[], T]) -> T:
     """Run `work` on Sublime's main thread and wait for its result (asyncio thread)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
@@ -33,12 +33,12 @@ async def on_main(work: Callable[[], T]) -> T:
     return await future
 
 
-def _resolve(future: asyncio.Future[T], result: T) -> None:
+def _resolve[T](future: asyncio.Future[T], result: T) -> None:
     if not future.done():
         future.set_result(result)
 
 
-def _fail(future: asyncio.Future[T], error: BaseException) -> None:
+def _fail[T](future: asyncio.Future[T], error: BaseException) -> None:
     if not future.done():
         future.set_exception(error)
 

@@ -16,8 +16,8 @@ from ..background import in_background, when_done
 from ..companion.terminal import window_cwd
 from ..editor import view_text
 from ..settings import userprefs
-from .chats import WindowChat, chat_imported_or_later, chats, is_chat_view, prestart_enabled
 from .chat_views import VIEW_SETTING, open_chat, refresh_status, uptime
+from .chats import WindowChat, chat_imported_or_later, chats, is_chat_view, prestart_enabled
 
 if TYPE_CHECKING:
     from acp.schema import SessionInfo
@@ -499,7 +499,7 @@ def chat_report(window: sublime.Window) -> str:
     chat = chats.get(window)
     lines = ["", "Chat (qwen --acp)"]
     if chat is None:
-        return "\n".join(lines + [row("agent", "not started (Qwen Code: Chat starts it)"), ""])
+        return "\n".join([*lines, row("agent", "not started (Qwen Code: Chat starts it)"), ""])
     state, pid = chat.chat.state, chat.chat.pid
     lines.append(row("agent", state.agent + (f" ({state.agent_name})" if state.agent_name else "")))
     if pid:
@@ -511,4 +511,4 @@ def chat_report(window: sublime.Window) -> str:
     if tail:
         lines.append(row("agent log", "last lines (Qwen Code: Show Agent Log has all)"))
         lines += [row("", line[:200]) for line in tail]
-    return "\n".join(lines + [""])
+    return "\n".join([*lines, ""])

@@ -164,7 +164,7 @@ def adopt_chat_views() -> None:
 
 def status_text(chat: WindowChat) -> str:
     state = chat.chat.state
-    if state.agent in ("stopped",) and state.session_id is None:
+    if state.agent == "stopped" and state.session_id is None:
         return ""
     parts = ["Chat"]
     mode = state.mode_name()

@@ -43,12 +43,12 @@ from ..settings import userprefs
 
 if TYPE_CHECKING:
     from ...core.chat.bridge import AgentCommand
-    from ...core.json_types import JsonObject
     from ...core.chat.chat import Chat
+    from ...core.chat.chat_thread import ChatThread
     from ...core.chat.render import UpdateRenderer
     from ...core.chat.requests import AgentRequests
     from ...core.chat.transcript import Edit
-    from ...core.chat.chat_thread import ChatThread
+    from ...core.json_types import JsonObject
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 import sublime
 import sublime_plugin
 
-from .companions import companions
 from ..reviews.marks import DIFF_VIEW
 from ..settings import userprefs
+from .companions import companions
 
 if TYPE_CHECKING:
     from ...core.companion.ide_context import ActiveDetails, ContextOptions, ViewInfo, WindowFiles

@@ -17,8 +17,8 @@ from ...core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
 from ...core.companion.protocol import ToolAnswer, text_result
 from ...core.companion.runtime import Companion
 from ...core.companion.server import after_response
-from ..settings import fallback_encoding
 from ..reviews.review_tabs import CLOSED_NOTE, reviews
+from ..settings import fallback_encoding
 
 
 class SublimeDiffBackend:

@@ -12,8 +12,8 @@ import sublime
 import sublime_plugin
 
 from ...core.companion.status import STATUS_KEY, status_text
-from .companions import companions
 from ..settings import userprefs
+from .companions import companions
 
 if TYPE_CHECKING:
     from ...core.companion.runtime import Companion

@@ -20,8 +20,8 @@ from ...core.terminal import (
     terminal_tag,
     terminus_args,
 )
-from .companions import companions
 from ..settings import preferences, userprefs
+from .companions import companions
 
 if TYPE_CHECKING:
     from ...core.companion.runtime import Companion

@@ -13,8 +13,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Iterable
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import Future, TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any

@@ -23,8 +23,8 @@ import sublime
 from ...core.memory import LARGE_TEXT, release_freed_memory
 from ..editor import find_open_view, read_off_main, view_text, window_for
 from .banner import BANNER_KEY, add_note, show_review_banner
-from .review_layout import ReviewLayouts
 from .marks import DIFF_VIEW, REVIEW_ID, SIDE
+from .review_layout import ReviewLayouts
 
 # The core needs pydantic, which may be missing: it is imported when a review
 # opens, never when Sublime loads this module.
