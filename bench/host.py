@@ -160,10 +160,11 @@ class BenchChat:
         chats = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
         window = host.window
         host.run_on_main(lambda: window.run_command("qwen_chat"))
+        # The chat opens once its modules are imported, on the package's own thread.
+        self.window_chat = host.wait_for(lambda: chats.get(window), timeout=wait)
         host.wait_idle()
         self.host = host
         self.wait = wait
-        self.window_chat = chats.get(window)
         self.chat = self.window_chat.chat
         self.chat.start().result(wait)
         self._ended = threading.Semaphore(0)
