@@ -4,13 +4,14 @@ the review tabs, layout and focus, and what the user's answers send back."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.sublime_sim.sublime import View
-from tests.support.editor import BUILT_PACKAGE, DIFF_VIEW, Editor, open_editor
+from tests.support.editor import BUILT_PACKAGE, DIFF_VIEW, PACKAGE, Editor, open_editor
 
 TWO_COLUMNS = {"cols": [0.0, 0.5, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1], [1, 0, 2, 1]]}
 ONE_GROUP = {"cols": [0.0, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1]]}
@@ -479,6 +480,41 @@ def test_close_diff_of_a_path_without_a_review_answers_null(editor: Editor) -> N
     cli = editor.cli()
     assert cli.close_diff(editor.workspace / "none.txt") is None
     assert cli.close_diff(editor.workspace / "none.txt", suppress=True) is None
+
+
+class OtherOwner:
+    """A review opened by another feature (the chat, a quick action)."""
+
+    note = None
+    alive = True
+
+    def __init__(self) -> None:
+        self.heard: list[str] = []
+
+    def accepted(self, text: str) -> None:
+        self.heard.append(f"accepted {text!r}")
+
+    def rejected(self) -> None:
+        self.heard.append("rejected")
+
+
+def test_close_diff_leaves_a_review_the_cli_did_not_open_alone(editor: Editor) -> None:
+    # A qwen in the terminal may close its own reviews, but not read or end
+    # what the chat's agent or a quick action proposed for the same file.
+    path = editor.file("a.txt", "x\n")
+    owner = OtherOwner()
+    reviews = sys.modules[f"{PACKAGE}.plugin.reviews.review_tabs"].reviews
+    read_disk_file = sys.modules[f"{PACKAGE}.core.companion.diffs"].read_disk_file
+
+    def propose() -> None:
+        reviews.show(*reviews.propose(str(path), "secret\n", owner, read_disk_file(str(path))))
+
+    editor.host.run_on_main(propose)
+    _, proposed = editor.review(path)
+    cli = editor.cli()
+    assert cli.close_diff(path) is None
+    editor.settle()
+    assert owner.heard == [] and proposed.is_valid() and proposed.settings().get(DIFF_VIEW)
 
 
 def test_a_review_whose_session_ends_is_orphaned_and_accepting_it_is_harmless(editor: Editor) -> None:

@@ -12,7 +12,7 @@ import functools
 
 import sublime
 
-from ...core.companion.diffs import CliReviewOwner, UnreadableFile, close_answer, read_disk_file, text_for_cli
+from ...core.companion.diffs import CliReviewOwner, Review, UnreadableFile, close_answer, read_disk_file, text_for_cli
 from ...core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
 from ...core.companion.protocol import ToolAnswer, text_result
 from ...core.companion.runtime import Companion
@@ -39,7 +39,9 @@ class SublimeDiffBackend:
 
     async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> ToolAnswer:
         review = reviews.registry.find(arguments.filePath)
-        if review is None:
+        # Only what this window's CLIs opened: another feature's review (the
+        # chat's agent, a quick action) is neither read nor ended by a CLI.
+        if review is None or not self._opened(review):
             return text_result(close_answer(None))
         # Answered here, never waiting for the main thread: Sublime's API is
         # thread-safe, so the proposal's text (the user's edits included) is
@@ -50,3 +52,7 @@ class SublimeDiffBackend:
         dismiss = functools.partial(reviews.dismiss, review.id, CLOSED_NOTE, "closed")
         after_response(functools.partial(sublime.set_timeout, dismiss))
         return text_result(close_answer(text_for_cli(review.new_content, text) if was_open else None))
+
+    def _opened(self, review: Review) -> bool:
+        """Whether one of this companion's CLI sessions opened `review`."""
+        return isinstance(review.owner, CliReviewOwner) and review.owner.companion is self._companion
