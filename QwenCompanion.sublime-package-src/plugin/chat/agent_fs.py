@@ -27,6 +27,7 @@ from ...core.chat.agent_files import (
 )
 from ...core.chat.file_jobs import FileBusy, FileJobs
 from ...core.chat.file_rules import SeenTexts, write_needs_consent
+from ...core.line_endings import lf_line_breaks
 from ...core.text_positions import slice_lines
 from ..editor import view_text
 from ..settings import fallback_encoding, userprefs
@@ -137,7 +138,7 @@ class AgentFiles:
             from acp import RequestError
 
             raise RequestError.internal_error({"path": shown, "reason": str(error)}) from error
-        self.seen.saw(resolved, content.replace("\r\n", "\n").replace("\r", "\n"))
+        self.seen.saw(resolved, lf_line_breaks(content))
 
     # --- the user's yes ---------------------------------------------------
 

@@ -11,6 +11,7 @@ from typing import TypeVar
 
 import sublime
 
+from ...core.line_endings import lf_line_breaks
 from ..editor import replace_text
 
 T = TypeVar("T")
@@ -60,5 +61,5 @@ def open_paths(window: sublime.Window) -> list[str]:
 
 def write_view(view: sublime.View, text: str) -> None:
     """Replace the buffer's text as one undo step and save it (main thread)."""
-    replace_text(view, text.replace("\r\n", "\n").replace("\r", "\n"))
+    replace_text(view, lf_line_breaks(text))
     view.run_command("save")
