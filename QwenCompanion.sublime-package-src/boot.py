@@ -40,6 +40,7 @@ from .plugin.chat.chat_commands import (
 )
 from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views
 from .plugin.chat.chats import chats, is_chat_view, preload_chat
+from .plugin.chat.turn_review import QwenTurnChangesCommand, QwenTurnKeepCommand, QwenTurnUndoCommand
 from .plugin.companion import status
 from .plugin.companion.companion_commands import QwenRestartServerCommand, QwenShowLogCommand
 from .plugin.companion.companion_listeners import CompanionWindowListener
@@ -97,6 +98,9 @@ __all__ = [
     "QwenSendSelectionToTerminalCommand",
     "QwenShowLogCommand",
     "QwenStatusListener",
+    "QwenTurnChangesCommand",
+    "QwenTurnKeepCommand",
+    "QwenTurnUndoCommand",
     "plugin_loaded",
     "plugin_unloaded",
 ]

@@ -50,6 +50,12 @@ class Before:
     def size(self) -> int:
         return len(self.data or b"") + 2 * len(self.buffer_text or "")
 
+    def saved(self) -> bool:
+        """Whether the file on disk held the text the user saw (no unsaved edits)."""
+        if self.buffer_text is None:
+            return True
+        return self.data is not None and decode(self.data, self.fallback_encoding).text == self.buffer_text
+
 
 @dataclass
 class FileChange:
@@ -100,6 +106,16 @@ def line_counts(before: str, after: str) -> tuple[int, int]:
             removed += i2 - i1
             added += j2 - j1
     return added, removed
+
+
+def first_changed_line(before: str, after: str) -> int:
+    """The 0-based line of `after` where it first differs from `before`."""
+    line = 0
+    for old, new in zip(before.splitlines(keepends=True), after.splitlines(keepends=True), strict=False):
+        if old != new:
+            break
+        line += 1
+    return line
 
 
 def checkpoint_of(path: str, fallback_encoding: str = DEFAULT_FALLBACK, buffer_text: str | None = None) -> Before:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import sublime
@@ -27,6 +28,7 @@ from ...core.chat.agent_files import (
 )
 from ...core.chat.file_jobs import FileBusy, FileJobs
 from ...core.chat.file_rules import SeenTexts, write_needs_consent
+from ...core.chat.turn_changes import Before, TurnChanges, checkpoint_of
 from ...core.text_positions import slice_lines
 from ..editor import view_text
 from ..settings import fallback_encoding, userprefs
@@ -80,6 +82,7 @@ class AgentFiles:
         self.window = window
         self.jobs = FileJobs()
         self.seen = SeenTexts()
+        self.turns = TurnChanges()  # each turn's checkpoints, taken before its first write of a file
         self._asking: asyncio.Lock | None = None
         self._questions: set[asyncio.Future[bool]] = set()
 
@@ -106,13 +109,17 @@ class AgentFiles:
             return (self.window.folders() if self.window.is_valid() else []), fallback_encoding()
 
         folders, fallback = await on_main(folders_and_fallback)
+        on_disk: Before | None = None  # the file's bytes before a write into its buffer, read off the main thread
 
         def into_buffer(view: sublime.View) -> None:
             if not view.is_valid() or view.is_loading():
                 raise Refused(f"{shown} is not ready in the editor; nothing was written")
             if view.size() > MAX_FILE_BYTES:
                 raise _view_too_large(view, view.size())
-            self.seen.check(resolved, shown, view_text(view), view.is_dirty())
+            buffer = view_text(view)
+            self.seen.check(resolved, shown, buffer, view.is_dirty())
+            if on_disk is not None and self.turns.needs_checkpoint(resolved):
+                self.turns.checkpoint(resolved, replace(on_disk, buffer_text=buffer))
             write_view(view, content)
 
         def onto_disk() -> None:
@@ -121,6 +128,8 @@ class AgentFiles:
             except FileNotFoundError:
                 current = None
             self.seen.check(resolved, shown, current, unsaved=False)
+            if self.turns.needs_checkpoint(resolved):
+                self.turns.checkpoint(resolved, checkpoint_of(resolved, fallback))
             write_text(resolved, content, fallback)
 
         try:
@@ -128,9 +137,12 @@ class AgentFiles:
             if reason is not None:
                 await self._consent(shown, "write", reason)
             if view is not None:  # checked and written in one go: no keystroke falls in between
+                if self.turns.needs_checkpoint(resolved):
+                    on_disk = await self.jobs.run(lambda: checkpoint_of(resolved, fallback), shown)
                 await on_main(lambda: into_buffer(view))
             else:
                 await self.jobs.run(onto_disk, f"writing {shown}")
+            self.turns.wrote(resolved, content)
         except (Refused, FileBusy) as refused:
             raise refusal(shown, str(refused)) from refused
         except OSError as error:

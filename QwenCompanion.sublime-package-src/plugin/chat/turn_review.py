@@ -1,0 +1,255 @@
+"""A turn's changes in Sublime's own diff.
+
+When a turn that changed files ends, each changed file open in the window
+gets its checkpoint (its text before the turn) as its reference document:
+the gutter marks the agent's changes, and Sublime's own Toggle Hunk Diff,
+Revert Hunk and Next/Previous Modification work on them. "Qwen Code: Turn
+Changes" lists the files (lines added/removed, state); a file opens at its
+first change, and Keep (the reference becomes the current text) or Undo
+(the checkpoint back, byte-exact) take one file or the whole turn. Undo in
+an open view is one undo step, so the user's own edits stay in its undo
+history; a file on disk is restored only if it still holds what the agent
+wrote. The summary (line counts) and disk restores run on threads of ours."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+from typing import Any
+
+import sublime
+import sublime_plugin
+
+from ...core.chat.agent_files import Refused, real
+from ...core.chat.turn_changes import (
+    CHANGED,
+    KEPT,
+    OUTSIDE,
+    REVERTED,
+    FileChange,
+    FileSummary,
+    TurnChanges,
+    first_changed_line,
+    restore_on_disk,
+)
+from ..background import in_background
+from ..editor import replace_text, view_text
+from ..paths import path_display
+from .agent_requests import requests_of
+from .buffers import open_view
+from .chats import chats, window_by_id
+
+log = logging.getLogger(__name__)
+
+STATUS_KEY = "qwen_turn_changes"
+UNDO_THREAD = "turn undo"
+SUMMARY_THREAD = "turn summary"
+
+
+def turns_of(window: sublime.Window | None) -> TurnChanges | None:
+    requests = requests_of(window)
+    return requests.files.turns if requests is not None else None
+
+
+def summary(files: list[FileSummary]) -> list[dict[str, Any]]:
+    return [asdict(file) for file in files]
+
+
+def chat_event(event: str, details: dict[str, Any]) -> None:
+    if event == "chat_turn_ended":
+        turn_ended(int(details["window"]))
+
+
+def turn_ended(window_id: int) -> None:
+    """The chat's turn ended (any thread): if it changed files, they are
+    summarised on a thread of ours, then shown on the main thread."""
+    turns = turns_of(window_by_id(window_id))
+    turn = turns.end_turn() if turns is not None else None
+    if turns is None or turn is None:
+        return
+
+    def summarise() -> None:
+        files = turns.files(turn)  # line counts: a diff of each file
+        references = {path: change.before.text() for path in turns.paths(turn)
+                      if (change := turns.change(turn, path)) is not None and change.before is not None}
+        sublime.set_timeout(lambda: _show_turn(window_id, turn, files, references))
+
+    in_background(summarise, SUMMARY_THREAD)
+
+
+def _show_turn(window_id: int, turn: int, files: list[FileSummary], references: dict[str, str]) -> None:
+    """Main thread: the open views diff against their checkpoints; the turn is announced."""
+    window = window_by_id(window_id)
+    if window is None:
+        return
+    for path, text in references.items():
+        view = open_view(window, path)
+        if view is not None:
+            view.set_reference_document(text)
+    label = f"Qwen Code: {len(files)} file{'s' if len(files) != 1 else ''} changed — review: Qwen Code: Turn Changes"
+    window.status_message(label)
+    for view in window.views():
+        view.set_status(STATUS_KEY, label)
+    chats.tell("turn_changes", {"window": window_id, "chat": window_id, "turn": turn, "files": summary(files)})
+
+
+def _turn_and_paths(turns: TurnChanges, turn: int | None, path: str | None) -> tuple[int, list[str]] | None:
+    chosen = turn if turn is not None else turns.last_changed_turn()
+    if chosen is None:
+        return None
+    return chosen, [real(path)] if path is not None else turns.paths(chosen)
+
+
+def keep(window: sublime.Window, turn: int | None = None, path: str | None = None) -> int | None:
+    """Keep the agent's changes (main thread): the reference becomes the current text."""
+    turns = turns_of(window)
+    found = _turn_and_paths(turns, turn, path) if turns is not None else None
+    if turns is None or found is None:
+        return None
+    chosen, paths = found
+    for each in paths:
+        turns.mark(chosen, each, KEPT)
+        view = open_view(window, each)
+        if view is not None:
+            view.set_reference_document(view_text(view))
+    return chosen
+
+
+def undo(window: sublime.Window, turn: int | None = None, path: str | None = None) -> int | None:
+    """Put the turn's files (or one) back to their checkpoints (main thread):
+    open views as one undo step each, files on disk on a thread of ours."""
+    turns = turns_of(window)
+    found = _turn_and_paths(turns, turn, path) if turns is not None else None
+    if turns is None or found is None:
+        return None
+    chosen, paths = found
+    on_disk: list[FileChange] = []
+    for each in paths:
+        change = turns.change(chosen, each)
+        if change is None or change.state in (REVERTED, OUTSIDE):
+            continue
+        view = open_view(window, each)
+        if view is not None and change.before is not None and change.before.data is not None:
+            _undo_in_view(view, change)
+            turns.mark(chosen, each, REVERTED)
+        else:
+            on_disk.append(change)
+    if on_disk:
+        in_background(lambda: _undo_on_disk(window.id(), turns, chosen, on_disk), UNDO_THREAD)
+    return chosen
+
+
+def _undo_in_view(view: sublime.View, change: FileChange) -> None:
+    """One undo step; saved (in the view's own encoding and line endings: the
+    checkpoint's bytes) only when neither the view now nor the buffer before
+    the turn held unsaved text, which stays unsaved for the user to decide."""
+    assert change.before is not None
+    clean = not view.is_dirty()
+    replace_text(view, change.before.text())
+    if clean and change.before.saved():
+        view.run_command("save")
+
+
+def _undo_on_disk(window_id: int, turns: TurnChanges, turn: int, changes: list[FileChange]) -> None:
+    refused: list[str] = []
+    for change in changes:
+        try:
+            restore_on_disk(change)
+        except (Refused, OSError) as error:
+            log.warning("chat: the turn's change of %s was not undone: %s", change.path, error)
+            refused.append(str(error))
+        else:
+            turns.mark(turn, change.path, REVERTED)
+    if refused:
+        sublime.set_timeout(lambda: _say(window_id, f"Qwen Code: not undone: {refused[0]}"))
+
+
+def _say(window_id: int, message: str) -> None:
+    window = window_by_id(window_id)
+    if window is not None:
+        window.status_message(message)
+
+
+def open_at_first_change(window: sublime.Window, turn: int, path: str) -> None:
+    """Open a file of the turn at its first change, its checkpoint as reference (main thread)."""
+    turns = turns_of(window)
+    change = turns.change(turn, path) if turns is not None else None
+    view = window.open_file(path)
+    if change is None or change.before is None or change.after is None:
+        return
+    before, after = change.before.text(), change.after
+    line = first_changed_line(before, after)
+
+    def show() -> None:
+        if view.is_loading():
+            sublime.set_timeout(show, 50)
+            return
+        view.set_reference_document(before)
+        point = view.text_point(line, 0)
+        view.sel().clear()
+        view.sel().add(sublime.Region(point))
+        view.show_at_center(point)
+
+    show()
+
+
+class QwenTurnChangesCommand(sublime_plugin.WindowCommand):
+    """The last turn's changed files (or `turn`'s) in a quick panel: open one at
+    its first change, then Keep or Undo it; or Keep All / Undo Turn."""
+
+    def run(self, turn: int | None = None) -> None:
+        turns = turns_of(self.window)
+        chosen = turn if turn is not None else (turns.last_changed_turn() if turns is not None else None)
+        if turns is None or chosen is None:
+            self.window.status_message("Qwen Code: no turn of the chat changed files")
+            return
+        files = turns.files(chosen)
+        display = path_display(self.window)
+        items = [["Undo Turn", "every file back to its text before the turn"],
+                 ["Keep All", "keep every change of the turn"]]
+        items += [[display(file.path), _counts_label(file)] for file in files]
+
+        def chosen_item(index: int) -> None:
+            if index == 0:
+                undo(self.window, chosen)
+            elif index == 1:
+                keep(self.window, chosen)
+            elif index > 1:
+                self._file(chosen, files[index - 2])
+
+        self.window.show_quick_panel(items, chosen_item, placeholder=f"Qwen Code: turn {chosen}'s changes")
+
+    def _file(self, turn: int, file: FileSummary) -> None:
+        def picked(index: int) -> None:
+            if index == 0:
+                open_at_first_change(self.window, turn, file.path)
+            elif index == 1:
+                keep(self.window, turn, file.path)
+            elif index == 2:
+                undo(self.window, turn, file.path)
+
+        self.window.show_quick_panel(["Open at its first change", "Keep", "Undo (back to before the turn)"], picked,
+                                     placeholder=path_display(self.window)(file.path))
+
+
+def _counts_label(file: FileSummary) -> str:
+    if file.state == OUTSIDE:
+        return "changed outside the editor (by a command)"
+    note = "" if file.state == CHANGED else f" · {file.state}"
+    return f"+{file.added} −{file.removed}{note}"
+
+
+class QwenTurnUndoCommand(sublime_plugin.WindowCommand):
+    """Undo the last turn that changed files (or `turn`), or only `path`."""
+
+    def run(self, turn: int | None = None, path: str | None = None) -> None:
+        if undo(self.window, turn, path) is None:
+            self.window.status_message("Qwen Code: no turn of the chat changed files")
+
+
+class QwenTurnKeepCommand(sublime_plugin.WindowCommand):
+    """Keep the changes of the last turn that changed files (or `turn`), or only `path`."""
+
+    def run(self, turn: int | None = None, path: str | None = None) -> None:
+        if keep(self.window, turn, path) is None:
+            self.window.status_message("Qwen Code: no turn of the chat changed files")

@@ -1,0 +1,119 @@
+"""A turn's changes in Sublime's own diff, in the simulated editor with the
+BUILT package and the scripted ACP agent: checkpoints before each file's
+first write, the turn's list, reference documents, Keep and Undo Turn
+(byte-exact, one undo step in open views, the user's edits never lost)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.sim.test_chat import WAIT, ChatRig
+from tests.sim.test_chat_agent_work import request, wait_answers
+from tests.support.editor import wait_for_package_threads
+
+CRLF_BOM = b"\xef\xbb\xbfone\r\ntwo\r\nthree\r\n"
+LATIN = "café\nligne 2\n".encode("latin-1")
+
+
+def turn_events(rig: ChatRig, count: int = 1) -> list[dict[str, Any]]:
+    rig.host.wait_for(lambda: len([e for e, _ in rig.events if e == "turn_changes"]) >= count, timeout=WAIT)
+    return [d for e, d in rig.events if e == "turn_changes"]
+
+
+def reference(rig: ChatRig, view: Any) -> str | None:
+    state = rig.host.app.view(view.id())
+    return None if state is None else state.buffer.reference_document
+
+
+def two_file_turn(rig: ChatRig) -> tuple[Path, Path, Any]:
+    """The agent reads and rewrites an open CRLF+BOM file and a closed Latin-1 file."""
+    workspace = rig.editor.workspace
+    opened, closed = workspace / "win.txt", workspace / "latin.txt"
+    opened.write_bytes(CRLF_BOM)
+    closed.write_bytes(LATIN)
+    rig.load([[request("fs/read_text_file", path=str(opened)), request("fs/read_text_file", path=str(closed)),
+               request("fs/write_text_file", path=str(opened), content="one\nTWO\nthree\nfour\n"),
+               request("fs/write_text_file", path=str(opened), content="one\nTWO\nthree\nfour\nfive\n"),
+               request("fs/write_text_file", path=str(closed), content="café\n")]])
+    view = rig.host.user.open_file(opened)
+    rig.send("change both")
+    assert rig.ended() == ["end_turn"]
+    assert wait_answers(rig, "fs/write_text_file", 3) == [None, None, None]
+    return opened, closed, view
+
+
+def test_a_turn_lists_its_files_and_open_views_diff_against_the_checkpoint(rig: ChatRig) -> None:
+    opened, closed, view = two_file_turn(rig)
+    event = turn_events(rig)[0]
+    assert event["turn"] == 1 and event["window"] == rig.host.window.id()
+    assert event["files"] == [{"path": str(opened), "added": 3, "removed": 1, "state": "changed"},
+                              {"path": str(closed), "added": 0, "removed": 1, "state": "changed"}]
+    assert reference(rig, view) == "one\ntwo\nthree\n"  # the text before the first write of the turn
+    assert "2 files changed" in rig.host.run_on_main(lambda: view.get_status("qwen_turn_changes"))
+    # Sublime's own Revert Hunk on the agent's change, against that reference
+    rig.host.user.click(view, 5)
+    rig.host.user.press_key("ctrl+k, ctrl+z")
+    assert rig.editor.text(view) == "one\ntwo\nthree\nfour\nfive\n"
+
+
+def test_the_list_opens_a_closed_file_at_its_first_change_with_its_reference(rig: ChatRig) -> None:
+    _, closed, _ = two_file_turn(rig)
+    turn_events(rig)
+    rig.host.user.run_command("qwen_turn_changes")
+    panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[-1]
+    assert [str(item[0]) for item in panel.items][:2] == ["Undo Turn", "Keep All"]
+    rig.host.user.choose_quick_panel(3)  # the closed file
+    rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)
+    rig.host.user.choose_quick_panel(0)  # open at its first change
+    view = rig.host.wait_for(lambda: next((v for v in rig.host.window.views() if v.file_name() == str(closed)), None),
+                             timeout=WAIT)
+    rig.host.wait_for(lambda: reference(rig, view) == "café\nligne 2\n", timeout=WAIT)
+    assert rig.host.run_on_main(lambda: view.rowcol(view.sel()[0].b)) == (1, 0)
+
+
+def test_undo_turn_restores_every_file_byte_exact_in_one_undo_step(rig: ChatRig) -> None:
+    opened, closed, view = two_file_turn(rig)
+    turn_events(rig)
+    rig.host.user.run_command("qwen_turn_undo")
+    wait_for_package_threads(rig.host, "turn undo")
+    rig.host.wait_idle()
+    assert opened.read_bytes() == CRLF_BOM and closed.read_bytes() == LATIN
+    assert rig.editor.text(view) == "one\ntwo\nthree\n" and not view.is_dirty()
+    files = rig.chat().requests().files.turns.files(1)
+    assert [f.state for f in files] == ["reverted", "reverted"]
+    rig.host.run_on_main(lambda: view.run_command("undo"))  # one step back: the agent's text
+    assert rig.editor.text(view) == "one\nTWO\nthree\nfour\nfive\n"
+
+
+def test_undo_keeps_the_users_later_edits_in_undo_history_and_unsaved(rig: ChatRig) -> None:
+    opened, _, view = two_file_turn(rig)
+    turn_events(rig)
+    rig.host.user.click(view, 0)
+    rig.host.user.type(view, "mine ")
+    rig.host.user.run_command("qwen_turn_undo", {"path": str(opened)})
+    rig.host.wait_idle()
+    assert rig.editor.text(view) == "one\ntwo\nthree\n" and view.is_dirty()  # not saved over the user's edit
+    assert opened.read_bytes() != CRLF_BOM  # the file on disk waits for the user's save
+    rig.host.run_on_main(lambda: view.run_command("undo"))
+    assert rig.editor.text(view) == "mine one\nTWO\nthree\nfour\nfive\n"
+
+
+def test_a_file_changed_on_disk_after_the_agent_is_never_overwritten(rig: ChatRig) -> None:
+    _, closed, _ = two_file_turn(rig)
+    turn_events(rig)
+    closed.write_bytes(b"the user's own\n")
+    rig.host.user.run_command("qwen_turn_undo", {"path": str(closed)})
+    wait_for_package_threads(rig.host, "turn undo")
+    assert closed.read_bytes() == b"the user's own\n"
+    assert [f.state for f in rig.chat().requests().files.turns.files(1)] == ["changed", "changed"]
+
+
+def test_keep_makes_the_current_text_the_reference(rig: ChatRig) -> None:
+    opened, _, view = two_file_turn(rig)
+    turn_events(rig)
+    rig.host.user.run_command("qwen_turn_keep")
+    rig.host.wait_idle()
+    assert reference(rig, view) == rig.editor.text(view)
+    assert [f.state for f in rig.chat().requests().files.turns.files(1)] == ["kept", "kept"]
+    assert opened.read_bytes() == b"\xef\xbb\xbfone\r\nTWO\r\nthree\r\nfour\r\nfive\r\n"
