@@ -117,3 +117,20 @@ def test_keep_makes_the_current_text_the_reference(rig: ChatRig) -> None:
     assert reference(rig, view) == rig.editor.text(view)
     assert [f.state for f in rig.chat().requests().files.turns.files(1)] == ["kept", "kept"]
     assert opened.read_bytes() == b"\xef\xbb\xbfone\r\nTWO\r\nthree\r\nfour\r\nfive\r\n"
+
+
+def test_a_file_a_command_changed_after_the_agent_read_it_is_listed_outside(rig: ChatRig) -> None:
+    workspace = rig.editor.workspace
+    built, untouched = workspace / "built.txt", workspace / "untouched.txt"
+    built.write_text("old\n")
+    untouched.write_text("same\n")
+    rig.load([[request("fs/read_text_file", path=str(built)), request("fs/read_text_file", path=str(untouched)),
+               {"stall": 1}]])
+    rig.send("build")
+    wait_answers(rig, "fs/read_text_file", 2)
+    built.write_text("made by a shell command\n")  # while the turn runs, not through the editor
+    assert rig.ended() == ["end_turn"]
+    assert turn_events(rig)[0]["files"] == [{"path": str(built), "added": 0, "removed": 0, "state": "outside"}]
+    rig.host.user.run_command("qwen_turn_undo")
+    wait_for_package_threads(rig.host, "turn undo")
+    assert built.read_text() == "made by a shell command\n"  # never overwritten

@@ -16,6 +16,7 @@ from qwencompanion_src.core.chat.turn_changes import (
     Before,
     FileSummary,
     TurnChanges,
+    changed_on_disk,
     checkpoint_of,
     line_counts,
     restore_on_disk,
@@ -42,8 +43,7 @@ def test_undo_restores_the_bytes_exactly_crlf_bom_and_all(tmp_path: Path) -> Non
     agent_writes(changes, crlf_bom, "one\nTWO\nthree\nfour\n")
     agent_writes(changes, crlf_bom, "one\nTWO\nthree\nfour\nfive\n")  # the second write keeps the first checkpoint
     agent_writes(changes, latin, "the\n")
-    turn = changes.end_turn()
-    assert turn == 1 and changes.last_changed_turn() == 1
+    assert changes.end_turn() == (1, {}) and changes.last_changed_turn() == 1
     assert changes.files(1) == [FileSummary(str(crlf_bom), 3, 1, CHANGED), FileSummary(str(latin), 1, 1, CHANGED)]
     for path in changes.paths(1):
         change = changes.change(1, path)
@@ -104,8 +104,8 @@ def test_a_file_changed_by_a_command_is_listed_outside_and_never_restored(tmp_pa
     changes = TurnChanges()
     path = str(tmp_path / "built.txt")
     changes.changed_outside(path)
-    assert changes.end_turn() == 1
-    assert changes.files(1) == [FileSummary(path, 0, 0, OUTSIDE)]
+    changes.end_turn()
+    assert changes.has_changes(1) and changes.files(1) == [FileSummary(path, 0, 0, OUTSIDE)]
     changes.mark(1, path, KEPT)  # an outside file keeps its state
     change = changes.change(1, path)
     assert change is not None and change.state == OUTSIDE
@@ -117,7 +117,8 @@ def test_a_refused_write_lists_nothing(tmp_path: Path) -> None:
     changes = TurnChanges()
     path = str(tmp_path / "a.txt")
     changes.checkpoint(path, checkpoint_of(path))  # the write after it was refused: wrote() never came
-    assert changes.end_turn() is None and changes.files(1) == [] and changes.last_changed_turn() is None
+    changes.end_turn()
+    assert not changes.has_changes(1) and changes.files(1) == [] and changes.last_changed_turn() is None
 
 
 def test_turns_are_separate_and_states_are_marked(tmp_path: Path) -> None:
@@ -126,7 +127,8 @@ def test_turns_are_separate_and_states_are_marked(tmp_path: Path) -> None:
     changes = TurnChanges()
     agent_writes(changes, path, "two\n")
     changes.end_turn()
-    assert changes.end_turn() is None  # a turn that changed nothing
+    changes.end_turn()  # a turn that changed nothing
+    assert not changes.has_changes(2)
     agent_writes(changes, path, "three\n")
     changes.end_turn()
     assert changes.last_changed_turn() == 3
@@ -194,3 +196,25 @@ def test_line_counts() -> None:
     assert line_counts("", "") == (0, 0)
     assert line_counts("x\n" * 5, "x\n" * 6) == (1, 0)
     assert line_counts("a\n", "") == (0, 1)
+
+
+def test_files_the_agent_read_and_a_command_changed_are_found(tmp_path: Path) -> None:
+    changes = TurnChanges()
+    same, edited, removed, written = (tmp_path / name for name in ("same", "edited", "removed", "written"))
+    for path in (same, edited, removed, written):
+        path.write_bytes(b"caf\xe9\r\n")  # read as Latin-1 with CRLF: the agent saw "caf\u00e9\n"
+        changes.saw(str(path), "caf\u00e9\n")
+    agent_writes(changes, written, "by the editor\n")
+    edited.write_bytes(b"by a command\n")
+    changes.saw(str(edited), "by a command\n")  # read again after the command: the first read counts
+    removed.unlink()
+    turn, read = changes.end_turn()
+    assert sorted(read) == sorted([str(same), str(edited), str(removed)])  # written through the editor: not a candidate
+    outside = [path for path, mark in read.items() if changed_on_disk(path, mark)]
+    assert sorted(outside) == sorted([str(edited), str(removed)])
+    for path in outside:
+        changes.changed_outside(path, turn)
+    files = changes.files(turn)
+    assert (files[0].path, files[0].state) == (str(written), CHANGED)
+    assert {(f.path, f.state) for f in files[1:]} == {(str(edited), OUTSIDE), (str(removed), OUTSIDE)}
+    assert changes.end_turn() == (turn + 1, {})  # reads belong to their turn

@@ -136,6 +136,7 @@ class TurnChanges:
         self._lock = threading.Lock()
         self._turns: OrderedDict[int, dict[str, FileChange]] = OrderedDict()
         self._current = 1
+        self._read: dict[str, tuple[bytes, str]] = {}  # the running turn's reads: path -> (fingerprint, fallback)
         self._budget = budget
         self._files_per_turn = files_per_turn
 
@@ -175,19 +176,33 @@ class TurnChanges:
                 change.before = None  # past the budget: listed, not undoable
                 self._trim()
 
-    def changed_outside(self, path: str) -> None:
-        """A command changed `path` (not through the editor)."""
+    def saw(self, path: str, text: str, fallback_encoding: str = DEFAULT_FALLBACK) -> None:
+        """The agent read `text` of `path`, as the file holds it on disk (its
+        first read of the turn counts: a change by a command after it shows)."""
         with self._lock:
-            files = self._turns.setdefault(self._current, {})
+            if path not in self._read and len(self._read) < self._files_per_turn:
+                self._read[path] = (fingerprint(text), fallback_encoding)
+
+    def changed_outside(self, path: str, turn: int | None = None) -> None:
+        """A command changed `path` (not through the editor) in `turn` (default: the running one)."""
+        with self._lock:
+            files = self._turns.setdefault(self._current if turn is None else turn, {})
             if path not in files and len(files) < self._files_per_turn:
                 files[path] = FileChange(path, None, state=OUTSIDE)
 
-    def end_turn(self) -> int | None:
-        """The running turn ended: its number if it changed files; the next begins."""
+    def end_turn(self) -> tuple[int, dict[str, tuple[bytes, str]]]:
+        """The running turn ended; the next begins. (Its number, the files the
+        agent read and did not write through the editor: what a command may
+        have changed, see `changed_on_disk`.)"""
         with self._lock:
-            ended = self._current
+            ended, read, self._read = self._current, self._read, {}
             self._current += 1
-            return ended if any(c.listed for c in self._turns.get(ended, {}).values()) else None
+            written = self._turns.get(ended, {})
+            return ended, {path: mark for path, mark in read.items() if path not in written}
+
+    def has_changes(self, turn: int) -> bool:
+        with self._lock:
+            return any(c.listed for c in self._turns.get(turn, {}).values())
 
     def last_changed_turn(self) -> int | None:
         with self._lock:
@@ -225,6 +240,18 @@ class TurnChanges:
                 return
             for change in self._turns[turn].values():
                 change.before = None
+
+
+def changed_on_disk(path: str, mark: tuple[bytes, str]) -> bool:
+    """Whether the file no longer holds the text the agent read (`mark`: its
+    fingerprint and the fallback encoding it was read with); a file gone is changed."""
+    seen, fallback_encoding = mark
+    try:
+        return fingerprint(decode(read_bytes(path), fallback_encoding).text) != seen
+    except FileNotFoundError:
+        return True
+    except (Refused, OSError):
+        return False  # unreadable now (too large, not a regular file): nothing is claimed
 
 
 def restore_on_disk(change: FileChange) -> None:

@@ -95,13 +95,18 @@ class AgentFiles:
             await self._consent(shown, "read", "it matches excluded_file_patterns (keys, secrets)")
         with read_errors_for_the_agent(shown):
             if view is not None:
-                buffer, whole = await on_main(lambda: _buffer_text(view, line, limit))
+                buffer, whole, saved, fallback = await on_main(
+                    lambda: (*_buffer_text(view, line, limit), not view.is_dirty(), fallback_encoding()))
                 content = await self.jobs.run(lambda: slice_lines(buffer, line, limit) if whole else buffer, shown)
                 self.seen.saw(resolved, buffer if whole else None)
+                if whole and saved:  # what the file on disk holds too
+                    self.turns.saw(resolved, buffer, fallback)
                 return content
             fallback = await on_main(fallback_encoding)
             content, text = await self.jobs.run(lambda: read_part(resolved, line, limit, fallback), f"reading {shown}")
         self.seen.saw(resolved, text)
+        if text is not None:
+            self.turns.saw(resolved, text, fallback)
         return content
 
     async def write(self, shown: str, resolved: str, view: sublime.View | None, content: str) -> None:

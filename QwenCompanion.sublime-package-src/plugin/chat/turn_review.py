@@ -29,6 +29,7 @@ from ...core.chat.turn_changes import (
     FileChange,
     FileSummary,
     TurnChanges,
+    changed_on_disk,
     first_changed_line,
     restore_on_disk,
 )
@@ -64,11 +65,16 @@ def turn_ended(window_id: int) -> None:
     """The chat's turn ended (any thread): if it changed files, they are
     summarised on a thread of ours, then shown on the main thread."""
     turns = turns_of(window_by_id(window_id))
-    turn = turns.end_turn() if turns is not None else None
-    if turns is None or turn is None:
+    if turns is None:
         return
+    turn, read = turns.end_turn()
 
     def summarise() -> None:
+        for path, mark in read.items():  # files the agent read that a command changed since
+            if changed_on_disk(path, mark):
+                turns.changed_outside(path, turn)
+        if not turns.has_changes(turn):
+            return
         files = turns.files(turn)  # line counts: a diff of each file
         references = {path: change.before.text() for path in turns.paths(turn)
                       if (change := turns.change(turn, path)) is not None and change.before is not None}
