@@ -51,6 +51,7 @@ def test_a_turn_lists_its_files_and_open_views_diff_against_the_checkpoint(rig: 
                               {"path": str(closed), "added": 0, "removed": 1, "state": "changed"}]
     assert reference(rig, view) == "one\ntwo\nthree\n"  # the text before the first write of the turn
     assert "2 files changed" in rig.host.run_on_main(lambda: view.get_status("qwen_turn_changes"))
+    rig.host.wait_for(lambda: "2 files changed — review: Ctrl+K, D" in rig.transcript(), timeout=WAIT)
     # Sublime's own Revert Hunk on the agent's change, against that reference
     rig.host.user.click(view, 5)
     rig.host.user.press_key("ctrl+k, ctrl+z")
@@ -60,7 +61,9 @@ def test_a_turn_lists_its_files_and_open_views_diff_against_the_checkpoint(rig: 
 def test_the_list_opens_a_closed_file_at_its_first_change_with_its_reference(rig: ChatRig) -> None:
     _, closed, _ = two_file_turn(rig)
     turn_events(rig)
-    rig.host.user.run_command("qwen_turn_changes")
+    rig.host.user.focus(rig.chat().composer_view)
+    binding = rig.host.user.press_key("ctrl+k, d")  # from the chat, as anywhere
+    assert binding is not None and binding.command == "qwen_turn_changes"
     panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[-1]
     assert [str(item[0]) for item in panel.items][:2] == ["Undo Turn", "Keep All"]
     rig.host.user.choose_quick_panel(3)  # the closed file

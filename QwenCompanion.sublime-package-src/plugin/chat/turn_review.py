@@ -43,6 +43,7 @@ from .chats import chats, window_by_id
 log = logging.getLogger(__name__)
 
 STATUS_KEY = "qwen_turn_changes"
+REVIEW_KEY = "Cmd+K, D" if sublime.platform() == "osx" else "Ctrl+K, D"  # Default.sublime-keymap
 UNDO_THREAD = "turn undo"
 SUMMARY_THREAD = "turn summary"
 
@@ -92,8 +93,12 @@ def _show_turn(window_id: int, turn: int, files: list[FileSummary], references: 
         view = open_view(window, path)
         if view is not None:
             view.set_reference_document(text)
-    label = f"Qwen Code: {len(files)} file{'s' if len(files) != 1 else ''} changed — review: Qwen Code: Turn Changes"
+    changed = f"{len(files)} file{'s' if len(files) != 1 else ''} changed"
+    label = f"Qwen Code: {changed} — review: Qwen Code: Turn Changes"
     window.status_message(label)
+    chat = chats.get(window)
+    if chat is not None:
+        chat.chat.note(f"{changed} — review: {REVIEW_KEY} or Qwen Code: Turn Changes")
     for view in window.views():
         view.set_status(STATUS_KEY, label)
     chats.tell("turn_changes", {"window": window_id, "chat": window_id, "turn": turn, "files": summary(files)})
