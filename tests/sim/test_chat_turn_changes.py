@@ -95,6 +95,7 @@ def test_undo_keeps_the_users_later_edits_in_undo_history_and_unsaved(rig: ChatR
     rig.host.user.click(view, 0)
     rig.host.user.type(view, "mine ")
     rig.host.user.run_command("qwen_turn_undo", {"path": str(opened)})
+    wait_for_package_threads(rig.host, "turn undo")
     rig.host.wait_idle()
     assert rig.editor.text(view) == "one\ntwo\nthree\n" and view.is_dirty()  # not saved over the user's edit
     assert opened.read_bytes() != CRLF_BOM  # the file on disk waits for the user's save

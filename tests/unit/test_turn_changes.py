@@ -218,3 +218,16 @@ def test_files_the_agent_read_and_a_command_changed_are_found(tmp_path: Path) ->
     assert (files[0].path, files[0].state) == (str(written), CHANGED)
     assert {(f.path, f.state) for f in files[1:]} == {(str(edited), OUTSIDE), (str(removed), OUTSIDE)}
     assert changes.end_turn() == (turn + 1, {})  # reads belong to their turn
+
+
+def test_the_latest_turn_stays_undoable_however_many_turns_came_before(tmp_path: Path) -> None:
+    changes = TurnChanges(budget=5000)
+    path = tmp_path / "a.txt"
+    for number in range(1, 11):
+        path.write_bytes(b"b" * 1000)
+        agent_writes(changes, path, "a" * 1000)  # 1000 bytes kept + 2000 of the agent's text per turn
+        changes.end_turn()
+        latest = changes.change(number, str(path))
+        assert latest is not None and latest.before is not None, f"turn {number}"
+    first = changes.files(1)
+    assert first == [FileSummary(str(path), 1, 1, CHANGED)]  # an old turn keeps its counts

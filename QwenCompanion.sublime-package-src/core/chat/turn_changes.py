@@ -63,6 +63,7 @@ class FileChange:
     before: Before | None  # None: not kept (changed outside the editor, or past the budget)
     after: str | None = None  # the text the agent's last write left ("\n" newlines)
     state: str = CHANGED
+    written: bool = False  # a write landed (a checkpoint alone, of a write refused, lists nothing)
     _counts: tuple[int, int] | None = field(default=None, repr=False)
 
     def counts(self) -> tuple[int, int]:
@@ -74,8 +75,7 @@ class FileChange:
 
     @property
     def listed(self) -> bool:
-        """A write landed (a checkpoint alone, of a write refused, lists nothing)."""
-        return self.after is not None or self.state == OUTSIDE
+        return self.written or self.state == OUTSIDE
 
     def size(self) -> int:
         return (self.before.size() if self.before else 0) + 2 * len(self.after or "")
@@ -136,6 +136,7 @@ class TurnChanges:
         self._lock = threading.Lock()
         self._turns: OrderedDict[int, dict[str, FileChange]] = OrderedDict()
         self._current = 1
+        self._used = 0  # bytes held by every turn's checkpoints and agent texts (FileChange.size)
         self._read: dict[str, tuple[bytes, str]] = {}  # the running turn's reads: path -> (fingerprint, fallback)
         self._budget = budget
         self._files_per_turn = files_per_turn
@@ -159,9 +160,10 @@ class TurnChanges:
                 return
             if len(files) >= self._files_per_turn:
                 raise Refused(f"this turn already changed {self._files_per_turn:,} files; nothing more is written")
-            kept = before if self._used() + before.size() <= self._budget else None
+            self._trim(room=before.size())
+            kept = before if self._used + before.size() <= self._budget else None
             files[path] = FileChange(path, kept)
-            self._trim()
+            self._used += kept.size() if kept is not None else 0
 
     def wrote(self, path: str, text: str) -> None:
         """The agent's write of `path` landed; `text` is what it now holds."""
@@ -169,12 +171,15 @@ class TurnChanges:
             change = self._turns.get(self._current, {}).get(path)
             if change is None:
                 return  # no checkpoint: the write did not pass through checkpoint()
+            self._used -= change.size()
             change.after = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+            change.written = True
+            self._used += change.size()
             change._counts = None
             change.state = CHANGED
-            if self._used() > self._budget:
-                change.before = None  # past the budget: listed, not undoable
-                self._trim()
+            self._trim()
+            if self._used > self._budget:
+                self._forget(change)  # past the budget even so: listed, not undoable
 
     def saw(self, path: str, text: str, fallback_encoding: str = DEFAULT_FALLBACK) -> None:
         """The agent read `text` of `path`, as the file holds it on disk (its
@@ -230,16 +235,20 @@ class TurnChanges:
             if change is not None and change.state != OUTSIDE:
                 change.state = state
 
-    def _used(self) -> int:
-        return sum(change.size() for files in self._turns.values() for change in files.values())
+    def _forget(self, change: FileChange) -> None:
+        """The change's texts go (its counts are kept): it is no longer undoable."""
+        change.counts()
+        self._used -= change.size()
+        change.before, change.after = None, None
 
-    def _trim(self) -> None:
-        """Drop the oldest finished turns' checkpoints while over the budget."""
+    def _trim(self, room: int = 0) -> None:
+        """Drop the oldest finished turns' checkpoints while over the budget
+        (with `room` bytes more to keep)."""
         for turn in list(self._turns):
-            if self._used() <= self._budget or turn == self._current:
+            if self._used + room <= self._budget or turn == self._current:
                 return
             for change in self._turns[turn].values():
-                change.before = None
+                self._forget(change)
 
 
 def changed_on_disk(path: str, mark: tuple[bytes, str]) -> bool:

@@ -26,7 +26,6 @@ from ...core.chat.turn_changes import (
     KEPT,
     OUTSIDE,
     REVERTED,
-    FileChange,
     FileSummary,
     TurnChanges,
     changed_on_disk,
@@ -127,73 +126,82 @@ def keep(window: sublime.Window, turn: int | None = None, path: str | None = Non
 
 
 def undo(window: sublime.Window, turn: int | None = None, path: str | None = None) -> int | None:
-    """Put the turn's files (or one) back to their checkpoints (main thread):
-    open views as one undo step each, files on disk on a thread of ours."""
+    """Put the turn's files (or one) back to their checkpoints (main thread).
+    The texts are made and the files on disk restored on a thread of ours;
+    then each open view gets its text back as one undo step."""
     turns = turns_of(window)
     found = _turn_and_paths(turns, turn, path) if turns is not None else None
     if turns is None or found is None:
         return None
     chosen, paths = found
-    on_disk: list[FileChange] = []
-    for each in paths:
-        change = turns.change(chosen, each)
-        if change is None or change.state in (REVERTED, OUTSIDE):
-            continue
-        view = open_view(window, each)
-        if view is not None and change.before is not None and change.before.data is not None:
-            _undo_in_view(view, change)
-            turns.mark(chosen, each, REVERTED)
-        else:
-            on_disk.append(change)
-    if on_disk:
-        in_background(lambda: _undo_on_disk(window.id(), turns, chosen, on_disk), UNDO_THREAD)
+    opened = {each: view for each in paths if (view := open_view(window, each)) is not None}
+    window_id = window.id()
+
+    def work() -> None:
+        in_views: list[tuple[str, str, bool]] = []  # (path, its text before the turn, whether that was saved)
+        refused: list[str] = []
+        for each in paths:
+            change = turns.change(chosen, each)
+            if change is None or change.state in (REVERTED, OUTSIDE):
+                continue
+            before = change.before
+            if each in opened and before is not None and before.data is not None:
+                in_views.append((each, before.text(), before.saved()))
+                continue
+            try:
+                restore_on_disk(change)
+            except (Refused, OSError) as error:
+                log.warning("chat: the turn's change of %s was not undone: %s", change.path, error)
+                refused.append(str(error))
+            else:
+                turns.mark(chosen, each, REVERTED)
+        sublime.set_timeout(lambda: _undo_in_views(window_id, turns, chosen, opened, in_views, refused))
+
+    in_background(work, UNDO_THREAD)
     return chosen
 
 
-def _undo_in_view(view: sublime.View, change: FileChange) -> None:
-    """One undo step; saved (in the view's own encoding and line endings: the
-    checkpoint's bytes) only when neither the view now nor the buffer before
-    the turn held unsaved text, which stays unsaved for the user to decide."""
-    assert change.before is not None
-    clean = not view.is_dirty()
-    replace_text(view, change.before.text())
-    if clean and change.before.saved():
-        view.run_command("save")
-
-
-def _undo_on_disk(window_id: int, turns: TurnChanges, turn: int, changes: list[FileChange]) -> None:
-    refused: list[str] = []
-    for change in changes:
-        try:
-            restore_on_disk(change)
-        except (Refused, OSError) as error:
-            log.warning("chat: the turn's change of %s was not undone: %s", change.path, error)
-            refused.append(str(error))
-        else:
-            turns.mark(turn, change.path, REVERTED)
-    if refused:
-        sublime.set_timeout(lambda: _say(window_id, f"Qwen Code: not undone: {refused[0]}"))
-
-
-def _say(window_id: int, message: str) -> None:
+def _undo_in_views(window_id: int, turns: TurnChanges, turn: int, opened: dict[str, sublime.View],
+                   in_views: list[tuple[str, str, bool]], refused: list[str]) -> None:
+    """Main thread: one undo step per view; saved (in the view's own encoding
+    and line endings: the checkpoint's bytes) only when neither the view now
+    nor the buffer before the turn held unsaved text, which stays unsaved for
+    the user to decide (the user's edits stay in the view's undo history)."""
+    for path, text, saved in in_views:
+        view = opened[path]
+        if not view.is_valid():
+            refused.append(f"{path} was closed before its text came back")
+            continue
+        clean = not view.is_dirty()
+        replace_text(view, text)
+        if clean and saved:
+            view.run_command("save")
+        turns.mark(turn, path, REVERTED)
     window = window_by_id(window_id)
-    if window is not None:
-        window.status_message(message)
+    if refused and window is not None:
+        window.status_message(f"Qwen Code: not undone: {refused[0]}")
 
 
 def open_at_first_change(window: sublime.Window, turn: int, path: str) -> None:
-    """Open a file of the turn at its first change, its checkpoint as reference (main thread)."""
+    """Open a file of the turn at its first change, its checkpoint as reference
+    (main thread; the texts are compared on a thread of ours)."""
     turns = turns_of(window)
     change = turns.change(turn, path) if turns is not None else None
     view = window.open_file(path)
     if change is None or change.before is None or change.after is None:
         return
-    before, after = change.before.text(), change.after
-    line = first_changed_line(before, after)
+    before_text, after = change.before, change.after
 
-    def show() -> None:
+    def compare() -> None:
+        before = before_text.text()
+        line = first_changed_line(before, after)
+        sublime.set_timeout(lambda: show(before, line))
+
+    def show(before: str, line: int) -> None:
+        if not view.is_valid():
+            return
         if view.is_loading():
-            sublime.set_timeout(show, 50)
+            sublime.set_timeout(lambda: show(before, line), 50)
             return
         view.set_reference_document(before)
         point = view.text_point(line, 0)
@@ -201,7 +209,7 @@ def open_at_first_change(window: sublime.Window, turn: int, path: str) -> None:
         view.sel().add(sublime.Region(point))
         view.show_at_center(point)
 
-    show()
+    in_background(compare, SUMMARY_THREAD)
 
 
 class QwenTurnChangesCommand(sublime_plugin.WindowCommand):
