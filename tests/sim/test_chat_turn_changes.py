@@ -138,3 +138,40 @@ def test_a_file_a_command_changed_after_the_agent_read_it_is_listed_outside(rig:
     rig.host.user.run_command("qwen_turn_undo")
     wait_for_package_threads(rig.host, "turn undo")
     assert built.read_text() == "made by a shell command\n"  # never overwritten
+
+
+def open_view_of(rig: ChatRig, path: Path) -> Any:
+    return rig.host.run_on_main(lambda: rig.host.window.find_open_file(str(path)))
+
+
+def test_following_the_agent_shows_its_files_without_taking_the_focus(rig: ChatRig) -> None:
+    workspace = rig.editor.workspace
+    read, written = workspace / "read.txt", workspace / "written.txt"
+    read.write_text("1\n2\n3\n4\n")
+    written.write_text("a\nb\nc\n")
+    rig.load([[request("fs/read_text_file", path=str(read), line=3, limit=1)],
+              [request("fs/read_text_file", path=str(written)),
+               request("fs/write_text_file", path=str(written), content="a\nB\nc\n")]], chat_follow_agent=True)
+    code = rig.editor.open("code.py", "x = 1\n")
+    rig.send("read")
+    assert rig.ended() == ["end_turn"]
+    composer = rig.chat().composer_view
+    shown = rig.host.wait_for(lambda: open_view_of(rig, read), timeout=WAIT)
+    rig.host.wait_idle()
+    assert rig.host.run_on_main(lambda: shown.rowcol(shown.sel()[0].b)) == (2, 0)  # line 3
+    window = rig.host.window
+    assert rig.host.run_on_main(lambda: window.get_view_index(shown)[0]) == rig.host.run_on_main(
+        lambda: window.get_view_index(code)[0])  # the code's group, not the chat's
+    assert rig.host.run_on_main(lambda: window.active_view()) == composer  # the focus stayed
+    rig.send("write")
+    assert rig.ended(2) == ["end_turn", "end_turn"]
+    changed = rig.host.wait_for(lambda: open_view_of(rig, written), timeout=WAIT)
+    rig.host.wait_idle()
+    assert rig.host.run_on_main(lambda: changed.rowcol(changed.sel()[0].b)) == (1, 0)  # its first change
+    assert rig.host.run_on_main(lambda: window.active_view()) == composer
+
+
+def test_by_default_the_agents_files_do_not_open(rig: ChatRig) -> None:
+    _, closed, _ = two_file_turn(rig)
+    turn_events(rig)
+    assert open_view_of(rig, closed) is None
