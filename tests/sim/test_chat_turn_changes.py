@@ -116,8 +116,11 @@ def test_a_file_changed_on_disk_after_the_agent_is_never_overwritten(rig: ChatRi
 def test_keep_makes_the_current_text_the_reference(rig: ChatRig) -> None:
     opened, _, view = two_file_turn(rig)
     turn_events(rig)
+    rig.host.user.run_command("qwen_turn_keep", {"path": str(opened)})  # one file: the turn still asks
+    assert rig.host.run_on_main(lambda: view.get_status("qwen_turn_changes"))
     rig.host.user.run_command("qwen_turn_keep")
     rig.host.wait_idle()
+    assert rig.host.run_on_main(lambda: view.get_status("qwen_turn_changes")) == ""
     assert reference(rig, view) == rig.editor.text(view)
     assert [f.state for f in rig.chat().requests().files.turns.files(1)] == ["kept", "kept"]
     assert opened.read_bytes() == b"\xef\xbb\xbfone\r\nTWO\r\nthree\r\nfour\r\nfive\r\n"

@@ -103,6 +103,12 @@ def _show_turn(window_id: int, turn: int, files: list[FileSummary], references: 
     chats.tell("turn_changes", {"window": window_id, "chat": window_id, "turn": turn, "files": summary(files)})
 
 
+def _reviewed(window: sublime.Window) -> None:
+    """The whole turn was kept or undone: the status bar stops asking for a review."""
+    for view in window.views():
+        view.erase_status(STATUS_KEY)
+
+
 def _turn_and_paths(turns: TurnChanges, turn: int | None, path: str | None) -> tuple[int, list[str]] | None:
     chosen = turn if turn is not None else turns.last_changed_turn()
     if chosen is None:
@@ -117,6 +123,8 @@ def keep(window: sublime.Window, turn: int | None = None, path: str | None = Non
     if turns is None or found is None:
         return None
     chosen, paths = found
+    if path is None:
+        _reviewed(window)
     for each in paths:
         turns.mark(chosen, each, KEPT)
         view = open_view(window, each)
@@ -134,6 +142,8 @@ def undo(window: sublime.Window, turn: int | None = None, path: str | None = Non
     if turns is None or found is None:
         return None
     chosen, paths = found
+    if path is None:
+        _reviewed(window)
     opened = {each: view for each in paths if (view := open_view(window, each)) is not None}
     window_id = window.id()
 
