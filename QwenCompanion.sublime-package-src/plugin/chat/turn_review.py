@@ -109,22 +109,24 @@ def _reviewed(window: sublime.Window) -> None:
         view.erase_status(STATUS_KEY)
 
 
-def _turn_and_paths(turns: TurnChanges, turn: int | None, path: str | None) -> tuple[int, list[str]] | None:
-    chosen = turn if turn is not None else turns.last_changed_turn()
-    if chosen is None:
+def _chosen(window: sublime.Window, turn: int | None, path: str | None) -> tuple[TurnChanges, int, list[str]] | None:
+    """(the chat's turns, the turn meant (default: the last that changed files),
+    the files meant: `path` or all of them); the whole turn is being reviewed."""
+    turns = turns_of(window)
+    chosen = turns.last_changed_turn() if turns is not None and turn is None else turn
+    if turns is None or chosen is None:
         return None
-    return chosen, [real(path)] if path is not None else turns.paths(chosen)
+    if path is None:
+        _reviewed(window)
+    return turns, chosen, [real(path)] if path is not None else turns.paths(chosen)
 
 
 def keep(window: sublime.Window, turn: int | None = None, path: str | None = None) -> int | None:
     """Keep the agent's changes (main thread): the reference becomes the current text."""
-    turns = turns_of(window)
-    found = _turn_and_paths(turns, turn, path) if turns is not None else None
-    if turns is None or found is None:
+    found = _chosen(window, turn, path)
+    if found is None:
         return None
-    chosen, paths = found
-    if path is None:
-        _reviewed(window)
+    turns, chosen, paths = found
     for each in paths:
         turns.mark(chosen, each, KEPT)
         view = open_view(window, each)
@@ -137,13 +139,10 @@ def undo(window: sublime.Window, turn: int | None = None, path: str | None = Non
     """Put the turn's files (or one) back to their checkpoints (main thread).
     The texts are made and the files on disk restored on a thread of ours;
     then each open view gets its text back as one undo step."""
-    turns = turns_of(window)
-    found = _turn_and_paths(turns, turn, path) if turns is not None else None
-    if turns is None or found is None:
+    found = _chosen(window, turn, path)
+    if found is None:
         return None
-    chosen, paths = found
-    if path is None:
-        _reviewed(window)
+    turns, chosen, paths = found
     opened = {each: view for each in paths if (view := open_view(window, each)) is not None}
     window_id = window.id()
 
