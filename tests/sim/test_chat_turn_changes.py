@@ -178,3 +178,21 @@ def test_by_default_the_agents_files_do_not_open(rig: ChatRig) -> None:
     _, closed, _ = two_file_turn(rig)
     turn_events(rig)
     assert open_view_of(rig, closed) is None
+
+
+def test_a_buffer_unsaved_before_the_turn_gets_its_unsaved_text_back_unsaved(rig: ChatRig) -> None:
+    workspace = rig.editor.workspace
+    path = workspace / "draft.txt"
+    rig.load([[request("fs/read_text_file", path=str(path)),
+               request("fs/write_text_file", path=str(path), content="the agent's\n")]])
+    view = rig.editor.open("draft.txt", "saved\n")
+    rig.host.user.type(view, "unsaved ")  # the agent reads this unsaved text, then writes (and saves)
+    rig.send("rewrite")
+    assert rig.ended() == ["end_turn"]
+    assert turn_events(rig)[0]["files"] == [{"path": str(path), "added": 1, "removed": 1, "state": "changed"}]
+    assert reference(rig, view) == "unsaved saved\n"
+    rig.host.user.run_command("qwen_turn_undo")
+    wait_for_package_threads(rig.host, "turn undo")
+    rig.host.wait_idle()
+    assert rig.editor.text(view) == "unsaved saved\n" and view.is_dirty()  # never saved for the user
+    assert path.read_text() == "the agent's\n"  # the user's save decides what the file holds
