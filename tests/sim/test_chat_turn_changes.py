@@ -196,3 +196,16 @@ def test_a_buffer_unsaved_before_the_turn_gets_its_unsaved_text_back_unsaved(rig
     rig.host.wait_idle()
     assert rig.editor.text(view) == "unsaved saved\n" and view.is_dirty()  # never saved for the user
     assert path.read_text() == "the agent's\n"  # the user's save decides what the file holds
+
+
+def test_a_changed_file_opened_later_diffs_against_its_checkpoint_until_kept(rig: ChatRig) -> None:
+    _, closed, _ = two_file_turn(rig)
+    turn_events(rig)
+    view = rig.host.user.open_file(closed)  # however it is opened (here: File > Open)
+    rig.host.wait_for(lambda: reference(rig, view) == "café\nligne 2\n", timeout=WAIT)
+    rig.host.user.run_command("qwen_turn_keep")
+    rig.host.run_on_main(lambda: view.close())
+    again = rig.host.user.open_file(closed)
+    wait_for_package_threads(rig.host, "turn summary")
+    rig.host.wait_idle()
+    assert reference(rig, again) is None  # kept: Sublime's own reference again

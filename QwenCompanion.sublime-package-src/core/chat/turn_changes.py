@@ -225,6 +225,16 @@ class TurnChanges:
         with self._lock:
             return self._turns.get(turn, {}).get(path)
 
+    def pending(self, path: str) -> FileChange | None:
+        """The change of `path` by the newest finished turn that changed it, if
+        neither kept nor undone and still undoable: what its view diffs against."""
+        with self._lock:
+            for turn in reversed(self._turns):
+                change = self._turns[turn].get(path)
+                if turn != self._current and change is not None and change.listed:
+                    return change if change.state == CHANGED and change.before is not None else None
+            return None
+
     def paths(self, turn: int) -> list[str]:
         with self._lock:
             return [path for path, c in self._turns.get(turn, {}).items() if c.listed]

@@ -221,6 +221,29 @@ def open_at_first_change(window: sublime.Window, turn: int, path: str) -> None:
     in_background(compare, SUMMARY_THREAD)
 
 
+class TurnReferenceListener(sublime_plugin.EventListener):
+    """A file a turn changed, opened later however it is opened, diffs against
+    its checkpoint too (until the turn's change is kept or undone)."""
+
+    def on_load(self, view: sublime.View) -> None:
+        name, turns = view.file_name(), turns_of(view.window())
+        change = turns.pending(real(name)) if name and turns is not None else None
+        before = change.before if change is not None else None
+        if before is None:
+            return
+
+        def decode() -> None:
+            text = before.text()
+            sublime.set_timeout(lambda: _set_reference(view, text))
+
+        in_background(decode, SUMMARY_THREAD)
+
+
+def _set_reference(view: sublime.View, text: str) -> None:
+    if view.is_valid():
+        view.set_reference_document(text)
+
+
 class QwenTurnChangesCommand(sublime_plugin.WindowCommand):
     """The last turn's changed files (or `turn`'s) in a quick panel: open one at
     its first change, then Keep or Undo it; or Keep All / Undo Turn."""
