@@ -83,9 +83,9 @@ ALL_CPUS = set(range(os.cpu_count() or 1))
 WAIT = 60.0
 # What --only can pick, in the order a full run measures them.
 PARTS = ("listener", "context", "round-trips", "diff", "fanout", "startup", "memory", "chat", "ide-tools", "actions",
-         "hostile")
+         "hostile", "turn-changes")
 # The parts measured against the MCP peer, in one run of both servers.
-COMPANION_PARTS = set(PARTS) - {"chat", "ide-tools", "actions", "hostile"}
+COMPANION_PARTS = set(PARTS) - {"chat", "ide-tools", "actions", "hostile", "turn-changes"}
 
 
 # --- the two servers ----------------------------------------------------------
@@ -602,7 +602,8 @@ def main() -> None:
                         help=f"run only these parts ({', '.join(PARTS)}); RESULTS.md is not written")
     args = parser.parse_args()
     parts = set(args.only or PARTS)
-    peers = [PEER_DIR / "server.mjs", PEER_DIR / "acp_client.mjs"] if parts - {"ide-tools", "actions", "hostile"} else []
+    peers = [PEER_DIR / "server.mjs", PEER_DIR / "acp_client.mjs"] if parts - {"ide-tools", "actions", "hostile",
+                                                                             "turn-changes"} else []
     for needed in (NODE, *peers, VENDOR):
         if not needed.exists():
             sys.exit(f"missing {needed.relative_to(ROOT)}: run `make bench`")
@@ -626,6 +627,10 @@ def main() -> None:
             from bench.hostile import hostile_rows
 
             rows += hostile_rows(args.rounds, workdir)
+        if "turn-changes" in parts:
+            from bench.turn_changes import turn_changes_rows
+
+            rows += turn_changes_rows(args.rounds, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     text = report(rows, args.rounds)

@@ -18,6 +18,7 @@ Output, one JSON object a line:
     {"event": "diff_closed", "filePath", "outcome"}  accepted / rejected / closed
     {"event": "chat_turn_ended", "window": 1, "stopReason": "end_turn"}   also "cancelled", "error"
     {"event": "chat_error", "window": 1, "message": "..."}
+    {"event": "turn_changes", "window": 1, "chat": 1, "turn": 1, "files": [{"path", "added", "removed", "state"}]}
     {"event": "permission_requested", "window": 1, "toolCall": {"toolCallId", "kind", "title", "locations"}, "options": [{"optionId", "kind", "name"}]}
     {"event": "tool_call", "window": 1, "toolCallId": "...", "status": "pending", "title": "...", "kind": "edit"}
     {"event": "action_started", "window": 1, "action": "explain"}
@@ -311,6 +312,61 @@ def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _chat_window(driver: Driver, action: dict[str, Any]) -> Any:
+    """The window of the chat `chat` names (a window's chat has its window's id), else `window?`."""
+    return driver.window({"window": action["chat"]} if "chat" in action else action)
+
+
+def do_chat_mode(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Set the chat's mode by the agent's mode id (e.g. `auto-edit`), as Chat Mode… would."""
+    chat = driver.chat({"window": _chat_window(driver, action).id()})
+    chat.chat.set_mode(str(action["mode"])).result(timeout=WAIT)
+    return {"chat": chat.window_id, "mode": chat.chat.state.mode_id}
+
+
+def _turn_review(driver: Driver) -> Any:
+    return sys.modules[f"{PACKAGE}.plugin.chat.turn_review"]
+
+
+def do_turn_changes(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The files a turn changed (default: the last turn that changed files)."""
+    window = _chat_window(driver, action)
+    review = _turn_review(driver)
+
+    def read() -> dict[str, Any]:
+        turns = review.turns_of(window)
+        turn = action.get("turn") if action.get("turn") is not None else (turns and turns.last_changed_turn())
+        return {"turn": turn, "files": review.summary(turns.files(turn)) if turns and turn else []}
+
+    return driver.host.run_on_main(read)  # type: ignore[no-any-return]
+
+
+def do_reference(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The reference document of the view of `path` (what its diff gutter compares with), or null."""
+    view = driver.view({"path": action["path"]})
+    state = driver.host.app.view(view.id())
+    return {"path": action["path"], "reference": state.buffer.reference_document if state else None}
+
+
+def _turn_command(driver: Driver, action: dict[str, Any], command: str) -> dict[str, Any]:
+    window = _chat_window(driver, action)
+    args = {key: action[key] for key in ("turn", "path") if action.get(key) is not None}
+    driver.host.run_on_main(lambda: window.run_command(command, args))
+    wait_for_package_threads(driver.host, "turn undo")
+    driver.host.wait_idle()
+    return do_turn_changes(driver, {"window": window.id(), "turn": action.get("turn")})
+
+
+def do_turn_undo(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Undo a turn's changes (one file with `path`): back to the checkpoints, byte-exact."""
+    return _turn_command(driver, action, "qwen_turn_undo")
+
+
+def do_turn_keep(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Keep a turn's changes (one file with `path`)."""
+    return _turn_command(driver, action, "qwen_turn_keep")
+
+
 def do_choose(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Pick item `index` of the open quick panel (waits for one to open)."""
     driver.host.wait_for(lambda: [q for q in driver.host.quick_panels if not q.done], timeout=WAIT)
@@ -379,6 +435,11 @@ ACTIONS: dict[str, Action] = {
     "chat": do_chat,  # {text, window?}
     "chat_cancel": do_chat_cancel,  # {window?}
     "chat_text": do_chat_text,  # {window?}
+    "chat_mode": do_chat_mode,  # {chat?, mode}: the agent's mode id
+    "turn_changes": do_turn_changes,  # {chat?, turn?}
+    "reference": do_reference,  # {path}
+    "turn_undo": do_turn_undo,  # {chat?, turn?, path?}
+    "turn_keep": do_turn_keep,  # {chat?, turn?, path?}
     "choose": do_choose,  # {index}: the open quick panel's item
     "input": do_input,  # {text}: the command palette's input for a command
     "permission": do_permission,  # {option, window?}: answers the waiting permission request

@@ -127,6 +127,7 @@ class Settings:
         self.chat_prestart: bool = read.boolean("chat_prestart", False)
         self.chat_send_context: bool = read.boolean("chat_send_context", True)
         self.chat_guarded_files: str = read.choice("chat_guarded_files", "ask", ("ask", "refuse"))
+        self.chat_follow_agent: bool = read.boolean("chat_follow_agent", False)
 
     def context_values(self) -> dict[str, object]:
         """The keys `ContextOptions.from_settings` reads (the CLIs' editor

@@ -13,6 +13,7 @@ from .chat.agent_requests import editor_requests
 from .chat.agent_work import track_turn, turn_ended, work_renderer
 from .chat.chat_views import refresh_status as refresh_chat_status
 from .chat.chats import chats, default_renderer, default_requests
+from .chat.turn_review import chat_event as turn_review_event
 from .companion import status
 from .companion.companions import companions
 from .companion.context_listener import tracker
@@ -34,6 +35,7 @@ def _hooks() -> list[tuple[list[Any], Callable[..., Any]]]:
         (chats.status_listeners, track_turn),
         (chats.status_listeners, refresh_chat_status),
         (chats.observers, turn_ended),
+        (chats.observers, turn_review_event),
         (chats.mcp_servers, chat_server),
         (settings.change_listeners, apply_level),
         (settings.change_listeners, status.refresh_all),

@@ -98,3 +98,41 @@ def test_permission_and_tool_call_events_and_the_permission_verb(tmp_path: Path)
         assert editor.quit()["ok"]
     finally:
         editor.kill()
+
+
+def test_turn_change_verbs_and_event(tmp_path: Path) -> None:
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    opened, closed = workspace / "win.txt", workspace / "new.txt"
+    opened.write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\n")
+    script = tmp_path / "script.json"
+    write = [{"request": "fs/read_text_file", "params": {"sessionId": "", "path": str(opened)}},
+             {"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(opened), "content": "one\nTWO\n"}},
+             {"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(closed), "content": "made\n"}}]
+    script.write_text(json.dumps({"turns": [write]}))
+    user = home / ".config" / "sublime-text" / "Packages" / "User"
+    user.mkdir(parents=True)
+    (user / "QwenCompanion.sublime-settings").write_text(
+        json.dumps({"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]}))
+
+    editor = HeadlessSublime(workspace, home)
+    try:
+        window = editor.ready["window"]
+        assert editor.do("chat_mode", chat=window, mode="yolo")["mode"] == "yolo"
+        assert editor.do("open", path=str(opened))["ok"]
+        assert editor.do("chat", text="change them")["ok"]
+        event = editor.wait_event(lambda e: e.get("event") == "turn_changes")
+        files = [{"path": str(opened), "added": 1, "removed": 1, "state": "changed"},
+                 {"path": str(closed), "added": 1, "removed": 0, "state": "changed"}]
+        assert event == {"event": "turn_changes", "window": window, "chat": window, "turn": 1, "files": files}
+        assert editor.do("turn_changes")["files"] == files
+        assert editor.do("reference", path=str(opened))["reference"] == "one\ntwo\n"
+        kept = editor.do("turn_keep", path=str(closed))
+        assert [f["state"] for f in kept["files"]] == ["changed", "kept"]
+        undone = editor.do("turn_undo", chat=window, turn=1)
+        assert [f["state"] for f in undone["files"]] == ["reverted", "reverted"]
+        assert opened.read_bytes() == b"\xef\xbb\xbfone\r\ntwo\r\n" and not closed.exists()
+        assert editor.quit()["ok"]
+    finally:
+        editor.kill()

@@ -133,6 +133,10 @@ class View:
         self._write(lambda st: setattr(st.buffer, "reference_document", None))
 
     def set_reference_document(self, reference: str) -> None:
+        """The text the buffer's incremental diff (gutter, inline diff, Revert
+        Hunk) compares against; shared by the buffer's clones."""
+        if not isinstance(reference, str):  # the C++ API takes only a str
+            raise TypeError(f"set_reference_document() takes a str, not {type(reference).__name__}")
         self._write(lambda st: setattr(st.buffer, "reference_document", reference))
 
     # ----------------------------------------------------------- buffer state

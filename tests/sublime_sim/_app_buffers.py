@@ -253,6 +253,7 @@ class BufferOps:
         for ph in st.phantoms.values():
             ph.region = adjust_span(ph.region, pos, removed, inserted)
         st.folded = [s for s in (adjust_span(f, pos, removed, inserted) for f in st.folded) if s[0] != s[1]]
+        st.inline_diffs = [adjust_span(s, pos, removed, inserted) for s in st.inline_diffs]
 
     def _record_text_change(self: App, st: ViewState, begin: int, end: int, text: str) -> None:
         if not st.buffer.text_listeners:

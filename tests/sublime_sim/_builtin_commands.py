@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import _auto_complete, _text
+from . import _auto_complete, _diff_hunks, _text
 from ._state import CommandInputRecord
 
 if TYPE_CHECKING:
@@ -171,6 +171,69 @@ def undo(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
         return
     text = str(st.buffer.undo_texts.pop())
     app.modify(vid, token, 0, len(st.buffer.rope), text, force=True)
+
+
+# The incremental diff's commands (Sublime's Default keymap: ctrl+k ctrl+z
+# revert_hunk, ctrl+k ctrl+/ toggle_inline_diff, ctrl+k ctrl+; the same with
+# hide_other, ctrl+. / ctrl+, next_/prev_modification). Without a reference
+# document there are no hunks and they do nothing.
+def _hunks(app: App, vid: int) -> list[_diff_hunks.Hunk]:
+    st = app.view(vid)
+    if st is None or st.buffer.reference_document is None:
+        return []
+    return _diff_hunks.hunks(st.buffer.reference_document, app.buffer_text(vid))
+
+
+def _hunks_under_selection(app: App, vid: int) -> list[_diff_hunks.Hunk]:
+    text = app.buffer_text(vid)
+    spans = [_diff_hunks.line_span(text, a, b) for a, b in app.sel_get(vid)]
+    return [h for h in _hunks(app, vid) if any(h.touches(lo, hi) for lo, hi in spans)]
+
+
+@_text_cmd("revert_hunk")
+def revert_hunk(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    """The hunks the selections touch get their reference text back (one undo step)."""
+    for hunk in reversed(_hunks_under_selection(app, vid)):
+        app.modify(vid, token, hunk.begin, hunk.end, hunk.original)
+
+
+@_text_cmd("toggle_inline_diff")
+def toggle_inline_diff(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    """Show (or hide, when all are shown) the original text of the hunks under
+    the selections; ``hide_other`` hides every other hunk's."""
+    targets = {(h.begin, h.end) for h in _hunks_under_selection(app, vid)}
+    with app.lock:
+        st = app.view(vid)
+        if st is None or not targets:
+            return
+        shown = set(st.inline_diffs) & {(h.begin, h.end) for h in _hunks(app, vid)}
+        others = set() if args.get("hide_other") else shown - targets
+        st.inline_diffs = sorted(others if targets <= shown else others | targets)
+
+
+def _go_to_modification(app: App, vid: int, forward: bool) -> None:
+    selection = app.sel_get(vid)
+    if not selection:
+        return
+    text = app.buffer_text(vid)
+    start, end = _diff_hunks.line_span(text, *selection[0])
+    hunks = _hunks(app, vid)
+    ahead = [h.begin for h in hunks if h.begin > end] if forward else [
+        h.begin for h in hunks if h.begin < start and not h.touches(start, end)]
+    if ahead:  # none further: the caret stays
+        point = ahead[0] if forward else ahead[-1]
+        app.sel_set(vid, [(point, point)])
+        app.show_point(vid, point)
+
+
+@_text_cmd("next_modification")
+def next_modification(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    _go_to_modification(app, vid, forward=True)
+
+
+@_text_cmd("prev_modification")
+def prev_modification(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    _go_to_modification(app, vid, forward=False)
 
 
 @_text_cmd("revert")

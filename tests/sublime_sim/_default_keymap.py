@@ -13,6 +13,10 @@ package binding for Esc, Enter, Tab, Up or Down competes with these.
 * Tab: ``insert_best_completion`` always, ``commit_completion`` with the popup
   and ``auto_complete_commit_on_tab``, ``next_field`` inside fields.
 * Up/Down move by lines.
+* The incremental diff: ctrl+. / ctrl+, go to the next / previous
+  modification; primary+k then primary+z reverts the hunk, primary+/ toggles
+  its inline diff, primary+; toggles it hiding all others (Sublime's
+  "Incremental Diff" documentation; primary is ctrl, or super on macOS).
 """
 
 from __future__ import annotations
@@ -25,6 +29,11 @@ def _when(key: str, operand: Any = True, operator: str = "equal") -> dict[str, A
 
 
 DEFAULT_BINDINGS: list[dict[str, Any]] = [
+    {"keys": ["ctrl+."], "command": "next_modification"},
+    {"keys": ["ctrl+,"], "command": "prev_modification"},
+    {"keys": ["primary+k", "primary+z"], "command": "revert_hunk"},
+    {"keys": ["primary+k", "primary+/"], "command": "toggle_inline_diff"},
+    {"keys": ["primary+k", "primary+;"], "command": "toggle_inline_diff", "args": {"hide_other": True}},
     {"keys": ["up"], "command": "move", "args": {"by": "lines", "forward": False}},
     {"keys": ["down"], "command": "move", "args": {"by": "lines", "forward": True}},
     {"keys": ["escape"], "command": "single_selection", "context": [_when("num_selections", 1, "not_equal")]},

@@ -110,6 +110,7 @@ class ViewState:
     command_depth: int = 0
     pending_position: tuple[int, int] | None = None
     pending_changes: list[Any] = field(default_factory=list)
+    inline_diffs: list[Span] = field(default_factory=list)  # the hunks whose original text is shown inline
 
 
 @dataclass

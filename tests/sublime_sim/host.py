@@ -75,6 +75,10 @@ Not modelled:
   semi-transient sheets, image sheets, ``move_sheets_to_group`` selection.
 * Layout changes fire no move events; ``set_view_index`` fires
   ``on_pre_move``/``on_post_move``.
+* The incremental diff's default reference (the file on disk, or git's HEAD
+  or index with ``mini_diff``): only a reference set through
+  ``set_reference_document`` gives hunks (``_diff_hunks``); gutter marks and
+  inline diffs are state, not drawn.
 * File watching: edits on disk are not noticed (no ``on_reload``); settings
   files are re-read only through ``user.edit_settings_file``.
 * Project events other than ``on_load_project`` (``user.open_project``) and

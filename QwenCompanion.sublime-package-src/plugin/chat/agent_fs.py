@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import sublime
@@ -27,9 +28,11 @@ from ...core.chat.agent_files import (
 )
 from ...core.chat.file_jobs import FileBusy, FileJobs
 from ...core.chat.file_rules import SeenTexts, write_needs_consent
+from ...core.chat.turn_changes import Before, TurnChanges, checkpoint_of, first_changed_line
 from ...core.line_endings import lf_line_breaks
 from ...core.text_positions import slice_lines
 from ..editor import view_text
+from ..placement import code_group
 from ..settings import fallback_encoding, userprefs
 from .buffers import on_main, write_view
 from .chat_commands import context_options
@@ -81,11 +84,18 @@ class AgentFiles:
         self.window = window
         self.jobs = FileJobs()
         self.seen = SeenTexts()
+        self.turns = TurnChanges()  # each turn's checkpoints, taken before its first write of a file
         self._asking: asyncio.Lock | None = None
         self._questions: set[asyncio.Future[bool]] = set()
 
     async def read(self, shown: str, resolved: str, view: sublime.View | None,
                    line: int | None, limit: int | None) -> str:
+        content = await self._read(shown, resolved, view, line, limit)
+        self._follow(resolved, max(line or 1, 1) - 1)  # once read: a FIFO is never opened in a tab
+        return content
+
+    async def _read(self, shown: str, resolved: str, view: sublime.View | None,
+                    line: int | None, limit: int | None) -> str:
         from ...core.chat.requests import read_errors_for_the_agent
 
         excluded = await on_main(lambda: _settings()[1].excludes(resolved))
@@ -93,27 +103,39 @@ class AgentFiles:
             await self._consent(shown, "read", "it matches excluded_file_patterns (keys, secrets)")
         with read_errors_for_the_agent(shown):
             if view is not None:
-                buffer, whole = await on_main(lambda: _buffer_text(view, line, limit))
+                buffer, whole, saved, fallback = await on_main(
+                    lambda: (*_buffer_text(view, line, limit), not view.is_dirty(), fallback_encoding()))
                 content = await self.jobs.run(lambda: slice_lines(buffer, line, limit) if whole else buffer, shown)
                 self.seen.saw(resolved, buffer if whole else None)
+                if whole and saved:  # what the file on disk holds too
+                    self.turns.saw(resolved, buffer, fallback)
                 return content
             fallback = await on_main(fallback_encoding)
             content, text = await self.jobs.run(lambda: read_part(resolved, line, limit, fallback), f"reading {shown}")
         self.seen.saw(resolved, text)
+        if text is not None:
+            self.turns.saw(resolved, text, fallback)
         return content
 
     async def write(self, shown: str, resolved: str, view: sublime.View | None, content: str) -> None:
-        def folders_and_fallback() -> tuple[list[str], str]:
-            return (self.window.folders() if self.window.is_valid() else []), fallback_encoding()
+        def folders_and_fallback() -> tuple[list[str], str, bool]:
+            folders = self.window.folders() if self.window.is_valid() else []
+            return folders, fallback_encoding(), userprefs().chat_follow_agent
 
-        folders, fallback = await on_main(folders_and_fallback)
+        folders, fallback, following = await on_main(folders_and_fallback)
+        on_disk: Before | None = None  # the file's bytes before a write into its buffer, read off the main thread
+        previous: list[str] = []  # the text the write replaced, to follow the agent to its first change
 
         def into_buffer(view: sublime.View) -> None:
             if not view.is_valid() or view.is_loading():
                 raise Refused(f"{shown} is not ready in the editor; nothing was written")
             if view.size() > MAX_FILE_BYTES:
                 raise _view_too_large(view, view.size())
-            self.seen.check(resolved, shown, view_text(view), view.is_dirty())
+            buffer = view_text(view)
+            self.seen.check(resolved, shown, buffer, view.is_dirty())
+            previous.append(buffer)
+            if on_disk is not None and self.turns.needs_checkpoint(resolved):
+                self.turns.checkpoint(resolved, replace(on_disk, buffer_text=buffer))
             write_view(view, content)
 
         def onto_disk() -> None:
@@ -122,6 +144,9 @@ class AgentFiles:
             except FileNotFoundError:
                 current = None
             self.seen.check(resolved, shown, current, unsaved=False)
+            previous.append(current or "")
+            if self.turns.needs_checkpoint(resolved):
+                self.turns.checkpoint(resolved, checkpoint_of(resolved, fallback))
             write_text(resolved, content, fallback)
 
         try:
@@ -129,9 +154,14 @@ class AgentFiles:
             if reason is not None:
                 await self._consent(shown, "write", reason)
             if view is not None:  # checked and written in one go: no keystroke falls in between
+                if self.turns.needs_checkpoint(resolved):
+                    on_disk = await self.jobs.run(lambda: checkpoint_of(resolved, fallback), shown)
                 await on_main(lambda: into_buffer(view))
             else:
                 await self.jobs.run(onto_disk, f"writing {shown}")
+            self.turns.wrote(resolved, content)
+            if following and previous:
+                self._follow(resolved, first_changed_line(previous[0], lf_line_breaks(content)))
         except (Refused, FileBusy) as refused:
             raise refusal(shown, str(refused)) from refused
         except OSError as error:
@@ -139,6 +169,10 @@ class AgentFiles:
 
             raise RequestError.internal_error({"path": shown, "reason": str(error)}) from error
         self.seen.saw(resolved, lf_line_breaks(content))
+
+    def _follow(self, path: str, line: int) -> None:
+        """`chat_follow_agent`: show the file at `line` as the agent works (any thread)."""
+        sublime.set_timeout(lambda: follow_agent(self.window, path, line))
 
     # --- the user's yes ---------------------------------------------------
 
@@ -192,6 +226,17 @@ class AgentFiles:
 def _settle(answer: asyncio.Future[bool], allowed: bool) -> None:
     if not answer.done():
         answer.set_result(allowed)
+
+
+def follow_agent(window: sublime.Window, path: str, line: int) -> None:
+    """Open the file at the 0-based `line` as a transient preview in the code's
+    group; the focus stays where it was (the composer) — main thread."""
+    if not userprefs().chat_follow_agent or not window.is_valid():
+        return
+    keep = window.active_view()
+    window.open_file(f"{path}:{line + 1}", sublime.ENCODED_POSITION | sublime.TRANSIENT, group=code_group(window))
+    if keep is not None and keep.is_valid():
+        window.focus_view(keep)
 
 
 def _settings() -> tuple[str, Any]:

@@ -1,0 +1,306 @@
+"""A turn's changes in Sublime's own diff.
+
+When a turn that changed files ends, each changed file open in the window
+gets its checkpoint (its text before the turn) as its reference document:
+the gutter marks the agent's changes, and Sublime's own Toggle Hunk Diff,
+Revert Hunk and Next/Previous Modification work on them. "Qwen Code: Turn
+Changes" lists the files (lines added/removed, state); a file opens at its
+first change, and Keep (the reference becomes the current text) or Undo
+(the checkpoint back, byte-exact) take one file or the whole turn. Undo in
+an open view is one undo step, so the user's own edits stay in its undo
+history; a file on disk is restored only if it still holds what the agent
+wrote. The summary (line counts) and disk restores run on threads of ours."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+from typing import Any
+
+import sublime
+import sublime_plugin
+
+from ...core.chat.agent_files import Refused, real
+from ...core.chat.turn_changes import (
+    CHANGED,
+    KEPT,
+    OUTSIDE,
+    REVERTED,
+    FileSummary,
+    TurnChanges,
+    changed_on_disk,
+    first_changed_line,
+    restore_on_disk,
+)
+from ..background import in_background
+from ..editor import replace_text, view_text
+from ..paths import path_display
+from .agent_requests import requests_of
+from .buffers import open_view
+from .chats import chats, window_by_id
+
+log = logging.getLogger(__name__)
+
+STATUS_KEY = "qwen_turn_changes"
+REVIEW_KEY = "Cmd+K, D" if sublime.platform() == "osx" else "Ctrl+K, D"  # Default.sublime-keymap
+UNDO_THREAD = "turn undo"
+SUMMARY_THREAD = "turn summary"
+
+
+def turns_of(window: sublime.Window | None) -> TurnChanges | None:
+    requests = requests_of(window)
+    return requests.files.turns if requests is not None else None
+
+
+def summary(files: list[FileSummary]) -> list[dict[str, Any]]:
+    return [asdict(file) for file in files]
+
+
+def chat_event(event: str, details: dict[str, Any]) -> None:
+    if event == "chat_turn_ended":
+        turn_ended(int(details["window"]))
+
+
+def turn_ended(window_id: int) -> None:
+    """The chat's turn ended (any thread): if it changed files, they are
+    summarised on a thread of ours, then shown on the main thread."""
+    turns = turns_of(window_by_id(window_id))
+    if turns is None:
+        return
+    turn, read = turns.end_turn()
+
+    def summarise() -> None:
+        for path, mark in read.items():  # files the agent read that a command changed since
+            if changed_on_disk(path, mark):
+                turns.changed_outside(path, turn)
+        if not turns.has_changes(turn):
+            return
+        files = turns.files(turn)  # line counts: a diff of each file
+        references = {path: change.before.text() for path in turns.paths(turn)
+                      if (change := turns.change(turn, path)) is not None and change.before is not None}
+        sublime.set_timeout(lambda: _show_turn(window_id, turn, files, references))
+
+    in_background(summarise, SUMMARY_THREAD)
+
+
+def _show_turn(window_id: int, turn: int, files: list[FileSummary], references: dict[str, str]) -> None:
+    """Main thread: the open views diff against their checkpoints; the turn is announced."""
+    window = window_by_id(window_id)
+    if window is None:
+        return
+    for path, text in references.items():
+        view = open_view(window, path)
+        if view is not None:
+            view.set_reference_document(text)
+    changed = f"{len(files)} file{'s' if len(files) != 1 else ''} changed"
+    label = f"Qwen Code: {changed} — review: Qwen Code: Turn Changes"
+    window.status_message(label)
+    chat = chats.get(window)
+    if chat is not None:
+        chat.chat.note(f"{changed} — review: {REVIEW_KEY} or Qwen Code: Turn Changes")
+    for view in window.views():
+        view.set_status(STATUS_KEY, label)
+    chats.tell("turn_changes", {"window": window_id, "chat": window_id, "turn": turn, "files": summary(files)})
+
+
+def _reviewed(window: sublime.Window) -> None:
+    """The whole turn was kept or undone: the status bar stops asking for a review."""
+    for view in window.views():
+        view.erase_status(STATUS_KEY)
+
+
+def _chosen(window: sublime.Window, turn: int | None, path: str | None) -> tuple[TurnChanges, int, list[str]] | None:
+    """(the chat's turns, the turn meant (default: the last that changed files),
+    the files meant: `path` or all of them); the whole turn is being reviewed."""
+    turns = turns_of(window)
+    chosen = turns.last_changed_turn() if turns is not None and turn is None else turn
+    if turns is None or chosen is None:
+        return None
+    if path is None:
+        _reviewed(window)
+    return turns, chosen, [real(path)] if path is not None else turns.paths(chosen)
+
+
+def keep(window: sublime.Window, turn: int | None = None, path: str | None = None) -> int | None:
+    """Keep the agent's changes (main thread): the reference becomes the current text."""
+    found = _chosen(window, turn, path)
+    if found is None:
+        return None
+    turns, chosen, paths = found
+    for each in paths:
+        turns.mark(chosen, each, KEPT)
+        view = open_view(window, each)
+        if view is not None:
+            view.set_reference_document(view_text(view))
+    return chosen
+
+
+def undo(window: sublime.Window, turn: int | None = None, path: str | None = None) -> int | None:
+    """Put the turn's files (or one) back to their checkpoints (main thread).
+    The texts are made and the files on disk restored on a thread of ours;
+    then each open view gets its text back as one undo step."""
+    found = _chosen(window, turn, path)
+    if found is None:
+        return None
+    turns, chosen, paths = found
+    opened = {each: view for each in paths if (view := open_view(window, each)) is not None}
+    window_id = window.id()
+
+    def work() -> None:
+        in_views: list[tuple[str, str, bool]] = []  # (path, its text before the turn, whether that was saved)
+        refused: list[str] = []
+        for each in paths:
+            change = turns.change(chosen, each)
+            if change is None or change.state in (REVERTED, OUTSIDE):
+                continue
+            before = change.before
+            if each in opened and before is not None and before.data is not None:
+                in_views.append((each, before.text(), before.saved()))
+                continue
+            try:
+                restore_on_disk(change)
+            except (Refused, OSError) as error:
+                log.warning("chat: the turn's change of %s was not undone: %s", change.path, error)
+                refused.append(str(error))
+            else:
+                turns.mark(chosen, each, REVERTED)
+        sublime.set_timeout(lambda: _undo_in_views(window_id, turns, chosen, opened, in_views, refused))
+
+    in_background(work, UNDO_THREAD)
+    return chosen
+
+
+def _undo_in_views(window_id: int, turns: TurnChanges, turn: int, opened: dict[str, sublime.View],
+                   in_views: list[tuple[str, str, bool]], refused: list[str]) -> None:
+    """Main thread: one undo step per view; saved (in the view's own encoding
+    and line endings: the checkpoint's bytes) only when neither the view now
+    nor the buffer before the turn held unsaved text, which stays unsaved for
+    the user to decide (the user's edits stay in the view's undo history)."""
+    for path, text, saved in in_views:
+        view = opened[path]
+        if not view.is_valid():
+            refused.append(f"{path} was closed before its text came back")
+            continue
+        clean = not view.is_dirty()
+        replace_text(view, text)
+        if clean and saved:
+            view.run_command("save")
+        turns.mark(turn, path, REVERTED)
+    window = window_by_id(window_id)
+    if refused and window is not None:
+        window.status_message(f"Qwen Code: not undone: {refused[0]}")
+
+
+def open_at_first_change(window: sublime.Window, turn: int, path: str) -> None:
+    """Open a file of the turn at its first change, its checkpoint as reference
+    (main thread; the texts are compared on a thread of ours)."""
+    turns = turns_of(window)
+    change = turns.change(turn, path) if turns is not None else None
+    view = window.open_file(path)
+    if change is None or change.before is None or change.after is None:
+        return
+    before_text, after = change.before, change.after
+
+    def compare() -> None:
+        before = before_text.text()
+        line = first_changed_line(before, after)
+        sublime.set_timeout(lambda: show(before, line))
+
+    def show(before: str, line: int) -> None:
+        if not view.is_valid():
+            return
+        if view.is_loading():
+            sublime.set_timeout(lambda: show(before, line), 50)
+            return
+        view.set_reference_document(before)
+        point = view.text_point(line, 0)
+        view.sel().clear()
+        view.sel().add(sublime.Region(point))
+        view.show_at_center(point)
+
+    in_background(compare, SUMMARY_THREAD)
+
+
+class TurnReferenceListener(sublime_plugin.EventListener):
+    """A file a turn changed, opened later however it is opened, diffs against
+    its checkpoint too (until the turn's change is kept or undone)."""
+
+    def on_load(self, view: sublime.View) -> None:
+        name, turns = view.file_name(), turns_of(view.window())
+        change = turns.pending(real(name)) if name and turns is not None else None
+        before = change.before if change is not None else None
+        if before is None:
+            return
+
+        def decode() -> None:
+            text = before.text()
+            sublime.set_timeout(lambda: _set_reference(view, text))
+
+        in_background(decode, SUMMARY_THREAD)
+
+
+def _set_reference(view: sublime.View, text: str) -> None:
+    if view.is_valid():
+        view.set_reference_document(text)
+
+
+class QwenTurnChangesCommand(sublime_plugin.WindowCommand):
+    """The last turn's changed files (or `turn`'s) in a quick panel: open one at
+    its first change, then Keep or Undo it; or Keep All / Undo Turn."""
+
+    def run(self, turn: int | None = None) -> None:
+        turns = turns_of(self.window)
+        chosen = turn if turn is not None else (turns.last_changed_turn() if turns is not None else None)
+        if turns is None or chosen is None:
+            self.window.status_message("Qwen Code: no turn of the chat changed files")
+            return
+        files = turns.files(chosen)
+        display = path_display(self.window)
+        items = [["Undo Turn", "every file back to its text before the turn"],
+                 ["Keep All", "keep every change of the turn"]]
+        items += [[display(file.path), _counts_label(file)] for file in files]
+
+        def chosen_item(index: int) -> None:
+            if index == 0:
+                undo(self.window, chosen)
+            elif index == 1:
+                keep(self.window, chosen)
+            elif index > 1:
+                self._file(chosen, files[index - 2])
+
+        self.window.show_quick_panel(items, chosen_item, placeholder=f"Qwen Code: turn {chosen}'s changes")
+
+    def _file(self, turn: int, file: FileSummary) -> None:
+        def picked(index: int) -> None:
+            if index == 0:
+                open_at_first_change(self.window, turn, file.path)
+            elif index == 1:
+                keep(self.window, turn, file.path)
+            elif index == 2:
+                undo(self.window, turn, file.path)
+
+        self.window.show_quick_panel(["Open at its first change", "Keep", "Undo (back to before the turn)"], picked,
+                                     placeholder=path_display(self.window)(file.path))
+
+
+def _counts_label(file: FileSummary) -> str:
+    if file.state == OUTSIDE:
+        return "changed outside the editor (by a command)"
+    note = "" if file.state == CHANGED else f" · {file.state}"
+    return f"+{file.added} −{file.removed}{note}"
+
+
+class QwenTurnUndoCommand(sublime_plugin.WindowCommand):
+    """Undo the last turn that changed files (or `turn`), or only `path`."""
+
+    def run(self, turn: int | None = None, path: str | None = None) -> None:
+        if undo(self.window, turn, path) is None:
+            self.window.status_message("Qwen Code: no turn of the chat changed files")
+
+
+class QwenTurnKeepCommand(sublime_plugin.WindowCommand):
+    """Keep the changes of the last turn that changed files (or `turn`), or only `path`."""
+
+    def run(self, turn: int | None = None, path: str | None = None) -> None:
+        if keep(self.window, turn, path) is None:
+            self.window.status_message("Qwen Code: no turn of the chat changed files")

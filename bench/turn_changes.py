@@ -1,0 +1,61 @@
+"""The turn-changes rows of `make bench`: a turn's checkpoints and its undo,
+measured in this process on the built package's core (no editor, no peer):
+the checkpoint work a write of a 1 MB file adds on the thread that writes
+(its bytes read, kept, the agent's text recorded), and Undo Turn of 20 files
+of 1 MB on disk (each checked to still hold the agent's text, then its
+checkpoint's bytes written back atomically)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.run import ROOT, Row, Samples, progress
+
+FILES = 20
+SIZE = 1_000_000
+LINE = "def handle(request):  # café\r\n"  # CRLF and a BOM: the bytes a checkpoint must keep
+
+
+def _core() -> Any:
+    sys.path.insert(0, str(ROOT / "dist"))
+    from QwenCompanion.core.chat import agent_files, turn_changes  # the built package's core
+
+    return agent_files, turn_changes
+
+
+def turn_changes_rows(rounds: int, workdir: Path) -> list[Row]:
+    agent_files, core = _core()
+    original = b"\xef\xbb\xbf" + (LINE * (SIZE // len(LINE))).encode()
+    agents_text = original[3:].decode().replace("\r\n", "\n") + "one more line\n"
+    checkpoint, undo = Samples(), Samples()
+    progress(f"turn changes: checkpoints of {FILES} files of {SIZE // 1_000_000} MB, then Undo Turn")
+    for number in range(rounds):
+        folder = workdir / f"turn-{number}"
+        folder.mkdir()
+        turns = core.TurnChanges()
+        paths = [str(folder / f"file{index}.py") for index in range(FILES)]
+        for path in paths:
+            Path(path).write_bytes(original)
+            started = time.perf_counter()
+            if turns.needs_checkpoint(path):
+                turns.checkpoint(path, core.checkpoint_of(path))
+            overhead = time.perf_counter() - started
+            agent_files.write_text(path, agents_text)  # the write itself is not the checkpoint's cost
+            started = time.perf_counter()
+            turns.wrote(path, agents_text)
+            checkpoint.add("ours", [(overhead + time.perf_counter() - started) * 1000])
+        turn, _ = turns.end_turn()
+        started = time.perf_counter()
+        for path in paths:
+            core.restore_on_disk(turns.change(turn, path))
+        undo.add("ours", [(time.perf_counter() - started) * 1000])
+        assert all(Path(path).read_bytes() == original for path in paths)
+    return [
+        Row("11", f"turn changes: checkpoint work per write of a {SIZE // 1_000_000} MB file, on the writing thread",
+            "ms", checkpoint, "≤ 1 ms", lambda p50, ratio: p50 <= 1),
+        Row("11", f"turn changes: Undo Turn of {FILES} files of {SIZE // 1_000_000} MB on disk (byte-exact, each "
+            "checked first)", "ms", undo, "≤ 200 ms", lambda p50, ratio: p50 <= 200),
+    ]

@@ -1,0 +1,211 @@
+"""A turn's changes in Sublime's own diff, in the simulated editor with the
+BUILT package and the scripted ACP agent: checkpoints before each file's
+first write, the turn's list, reference documents, Keep and Undo Turn
+(byte-exact, one undo step in open views, the user's edits never lost)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.sim.test_chat import WAIT, ChatRig
+from tests.sim.test_chat_agent_work import request, wait_answers
+from tests.support.editor import wait_for_package_threads
+
+CRLF_BOM = b"\xef\xbb\xbfone\r\ntwo\r\nthree\r\n"
+LATIN = "café\nligne 2\n".encode("latin-1")
+
+
+def turn_events(rig: ChatRig, count: int = 1) -> list[dict[str, Any]]:
+    rig.host.wait_for(lambda: len([e for e, _ in rig.events if e == "turn_changes"]) >= count, timeout=WAIT)
+    return [d for e, d in rig.events if e == "turn_changes"]
+
+
+def reference(rig: ChatRig, view: Any) -> str | None:
+    state = rig.host.app.view(view.id())
+    return None if state is None else state.buffer.reference_document
+
+
+def two_file_turn(rig: ChatRig) -> tuple[Path, Path, Any]:
+    """The agent reads and rewrites an open CRLF+BOM file and a closed Latin-1 file."""
+    workspace = rig.editor.workspace
+    opened, closed = workspace / "win.txt", workspace / "latin.txt"
+    opened.write_bytes(CRLF_BOM)
+    closed.write_bytes(LATIN)
+    rig.load([[request("fs/read_text_file", path=str(opened)), request("fs/read_text_file", path=str(closed)),
+               request("fs/write_text_file", path=str(opened), content="one\nTWO\nthree\nfour\n"),
+               request("fs/write_text_file", path=str(opened), content="one\nTWO\nthree\nfour\nfive\n"),
+               request("fs/write_text_file", path=str(closed), content="café\n")]])
+    view = rig.host.user.open_file(opened)
+    rig.send("change both")
+    assert rig.ended() == ["end_turn"]
+    assert wait_answers(rig, "fs/write_text_file", 3) == [None, None, None]
+    return opened, closed, view
+
+
+def test_a_turn_lists_its_files_and_open_views_diff_against_the_checkpoint(rig: ChatRig) -> None:
+    opened, closed, view = two_file_turn(rig)
+    event = turn_events(rig)[0]
+    assert event["turn"] == 1 and event["window"] == rig.host.window.id()
+    assert event["files"] == [{"path": str(opened), "added": 3, "removed": 1, "state": "changed"},
+                              {"path": str(closed), "added": 0, "removed": 1, "state": "changed"}]
+    assert reference(rig, view) == "one\ntwo\nthree\n"  # the text before the first write of the turn
+    assert "2 files changed" in rig.host.run_on_main(lambda: view.get_status("qwen_turn_changes"))
+    rig.host.wait_for(lambda: "2 files changed — review: Ctrl+K, D" in rig.transcript(), timeout=WAIT)
+    # Sublime's own Revert Hunk on the agent's change, against that reference
+    rig.host.user.click(view, 5)
+    rig.host.user.press_key("ctrl+k, ctrl+z")
+    assert rig.editor.text(view) == "one\ntwo\nthree\nfour\nfive\n"
+
+
+def test_the_list_opens_a_closed_file_at_its_first_change_with_its_reference(rig: ChatRig) -> None:
+    _, closed, _ = two_file_turn(rig)
+    turn_events(rig)
+    rig.host.user.focus(rig.chat().composer_view)
+    binding = rig.host.user.press_key("ctrl+k, d")  # from the chat, as anywhere
+    assert binding is not None and binding.command == "qwen_turn_changes"
+    panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[-1]
+    assert [str(item[0]) for item in panel.items][:2] == ["Undo Turn", "Keep All"]
+    rig.host.user.choose_quick_panel(3)  # the closed file
+    rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)
+    rig.host.user.choose_quick_panel(0)  # open at its first change
+    view = rig.host.wait_for(lambda: next((v for v in rig.host.window.views() if v.file_name() == str(closed)), None),
+                             timeout=WAIT)
+    rig.host.wait_for(lambda: reference(rig, view) == "café\nligne 2\n", timeout=WAIT)
+    assert rig.host.run_on_main(lambda: view.rowcol(view.sel()[0].b)) == (1, 0)
+
+
+def test_undo_turn_restores_every_file_byte_exact_in_one_undo_step(rig: ChatRig) -> None:
+    opened, closed, view = two_file_turn(rig)
+    turn_events(rig)
+    rig.host.user.run_command("qwen_turn_undo")
+    wait_for_package_threads(rig.host, "turn undo")
+    rig.host.wait_idle()
+    assert opened.read_bytes() == CRLF_BOM and closed.read_bytes() == LATIN
+    assert rig.editor.text(view) == "one\ntwo\nthree\n" and not view.is_dirty()
+    files = rig.chat().requests().files.turns.files(1)
+    assert [f.state for f in files] == ["reverted", "reverted"]
+    rig.host.run_on_main(lambda: view.run_command("undo"))  # one step back: the agent's text
+    assert rig.editor.text(view) == "one\nTWO\nthree\nfour\nfive\n"
+
+
+def test_undo_keeps_the_users_later_edits_in_undo_history_and_unsaved(rig: ChatRig) -> None:
+    opened, _, view = two_file_turn(rig)
+    turn_events(rig)
+    rig.host.user.click(view, 0)
+    rig.host.user.type(view, "mine ")
+    rig.host.user.run_command("qwen_turn_undo", {"path": str(opened)})
+    wait_for_package_threads(rig.host, "turn undo")
+    rig.host.wait_idle()
+    assert rig.editor.text(view) == "one\ntwo\nthree\n" and view.is_dirty()  # not saved over the user's edit
+    assert opened.read_bytes() != CRLF_BOM  # the file on disk waits for the user's save
+    rig.host.run_on_main(lambda: view.run_command("undo"))
+    assert rig.editor.text(view) == "mine one\nTWO\nthree\nfour\nfive\n"
+
+
+def test_a_file_changed_on_disk_after_the_agent_is_never_overwritten(rig: ChatRig) -> None:
+    _, closed, _ = two_file_turn(rig)
+    turn_events(rig)
+    closed.write_bytes(b"the user's own\n")
+    rig.host.user.run_command("qwen_turn_undo", {"path": str(closed)})
+    wait_for_package_threads(rig.host, "turn undo")
+    assert closed.read_bytes() == b"the user's own\n"
+    assert [f.state for f in rig.chat().requests().files.turns.files(1)] == ["changed", "changed"]
+
+
+def test_keep_makes_the_current_text_the_reference(rig: ChatRig) -> None:
+    opened, _, view = two_file_turn(rig)
+    turn_events(rig)
+    rig.host.user.run_command("qwen_turn_keep", {"path": str(opened)})  # one file: the turn still asks
+    assert rig.host.run_on_main(lambda: view.get_status("qwen_turn_changes"))
+    rig.host.user.run_command("qwen_turn_keep")
+    rig.host.wait_idle()
+    assert rig.host.run_on_main(lambda: view.get_status("qwen_turn_changes")) == ""
+    assert reference(rig, view) == rig.editor.text(view)
+    assert [f.state for f in rig.chat().requests().files.turns.files(1)] == ["kept", "kept"]
+    assert opened.read_bytes() == b"\xef\xbb\xbfone\r\nTWO\r\nthree\r\nfour\r\nfive\r\n"
+
+
+def test_a_file_a_command_changed_after_the_agent_read_it_is_listed_outside(rig: ChatRig) -> None:
+    workspace = rig.editor.workspace
+    built, untouched = workspace / "built.txt", workspace / "untouched.txt"
+    built.write_text("old\n")
+    untouched.write_text("same\n")
+    rig.load([[request("fs/read_text_file", path=str(built)), request("fs/read_text_file", path=str(untouched)),
+               {"stall": 1}]])
+    rig.send("build")
+    wait_answers(rig, "fs/read_text_file", 2)
+    built.write_text("made by a shell command\n")  # while the turn runs, not through the editor
+    assert rig.ended() == ["end_turn"]
+    assert turn_events(rig)[0]["files"] == [{"path": str(built), "added": 0, "removed": 0, "state": "outside"}]
+    rig.host.user.run_command("qwen_turn_undo")
+    wait_for_package_threads(rig.host, "turn undo")
+    assert built.read_text() == "made by a shell command\n"  # never overwritten
+
+
+def open_view_of(rig: ChatRig, path: Path) -> Any:
+    return rig.host.run_on_main(lambda: rig.host.window.find_open_file(str(path)))
+
+
+def test_following_the_agent_shows_its_files_without_taking_the_focus(rig: ChatRig) -> None:
+    workspace = rig.editor.workspace
+    read, written = workspace / "read.txt", workspace / "written.txt"
+    read.write_text("1\n2\n3\n4\n")
+    written.write_text("a\nb\nc\n")
+    rig.load([[request("fs/read_text_file", path=str(read), line=3, limit=1)],
+              [request("fs/read_text_file", path=str(written)),
+               request("fs/write_text_file", path=str(written), content="a\nB\nc\n")]], chat_follow_agent=True)
+    code = rig.editor.open("code.py", "x = 1\n")
+    rig.send("read")
+    assert rig.ended() == ["end_turn"]
+    composer = rig.chat().composer_view
+    shown = rig.host.wait_for(lambda: open_view_of(rig, read), timeout=WAIT)
+    rig.host.wait_idle()
+    assert rig.host.run_on_main(lambda: shown.rowcol(shown.sel()[0].b)) == (2, 0)  # line 3
+    window = rig.host.window
+    assert rig.host.run_on_main(lambda: window.get_view_index(shown)[0]) == rig.host.run_on_main(
+        lambda: window.get_view_index(code)[0])  # the code's group, not the chat's
+    assert rig.host.run_on_main(lambda: window.active_view()) == composer  # the focus stayed
+    rig.send("write")
+    assert rig.ended(2) == ["end_turn", "end_turn"]
+    changed = rig.host.wait_for(lambda: open_view_of(rig, written), timeout=WAIT)
+    rig.host.wait_idle()
+    assert rig.host.run_on_main(lambda: changed.rowcol(changed.sel()[0].b)) == (1, 0)  # its first change
+    assert rig.host.run_on_main(lambda: window.active_view()) == composer
+
+
+def test_by_default_the_agents_files_do_not_open(rig: ChatRig) -> None:
+    _, closed, _ = two_file_turn(rig)
+    turn_events(rig)
+    assert open_view_of(rig, closed) is None
+
+
+def test_a_buffer_unsaved_before_the_turn_gets_its_unsaved_text_back_unsaved(rig: ChatRig) -> None:
+    workspace = rig.editor.workspace
+    path = workspace / "draft.txt"
+    rig.load([[request("fs/read_text_file", path=str(path)),
+               request("fs/write_text_file", path=str(path), content="the agent's\n")]])
+    view = rig.editor.open("draft.txt", "saved\n")
+    rig.host.user.type(view, "unsaved ")  # the agent reads this unsaved text, then writes (and saves)
+    rig.send("rewrite")
+    assert rig.ended() == ["end_turn"]
+    assert turn_events(rig)[0]["files"] == [{"path": str(path), "added": 1, "removed": 1, "state": "changed"}]
+    assert reference(rig, view) == "unsaved saved\n"
+    rig.host.user.run_command("qwen_turn_undo")
+    wait_for_package_threads(rig.host, "turn undo")
+    rig.host.wait_idle()
+    assert rig.editor.text(view) == "unsaved saved\n" and view.is_dirty()  # never saved for the user
+    assert path.read_text() == "the agent's\n"  # the user's save decides what the file holds
+
+
+def test_a_changed_file_opened_later_diffs_against_its_checkpoint_until_kept(rig: ChatRig) -> None:
+    _, closed, _ = two_file_turn(rig)
+    turn_events(rig)
+    view = rig.host.user.open_file(closed)  # however it is opened (here: File > Open)
+    rig.host.wait_for(lambda: reference(rig, view) == "café\nligne 2\n", timeout=WAIT)
+    rig.host.user.run_command("qwen_turn_keep")
+    rig.host.run_on_main(lambda: view.close())
+    again = rig.host.user.open_file(closed)
+    wait_for_package_threads(rig.host, "turn summary")
+    rig.host.wait_idle()
+    assert reference(rig, again) is None  # kept: Sublime's own reference again
