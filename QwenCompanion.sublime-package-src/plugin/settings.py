@@ -118,6 +118,7 @@ class Settings:
         self.workspace_trusted: bool | None = read.read(
             "workspace_trusted", None, lambda value: value is None or isinstance(value, bool), "true, false or null")
         self.ide_tools: bool = read.boolean("ide_tools", True)
+        self.companion_clis: list[str] = read.strings("companion_clis", ["qwen", "gemini"])
         self.actions_language: str = read.choice("actions_language", "en", ("en", "zh"))
         self.actions_model: str | None = read.read(
             "actions_model", None, lambda value: value is None or isinstance(value, str), "a string or null")
