@@ -103,6 +103,9 @@ class Settings:
         self.qwen_command: str | list[str] = read.read(
             "qwen_command", "qwen", lambda value: isinstance(value, str) or _is_strings(value),
             "a string or a list of strings")
+        self.gemini_command: str | list[str] = read.read(
+            "gemini_command", "gemini", lambda value: isinstance(value, str) or _is_strings(value),
+            "a string or a list of strings")
         self.terminal_location: str = read.read("terminal_location", "panel", lambda value: isinstance(value, str),
                                                 "a string")
         self.terminal_reuse: bool = read.boolean("terminal_reuse", True)

@@ -142,6 +142,48 @@ def test_open_in_terminal_reuses_the_running_terminal(
     host.assert_no_errors()
 
 
+def test_open_gemini_in_terminal_is_a_terminal_of_its_own(
+    host: SimulatedHost, editor: Editor, workspace: Path, record: Path
+) -> None:
+    lock = editor.load([workspace])
+    editor.settings({"gemini_command": ["gemini", "--debug"]})
+    host.user.run_command("qwen_open_terminal")
+    host.wait_for(lambda: terminus_calls(record), timeout=WAIT)
+    host.wait_idle()
+    host.user.run_command("qwen_open_terminal", {"cli": "gemini"})
+    host.wait_for(lambda: len(terminus_calls(record)) == 2, timeout=WAIT)  # not the qwen terminal shown again
+    host.wait_idle()
+    gemini = terminus_calls(record)[1]
+    window_id = host.window.id()
+    assert gemini == {
+        "cmd": ["gemini", "--debug"],  # no --mcp-config: a qwen option
+        "cwd": str(workspace),
+        "env": {
+            "GEMINI_CLI_IDE_SERVER_PORT": str(lock["port"]),
+            "GEMINI_CLI_IDE_WORKSPACE_PATH": str(workspace),
+            "TERM_PROGRAM": "sublime",
+            "GEMINI_CLI_IDE_PID": str(lock["ppid"]),
+            "GEMINI_CLI_IDE_AUTH_TOKEN": lock["authToken"],
+        },
+        "title": "Gemini CLI · proj",
+        "tag": f"gemini-cli-window-{window_id}",
+        "auto_close": "on_success",
+        "focus": True,
+        "show_in_panel": True,
+        "panel_name": "Gemini CLI",
+    }
+    assert (editor.gemini_dir / f"gemini-ide-server-{lock['ppid']}-{lock['port']}.json").is_file()
+    host.user.run_command("qwen_open_terminal", {"cli": "gemini"})
+    host.wait_idle()
+    assert len(terminus_calls(record)) == 2  # its own terminal is reused
+    assert host.window.active_panel() == "output.Gemini CLI"
+    host.user.run_command("qwen_open_terminal", {"cli": "claude"})
+    host.wait_idle()
+    assert len(terminus_calls(record)) == 2
+    assert any("no terminal for the CLI 'claude'" in message for message in host.status_messages)
+    host.assert_no_errors()
+
+
 def test_window_without_folder_uses_the_active_files_folder(
     host: SimulatedHost, editor: Editor, workspace: Path, record: Path
 ) -> None:
