@@ -363,6 +363,39 @@ def test_diagnose_opens_beside_the_code_and_names_files_in_the_folder_relative_t
     assert host.window.num_groups() == 1 and host.visible_views(host.window) == [code]
 
 
+def diagnose_afresh(host: SimulatedHost, folder: Path) -> str:
+    """`diagnose` after closing the last report, so the text read is the new one."""
+    for view in host.window.views():
+        if view.name() == REPORT_NAME:
+            host.user.close(view)
+    host.wait_idle()
+    return diagnose(host, folder)
+
+
+def test_diagnose_reports_gemini_cli(host: SimulatedHost, editor: Editor, workspace: Path, tmp_path: Path) -> None:
+    lock = editor.load([workspace])
+    gemini_file = editor.gemini_dir / f"gemini-ide-server-{lock['ppid']}-{lock['port']}.json"
+    host.wait_for(gemini_file.is_file, timeout=WAIT)
+    text = diagnose(host, workspace)
+    assert "\ngemini CLI\n  executable:     `gemini` not found on PATH\n" in text
+    assert f"  discovery file: {gemini_file}\n  {'':16}readable, well-formed, matches this server\n" in text
+
+    fake = tmp_path / "fake-gemini"
+    fake.write_text("#!/bin/sh\necho 0.56.0\n")
+    fake.chmod(0o755)
+    editor.settings({"gemini_command": [str(fake)]})
+    forged = json.loads(gemini_file.read_text())
+    gemini_file.write_text(json.dumps({**forged, "authToken": "forged"}))  # kept: only a missing file is rewritten
+    text = diagnose_afresh(host, workspace)
+    assert f"  executable:     {fake}, version 0.56.0\n" in text
+    assert f"  discovery file: {gemini_file}\n  {'':16}does not match this server: authToken belongs to another server\n" in text
+    assert lock["authToken"] not in text
+
+    editor.settings({"companion_clis": ["qwen"]})
+    assert "\ngemini CLI\n  served:         no (not in the companion_clis setting)\n" in diagnose_afresh(host, workspace)
+    host.assert_no_errors()
+
+
 def test_diagnose_a_missing_lock_file(host: SimulatedHost, editor: Editor, home: Path, workspace: Path) -> None:
     lock = editor.load([workspace])
     path = home / ".qwen" / "ide" / f"{lock['port']}.lock"
