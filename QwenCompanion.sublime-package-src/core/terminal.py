@@ -217,6 +217,8 @@ def terminus_args(
     quoted for the shell that runs it (cmd.exe on Windows).
     """
     command = with_args(options.command, extra_args, windows=windows and login_shell is None)
+    if cli == "gemini" and not windows:
+        command = _after_terminus_env(command)
     env: dict[str, Json] = dict(cli_env(cli, port, workspace_path, ide_pid=ide_pid, token=token))
     args: dict[str, Json] = {
         "cwd": cwd,
@@ -237,6 +239,16 @@ def terminus_args(
         args["show_in_panel"] = True
         args["panel_name"] = panel_name(serial, cli)
     return args
+
+
+def _after_terminus_env(command: str | list[str]) -> str | list[str]:
+    """`command` run with `TERM_PROGRAM=sublime` set by the command itself:
+    Terminus sets `TERM_PROGRAM=Terminus-Sublime` after the `env` it is given,
+    and without `sublime` there gemini-cli refuses IDE mode unless it reads our
+    discovery file (whose `ideInfo` also names Sublime Text). POSIX shells only."""
+    if isinstance(command, list):
+        return ["env", "TERM_PROGRAM=sublime", *command]
+    return f"TERM_PROGRAM=sublime {command}"
 
 
 def _powershell_quote(text: str) -> str:

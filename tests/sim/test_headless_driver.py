@@ -92,7 +92,7 @@ def test_terminal_spec_and_connect_command_for_gemini(sublime: HeadlessSublime, 
         "GEMINI_CLI_IDE_AUTH_TOKEN": published["authToken"],
     }
     assert published["port"] == state["port"] and published["workspacePath"] == str(workspace)
-    assert gemini["shell_cmd"] == "gemini" and gemini["cwd"] == qwen["cwd"] == str(workspace)
+    assert gemini["shell_cmd"] == "TERM_PROGRAM=sublime gemini" and gemini["cwd"] == qwen["cwd"] == str(workspace)
     assert set(qwen["env"]) == {"QWEN_CODE_IDE_SERVER_PORT", "QWEN_CODE_IDE_WORKSPACE_PATH"}
 
     sublime.do("command", name="qwen_copy_connect_command", args={"shell": "posix", "cli": "gemini"})

@@ -156,7 +156,8 @@ def test_open_gemini_in_terminal_is_a_terminal_of_its_own(
     gemini = terminus_calls(record)[1]
     window_id = host.window.id()
     assert gemini == {
-        "cmd": ["gemini", "--debug"],  # no --mcp-config: a qwen option
+        # Terminus overwrites TERM_PROGRAM after `env`: the command sets it. No --mcp-config: a qwen option.
+        "cmd": ["env", "TERM_PROGRAM=sublime", "gemini", "--debug"],
         "cwd": str(workspace),
         "env": {
             "GEMINI_CLI_IDE_SERVER_PORT": str(lock["port"]),

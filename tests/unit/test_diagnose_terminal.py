@@ -246,3 +246,19 @@ def test_parse_command_names_its_setting() -> None:
     assert parse_command(" gemini ", "gemini_command", "gemini") == ("gemini", None)
     assert parse_command("", "gemini_command", "gemini") == (
         "gemini", "gemini_command must be a non-empty string or list of strings; using 'gemini'")
+
+
+def test_gemini_in_terminus_sets_term_program_itself() -> None:
+    """Terminus sets TERM_PROGRAM=Terminus-Sublime after the `env` it is given."""
+    def command(options: TerminalOptions, **kwargs: object) -> object:
+        args = terminus_args(window_id=1, port=5, workspace_path="/w", cwd="/w", options=options, cli="gemini",
+                             **kwargs)  # type: ignore[arg-type]
+        return args.get("cmd", args.get("shell_cmd"))
+
+    assert command(TerminalOptions(command="gemini -d")) == "TERM_PROGRAM=sublime gemini -d"
+    assert command(TerminalOptions(command=["/o/gemini"])) == ["env", "TERM_PROGRAM=sublime", "/o/gemini"]
+    assert command(TerminalOptions(command=["/o/gemini"]), login_shell="/bin/zsh") == [
+        "/bin/zsh", "-l", "-i", "-c", "env TERM_PROGRAM=sublime /o/gemini"]
+    assert command(TerminalOptions(command="gemini"), windows=True) == "gemini"  # cmd.exe has no such syntax
+    qwen = terminus_args(window_id=1, port=5, workspace_path="/w", cwd="/w", options=TerminalOptions(command="qwen"))
+    assert qwen["shell_cmd"] == "qwen"
