@@ -5,8 +5,9 @@ window through the discovery file the companion publishes and connects.
 The built package runs in the headless driver (the simulated Sublime Text);
 gemini runs in the rig's tmux TUI with Terminus's own variables applied after
 the spec's, as Terminus applies them. No model is reached (the API key is
-fake): `/ide status` is answered by gemini itself. What needs a model (an
-`openDiff` from a proposed edit) is not reached here.
+fake): `/ide status` is answered by gemini itself; the review round trip
+points gemini at a scripted Gemini-API model (tests/rig/fake_gemini_model.py)
+that asks for one `write_file`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 
 from tests.e2e.conftest import unavailable
 from tests.e2e.test_open_terminal_e2e import TERMINUS_ENV, Command, terminus_argv
+from tests.rig.fake_gemini_model import FakeGeminiModel
 from tests.rig.gemini_cli import GeminiCli, find_gemini, gemini_env, make_gemini_home
 from tests.rig.qwen_cli import QwenCli, TuiSession
 from tests.support.editor import require_built
@@ -63,9 +65,11 @@ def start_sublime(sublimes: list[HeadlessSublime], workspace: Path, home: Path) 
 
 
 def run_gemini(gemini: GeminiCli, spec: dict[str, Any], home: Path, tmp_path: Path, tmux: str,
-               drop: tuple[str, ...] = ()) -> TuiSession:
+               drop: tuple[str, ...] = (), model: FakeGeminiModel | None = None) -> TuiSession:
     """The spec's command in its folder with its variables, then Terminus's over them."""
     extra = {name: value for name, value in spec["env"].items() if name not in drop}
+    if model is not None:
+        extra["GOOGLE_GEMINI_BASE_URL"] = model.base_url
     env = gemini_env(gemini, make_gemini_home(tmp_path), home / "tmp", tmp_path / "bin", {**extra, **TERMINUS_ENV})
     gemini.write_launcher(tmp_path / "bin")
     argv = terminus_argv(spec)
@@ -141,3 +145,41 @@ def test_a_refused_discovery_folder_leaves_gemini_the_terminals_variables(
     # Without the token too, gemini has nothing to connect with, and says so.
     with run_gemini(gemini, spec, home, tmp_path, tmux_bin, drop=("GEMINI_CLI_IDE_AUTH_TOKEN",)) as session:
         assert ide_status(session).startswith("Disconnected")
+
+
+@pytest.mark.parametrize("outcome", ["accepted", "rejected"])
+def test_gemini_edits_open_a_review_and_its_outcome_reaches_gemini(
+    gemini: GeminiCli, tmux_bin: str, sublimes: list[HeadlessSublime], home: Path, tmp_path: Path, outcome: str
+) -> None:
+    workspace = (tmp_path / "project").resolve()
+    sublime = start_sublime(sublimes, workspace, home)
+    target = workspace / "notes.txt"
+    target.write_text("hello\n")
+    spec = sublime.do("terminal_spec", cli="gemini")
+    with FakeGeminiModel(str(target), "bye\n") as model, \
+            run_gemini(gemini, spec, home, tmp_path, tmux_bin, model=model) as session:
+        assert ide_status(session) == CONNECTED
+        session.submit("change notes.txt")
+        opened = sublime.wait_event(lambda e: e.get("event") == "diff_opened", timeout=60)
+        assert opened["filePath"] == str(target)
+        assert sublime.do("text", view=opened["proposed_view"])["text"] == "bye\n"
+        if outcome == "accepted":
+            sublime.do("set_text", view=opened["proposed_view"], text="bye, edited in Sublime\n")
+            sublime.do("click", view=opened["proposed_view"], href="accept")
+        else:
+            sublime.do("click", view=opened["proposed_view"], href="reject")
+        closed = sublime.wait_event(lambda e: e.get("event") == "diff_closed", timeout=30)
+        assert closed["outcome"] == outcome
+        if outcome == "accepted":
+            # gemini writes the text Sublime accepted, the hand edit included.
+            deadline = time.monotonic() + 30
+            while target.read_text() != "bye, edited in Sublime\n":
+                assert time.monotonic() < deadline, f"gemini wrote {target.read_text()!r}"
+                time.sleep(0.2)
+            session.wait_for("done", timeout=30)
+            [response] = [r for _, request in model.requests for r in model.function_responses(request)][-1:]
+            assert response["name"] == "write_file"
+        else:
+            session.wait_for(r"(?i)cancel|rejected|declined", timeout=30)
+            time.sleep(1)
+            assert target.read_text() == "hello\n"

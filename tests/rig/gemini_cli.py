@@ -6,7 +6,8 @@ installed by make into .cache/gemini-cli) in tests, on the qwen cache's Node 22.
   on and first-run dialogs, update checks and telemetry off;
 - ``gemini_env()`` builds the CLI's whole environment from scratch.
 
-No model is reached: the API key is fake, and the tests stop before a prompt.
+The API key is fake; a test that prompts points GOOGLE_GEMINI_BASE_URL at
+tests/rig/fake_gemini_model.py.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ def make_gemini_home(tmp: Path) -> Path:
         "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
+        # A fixed model: "auto" first asks a router model; no side call after a turn.
+        "model": {"name": "gemini-2.5-flash", "skipNextSpeakerCheck": True},
     }
     (home / ".gemini" / "settings.json").write_text(json.dumps(settings, indent=2))
     return home
