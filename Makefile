@@ -13,6 +13,7 @@ VENV_STAMP := $(VENV)/.stamp-$(PYTHON_VERSION)
 PY := $(VENV)/bin/python
 WHEELS := $(CACHE)/wheels
 CLI_CACHE := $(CACHE)/qwen-cli
+GEMINI_CACHE := $(CACHE)/gemini-cli
 BENCH_PEER := $(CACHE)/bench-peer
 DIST := dist
 BUILT := $(DIST)/QwenCompanion/.no-sublime-package
@@ -21,7 +22,7 @@ PACKAGE_SOURCES := $(shell find QwenCompanion.sublime-package-src -type f -not -
 
 .PHONY: install build release cli test typecheck lint headless sublime-install tmux clean bench actionlint
 
-install: $(VENV_STAMP) build tmux $(CLI_CACHE)/.stamp sublime-install
+install: $(VENV_STAMP) build tmux $(CLI_CACHE)/.stamp $(GEMINI_CACHE)/.stamp sublime-install
 
 $(VENV_STAMP): requirements-dev.txt
 	rm -rf $(VENV)
@@ -49,12 +50,23 @@ release: $(WHEELS)/.stamp
 	$(PY) tools/build.py $(WHEELS) $(DIST)
 	$(PY) tools/release.py $(DIST)/QwenCompanion $(DIST)/QwenCompanion.sublime-package
 
-cli: $(CLI_CACHE)/.stamp
+cli: $(CLI_CACHE)/.stamp $(GEMINI_CACHE)/.stamp
 
 # The real qwen CLI and Node 22 for the end-to-end tests, pinned by the committed lock.
 $(CLI_CACHE)/.stamp: tests/rig/install-cli.sh tests/rig/cli-package.json tests/rig/cli-package-lock.json
 	@command -v npm >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm; }
 	bash tests/rig/install-cli.sh $(CLI_CACHE)
+	touch $@
+
+# The real gemini-cli for its end-to-end tests, exactly as the committed lock pins
+# it; it runs on the Node 22 of the qwen CLI cache.
+$(GEMINI_CACHE)/.stamp: tests/rig/gemini-package.json tests/rig/gemini-package-lock.json
+	@command -v npm >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm; }
+	mkdir -p $(GEMINI_CACHE)
+	cp tests/rig/gemini-package.json $(GEMINI_CACHE)/package.json
+	cp tests/rig/gemini-package-lock.json $(GEMINI_CACHE)/package-lock.json
+	npm ci --prefix $(GEMINI_CACHE) --no-audit --no-fund --ignore-scripts --no-update-notifier \
+		--engine-strict=false --loglevel=error </dev/null
 	touch $@
 
 tmux:
@@ -79,7 +91,7 @@ typecheck: $(VENV_STAMP)
 	@mkdir -p $(CACHE)/typecheck && ln -sfn ../../QwenCompanion.sublime-package-src $(CACHE)/typecheck/QwenCompanion
 	$(PY) -m mypy
 
-test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp lint typecheck actionlint
+test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp $(GEMINI_CACHE)/.stamp lint typecheck actionlint
 	QWEN_E2E_REQUIRED=1 $(PY) -m pytest tests/unit tests/robustness tests/e2e tests/sim
 
 # Benchmarks against a peer on the VS Code companion's stack (bench/peer, Node 22

@@ -255,13 +255,16 @@ def do_terminal_spec(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """What Open in Terminal would run for the window: `cmd` (a list) or
     `shell_cmd` (a string for the platform's shell), `cwd` and `env` (added
     to the environment), as Terminus would get them; `--mcp-config` gives
-    that qwen the IDE tools."""
+    that qwen the IDE tools. `cli` "gemini" answers for gemini-cli instead."""
     window = driver.window(action)
     terminal = sys.modules[f"{PACKAGE}.plugin.companion.terminal"]
     companion = driver.companions.get(window)
     if companion is None or not companion.running:
         raise LookupError("the window has no running server")
-    spec = driver.host.run_on_main(lambda: terminal.terminal_spec(window, companion, terminal.options()))
+    cli = terminal.chosen_cli(action.get("cli", "qwen"))
+    if cli is None:
+        raise ValueError(f"cli must be \"qwen\" or \"gemini\", not {action.get('cli')!r}")
+    spec = driver.host.run_on_main(lambda: terminal.terminal_spec(window, companion, terminal.options(cli), cli=cli))
     return {key: spec[key] for key in ("cmd", "shell_cmd", "cwd", "env") if key in spec}
 
 
@@ -430,7 +433,7 @@ ACTIONS: dict[str, Action] = {
     "new_window": do_new_window,  # {folders}
     "state": do_state,  # {window?}
     "clipboard": do_clipboard,
-    "terminal_spec": do_terminal_spec,  # {window?}
+    "terminal_spec": do_terminal_spec,  # {window?, cli?}
     "wait_idle": do_wait_idle,
     "chat": do_chat,  # {text, window?}
     "chat_cancel": do_chat_cancel,  # {window?}

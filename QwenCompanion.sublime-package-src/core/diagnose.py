@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from .companion import lockfile
 from .paths import HOST_STYLE, PathStyle, is_within
@@ -44,6 +44,14 @@ class CliProbe:
     path: str | None  # where it was found on PATH
     version: str | None = None
     error: str | None = None
+
+
+@dataclass(frozen=True)
+class GeminiFacts:
+    """gemini-cli, when the `companion_clis` setting serves it."""
+    cli: CliProbe
+    file: LockCheck | None = None  # None when there is no server to check against
+    error: str | None = None  # why the server could not write the file
 
 
 @dataclass(frozen=True)
@@ -95,10 +103,12 @@ class Facts:
     shell_cli: CliProbe | None = None  # qwen as that shell finds it
     suggested_command: list[str] | None = None  # a qwen_command that needs no PATH
     relative_qwen_home: str | None = None  # QWEN_HOME when it is a relative path
+    gemini: GeminiFacts | None = None  # None: gemini is not in `companion_clis`
 
 
-def inspect_lock(path: Path, *, port: int, token: str, workspace_path: str, ppid: int) -> LockCheck:
-    """Is the lock file there, readable, well-formed, and about this server?"""
+def _read_checked(path: Path, expected_types: dict[str, type]) -> dict[str, Any] | LockCheck:
+    """A discovery file's content, or the LockCheck saying why it is not usable
+    (missing, unreadable, not JSON, a field missing, not our `ideInfo`)."""
     where = str(path)
     try:
         data = lockfile.read_lock(path)
@@ -110,17 +120,16 @@ def inspect_lock(path: Path, *, port: int, token: str, workspace_path: str, ppid
         return LockCheck(where, "malformed", f"not valid JSON: {error}")
     except ValueError as error:
         return LockCheck(where, "malformed", str(error))
-
-    expected_types: dict[str, type] = {
-        "port": int, "workspacePath": str, "authToken": str, "ppid": int, "ideInfo": dict,
-    }
     bad = [name for name, kind in expected_types.items() if not isinstance(data.get(name), kind)]
     if bad:
         return LockCheck(where, "malformed", "missing or wrong type: " + ", ".join(bad))
     ide_info = data["ideInfo"]
     if ide_info.get("name") != lockfile.IDE_INFO["name"]:
         return LockCheck(where, "malformed", f"ideInfo.name is {ide_info.get('name')!r}, not {lockfile.IDE_INFO['name']!r}")
+    return data
 
+
+def _server_mismatches(data: dict[str, Any], *, port: int, token: str, workspace_path: str) -> list[str]:
     mismatches = []
     if data["port"] != port:
         mismatches.append(f"port is {data['port']}, the server listens on {port}")
@@ -128,11 +137,29 @@ def inspect_lock(path: Path, *, port: int, token: str, workspace_path: str, ppid
         mismatches.append("authToken belongs to another server")
     if data["workspacePath"] != workspace_path:
         mismatches.append(f"workspacePath is {data['workspacePath']!r}, the window's folders give {workspace_path!r}")
+    return mismatches
+
+
+def inspect_lock(path: Path, *, port: int, token: str, workspace_path: str, ppid: int) -> LockCheck:
+    """Is the lock file there, readable, well-formed, and about this server?"""
+    data = _read_checked(path, {"port": int, "workspacePath": str, "authToken": str, "ppid": int, "ideInfo": dict})
+    if isinstance(data, LockCheck):
+        return data
+    mismatches = _server_mismatches(data, port=port, token=token, workspace_path=workspace_path)
     if data["ppid"] != ppid:
         mismatches.append(f"ppid is {data['ppid']}, Sublime Text is {ppid}")
     if mismatches:
-        return LockCheck(where, "mismatch", "; ".join(mismatches))
-    return LockCheck(where, "ok")
+        return LockCheck(str(path), "mismatch", "; ".join(mismatches))
+    return LockCheck(str(path), "ok")
+
+
+def inspect_gemini_file(path: Path, *, port: int, token: str, workspace_path: str) -> LockCheck:
+    """Is gemini-cli's discovery file there, readable, well-formed, and about this server?"""
+    data = _read_checked(path, {"port": int, "workspacePath": str, "authToken": str, "ideInfo": dict})
+    if isinstance(data, LockCheck):
+        return data
+    mismatches = _server_mismatches(data, port=port, token=token, workspace_path=workspace_path)
+    return LockCheck(str(path), "mismatch", "; ".join(mismatches)) if mismatches else LockCheck(str(path), "ok")
 
 
 def probe_cli(name: str, *, timeout: float = VERSION_TIMEOUT, path: str | None = None) -> CliProbe:
@@ -140,7 +167,8 @@ def probe_cli(name: str, *, timeout: float = VERSION_TIMEOUT, path: str | None =
     found = shutil.which(name, path=path)
     if found is None:
         return CliProbe(name, None, error="not found on PATH")
-    env = dict(os.environ, QWEN_CODE_NO_RELAUNCH="true")  # else it re-executes itself first
+    # else qwen and gemini re-execute themselves first
+    env = dict(os.environ, QWEN_CODE_NO_RELAUNCH="true", GEMINI_CLI_NO_RELAUNCH="true")
     try:
         done = subprocess.run(
             [found, "--version"],
@@ -381,6 +409,28 @@ def _probe_text(probe: CliProbe, where: str, display: Callable[[str], str]) -> s
     return f"{display(probe.path)}, version {probe.version}"
 
 
+_CHECK_TEXT = {
+    "ok": "readable, well-formed, matches this server",
+    "missing": "missing",
+    "unreadable": "unreadable: {}",
+    "malformed": "malformed: {}",
+    "mismatch": "does not match this server: {}",
+}
+
+
+def _gemini_lines(gemini: GeminiFacts | None, display: Callable[[str], str]) -> list[str]:
+    lines = ["", "gemini CLI"]
+    if gemini is None:
+        return [*lines, _row("served", "no (not in the companion_clis setting)")]
+    lines.append(_row("executable", _probe_text(gemini.cli, "on PATH", display)))
+    if gemini.error:
+        lines.append(_row("discovery file", f"not written: {gemini.error}"))
+    elif gemini.file is not None:
+        lines.append(_row("discovery file", gemini.file.path))
+        lines.append(_row("", _CHECK_TEXT[gemini.file.state].format(gemini.file.detail)))
+    return lines
+
+
 def build_report(facts: Facts, display: Callable[[str], str] = str) -> str:
     """The report; `display` shows a file's path as the user reads it (relative
     to the window's folder). The folders themselves are shown whole."""
@@ -407,15 +457,8 @@ def build_report(facts: Facts, display: Callable[[str], str] = str) -> str:
     else:
         lines.append(_row("state", "not running"))
     if facts.lock is not None:
-        lock_state = {
-            "ok": "readable, well-formed, matches this server",
-            "missing": "missing",
-            "unreadable": f"unreadable: {facts.lock.detail}",
-            "malformed": f"malformed: {facts.lock.detail}",
-            "mismatch": f"does not match this server: {facts.lock.detail}",
-        }[facts.lock.state]
         lines.append(_row("lock file", facts.lock.path))
-        lines.append(_row("", lock_state))
+        lines.append(_row("", _CHECK_TEXT[facts.lock.state].format(facts.lock.detail)))
     else:
         lines.append(_row("lock folder", facts.lock_directory))
     lines.append(_row("folders", facts.roots[0] if facts.roots else "(none)"))
@@ -450,6 +493,7 @@ def build_report(facts: Facts, display: Callable[[str], str] = str) -> str:
     lines.append(_row("approval mode", f"{mode} ({mode_source})"))
     lines.append(_row("", approval_advice(mode)))
     lines.append(_row("Terminus", "installed" if facts.terminus else "not installed"))
+    lines += _gemini_lines(facts.gemini, display)
 
     if facts.folder is not None:
         lines += ["", f"Folder checked: {facts.folder}"]

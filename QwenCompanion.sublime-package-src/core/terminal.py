@@ -19,6 +19,27 @@ DEFAULT_COMMAND = "qwen"
 TITLE = "Qwen Code"
 PANEL_NAME = "Qwen Code"
 
+Cli = Literal["qwen", "gemini"]
+CLIS: tuple[Cli, ...] = ("qwen", "gemini")
+
+
+@dataclass(frozen=True)
+class CliProfile:
+    """What tells one CLI's terminal apart: its title (and panel name), its
+    Terminus tag, and the variables that point it at a window's server."""
+    title: str
+    tag: str
+    port_env: str
+    workspace_env: str
+
+
+PROFILES: dict[Cli, CliProfile] = {
+    "qwen": CliProfile(TITLE, "qwen-code-window", PORT_ENV, WORKSPACE_ENV),
+    # gemini-cli's names (packages/vscode-ide-companion/src/ide-server.ts).
+    "gemini": CliProfile("Gemini CLI", "gemini-cli-window", "GEMINI_CLI_IDE_SERVER_PORT", "GEMINI_CLI_IDE_WORKSPACE_PATH"),
+}
+
+
 Location = Literal["panel", "tab"]
 AutoClose = bool | Literal["always", "on_success"]
 Shell = Literal["posix", "powershell", "cmd"]
@@ -35,20 +56,25 @@ class TerminalOptions:
     auto_close: AutoClose = "on_success"
 
 
+def parse_command(raw: object, key: str, default: str) -> tuple[str | list[str], str | None]:
+    """A CLI's command from the setting `key`: a non-empty string or list of
+    non-empty strings, else `default` and a sentence saying so."""
+    if isinstance(raw, str) and raw.strip():
+        return raw.strip(), None
+    if isinstance(raw, list) and raw and all(isinstance(p, str) and p for p in raw):
+        return [str(p) for p in raw], None
+    return default, f"{key} must be a non-empty string or list of strings; using {default!r}"
+
+
 def parse_options(settings: Mapping[str, object]) -> tuple[TerminalOptions, list[str]]:
     """Options from the package settings; unusable values fall back to the
     defaults and are reported as warnings (one sentence each)."""
     defaults = TerminalOptions()
     warnings: list[str] = []
 
-    command: str | list[str] = defaults.command
-    raw_command = settings.get("qwen_command", defaults.command)
-    if isinstance(raw_command, str) and raw_command.strip():
-        command = raw_command.strip()
-    elif isinstance(raw_command, list) and raw_command and all(isinstance(p, str) and p for p in raw_command):
-        command = [str(p) for p in raw_command]
-    else:
-        warnings.append(f"qwen_command must be a non-empty string or list of strings; using {defaults.command!r}")
+    command, problem = parse_command(settings.get("qwen_command", defaults.command), "qwen_command", DEFAULT_COMMAND)
+    if problem:
+        warnings.append(problem)
 
     location: Location = defaults.location
     raw_location = settings.get("terminal_location", defaults.location)
@@ -113,24 +139,44 @@ def terminal_cwd(folders: list[str], active_file: str | None, home: str) -> str:
     return home
 
 
-def terminal_tag(window_id: int, serial: int | None = None) -> str:
-    """Terminus tag of a window's qwen terminal; `serial` tells extra ones apart."""
-    base = f"qwen-code-window-{window_id}"
+def terminal_tag(window_id: int, serial: int | None = None, cli: Cli = "qwen") -> str:
+    """Terminus tag of a window's terminal of `cli`; `serial` tells extra ones apart."""
+    base = f"{PROFILES[cli].tag}-{window_id}"
     return base if serial is None else f"{base}-{serial}"
 
 
-def panel_name(serial: int | None = None) -> str:
-    return PANEL_NAME if serial is None else f"{PANEL_NAME} {serial}"
+def panel_name(serial: int | None = None, cli: Cli = "qwen") -> str:
+    name = PROFILES[cli].title
+    return name if serial is None else f"{name} {serial}"
 
 
-def terminal_title(cwd: str, serial: int | None = None) -> str:
+def terminal_title(cwd: str, serial: int | None = None, cli: Cli = "qwen") -> str:
     folder = os.path.basename(os.path.normpath(cwd)) if cwd else ""
-    title = f"{TITLE} · {folder}" if folder else TITLE
+    name = PROFILES[cli].title
+    title = f"{name} · {folder}" if folder else name
     return title if serial is None else f"{title} ({serial})"
 
 
 def terminal_env(port: int, workspace_path: str) -> dict[str, str]:
     return {PORT_ENV: str(port), WORKSPACE_ENV: workspace_path}
+
+
+def cli_env(cli: Cli, port: int, workspace_path: str, *, ide_pid: int = 0, token: str | None = None) -> dict[str, str]:
+    """The variables that point `cli` at the window's server. gemini also gets
+    `TERM_PROGRAM=sublime` (its `detectIde` then knows Sublime Text),
+    `GEMINI_CLI_IDE_PID` (the pid its discovery file is named with, which it
+    otherwise guesses from its process tree) and, given `token`, the token it
+    falls back to when no discovery file is readable (as VS Code's companion
+    sets it; only ever for a terminal's own environment, never the clipboard)."""
+    if cli == "qwen":
+        return terminal_env(port, workspace_path)
+    profile = PROFILES[cli]
+    env = {profile.port_env: str(port), profile.workspace_env: workspace_path, "TERM_PROGRAM": "sublime"}
+    if ide_pid > 0:
+        env["GEMINI_CLI_IDE_PID"] = str(ide_pid)
+    if token:
+        env["GEMINI_CLI_IDE_AUTH_TOKEN"] = token
+    return env
 
 
 # Shells that take `-l -i -c COMMAND` (csh and tcsh accept -l only alone).
@@ -157,6 +203,9 @@ def terminus_args(
     login_shell: str | None = None,
     extra_args: Sequence[str] = (),
     windows: bool = False,
+    cli: Cli = "qwen",
+    ide_pid: int = 0,
+    token: str | None = None,
 ) -> dict[str, Json]:
     """Arguments for Terminus's `terminus_open` window command.
 
@@ -168,12 +217,14 @@ def terminus_args(
     quoted for the shell that runs it (cmd.exe on Windows).
     """
     command = with_args(options.command, extra_args, windows=windows and login_shell is None)
-    env: dict[str, Json] = dict(terminal_env(port, workspace_path))
+    if cli == "gemini" and not windows:
+        command = _after_terminus_env(command)
+    env: dict[str, Json] = dict(cli_env(cli, port, workspace_path, ide_pid=ide_pid, token=token))
     args: dict[str, Json] = {
         "cwd": cwd,
         "env": env,
-        "title": terminal_title(cwd, serial),
-        "tag": terminal_tag(window_id, serial),
+        "title": terminal_title(cwd, serial, cli),
+        "tag": terminal_tag(window_id, serial, cli),
         "auto_close": options.auto_close,
         "focus": True,
     }
@@ -186,8 +237,18 @@ def terminus_args(
         args["cmd"] = list[Json](command)
     if options.location == "panel":
         args["show_in_panel"] = True
-        args["panel_name"] = panel_name(serial)
+        args["panel_name"] = panel_name(serial, cli)
     return args
+
+
+def _after_terminus_env(command: str | list[str]) -> str | list[str]:
+    """`command` run with `TERM_PROGRAM=sublime` set by the command itself:
+    Terminus sets `TERM_PROGRAM=Terminus-Sublime` after the `env` it is given,
+    and without `sublime` there gemini-cli refuses IDE mode unless it reads our
+    discovery file (whose `ideInfo` also names Sublime Text). POSIX shells only."""
+    if isinstance(command, list):
+        return ["env", "TERM_PROGRAM=sublime", *command]
+    return f"TERM_PROGRAM=sublime {command}"
 
 
 def _powershell_quote(text: str) -> str:
@@ -233,28 +294,27 @@ def cmd_invocation(command: str | list[str]) -> str:
 
 def connect_command(
     *, port: int, workspace_path: str, cwd: str, command: str | list[str], shell: Shell,
-    extra_args: Sequence[str] = (),
+    extra_args: Sequence[str] = (), cli: Cli = "qwen", ide_pid: int = 0,
 ) -> str:
-    """Lines to paste into an external terminal: set the variables, go to the
-    folder, start qwen (followed by `extra_args`)."""
+    """Lines to paste into an external terminal: set the variables (never the
+    token: clipboards are read by other programs), go to the folder, start the
+    CLI (followed by `extra_args`)."""
+    env = cli_env(cli, port, workspace_path, ide_pid=ide_pid)
     if shell == "powershell":
         return "\n".join([
-            f"$env:{PORT_ENV} = '{port}'",
-            f"$env:{WORKSPACE_ENV} = {_powershell_quote(workspace_path)}",
+            *(f"$env:{name} = {_powershell_quote(value)}" for name, value in env.items()),
             f"Set-Location -LiteralPath {_powershell_quote(cwd)}; {powershell_invocation(command, extra_args)}",
             "",
         ])
     if shell == "cmd":
         # `set "NAME=value"` keeps spaces and operators; Windows paths hold no `"`.
         return "\n".join([
-            f'set "{PORT_ENV}={port}"',
-            f'set "{WORKSPACE_ENV}={workspace_path}"',
+            *(f'set "{name}={value}"' for name, value in env.items()),
             f'cd /d "{cwd}" && {cmd_invocation(with_args(command, extra_args, windows=True))}',
             "",
         ])
     return "\n".join([
-        f"export {PORT_ENV}={port}",
-        f"export {WORKSPACE_ENV}={shlex.quote(workspace_path)}",
+        *(f"export {name}={shlex.quote(value)}" for name, value in env.items()),
         f"cd {shlex.quote(cwd)} && {command_line(with_args(command, extra_args))}",
         "",
     ])

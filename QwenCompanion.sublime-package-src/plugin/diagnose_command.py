@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sublime
 import sublime_plugin
@@ -13,11 +14,13 @@ import sublime_plugin
 from ..core.companion import lockfile
 from ..core.diagnose import (
     Facts,
+    GeminiFacts,
     Refusal,
     SessionRow,
     approval_mode_from_command,
     build_report,
     folder_inside,
+    inspect_gemini_file,
     inspect_lock,
     probe_cli,
     qwen_home,
@@ -33,6 +36,10 @@ from .companion import terminal
 from .companion.companions import companions
 from .paths import path_display
 from .placement import new_view_beside
+from .settings import userprefs
+
+if TYPE_CHECKING:
+    from ..core.companion.runtime import Companion
 
 REPORT_SETTING = "qwen_companion.diagnose_report"
 REPORT_NAME = "Qwen Code: Diagnose Connection"
@@ -46,6 +53,19 @@ def default_folder(window: sublime.Window) -> str:
         return os.path.dirname(file_name)
     folders = window.folders()
     return folders[0] if folders else ""
+
+
+def gather_gemini(companion: Companion | None) -> GeminiFacts | None:
+    """gemini-cli's probe and discovery file; None when `companion_clis` leaves it out (blocks)."""
+    if "gemini" not in userprefs().companion_clis:
+        return None
+    argv = command_argv(terminal.options("gemini").command, windows=sublime.platform() == "windows") or ["gemini"]
+    file = None
+    if companion is not None and companion.port and companion.gemini_file is not None:
+        file = inspect_gemini_file(
+            companion.gemini_file, port=companion.port, token=companion.token, workspace_path=companion.workspace_path,
+        )
+    return GeminiFacts(probe_cli(argv[0]), file, companion.gemini_error if companion is not None else None)
 
 
 def gather(window: sublime.Window, folder: str | None) -> Facts:
@@ -109,6 +129,7 @@ def gather(window: sublime.Window, folder: str | None) -> Facts:
         shell_cli=shell_cli,
         suggested_command=suggested,
         relative_qwen_home=configured if is_relative(configured) else None,
+        gemini=gather_gemini(companion),
     )
 
 

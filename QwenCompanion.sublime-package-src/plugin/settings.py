@@ -103,6 +103,9 @@ class Settings:
         self.qwen_command: str | list[str] = read.read(
             "qwen_command", "qwen", lambda value: isinstance(value, str) or _is_strings(value),
             "a string or a list of strings")
+        self.gemini_command: str | list[str] = read.read(
+            "gemini_command", "gemini", lambda value: isinstance(value, str) or _is_strings(value),
+            "a string or a list of strings")
         self.terminal_location: str = read.read("terminal_location", "panel", lambda value: isinstance(value, str),
                                                 "a string")
         self.terminal_reuse: bool = read.boolean("terminal_reuse", True)
@@ -118,6 +121,7 @@ class Settings:
         self.workspace_trusted: bool | None = read.read(
             "workspace_trusted", None, lambda value: value is None or isinstance(value, bool), "true, false or null")
         self.ide_tools: bool = read.boolean("ide_tools", True)
+        self.companion_clis: list[str] = read.strings("companion_clis", ["qwen", "gemini"])
         self.actions_language: str = read.choice("actions_language", "en", ("en", "zh"))
         self.actions_model: str | None = read.read(
             "actions_model", None, lambda value: value is None or isinstance(value, str), "a string or null")

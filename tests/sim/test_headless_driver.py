@@ -76,6 +76,40 @@ def test_copy_connect_command_for_a_chosen_shell(sublime: HeadlessSublime, works
         assert sublime.do("clipboard")["text"].splitlines()[0] == first_line
 
 
+def test_terminal_spec_and_connect_command_for_gemini(sublime: HeadlessSublime, workspace: Path, tmp_path: Path) -> None:
+    state = sublime.do("state")
+    qwen = sublime.do("terminal_spec")
+    gemini = sublime.do("terminal_spec", cli="gemini")
+    discovery = list((tmp_path / "home" / "tmp" / "gemini" / "ide").glob("gemini-ide-server-*.json"))
+    assert len(discovery) == 1
+    published = json.loads(discovery[0].read_text())
+    ide_pid = discovery[0].name.split("-")[3]
+    assert gemini["env"] == {
+        "GEMINI_CLI_IDE_SERVER_PORT": str(state["port"]),
+        "GEMINI_CLI_IDE_WORKSPACE_PATH": str(workspace),
+        "TERM_PROGRAM": "sublime",
+        "GEMINI_CLI_IDE_PID": ide_pid,
+        "GEMINI_CLI_IDE_AUTH_TOKEN": published["authToken"],
+    }
+    assert published["port"] == state["port"] and published["workspacePath"] == str(workspace)
+    assert gemini["shell_cmd"] == "TERM_PROGRAM=sublime gemini" and gemini["cwd"] == qwen["cwd"] == str(workspace)
+    assert set(qwen["env"]) == {"QWEN_CODE_IDE_SERVER_PORT", "QWEN_CODE_IDE_WORKSPACE_PATH"}
+
+    sublime.do("command", name="qwen_copy_connect_command", args={"shell": "posix", "cli": "gemini"})
+    sublime.do("wait_idle")
+    text = sublime.do("clipboard")["text"]
+    assert text.splitlines()[:4] == [
+        f"export GEMINI_CLI_IDE_SERVER_PORT={state['port']}",
+        f"export GEMINI_CLI_IDE_WORKSPACE_PATH={workspace}",
+        "export TERM_PROGRAM=sublime",
+        f"export GEMINI_CLI_IDE_PID={ide_pid}",
+    ]
+    assert text.splitlines()[4].endswith("&& gemini") and published["authToken"] not in text
+
+    answer = sublime.do("terminal_spec", cli="claude")
+    assert answer["ok"] is False and "qwen" in answer["error"] and "gemini" in answer["error"]
+
+
 def test_bad_input_gets_an_error_line_and_the_driver_keeps_serving(sublime: HeadlessSublime) -> None:
     answer = sublime.do("select", path="/not/open.txt", start=[1, 1], end=[1, 1])
     assert answer["ok"] is False and "is not open" in answer["error"]

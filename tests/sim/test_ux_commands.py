@@ -142,6 +142,49 @@ def test_open_in_terminal_reuses_the_running_terminal(
     host.assert_no_errors()
 
 
+def test_open_gemini_in_terminal_is_a_terminal_of_its_own(
+    host: SimulatedHost, editor: Editor, workspace: Path, record: Path
+) -> None:
+    lock = editor.load([workspace])
+    editor.settings({"gemini_command": ["gemini", "--debug"]})
+    host.user.run_command("qwen_open_terminal")
+    host.wait_for(lambda: terminus_calls(record), timeout=WAIT)
+    host.wait_idle()
+    host.user.run_command("qwen_open_terminal", {"cli": "gemini"})
+    host.wait_for(lambda: len(terminus_calls(record)) == 2, timeout=WAIT)  # not the qwen terminal shown again
+    host.wait_idle()
+    gemini = terminus_calls(record)[1]
+    window_id = host.window.id()
+    assert gemini == {
+        # Terminus overwrites TERM_PROGRAM after `env`: the command sets it. No --mcp-config: a qwen option.
+        "cmd": ["env", "TERM_PROGRAM=sublime", "gemini", "--debug"],
+        "cwd": str(workspace),
+        "env": {
+            "GEMINI_CLI_IDE_SERVER_PORT": str(lock["port"]),
+            "GEMINI_CLI_IDE_WORKSPACE_PATH": str(workspace),
+            "TERM_PROGRAM": "sublime",
+            "GEMINI_CLI_IDE_PID": str(lock["ppid"]),
+            "GEMINI_CLI_IDE_AUTH_TOKEN": lock["authToken"],
+        },
+        "title": "Gemini CLI · proj",
+        "tag": f"gemini-cli-window-{window_id}",
+        "auto_close": "on_success",
+        "focus": True,
+        "show_in_panel": True,
+        "panel_name": "Gemini CLI",
+    }
+    assert (editor.gemini_dir / f"gemini-ide-server-{lock['ppid']}-{lock['port']}.json").is_file()
+    host.user.run_command("qwen_open_terminal", {"cli": "gemini"})
+    host.wait_idle()
+    assert len(terminus_calls(record)) == 2  # its own terminal is reused
+    assert host.window.active_panel() == "output.Gemini CLI"
+    host.user.run_command("qwen_open_terminal", {"cli": "claude"})
+    host.wait_idle()
+    assert len(terminus_calls(record)) == 2
+    assert any("no terminal for the CLI 'claude'" in message for message in host.status_messages)
+    host.assert_no_errors()
+
+
 def test_window_without_folder_uses_the_active_files_folder(
     host: SimulatedHost, editor: Editor, workspace: Path, record: Path
 ) -> None:
@@ -319,6 +362,39 @@ def test_diagnose_opens_beside_the_code_and_names_files_in_the_folder_relative_t
     host.user.close(report)
     host.wait_idle()
     assert host.window.num_groups() == 1 and host.visible_views(host.window) == [code]
+
+
+def diagnose_afresh(host: SimulatedHost, folder: Path) -> str:
+    """`diagnose` after closing the last report, so the text read is the new one."""
+    for view in host.window.views():
+        if view.name() == REPORT_NAME:
+            host.user.close(view)
+    host.wait_idle()
+    return diagnose(host, folder)
+
+
+def test_diagnose_reports_gemini_cli(host: SimulatedHost, editor: Editor, workspace: Path, tmp_path: Path) -> None:
+    lock = editor.load([workspace])
+    gemini_file = editor.gemini_dir / f"gemini-ide-server-{lock['ppid']}-{lock['port']}.json"
+    host.wait_for(gemini_file.is_file, timeout=WAIT)
+    text = diagnose(host, workspace)
+    assert "\ngemini CLI\n  executable:     `gemini` not found on PATH\n" in text
+    assert f"  discovery file: {gemini_file}\n  {'':16}readable, well-formed, matches this server\n" in text
+
+    fake = tmp_path / "fake-gemini"
+    fake.write_text("#!/bin/sh\necho 0.56.0\n")
+    fake.chmod(0o755)
+    editor.settings({"gemini_command": [str(fake)]})
+    forged = json.loads(gemini_file.read_text())
+    gemini_file.write_text(json.dumps({**forged, "authToken": "forged"}))  # kept: only a missing file is rewritten
+    text = diagnose_afresh(host, workspace)
+    assert f"  executable:     {fake}, version 0.56.0\n" in text
+    assert f"  discovery file: {gemini_file}\n  {'':16}does not match this server: authToken belongs to another server\n" in text
+    assert lock["authToken"] not in text
+
+    editor.settings({"companion_clis": ["qwen"]})
+    assert "\ngemini CLI\n  served:         no (not in the companion_clis setting)\n" in diagnose_afresh(host, workspace)
+    host.assert_no_errors()
 
 
 def test_diagnose_a_missing_lock_file(host: SimulatedHost, editor: Editor, home: Path, workspace: Path) -> None:

@@ -47,10 +47,14 @@ def wait_for_package_threads(host: SimulatedHost, *names: str) -> None:
 
 
 def isolate_home(monkeypatch: pytest.MonkeyPatch, home: Path) -> Path:
-    """Point HOME and QWEN_HOME (where the package and the CLI look) into `home`."""
+    """Point HOME, QWEN_HOME and the temp folder (where the package and the CLIs look) into `home`."""
     home.mkdir(parents=True, exist_ok=True)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("QWEN_HOME", str(home / ".qwen"))
+    temp = home / "tmp"  # gemini-cli's discovery files go under it
+    temp.mkdir(exist_ok=True)
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        monkeypatch.setenv(name, str(temp))
     return home
 
 
@@ -73,6 +77,7 @@ class Editor:
         self.root = root  # the test's tmp folder
         self.workspace = workspace
         self.lock_dir = home / ".qwen" / "ide"
+        self.gemini_dir = home / "tmp" / "gemini" / "ide"
         self.clients: list[McpClient] = []
 
     @property

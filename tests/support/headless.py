@@ -21,7 +21,9 @@ class HeadlessSublime:
     """The built package in the simulated editor, in its own process."""
 
     def __init__(self, workspace: Path, home: Path) -> None:
-        env = {**os.environ, "HOME": str(home)}
+        temp = home / "tmp"  # gemini-cli's discovery files go under it
+        temp.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "HOME": str(home), "TMPDIR": str(temp), "TEMP": str(temp), "TMP": str(temp)}
         env.pop("QWEN_HOME", None)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.headless", "--workspace", str(workspace)],

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core.companion import lockfile
+from qwencompanion_src.core.companion import gemini_discovery, lockfile
 from qwencompanion_src.core.diagnose import (
     CliProbe,
     Facts,
+    GeminiFacts,
     LockCheck,
     QwenSettings,
     Refusal,
@@ -24,6 +25,7 @@ from qwencompanion_src.core.diagnose import (
     build_report,
     effective_approval_mode,
     folder_inside,
+    inspect_gemini_file,
     inspect_lock,
     probe_cli,
     problems,
@@ -332,3 +334,42 @@ def test_a_relative_qwen_home_is_reported() -> None:
     [sentence] = problems(healthy(relative_qwen_home="qwen-home"))
     assert sentence.startswith("QWEN_HOME is a relative path (qwen-home): qwen resolves it against the folder")
     assert "/home/u/.qwen/ide" in sentence
+
+
+# --- gemini-cli ---------------------------------------------------------------------------
+
+
+def _gemini_check(directory: Path) -> LockCheck:
+    return inspect_gemini_file(gemini_discovery.discovery_path(directory, pid=7, port=43125),
+                               port=43125, token=TOKEN, workspace_path="/projects/app")
+
+
+def test_inspect_gemini_file_ok_missing_malformed_and_mismatch(tmp_path: Path) -> None:
+    directory = tmp_path / "gemini" / "ide"
+    assert _gemini_check(directory).state == "missing"
+    assert gemini_discovery.publish(directory, pid=7, port=43125, folders=["/projects/app"], token=TOKEN) is None
+    assert _gemini_check(directory) == LockCheck(str(directory / "gemini-ide-server-7-43125.json"), "ok")
+    assert gemini_discovery.publish(directory, pid=7, port=43125, folders=["/elsewhere"], token="cd" * 32) is None
+    mismatch = _gemini_check(directory)
+    assert mismatch.state == "mismatch" and "authToken belongs to another server" in mismatch.detail
+    assert "'/elsewhere'" in mismatch.detail and TOKEN not in mismatch.detail and "cd" * 32 not in mismatch.detail
+    path = directory / "gemini-ide-server-7-43125.json"
+    path.write_text(json.dumps({"port": 43125, "workspacePath": "/projects/app", "authToken": TOKEN}))
+    assert _gemini_check(directory) == LockCheck(str(path), "malformed", "missing or wrong type: ideInfo")
+
+
+def test_the_report_has_a_gemini_section() -> None:
+    absent = build_report(healthy())
+    assert "\ngemini CLI\n  served:         no (not in the companion_clis setting)\n" in absent
+    served = build_report(healthy(gemini=GeminiFacts(
+        CliProbe("gemini", "/usr/bin/gemini", version="0.56.0"),
+        LockCheck("/tmp/gemini/ide/gemini-ide-server-7-43125.json", "ok"),
+    )))
+    assert ("\ngemini CLI\n  executable:     /usr/bin/gemini, version 0.56.0\n"
+            "  discovery file: /tmp/gemini/ide/gemini-ide-server-7-43125.json\n"
+            "                  readable, well-formed, matches this server\n") in served
+    refused = build_report(healthy(gemini=GeminiFacts(
+        CliProbe("gemini", None, error="not found on PATH"), None, "cannot write gemini-cli's discovery file in /t: refused",
+    )))
+    assert "  executable:     `gemini` not found on PATH\n" in refused
+    assert "  discovery file: not written: cannot write gemini-cli's discovery file in /t: refused\n" in refused

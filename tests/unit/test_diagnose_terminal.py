@@ -13,10 +13,13 @@ import pytest
 from qwencompanion_src.core.companion.status import status_text
 from qwencompanion_src.core.terminal import (
     TerminalOptions,
+    cli_env,
     command_argv,
     connect_command,
+    parse_command,
     parse_options,
     terminal_cwd,
+    terminal_env,
     terminus_args,
 )
 
@@ -202,3 +205,60 @@ def test_terminus_gets_the_extra_arguments_as_its_shell_reads_them() -> None:
     assert shlex.split(str(args("qwen")["shell_cmd"])) == ["qwen", *CONFIG]
     login = args("qwen -y", login_shell="/bin/zsh", windows=False)["cmd"]
     assert login == ["/bin/zsh", "-l", "-i", "-c", f"qwen -y --mcp-config {shlex.quote(CONFIG[1])}"]
+
+
+# --- gemini-cli -----------------------------------------------------------------------
+
+
+def test_gemini_env_names_the_server_the_editor_and_sublime() -> None:
+    assert cli_env("gemini", 43125, "/a:/b", ide_pid=77, token="t") == {
+        "GEMINI_CLI_IDE_SERVER_PORT": "43125",
+        "GEMINI_CLI_IDE_WORKSPACE_PATH": "/a:/b",
+        "TERM_PROGRAM": "sublime",
+        "GEMINI_CLI_IDE_PID": "77",
+        "GEMINI_CLI_IDE_AUTH_TOKEN": "t",
+    }
+    assert cli_env("gemini", 1, "/w") == {
+        "GEMINI_CLI_IDE_SERVER_PORT": "1", "GEMINI_CLI_IDE_WORKSPACE_PATH": "/w", "TERM_PROGRAM": "sublime",
+    }
+    assert cli_env("qwen", 1, "/w", ide_pid=77, token="t") == terminal_env(1, "/w")  # qwen reads its lock file
+
+
+def test_gemini_terminus_args_have_their_own_tag_title_and_panel() -> None:
+    args = terminus_args(window_id=7, port=5, workspace_path="/w", cwd="/w/proj", options=TerminalOptions(command="gemini"),
+                         cli="gemini", ide_pid=3, token="secret", serial=2)
+    assert (args["tag"], args["title"], args["panel_name"]) == ("gemini-cli-window-7-2", "Gemini CLI · proj (2)", "Gemini CLI 2")
+    assert args["env"] == cli_env("gemini", 5, "/w", ide_pid=3, token="secret")
+
+
+@pytest.mark.parametrize("shell", ["posix", "powershell", "cmd"])
+def test_the_gemini_connect_command_never_holds_the_token(shell: str) -> None:
+    text = connect_command(port=5, workspace_path="/w", cwd="/w", command="gemini", shell=shell,  # type: ignore[arg-type]
+                           cli="gemini", ide_pid=3)
+    assert "AUTH_TOKEN" not in text
+    for name in ("GEMINI_CLI_IDE_SERVER_PORT", "GEMINI_CLI_IDE_WORKSPACE_PATH", "TERM_PROGRAM", "GEMINI_CLI_IDE_PID"):
+        assert name in text
+    assert "QWEN_CODE" not in text
+
+
+def test_parse_command_names_its_setting() -> None:
+    assert parse_command(["gemini", "-d"], "gemini_command", "gemini") == (["gemini", "-d"], None)
+    assert parse_command(" gemini ", "gemini_command", "gemini") == ("gemini", None)
+    assert parse_command("", "gemini_command", "gemini") == (
+        "gemini", "gemini_command must be a non-empty string or list of strings; using 'gemini'")
+
+
+def test_gemini_in_terminus_sets_term_program_itself() -> None:
+    """Terminus sets TERM_PROGRAM=Terminus-Sublime after the `env` it is given."""
+    def command(options: TerminalOptions, **kwargs: object) -> object:
+        args = terminus_args(window_id=1, port=5, workspace_path="/w", cwd="/w", options=options, cli="gemini",
+                             **kwargs)  # type: ignore[arg-type]
+        return args.get("cmd", args.get("shell_cmd"))
+
+    assert command(TerminalOptions(command="gemini -d")) == "TERM_PROGRAM=sublime gemini -d"
+    assert command(TerminalOptions(command=["/o/gemini"])) == ["env", "TERM_PROGRAM=sublime", "/o/gemini"]
+    assert command(TerminalOptions(command=["/o/gemini"]), login_shell="/bin/zsh") == [
+        "/bin/zsh", "-l", "-i", "-c", "env TERM_PROGRAM=sublime /o/gemini"]
+    assert command(TerminalOptions(command="gemini"), windows=True) == "gemini"  # cmd.exe has no such syntax
+    qwen = terminus_args(window_id=1, port=5, workspace_path="/w", cwd="/w", options=TerminalOptions(command="qwen"))
+    assert qwen["shell_cmd"] == "qwen"

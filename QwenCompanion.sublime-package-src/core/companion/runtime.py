@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..ide_tools.answers import CodeKnowledge, UnavailableKnowledge
 from ..loop_thread import LoopThread
-from . import lockfile
+from . import gemini_discovery, lockfile
 from .ide_messages import (
     CONTEXT_UPDATE,
     CloseDiffArguments,
@@ -58,6 +58,7 @@ class Companion:
         ppid: int | None = None,
         reservation: Reservation | None = None,
         mcp_config_directory: Path | None = None,
+        gemini_directory: Path | None = None,
     ) -> None:
         self._thread = thread
         self.folders = list(folders)
@@ -66,6 +67,9 @@ class Companion:
         self.token = reservation.token if reservation is not None else secrets.token_hex(32)  # 256 bits
         self.ppid = os.getpid() if ppid is None else ppid
         self.lock_error: str | None = None
+        # gemini-cli's discovery folder when gemini is served (`companion_clis`), else None.
+        self.gemini_directory = gemini_directory
+        self.gemini_error: str | None = None
         self.started_at = 0.0
         self._context = empty_context()
         # Replaceable after start: the editor layer plugs its diff views in here.
@@ -106,6 +110,12 @@ class Companion:
         return lockfile.lock_path(self.lock_directory, self.port)
 
     @property
+    def gemini_file(self) -> Path | None:
+        if self.gemini_directory is None:
+            return None
+        return gemini_discovery.discovery_path(self.gemini_directory, pid=self.ppid, port=self.port)
+
+    @property
     def running(self) -> bool:
         return self.port != 0 and self._thread.alive
 
@@ -142,12 +152,14 @@ class Companion:
         self.remove_files(port, config)
 
     def remove_files(self, port: int | None = None, config: Path | None = None) -> None:
-        """Remove the lock file and the `--mcp-config` file (only file removals:
-        safe on any thread, even while the server still runs)."""
+        """Remove the lock file, gemini-cli's discovery file and the `--mcp-config`
+        file (only file removals: safe on any thread, even while the server still runs)."""
         port = self.port if port is None else port
         config = self.mcp_config_file if config is None else config
         if port:
             lockfile.remove_lock(self.lock_directory, port)
+            if self.gemini_directory is not None:
+                gemini_discovery.remove(self.gemini_directory, pid=self.ppid, port=port)
         if config is not None:
             try:
                 config.unlink(missing_ok=True)
@@ -155,15 +167,15 @@ class Companion:
                 log.warning("cannot remove %s: %s", config, error.strerror or error)
 
     def set_folders(self, folders: list[str]) -> None:
-        """Called on every folder poll: rewrite the lock file when the window's
-        folders changed, or when something else deleted it (e.g. a CLI that
-        cannot see this editor's pid and takes the file for a stale one)."""
+        """Called on every folder poll: rewrite the discovery files when the
+        window's folders changed, or when something else deleted one (e.g. a CLI
+        that cannot see this editor's pid and takes the file for a stale one)."""
         if folders != self.folders:
             self.folders = list(folders)
-        elif not self.running or self.lock_error or self.lock_file.exists():
+        elif not self.running or self._discovery_files_intact():
             return
         else:
-            log.warning("%s was deleted by something else; writing it again", self.lock_file)
+            log.warning("a discovery file of port %d was deleted by something else; writing it again", self.port)
         if self.running:
             self._write_lock()
 
@@ -173,6 +185,20 @@ class Companion:
         )
         if self.lock_error:
             log.error("%s; the CLI will not find this window's server", self.lock_error)
+        if self.gemini_directory is not None:
+            self.gemini_error = gemini_discovery.publish(
+                self.gemini_directory, pid=self.ppid, port=self.port, folders=self.folders, token=self.token
+            )
+            if self.gemini_error:
+                log.error("%s; gemini-cli will not find this window's server", self.gemini_error)
+
+    def _discovery_files_intact(self) -> bool:
+        """True when every file this server publishes is there, or cannot be
+        written anyway (a refused folder is reported once, not retried each poll)."""
+        qwen_ok = bool(self.lock_error) or self.lock_file.exists()
+        gemini = self.gemini_file
+        gemini_ok = gemini is None or bool(self.gemini_error) or gemini.exists()
+        return qwen_ok and gemini_ok
 
     def _write_mcp_config(self) -> None:
         config, url = self.mcp_config_file, self.ide_tools_url

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import sublime
 
-from ...core.companion import lockfile, reservation
+from ...core.companion import gemini_discovery, lockfile, reservation
 from ...core.dependencies import host_python_message, missing_dependency_message, startup_problem
 from ...core.loop_thread import LoopThread
 from ..background import in_background
@@ -45,6 +45,14 @@ def _previous_lifecycle_threads() -> list[threading.Thread]:
     me = threading.current_thread()
     names = (THREAD_PREFIX + "start", THREAD_PREFIX + "stop", THREAD_PREFIX + "preload")
     return [t for t in threading.enumerate() if t is not me and t.name in names and t.is_alive()]
+
+
+def gemini_directory() -> Path | None:
+    """gemini-cli's discovery folder when the `companion_clis` setting serves
+    gemini, else None (read when the server starts)."""
+    if "gemini" not in userprefs().companion_clis:
+        return None
+    return gemini_discovery.discovery_dir()
 
 
 def mcp_config_directory() -> Path | None:
@@ -117,6 +125,9 @@ class Companions:
                 lockfile.sweep_stale_locks(lock_directory)
             except Exception:  # tidying up must never cost the user their servers
                 log.exception("sweeping stale lock files in %s failed", lock_directory)
+            gemini_folder = gemini_directory()
+            if gemini_folder is not None:
+                gemini_discovery.sweep_stale(gemini_folder)  # never raises
             # Ports and lock files first, so a qwen started now finds its window.
             windows = sublime.windows()
             claims = {w.id(): reservation.reserve(w.folders(), lock_directory) for w in windows}
@@ -180,6 +191,7 @@ class Companions:
                 on_sessions_changed=lambda count: self._sessions_changed(window_id, count),
                 reservation=claim,
                 mcp_config_directory=mcp_config_directory(),
+                gemini_directory=gemini_directory(),
             )
             try:
                 companion.start()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import os
@@ -11,10 +12,13 @@ import sublime
 import sublime_plugin
 
 from ...core.terminal import (
+    CLIS,
+    Cli,
     Json,
     Shell,
     TerminalOptions,
     connect_command,
+    parse_command,
     parse_options,
     terminal_cwd,
     terminal_tag,
@@ -54,7 +58,8 @@ def terminus_installed() -> bool:
     return False
 
 
-def options() -> TerminalOptions:
+def options(cli: Cli = "qwen") -> TerminalOptions:
+    """The terminal settings, with the command of `cli` (`qwen_command` or `gemini_command`)."""
     settings = userprefs()
     parsed, warnings = parse_options({
         "qwen_command": settings.qwen_command,
@@ -62,9 +67,18 @@ def options() -> TerminalOptions:
         "terminal_reuse": settings.terminal_reuse,
         "terminal_auto_close": settings.terminal_auto_close,
     })
+    if cli == "gemini":
+        command, problem = parse_command(settings.gemini_command, "gemini_command", "gemini")
+        parsed = dataclasses.replace(parsed, command=command)
+        warnings = [w for w in warnings if not w.startswith("qwen_command")] + ([problem] if problem else [])
     for warning in warnings:
         log.warning("%s", warning)
     return parsed
+
+
+def chosen_cli(name: object) -> Cli | None:
+    """`name` if it is a CLI the terminal commands start (qwen or gemini), else None."""
+    return next((cli for cli in CLIS if cli == name), None)
 
 
 def running_companion(window: sublime.Window) -> Companion | None:
@@ -104,9 +118,11 @@ def mcp_config_args(companion: Companion) -> list[str]:
 
 
 def terminal_spec(
-    window: sublime.Window, companion: Companion, chosen: TerminalOptions, serial: int | None = None
+    window: sublime.Window, companion: Companion, chosen: TerminalOptions, serial: int | None = None,
+    cli: Cli = "qwen",
 ) -> dict[str, Json]:
-    """The `terminus_open` arguments that start qwen for `window`."""
+    """The `terminus_open` arguments that start `cli` for `window` (the IDE
+    tools' `--mcp-config` is a qwen option: gemini has no such flag)."""
     return terminus_args(
         window_id=window.id(),
         port=companion.port,
@@ -115,8 +131,11 @@ def terminal_spec(
         options=chosen,
         serial=serial,
         login_shell=login_shell(),
-        extra_args=mcp_config_args(companion),
+        extra_args=mcp_config_args(companion) if cli == "qwen" else (),
         windows=sublime.platform() == "windows",
+        cli=cli,
+        ide_pid=companion.ppid,
+        token=companion.token,
     )
 
 
@@ -144,29 +163,33 @@ def live_terminal(window: sublime.Window, tag: str, serials: bool = False) -> tu
 
 
 class QwenOpenTerminalCommand(sublime_plugin.WindowCommand):
-    """Run qwen in a Terminus terminal wired to this window's server."""
+    """Run qwen (or, with `cli: "gemini"`, gemini) in a Terminus terminal wired to this window's server."""
 
-    def run(self) -> None:
+    def run(self, cli: str = "qwen") -> None:
         window = self.window
+        which = chosen_cli(cli)
+        if which is None:
+            window.status_message(f"Qwen Code: no terminal for the CLI {cli!r} (qwen or gemini)")
+            return
         if not terminus_installed():
             if sublime.ok_cancel_dialog(NO_TERMINUS_MESSAGE, "Copy Connect Command", "Qwen Code"):
-                window.run_command("qwen_copy_connect_command")
+                window.run_command("qwen_copy_connect_command", {"cli": which})
             return
         companion = running_companion(window)
         if companion is None:
             return
-        chosen = options()
+        chosen = options(which)
         serial = None if chosen.reuse else next(_serials)
         if serial is None:
-            live = live_terminal(window, terminal_tag(window.id()))
+            live = live_terminal(window, terminal_tag(window.id(), cli=which))
             if live is not None:
                 view, panel = live
                 if panel is not None:
                     window.run_command("show_panel", {"panel": f"output.{panel}"})
                 window.focus_view(view)
                 return
-        args = terminal_spec(window, companion, chosen, serial)
-        log.info("opening qwen in Terminus in %s", args["cwd"])
+        args = terminal_spec(window, companion, chosen, serial, which)
+        log.info("opening %s in Terminus in %s", which, args["cwd"])
         window.run_command("terminus_open", args)
         if not window.folders():
             window.status_message(NO_FOLDER_MESSAGE)
@@ -181,18 +204,23 @@ WINDOWS_SHELLS: list[tuple[Shell, str]] = [
 
 
 class QwenCopyConnectCommandCommand(sublime_plugin.WindowCommand):
-    """Put the commands that start qwen for this window on the clipboard.
+    """Put the commands that start qwen (or, with `cli: "gemini"`, gemini) for
+    this window on the clipboard.
 
     `shell` ("posix", "powershell" or "cmd") picks the syntax; without it,
     macOS and Linux get POSIX lines and Windows asks which shell."""
 
-    def run(self, shell: str = "") -> None:
+    def run(self, shell: str = "", cli: str = "qwen") -> None:
         window = self.window
+        which = chosen_cli(cli)
+        if which is None:
+            window.status_message(f"Qwen Code: no connect command for the CLI {cli!r} (qwen or gemini)")
+            return
         chosen = next((name for name in ("posix", "powershell", "cmd") if name == shell), None)
         if chosen is None and sublime.platform() == "windows":
             def picked(index: int) -> None:
                 if index >= 0:
-                    window.run_command("qwen_copy_connect_command", {"shell": WINDOWS_SHELLS[index][0]})
+                    window.run_command("qwen_copy_connect_command", {"shell": WINDOWS_SHELLS[index][0], "cli": which})
 
             window.show_quick_panel([label for _, label in WINDOWS_SHELLS], picked,
                                     placeholder="Copy the connect command for which shell?")
@@ -204,9 +232,11 @@ class QwenCopyConnectCommandCommand(sublime_plugin.WindowCommand):
             port=companion.port,
             workspace_path=companion.workspace_path,
             cwd=window_cwd(window),
-            command=options().command,
+            command=options(which).command,
             shell=chosen or "posix",
-            extra_args=mcp_config_args(companion),
+            extra_args=mcp_config_args(companion) if which == "qwen" else (),
+            cli=which,
+            ide_pid=companion.ppid,
         )
         sublime.set_clipboard(text)
         window.status_message(
