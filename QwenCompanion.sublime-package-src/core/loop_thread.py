@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 CALL_TIMEOUT = 10.0
 UNWIND_TURNS = 3
+UNWIND_SECONDS = 5.0
 
 
 class LoopThread:
@@ -88,8 +89,11 @@ def _finish_tasks(loop: asyncio.AbstractEventLoop) -> None:
     tasks = asyncio.all_tasks(loop)
     for task in tasks:
         task.cancel()
-    if tasks:
-        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+    if tasks:  # bounded: a task that ignores its cancellation must not keep the thread
+        done, _ = loop.run_until_complete(asyncio.wait(tasks, timeout=UNWIND_SECONDS))
+        for task in done:
+            if not task.cancelled():
+                task.exception()  # ended with the loop: nobody is left to read it
     # A transport closed while unwinding lets go of its socket on a later
     # turn of the loop; closed before that, it is "unclosed" when collected.
     for _ in range(UNWIND_TURNS):

@@ -41,9 +41,18 @@ def wait_for_package_threads(host: SimulatedHost, *names: str) -> None:
     there, not on Sublime's threads."""
     prefixes = tuple(f"{PACKAGE_THREADS} {name}" for name in names) or (PACKAGE_THREADS,)
     host.wait_for(
-        lambda: not any(t.name.startswith(prefixes) for t in threading.enumerate() if t.is_alive()),
+        lambda: not any(t.name.startswith(prefixes) and _runs_code_of(host, t) for t in threading.enumerate()
+                        if t.is_alive()),
         timeout=WAIT,
     )
+
+
+def _runs_code_of(host: SimulatedHost, thread: threading.Thread) -> bool:
+    """Whether `thread` runs this host's copy of the package (each test loads
+    its own): a thread an earlier test left behind is that test's failure, not
+    a wait for every test after it."""
+    code = getattr(getattr(thread, "_target", None), "__code__", None)
+    return code is None or code.co_filename.startswith(str(host.packages_dir))
 
 
 def isolate_home(monkeypatch: pytest.MonkeyPatch, home: Path) -> Path:

@@ -10,6 +10,8 @@ from .bridge import AgentBridge
 
 log = logging.getLogger(__name__)
 
+DRAIN_SECONDS = 10.0  # killed agents are reaped within STOP_GRACE_SECONDS; cancelled tasks end at once
+
 
 class ChatThread(LoopThread):
     """The chat's asyncio thread. Stopping it first ends what still runs on
@@ -46,7 +48,16 @@ class ChatThread(LoopThread):
             return
 
         async def drain_and_stop() -> None:
-            await self._drain()
-            asyncio.get_running_loop().stop()
+            # asyncio.wait, not wait_for: a timed-out wait_for waits for its
+            # cancelled task, and a task that ignores cancelling would hold it.
+            draining = asyncio.ensure_future(self._drain())
+            try:
+                done, _ = await asyncio.wait({draining}, timeout=DRAIN_SECONDS)
+                if not done:
+                    log.warning("the chat thread did not drain within %g s; stopping it anyway", DRAIN_SECONDS)
+                elif draining.exception() is not None:
+                    log.warning("the chat thread did not drain", exc_info=draining.exception())
+            finally:
+                asyncio.get_running_loop().stop()  # never left running when the package is gone
 
         self.submit(drain_and_stop())
