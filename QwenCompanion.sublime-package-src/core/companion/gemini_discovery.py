@@ -111,28 +111,17 @@ def sweep_stale(directory: Path) -> list[Path]:
 
     Only our user's regular files named by the CLI's pattern whose `ideInfo.name`
     is ours are touched (VS Code's share the folder). Never raises."""
-    removed: list[Path] = []
     try:
         names = sorted(os.listdir(directory)) if directory.is_dir() and not directory.is_symlink() else []
     except OSError as error:
         log.warning("cannot list %s: %s", directory, error.strerror or error)
-        return removed
-    for name in names:
-        match = FILE_NAME.match(name)
-        if match is None or lockfile.pid_alive(int(match.group(1))):
-            continue
-        path = directory / name
-        if not _ours(path):
-            continue
-        try:
-            path.unlink(missing_ok=True)
-        except OSError as error:
-            log.warning("cannot remove the stale discovery file %s: %s", path, error.strerror or error)
-            continue
-        removed.append(path)
-    if removed:
-        log.info("removed %d stale gemini-cli discovery file(s) left by closed Sublime sessions", len(removed))
-    return removed
+        return []
+    stale = [
+        directory / name
+        for name in names
+        if (match := FILE_NAME.match(name)) is not None and not lockfile.pid_alive(int(match.group(1)))
+    ]
+    return lockfile.remove_stale([path for path in stale if _ours(path)], "gemini-cli discovery file")
 
 
 def _ours(path: Path) -> bool:

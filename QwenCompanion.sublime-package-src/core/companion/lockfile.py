@@ -145,29 +145,37 @@ def sweep_stale_locks(directory: Path) -> list[Path]:
     deleted (another user's, a locked one on Windows) is logged and left,
     and must not stop this Sublime's servers from starting.
     """
-    removed: list[Path] = []
     try:
         candidates = sorted(directory.glob("*.lock")) if directory.is_dir() else []
     except OSError as error:
         log.warning("cannot list the lock files in %s: %s", directory, error.strerror or error)
-        return removed
-    for path in candidates:
-        try:
-            data = read_lock(path)
-        except (OSError, ValueError):
-            continue
-        ide_info = data.get("ideInfo")
-        if not isinstance(ide_info, dict) or ide_info.get("name") != IDE_INFO["name"]:
-            continue
-        ppid = data.get("ppid")
-        if not isinstance(ppid, int) or pid_alive(ppid):
-            continue
+        return []
+    return remove_stale([path for path in candidates if _ours_and_dead(path)], "lock file")
+
+
+def _ours_and_dead(path: Path) -> bool:
+    try:
+        data = read_lock(path)
+    except (OSError, ValueError):
+        return False
+    ide_info = data.get("ideInfo")
+    if not isinstance(ide_info, dict) or ide_info.get("name") != IDE_INFO["name"]:
+        return False
+    ppid = data.get("ppid")
+    return isinstance(ppid, int) and not pid_alive(ppid)
+
+
+def remove_stale(paths: list[Path], what: str) -> list[Path]:
+    """Delete files closed Sublime sessions left (`what` names them in the
+    log); the ones deleted. Never raises: one that cannot be deleted is logged."""
+    removed: list[Path] = []
+    for path in paths:
         try:
             path.unlink(missing_ok=True)
         except OSError as error:
-            log.warning("cannot remove the stale lock file %s: %s", path, error.strerror or error)
+            log.warning("cannot remove the stale %s %s: %s", what, path, error.strerror or error)
             continue
         removed.append(path)
     if removed:
-        log.info("removed %d stale lock file(s) left by closed Sublime sessions", len(removed))
+        log.info("removed %d stale %s(s) left by closed Sublime sessions", len(removed), what)
     return removed
