@@ -58,3 +58,32 @@ def test_the_chat_thread_ends_though_a_task_ignores_its_cancellation(monkeypatch
     assert started.wait(5.0)
     thread.stop_soon()
     assert wait_gone("QwenCompanion chat", 5.0)
+
+
+class RecordingBridge:
+    """What the chat thread asks of an agent's bridge when it stops."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def kill(self) -> None:
+        self.calls.append("kill")
+
+    async def reap(self) -> None:
+        self.calls.append("reap")
+
+    def release(self) -> None:
+        self.calls.append("release")
+
+
+def test_stopping_the_chat_thread_releases_every_agents_pipes() -> None:
+    # Pipes left open when the loop closes are closed later by the garbage
+    # collector, against a closed loop, in whatever runs then.
+    thread = ChatThread()
+    bridge = RecordingBridge()
+    thread.bridges.append(bridge)  # type: ignore[arg-type]
+    thread.start()
+    thread.submit(asyncio.sleep(3600))  # a turn waiting for its agent
+    thread.stop_soon()
+    assert wait_gone("QwenCompanion chat", 5.0)
+    assert bridge.calls == ["kill", "reap", "release"]

@@ -37,7 +37,13 @@ class ChatThread(LoopThread):
         tasks = [task for task in asyncio.all_tasks() if task is not current]
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        if tasks:  # bounded: a task that ignores its cancellation must not keep the thread
+            done, pending = await asyncio.wait(tasks, timeout=DRAIN_SECONDS)
+            for task in done:
+                if not task.cancelled():
+                    task.exception()  # ended with the chat: nobody is left to read it
+            if pending:
+                log.warning("%d task(s) of the chat did not end within %g s", len(pending), DRAIN_SECONDS)
         for bridge in self.bridges:
             bridge.release()
         self.bridges.clear()
@@ -48,15 +54,8 @@ class ChatThread(LoopThread):
             return
 
         async def drain_and_stop() -> None:
-            # asyncio.wait, not wait_for: a timed-out wait_for waits for its
-            # cancelled task, and a task that ignores cancelling would hold it.
-            draining = asyncio.ensure_future(self._drain())
             try:
-                done, _ = await asyncio.wait({draining}, timeout=DRAIN_SECONDS)
-                if not done:
-                    log.warning("the chat thread did not drain within %g s; stopping it anyway", DRAIN_SECONDS)
-                elif draining.exception() is not None:
-                    log.warning("the chat thread did not drain", exc_info=draining.exception())
+                await self._drain()
             finally:
                 asyncio.get_running_loop().stop()  # never left running when the package is gone
 
