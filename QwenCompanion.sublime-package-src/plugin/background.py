@@ -8,12 +8,10 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import TypeVar
 
 import sublime
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 
 def in_background(work: Callable[[], object], name: str) -> threading.Thread:

@@ -7,14 +7,11 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable
-from typing import TypeVar
 
 import sublime
 
 from ...core.line_endings import lf_line_breaks
 from ..editor import replace_text
-
-T = TypeVar("T")
 
 
 async def on_main[T](work: Callable[[], T]) -> T:
