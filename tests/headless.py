@@ -16,11 +16,11 @@ Output, one JSON object a line:
     {"event": "sessions", "window": 1, "connected": 2}     a CLI connected or left
     {"event": "diff_opened", "filePath", "original_view", "proposed_view"}
     {"event": "diff_closed", "filePath", "outcome"}  accepted / rejected / closed
-    {"event": "chat_turn_ended", "window": 1, "stopReason": "end_turn"}   also "cancelled", "error"
-    {"event": "chat_error", "window": 1, "message": "..."}
+    {"event": "chat_turn_ended", "window": 1, "chat": 1, "stopReason": "end_turn"}   also "cancelled", "error"
+    {"event": "chat_error", "window": 1, "chat": 1, "message": "..."}
     {"event": "turn_changes", "window": 1, "chat": 1, "turn": 1, "files": [{"path", "added", "removed", "state"}]}
-    {"event": "permission_requested", "window": 1, "toolCall": {"toolCallId", "kind", "title", "locations"}, "options": [{"optionId", "kind", "name"}]}
-    {"event": "tool_call", "window": 1, "toolCallId": "...", "status": "pending", "title": "...", "kind": "edit"}
+    {"event": "permission_requested", "window": 1, "chat": 1, "toolCall": {"toolCallId", "kind", "title", "locations"}, "options": [{"optionId", "kind", "name"}]}
+    {"event": "tool_call", "window": 1, "chat": 1, "toolCallId": "...", "status": "pending", "title": "...", "kind": "edit"}
     {"event": "action_started", "window": 1, "action": "explain"}
     {"event": "action_finished", "window": 1, "action": "explain", "outcome": "answered"}   also "proposed", "cancelled", "failed"
 

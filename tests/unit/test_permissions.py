@@ -33,7 +33,8 @@ def test_a_shell_command_is_shown_whole_with_numbered_options() -> None:
     assert command in text and "````\n" in text  # a fence the command cannot close
     assert "[1] Allow  [2] Reject  [3] Reject with a reason…" in text
     assert prompt.keys() == 3
-    assert prompt.event(7)["options"] == OPTIONS
+    assert prompt.event(7, 3)["options"] == OPTIONS
+    assert prompt.event(7, 3)["chat"] == 3
 
 
 def test_an_edit_carries_its_diff_and_other_input_is_json() -> None:

@@ -75,10 +75,11 @@ class PermissionPrompt:
     def option(self, kind: str) -> PermissionOption | None:
         return next((o for o in self.options if o.kind == kind), None)
 
-    def event(self, window: int) -> dict[str, Any]:
+    def event(self, window: int, chat: int) -> dict[str, Any]:
         """The headless driver's `permission_requested` event."""
         return {
             "window": window,
+            "chat": chat,
             "toolCall": {"toolCallId": self.tool_call_id, "kind": self.kind, "title": self.title,
                          "locations": [{"path": p} for p in self.locations]},
             "options": [{"optionId": o.option_id, "kind": o.kind, "name": o.name} for o in self.options],

@@ -105,7 +105,7 @@ class EditorRequests:
                 self.pending.answer(prompt.key, cancelled())
             chat.chat.upsert(f"{prompt.key}", render_prompt(prompt))
             chat.chat.streamer.flush()
-        chats.tell("permission_requested", prompt.event(self.window_id))
+        chats.tell("permission_requested", prompt.event(self.window_id, chat.chat_id if chat is not None else self.window_id))
         sublime.set_timeout(lambda: self._show(prompt, disk, turn))
         try:
             answer = await future

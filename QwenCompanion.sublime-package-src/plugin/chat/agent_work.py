@@ -32,7 +32,7 @@ def work_renderer(window: sublime.Window) -> UpdateRenderer:
     window_id = window.id()
 
     def tool_call(line: ToolCallLine) -> None:
-        chats.tell("tool_call", {"window": window_id, "toolCallId": line.tool_call_id,
+        chats.tell("tool_call", {"window": window_id, "chat": window_id, "toolCallId": line.tool_call_id,
                                  "status": line.status, "title": line.title, "kind": line.kind})
         if line.status in ("completed", "failed"):
             requests = requests_of(window)

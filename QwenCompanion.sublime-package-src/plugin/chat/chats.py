@@ -101,6 +101,7 @@ class WindowChat:
         from ...core.chat.chat import Chat, ChatSetup
 
         self.window_id = window.id()
+        self.chat_id = window.id()  # what events and the driver call this chat
         self._owner = owner
         self._window = window
         self.transcript_view: sublime.View | None = None
@@ -183,10 +184,10 @@ class WindowChat:
             sublime.set_timeout(lambda: self._owner.refresh_status(self.window_id))
 
     def turn_ended(self, stop_reason: str) -> None:
-        self._owner.tell("chat_turn_ended", {"window": self.window_id, "stopReason": stop_reason})
+        self._owner.tell("chat_turn_ended", {"window": self.window_id, "chat": self.chat_id, "stopReason": stop_reason})
 
     def error(self, message: str) -> None:
-        self._owner.tell("chat_error", {"window": self.window_id, "message": message})
+        self._owner.tell("chat_error", {"window": self.window_id, "chat": self.chat_id, "message": message})
 
     def cancel_timed_out(self) -> None:
         def ask() -> None:
