@@ -279,12 +279,19 @@ def do_wait_idle(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 
 def do_chat(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Type a prompt into the chat's composer and press Enter."""
+    """Type a prompt into the chat's composer and press Enter. `agent` (a name
+    of the chat_agents setting) picks the agent of a window's chat made now;
+    a window's chat that runs another agent is an error."""
+    if "agent" in action:
+        window, agent = driver.window(action), str(action["agent"])
+        made = driver.host.run_on_main(lambda: driver.chats.ensure(window, agent))
+        if made is not None and made.agent != agent:
+            raise ValueError(f"the window's chat runs {made.agent!r}, not {agent!r}")
     chat = driver.chat(action)
     composer = chat.composer_view
     driver.host.user.type(composer, action["text"])
     driver.host.user.press_key("enter")
-    return {"window": chat.window_id}
+    return {"window": chat.window_id, "chat": chat.chat_id, "agent": chat.agent}
 
 
 def do_chat_cancel(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
@@ -307,6 +314,7 @@ def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
         "window": chat.window_id,
         "text": view.substr(driver.sublime.Region(0, view.size())),
         "agent": state.agent,
+        "agent_name": chat.agent,  # its name in chat_agents
         "session": state.session_id,
         "mode": state.mode_id,
         "model": state.model_name(),  # as people call it
@@ -435,7 +443,7 @@ ACTIONS: dict[str, Action] = {
     "clipboard": do_clipboard,
     "terminal_spec": do_terminal_spec,  # {window?, cli?}
     "wait_idle": do_wait_idle,
-    "chat": do_chat,  # {text, window?}
+    "chat": do_chat,  # {text, window?, agent?}
     "chat_cancel": do_chat_cancel,  # {window?}
     "chat_text": do_chat_text,  # {window?}
     "chat_mode": do_chat_mode,  # {chat?, mode}: the agent's mode id

@@ -19,6 +19,7 @@ from typing import Any, TypeVar, cast
 
 import sublime
 
+from ..core.chat.agents import entry_problem, known_agents
 from ..core.encodings import DEFAULT_FALLBACK
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,20 @@ class _Reader:
         kept = [item for item in value if isinstance(item, str)]
         if len(kept) != len(value):
             _report(key, value, "must hold only strings; the others are left out")
+        return kept
+
+
+    def agents(self, key: str, default: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """`chat_agents`: an object whose unusable entries are left out (each
+        told once), not the user's others."""
+        value = self.read(key, default, lambda value: isinstance(value, dict), "an object of agents")
+        kept: dict[str, dict[str, Any]] = {}
+        for name, entry in value.items():
+            problem = entry_problem(name, entry)
+            if problem is None:
+                kept[name] = entry
+            else:
+                _report(f"{key}.{name}", entry, f"{problem}; it is left out")
         return kept
 
 
@@ -132,6 +147,10 @@ class Settings:
         self.chat_send_context: bool = read.boolean("chat_send_context", True)
         self.chat_guarded_files: str = read.choice("chat_guarded_files", "ask", ("ask", "refuse"))
         self.chat_follow_agent: bool = read.boolean("chat_follow_agent", False)
+        self.chat_agents: dict[str, dict[str, Any]] = read.agents("chat_agents", {"qwen": {}, "gemini": {}})
+        self.chat_agent: str = read.read(
+            "chat_agent", "qwen", lambda value: isinstance(value, str) and value in known_agents(self.chat_agents),
+            "the name of an agent of chat_agents (or qwen or gemini)")
 
     def context_values(self) -> dict[str, object]:
         """The keys `ContextOptions.from_settings` reads (the CLIs' editor

@@ -9,6 +9,9 @@ SCRIPT (all keys optional):
      "auth_required": false,          session/new fails with -32000 until authenticate
      "auth_fails": false,             authenticate fails as 0.24.4's does with no key configured
      "config_only": false,            modes and models offered only as configOptions
+     "agent_info": {...},             initialize's agentInfo (default: fake-acp 1.0); null: none
+     "capabilities": {...},           initialize's agentCapabilities (default: qwen 0.24.4's: load, list,
+                                      images, embedded context, MCP over HTTP and SSE)
      "exit_on_start": null,           exit with this code right after starting
      "grandchild": "pid file"}        start tests/rig/grandchild.py first (its pid appended to the file)
 
@@ -68,6 +71,11 @@ class Agent:
         self.auth_required = bool(script.get("auth_required"))
         self.auth_fails = bool(script.get("auth_fails"))
         self.config_only = bool(script.get("config_only"))
+        self.agent_info = script.get("agent_info", {"name": "fake-acp", "version": "1.0"})
+        self.capabilities = script.get("capabilities", {
+            "loadSession": True, "promptCapabilities": {"image": True, "embeddedContext": True},
+            "sessionCapabilities": {"list": {}}, "mcpCapabilities": {"http": True, "sse": True},
+        })
         self.model = MODELS[0]["modelId"]
         self.write_lock = threading.Lock()
         self.cancelled = threading.Event()
@@ -162,13 +170,9 @@ class Agent:
     def handle(self, message: dict[str, Any]) -> Any:
         method, params = message.get("method"), message.get("params") or {}
         if method == "initialize":
-            return {
-                "protocolVersion": 1,
-                "agentInfo": {"name": "fake-acp", "version": "1.0"},
-                "authMethods": [{"id": "openai", "name": "key"}],
-                "agentCapabilities": {"loadSession": True, "promptCapabilities": {"image": True, "embeddedContext": True},
-                                      "sessionCapabilities": {"list": {}}},
-            }
+            answer = {"protocolVersion": 1, "authMethods": [{"id": "openai", "name": "key"}],
+                      "agentCapabilities": self.capabilities}
+            return answer if self.agent_info is None else {**answer, "agentInfo": self.agent_info}
         if method == "authenticate":
             if self.auth_fails:  # qwen 0.24.4 with a fresh HOME and no OPENAI_API_KEY
                 raise RpcError(-32603, "Internal error")

@@ -347,7 +347,7 @@ def test_show_agent_log_and_diagnose_report_the_agent(rig: ChatRig) -> None:
     rig.host.user.run_command("qwen_diagnose_connection", {"folder": str(rig.editor.workspace)})
     report = rig.host.wait_for(
         lambda: next((v for v in rig.host.window.views() if v.name() == "Qwen Code: Diagnose Connection"
-                      and "Chat (qwen --acp)" in rig.editor.text(v)), None), timeout=WAIT)
+                      and "Chat (qwen)" in rig.editor.text(v)), None), timeout=WAIT)
     text = rig.editor.text(report)
     assert f"session:        {rig.chat().chat.state.session_id}" in text
     assert f"pid:            {rig.chat().chat.pid}" in text

@@ -75,6 +75,8 @@ def test_a_value_of_the_wrong_type_gets_the_default_and_one_warning(editor: Edit
         "actions_answer_place": "window",
         "excluded_file_patterns": ["*.secret", 3],  # the user's other patterns stay
         "log_level": "debug",  # a level's name in any case is right
+        "chat_agents": {"mine": {"command": ["mine", "--acp"]}, "broken": {"env": {}}},  # the user's others stay
+        "chat_agent": "nobody",
     }
     editor.settings(wrong)
     editor.host.wait_idle()
@@ -86,9 +88,11 @@ def test_a_value_of_the_wrong_type_gets_the_default_and_one_warning(editor: Edit
     assert prefs.actions_answer_place == "beside"
     assert prefs.excluded_file_patterns == ["*.secret"]
     assert prefs.log_level == "DEBUG"
+    assert prefs.chat_agents == {"mine": {"command": ["mine", "--acp"]}}
+    assert prefs.chat_agent == "qwen"
     told = sorted(message.split()[2] for message in warnings)
-    assert told == ["actions_answer_place", "actions_max_running", "context_debounce_ms", "excluded_file_patterns",
-                    "qwen_command", "status_bar"]
+    assert told == ["actions_answer_place", "actions_max_running", "chat_agent", "chat_agents.broken",
+                    "context_debounce_ms", "excluded_file_patterns", "qwen_command", "status_bar"]
     # Another change: the same wrong values are not told again.
     editor.settings({**wrong, "chat_prestart": False})
     editor.host.wait_idle()

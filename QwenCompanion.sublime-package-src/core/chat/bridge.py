@@ -23,6 +23,7 @@ from acp import PROTOCOL_VERSION, RequestError
 from acp._transport import NdjsonTransport
 from acp.connection import Connection
 from acp.schema import (
+    AgentCapabilities,
     ClientCapabilities,
     FileSystemCapabilities,
     Implementation,
@@ -42,6 +43,7 @@ from pydantic import BaseModel, ValidationError
 from ..json_types import JsonObject
 from ..processes import kill_group, own_group_options
 from ..version import VERSION
+from .agents import can_list, can_load, prompt_for, servers_for, speaks_qwen
 from .requests import AgentRequests
 
 log = logging.getLogger(__name__)
@@ -76,6 +78,7 @@ class AgentCommand:
     argv: list[str]
     cwd: str
     env: dict[str, str] = field(default_factory=dict)
+    agent: str = "qwen"  # its name in the chat_agents setting
 
 
 class AgentError(Exception):
@@ -317,23 +320,42 @@ class AgentBridge:
             self._trace("->", {"method": method, "params": params})
             await self._connection.send_notification(method, params)
 
+    @property
+    def capabilities(self) -> AgentCapabilities | None:
+        return self.initialized.agent_capabilities if self.initialized is not None else None
+
+    @property
+    def can_load(self) -> bool:
+        return can_load(self.capabilities)
+
+    @property
+    def speaks_qwen(self) -> bool:
+        """qwen's own methods may be sent (see `agents.speaks_qwen`)."""
+        return speaks_qwen(self.command.agent, self.initialized.agent_info if self.initialized is not None else None)
+
     async def new_session(self, cwd: str, mcp_servers: list[JsonObject]) -> tuple[NewSessionResponse, JsonObject]:
+        mcp_servers = servers_for(mcp_servers, self.capabilities)
         raw = await self.request("session/new", {"cwd": cwd, "mcpServers": mcp_servers})
         return NewSessionResponse.model_validate(raw), raw
 
     async def load_session(
         self, session_id: str, cwd: str, mcp_servers: list[JsonObject]
     ) -> tuple[LoadSessionResponse, JsonObject]:
+        if not self.can_load:
+            raise AgentError(f"{self.command.agent} cannot load earlier sessions")
+        mcp_servers = servers_for(mcp_servers, self.capabilities)
         raw = await self.request("session/load", {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers})
         raw = raw if isinstance(raw, dict) else {}
         return LoadSessionResponse.model_validate(raw), raw
 
     async def list_sessions(self, cwd: str) -> ListSessionsResponse:
+        if not can_list(self.capabilities):
+            raise AgentError(f"{self.command.agent} cannot list its sessions")
         return ListSessionsResponse.model_validate(await self.request("session/list", {"cwd": cwd}))
 
     async def prompt(self, session_id: str, blocks: list[JsonObject]) -> PromptResponse:
         return PromptResponse.model_validate(
-            await self.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
+            await self.request("session/prompt", {"sessionId": session_id, "prompt": prompt_for(blocks, self.capabilities)})
         )
 
     async def cancel(self, session_id: str) -> None:

@@ -214,7 +214,7 @@ class Chat:
             self.state.agent_name = f"{info.name} {info.version}" if info is not None else ""
             self._auth_methods = [m.id for m in initialized.auth_methods or []]
             session_id = self.state.session_id
-            if session_id is not None:
+            if session_id is not None and bridge.can_load:
                 try:
                     await self._load(bridge, session_id)
                 except AgentError as error:
@@ -250,9 +250,8 @@ class Chat:
         try:
             await bridge.request("authenticate", {"methodId": method})
         except AgentError as error:
-            raise AgentError(
-                f"qwen is not signed in ({error}). {SIGN_IN_HINT}; then send again."
-            ) from error
+            hint = SIGN_IN_HINT if bridge.speaks_qwen else f"Sign in to {bridge.command.agent} in a terminal"
+            raise AgentError(f"{bridge.command.agent} is not signed in ({error}). {hint}; then send again.") from error
         return await call()
 
     def _cwd(self) -> str:

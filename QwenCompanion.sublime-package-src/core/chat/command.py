@@ -3,6 +3,7 @@ builds the TUI's (the `qwen_command` setting, macOS's login shell)."""
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from collections.abc import Sequence
 
@@ -13,7 +14,9 @@ ACP_FLAG = "--acp"
 
 
 class CommandNotFound(Exception):
-    pass
+    def __init__(self, message: str, program: str = "") -> None:
+        super().__init__(message)
+        self.program = program
 
 
 def agent_argv(
@@ -29,7 +32,7 @@ def agent_argv(
     words = command_argv(command, windows=windows) if isinstance(command, str) else list(command)
     words.extend(flags)
     # A string keeps its shell syntax; a list is quoted word by word.
-    shell_command = f"{command} {command_line(list(flags))}" if isinstance(command, str) else command_line(words)
+    shell_command = " ".join([command, *map(shlex.quote, flags)]) if isinstance(command, str) else command_line(words)
     through_shell = login_shell_argv(login_shell, shell_command) if login_shell else None
     if through_shell is not None:
         return through_shell
@@ -45,7 +48,8 @@ def agent_argv(
             raise CommandNotFound(
                 f"“{program}” was not found on the PATH Sublime Text was started with. Install Qwen Code "
                 "(npm install -g @qwen-code/qwen-code); if it is installed, run “command -v qwen” in a terminal "
-                "(“where qwen” on Windows) and set “qwen_command” in the Qwen Companion settings to that full path."
+                "(“where qwen” on Windows) and set “qwen_command” in the Qwen Companion settings to that full path.",
+                program,
             )
         return suggestion + words[1:]
     return words

@@ -16,6 +16,7 @@ from ..background import in_background, when_done
 from ..companion.terminal import window_cwd
 from ..editor import view_text
 from ..settings import userprefs
+from .agents import agent_rows
 from .chat_views import VIEW_SETTING, open_chat, refresh_status, uptime
 from .chats import WindowChat, chat_imported_or_later, chats, is_chat_view, prestart_enabled
 
@@ -497,7 +498,8 @@ def chat_report(window: sublime.Window) -> str:
         return f"  {label + ':' if label else '':<16}{value}"
 
     chat = chats.get(window)
-    lines = ["", "Chat (qwen --acp)"]
+    lines = ["", "Chat agents (the chat_agents setting)"] + [row(name, text) for name, text in agent_rows(window)]
+    lines += ["", f"Chat ({chat.agent})" if chat is not None else "Chat"]
     if chat is None:
         return "\n".join([*lines, row("agent", "not started (Qwen Code: Chat starts it)"), ""])
     state, pid = chat.chat.state, chat.chat.pid

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import sublime
 import sublime_plugin
 
+from ...core.chat.agents import QWEN
 from ..settings import userprefs
 from .chats import WindowChat, chats, window_by_id
 
@@ -23,6 +24,7 @@ SYNTAX = "Packages/QwenCompanion/syntaxes/QwenChat.sublime-syntax"
 STATUS_KEY = "qwen_chat"
 TRANSCRIPT_NAME = "Qwen Chat"
 COMPOSER_NAME = "Qwen Chat: message"
+AGENT_CHAT_NAME = "Chat · {}"  # the tabs of a chat whose agent is not qwen
 # Code on the left; transcript over composer on the right.
 CHAT_LAYOUT: WindowLayout = {
     "cols": [0.0, 0.6, 1.0],
@@ -59,6 +61,14 @@ def _view_settings(view: sublime.View, role: str, window_id: int) -> None:
         "auto_complete_triggers": [{"selector": "text.html.markdown.qwen-chat", "characters": "/"}],
         "is_widget": False,
     })
+
+
+def tab_names(agent: str) -> tuple[str, str]:
+    """The transcript's and the composer's tab names: the agent's name is in
+    them when it is not qwen."""
+    if agent == QWEN:
+        return TRANSCRIPT_NAME, COMPOSER_NAME
+    return AGENT_CHAT_NAME.format(agent), AGENT_CHAT_NAME.format(agent) + ": message"
 
 
 def chat_views(chat: WindowChat) -> tuple[sublime.View | None, sublime.View | None]:
@@ -109,12 +119,13 @@ def open_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) -> s
     typing_in = window.active_view()
     if transcript is None or composer is None:
         transcript_group, composer_group = chat_groups(window)
+        transcript_name, composer_name = tab_names(chat.agent)
         if transcript is None:
-            transcript = _new_chat_view(window, transcript_group, TRANSCRIPT_NAME, "transcript")
+            transcript = _new_chat_view(window, transcript_group, transcript_name, "transcript")
             transcript.set_read_only(True)
             chat.fill(transcript)
         if composer is None:
-            composer = _new_chat_view(window, composer_group, COMPOSER_NAME, "composer")
+            composer = _new_chat_view(window, composer_group, composer_name, "composer")
             chat.composer_view = composer
     window.focus_view(transcript)
     if focus:
@@ -166,7 +177,7 @@ def status_text(chat: WindowChat) -> str:
     state = chat.chat.state
     if state.agent == "stopped" and state.session_id is None:
         return ""
-    parts = ["Chat"]
+    parts = ["Chat"] if chat.agent == QWEN else ["Chat", chat.agent]
     mode = state.mode_name()
     model = state.model_name()
     if mode:

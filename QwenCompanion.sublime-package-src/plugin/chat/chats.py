@@ -23,7 +23,6 @@ batched edits to the transcript view.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -31,18 +30,15 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
-from ...core.chat.command import agent_argv
+from ...core.chat.agents import session_key
 from ...core.chat.store import SessionStore, project_key
 from ...core.chat.streamer import BlockStreamer
 from ...core.chat.transcript import Transcript
-from ...core.terminal import terminal_env
 from ..background import in_background
-from ..companion.companions import companions
-from ..companion.terminal import login_shell, options, window_cwd
 from ..settings import userprefs
+from .agents import agent_command, default_agent
 
 if TYPE_CHECKING:
-    from ...core.chat.bridge import AgentCommand
     from ...core.chat.chat import Chat
     from ...core.chat.chat_thread import ChatThread
     from ...core.chat.render import UpdateRenderer
@@ -75,31 +71,13 @@ def default_renderer(window: sublime.Window) -> UpdateRenderer:
     return PlainRenderer()
 
 
-def agent_command(window: sublime.Window) -> AgentCommand:
-    """`qwen --acp` as Open in Terminal would start qwen for this window:
-    same command, folder and environment (the companion's port)."""
-    from ...core.chat.bridge import AgentCommand
-
-    env: dict[str, str] = {}
-    companion = companions.get(window)
-    if companion is not None and companion.running:
-        env = terminal_env(companion.port, companion.workspace_path)
-    argv = agent_argv(
-        options().command,
-        windows=sublime.platform() == "windows",
-        login_shell=login_shell(),
-        path=os.environ.get("PATH"),
-        home=os.path.expanduser("~"),
-    )
-    return AgentCommand(argv, window_cwd(window), env)
-
-
 class WindowChat:
     """One window's chat and the ids of its two views (main-thread state)."""
 
-    def __init__(self, owner: Chats, window: sublime.Window, thread: ChatThread) -> None:
+    def __init__(self, owner: Chats, window: sublime.Window, thread: ChatThread, agent: str | None = None) -> None:
         from ...core.chat.chat import Chat, ChatSetup
 
+        self.agent = agent or default_agent()  # its name in chat_agents, fixed for the chat's life
         self.window_id = window.id()
         self.chat_id = window.id()  # what events and the driver call this chat
         self._owner = owner
@@ -115,12 +93,12 @@ class WindowChat:
         self._hooks_lock = threading.Lock()  # the agent's thread and the main thread both resolve hooks
         store = SessionStore(Path(sublime.cache_path()) / CACHE_FOLDER)
         setup = ChatSetup(
-            command=lambda: agent_command(window),
+            command=lambda: agent_command(window, self.agent),
             mcp_servers=self._mcp_servers,
             requests=self.requests,
             renderer=self.renderer,
             store=store,
-            key=project_key(window.project_file_name(), window.folders()),
+            key=session_key(project_key(window.project_file_name(), window.folders()), self.agent),
         )
         self.chat: Chat = Chat(thread, setup, BlockStreamer(Transcript(), self._sink), self)
 
@@ -219,7 +197,7 @@ class Chats:
         with self._lock:
             return self._by_window.get(window.id())
 
-    def ensure(self, window: sublime.Window) -> WindowChat | None:
+    def ensure(self, window: sublime.Window, agent: str | None = None) -> WindowChat | None:
         """The window's chat, made now if it has none (None once unloading)."""
         from ...core.chat.chat_thread import ChatThread
 
@@ -232,7 +210,7 @@ class Chats:
             if self._thread is None or not self._thread.alive:
                 self._thread = ChatThread()
                 self._thread.start()
-            chat = WindowChat(self, window, self._thread)
+            chat = WindowChat(self, window, self._thread, agent)
             self._by_window[window.id()] = chat
             return chat
 

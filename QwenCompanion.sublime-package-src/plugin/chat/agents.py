@@ -1,0 +1,70 @@
+"""The command line of a chat's agent, by its name in the `chat_agents`
+setting, started as "Open in Terminal" would start that CLI for the window:
+same folder, the user's login shell on macOS, and the variables that point a
+CLI the companion serves (qwen, gemini) at the window's server."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import sublime
+
+from ...core.chat.agents import agent_launch, known_agents
+from ...core.chat.command import CommandNotFound
+from ...core.terminal import cli_env, command_line
+from ..companion.companions import companions
+from ..companion.terminal import chosen_cli, login_shell, options, window_cwd
+from ..settings import userprefs
+
+if TYPE_CHECKING:
+    from ...core.chat.bridge import AgentCommand
+
+
+def agent_names() -> list[str]:
+    """Every agent a chat can run: qwen, gemini and the configured others."""
+    return list(known_agents(userprefs().chat_agents))
+
+
+def default_agent() -> str:
+    return userprefs().chat_agent
+
+
+def agent_command(window: sublime.Window, agent: str) -> AgentCommand:
+    """The agent named `agent` for this window (raises `CommandNotFound`, also
+    for a name no setting knows)."""
+    from ...core.chat.bridge import AgentCommand
+
+    entry = known_agents(userprefs().chat_agents).get(agent)
+    if entry is None:
+        raise CommandNotFound(f"No chat agent is named “{agent}”: add it to the chat_agents setting.", agent)
+    env: dict[str, str] = {}
+    cli = chosen_cli(agent)
+    companion = companions.get(window)
+    if cli is not None and companion is not None and companion.running:
+        env = cli_env(cli, companion.port, companion.workspace_path, ide_pid=companion.ppid, token=companion.token)
+    launch = agent_launch(
+        agent, entry,
+        cli_command=options(cli).command if cli is not None and entry.command is None else None,
+        windows=sublime.platform() == "windows",
+        login_shell=login_shell(),
+        path=os.environ.get("PATH"),
+        home=os.path.expanduser("~"),
+    )
+    return AgentCommand(launch.argv, window_cwd(window), {**env, **launch.env}, agent)
+
+
+def agent_rows(window: sublime.Window) -> list[tuple[str, str]]:
+    """(name, how it starts or why it cannot) for every chat agent, as Diagnose
+    shows them; the versions of qwen and gemini are in their own sections."""
+    rows: list[tuple[str, str]] = []
+    chosen = default_agent()
+    for name in agent_names():
+        label = f"{name} (default)" if name == chosen else name
+        try:
+            argv = agent_command(window, name).argv
+        except CommandNotFound as error:
+            rows.append((label, f"not found: {error}"))
+        else:
+            rows.append((label, f"found: {command_line(argv)}"))
+    return rows
