@@ -126,3 +126,17 @@ def test_a_chat_agents_entry_without_a_command_is_left_out(rig: ChatRig) -> None
     rig.send("hi")  # the chat runs qwen (here the scripted agent as qwen_command)
     assert rig.ended() == ["end_turn"]
     assert rig.chat().agent == "qwen" and rig.chat().transcript_view.name() == "Qwen Chat"
+
+
+def test_an_agent_that_is_not_qwen_is_not_told_qwens_way_to_sign_in(rig: ChatRig) -> None:
+    rig.script_extras = {**PLAIN_AGENT, "auth_required": True, "auth_fails": True}
+    rig.load()
+    script = str(rig.tmp / "script.json")
+    rig.editor.settings({"chat_agent": "plain",
+                         "chat_agents": {"plain": {"command": [sys.executable, str(FAKE_AGENT), script]}}})
+    rig.host.wait_idle()
+    rig.send("hi")
+    rig.host.wait_for(lambda: any(e == "chat_error" for e, _ in rig.events), timeout=WAIT)
+    [message] = [d["message"] for e, d in rig.events if e == "chat_error"]
+    assert message.startswith("plain is not signed in") and "Sign in to plain in a terminal" in message
+    assert "OPENAI_API_KEY" not in message and "qwen" not in message
