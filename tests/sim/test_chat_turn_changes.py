@@ -5,6 +5,7 @@ first write, the turn's list, reference documents, Keep and Undo Turn
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -119,11 +120,41 @@ def test_keep_makes_the_current_text_the_reference(rig: ChatRig) -> None:
     rig.host.user.run_command("qwen_turn_keep", {"path": str(opened)})  # one file: the turn still asks
     assert rig.host.run_on_main(lambda: view.get_status("qwen_turn_changes"))
     rig.host.user.run_command("qwen_turn_keep")
+    wait_for_package_threads(rig.host, "turn undo")
     rig.host.wait_idle()
     assert rig.host.run_on_main(lambda: view.get_status("qwen_turn_changes")) == ""
-    assert reference(rig, view) == rig.editor.text(view)
+    assert reference(rig, view) == rig.editor.text(view)  # not in a repository: its own text
     assert [f.state for f in rig.chat().requests().files.turns.files(1)] == ["kept", "kept"]
     assert opened.read_bytes() == b"\xef\xbb\xbfone\r\nTWO\r\nthree\r\nfour\r\nfive\r\n"
+
+
+def git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                   check=True, capture_output=True)
+
+
+def test_keep_gives_a_file_of_a_repository_its_text_in_gits_index(rig: ChatRig) -> None:
+    workspace = rig.editor.workspace
+    tracked, untracked = workspace / "tracked.txt", workspace / "loose.txt"
+    tracked.write_bytes(b"committed\r\n")
+    git(workspace, "init", "-q")
+    git(workspace, "add", "tracked.txt")
+    git(workspace, "commit", "-q", "-m", "one")
+    tracked.write_bytes(b"staged\r\nline\r\n")
+    git(workspace, "add", "tracked.txt")  # the index now differs from HEAD and from the agent's text
+    untracked.write_text("loose\n")
+    rig.load([[request("fs/read_text_file", path=str(tracked)), request("fs/read_text_file", path=str(untracked)),
+               request("fs/write_text_file", path=str(tracked), content="the agent's\n"),
+               request("fs/write_text_file", path=str(untracked), content="the agent's too\n")]])
+    views = [rig.host.user.open_file(tracked), rig.host.user.open_file(untracked)]
+    rig.send("change them")
+    assert rig.ended() == ["end_turn"]
+    turn_events(rig)
+    rig.host.user.run_command("qwen_turn_keep")
+    wait_for_package_threads(rig.host, "turn undo")
+    rig.host.wait_idle()
+    assert reference(rig, views[0]) == "staged\nline\n"  # what Sublime's gutter compares with, newlines as "\n"
+    assert reference(rig, views[1]) == "the agent's too\n"  # untracked: its own text
 
 
 def test_a_file_a_command_changed_after_the_agent_read_it_is_listed_outside(rig: ChatRig) -> None:

@@ -5,7 +5,8 @@ gets its checkpoint (its text before the turn) as its reference document:
 the gutter marks the agent's changes, and Sublime's own Toggle Hunk Diff,
 Revert Hunk and Next/Previous Modification work on them. "Qwen Code: Turn
 Changes" lists the files (lines added/removed, state); a file opens at its
-first change, and Keep (the reference becomes the current text) or Undo
+first change, and Keep (the reference goes back to git's index for a file
+of a repository, else to the current text) or Undo
 (the checkpoint back, byte-exact) take one file or the whole turn. Undo in
 an open view is one undo step, so the user's own edits stay in its undo
 history; a file on disk is restored only if it still holds what the agent
@@ -14,6 +15,7 @@ wrote. The summary (line counts) and disk restores run on threads of ours."""
 from __future__ import annotations
 
 import logging
+import shutil
 from dataclasses import asdict
 from typing import Any
 
@@ -21,6 +23,7 @@ import sublime
 import sublime_plugin
 
 from ...core.chat.agent_files import Refused, real
+from ...core.chat.git_index import index_text
 from ...core.chat.turn_changes import (
     CHANGED,
     KEPT,
@@ -35,6 +38,7 @@ from ...core.chat.turn_changes import (
 from ..background import in_background
 from ..editor import replace_text, view_text
 from ..paths import path_display
+from ..settings import fallback_encoding
 from .agent_requests import requests_of
 from .buffers import open_view
 from .chats import chats, window_by_id
@@ -43,7 +47,7 @@ log = logging.getLogger(__name__)
 
 STATUS_KEY = "qwen_turn_changes"
 REVIEW_KEY = "Cmd+K, D" if sublime.platform() == "osx" else "Ctrl+K, D"  # Default.sublime-keymap
-UNDO_THREAD = "turn undo"
+UNDO_THREAD = "turn undo"  # also a Keep's questions to git (the headless driver waits for this name)
 SUMMARY_THREAD = "turn summary"
 
 
@@ -122,17 +126,35 @@ def _chosen(window: sublime.Window, turn: int | None, path: str | None) -> tuple
 
 
 def keep(window: sublime.Window, turn: int | None = None, path: str | None = None) -> int | None:
-    """Keep the agent's changes (main thread): the reference becomes the current text."""
+    """Keep the agent's changes (main thread): each open view's reference goes
+    back to what Sublime compares it with, git's index for a file of a
+    repository (when its diff gutter is on), else its current text. git is
+    asked on a thread of ours."""
     found = _chosen(window, turn, path)
     if found is None:
         return None
     turns, chosen, paths = found
     for each in paths:
         turns.mark(chosen, each, KEPT)
-        view = open_view(window, each)
-        if view is not None:
-            view.set_reference_document(view_text(view))
+    opened = {each: view for each in paths if (view := open_view(window, each)) is not None}
+    in_git = [each for each, view in opened.items() if view.settings().get("mini_diff", True) is not False]
+    encoding = fallback_encoding()
+
+    def ask_git() -> None:
+        git = shutil.which("git")
+        staged = {each: index_text(each, git, fallback_encoding=encoding) for each in in_git}
+        sublime.set_timeout(lambda: _keep_references(opened, staged))
+
+    in_background(ask_git, UNDO_THREAD)
     return chosen
+
+
+def _keep_references(opened: dict[str, sublime.View], staged: dict[str, str | None]) -> None:
+    """Main thread: the kept files' views compare with git's index, or their own text."""
+    for path, view in opened.items():
+        if view.is_valid():
+            reference = staged.get(path)
+            view.set_reference_document(reference if reference is not None else view_text(view))
 
 
 def undo(window: sublime.Window, turn: int | None = None, path: str | None = None) -> int | None:
