@@ -41,6 +41,7 @@ from .plugin.chat.chat_commands import (
 from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views
 from .plugin.chat.chats import chats, is_chat_view, preload_chat
 from .plugin.chat.turn_review import (
+    QwenTurnChangesAtCaretCommand,
     QwenTurnChangesCommand,
     QwenTurnKeepCommand,
     QwenTurnUndoCommand,
@@ -103,6 +104,7 @@ __all__ = [
     "QwenSendSelectionToTerminalCommand",
     "QwenShowLogCommand",
     "QwenStatusListener",
+    "QwenTurnChangesAtCaretCommand",
     "QwenTurnChangesCommand",
     "QwenTurnKeepCommand",
     "QwenTurnUndoCommand",

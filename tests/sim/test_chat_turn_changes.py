@@ -52,7 +52,7 @@ def test_a_turn_lists_its_files_and_open_views_diff_against_the_checkpoint(rig: 
                               {"path": str(closed), "added": 0, "removed": 1, "state": "changed"}]
     assert reference(rig, view) == "one\ntwo\nthree\n"  # the text before the first write of the turn
     assert "2 files changed" in rig.host.run_on_main(lambda: view.get_status("qwen_turn_changes"))
-    rig.host.wait_for(lambda: "2 files changed — review: Ctrl+K, D" in rig.transcript(), timeout=WAIT)
+    rig.host.wait_for(lambda: "Turn 1: 2 files changed — review: Ctrl+K, D" in rig.transcript(), timeout=WAIT)
     # Sublime's own Revert Hunk on the agent's change, against that reference
     rig.host.user.click(view, 5)
     rig.host.user.press_key("ctrl+k, ctrl+z")
@@ -74,6 +74,40 @@ def test_the_list_opens_a_closed_file_at_its_first_change_with_its_reference(rig
                              timeout=WAIT)
     rig.host.wait_for(lambda: reference(rig, view) == "café\nligne 2\n", timeout=WAIT)
     assert rig.host.run_on_main(lambda: view.rowcol(view.sel()[0].b)) == (1, 0)
+
+
+def open_panels(rig: ChatRig) -> list[Any]:
+    return [q for q in rig.host.quick_panels if not q.done]
+
+
+def test_the_turns_end_line_opens_its_list_by_its_link_or_enter(rig: ChatRig) -> None:
+    first, second = rig.editor.workspace / "a.txt", rig.editor.workspace / "b.txt"
+    first.write_text("a\n")
+    second.write_text("b\n")
+    rig.load([[request("fs/read_text_file", path=str(first)), request("fs/write_text_file", path=str(first), content="A\n")],
+              [request("fs/read_text_file", path=str(second)), request("fs/write_text_file", path=str(second), content="B\n")]])
+    rig.send("one")
+    rig.send("two")
+    assert rig.ended(2) == ["end_turn", "end_turn"]
+    turn_events(rig, 2)
+    transcript, _ = rig.open()
+    rig.host.wait_for(lambda: len(rig.host.app.view(transcript.id()).phantoms) == 2, timeout=WAIT)
+    rig.host.user.click_phantom(transcript, "turn_changes:1")  # the first turn's, not the last's
+    panel = rig.host.wait_for(lambda: open_panels(rig), timeout=WAIT)[-1]
+    assert panel.placeholder == "Qwen Code: turn 1's changes" and len(panel.items) == 3
+    rig.host.user.cancel_quick_panel()
+    rig.host.wait_for(lambda: not open_panels(rig), timeout=WAIT)
+    # Enter elsewhere in the transcript does nothing; on a turn's line, it opens that turn's list.
+    rig.host.user.focus(transcript)
+    rig.host.user.click(transcript, 0)
+    rig.host.user.press_key("enter")
+    assert not open_panels(rig)
+    at = rig.host.run_on_main(lambda: transcript.find("Turn 1: 1 file changed — review", 0).b)
+    rig.host.user.click(transcript, at)
+    binding = rig.host.user.press_key("enter")
+    assert binding is not None and binding.command == "qwen_turn_changes_at_caret"
+    panel = rig.host.wait_for(lambda: open_panels(rig), timeout=WAIT)[-1]
+    assert panel.placeholder == "Qwen Code: turn 1's changes"
 
 
 def test_undo_turn_restores_every_file_byte_exact_in_one_undo_step(rig: ChatRig) -> None:

@@ -15,6 +15,7 @@ wrote. The summary (line counts) and disk restores run on threads of ours."""
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 from dataclasses import asdict
 from typing import Any
@@ -49,6 +50,14 @@ STATUS_KEY = "qwen_turn_changes"
 REVIEW_KEY = "Cmd+K, D" if sublime.platform() == "osx" else "Ctrl+K, D"  # Default.sublime-keymap
 UNDO_THREAD = "turn undo"  # also a Keep's questions to git (the headless driver waits for this name)
 SUMMARY_THREAD = "turn summary"
+# The turn's end line in the transcript: Enter on it, or its link, opens the turn's list.
+TURN_LINE = "Turn {turn}: {changed} — review: {key}, Enter on this line, or Qwen Code: Turn Changes"
+TURN_LINE_PATTERN = re.compile(r"\bTurn (\d+): \d+ files? changed — review\b")
+LINK_KEY = "qwen_turn_changes_link"
+LINK_HTML = '<a href="turn_changes:{turn}">Review the changes</a>'
+# The line reaches the transcript through the chat's thread: looked for every 100 ms, 5 s at most.
+LINK_TRIES = 50
+LINK_INTERVAL_MS = 100
 
 
 def turns_of(window: sublime.Window | None) -> TurnChanges | None:
@@ -101,10 +110,35 @@ def _show_turn(window_id: int, turn: int, files: list[FileSummary], references: 
     window.status_message(label)
     chat = chats.get(window)
     if chat is not None:
-        chat.chat.note(f"{changed} — review: {REVIEW_KEY} or Qwen Code: Turn Changes")
+        line = TURN_LINE.format(turn=turn, changed=changed, key=REVIEW_KEY)
+        chat.chat.note(line)
+        _link_turn_line(window_id, turn, line, LINK_TRIES)
     for view in window.views():
         view.set_status(STATUS_KEY, label)
     chats.tell("turn_changes", {"window": window_id, "chat": window_id, "turn": turn, "files": summary(files)})
+
+
+def _link_turn_line(window_id: int, turn: int, line: str, tries: int) -> None:
+    """Main thread: once the turn's end line is in the transcript view, a link
+    after it opens the turn's list (looked for again a little later until then)."""
+    window = window_by_id(window_id)
+    chat = chats.get(window)
+    view = chat.transcript_view if chat is not None else None
+    if window is None or view is None or not view.is_valid():
+        return  # no transcript shown: Enter on the line still opens the list once it is
+    found = view.find(line, 0, sublime.FindFlags.LITERAL)
+    if found.a < 0:
+        if tries > 1:
+            sublime.set_timeout(lambda: _link_turn_line(window_id, turn, line, tries - 1), LINK_INTERVAL_MS)
+        return
+    view.add_phantom(LINK_KEY, sublime.Region(found.b), LINK_HTML.format(turn=turn), sublime.PhantomLayout.INLINE,
+                     lambda href: window.run_command("qwen_turn_changes", {"turn": turn}))
+
+
+def turn_on_line(text: str) -> int | None:
+    """The turn whose end line `text` is, if it is one."""
+    match = TURN_LINE_PATTERN.search(text)
+    return int(match.group(1)) if match else None
 
 
 def _reviewed(window: sublime.Window) -> None:
@@ -310,6 +344,24 @@ def _counts_label(file: FileSummary) -> str:
         return "changed outside the editor (by a command)"
     note = "" if file.state == CHANGED else f" · {file.state}"
     return f"+{file.added} −{file.removed}{note}"
+
+
+class QwenTurnChangesAtCaretCommand(sublime_plugin.TextCommand):
+    """Enter in the transcript on a turn's end line ("Turn 3: 2 files changed —
+    review…") opens that turn's list."""
+
+    def run(self, edit: sublime.Edit) -> None:
+        turn = self._turn()
+        window = self.view.window()
+        if turn is not None and window is not None:
+            window.run_command("qwen_turn_changes", {"turn": turn})
+
+    def is_enabled(self) -> bool:
+        return self._turn() is not None
+
+    def _turn(self) -> int | None:
+        selection = self.view.sel()
+        return turn_on_line(self.view.substr(self.view.line(selection[0].b))) if len(selection) == 1 else None
 
 
 class QwenTurnUndoCommand(sublime_plugin.WindowCommand):
