@@ -9,7 +9,7 @@ SCRIPT (all keys optional):
      "auth_required": false,          session/new fails with -32000 until authenticate
      "auth_fails": false,             authenticate fails as 0.24.4's does with no key configured
      "config_only": false,            modes and models offered only as configOptions
-     "agent_info": {...},             initialize's agentInfo (default: fake-acp 1.0); null: none
+     "agent_info": {...},             initialize's agentInfo (default: qwen-code 0.24.4's); null: none
      "capabilities": {...},           initialize's agentCapabilities (default: qwen 0.24.4's: load, list,
                                       images, embedded context, MCP over HTTP and SSE)
      "exit_on_start": null,           exit with this code right after starting
@@ -71,7 +71,7 @@ class Agent:
         self.auth_required = bool(script.get("auth_required"))
         self.auth_fails = bool(script.get("auth_fails"))
         self.config_only = bool(script.get("config_only"))
-        self.agent_info = script.get("agent_info", {"name": "fake-acp", "version": "1.0"})
+        self.agent_info = script.get("agent_info", {"name": "qwen-code", "version": "0.24.4"})  # it stands in for qwen
         self.capabilities = script.get("capabilities", {
             "loadSession": True, "promptCapabilities": {"image": True, "embeddedContext": True},
             "sessionCapabilities": {"list": {}}, "mcpCapabilities": {"http": True, "sse": True},

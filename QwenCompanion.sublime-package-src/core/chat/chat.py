@@ -239,19 +239,23 @@ class Chat:
             await asyncio.sleep(wait)
 
     async def _authenticated(self, bridge: AgentBridge, call: Callable[[], Coroutine[Any, Any, T]]) -> T:
-        """`call()`, authenticating first when the agent says it must."""
+        """`call()`, authenticating first when qwen says it must (its first
+        method signs in from its settings and environment). Another agent's
+        methods may start a browser sign-in or drop its saved sign-in: the
+        user signs in where the agent says how."""
         try:
             return await call()
         except AgentError as error:
             cause = error.__cause__
             if getattr(cause, "code", None) != AUTH_REQUIRED or not self._auth_methods:
                 raise
-        method = self._auth_methods[0]
+            if not bridge.speaks_qwen:
+                raise AgentError(f"{bridge.command.agent} is not signed in ({error}). Sign in to "
+                                 f"{bridge.command.agent} in a terminal; then send again.") from error
         try:
-            await bridge.request("authenticate", {"methodId": method})
+            await bridge.request("authenticate", {"methodId": self._auth_methods[0]})
         except AgentError as error:
-            hint = SIGN_IN_HINT if bridge.speaks_qwen else f"Sign in to {bridge.command.agent} in a terminal"
-            raise AgentError(f"{bridge.command.agent} is not signed in ({error}). {hint}; then send again.") from error
+            raise AgentError(f"{bridge.command.agent} is not signed in ({error}). {SIGN_IN_HINT}; then send again.") from error
         return await call()
 
     def _cwd(self) -> str:
