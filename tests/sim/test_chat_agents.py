@@ -141,3 +141,8 @@ def test_an_agent_that_is_not_qwen_is_neither_signed_in_nor_told_qwens_way(rig: 
     assert message.startswith("plain is not signed in") and "Sign in to plain in a terminal" in message
     assert "OPENAI_API_KEY" not in message and "qwen" not in message
     assert rig.received("session/new") and not rig.received("authenticate")  # its methods are its user's to pick
+    # Sent again (after signing in elsewhere): the agent starts again and asks for a session, never a prompt without one.
+    rig.send("again")
+    rig.host.wait_for(lambda: len([e for e, _ in rig.events if e == "chat_error"]) == 2, timeout=WAIT)
+    assert len(rig.received("initialize")) == 2 and len(rig.received("session/new")) == 2
+    assert not rig.received("session/prompt")

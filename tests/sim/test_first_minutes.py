@@ -31,8 +31,9 @@ def test_a_chat_before_signing_in_says_how_to_sign_in(tmp_path: Path, monkeypatc
         editor.load([editor.workspace], {"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]})
         rig.watch()
         rig.send("hi")
-        rig.ended()  # the turn ends: no view left waiting
-        [message] = [details["message"] for event, details in rig.events if event == "chat_error"]
+        assert rig.ended() == ["error"]  # the turn ends: no view left waiting, no prompt without a session
+        assert not rig.received("session/prompt")
+        message = [details["message"] for event, details in rig.events if event == "chat_error"][-1]
         assert "not signed in" in message and SIGN_IN in message and "OPENAI_API_KEY" in message
         assert "Traceback" not in rig.transcript() and SIGN_IN in rig.transcript()
         assert rig.received("authenticate")  # it tried the agent's own method first

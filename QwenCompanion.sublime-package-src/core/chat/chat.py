@@ -213,18 +213,27 @@ class Chat:
             info = initialized.agent_info
             self.state.agent_name = f"{info.name} {info.version}" if info is not None else ""
             self._auth_methods = [m.id for m in initialized.auth_methods or []]
-            session_id = self.state.session_id
-            if session_id is not None and bridge.can_load:
-                try:
-                    await self._load(bridge, session_id)
-                except AgentError as error:
-                    log.warning("could not reload session %s (%s); starting a new one", session_id, error)
-                    self._write_note(f"The previous conversation could not be reloaded ({error}); this is a new one.")
-                    await self._new(bridge)
-            else:
-                await self._new(bridge)
+            try:
+                await self._open_session(bridge)
+            except AgentError:  # e.g. not signed in: the next prompt starts the agent again, which reads the sign-in
+                self.state.agent = "stopped"  # an exit asked for: no error line
+                await bridge.stop()
+                raise
             self.state.agent = "ready"
             return bridge
+
+    async def _open_session(self, bridge: AgentBridge) -> None:
+        """The remembered session if the agent can load it, else a new one."""
+        session_id = self.state.session_id
+        if session_id is not None and bridge.can_load:
+            try:
+                await self._load(bridge, session_id)
+            except AgentError as error:
+                log.warning("could not reload session %s (%s); starting a new one", session_id, error)
+                self._write_note(f"The previous conversation could not be reloaded ({error}); this is a new one.")
+                await self._new(bridge)
+        else:
+            await self._new(bridge)
 
     async def _start(self) -> None:
         await self._ensure_ready()
