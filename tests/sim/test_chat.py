@@ -350,7 +350,7 @@ def test_show_agent_log_and_diagnose_report_the_agent(rig: ChatRig) -> None:
                       and "Chat (qwen)" in rig.editor.text(v)), None), timeout=WAIT)
     text = rig.editor.text(report)
     assert "Chat agents (the chat_agents setting)" in text
-    assert "qwen (default): found: " in text and "  gemini:" in text
+    assert "qwen (default): runs " in text and "  gemini:" in text
     assert f"session:        {rig.chat().chat.state.session_id}" in text
     assert f"pid:            {rig.chat().chat.pid}" in text
 

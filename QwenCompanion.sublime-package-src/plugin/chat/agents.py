@@ -66,5 +66,5 @@ def agent_rows(window: sublime.Window) -> list[tuple[str, str]]:
         except CommandNotFound as error:
             rows.append((label, f"not found: {error}"))
         else:
-            rows.append((label, f"found: {command_line(argv)}"))
+            rows.append((label, f"runs {command_line(argv)}"))
     return rows
