@@ -106,16 +106,22 @@ def test_the_popup_offers_the_mentions_and_the_open_files_symbols(rig: MentionRi
     rig.load()
     rig.editor.open("shelf.py", SHELF)
     _, composer = rig.open()
-    rig.host.user.type(composer, "see @di")
-    names = [item.trigger for item in rig.host.user.query_completions(composer, "di")]
+    rig.host.user.type(composer, "see @sy")
+    names = [item.trigger for item in rig.host.user.query_completions(composer, "sy")]
     assert names == ["symbol:", "diagnostics", "diagnostics:window", "diff", "terminal"]
-    rig.host.user.type(composer, "x @symbol:")  # `:` opens the popup
+    rig.host.run_on_main(lambda: composer.run_command("auto_complete"))  # Ctrl+Space
+    rig.host.user.press_key("enter")
+    assert rig.composer_text() == "see @symbol:"  # and the names are listed
+    popup = rig.host.wait_for(lambda: rig.host.app.view(composer.id()).auto_complete, timeout=WAIT)
+    assert [item.trigger for item in popup] == ["Shelf", "add", "unrelated"]
+    rig.host.user.press_key("escape")
+    rig.host.user.type(composer, " x @symbol:")  # `:` opens the popup
     popup = rig.host.wait_for(lambda: rig.host.app.view(composer.id()).auto_complete, timeout=WAIT)
     assert [item.trigger for item in popup] == ["Shelf", "add", "unrelated"]
     rig.host.user.type(composer, "Sh")
     assert rig.host.user.press_key("enter").command == "commit_completion"  # type: ignore[union-attr]
     event = rig.mentioned()
-    assert event["token"] == "symbol:Shelf" and rig.composer_text() == "see @dix @symbol:Shelf"
+    assert event["token"] == "symbol:Shelf" and rig.composer_text() == "see @symbol: x @symbol:Shelf"
     assert "symbol:Shelf" in rig.chat().attachments
 
 
@@ -130,7 +136,7 @@ def test_prose_with_colons_opens_no_popup(rig: MentionRig) -> None:
 def test_the_at_picker_lists_the_mentions_before_the_files(rig: MentionRig) -> None:
     rig.load()
     rig.editor.open("d.txt", "text\n")
-    _, composer = rig.open()
+    rig.open()
     rig.host.user.press_key("@")
     panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
     names = [str(getattr(i, "trigger", i)) for i in panel.items]

@@ -217,7 +217,7 @@ def test_output_past_the_cap_is_cut_and_the_tool_ended() -> None:
 
 
 def test_a_silent_tool_is_ended_at_the_time_limit() -> None:
-    with pytest.raises(MentionError, match="no answer within 0.5 s"):
+    with pytest.raises(MentionError, match=r"no answer within 0\.5 s"):
         run_tool([sys.executable, "-c", "import time; time.sleep(30)"], limit=10, timeout=0.5)
 
 

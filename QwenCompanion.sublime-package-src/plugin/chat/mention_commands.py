@@ -51,7 +51,7 @@ class QwenChatPasteImageCommand(sublime_plugin.TextCommand):
 
 class MentionListener(sublime_plugin.EventListener):
     def on_post_text_command(self, view: sublime.View, command_name: str, args: dict[str, Any] | None) -> None:
-        """A mention completed in the composer is made now."""
+        """A mention completed in the composer is made now (`@symbol:` first lists the names)."""
         if command_name != "commit_completion" or not _is_composer(view):
             return
         window, selection = view.window(), view.sel()
@@ -59,7 +59,11 @@ class MentionListener(sublime_plugin.EventListener):
         if window is None or chat is None or len(selection) == 0:
             return
         point = selection[0].b
-        completed = COMPLETED.search(view.substr(sublime.Region(view.line(point).begin(), point)))
+        before = view.substr(sublime.Region(view.line(point).begin(), point))
+        if before.endswith("@symbol:"):
+            view.run_command("auto_complete")  # now the names
+            return
+        completed = COMPLETED.search(before)
         if completed is None or completed[1] in chat.attachments:
             return
         kind, _, name = completed[1].partition(":")
