@@ -99,6 +99,8 @@ def test_an_unknown_symbol_is_told(rig: MentionRig) -> None:
     event = rig.mention("symbol", "Nowhere")
     assert event == {"event": "mention_failed", "window": rig.chat().window_id, "chat": rig.chat().chat_id,
                      "message": "Sublime's index has no definition of 'Nowhere'"}
+    # The composer's `@token` ends at a space: a name with one could never be sent.
+    assert rig.mention("symbol", "two words", count=2)["message"] == "@symbol needs a symbol's name (no spaces), not 'two words'"
     assert rig.composer_text() == ""
 
 

@@ -148,8 +148,8 @@ def builder(window: sublime.Window, kind: str, name: str | None, editor: sublime
     """What makes mention `kind`; `editor` is the user's active code tab (not the chat's)."""
     editor_file = editor.file_name() if editor is not None else None
     if kind == "symbol":
-        if not name:
-            raise MentionError("@symbol needs the symbol's name")
+        if not name or any(c.isspace() or c == "@" for c in name):
+            raise MentionError(f"@symbol needs a symbol's name (no spaces), not {name!r}")
         return symbol_builder(window, name)
     if kind in ("diagnostics", "diagnostics:window"):
         return diagnostics_builder(window, kind.endswith(":window") or name == "window", editor_file)
