@@ -94,6 +94,16 @@ def test_a_symbol_from_the_index_sends_its_definition_and_place(rig: MentionRig)
     assert "*Attached:" in rig.transcript()
 
 
+def test_an_open_files_symbol_comes_from_its_unsaved_text(rig: MentionRig) -> None:
+    rig.load()
+    view = rig.editor.open("shelf.py", SHELF)
+    rig.host.user.type(view, "# unsaved\n\n")  # at the start: the class moves down two lines
+    rig.mention("symbol", "Shelf")
+    sent = resources(rig.prompt())
+    text = sent[f"{(rig.editor.workspace / 'shelf.py').as_uri()}#L3-L7"]
+    assert "shelf.py:3-7:\n\nclass Shelf:" in text and text.endswith("self.books.append(book)")
+
+
 def test_an_unknown_symbol_is_told(rig: MentionRig) -> None:
     rig.load()
     event = rig.mention("symbol", "Nowhere")

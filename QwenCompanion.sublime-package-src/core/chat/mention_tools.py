@@ -31,7 +31,6 @@ class ToolOutput:
     returncode: int
     stdout: bytes
     truncated: bool  # more was written than `limit`
-    stderr: bytes = b""
 
 
 def run_tool(argv: Sequence[str], *, cwd: str | None = None, limit: int, timeout: float = TOOL_TIMEOUT) -> ToolOutput:
@@ -39,16 +38,12 @@ def run_tool(argv: Sequence[str], *, cwd: str | None = None, limit: int, timeout
     the limit or the time it is ended. Raises MentionError when it cannot start."""
     try:
         process = subprocess.Popen(
-            list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             **own_group_options(),
         )
     except OSError as error:
         raise MentionError(f"could not run {argv[0]}: {error.strerror or error}") from None
-    assert process.stdout is not None and process.stderr is not None
-    stderr = process.stderr
-    errors: list[bytes] = []
-    reader = threading.Thread(target=lambda: errors.append(stderr.read(64 * 1024)), daemon=True)
-    reader.start()
+    assert process.stdout is not None
     expired = threading.Event()
 
     def expire() -> None:
@@ -66,10 +61,9 @@ def run_tool(argv: Sequence[str], *, cwd: str | None = None, limit: int, timeout
     finally:
         timer.cancel()
         process.stdout.close()
-    reader.join(1.0)
     if expired.is_set():
         raise MentionError(f"{os.path.basename(argv[0])} gave no answer within {timeout:g} s")
-    return ToolOutput(returncode, data[:limit], truncated, b"".join(errors))
+    return ToolOutput(returncode, data[:limit], truncated)
 
 
 def git_diff(folder: str, *, git: str | None = None) -> tuple[str, str, list[str], bool]:

@@ -61,21 +61,26 @@ def _excluded(path: str) -> bool:
 
 
 def symbol_builder(window: sublime.Window, name: str) -> Callable[[], Mention]:
+    """The open files' definitions first, with their buffers' text (unsaved
+    edits move rows); else the index's, whose rows are those of the disk."""
+
     def build() -> Mention:
         from ...core.chat.mentions import symbol_mention
 
-        found = window.symbol_locations(name, sublime.SymbolSource.ANY, sublime.SymbolType.DEFINITION)
-        places = [f for f in found if not _excluded(f.path)]
-        if not places:
-            raise MentionError(f"Sublime's index has no definition of {name!r}" + (
-                " outside excluded_file_patterns" if found else ""))
-        place = places[0]
-        view = find_open_view(place.path)
-        try:
-            text = view_text(view) if view is not None else read_text(place.path)
-        except (Refused, OSError) as error:
-            raise MentionError(f"cannot read {place.path}: {error}") from None
-        return symbol_mention(name, place.path, text, place.row)
+        found = []
+        for source in (sublime.SymbolSource.OPEN_FILES, sublime.SymbolSource.INDEX):
+            found = window.symbol_locations(name, source, sublime.SymbolType.DEFINITION)
+            places = [f for f in found if not _excluded(f.path)]
+            if places:
+                place = places[0]
+                view = find_open_view(place.path) if source == sublime.SymbolSource.OPEN_FILES else None
+                try:
+                    text = view_text(view) if view is not None else read_text(place.path)
+                except (Refused, OSError) as error:
+                    raise MentionError(f"cannot read {place.path}: {error}") from None
+                return symbol_mention(name, place.path, text, place.row)
+        raise MentionError(f"Sublime's index has no definition of {name!r}" + (
+            " outside excluded_file_patterns" if found else ""))
 
     return build
 
