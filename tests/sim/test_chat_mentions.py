@@ -261,3 +261,20 @@ def test_an_agent_refusing_images_and_a_missing_tool_are_told(rig: MentionRig, m
     rig.chat().chat.state.accepts_images = False
     rig.host.user.run_command("qwen_chat_paste_image")
     assert rig.mentioned(2)["message"] == "the agent does not take images (its promptCapabilities.image is false)"
+
+
+def test_mention_from_the_palette_asks_for_the_symbol_offering_the_word_at_the_caret(rig: MentionRig) -> None:
+    rig.load()
+    code = rig.editor.open("shelf.py", SHELF)
+    rig.host.user.set_selection(code, [SHELF.index("add") + 1])
+    rig.open()
+    rig.host.user.focus(code)
+    rig.host.user.run_command("qwen_chat_mention")
+    panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
+    assert [str(getattr(i, "trigger", i)) for i in panel.items][-1] == "Paste image"
+    rig.host.user.choose_quick_panel("@symbol:")
+    asked = rig.host.wait_for(lambda: [p for p in rig.host.input_panels if not p.done], timeout=WAIT)[0]
+    assert asked.initial_text == "add"
+    rig.host.user.submit_input_panel()
+    assert rig.mentioned()["token"] == "symbol:add"
+    assert rig.composer_text() == "@symbol:add "
