@@ -278,3 +278,16 @@ def test_mention_from_the_palette_asks_for_the_symbol_offering_the_word_at_the_c
     rig.host.user.submit_input_panel()
     assert rig.mentioned()["token"] == "symbol:add"
     assert rig.composer_text() == "@symbol:add "
+
+
+def test_an_unexpected_failure_is_told_not_left_waiting(rig: MentionRig, monkeypatch: pytest.MonkeyPatch) -> None:
+    rig.load()
+
+    def broken() -> bytes:
+        raise RuntimeError("tool exploded")
+
+    monkeypatch.setattr(rig.mentions_module, "clipboard_image", broken)
+    rig.open()
+    rig.chat().chat.start().result(WAIT)
+    rig.host.user.run_command("qwen_chat_paste_image")
+    assert rig.mentioned()["message"] == "the mention failed: RuntimeError('tool exploded')"

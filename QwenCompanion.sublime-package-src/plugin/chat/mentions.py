@@ -10,6 +10,7 @@ and summed up in the status bar; Enter sends it with the prompt."""
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import re
 from collections.abc import Callable
@@ -49,6 +50,7 @@ TERMINAL_TAIL_CHARS = 256 * 1024  # what is read of the terminal's end, for its 
 NO_LSP = "the LSP package is not installed (or is disabled), so there are no diagnostics to attach"
 
 _image_serials = itertools.count(1)
+log = logging.getLogger(__name__)
 
 
 def _excluded(path: str) -> bool:
@@ -176,8 +178,10 @@ def make_mention(chat: WindowChat, build: Callable[[], Mention], insert: str) ->
     def work() -> None:
         try:
             made = build()
-        except MentionError as error:
-            message = str(error)
+        except Exception as error:  # a MentionError says why; anything else must not leave the user waiting
+            if not isinstance(error, MentionError):
+                log.exception("a mention failed")
+            message = str(error) if isinstance(error, MentionError) else f"the mention failed: {error!r}"
             sublime.set_timeout(lambda: refuse(chat, message))
             return
         sublime.set_timeout(lambda: attach(chat, made, insert))
