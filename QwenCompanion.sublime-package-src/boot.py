@@ -40,6 +40,7 @@ from .plugin.chat.chat_commands import (
 )
 from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views
 from .plugin.chat.chats import chats, is_chat_view, preload_chat
+from .plugin.chat.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
 from .plugin.chat.turn_review import (
     QwenTurnChangesCommand,
     QwenTurnKeepCommand,
@@ -70,6 +71,7 @@ __all__ = [
     "ChatSeenListener",
     "CompanionWindowListener",
     "ContextListener",
+    "MentionListener",
     "PermissionKeysListener",
     "PlacementListener",
     "QwenAcceptDiffCommand",
@@ -83,9 +85,11 @@ __all__ = [
     "QwenChatCommand",
     "QwenChatCycleModeCommand",
     "QwenChatHistoryCommand",
+    "QwenChatMentionCommand",
     "QwenChatModeCommand",
     "QwenChatModelCommand",
     "QwenChatNewCommand",
+    "QwenChatPasteImageCommand",
     "QwenChatPermissionCommand",
     "QwenChatReplaceBufferCommand",
     "QwenChatSendCommand",

@@ -213,6 +213,9 @@ class Chat:
             info = initialized.agent_info
             self.state.agent_name = f"{info.name} {info.version}" if info is not None else ""
             self._auth_methods = [m.id for m in initialized.auth_methods or []]
+            capabilities = initialized.agent_capabilities
+            prompts = capabilities.prompt_capabilities if capabilities is not None else None
+            self.state.accepts_images = prompts is not None and prompts.image
             session_id = self.state.session_id
             if session_id is not None:
                 try:

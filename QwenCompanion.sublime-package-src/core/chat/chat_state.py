@@ -59,6 +59,8 @@ class ChatState:
     agent_name: str = ""
     # "mode" / "model" -> whether the agent offers it only as a config option.
     config_only: dict[str, bool] = field(default_factory=dict)
+    # Whether the agent takes image blocks (its promptCapabilities); None until it has started.
+    accepts_images: bool | None = None
 
     def mode_name(self) -> str | None:
         return next((m.name for m in self.modes if m.id == self.mode_id), self.mode_id)

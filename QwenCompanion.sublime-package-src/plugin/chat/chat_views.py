@@ -54,9 +54,10 @@ def _view_settings(view: sublime.View, role: str, window_id: int) -> None:
         "spell_check": False,
         # Prose must not pop word completions (Enter would commit one instead of
         # sending): the views are all text.*, so this selector never matches and
-        # only the `/` trigger opens the list, of slash commands (@ has its own key).
+        # only the triggers open the list: `/` of slash commands, `:` of the names
+        # after `@symbol:` (@ has its own key).
         "auto_complete_selector": "source - text",
-        "auto_complete_triggers": [{"selector": "text.html.markdown.qwen-chat", "characters": "/"}],
+        "auto_complete_triggers": [{"selector": "text.html.markdown.qwen-chat", "characters": "/:"}],
         "is_widget": False,
     })
 
