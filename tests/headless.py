@@ -312,6 +312,7 @@ def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
         "model": state.model_name(),  # as people call it
         "model_id": state.model_id,  # qwen's id, what set_model takes
         "pid": chat.chat.pid,
+        "usage": state.usage.report(),  # {inputTokens, outputTokens, cachedTokens, contextUsed, ...} as reported
     }
 
 

@@ -163,6 +163,8 @@ def adopt_chat_views() -> None:
 
 
 def status_text(chat: WindowChat) -> str:
+    from ...core.chat.usage import status_text as usage_status
+
     state = chat.chat.state
     if state.agent == "stopped" and state.session_id is None:
         return ""
@@ -173,8 +175,9 @@ def status_text(chat: WindowChat) -> str:
         parts.append(mode)
     if model:
         parts.append(model)
-    if state.context_used is not None and state.context_size:
-        parts.append(f"{min(100, round(100 * state.context_used / state.context_size))}% context")
+    usage = usage_status(state.usage)
+    if usage:
+        parts.append(usage)
     if state.agent == "busy":
         parts.append("working…")
     elif state.agent in ("exited", "starting"):
