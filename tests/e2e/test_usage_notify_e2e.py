@@ -6,7 +6,6 @@ is hidden behind another tab notifies."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -14,6 +13,7 @@ from tests.e2e.test_chat_agent_e2e import answer, asked, option_of
 from tests.e2e.test_chat_e2e import WAIT, RealChat
 from tests.rig.fake_model import Reply, read_file, tool_call
 from tests.rig.qwen_cli import make_home
+from tests.support.desktop import DesktopTools
 
 pytestmark = pytest.mark.e2e
 CONTEXT_WINDOW = 32_768
@@ -50,3 +50,30 @@ def test_usage_appears_after_a_turn(real_chat: RealChat, workspace: Path) -> Non
     report = state.usage.report()
     assert report["turn"]["inputTokens"] == 1200
     assert (report["inputTokens"], report["outputTokens"], report["cachedTokens"]) == (3300, 70, 1500)
+
+
+def test_a_notification_fires_for_a_permission_while_the_chat_is_hidden(real_chat: RealChat,
+                                                                      desktop_tools: DesktopTools) -> None:
+    host = real_chat.host
+    host.user.run_command("qwen_chat")
+    host.wait_idle()
+    chat = real_chat.chat()
+    transcript = chat.transcript_view
+    group, _ = host.window.get_view_index(transcript)
+    host.user.focus_group(group)
+    notes = real_chat.editor.open("notes.md", "notes\n")  # in front of the transcript
+    assert host.window.active_view_in_group(group) == notes
+    real_chat.model.queue(tool_call("run_shell_command", {"command": "echo hi > hi.txt", "description": "greet"}),
+                          Reply(text="Ran it."))
+    host.user.type(chat.composer_view, "Run the command")  # the composer, in its own group
+    host.user.press_key("enter")
+    event = asked(real_chat)[0]  # Default mode: the shell command asks
+    note = host.wait_for(lambda: next((d for e, d in real_chat.events if e == "notification"), None), timeout=WAIT)
+    assert note == {"window": host.window.id(), "chat": chat.chat_id, "kind": "permission",
+                    "text": f"asks: {event['toolCall']['title']}"}
+    assert transcript.name().startswith("● ")
+    calls = host.wait_for(desktop_tools.calls, timeout=WAIT)
+    assert calls == [{"tool": "notify-send", "env": {}, "argv": [  # the body is markup: the agent's ">" as text
+        "--app-name=Sublime Text", "--", "Qwen Code", note["text"].replace(">", "&gt;")]}]
+    answer(real_chat, option_of(event, "allow_once"))
+    assert real_chat.ended() == ["end_turn"]
