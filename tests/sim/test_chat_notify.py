@@ -163,3 +163,18 @@ def test_the_real_runner_starts_each_platforms_tool_with_argv_and_environment(ri
     assert by_tool["powershell.exe"]["env"] == {"QWEN_COMPANION_NOTIFY_TITLE": "Qwen Code",
                                                 "QWEN_COMPANION_NOTIFY_TEXT": hostile}
     rig.host.wait_for(lambda: not tool_processes(), timeout=WAIT)
+
+
+def test_a_question_waiting_unseen_notifies_with_the_question(rig: ChatRig) -> None:
+    question = {"request": "session/request_permission", "params": {
+        "sessionId": "", "options": [{"optionId": "proceed_once", "kind": "allow_once", "name": "Submit"}],
+        "toolCall": {"toolCallId": "q1", "status": "pending", "kind": "other", "title": "ask_user_question",
+                     "rawInput": {"questions": [{"question": "Which colour?",
+                                                 "options": [{"label": "Red"}, {"label": "Blue"}]}]}}}}
+    rig.load([[{"stall": 0.5}, question]])
+    rig.send("ask me")
+    hide_transcript_behind(rig)
+    pending(rig)
+    note = rig.host.wait_for(lambda: notifications(rig), timeout=WAIT)[0]
+    assert (note["kind"], note["text"]) == ("question", "asks: Which colour?")
+    rig.host.user.run_command("qwen_chat_permission", {"index": 1})

@@ -156,8 +156,8 @@ class EditorRequests:
         if chat is None or not self.window.is_valid() or self.pending.get(prompt.key) is None:
             return
         self.window.status_message(f"Qwen Code asks: {prompt.title} (answer it in the chat's transcript)")
-        kind = "question" if prompt.questions else "permission"
-        notify.waiting(self.window, chat, kind, f"asks: {prompt.title}", lambda: open_chat(self.window, chat, focus=False))
+        kind, asked = ("question", prompt.questions[0].text) if prompt.questions else ("permission", prompt.title)
+        notify.waiting(self.window, chat, kind, f"asks: {asked}", lambda: open_chat(self.window, chat, focus=False))
         if prompt.diff is not None and disk is not None:
             self._open_review(prompt, disk, turn)
 
