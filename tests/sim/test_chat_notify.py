@@ -22,6 +22,8 @@ from tests.support.editor import PACKAGE
 from tests.support.processes import descendants
 
 MARKED = "● Qwen Chat"
+# The tools' stand-ins (tests/support/desktop.py) are POSIX scripts.
+posix_tools = pytest.mark.skipif(sys.platform == "win32", reason="the notification tools' stand-ins are POSIX scripts")
 
 
 def notifications(rig: ChatRig) -> list[dict[str, Any]]:
@@ -40,7 +42,10 @@ def hide_transcript_behind(rig: ChatRig) -> tuple[Any, Any]:
 
 
 def tool_processes() -> list[int]:
-    """Our processes that run a notification tool, or ended and were not reaped (zombies)."""
+    """Our processes that run a notification tool, or ended and were not reaped
+    (zombies); Linux only (read from /proc), elsewhere none."""
+    if not Path("/proc/self/stat").exists():
+        return []
     found = []
     for pid in descendants(os.getpid()):
         try:
@@ -86,6 +91,7 @@ def test_a_turn_ending_in_sight_tells_nothing(rig: ChatRig) -> None:
     assert notifications(rig) == [] and transcript.name() == "Qwen Chat"
 
 
+@posix_tools
 def test_a_long_turn_ending_while_sublime_is_in_the_background_pops_a_desktop_notification(
         rig: ChatRig, desktop_tools: DesktopTools, monkeypatch: pytest.MonkeyPatch) -> None:
     rig.load([[{"stall": 0.5}, {"stop": "max_tokens"}]])
@@ -104,6 +110,7 @@ def test_a_long_turn_ending_while_sublime_is_in_the_background_pops_a_desktop_no
     rig.host.wait_for(lambda: transcript.name() == "Qwen Chat", timeout=WAIT)
 
 
+@posix_tools
 def test_a_permission_waiting_unseen_notifies_with_the_agents_text_cleaned(
         rig: ChatRig, desktop_tools: DesktopTools) -> None:
     permission = shell_permission("make deploy")
@@ -147,6 +154,7 @@ def test_usage_reaches_the_status_bar_and_the_transcript_and_hostile_counts_are_
     assert rig.chat().chat.state.usage.report()["contextUsed"] == 1520
 
 
+@posix_tools
 def test_the_real_runner_starts_each_platforms_tool_with_argv_and_environment(rig: ChatRig,
                                                                             desktop_tools: DesktopTools) -> None:
     rig.load()
