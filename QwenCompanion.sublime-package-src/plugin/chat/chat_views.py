@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import sublime
 import sublime_plugin
 
+from ...core.chat.usage import status_text as usage_status
 from ..settings import userprefs
 from .chats import WindowChat, chats, window_by_id
 
@@ -163,8 +164,6 @@ def adopt_chat_views() -> None:
 
 
 def status_text(chat: WindowChat) -> str:
-    from ...core.chat.usage import status_text as usage_status
-
     state = chat.chat.state
     if state.agent == "stopped" and state.session_id is None:
         return ""
