@@ -17,7 +17,7 @@ from qwencompanion_src.core.notifications import (
 )
 
 HOSTILE = [
-    '" & (do shell script "touch /tmp/pwned") & "',  # AppleScript string break-out
+    '" & (do shell script "touch ~/pwned") & "',  # AppleScript string break-out
     "'; Remove-Item -Recurse C:\\ ; '",  # PowerShell
     "$(Start-Process calc) `$env:PATH` ${env:HOME}",
     "--urgency=critical -i /etc/passwd",  # an option to notify-send
