@@ -46,6 +46,15 @@ def test_a_turn_of_two_requests_adds_up_per_turn_and_per_session() -> None:
     }
 
 
+def test_a_subagents_request_counts_its_tokens_but_not_its_context() -> None:
+    usage = ChatUsage()
+    usage.start_turn()
+    usage.add_request(qwen_meta(1000, 50))
+    subagent = {**qwen_meta(300, 30), "parentToolCallId": "call_7", "subagentType": "general-purpose"}
+    assert usage.add_request(subagent)
+    assert usage.turn == Tokens(1300, 80) and usage.context_used == 1050
+
+
 def test_a_replayed_session_counts_for_the_session_not_the_turn() -> None:
     usage = ChatUsage()
     usage.add_request(qwen_meta(500, 5), replaying=True)

@@ -5,8 +5,9 @@ qwen 0.24.4 reports each model request of a turn twice: an empty
 `agent_message_chunk` whose `_meta.usage` is `{inputTokens, outputTokens,
 totalTokens, thoughtTokens?, cachedReadTokens?}` (with `_meta.durationMs`),
 then a `usage_update {used, size}` (the request's prompt tokens and the
-model's context window). A reloaded session replays the chunks, not the
-updates. Everything here is the agent's word: a count that is not a whole
+model's context window). A subagent's requests (the task tool) come as the
+same chunks with `_meta.parentToolCallId`: their tokens count, their context
+is not the chat's. A reloaded session replays the chunks, not the updates. Everything here is the agent's word: a count that is not a whole
 number from 0 to MAX_TOKENS is dropped, never trusted."""
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ class ChatUsage:
         if not replaying:
             self.turn += tokens
             self.requests += 1
-            self.context_used = tokens.input + tokens.output  # until a usage_update says better
+            if not (isinstance(meta, dict) and "parentToolCallId" in meta):  # a subagent's context is its own
+                self.context_used = tokens.input + tokens.output  # until a usage_update says better
         return True
 
     def set_context(self, used: object, size: object) -> bool:
