@@ -18,6 +18,7 @@ Output, one JSON object a line:
     {"event": "diff_closed", "filePath", "outcome"}  accepted / rejected / closed
     {"event": "chat_turn_ended", "window": 1, "chat": 1, "stopReason": "end_turn"}   also "cancelled", "error"
     {"event": "chat_error", "window": 1, "chat": 1, "message": "..."}
+    {"event": "notification", "window": 1, "chat": 1, "kind": "permission", "text": "asks: Shell"}   also "turn_ended", "question"
     {"event": "turn_changes", "window": 1, "chat": 1, "turn": 1, "files": [{"path", "added", "removed", "state"}]}
     {"event": "permission_requested", "window": 1, "chat": 1, "toolCall": {"toolCallId", "kind", "title", "locations"}, "options": [{"optionId", "kind", "name"}]}
     {"event": "tool_call", "window": 1, "chat": 1, "toolCallId": "...", "status": "pending", "title": "...", "kind": "edit"}
@@ -314,6 +315,7 @@ def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
         "model": state.model_name(),  # as people call it
         "model_id": state.model_id,  # qwen's id, what set_model takes
         "pid": chat.chat.pid,
+        "usage": state.usage.report(),  # {inputTokens, outputTokens, cachedTokens, contextUsed, ...} as reported
     }
 
 

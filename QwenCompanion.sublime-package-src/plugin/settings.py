@@ -132,6 +132,7 @@ class Settings:
         self.chat_send_context: bool = read.boolean("chat_send_context", True)
         self.chat_guarded_files: str = read.choice("chat_guarded_files", "ask", ("ask", "refuse"))
         self.chat_follow_agent: bool = read.boolean("chat_follow_agent", False)
+        self.chat_desktop_notifications: bool = read.boolean("chat_desktop_notifications", True)
 
     def context_values(self) -> dict[str, object]:
         """The keys `ContextOptions.from_settings` reads (the CLIs' editor

@@ -17,6 +17,9 @@ from tests.support.headless import HeadlessSublime
 from tests.support.processes import alive
 
 FAKE_AGENT = Path(__file__).resolve().parents[1] / "rig" / "fake_acp_agent.py"
+# qwen 0.24.4's report of a model request's tokens
+USAGE = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": ""},
+         "_meta": {"usage": {"inputTokens": 300, "outputTokens": 7, "totalTokens": 307, "cachedReadTokens": 100}}}
 
 
 def test_chat_verbs_events_and_a_restart_that_finds_the_session(tmp_path: Path) -> None:
@@ -25,7 +28,8 @@ def test_chat_verbs_events_and_a_restart_that_finds_the_session(tmp_path: Path) 
     workspace.mkdir()
     script = tmp_path / "script.json"
     script.write_text(json.dumps({
-        "turns": [[{"chunks": ["first answer"]}], [{"chunks": ["partial"]}, {"stall": 30}], [{"chunks": ["after restart"]}]],
+        "turns": [[{"chunks": ["first answer"]}, {"update": USAGE}], [{"chunks": ["partial"]}, {"stall": 30}],
+                  [{"chunks": ["after restart"]}]],
         "state": str(tmp_path / "agent-state"),
     }))
     user = home / ".config" / "sublime-text" / "Packages" / "User"
@@ -43,6 +47,9 @@ def test_chat_verbs_events_and_a_restart_that_finds_the_session(tmp_path: Path) 
         session, pid = shown["session"], shown["pid"]
         assert session and pid and alive(pid)
         assert (shown["model"], shown["model_id"]) == ("fake-model", "$runtime|openai|fake-model(openai)")
+        assert shown["usage"] == {"inputTokens": 300, "outputTokens": 7, "cachedTokens": 100, "contextUsed": 307,
+                                  "contextSize": 1000,
+                                  "turn": {"inputTokens": 300, "outputTokens": 7, "cachedTokens": 100, "requests": 1}}
 
         editor.do("chat", text="long one")
         editor.do("chat_cancel")

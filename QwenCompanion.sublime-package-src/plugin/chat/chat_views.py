@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import sublime
 import sublime_plugin
 
+from ...core.chat.usage import status_text as usage_status
 from ..settings import userprefs
 from .chats import WindowChat, chats, window_by_id
 
@@ -174,8 +175,9 @@ def status_text(chat: WindowChat) -> str:
         parts.append(mode)
     if model:
         parts.append(model)
-    if state.context_used is not None and state.context_size:
-        parts.append(f"{min(100, round(100 * state.context_used / state.context_size))}% context")
+    usage = usage_status(state.usage)
+    if usage:
+        parts.append(usage)
     if state.agent == "busy":
         parts.append("working…")
     elif state.agent in ("exited", "starting"):
