@@ -40,6 +40,7 @@ from .plugin.chat.chat_commands import (
 )
 from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views
 from .plugin.chat.chats import chats, is_chat_view, preload_chat
+from .plugin.chat.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
 from .plugin.chat.turn_review import (
     QwenTurnChangesAtCaretCommand,
     QwenTurnChangesCommand,
@@ -71,6 +72,7 @@ __all__ = [
     "ChatSeenListener",
     "CompanionWindowListener",
     "ContextListener",
+    "MentionListener",
     "PermissionKeysListener",
     "PlacementListener",
     "QwenAcceptDiffCommand",
@@ -84,9 +86,11 @@ __all__ = [
     "QwenChatCommand",
     "QwenChatCycleModeCommand",
     "QwenChatHistoryCommand",
+    "QwenChatMentionCommand",
     "QwenChatModeCommand",
     "QwenChatModelCommand",
     "QwenChatNewCommand",
+    "QwenChatPasteImageCommand",
     "QwenChatPermissionCommand",
     "QwenChatReplaceBufferCommand",
     "QwenChatSendCommand",

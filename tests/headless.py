@@ -18,9 +18,12 @@ Output, one JSON object a line:
     {"event": "diff_closed", "filePath", "outcome"}  accepted / rejected / closed
     {"event": "chat_turn_ended", "window": 1, "chat": 1, "stopReason": "end_turn"}   also "cancelled", "error"
     {"event": "chat_error", "window": 1, "chat": 1, "message": "..."}
+    {"event": "notification", "window": 1, "chat": 1, "kind": "permission", "text": "asks: Shell"}   also "turn_ended", "question"
     {"event": "turn_changes", "window": 1, "chat": 1, "turn": 1, "files": [{"path", "added", "removed", "state"}]}
     {"event": "permission_requested", "window": 1, "chat": 1, "toolCall": {"toolCallId", "kind", "title", "locations"}, "options": [{"optionId", "kind", "name"}]}
     {"event": "tool_call", "window": 1, "chat": 1, "toolCallId": "...", "status": "pending", "title": "...", "kind": "edit"}
+    {"event": "mention_added", "window": 1, "chat": 1, "token": "diff", "summary": "..."}   what the composer's @token will send
+    {"event": "mention_failed", "window": 1, "chat": 1, "message": "..."}   why a mention could not be made
     {"event": "action_started", "window": 1, "action": "explain"}
     {"event": "action_finished", "window": 1, "action": "explain", "outcome": "answered"}   also "proposed", "cancelled", "failed"
 
@@ -320,6 +323,7 @@ def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
         "model": state.model_name(),  # as people call it
         "model_id": state.model_id,  # qwen's id, what set_model takes
         "pid": chat.chat.pid,
+        "usage": state.usage.report(),  # {inputTokens, outputTokens, cachedTokens, contextUsed, ...} as reported
     }
 
 
@@ -333,6 +337,41 @@ def do_chat_mode(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     chat = driver.chat({"window": _chat_window(driver, action).id()})
     chat.chat.set_mode(str(action["mode"])).result(timeout=WAIT)
     return {"chat": chat.window_id, "mode": chat.chat.state.mode_id}
+
+
+def _mentioned(driver: Driver, action: dict[str, Any], make: Callable[[Any, Any], None]) -> dict[str, Any]:
+    """Run `make(window, chat)` on the main thread and answer with the chat's next
+    mention: `{chat, token, summary}` (the composer now shows `@token`) or `{chat, error}`."""
+    window = _chat_window(driver, action)
+    chat = driver.chat({"window": window.id()})
+    made: list[dict[str, Any]] = []
+
+    def observe(event: str, details: dict[str, Any]) -> None:
+        if event in ("mention_added", "mention_failed") and details.get("chat") == chat.chat_id:
+            made.append(details)
+
+    driver.chats.observers.append(observe)
+    try:
+        driver.host.run_on_main(lambda: make(window, chat))
+        details = driver.host.wait_for(lambda: made[0] if made else None, timeout=WAIT * 3)
+    finally:
+        driver.chats.observers.remove(observe)
+    driver.host.wait_idle()
+    if "message" in details:
+        return {"chat": chat.chat_id, "error": details["message"]}
+    return {"chat": chat.chat_id, "token": details["token"], "summary": details["summary"]}
+
+
+def do_mention(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Add a mention to the composer as Qwen Code: Mention… does: `kind` is symbol
+    (with `name`), diagnostics, diagnostics:window, diff or terminal."""
+    args = {"kind": action["kind"], **({"name": action["name"]} if "name" in action else {})}
+    return _mentioned(driver, action, lambda window, chat: window.run_command("qwen_chat_mention", args))
+
+
+def do_paste_image(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Paste the clipboard's image into the composer (the platform's clipboard tool reads it)."""
+    return _mentioned(driver, action, lambda window, chat: chat.composer_view.run_command("qwen_chat_paste_image"))
 
 
 def _turn_review(driver: Driver) -> Any:
@@ -447,6 +486,8 @@ ACTIONS: dict[str, Action] = {
     "chat_cancel": do_chat_cancel,  # {window?}
     "chat_text": do_chat_text,  # {window?}
     "chat_mode": do_chat_mode,  # {chat?, mode}: the agent's mode id
+    "mention": do_mention,  # {kind, name?, chat?}: @symbol/@diagnostics/@diff/@terminal into the composer
+    "paste_image": do_paste_image,  # {chat?}: the clipboard's image into the composer
     "turn_changes": do_turn_changes,  # {chat?, turn?}
     "reference": do_reference,  # {path}
     "turn_undo": do_turn_undo,  # {chat?, turn?, path?}

@@ -147,6 +147,7 @@ class Settings:
         self.chat_send_context: bool = read.boolean("chat_send_context", True)
         self.chat_guarded_files: str = read.choice("chat_guarded_files", "ask", ("ask", "refuse"))
         self.chat_follow_agent: bool = read.boolean("chat_follow_agent", False)
+        self.chat_desktop_notifications: bool = read.boolean("chat_desktop_notifications", True)
         self.chat_agents: dict[str, dict[str, Any]] = read.agents("chat_agents", {"qwen": {}, "gemini": {}})
         self.chat_agent: str = read.read(
             "chat_agent", "qwen", lambda value: isinstance(value, str) and value in known_agents(self.chat_agents),

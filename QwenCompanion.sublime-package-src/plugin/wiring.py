@@ -10,9 +10,10 @@ from typing import Any
 
 from . import settings
 from .chat.agent_requests import editor_requests
-from .chat.agent_work import track_turn, turn_ended, work_renderer
+from .chat.agent_work import turn_ended, work_renderer
 from .chat.chat_views import refresh_status as refresh_chat_status
 from .chat.chats import chats, default_renderer, default_requests
+from .chat.notify import track_turn
 from .chat.turn_review import chat_event as turn_review_event
 from .companion import status
 from .companion.companions import companions

@@ -18,6 +18,7 @@ import pytest
 from tests.e2e.test_chat_e2e import real_chat, real_env  # noqa: F401  (fixtures of several modules here)
 from tests.rig.fake_model import FakeModel
 from tests.rig.qwen_cli import QwenCli, TuiSession, cli_env, find_cli, make_home
+from tests.support.desktop import desktop_tools  # noqa: F401  (no test pops a desktop notification)
 
 E2E_REQUIRED = os.environ.get("QWEN_E2E_REQUIRED") == "1"
 

@@ -17,6 +17,7 @@ import pytest
 
 from tests.rig.fake_model import FakeModel, Reply, user_texts
 from tests.rig.qwen_cli import QwenCli
+from tests.support.desktop import DesktopTools
 from tests.support.editor import PACKAGE, Editor, open_editor
 from tests.support.headless import HeadlessSublime
 from tests.support.processes import alive
@@ -64,10 +65,13 @@ class RealChat:
 
 
 @pytest.fixture
-def real_env(monkeypatch: pytest.MonkeyPatch, qwen_env: dict[str, str], qwen_cli: QwenCli) -> dict[str, str]:
-    """The package starts qwen with Sublime's environment: make it the CLI's."""
+def real_env(monkeypatch: pytest.MonkeyPatch, qwen_env: dict[str, str], qwen_cli: QwenCli,
+             desktop_tools: DesktopTools) -> dict[str, str]:
+    """The package starts qwen with Sublime's environment: make it the CLI's
+    (the notification tools' stand-ins still first on PATH)."""
     for key, value in qwen_env.items():
         monkeypatch.setenv(key, value)
+    monkeypatch.setenv("PATH", f"{desktop_tools.folder}{os.pathsep}{qwen_env['PATH']}")
     monkeypatch.delenv("QWEN_HOME", raising=False)
     return qwen_env
 

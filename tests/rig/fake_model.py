@@ -47,6 +47,8 @@ class Reply:
     delay: float = 0.0
     # Streamed before the text as `reasoning_content` deltas (a thinking model).
     reasoning: str = ""
+    # The tokens the answer reports (OpenAI `usage`): prompt, completion, cached prompt.
+    usage: tuple[int, int, int] = (10, 5, 0)
 
 
 Responder = Callable[[JSON], Reply | str | None]
@@ -274,7 +276,9 @@ class FakeModel:
         # Fresh ids per serving (a reply object may be queued twice).
         ids = [c.id or f"call_{next(self._ids)}" for c in reply.tool_calls]
         finish = "tool_calls" if reply.tool_calls else "stop"
-        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        prompt, completion, cached = reply.usage
+        usage: JSON = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                       "prompt_tokens_details": {"cached_tokens": cached}}
         cid = f"chatcmpl-{next(self._ids)}"
         model = body.get("model") or self.model
         if not body.get("stream"):

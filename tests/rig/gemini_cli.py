@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.rig.qwen_cli import QwenCli
+from tests.rig.qwen_cli import QwenCli, package_version
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GEMINI_VERSION = "0.61.0"
@@ -40,10 +40,7 @@ class GeminiCli:
 
     @property
     def version(self) -> str | None:
-        try:
-            return str(json.loads((self.package_dir / "package.json").read_text())["version"])
-        except (OSError, ValueError, KeyError):
-            return None
+        return package_version(self.package_dir)
 
     def missing_reason(self) -> str | None:
         if not self.entry.is_file():

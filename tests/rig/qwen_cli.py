@@ -36,6 +36,14 @@ CACHE_ENV_VAR = "QWEN_CLI_CACHE"
 READY_TEXT = "Type your message"
 
 
+def package_version(package_dir: Path) -> str | None:
+    """The version in an npm package's package.json, or None when unreadable."""
+    try:
+        return str(json.loads((package_dir / "package.json").read_text())["version"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 @dataclass(frozen=True)
 class QwenCli:
     cache_dir: Path
@@ -54,10 +62,7 @@ class QwenCli:
 
     @property
     def version(self) -> str | None:
-        try:
-            return str(json.loads((self.package_dir / "package.json").read_text())["version"])
-        except (OSError, ValueError, KeyError):
-            return None
+        return package_version(self.package_dir)
 
     def missing_reason(self) -> str | None:
         """Why this install cannot be used, or None when it can."""

@@ -325,8 +325,8 @@ def test_at_attaches_an_open_file_with_its_unsaved_text(rig: ChatRig) -> None:
     rig.host.user.press_key("@")
     panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
     names = [str(getattr(i, "trigger", i)) for i in panel.items]
-    assert names[0] == "d.txt" and "sub/c.txt" in names
-    rig.host.user.choose_quick_panel(0)
+    assert names[0] == "@symbol:" and names[6] == "d.txt" and "sub/c.txt" in names  # the mentions come first
+    rig.host.user.choose_quick_panel("d.txt")
     rig.host.wait_idle()
     assert rig.editor.text(composer) == "@d.txt "
     rig.host.user.press_key("enter")

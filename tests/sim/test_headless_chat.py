@@ -4,15 +4,22 @@ is a Sublime restart, and the chat comes back with its session."""
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.support.editor import require_built
 from tests.support.headless import HeadlessSublime
 from tests.support.processes import alive
 
 FAKE_AGENT = Path(__file__).resolve().parents[1] / "rig" / "fake_acp_agent.py"
+# qwen 0.24.4's report of a model request's tokens
+USAGE = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": ""},
+         "_meta": {"usage": {"inputTokens": 300, "outputTokens": 7, "totalTokens": 307, "cachedReadTokens": 100}}}
 
 
 def test_chat_verbs_events_and_a_restart_that_finds_the_session(tmp_path: Path) -> None:
@@ -21,7 +28,8 @@ def test_chat_verbs_events_and_a_restart_that_finds_the_session(tmp_path: Path) 
     workspace.mkdir()
     script = tmp_path / "script.json"
     script.write_text(json.dumps({
-        "turns": [[{"chunks": ["first answer"]}], [{"chunks": ["partial"]}, {"stall": 30}], [{"chunks": ["after restart"]}]],
+        "turns": [[{"chunks": ["first answer"]}, {"update": USAGE}], [{"chunks": ["partial"]}, {"stall": 30}],
+                  [{"chunks": ["after restart"]}]],
         "state": str(tmp_path / "agent-state"),
     }))
     user = home / ".config" / "sublime-text" / "Packages" / "User"
@@ -39,6 +47,9 @@ def test_chat_verbs_events_and_a_restart_that_finds_the_session(tmp_path: Path) 
         session, pid = shown["session"], shown["pid"]
         assert session and pid and alive(pid)
         assert (shown["model"], shown["model_id"]) == ("fake-model", "$runtime|openai|fake-model(openai)")
+        assert shown["usage"] == {"inputTokens": 300, "outputTokens": 7, "cachedTokens": 100, "contextUsed": 307,
+                                  "contextSize": 1000,
+                                  "turn": {"inputTokens": 300, "outputTokens": 7, "cachedTokens": 100, "requests": 1}}
 
         editor.do("chat", text="long one")
         editor.do("chat_cancel")
@@ -133,6 +144,46 @@ def test_turn_change_verbs_and_event(tmp_path: Path) -> None:
         undone = editor.do("turn_undo", chat=window, turn=1)
         assert [f["state"] for f in undone["files"]] == ["reverted", "reverted"]
         assert opened.read_bytes() == b"\xef\xbb\xbfone\r\ntwo\r\n" and not closed.exists()
+        assert editor.quit()["ok"]
+    finally:
+        editor.kill()
+
+
+def test_mention_and_paste_image_verbs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    (workspace / "shelf.py").write_text("def shelve(book):\n    return [book]\n\n\nOTHER = 1\n")
+    log = tmp_path / "agent-log.jsonl"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [[{"chunks": ["seen"]}]], "state": str(tmp_path / "agent-state"),
+                                  "log": str(log)}))
+    user = home / ".config" / "sublime-text" / "Packages" / "User"
+    user.mkdir(parents=True)
+    (user / "QwenCompanion.sublime-settings").write_text(
+        json.dumps({"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]}))
+    tools = tmp_path / "bin"  # the X11 clipboard tool, holding a PNG
+    tools.mkdir()
+    png = b"\x89PNG\r\n\x1a\n" + b"\x02" * 16
+    (tools / "xclip").write_text(f"#!{sys.executable}\nimport sys\nsys.stdout.buffer.write({png!r})\n")
+    (tools / "xclip").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+
+    editor = HeadlessSublime(workspace, home)
+    try:
+        symbol = editor.do("mention", kind="symbol", name="shelve")
+        assert symbol["ok"] and symbol["token"] == "symbol:shelve" and symbol["chat"] == editor.ready["window"]
+        assert editor.wait_event(lambda e: e.get("event") == "mention_added")["token"] == "symbol:shelve"
+        assert editor.do("mention", kind="terminal")["error"].startswith("this window has no running qwen terminal")
+        image = editor.do("paste_image")
+        assert image["token"] == "image-1" and image["summary"] == "image/png, 0 KiB"
+        editor.do("chat", text="look")
+        editor.wait_event(lambda e: e.get("event") == "chat_turn_ended")
+        prompts = [m for m in map(json.loads, log.read_text().splitlines()) if m.get("method") == "session/prompt"]
+        blocks = prompts[0]["params"]["prompt"]
+        assert {"type": "image", "mimeType": "image/png", "data": base64.b64encode(png).decode()} in blocks
+        assert any("return [book]" in b["resource"]["text"] for b in blocks if b["type"] == "resource")
         assert editor.quit()["ok"]
     finally:
         editor.kill()

@@ -127,3 +127,40 @@ def test_a_selector_context_is_matched_against_the_scope_at_the_caret(sim_host: 
     assert sim_host.user.press_key("f6") is None
     sim_host.user.set_selection(view, [10])
     assert sim_host.user.press_key("f6").command == "on_heading"  # type: ignore[union-attr]
+
+
+REWRITER = '''
+import sublime
+import sublime_plugin
+
+SEEN = []
+
+
+class Rewriter(sublime_plugin.EventListener):
+    def on_text_command(self, view, command_name, args):
+        SEEN.append(command_name)
+        if command_name == "paste" and view.settings().get("rewrite_paste"):
+            return ("insert", {"characters": "[rewritten]"})
+        return None
+'''
+
+
+def test_copy_cut_and_paste_keys_run_sublimes_text_commands(sim_host: SimulatedHost, packages_dir: Path) -> None:
+    write_package(packages_dir, "Rewriting", {"rewriter.py": REWRITER})
+    sim_host.load_package("Rewriting")
+    view = sim_host.user.new_file()
+    sim_host.user.type(view, "alpha beta")
+    user = sim_host.user
+    user.set_selection(view, [sim_host.sublime.Region(0, 5)])
+    assert user.press_key("primary+c").command == "copy"  # type: ignore[union-attr]
+    assert sim_host.sublime.get_clipboard() == "alpha"
+    user.set_selection(view, [10])
+    assert user.press_key("primary+v").command == "paste"  # type: ignore[union-attr]
+    assert sim_host.app.buffer_text(view.id()) == "alpha betaalpha"
+    user.set_selection(view, [sim_host.sublime.Region(0, 6)])
+    assert user.press_key("primary+x").command == "cut"  # type: ignore[union-attr]
+    assert sim_host.app.buffer_text(view.id()) == "betaalpha" and sim_host.sublime.get_clipboard() == "alpha "
+    sim_host.run_on_main(lambda: view.settings().set("rewrite_paste", True))
+    user.press_key("primary+v")  # a package may turn Paste into a command of its own
+    assert sim_host.app.buffer_text(view.id()) == "[rewritten]betaalpha"
+    assert sys.modules["Rewriting.rewriter"].SEEN[-4:] == ["copy", "paste", "cut", "paste"]

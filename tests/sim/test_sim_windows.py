@@ -273,3 +273,29 @@ def test_visible_views_are_each_groups_selected_tab_and_the_shown_output_panel(s
     window.focus_view(a)
     window.run_command("hide_panel")
     assert sim_host.visible_views(window) == [a, c]
+
+
+def test_switching_to_another_application_and_back(sim_host: SimulatedHost, packages_dir: Path) -> None:
+    write_package(packages_dir, "Probe", {"probe.py": PROBE_SOURCE})
+    sim_host.load_package("Probe")
+    probe = sys.modules["Probe.probe"]
+    a = sim_host.user.new_file()
+    b = sim_host.user.new_file()
+    sim_host.wait_idle()
+    probe.EVENTS.clear()
+    sim_host.user.leave_app()
+    sim_host.user.leave_app()  # already away: nothing more
+    sim_host.wait_idle()
+    sync = [(n, v) for n, v, _ in probe.EVENTS if n in ("on_activated", "on_deactivated")]
+    assert sync == [("on_deactivated", b.id())]
+    assert sim_host.sublime.active_window() == sim_host.window and sim_host.window.active_view() == b
+    probe.EVENTS.clear()
+    sim_host.user.return_to_app()
+    sim_host.wait_idle()
+    assert [(n, v) for n, v, _ in probe.EVENTS if n in ("on_activated", "on_deactivated")] == [("on_activated", b.id())]
+    sim_host.user.leave_app()
+    probe.EVENTS.clear()
+    sim_host.user.focus(a)  # clicking a tab brings Sublime back
+    sim_host.wait_idle()
+    sync = [(n, v) for n, v, _ in probe.EVENTS if n in ("on_activated", "on_deactivated")]
+    assert sync == [("on_activated", b.id()), ("on_deactivated", b.id()), ("on_activated", a.id())]

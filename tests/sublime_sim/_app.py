@@ -128,6 +128,7 @@ class App(BufferOps, WindowOps, CommandOps):
         self.settings: dict[int, SettingsState] = {}
         self.named_settings: dict[str, int] = {}
         self.active_window_id = 0
+        self.app_focused = True  # Sublime has the keys, not another application
         self.clipboard = ""
         self.file_history: list[str] = []
         self.api_shut_down = False

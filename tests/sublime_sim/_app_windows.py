@@ -202,6 +202,17 @@ class WindowOps:
                         out.append(sh.view_id)
             return out
 
+    def set_app_focus(self: App, focused: bool) -> None:
+        """Another application takes the keys (False) or gives them back (True):
+        the view with input focus gets on_deactivated / on_activated, the windows,
+        their active views and active_window() stay as they were."""
+        if focused == self.app_focused:
+            return
+        self.app_focused = focused
+        vid = self.focused_view_id()
+        if vid:
+            self.emit("view", "on_activated" if focused else "on_deactivated", vid)
+
     def emit_focus_change(self: App, old_vid: int) -> None:
         new_vid = self.focused_view_id()
         if new_vid == old_vid:

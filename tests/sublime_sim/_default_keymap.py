@@ -13,6 +13,8 @@ package binding for Esc, Enter, Tab, Up or Down competes with these.
 * Tab: ``insert_best_completion`` always, ``commit_completion`` with the popup
   and ``auto_complete_commit_on_tab``, ``next_field`` inside fields.
 * Up/Down move by lines.
+* primary+c / primary+x / primary+v: ``copy`` / ``cut`` / ``paste`` (a
+  package sees Paste as the ``paste`` text command, e.g. in ``on_text_command``).
 * The incremental diff: ctrl+. / ctrl+, go to the next / previous
   modification; primary+k then primary+z reverts the hunk, primary+/ toggles
   its inline diff, primary+; toggles it hiding all others (Sublime's
@@ -34,6 +36,9 @@ DEFAULT_BINDINGS: list[dict[str, Any]] = [
     {"keys": ["primary+k", "primary+z"], "command": "revert_hunk"},
     {"keys": ["primary+k", "primary+/"], "command": "toggle_inline_diff"},
     {"keys": ["primary+k", "primary+;"], "command": "toggle_inline_diff", "args": {"hide_other": True}},
+    {"keys": ["primary+c"], "command": "copy"},
+    {"keys": ["primary+x"], "command": "cut"},
+    {"keys": ["primary+v"], "command": "paste"},
     {"keys": ["up"], "command": "move", "args": {"by": "lines", "forward": False}},
     {"keys": ["down"], "command": "move", "args": {"by": "lines", "forward": True}},
     {"keys": ["escape"], "command": "single_selection", "context": [_when("num_selections", 1, "not_equal")]},

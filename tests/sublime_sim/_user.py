@@ -65,11 +65,22 @@ class User:
         return bool(self._host.run_on_main(lambda: self._app.close_view(view.view_id)))
 
     # ------------------------------------------------------------- focus
+    def leave_app(self) -> None:
+        """Switch to another application (Sublime keeps its windows as they are)."""
+        self._host.run_on_main(lambda: self._app.set_app_focus(False))
+
+    def return_to_app(self) -> None:
+        """Switch back to Sublime: the view that had the keys has them again."""
+        self._host.run_on_main(lambda: self._app.set_app_focus(True))
+
     def focus(self, view: View) -> None:
+        """Click the view's tab (back in Sublime first, if another application had the keys)."""
+
         def go() -> None:
             st = self._app.view(view.view_id)
             if st is None:
                 return
+            self._app.set_app_focus(True)
             if self._app.active_window_id != st.window_id:
                 self._app.focus_window(st.window_id)
             if st.sheet_id:

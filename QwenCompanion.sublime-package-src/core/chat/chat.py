@@ -32,6 +32,7 @@ from .requests import AgentRequests
 from .store import SessionStore
 from .streamer import BlockStreamer
 from .transcript_layout import TranscriptLayout
+from .usage import turn_text
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -213,6 +214,9 @@ class Chat:
             info = initialized.agent_info
             self.state.agent_name = f"{info.name} {info.version}" if info is not None else ""
             self._auth_methods = [m.id for m in initialized.auth_methods or []]
+            capabilities = initialized.agent_capabilities
+            prompts = capabilities.prompt_capabilities if capabilities is not None else None
+            self.state.accepts_images = prompts is not None and prompts.image
             try:
                 await self._open_session(bridge)
             except AgentError:  # e.g. not signed in: the next prompt starts the agent again, which reads the sign-in
@@ -271,6 +275,7 @@ class Chat:
         return self._bridge.command.cwd if self._bridge is not None else ""
 
     async def _new(self, bridge: AgentBridge) -> None:
+        self.state.usage.new_session()
         response, raw = await self._authenticated(
             bridge, lambda: bridge.new_session(self._cwd(), self._setup.mcp_servers())
         )
@@ -278,6 +283,7 @@ class Chat:
 
     async def _load(self, bridge: AgentBridge, session_id: str) -> None:
         self._layout.clear()
+        self.state.usage.new_session()
         self._replaying = True
         try:
             _, raw = await self._authenticated(
@@ -319,6 +325,7 @@ class Chat:
             return
         self._layout.prompt(text, context)
         self.state.agent = "busy"
+        self.state.usage.start_turn()
         self._cancelling = False
         self._changed()
         blocks: list[JsonObject] = [{"type": "text", "text": text}, *context]
@@ -336,6 +343,7 @@ class Chat:
             stop_reason = "error"
             self._error(str(error))
         self._layout.end_blocks()
+        self._layout.footer(turn_text(self.state.usage))
         if bridge.running:
             self.state.agent = "ready"
             if stop_reason == "cancelled":
@@ -436,7 +444,7 @@ class Chat:
             self._setup.renderer().render(self._layout, notification.session_id, update)
 
     def _agent_text(self, text: str, meta: dict[str, Any] | None) -> None:
-        if self.state.adopt_usage(meta):
+        if self.state.adopt_usage(meta, replaying=self._replaying):
             self._changed()
         self._layout.agent_text(text, replaying=self._replaying)
 

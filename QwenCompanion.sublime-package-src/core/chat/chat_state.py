@@ -10,6 +10,7 @@ from typing import Any
 from acp.schema import AvailableCommandsUpdate, ConfigOptionUpdate, CurrentModeUpdate, UsageUpdate
 
 from ..json_types import JsonObject
+from .usage import ChatUsage
 
 MODE_NOTIFICATION = "qwen/notify/session/mode-update"
 MODEL_NOTIFICATION = "qwen/notify/session/model-update"
@@ -51,14 +52,23 @@ class ChatState:
     # "mode" / "model" -> the config option that sets it, when the agent
     # offers one instead of session/set_mode or its models list.
     config_ids: dict[str, str] = field(default_factory=dict)
-    context_used: int | None = None
-    context_size: int | None = None
+    usage: ChatUsage = field(default_factory=ChatUsage)
     queued: int = 0
     pid: int | None = None
     started_at: float = 0.0
     agent_name: str = ""
     # "mode" / "model" -> whether the agent offers it only as a config option.
     config_only: dict[str, bool] = field(default_factory=dict)
+    # Whether the agent takes image blocks (its promptCapabilities); None until it has started.
+    accepts_images: bool | None = None
+
+    @property
+    def context_used(self) -> int | None:
+        return self.usage.context_used
+
+    @property
+    def context_size(self) -> int | None:
+        return self.usage.context_size
 
     def mode_name(self) -> str | None:
         return next((m.name for m in self.modes if m.id == self.mode_id), self.mode_id)
@@ -96,8 +106,7 @@ class ChatState:
                  if isinstance(m, dict) and m.get("modelId") == self.model_id),
                 None,
             )
-            if isinstance(limit, int):
-                self.context_size = limit
+            self.usage.set_context_size(limit)
 
     def adopt_config_options(self, options: object) -> None:
         """Modes and models from `configOptions` (category "mode"/"model"
@@ -131,20 +140,16 @@ class ChatState:
         elif isinstance(update, CurrentModeUpdate):
             self.mode_id = update.current_mode_id
         elif isinstance(update, UsageUpdate):
-            self.context_used, self.context_size = update.used, update.size
+            self.usage.set_context(update.used, update.size)
         elif isinstance(update, ConfigOptionUpdate):
             self.adopt_config_options([o.model_dump(by_alias=True) for o in update.config_options])
         else:
             return False
         return True
 
-    def adopt_usage(self, meta: dict[str, Any] | None) -> bool:
-        """The tokens used so far, from an answer chunk's `_meta` (qwen's own); False without them."""
-        usage = (meta or {}).get("usage")
-        if not isinstance(usage, dict) or not isinstance(usage.get("inputTokens"), int):
-            return False
-        self.context_used = int(usage["inputTokens"]) + int(usage.get("outputTokens") or 0)
-        return True
+    def adopt_usage(self, meta: dict[str, Any] | None, *, replaying: bool = False) -> bool:
+        """A model request's tokens, from an answer chunk's `_meta` (qwen's own); False without them."""
+        return self.usage.add_request(meta, replaying=replaying)
 
     def adopt_notification(self, method: str, params: JsonObject) -> bool:
         """qwen's mode and model notices; False for any other."""

@@ -1,6 +1,7 @@
 """Which parts of the transcript fold, decided from the edits alone: each
-finished Thinking block and each finished tool call with more than five lines
-of output fold once, under their first line (what the user unfolds stays open).
+finished Thinking block, each finished tool call with more than five lines
+of output and the details of each turn's usage line fold once, under their
+first line (what the user unfolds stays open).
 
 Only the text of each edit is read, never the transcript around it, so an
 update costs what it adds however long the chat is."""
@@ -10,9 +11,11 @@ from __future__ import annotations
 import re
 
 from .tool_calls import THINKING_HEADER
+from .usage import USAGE_HEADER
 
 THOUGHT_END = "\n\n"  # the block after a thought's text (see AgentWorkRenderer)
 LONG_OUTPUT = re.compile(r"^[✓✗] .*\n((?:    .*\n){6,})", re.MULTILINE)
+USAGE_DETAILS = re.compile("^" + re.escape(USAGE_HEADER) + r".*\n((?:    .*\n)+)", re.MULTILINE)
 
 Fold = tuple[int, int]
 
@@ -38,7 +41,7 @@ class WorkFolds:
                 and offset > self._thought_start:
             self._thought_end = offset  # the thought's end block, sent right after its header
         folds.extend(self._thoughts_in(offset, text))
-        for match in LONG_OUTPUT.finditer(text):
+        for match in (*LONG_OUTPUT.finditer(text), *USAGE_DETAILS.finditer(text)):
             folds.append((offset + match.start(1) - 1, offset + match.end(1) - 1))
         return folds
 

@@ -43,6 +43,11 @@ class TranscriptLayout:
         self._last_kind = "other"
         self.streamer.append(f"t{self.turn}.note", f"> {text}\n\n")
 
+    def footer(self, text: str) -> None:
+        """A line of the chat's own closing the turn (its usage); nothing for ""."""
+        if text:
+            self.append(f"t{self.turn}.footer", text)
+
     def prompt(self, text: str, context: list[JsonObject]) -> None:
         """The user's prompt, starting a turn, with a line naming what was attached."""
         self.turn += 1

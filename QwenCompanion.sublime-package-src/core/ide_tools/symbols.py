@@ -87,6 +87,11 @@ class _Shape:
         return last
 
 
+def definition_rows(text: str, row: int) -> tuple[int, int]:
+    """The 0-based first and last rows of the definition that starts on `row`."""
+    return row, _Shape(Lines(text)).last_row(row)
+
+
 def symbol_tree(text: str, symbols: list[FlatSymbol]) -> list[SymbolNode]:
     lines = Lines(text)
     shape = _Shape(lines)

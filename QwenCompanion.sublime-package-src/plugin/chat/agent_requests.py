@@ -17,6 +17,7 @@ from ...core.chat.agent_files import Refused, check_path, confine, real
 from ..paths import path_display
 from ..reviews.review_tabs import reviews
 from ..settings import fallback_encoding
+from . import notify
 from .agent_fs import AgentFiles
 from .buffers import on_main, open_paths, open_view
 from .chat_views import open_chat
@@ -154,8 +155,9 @@ class EditorRequests:
         chat = chats.get(self.window)
         if chat is None or not self.window.is_valid() or self.pending.get(prompt.key) is None:
             return
-        open_chat(self.window, chat, focus=False)
         self.window.status_message(f"Qwen Code asks: {prompt.title} (answer it in the chat's transcript)")
+        kind, asked = ("question", prompt.questions[0].text) if prompt.questions else ("permission", prompt.title)
+        notify.waiting(self.window, chat, kind, f"asks: {asked}", lambda: open_chat(self.window, chat, focus=False))
         if prompt.diff is not None and disk is not None:
             self._open_review(prompt, disk, turn)
 

@@ -5,15 +5,15 @@ agent's options in its order, n+1 rejects with a reason, Esc rejects)."""
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 import sublime
 import sublime_plugin
 
 from ..paths import path_display
+from . import notify
 from .agent_requests import EditorRequests, requests_of
-from .chats import chats, is_chat_view, window_by_id
+from .chats import chats, window_by_id
 
 if TYPE_CHECKING:
     from ...core.chat.permissions import PermissionPrompt
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
 
 PLAN_STATUS_KEY = "qwen_chat_plan"
 PENDING_CONTEXT = "qwen_chat.permission_pending"
-DONE_STATUS_KEY = "qwen_chat_done"
-LONG_TURN_SECONDS = 20.0  # a turn this long that ends unseen is announced
 
 
 def work_renderer(window: sublime.Window) -> UpdateRenderer:
@@ -53,15 +51,6 @@ def show_plan(window_id: int, label: str) -> None:
         view.set_status(PLAN_STATUS_KEY, label)
 
 
-_turn_started: dict[int, float] = {}  # window id -> when its running turn began
-
-
-def track_turn(window_id: int) -> None:
-    chat = chats.get(window_by_id(window_id))
-    if chat is not None and chat.chat.state.agent == "busy":
-        _turn_started.setdefault(window_id, time.monotonic())
-
-
 def turn_ended(event: str, details: dict[str, Any]) -> None:
     if event != "chat_turn_ended":
         return
@@ -69,30 +58,7 @@ def turn_ended(event: str, details: dict[str, Any]) -> None:
     requests = requests_of(window_by_id(window_id))
     if requests is not None:
         requests.accepted.turn_ended()
-    started = _turn_started.pop(window_id, None)
-    if started is not None and time.monotonic() - started >= LONG_TURN_SECONDS:
-        sublime.set_timeout(lambda: announce_if_unseen(window_id, str(details["stopReason"])))
-
-
-def chat_in_sight(window: sublime.Window) -> bool:
-    chat = chats.get(window)
-    transcript = chat.transcript_view if chat is not None else None
-    if transcript is None or not transcript.is_valid() or sublime.active_window() != window:
-        return False
-    group, _ = window.get_view_index(transcript)
-    return window.active_view_in_group(group) == transcript
-
-
-def announce_if_unseen(window_id: int, stop_reason: str) -> None:
-    """A long turn ended while the chat was out of sight: say so in the status bar
-    until the chat is looked at (main thread)."""
-    window = window_by_id(window_id)
-    if window is None or chat_in_sight(window):
-        return
-    text = "Qwen Code: the chat's answer is ready" + ("" if stop_reason == "end_turn" else f" ({stop_reason})")
-    window.status_message(text)
-    for view in window.views():
-        view.set_status(DONE_STATUS_KEY, text)
+    notify.turn_ended(window_id, str(details["stopReason"]))
 
 
 class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
@@ -171,8 +137,13 @@ class PermissionKeysListener(sublime_plugin.EventListener):
 
 
 class ChatSeenListener(sublime_plugin.EventListener):
+    """Sublime's focus, and the chat coming into sight (see notify.py)."""
+
     def on_activated(self, view: sublime.View) -> None:
+        notify.app_focus_changed(True)
         window = view.window()
-        if window is not None and is_chat_view(view) and view.get_status(DONE_STATUS_KEY):
-            for other in window.views():
-                other.erase_status(DONE_STATUS_KEY)
+        if window is not None:
+            notify.chat_seen(window)
+
+    def on_deactivated(self, view: sublime.View) -> None:
+        notify.app_focus_changed(False)

@@ -19,6 +19,7 @@ from ..settings import userprefs
 from .agents import agent_rows
 from .chat_views import VIEW_SETTING, open_chat, refresh_status, uptime
 from .chats import WindowChat, chat_imported_or_later, chats, is_chat_view, prestart_enabled
+from .mentions import MENTIONS, PASTE_IMAGE, mention_completions, pick
 
 if TYPE_CHECKING:
     from acp.schema import SessionInfo
@@ -355,11 +356,17 @@ class QwenChatAttachFileCommand(sublime_plugin.WindowCommand):
 
         def gathered() -> None:
             paths = list(dict.fromkeys([p for p in open_views if p] + project_files(window)))
-            items = [sublime.QuickPanelItem(relative(p), annotation="open" if p in open_views else "") for p in paths]
+            choices = [*MENTIONS, PASTE_IMAGE]  # the mentions first, then the files
+            items = [sublime.QuickPanelItem(f"@{c}", annotation=MENTIONS.get(c, "the clipboard's image")) for c in choices]
+            items += [sublime.QuickPanelItem(relative(p), annotation="open" if p in open_views else "") for p in paths]
 
             def picked(index: int) -> None:
                 if index < 0:
                     return
+                if index < len(choices):
+                    pick(window, chat, choices[index], "token" if typed else "@", editor_view(window))
+                    return
+                index -= len(choices)
                 self._attach(chat, composer, paths[index], open_views.get(paths[index]), relative(paths[index]), typed)
 
             sublime.set_timeout(lambda: window.show_quick_panel(items, picked, placeholder="Attach which file?"))
@@ -451,6 +458,9 @@ class ChatListener(sublime_plugin.EventListener):
             return None
         # Only our slash commands: no words of the buffer, no .sublime-completions.
         only_ours = sublime.AutoCompleteFlags.INHIBIT_WORD_COMPLETIONS | sublime.AutoCompleteFlags.INHIBIT_EXPLICIT_COMPLETIONS
+        mentions = mention_completions(view, locations[0])
+        if mentions is not None:
+            return sublime.CompletionList(mentions, only_ours)
         line = view.substr(sublime.Region(view.line(locations[0]).begin(), locations[0]))
         if not re.fullmatch(r"/\w*", line):
             return sublime.CompletionList([], only_ours)

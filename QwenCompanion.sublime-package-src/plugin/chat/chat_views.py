@@ -10,6 +10,7 @@ import sublime
 import sublime_plugin
 
 from ...core.chat.agents import QWEN
+from ...core.chat.usage import status_text as usage_status
 from ..settings import userprefs
 from .chats import WindowChat, chats, window_by_id
 
@@ -56,9 +57,10 @@ def _view_settings(view: sublime.View, role: str, window_id: int) -> None:
         "spell_check": False,
         # Prose must not pop word completions (Enter would commit one instead of
         # sending): the views are all text.*, so this selector never matches and
-        # only the `/` trigger opens the list, of slash commands (@ has its own key).
+        # only the triggers open the list: `/` of slash commands, `:` of the names
+        # after `@symbol:` (@ has its own key).
         "auto_complete_selector": "source - text",
-        "auto_complete_triggers": [{"selector": "text.html.markdown.qwen-chat", "characters": "/"}],
+        "auto_complete_triggers": [{"selector": "text.html.markdown.qwen-chat", "characters": "/:"}],
         "is_widget": False,
     })
 
@@ -184,8 +186,9 @@ def status_text(chat: WindowChat) -> str:
         parts.append(mode)
     if model:
         parts.append(model)
-    if state.context_used is not None and state.context_size:
-        parts.append(f"{min(100, round(100 * state.context_used / state.context_size))}% context")
+    usage = usage_status(state.usage)
+    if usage:
+        parts.append(usage)
     if state.agent == "busy":
         parts.append("working…")
     elif state.agent in ("exited", "starting"):

@@ -1,0 +1,80 @@
+"""Qwen Code: Mention… and Paste Image into Chat, and the composer's part:
+a mention completed in the popup is made, Paste with no text on the
+clipboard pastes its image."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sublime
+import sublime_plugin
+
+from .chat_commands import chat_for, editor_view
+from .chat_views import VIEW_SETTING
+from .chats import chats
+from .mentions import COMPLETED, MENTIONS, PASTE_IMAGE, mention, paste_image, pick
+
+
+class QwenChatMentionCommand(sublime_plugin.WindowCommand):
+    """Qwen Code: Mention… — `kind` (symbol, diagnostics, diagnostics:window,
+    diff, terminal, image), `name` for a symbol; without `kind`, a picker."""
+
+    def run(self, kind: str | None = None, name: str | None = None) -> None:
+        window = self.window
+        chat = chat_for(window)
+        if chat is None:
+            return
+        editor = editor_view(window)
+        if kind is not None:
+            mention(window, chat, kind, name, "@", editor)
+            return
+        choices = [*MENTIONS, PASTE_IMAGE]
+        items = [sublime.QuickPanelItem(f"@{c}" if c != PASTE_IMAGE else "Paste image",
+                                        annotation=MENTIONS.get(c, "the clipboard's image")) for c in choices]
+
+        def picked(index: int) -> None:
+            if index >= 0:
+                pick(window, chat, choices[index], "@", editor)
+
+        window.show_quick_panel(items, picked, placeholder="Mention what?")
+
+
+class QwenChatPasteImageCommand(sublime_plugin.TextCommand):
+    """Qwen Code: Paste Image into Chat — the clipboard's image, through the
+    platform's tool (a text command: Paste in the composer becomes it)."""
+
+    def run(self, edit: sublime.Edit) -> None:
+        chat = chat_for(self.view.window())
+        if chat is not None:
+            paste_image(chat, "@")
+
+
+class MentionListener(sublime_plugin.EventListener):
+    def on_post_text_command(self, view: sublime.View, command_name: str, args: dict[str, Any] | None) -> None:
+        """A mention completed in the composer is made now (`@symbol:` first lists the names)."""
+        if command_name != "commit_completion" or not _is_composer(view):
+            return
+        window, selection = view.window(), view.sel()
+        chat = chats.get(window)
+        if window is None or chat is None or len(selection) == 0:
+            return
+        point = selection[0].b
+        before = view.substr(sublime.Region(view.line(point).begin(), point))
+        if before.endswith("@symbol:"):
+            view.run_command("auto_complete")  # now the names
+            return
+        completed = COMPLETED.search(before)
+        if completed is None or completed[1] in chat.attachments:
+            return
+        kind, _, name = completed[1].partition(":")
+        mention(window, chat, completed[1] if kind == "diagnostics" else kind, name or None, "", editor_view(window))
+
+    def on_text_command(self, view: sublime.View, command_name: str, args: dict[str, Any] | None) -> Any:
+        """Paste in the composer with no text on the clipboard: its image, if it holds one."""
+        if command_name == "paste" and _is_composer(view) and not sublime.get_clipboard():
+            return ("qwen_chat_paste_image", None)
+        return None
+
+
+def _is_composer(view: sublime.View) -> bool:
+    return bool(view.settings().get(VIEW_SETTING) == "composer")

@@ -1,0 +1,153 @@
+"""Telling the user the chat needs them while it is out of sight: its turn
+ended, or a permission or question waits. The status bar says so, the
+transcript's tab title is marked, the `notification` event goes to the
+observers and (the `chat_desktop_notifications` setting) the desktop shows it
+through the platform's own tool; the marks stay until the chat is seen.
+
+In sight means: the chat's window is `sublime.active_window()`, its transcript
+is the selected tab of its group, and Sublime is focused. Sublime has no
+call that says whether it is focused; it sends `on_deactivated` to the view
+that had the keys when they go elsewhere and `on_activated` to the one that
+gets them. So Sublime counts as focused unless the last of those was an
+`on_deactivated` (the keys went to another application) with no
+`on_activated` after it."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+
+import sublime
+
+from ...core.notifications import DesktopCommand, clean_text, desktop_command
+from ...core.processes import own_group_options
+from ..background import in_background
+from ..settings import userprefs
+from .chats import WindowChat, chats, window_by_id
+
+log = logging.getLogger(__name__)
+
+STATUS_KEY = "qwen_chat_done"
+TITLE_MARK = "● "  # before the transcript's tab title while the chat waits unseen
+LONG_TURN_SECONDS = 20.0  # a turn's end pops a desktop notification only after a turn this long
+TOOL_TIMEOUT = 60.0  # seconds a notification tool may run before it is ended
+
+
+class AppFocus:
+    """Whether Sublime has the keys, from the activation events (main thread)."""
+
+    focused = True
+
+
+def app_focus_changed(activated: bool) -> None:
+    AppFocus.focused = activated
+
+
+def chat_in_sight(window: sublime.Window) -> bool:
+    chat = chats.get(window)
+    transcript = chat.transcript_view if chat is not None else None
+    if transcript is None or not transcript.is_valid() or not AppFocus.focused or sublime.active_window() != window:
+        return False
+    group, _ = window.get_view_index(transcript)
+    return window.active_view_in_group(group) == transcript
+
+
+def run_desktop_command(command: DesktopCommand) -> None:
+    """Start the tool on a thread of ours, never waited on by the editor; the
+    thread reaps it (ending it after TOOL_TIMEOUT) so no process is left behind."""
+
+    def run() -> None:
+        executable = shutil.which(command.argv[0])
+        if executable is None:
+            log.debug("no %s: no desktop notification", command.argv[0])
+            return
+        process = subprocess.Popen(
+            [executable, *command.argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, env={**os.environ, **command.env}, **own_group_options(),
+        )
+        try:
+            process.wait(TOOL_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    in_background(run, "desktop notification")
+
+
+# What shows a desktop notification: tests put a recorder here (no popups).
+runner: Callable[[DesktopCommand], None] = run_desktop_command
+
+
+def notify(window: sublime.Window, chat: WindowChat, kind: str, text: str, *, desktop: bool = True) -> None:
+    """The chat needs the user (`kind`: turn_ended, permission, question) and
+    is out of sight: say so until it is seen (main thread)."""
+    line = clean_text(text)
+    window.status_message(f"Qwen Code: {line}")
+    for view in window.views():
+        view.set_status(STATUS_KEY, f"Qwen Code: {line}")
+    transcript = chat.transcript_view
+    if transcript is not None and transcript.is_valid() and not transcript.name().startswith(TITLE_MARK):
+        transcript.set_name(TITLE_MARK + transcript.name())
+    chats.tell("notification", {"window": window.id(), "chat": chat.chat_id, "kind": kind, "text": line})
+    command = desktop_command(sublime.platform(), line) if desktop and userprefs().chat_desktop_notifications else None
+    if command is not None:
+        runner(command)
+
+
+def waiting(window: sublime.Window, chat: WindowChat, kind: str, text: str, show: Callable[[], object]) -> None:
+    """A permission or question waits: `show` brings it into view (the keys
+    stay where they are) and, if the chat was out of sight, the user is told."""
+    unseen = not chat_in_sight(window)
+    focused = AppFocus.focused
+    show()
+    AppFocus.focused = focused  # focusing a view does not bring Sublime to the front
+    if unseen:
+        notify(window, chat, kind, text)
+
+
+def chat_seen(window: sublime.Window) -> None:
+    """The chat is in sight again: its marks go (main thread)."""
+    chat = chats.get(window)
+    if chat is None or not chat_in_sight(window):
+        return
+    transcript = chat.transcript_view
+    if transcript is not None and transcript.name().startswith(TITLE_MARK):
+        transcript.set_name(transcript.name()[len(TITLE_MARK):])
+    for view in window.views():
+        view.erase_status(STATUS_KEY)
+
+
+def notify_if_unseen(window: sublime.Window, kind: str, text: str, *, desktop: bool = True) -> None:
+    chat = chats.get(window)
+    if chat is not None and not chat_in_sight(window):
+        notify(window, chat, kind, text, desktop=desktop)
+
+
+_turn_started: dict[int, float] = {}  # window id -> when its running turn began
+
+
+def track_turn(window_id: int) -> None:
+    chat = chats.get(window_by_id(window_id))
+    if chat is not None and chat.chat.state.agent == "busy":
+        _turn_started.setdefault(window_id, time.monotonic())
+
+
+def turn_ended(window_id: int, stop_reason: str) -> None:
+    """A turn ended (any thread): the user is told if the chat is out of sight;
+    the desktop only after a long turn (a short one ends while they glance away)."""
+    started = _turn_started.pop(window_id, None)
+    if stop_reason == "cancelled":  # the user stopped it: nothing to tell
+        return
+    long_turn = started is not None and time.monotonic() - started >= LONG_TURN_SECONDS
+    text = "the chat's answer is ready" + ("" if stop_reason == "end_turn" else f" ({stop_reason})")
+
+    def tell() -> None:
+        window = window_by_id(window_id)
+        if window is not None:
+            notify_if_unseen(window, "turn_ended", text, desktop=long_turn)
+
+    sublime.set_timeout(tell)

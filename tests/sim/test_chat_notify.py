@@ -1,0 +1,188 @@
+"""Notifications and usage in the simulated editor with the BUILT package and
+the scripted ACP agent: a turn's end or a waiting permission while the chat
+is out of sight (behind another tab, or Sublime in the background) marks the
+status bar and the transcript's tab, sends the `notification` event and, per
+the setting, starts the platform's tool (a stand-in here, see
+tests/support/desktop.py); seeing the chat clears the marks. Usage from the
+agent's hostile `_meta` reaches the status bar and the transcript."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.sim.test_chat import WAIT, ChatRig
+from tests.sim.test_chat_agent_work import pending, shell_permission
+from tests.support.desktop import DesktopTools
+from tests.support.editor import PACKAGE
+from tests.support.processes import descendants
+
+MARKED = "● Qwen Chat"
+# The tools' stand-ins (tests/support/desktop.py) are POSIX scripts.
+posix_tools = pytest.mark.skipif(sys.platform == "win32", reason="the notification tools' stand-ins are POSIX scripts")
+
+
+def notifications(rig: ChatRig) -> list[dict[str, Any]]:
+    return [d for e, d in rig.events if e == "notification"]
+
+
+def hide_transcript_behind(rig: ChatRig) -> tuple[Any, Any]:
+    """Another tab opened in the transcript's group, in front of it: (transcript, that tab)."""
+    transcript, _ = rig.open()
+    window = rig.host.window
+    group, _ = window.get_view_index(transcript)
+    rig.host.user.focus_group(group)
+    other = rig.editor.open("notes.md", "notes\n")
+    assert window.active_view_in_group(group) == other
+    return transcript, other
+
+
+def tool_processes() -> list[int]:
+    """Our processes that run a notification tool, or ended and were not reaped
+    (zombies); Linux only (read from /proc), elsewhere none."""
+    if not Path("/proc/self/stat").exists():
+        return []
+    found = []
+    for pid in descendants(os.getpid()):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[1].split()[0] == "Z" or b"desktop-tools" in command:
+            found.append(pid)
+    return found
+
+
+def usage_chunk(inputs: Any, outputs: Any, cached: Any = 0) -> dict[str, Any]:
+    return {"update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": ""},
+                       "_meta": {"usage": {"inputTokens": inputs, "outputTokens": outputs, "totalTokens": 1,
+                                           "cachedReadTokens": cached}, "durationMs": 5}}}
+
+
+def test_a_turn_ending_behind_another_tab_marks_the_tab_and_seeing_it_clears(rig: ChatRig,
+                                                                           desktop_tools: DesktopTools) -> None:
+    rig.load([[{"stall": 0.5}, {"chunks": ["Done."]}]])
+    rig.send("work")
+    transcript, _ = hide_transcript_behind(rig)
+    assert rig.ended() == ["end_turn"]
+    note = rig.host.wait_for(lambda: notifications(rig), timeout=WAIT)
+    chat = rig.chat()
+    assert note == [{"window": rig.host.window.id(), "chat": chat.chat_id, "kind": "turn_ended",
+                     "text": "the chat's answer is ready"}]
+    assert transcript.name() == MARKED
+    assert rig.host.window.active_view().get_status("qwen_chat_done") == "Qwen Code: the chat's answer is ready"
+    assert desktop_tools.calls() == []  # a short turn: no desktop notification
+    rig.host.user.focus(transcript)
+    rig.host.wait_for(lambda: transcript.name() == "Qwen Chat", timeout=WAIT)
+    assert transcript.get_status("qwen_chat_done") == ""
+
+
+def test_a_turn_ending_in_sight_tells_nothing(rig: ChatRig) -> None:
+    rig.load([[{"stall": 0.3}]])
+    rig.send("in sight")
+    assert rig.ended() == ["end_turn"]
+    rig.host.wait_idle()
+    transcript, _ = rig.open()
+    assert notifications(rig) == [] and transcript.name() == "Qwen Chat"
+
+
+@posix_tools
+def test_a_long_turn_ending_while_sublime_is_in_the_background_pops_a_desktop_notification(
+        rig: ChatRig, desktop_tools: DesktopTools, monkeypatch: pytest.MonkeyPatch) -> None:
+    rig.load([[{"stall": 0.5}, {"stop": "max_tokens"}]])
+    monkeypatch.setattr(sys.modules[f"{PACKAGE}.plugin.chat.notify"], "LONG_TURN_SECONDS", 0.2)
+    rig.send("long")
+    rig.host.user.leave_app()  # the chat is the selected tab, but another application has the keys
+    assert rig.ended() == ["max_tokens"]
+    rig.host.wait_for(lambda: notifications(rig), timeout=WAIT)
+    calls = rig.host.wait_for(desktop_tools.calls, timeout=WAIT)
+    assert calls == [{"tool": "notify-send", "argv": ["--app-name=Sublime Text", "--", "Qwen Code",
+                                                     "the chat's answer is ready (max_tokens)"], "env": {}}]
+    rig.host.wait_for(lambda: not tool_processes(), timeout=WAIT)  # the tool ended and was reaped
+    transcript = rig.chat().transcript_view
+    assert transcript.name() == MARKED
+    rig.host.user.return_to_app()  # back, with the chat in sight
+    rig.host.wait_for(lambda: transcript.name() == "Qwen Chat", timeout=WAIT)
+
+
+@posix_tools
+def test_a_permission_waiting_unseen_notifies_with_the_agents_text_cleaned(
+        rig: ChatRig, desktop_tools: DesktopTools) -> None:
+    permission = shell_permission("make deploy")
+    permission["params"]["toolCall"]["title"] = "Shell\x1b[2J <b>now</b>\n" + "x" * 500
+    rig.load([[{"stall": 0.5}, permission]])
+    rig.send("deploy")
+    transcript, notes = hide_transcript_behind(rig)
+    pending(rig)
+    note = rig.host.wait_for(lambda: notifications(rig), timeout=WAIT)[0]
+    assert note["kind"] == "permission" and note["text"].startswith("asks: Shell[2J <b>now</b> xxx")
+    assert len(note["text"]) == 200 and "\x1b" not in note["text"] and "\n" not in note["text"]
+    assert transcript.name() == MARKED  # the prompt brought the chat to view; the mark stays until it is seen
+    calls = rig.host.wait_for(desktop_tools.calls, timeout=WAIT)
+    assert calls[0]["argv"][3].startswith("asks: Shell[2J &lt;b&gt;now&lt;/b&gt; xxx")
+    assert rig.host.window.active_view() == notes  # the keys stayed where they were
+    rig.host.user.run_command("qwen_chat_permission", {"index": 1})
+
+
+def test_the_setting_off_keeps_the_desktop_quiet(rig: ChatRig, desktop_tools: DesktopTools) -> None:
+    rig.load([[{"stall": 0.5}, shell_permission("ls")]], chat_desktop_notifications=False)
+    rig.send("list")
+    hide_transcript_behind(rig)
+    pending(rig)
+    assert rig.host.wait_for(lambda: notifications(rig), timeout=WAIT)[0]["kind"] == "permission"
+    rig.host.wait_idle()
+    assert desktop_tools.calls() == []
+    rig.host.user.run_command("qwen_chat_permission", {"index": 1})
+
+
+def test_usage_reaches_the_status_bar_and_the_transcript_and_hostile_counts_are_dropped(rig: ChatRig) -> None:
+    rig.load([[{"chunks": ["Hi."]}, usage_chunk(1500, 20, 1000), usage_chunk(-5, "lots"), usage_chunk(10**40, None),
+               {"update": {"sessionUpdate": "usage_update", "used": 1520, "size": 1000}}]])
+    rig.send("count")
+    assert rig.ended() == ["end_turn"]
+    rig.host.wait_idle()
+    transcript, composer = rig.open()
+    assert "> Tokens: 1,500 in (1,000 cached) · 20 out · 100% context\n" in rig.transcript()
+    folded = [transcript.substr(r) for r in rig.host.run_on_main(transcript.folded_regions)]
+    assert any("this turn: 1,500 in (1,000 cached) · 20 out in 1 request(s)" in text for text in folded)
+    rig.host.wait_for(lambda: "100% context · 1.5k in / 20 out" in composer.get_status("qwen_chat"), timeout=WAIT)
+    assert rig.chat().chat.state.usage.report()["contextUsed"] == 1520
+
+
+@posix_tools
+def test_the_real_runner_starts_each_platforms_tool_with_argv_and_environment(rig: ChatRig,
+                                                                            desktop_tools: DesktopTools) -> None:
+    rig.load()
+    notify = sys.modules[f"{PACKAGE}.plugin.chat.notify"]
+    commands = sys.modules[f"{PACKAGE}.core.notifications"]
+    hostile = '" & (do shell script "touch pwned") & " $(calc) \'; rm -r x'
+    for platform in ("osx", "windows"):
+        notify.run_desktop_command(commands.desktop_command(platform, hostile))
+    calls = rig.host.wait_for(lambda: len(desktop_tools.calls()) == 2 and desktop_tools.calls(), timeout=WAIT)
+    by_tool = {call["tool"]: call for call in calls}
+    assert by_tool["osascript"]["argv"][-2:] == ["Qwen Code", hostile]
+    assert all(hostile not in arg for arg in by_tool["osascript"]["argv"][:-1])
+    assert hostile not in " ".join(by_tool["powershell.exe"]["argv"])
+    assert by_tool["powershell.exe"]["env"] == {"QWEN_COMPANION_NOTIFY_TITLE": "Qwen Code",
+                                                "QWEN_COMPANION_NOTIFY_TEXT": hostile}
+    rig.host.wait_for(lambda: not tool_processes(), timeout=WAIT)
+
+
+def test_a_question_waiting_unseen_notifies_with_the_question(rig: ChatRig) -> None:
+    question = {"request": "session/request_permission", "params": {
+        "sessionId": "", "options": [{"optionId": "proceed_once", "kind": "allow_once", "name": "Submit"}],
+        "toolCall": {"toolCallId": "q1", "status": "pending", "kind": "other", "title": "ask_user_question",
+                     "rawInput": {"questions": [{"question": "Which colour?",
+                                                 "options": [{"label": "Red"}, {"label": "Blue"}]}]}}}}
+    rig.load([[{"stall": 0.5}, question]])
+    rig.send("ask me")
+    hide_transcript_behind(rig)
+    pending(rig)
+    note = rig.host.wait_for(lambda: notifications(rig), timeout=WAIT)[0]
+    assert (note["kind"], note["text"]) == ("question", "asks: Which colour?")
+    rig.host.user.run_command("qwen_chat_permission", {"index": 1})
