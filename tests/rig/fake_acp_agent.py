@@ -14,6 +14,7 @@ SCRIPT (all keys optional):
 
 ACTION:
     {"chunks": ["a", "b"], "delay": 0}   agent_message_chunk per item
+    {"echo": "prefix"}                   one agent_message_chunk: the prefix and the prompt's text
     {"stream": N, "size": 10}            N chunks of `size` characters
     {"stall": seconds}                   wait (a session/cancel ends the turn "cancelled")
     {"deaf": seconds}                    wait, deaf to session/cancel (a hung agent)
@@ -22,7 +23,8 @@ ACTION:
     {"update": {...}}                    any session/update
     {"notify": method, "params": {...}}  any notification
     {"request": method, "params": {...}} ask the client and wait for its answer (logged);
-                                         with "wait": false, ask and go on (the answer is not awaited)
+                                         with "wait": false, ask and go on (the answer is not awaited);
+                                         a "sessionId" of "" becomes the prompt's session
     {"parallel": [{"request", "params"}, ...]}  ask them all at once, then wait for every answer
     {"tool_calls": N}                    N tool calls, each started then completed (a flood)
     {"stderr": N}                        one line of N characters on stderr
@@ -245,6 +247,9 @@ class Agent:
                     said.append(piece)
                     if action.get("delay"):
                         time.sleep(action["delay"])
+            elif "echo" in action:
+                said.append(f"{action['echo']}{text}")
+                self.chunk(session_id, said[-1])
             elif "stream" in action:
                 piece = "x" * (action.get("size", 10) - 1) + " "
                 for _ in range(action["stream"]):
@@ -268,14 +273,14 @@ class Agent:
             elif "request" in action and action.get("wait") is False:
                 self.next_id += 1
                 self.write({"jsonrpc": "2.0", "id": self.next_id, "method": action["request"],
-                            "params": action.get("params", {})})
+                            "params": of_session(action.get("params", {}), session_id)})
             elif "request" in action:
-                answer = self.ask(action["request"], action.get("params", {}))
+                answer = self.ask(action["request"], of_session(action.get("params", {}), session_id))
                 self.log({"answer_to": action["request"], "answer": answer})
             elif "stop_reading" in action:
                 self.deaf_to_stdin.set()
             elif "parallel" in action:
-                asked = [(r["request"], r.get("params", {})) for r in action["parallel"]]
+                asked = [(r["request"], of_session(r.get("params", {}), session_id)) for r in action["parallel"]]
                 for (method, _), answer in zip(asked, self.ask_all(asked), strict=True):
                     self.log({"answer_to": method, "answer": answer})
             elif "tool_calls" in action:
@@ -323,6 +328,13 @@ class Agent:
                 self.cancelled.set()
             elif "id" in message:
                 threading.Thread(target=self.serve, args=(message,), daemon=True).start()
+
+
+def of_session(params: Any, session_id: str) -> Any:
+    """`params` of a request the script asks, its blank sessionId made the prompt's session."""
+    if isinstance(params, dict) and params.get("sessionId") == "":
+        return {**params, "sessionId": session_id}
+    return params
 
 
 class RpcError(Exception):
