@@ -38,6 +38,13 @@ from .plugin.chat.chat_commands import (
     QwenChatShowAgentLogCommand,
     prestart_all,
 )
+from .plugin.chat.chat_tabs import (
+    ChatTabsListener,
+    QwenChatCloseCommand,
+    QwenChatDeleteCommand,
+    QwenChatRenameCommand,
+    QwenChatSwitchCommand,
+)
 from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views
 from .plugin.chat.chats import chats, is_chat_view, preload_chat
 from .plugin.chat.turn_review import (
@@ -68,6 +75,7 @@ __all__ = [
     "ActionsListener",
     "ChatListener",
     "ChatSeenListener",
+    "ChatTabsListener",
     "CompanionWindowListener",
     "ContextListener",
     "PermissionKeysListener",
@@ -80,17 +88,21 @@ __all__ = [
     "QwenChatApplyCommand",
     "QwenChatAttachFileCommand",
     "QwenChatCancelCommand",
+    "QwenChatCloseCommand",
     "QwenChatCommand",
     "QwenChatCycleModeCommand",
+    "QwenChatDeleteCommand",
     "QwenChatHistoryCommand",
     "QwenChatModeCommand",
     "QwenChatModelCommand",
     "QwenChatNewCommand",
     "QwenChatPermissionCommand",
+    "QwenChatRenameCommand",
     "QwenChatReplaceBufferCommand",
     "QwenChatSendCommand",
     "QwenChatSessionsCommand",
     "QwenChatShowAgentLogCommand",
+    "QwenChatSwitchCommand",
     "QwenChooseActionModelCommand",
     "QwenCopyConnectCommandCommand",
     "QwenDiagnoseConnectionCommand",

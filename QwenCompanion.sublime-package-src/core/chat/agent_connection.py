@@ -20,6 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
@@ -201,6 +202,15 @@ class AgentConnection:
         if bridge is not None:
             await bridge.stop()
 
+    def call(self, method: str, params: JsonObject) -> Future[Any]:
+        """Ask the agent `method` (started if need be) from any thread; the answer as it came."""
+
+        async def ask() -> Any:
+            bridge = await self.ready(lambda text: log.info("chat: %s", text))
+            return await bridge.request(method, params)
+
+        return self._thread.submit(ask())
+
     def turn_succeeded(self) -> None:
         self.failures = 0
 
@@ -219,8 +229,8 @@ class AgentConnection:
     def ext_notification(self, method: str, params: JsonObject) -> None:
         session_id = params.get("sessionId")
         if session_id is None:  # about the agent, not one session
-            for chat in self.chats():
-                chat.ext_notification(method, params)
+            for each in self.chats():
+                each.ext_notification(method, params)
             return
         chat = self.chat_of(session_id)
         if chat is None:

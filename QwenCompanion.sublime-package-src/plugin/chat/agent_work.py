@@ -13,7 +13,7 @@ import sublime_plugin
 
 from ..paths import path_display
 from .agent_requests import EditorRequests, requests_of
-from .chats import chats, is_chat_view, window_by_id
+from .chats import chat_of_view, chats, is_chat_view, window_by_id
 
 if TYPE_CHECKING:
     from ...core.chat.permissions import PermissionPrompt
@@ -26,16 +26,16 @@ DONE_STATUS_KEY = "qwen_chat_done"
 LONG_TURN_SECONDS = 20.0  # a turn this long that ends unseen is announced
 
 
-def work_renderer(window: sublime.Window) -> UpdateRenderer:
+def work_renderer(window: sublime.Window, chat_id: int) -> UpdateRenderer:
     from ...core.chat.tool_calls import AgentWorkRenderer
 
     window_id = window.id()
 
     def tool_call(line: ToolCallLine) -> None:
-        chats.tell("tool_call", {"window": window_id, "chat": window_id, "toolCallId": line.tool_call_id,
+        chats.tell("tool_call", {"window": window_id, "chat": chat_id, "toolCallId": line.tool_call_id,
                                  "status": line.status, "title": line.title, "kind": line.kind})
         if line.status in ("completed", "failed"):
-            requests = requests_of(window)
+            requests = requests_of(window, chat_id)
             if requests is not None:
                 requests.accepted.call_ended(line.tool_call_id)
 
@@ -53,29 +53,29 @@ def show_plan(window_id: int, label: str) -> None:
         view.set_status(PLAN_STATUS_KEY, label)
 
 
-_turn_started: dict[int, float] = {}  # window id -> when its running turn began
+_turn_started: dict[int, float] = {}  # chat id -> when its running turn began
 
 
 def track_turn(window_id: int) -> None:
-    chat = chats.get(window_by_id(window_id))
-    if chat is not None and chat.chat.state.agent == "busy":
-        _turn_started.setdefault(window_id, time.monotonic())
+    for chat in chats.of_window(window_by_id(window_id)):
+        if chat.chat.state.agent == "busy":
+            _turn_started.setdefault(chat.chat_id, time.monotonic())
 
 
 def turn_ended(event: str, details: dict[str, Any]) -> None:
     if event != "chat_turn_ended":
         return
-    window_id = int(details["window"])
-    requests = requests_of(window_by_id(window_id))
+    window_id, chat_id = int(details["window"]), int(details["chat"])
+    requests = requests_of(window_by_id(window_id), chat_id)
     if requests is not None:
         requests.accepted.turn_ended()
-    started = _turn_started.pop(window_id, None)
+    started = _turn_started.pop(chat_id, None)
     if started is not None and time.monotonic() - started >= LONG_TURN_SECONDS:
-        sublime.set_timeout(lambda: announce_if_unseen(window_id, str(details["stopReason"])))
+        sublime.set_timeout(lambda: announce_if_unseen(window_id, chat_id, str(details["stopReason"])))
 
 
-def chat_in_sight(window: sublime.Window) -> bool:
-    chat = chats.get(window)
+def chat_in_sight(window: sublime.Window, chat_id: int | None = None) -> bool:
+    chat = chats.by_id(chat_id) if chat_id is not None else chats.get(window)
     transcript = chat.transcript_view if chat is not None else None
     if transcript is None or not transcript.is_valid() or sublime.active_window() != window:
         return False
@@ -83,11 +83,11 @@ def chat_in_sight(window: sublime.Window) -> bool:
     return window.active_view_in_group(group) == transcript
 
 
-def announce_if_unseen(window_id: int, stop_reason: str) -> None:
+def announce_if_unseen(window_id: int, chat_id: int, stop_reason: str) -> None:
     """A long turn ended while the chat was out of sight: say so in the status bar
     until the chat is looked at (main thread)."""
     window = window_by_id(window_id)
-    if window is None or chat_in_sight(window):
+    if window is None or chat_in_sight(window, chat_id):
         return
     text = "Qwen Code: the chat's answer is ready" + ("" if stop_reason == "end_turn" else f" ({stop_reason})")
     window.status_message(text)
@@ -154,8 +154,9 @@ class PermissionKeysListener(sublime_plugin.EventListener):
         value = False
         # Only in the transcript, where the request is shown: the user aims a key
         # there on purpose. In the composer (or anywhere else) a digit is typing.
-        if view.settings().get("qwen_chat.view") == "transcript":
-            requests = requests_of(view.window())
+        chat = chat_of_view(view)
+        if view.settings().get("qwen_chat.view") == "transcript" and chat is not None:
+            requests = requests_of(view.window(), chat.chat_id)
             prompt = requests.pending.oldest() if requests is not None else None
             # A number operand: that key has a choice (the options, then "reject with a reason").
             keys = prompt.keys() if prompt is not None else 0
@@ -164,8 +165,9 @@ class PermissionKeysListener(sublime_plugin.EventListener):
         return value if operator == sublime.QueryOperator.EQUAL else not value
 
     def on_pre_close(self, view: sublime.View) -> None:
-        if view.settings().get("qwen_chat.view") == "transcript":
-            requests = requests_of(view.window())
+        chat = chat_of_view(view)
+        if view.settings().get("qwen_chat.view") == "transcript" and chat is not None:
+            requests = requests_of(view.window(), chat.chat_id)
             if requests is not None:  # the prompts are no longer shown: nobody can answer them
                 requests.cancel_pending()
 

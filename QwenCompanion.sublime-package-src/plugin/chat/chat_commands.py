@@ -16,8 +16,9 @@ from ..background import in_background, when_done
 from ..companion.terminal import window_cwd
 from ..editor import view_text
 from ..settings import userprefs
+from .chat_tabs import open_new_chat, select_chat
 from .chat_views import VIEW_SETTING, open_chat, refresh_status, uptime
-from .chats import WindowChat, chat_imported_or_later, chats, is_chat_view, prestart_enabled
+from .chats import DEFAULT_AGENT, WindowChat, chat_imported_or_later, chats, is_chat_view, prestart_enabled
 
 if TYPE_CHECKING:
     from acp.schema import SessionInfo
@@ -136,12 +137,12 @@ class QwenChatCommand(sublime_plugin.WindowCommand):
 
 
 class QwenChatNewCommand(sublime_plugin.WindowCommand):
-    def run(self) -> None:
-        if not chat_imported_or_later(lambda: self.window.run_command("qwen_chat_new")):
+    """Qwen Code: New Chat — a new conversation in a tab of its own (the others stay)."""
+
+    def run(self, agent: str = DEFAULT_AGENT) -> None:
+        if not chat_imported_or_later(lambda: self.window.run_command("qwen_chat_new", {"agent": agent})):
             return
-        chat = chat_for(self.window, show=True)
-        if chat is not None:
-            chat.chat.new_session()
+        open_new_chat(self.window, agent)
 
 
 class QwenChatSendCommand(sublime_plugin.TextCommand):
@@ -212,17 +213,24 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
             if not sessions:
                 sublime.status_message("Qwen Code: no earlier chats in this folder")
                 return
+            open_in = {c.chat.state.session_id: c for c in chats.of_window(window)}
             items = [
                 sublime.QuickPanelItem(
                     s.title or s.session_id,
-                    annotation=(s.updated_at or "")[:16].replace("T", " "),
+                    annotation=("open · " if s.session_id in open_in else "")
+                    + (s.updated_at or "")[:16].replace("T", " "),
                     details=str((s.field_meta or {}).get("preview") or "")[:200],
                 )
                 for s in sessions
             ]
 
             def picked(index: int) -> None:
-                if index >= 0:
+                if index < 0:
+                    return
+                holder = open_in.get(sessions[index].session_id)
+                if holder is not None and holder in chats.of_window(window):
+                    select_chat(window, holder)  # open in a chat already: that chat comes to the front
+                else:
                     chat.chat.load_session(sessions[index].session_id)
 
             window.show_quick_panel(items, picked, placeholder="Load which chat?")

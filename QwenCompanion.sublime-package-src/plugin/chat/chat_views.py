@@ -1,5 +1,8 @@
-"""The chat's two views: the read-only transcript and the composer below it,
-in a column on the right of the window's layout."""
+"""A chat's two views: the read-only transcript and the composer below it,
+in a column on the right of the window's layout. Each chat of a window has
+its own pair, tabs in the same two groups: switching chats is switching
+tabs (the composer keeps each chat's draft), and activating either view of a
+chat makes it the window's active chat."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ if TYPE_CHECKING:
 
 VIEW_SETTING = "qwen_chat.view"  # "transcript" | "composer"
 WINDOW_SETTING = "qwen_chat.window"
+CHAT_SETTING = "qwen_chat.chat"  # the chat's id
 SYNTAX = "Packages/QwenCompanion/syntaxes/QwenChat.sublime-syntax"
 STATUS_KEY = "qwen_chat"
 TRANSCRIPT_NAME = "Qwen Chat"
@@ -31,21 +35,37 @@ CHAT_LAYOUT: WindowLayout = {
 }
 
 
-def _new_chat_view(window: sublime.Window, group: int, name: str, role: str) -> sublime.View:
+def _new_chat_view(window: sublime.Window, group: int, name: str, role: str, chat_id: int) -> sublime.View:
     """A scratch view of the chat's syntax at the end of `group`."""
     view = window.new_file(syntax=SYNTAX)
     window.set_view_index(view, group, window.num_views_in_group(group))
     view.set_scratch(True)
     view.set_name(name)
-    _view_settings(view, role, window.id())
+    _view_settings(view, role, window.id(), chat_id)
     return view
 
 
-def _view_settings(view: sublime.View, role: str, window_id: int) -> None:
+def tab_name(chat: WindowChat, base: str) -> str:
+    """The tab's name: the window's first chat keeps the plain name."""
+    if chat.custom_title:
+        return f"{base}: {chat.custom_title}" if base == TRANSCRIPT_NAME else f"{base} ({chat.custom_title})"
+    return base if chat.number == 1 else f"{base} {chat.number}"
+
+
+def name_tabs(chat: WindowChat) -> None:
+    transcript, composer = chat_views(chat)
+    if transcript is not None:
+        transcript.set_name(tab_name(chat, TRANSCRIPT_NAME))
+    if composer is not None:
+        composer.set_name(tab_name(chat, COMPOSER_NAME))
+
+
+def _view_settings(view: sublime.View, role: str, window_id: int, chat_id: int) -> None:
     settings = view.settings()
     settings.update({
         VIEW_SETTING: role,
         WINDOW_SETTING: window_id,
+        CHAT_SETTING: chat_id,
         "word_wrap": True,
         "gutter": False,
         "line_numbers": False,
@@ -110,11 +130,13 @@ def open_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) -> s
     if transcript is None or composer is None:
         transcript_group, composer_group = chat_groups(window)
         if transcript is None:
-            transcript = _new_chat_view(window, transcript_group, TRANSCRIPT_NAME, "transcript")
+            transcript = _new_chat_view(window, transcript_group, tab_name(chat, TRANSCRIPT_NAME), "transcript",
+                                        chat.chat_id)
             transcript.set_read_only(True)
             chat.fill(transcript)
         if composer is None:
-            composer = _new_chat_view(window, composer_group, COMPOSER_NAME, "composer")
+            composer = _new_chat_view(window, composer_group, tab_name(chat, COMPOSER_NAME), "composer",
+                                      chat.chat_id)
             chat.composer_view = composer
     window.focus_view(transcript)
     if focus:
@@ -147,14 +169,14 @@ def adopt_chat_views() -> None:
         for view in left["transcript"]:
             if transcript is None:
                 transcript = view
-                view.settings().set(WINDOW_SETTING, window.id())
+                view.settings().update({WINDOW_SETTING: window.id(), CHAT_SETTING: chat.chat_id})
                 chat.fill(view)
             elif view != transcript:
                 view.close()
         for view in left["composer"]:
             if composer is None:
                 composer = chat.composer_view = view
-                view.settings().set(WINDOW_SETTING, window.id())
+                view.settings().update({WINDOW_SETTING: window.id(), CHAT_SETTING: chat.chat_id})
             elif view != composer:
                 view.close()
         if chat.chat.state.agent == "stopped":
