@@ -18,7 +18,15 @@ from ..editor import view_text
 from ..settings import userprefs
 from .chat_tabs import open_new_chat, select_chat
 from .chat_views import VIEW_SETTING, open_chat, refresh_status, uptime
-from .chats import DEFAULT_AGENT, WindowChat, chat_imported_or_later, chats, is_chat_view, prestart_enabled
+from .chats import (
+    DEFAULT_AGENT,
+    WindowChat,
+    chat_imported_or_later,
+    chat_of_view,
+    chats,
+    is_chat_view,
+    prestart_enabled,
+)
 
 if TYPE_CHECKING:
     from acp.schema import SessionInfo
@@ -150,7 +158,7 @@ class QwenChatSendCommand(sublime_plugin.TextCommand):
 
     def run(self, edit: sublime.Edit, text: str | None = None) -> None:
         window = self.view.window() or sublime.active_window()
-        chat = chat_for(window)
+        chat = chat_of_view(self.view) or chat_for(window)  # Enter in a chat's composer sends to that chat
         if chat is None:
             return
         body = view_text(self.view) if text is None else text
@@ -175,7 +183,7 @@ class QwenChatHistoryCommand(sublime_plugin.TextCommand):
     """Up/Down in the composer: earlier and later prompts."""
 
     def run(self, edit: sublime.Edit, step: int = -1) -> None:
-        chat = chats.get(self.view.window())
+        chat = chat_of_view(self.view) or chats.get(self.view.window())
         if chat is None or not chat.chat.history:
             return
         history = chat.chat.history

@@ -1,0 +1,151 @@
+"""Several chats in one window (the headless driver's chat_new, chats,
+chat_select, chat_close and `chat` arguments) on the scripted ACP agent:
+one agent process for all of them, each chat's answers, requests and turn
+changes its own, a running turn never holding up another chat, and no
+agent left once the window's last chat is closed."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.editor import require_built
+from tests.support.headless import HeadlessSublime
+from tests.support.processes import alive, descendants
+
+FAKE_AGENT = Path(__file__).resolve().parents[1] / "rig" / "fake_acp_agent.py"
+OPTIONS = [{"optionId": "proceed_once", "kind": "allow_once", "name": "Allow"},
+           {"optionId": "cancel", "kind": "reject_once", "name": "Reject"}]
+
+
+@pytest.fixture
+def start(tmp_path: Path) -> Iterator[Any]:
+    editors: list[HeadlessSublime] = []
+
+    def start(turns: list[list[dict[str, Any]]]) -> HeadlessSublime:
+        require_built()
+        home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+        workspace.mkdir()
+        script = tmp_path / "script.json"
+        script.write_text(json.dumps({"turns": turns, "log": str(tmp_path / "agent-log.jsonl")}))
+        user = home / ".config" / "sublime-text" / "Packages" / "User"
+        user.mkdir(parents=True)
+        (user / "QwenCompanion.sublime-settings").write_text(
+            json.dumps({"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]}))
+        editor = HeadlessSublime(workspace, home)
+        editors.append(editor)
+        return editor
+
+    yield start
+    for editor in editors:
+        editor.kill()
+
+
+def agents_of(editor: HeadlessSublime) -> list[int]:
+    """The scripted agents the driver's process runs (any depth)."""
+    found = []
+    for pid in descendants(editor.process.pid):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"fake_acp_agent" in command:
+            found.append(pid)
+    return found
+
+
+def wait_until(condition: Callable[[], Any], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
+
+
+def ended(editor: HeadlessSublime, chat: int, count: int = 1) -> list[str]:
+    def so_far() -> list[str]:
+        return [e["stopReason"] for e in editor.events if e.get("event") == "chat_turn_ended" and e["chat"] == chat]
+
+    editor.wait_event(lambda e: len(so_far()) >= count)
+    return so_far()
+
+
+def test_chats_are_tabs_on_one_agent_switched_listed_and_closed(start: Any) -> None:
+    editor = start([[{"echo": "answer to "}], [{"echo": "answer to "}]])
+    first = editor.do("chat", text="about apples")["chat"]
+    assert ended(editor, first) == ["end_turn"]
+    second = editor.do("chat_new")["chat"]
+    assert second != first
+    listed = editor.do("chats")["chats"]
+    assert [(c["chat"], c["active"]) for c in listed] == [(first, False), (second, True)]
+    assert listed[0]["title"] == "about apples" and listed[0]["state"] == "ready"
+    editor.do("chat", text="about pears")  # the active chat: the new one
+    assert ended(editor, second) == ["end_turn"]
+    one, two = editor.do("chat_text", chat=first), editor.do("chat_text")
+    assert two["chat"] == second
+    assert "answer to about apples" in one["text"] and "pears" not in one["text"]
+    assert "answer to about pears" in two["text"] and "apples" not in two["text"]
+    assert one["pid"] == two["pid"] and agents_of(editor) == [one["pid"]]  # one process serves both
+    assert one["session"] != two["session"]
+
+    assert editor.do("chat_select", chat=first)["active"] is True
+    assert [c["active"] for c in editor.do("chats")["chats"]] == [True, False]
+    assert editor.do("chat_close", chat=first)["active"] == second
+    assert alive(two["pid"])  # the other chat still holds the agent
+    assert editor.do("chat_close", chat=second)["active"] is None
+    assert editor.do("chats")["chats"] == []
+    wait_until(lambda: not alive(two["pid"]))
+    assert agents_of(editor) == []
+    assert editor.quit()["ok"]
+
+
+def test_a_running_turn_never_holds_up_another_chat(start: Any) -> None:
+    editor = start([[{"chunks": ["working"]}, {"stall": 30}], [{"chunks": ["quick answer"]}]])
+    slow = editor.do("chat", text="slow one")["chat"]
+    wait_until(lambda: editor.do("chat_text", chat=slow)["agent"] == "busy")
+    quick = editor.do("chat_new")["chat"]
+    editor.do("chat", chat=quick, text="quick one")
+    assert ended(editor, quick) == ["end_turn"]
+    assert editor.do("chat_text", chat=slow)["agent"] == "busy"
+    assert "quick answer" in editor.do("chat_text", chat=quick)["text"]
+    editor.do("chat_cancel", chat=slow)
+    assert ended(editor, slow) == ["cancelled"]
+    assert editor.quit()["ok"]
+
+
+def test_a_chats_permission_request_and_turn_changes_stay_in_that_chat(start: Any, tmp_path: Path) -> None:
+    editor = start([
+        [{"chunks": ["nothing to do"]}],
+        [{"deaf": 1.5},  # time for the user to switch to the other chat
+         {"request": "session/request_permission", "params": {"sessionId": "", "options": OPTIONS, "toolCall": {
+             "toolCallId": "t1", "kind": "execute", "title": "npm test", "rawInput": {"command": "npm test"}}}},
+         {"deaf": 1.5},  # and to switch back before the turn writes and ends
+         {"request": "fs/write_text_file", "params": {
+             "sessionId": "", "path": str(tmp_path / "workspace" / "made.txt"), "content": "made\n"}}],
+    ])
+    quiet = editor.do("chat", text="hello")["chat"]
+    ended(editor, quiet)
+    asking = editor.do("chat_new")["chat"]
+    editor.do("chat", chat=asking, text="test it")
+    editor.do("chat_select", chat=quiet)  # the user looks at the other chat while it asks
+    asked = editor.wait_event(lambda e: e.get("event") == "permission_requested")
+    assert asked["chat"] == asking
+    assert [c["active"] for c in editor.do("chats")["chats"]] == [True, False]  # the user's tab stays
+    assert "npm test" not in editor.do("chat_text", chat=quiet)["text"]
+    assert "npm test" in editor.do("chat_text", chat=asking)["text"]
+    editor.do("chat_select", chat=asking)
+    editor.do("permission", option="proceed_once")
+    editor.do("chat_select", chat=quiet)
+    assert ended(editor, asking) == ["end_turn"]
+    changes = editor.wait_event(lambda e: e.get("event") == "turn_changes")
+    assert changes["chat"] == asking
+    assert editor.do("turn_changes", chat=quiet)["files"] == []
+    assert [f["state"] for f in editor.do("turn_changes", chat=asking)["files"]] == ["changed"]
+    assert [f["state"] for f in editor.do("turn_undo", chat=asking)["files"]] == ["reverted"]
+    assert not (tmp_path / "workspace" / "made.txt").exists()
+    assert editor.quit()["ok"]
