@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from acp import RequestError
 from acp.schema import (
@@ -40,9 +40,6 @@ from .bridge import AgentBridge, AgentCommand, AgentError
 from .chat_thread import ChatThread
 from .requests import AgentRequests
 
-if TYPE_CHECKING:
-    from .chat import Chat
-
 log = logging.getLogger(__name__)
 
 # A restart waits this long after the previous start (doubling per quick
@@ -53,6 +50,21 @@ STABLE_SECONDS = 60.0
 # Updates for a session whose session/new answer has not come yet (qwen
 # announces a new session's commands on a timer): held until it is claimed.
 UNCLAIMED_MAX = 64
+
+
+class Chat(Protocol):
+    """What the connection needs of a chat (`chat.Chat`), called on the chat's thread."""
+
+    def session_update(self, notification: SessionNotification) -> None: ...
+
+    def ext_notification(self, method: str, params: JsonObject) -> None: ...
+
+    def exited(self, bridge: AgentBridge, returncode: int | None, stderr_tail: list[str], *,
+               expected: bool = False) -> None: ...
+
+    def refused(self, message: str) -> None: ...
+
+    def requests(self) -> AgentRequests: ...
 
 
 class UnknownSession(RequestError):
