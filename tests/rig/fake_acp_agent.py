@@ -9,6 +9,8 @@ SCRIPT (all keys optional):
      "auth_required": false,          session/new fails with -32000 until authenticate
      "auth_fails": false,             authenticate fails as 0.24.4's does with no key configured
      "config_only": false,            modes and models offered only as configOptions
+     "agent_name": "fake-acp",        agentInfo.name ("qwen-code": qwen's renameSession and
+                                      deleteSession answer {"success": true}, as qwen 0.24.4's do)
      "exit_on_start": null,           exit with this code right after starting
      "grandchild": "pid file"}        start tests/rig/grandchild.py first (its pid appended to the file)
 
@@ -70,6 +72,7 @@ class Agent:
         self.auth_required = bool(script.get("auth_required"))
         self.auth_fails = bool(script.get("auth_fails"))
         self.config_only = bool(script.get("config_only"))
+        self.agent_name = str(script.get("agent_name", "fake-acp"))
         self.model = MODELS[0]["modelId"]
         self.write_lock = threading.Lock()
         self.cancelled = threading.Event()
@@ -166,7 +169,7 @@ class Agent:
         if method == "initialize":
             return {
                 "protocolVersion": 1,
-                "agentInfo": {"name": "fake-acp", "version": "1.0"},
+                "agentInfo": {"name": self.agent_name, "version": "1.0"},
                 "authMethods": [{"id": "openai", "name": "key"}],
                 "agentCapabilities": {"loadSession": True, "promptCapabilities": {"image": True, "embeddedContext": True},
                                       "sessionCapabilities": {"list": {}}},
@@ -217,6 +220,8 @@ class Agent:
             return {}
         if method == "session/prompt":
             return self.prompt(params)
+        if method in ("renameSession", "deleteSession") and self.agent_name == "qwen-code":
+            return {"success": True}
         raise RpcError(-32601, f"Method not found: {method}")
 
     def announce_commands(self, session_id: str) -> None:

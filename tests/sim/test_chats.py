@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.editor import require_built
+from tests.sim.test_chat import WAIT, ChatRig
+from tests.support.editor import open_editor, require_built
 from tests.support.headless import HeadlessSublime
 from tests.support.processes import alive, descendants
 
@@ -149,3 +150,74 @@ def test_a_chats_permission_request_and_turn_changes_stay_in_that_chat(start: An
     assert [f["state"] for f in editor.do("turn_undo", chat=asking)["files"]] == ["reverted"]
     assert not (tmp_path / "workspace" / "made.txt").exists()
     assert editor.quit()["ok"]
+
+
+# --- in the simulated editor itself ------------------------------------------------
+
+
+@pytest.fixture
+def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatRig]:
+    with open_editor(tmp_path, monkeypatch, load=False) as editor:
+        yield ChatRig(editor, tmp_path)
+
+
+def new_chat_by_key(rig: ChatRig) -> Any:
+    before = rig.chat()
+    rig.host.user.press_key("ctrl+k, shift+c")
+    return rig.host.wait_for(lambda: (chat := rig.chat()) is not before and chat.chat.pid and chat, timeout=WAIT)
+
+
+def test_closing_the_window_ends_the_one_agent_of_all_its_chats(rig: ChatRig) -> None:
+    rig.load([[{"stall": 30}]])
+    rig.send("go")
+    pid = rig.host.wait_for(lambda: rig.chat().chat.pid, timeout=WAIT)
+    second = new_chat_by_key(rig)
+    assert second.chat.pid == pid and len(rig.chats.of_window(rig.host.window)) == 2
+    rig.host.user.close_window(rig.host.window)
+    rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+    assert rig.chats.all() == []
+
+
+def test_a_chats_tab_activated_makes_it_the_active_chat_with_its_composer(rig: ChatRig) -> None:
+    rig.load()
+    first_transcript, first_composer = rig.open()
+    first = rig.chat()
+    second = new_chat_by_key(rig)
+    window = rig.host.window
+    assert window.active_view() == second.composer_view
+    assert second.transcript_view.name() == "Qwen Chat 2" and first_transcript.name() == "Qwen Chat"
+    rig.host.user.focus(first_transcript)  # a click on the first chat's tab
+    rig.host.wait_idle()
+    assert rig.chat() is first
+    assert window.active_view() == first_transcript
+    assert window.active_view_in_group(window.get_view_index(first_composer)[0]) == first_composer
+    rig.host.user.type(second.composer_view, "to the second")  # typing in a composer: its chat
+    rig.host.user.press_key("enter")
+    rig.ended()
+    assert rig.chat() is second and second.chat.history == ["to the second"] and first.chat.history == []
+
+
+@pytest.mark.parametrize("agent_name", ["qwen-code", "another-agent"])
+def test_rename_and_delete_reach_the_agent_only_when_it_is_qwen(rig: ChatRig, agent_name: str) -> None:
+    rig.script_extras = {"agent_name": agent_name}
+    rig.load()
+    rig.send("hello")
+    rig.ended()
+    chat = rig.chat()
+    session = chat.chat.state.session_id
+    pid = chat.chat.pid
+    rig.host.user.run_command("qwen_chat_rename", {"title": "Apples"})
+    rig.host.wait_idle()
+    assert chat.transcript_view.name() == "Qwen Chat: Apples" and chat.title == "Apples"
+    rig.host.user.run_command("qwen_chat_delete", {"confirmed": True})
+    rig.host.wait_for(lambda: rig.chats.of_window(rig.host.window) == [], timeout=WAIT)
+    rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)  # the window's last chat took its agent along
+    sent = [(m["method"], m["params"]) for m in map(json.loads, rig.log.read_text().splitlines())
+            if m.get("method") in ("renameSession", "deleteSession")]
+    if agent_name == "qwen-code":
+        assert sent == [("renameSession", {"sessionId": session, "title": "Apples"}),
+                        ("deleteSession", {"sessionId": session})]
+        remembered = Path(rig.host.sublime.cache_path()) / "QwenCompanion" / "chat-sessions.json"
+        rig.host.wait_for(lambda: session not in remembered.read_text(), timeout=WAIT)  # not reloaded next time
+    else:
+        assert sent == []

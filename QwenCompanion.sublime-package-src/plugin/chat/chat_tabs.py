@@ -13,7 +13,7 @@ import sublime_plugin
 
 from ..background import when_done
 from .chat_views import chat_views, name_tabs, open_chat
-from .chats import DEFAULT_AGENT, WindowChat, chat_of_view, chats
+from .chats import DEFAULT_AGENT, WindowChat, chat_of_view, chats, forget_session
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +168,9 @@ class QwenChatDeleteCommand(sublime_plugin.WindowCommand):
             found.chat.cancel()  # a turn still running would write the session again
 
         def deleted(done: Future[bool]) -> None:
-            if not _succeeded(done):
+            if _succeeded(done):
+                forget_session(window, session_id)
+            else:
                 window.status_message("Qwen Code: the chat is closed; qwen did not delete its conversation")
             close_chat(window, found)  # after: the last chat's close ends the agent
 

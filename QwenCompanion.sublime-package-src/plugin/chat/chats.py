@@ -69,6 +69,23 @@ def window_by_id(window_id: int) -> sublime.Window | None:
     return None
 
 
+def session_store() -> SessionStore:
+    """Where each project's last conversation is remembered."""
+    return SessionStore(Path(sublime.cache_path()) / CACHE_FOLDER)
+
+
+def forget_session(window: sublime.Window, session_id: str) -> None:
+    """A deleted conversation is no longer the one the window's chat reloads
+    (a thread of ours: the store is a file)."""
+    store, key = session_store(), project_key(window.project_file_name(), window.folders())
+
+    def forget() -> None:
+        if key is not None and store.get(key) == session_id:
+            store.put(key, None)
+
+    in_background(forget, "forget session")
+
+
 def default_requests(window: sublime.Window, chat_id: int) -> AgentRequests:
     from ...core.chat.requests import DiskRequests
 
@@ -126,7 +143,7 @@ class WindowChat:
         self._requests: AgentRequests | None = None
         self._renderer: UpdateRenderer | None = None
         self._hooks_lock = threading.Lock()  # the agent's thread and the main thread both resolve hooks
-        store = SessionStore(Path(sublime.cache_path()) / CACHE_FOLDER)
+        store = session_store()
         setup = ChatSetup(
             command=lambda: agent_command(window),
             mcp_servers=self._mcp_servers,
