@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.sim.test_chat import WAIT, ChatRig
-from tests.support.editor import open_editor, require_built
+from tests.support.editor import PACKAGE, open_editor, require_built
 from tests.support.headless import HeadlessSublime
 from tests.support.processes import alive, descendants
 
@@ -163,7 +163,7 @@ def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatRig]:
 
 def new_chat_by_key(rig: ChatRig) -> Any:
     before = rig.chat()
-    rig.host.user.press_key("ctrl+k, shift+c")
+    rig.host.user.press_key("ctrl+k, o")
     return rig.host.wait_for(lambda: (chat := rig.chat()) is not before and chat.chat.pid and chat, timeout=WAIT)
 
 
@@ -221,3 +221,46 @@ def test_rename_and_delete_reach_the_agent_only_when_it_is_qwen(rig: ChatRig, ag
         rig.host.wait_for(lambda: session not in remembered.read_text(), timeout=WAIT)  # not reloaded next time
     else:
         assert sent == []
+
+
+def test_chat_ids_are_unique_across_windows_and_each_window_has_its_own_agent(rig: ChatRig) -> None:
+    rig.load()
+    rig.send("in the first window")
+    rig.ended()
+    first = rig.chat()
+    other = rig.host.user.new_window()
+    rig.host.user.set_folders([rig.editor.workspace], window=other)
+    rig.host.run_on_main(lambda: other.run_command("qwen_chat"))
+    theirs = rig.host.wait_for(lambda: rig.chats.get(other), timeout=WAIT)
+    theirs.chat.start().result(WAIT)
+    assert theirs.chat_id != first.chat_id and theirs.window_id != first.window_id
+    assert theirs.chat.pid != first.chat.pid  # one agent per window
+    pid = theirs.chat.pid
+    rig.host.user.close_window(other)
+    rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+    assert alive(first.chat.pid)
+
+
+def test_a_reload_brings_every_chat_back_with_its_own_conversation(rig: ChatRig) -> None:
+    rig.load([[{"echo": "one: "}], [{"echo": "two: "}]])
+    rig.send("apples")
+    rig.ended()
+    first_session = rig.chat().chat.state.session_id
+    second = new_chat_by_key(rig)
+    rig.send("pears")
+    rig.ended(2)
+    second_session = second.chat.state.session_id
+    rig.host.reload_package(PACKAGE)
+    rig.watch()
+    window = rig.host.window
+    rig.host.wait_for(lambda: [c.chat.state.session_id for c in rig.chats.of_window(window)]
+                      == [first_session, second_session] and all(c.chat.pid for c in rig.chats.of_window(window)),
+                      timeout=WAIT)
+    first_again, second_again = rig.chats.of_window(window)
+    assert rig.chat() is first_again and first_again.chat.pid == second_again.chat.pid
+    rig.host.wait_for(lambda: "one: apples" in rig.editor.text(first_again.transcript_view)
+                      and "two: pears" in rig.editor.text(second_again.transcript_view), timeout=WAIT)
+    texts = [rig.editor.text(c.transcript_view) for c in (first_again, second_again)]
+    assert "pears" not in texts[0] and "apples" not in texts[1]
+    names = [view.name() for view in window.views()]
+    assert sorted(names) == ["Qwen Chat", "Qwen Chat 2", "Qwen Chat: message", "Qwen Chat: message 2"]

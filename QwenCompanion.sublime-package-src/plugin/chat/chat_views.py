@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 VIEW_SETTING = "qwen_chat.view"  # "transcript" | "composer"
 WINDOW_SETTING = "qwen_chat.window"
 CHAT_SETTING = "qwen_chat.chat"  # the chat's id
+SESSION_SETTING = "qwen_chat.session"  # the transcript's conversation, for the next load of the package
 SYNTAX = "Packages/QwenCompanion/syntaxes/QwenChat.sublime-syntax"
 STATUS_KEY = "qwen_chat"
 TRANSCRIPT_NAME = "Qwen Chat"
@@ -149,39 +150,50 @@ def open_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) -> s
 
 def adopt_chat_views() -> None:
     """Chat tabs left by an earlier load of the package (a reload, an upgrade, a
-    restart) become their window's chat again, and its agent reloads the last
-    conversation into them; extra copies close (main thread)."""
+    restart) become their window's chats again, one per pair of tabs, and their
+    agent reloads each conversation into them; extra copies close (main thread)."""
     for window in sublime.windows():
-        left: dict[str, list[sublime.View]] = {"transcript": [], "composer": []}
+        pairs: dict[object, dict[str, list[sublime.View]]] = {}  # the earlier chat's id -> its tabs by role
         for view in window.views():
             role = view.settings().get(VIEW_SETTING)
-            if role in left:
-                left[role].append(view)
-        if not left["transcript"] and not left["composer"]:
-            continue
-        chat = chats.ensure(window)
-        if chat is None:
-            return
-        transcript, composer = chat_views(chat)
-        for view in left["transcript"] + left["composer"]:
-            if view.settings().get("syntax") != SYNTAX:
-                view.assign_syntax(SYNTAX)  # an upgrade moved the syntax: tabs kept the old path
-        for view in left["transcript"]:
-            if transcript is None:
-                transcript = view
-                view.settings().update({WINDOW_SETTING: window.id(), CHAT_SETTING: chat.chat_id})
-                chat.fill(view)
-            elif view != transcript:
-                view.close()
-        for view in left["composer"]:
-            if composer is None:
-                composer = chat.composer_view = view
-                view.settings().update({WINDOW_SETTING: window.id(), CHAT_SETTING: chat.chat_id})
-            elif view != composer:
-                view.close()
-        if chat.chat.state.agent == "stopped":
-            chat.chat.start()
-        refresh_status(window.id())
+            if role in ("transcript", "composer"):
+                tabs = pairs.setdefault(view.settings().get(CHAT_SETTING), {"transcript": [], "composer": []})
+                tabs[role].append(view)
+        adopted: list[WindowChat] = []
+        for tabs in pairs.values():
+            chat = chats.ensure(window) if not adopted else chats.new_chat(window, fresh=True)
+            if chat is None:
+                return
+            saved = next((v.settings().get(SESSION_SETTING) for v in tabs["transcript"]), None)
+            if adopted and isinstance(saved, str):
+                chat.chat.state.session_id = saved  # reloaded when the chat starts
+            _adopt_tabs(window, chat, tabs)
+            adopted.append(chat)
+        if adopted:
+            chats.select(adopted[0])
+            refresh_status(window.id())
+
+
+def _adopt_tabs(window: sublime.Window, chat: WindowChat, tabs: dict[str, list[sublime.View]]) -> None:
+    transcript, composer = chat_views(chat)
+    for view in tabs["transcript"] + tabs["composer"]:
+        if view.settings().get("syntax") != SYNTAX:
+            view.assign_syntax(SYNTAX)  # an upgrade moved the syntax: tabs kept the old path
+    for view in tabs["transcript"]:
+        if transcript is None:
+            transcript = view
+            view.settings().update({WINDOW_SETTING: window.id(), CHAT_SETTING: chat.chat_id})
+            chat.fill(view)
+        elif view != transcript:
+            view.close()
+    for view in tabs["composer"]:
+        if composer is None:
+            composer = chat.composer_view = view
+            view.settings().update({WINDOW_SETTING: window.id(), CHAT_SETTING: chat.chat_id})
+        elif view != composer:
+            view.close()
+    if chat.chat.state.agent == "stopped":
+        chat.chat.start()
 
 
 def status_text(chat: WindowChat) -> str:
@@ -207,11 +219,16 @@ def status_text(chat: WindowChat) -> str:
 
 
 def refresh_status(window_id: int) -> None:
-    """The chat's mode, model and context use on every view of the window."""
+    """The active chat's mode, model and context use on every view of the
+    window; each transcript notes its conversation."""
     window = window_by_id(window_id)
     chat = chats.get(window)
     if window is None or chat is None:
         return
+    for each in chats.of_window(window):
+        session, transcript = each.chat.state.session_id, each.transcript_view
+        if session and transcript is not None and transcript.settings().get(SESSION_SETTING) != session:
+            transcript.settings().set(SESSION_SETTING, session)
     text = status_text(chat) if userprefs().status_bar else ""
     for view in window.views():
         if text:
