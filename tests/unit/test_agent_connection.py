@@ -149,3 +149,21 @@ def test_a_crash_is_reported_in_every_chat_with_a_session_and_a_prompt_restarts_
     second.send("again")
     wait_for(lambda: second_events.ended)
     assert second_events.ended == ["end_turn"] and len(rig.received("initialize")) == 2
+
+
+def test_a_restart_from_one_chat_ends_the_others_turn_with_a_note_and_both_go_on(rig: Rig) -> None:
+    shared = SharedRig(rig, [[{"stall": 30}]])
+    first, _, first_events = shared.chat()
+    second, _, second_events = shared.chat()
+    second.start().result(timeout=15)
+    first.send("long one")
+    wait_for(lambda: first.state.agent == "busy")
+    pid = first.pid
+    second.restart().result(timeout=15)  # e.g. its cancel was not answered
+    wait_for(lambda: first_events.ended)
+    assert first_events.ended == ["error"] and first_events.errors == [] and second_events.errors == []
+    wait_for(lambda: "restarted from another chat" in first.streamer.transcript.text())
+    assert second.pid != pid and second.state.agent == "ready"
+    first.send("again")
+    wait_for(lambda: len(first_events.ended) == 2)
+    assert first_events.ended[-1] == "end_turn" and first.pid == second.pid

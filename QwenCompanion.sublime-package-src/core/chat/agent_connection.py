@@ -251,9 +251,9 @@ class AgentConnection:
             chat.ext_notification(method, params)
 
     def exited(self, bridge: AgentBridge, returncode: int | None, stderr_tail: list[str]) -> None:
-        if bridge is not self.bridge:
-            return
-        expected = self._expected_exit
+        """Every chat whose session was on `bridge` hears of its exit; one that
+        was replaced already (a restart) was ended on purpose."""
+        expected = self._expected_exit or bridge is not self.bridge
         if not expected and (time.monotonic() - self._last_start < STABLE_SECONDS or returncode != 0):
             self.failures += 1
         for chat in self.chats():

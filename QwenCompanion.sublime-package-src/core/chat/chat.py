@@ -421,6 +421,8 @@ class Chat:
                expected: bool = False) -> None:
         if bridge is not self._session_bridge:
             return  # this chat had no session on it
+        if expected and self.state.agent == "busy":  # another chat restarted the agent they share
+            self._write_note("The agent was restarted from another chat, which ended this turn; send again to go on.")
         stopped = self.state.agent == "stopped" or expected
         self.state.agent = "stopped" if expected else "exited"
         if not stopped:

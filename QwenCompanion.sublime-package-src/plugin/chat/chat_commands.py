@@ -521,6 +521,9 @@ def chat_report(window: sublime.Window) -> str:
     if pid:
         lines.append(row("pid", f"{pid}, up {uptime(state.started_at)}"))
     lines.append(row("session", state.session_id or "(none)"))
+    count = len(chats.of_window(window))
+    if count > 1:
+        lines.append(row("chats", f"{count} in this window (the session above is the active chat's), one agent"))
     lines.append(row("mode", state.mode_id or "(unknown)"))
     lines.append(row("model", state.model_name() or "(unknown)"))
     tail = [line for line in chat.chat.stderr_lines()[-5:] if line.strip()]
