@@ -18,7 +18,7 @@ import pytest
 from tests.sim.test_chat import WAIT, ChatRig
 from tests.support.editor import PACKAGE, open_editor, require_built
 from tests.support.headless import HeadlessSublime
-from tests.support.processes import alive, descendants
+from tests.support.processes import alive
 
 FAKE_AGENT = Path(__file__).resolve().parents[1] / "rig" / "fake_acp_agent.py"
 OPTIONS = [{"optionId": "proceed_once", "kind": "allow_once", "name": "Allow"},
@@ -48,17 +48,12 @@ def start(tmp_path: Path) -> Iterator[Any]:
         editor.kill()
 
 
-def agents_of(editor: HeadlessSublime) -> list[int]:
-    """The scripted agents the driver's process runs (any depth)."""
-    found = []
-    for pid in descendants(editor.process.pid):
-        try:
-            command = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"fake_acp_agent" in command:
-            found.append(pid)
-    return found
+def agent_starts(tmp_path: Path) -> int:
+    """How many scripted agents were started: each answers one initialize
+    (read from the agent's log; any platform)."""
+    log = tmp_path / "agent-log.jsonl"
+    lines = log.read_text().splitlines() if log.exists() else []
+    return sum(json.loads(line).get("method") == "initialize" for line in lines)
 
 
 def wait_until(condition: Callable[[], Any], timeout: float = 10.0) -> None:
@@ -76,7 +71,7 @@ def ended(editor: HeadlessSublime, chat: int, count: int = 1) -> list[str]:
     return so_far()
 
 
-def test_chats_are_tabs_on_one_agent_switched_listed_and_closed(start: Any) -> None:
+def test_chats_are_tabs_on_one_agent_switched_listed_and_closed(start: Any, tmp_path: Path) -> None:
     editor = start([[{"echo": "answer to "}], [{"echo": "answer to "}]])
     first = editor.do("chat", text="about apples")["chat"]
     assert ended(editor, first) == ["end_turn"]
@@ -91,7 +86,7 @@ def test_chats_are_tabs_on_one_agent_switched_listed_and_closed(start: Any) -> N
     assert two["chat"] == second
     assert "answer to about apples" in one["text"] and "pears" not in one["text"]
     assert "answer to about pears" in two["text"] and "apples" not in two["text"]
-    assert one["pid"] == two["pid"] and agents_of(editor) == [one["pid"]]  # one process serves both
+    assert one["pid"] == two["pid"] and agent_starts(tmp_path) == 1  # one process serves both
     assert one["session"] != two["session"]
 
     assert editor.do("chat_select", chat=first)["active"] is True
@@ -101,7 +96,6 @@ def test_chats_are_tabs_on_one_agent_switched_listed_and_closed(start: Any) -> N
     assert editor.do("chat_close", chat=second)["active"] is None
     assert editor.do("chats")["chats"] == []
     wait_until(lambda: not alive(two["pid"]))
-    assert agents_of(editor) == []
     assert editor.quit()["ok"]
 
 
