@@ -38,6 +38,13 @@ from .plugin.chat.chat_commands import (
     QwenChatShowAgentLogCommand,
     prestart_all,
 )
+from .plugin.chat.chat_tabs import (
+    ChatTabsListener,
+    QwenChatCloseCommand,
+    QwenChatDeleteCommand,
+    QwenChatRenameCommand,
+    QwenChatSwitchCommand,
+)
 from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views
 from .plugin.chat.chats import chats, is_chat_view, preload_chat
 from .plugin.chat.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
@@ -69,6 +76,7 @@ __all__ = [
     "ActionsListener",
     "ChatListener",
     "ChatSeenListener",
+    "ChatTabsListener",
     "CompanionWindowListener",
     "ContextListener",
     "MentionListener",
@@ -82,8 +90,10 @@ __all__ = [
     "QwenChatApplyCommand",
     "QwenChatAttachFileCommand",
     "QwenChatCancelCommand",
+    "QwenChatCloseCommand",
     "QwenChatCommand",
     "QwenChatCycleModeCommand",
+    "QwenChatDeleteCommand",
     "QwenChatHistoryCommand",
     "QwenChatMentionCommand",
     "QwenChatModeCommand",
@@ -91,10 +101,12 @@ __all__ = [
     "QwenChatNewCommand",
     "QwenChatPasteImageCommand",
     "QwenChatPermissionCommand",
+    "QwenChatRenameCommand",
     "QwenChatReplaceBufferCommand",
     "QwenChatSendCommand",
     "QwenChatSessionsCommand",
     "QwenChatShowAgentLogCommand",
+    "QwenChatSwitchCommand",
     "QwenChooseActionModelCommand",
     "QwenCopyConnectCommandCommand",
     "QwenDiagnoseConnectionCommand",

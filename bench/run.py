@@ -83,9 +83,9 @@ ALL_CPUS = set(range(os.cpu_count() or 1))
 WAIT = 60.0
 # What --only can pick, in the order a full run measures them.
 PARTS = ("listener", "context", "round-trips", "diff", "fanout", "startup", "memory", "chat", "ide-tools", "actions",
-         "hostile", "turn-changes")
+         "hostile", "turn-changes", "chats")
 # The parts measured against the MCP peer, in one run of both servers.
-COMPANION_PARTS = set(PARTS) - {"chat", "ide-tools", "actions", "hostile", "turn-changes"}
+COMPANION_PARTS = set(PARTS) - {"chat", "ide-tools", "actions", "hostile", "turn-changes", "chats"}
 
 
 # --- the two servers ----------------------------------------------------------
@@ -603,7 +603,7 @@ def main() -> None:
     args = parser.parse_args()
     parts = set(args.only or PARTS)
     peers = [PEER_DIR / "server.mjs", PEER_DIR / "acp_client.mjs"] if parts - {"ide-tools", "actions", "hostile",
-                                                                             "turn-changes"} else []
+                                                                             "turn-changes", "chats"} else []
     for needed in (NODE, *peers, VENDOR):
         if not needed.exists():
             sys.exit(f"missing {needed.relative_to(ROOT)}: run `make bench`")
@@ -631,6 +631,10 @@ def main() -> None:
             from bench.turn_changes import turn_changes_rows
 
             rows += turn_changes_rows(args.rounds, workdir)
+        if "chats" in parts:
+            from bench.chats import chats_rows
+
+            rows += chats_rows(args.rounds, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     text = report(rows, args.rounds)

@@ -9,11 +9,14 @@ SCRIPT (all keys optional):
      "auth_required": false,          session/new fails with -32000 until authenticate
      "auth_fails": false,             authenticate fails as 0.24.4's does with no key configured
      "config_only": false,            modes and models offered only as configOptions
+     "agent_name": "fake-acp",        agentInfo.name ("qwen-code": qwen's renameSession and
+                                      deleteSession answer {"success": true}, as qwen 0.24.4's do)
      "exit_on_start": null,           exit with this code right after starting
      "grandchild": "pid file"}        start tests/rig/grandchild.py first (its pid appended to the file)
 
 ACTION:
     {"chunks": ["a", "b"], "delay": 0}   agent_message_chunk per item
+    {"echo": "prefix"}                   one agent_message_chunk: the prefix and the prompt's text
     {"stream": N, "size": 10}            N chunks of `size` characters
     {"stall": seconds}                   wait (a session/cancel ends the turn "cancelled")
     {"deaf": seconds}                    wait, deaf to session/cancel (a hung agent)
@@ -22,7 +25,8 @@ ACTION:
     {"update": {...}}                    any session/update
     {"notify": method, "params": {...}}  any notification
     {"request": method, "params": {...}} ask the client and wait for its answer (logged);
-                                         with "wait": false, ask and go on (the answer is not awaited)
+                                         with "wait": false, ask and go on (the answer is not awaited);
+                                         a "sessionId" of "" becomes the prompt's session
     {"parallel": [{"request", "params"}, ...]}  ask them all at once, then wait for every answer
     {"tool_calls": N}                    N tool calls, each started then completed (a flood)
     {"stderr": N}                        one line of N characters on stderr
@@ -68,6 +72,7 @@ class Agent:
         self.auth_required = bool(script.get("auth_required"))
         self.auth_fails = bool(script.get("auth_fails"))
         self.config_only = bool(script.get("config_only"))
+        self.agent_name = str(script.get("agent_name", "fake-acp"))
         self.model = MODELS[0]["modelId"]
         self.write_lock = threading.Lock()
         self.cancelled = threading.Event()
@@ -164,7 +169,7 @@ class Agent:
         if method == "initialize":
             return {
                 "protocolVersion": 1,
-                "agentInfo": {"name": "fake-acp", "version": "1.0"},
+                "agentInfo": {"name": self.agent_name, "version": "1.0"},
                 "authMethods": [{"id": "openai", "name": "key"}],
                 "agentCapabilities": {"loadSession": True, "promptCapabilities": {"image": True, "embeddedContext": True},
                                       "sessionCapabilities": {"list": {}}},
@@ -215,6 +220,8 @@ class Agent:
             return {}
         if method == "session/prompt":
             return self.prompt(params)
+        if method in ("renameSession", "deleteSession") and self.agent_name == "qwen-code":
+            return {"success": True}
         raise RpcError(-32601, f"Method not found: {method}")
 
     def announce_commands(self, session_id: str) -> None:
@@ -245,6 +252,9 @@ class Agent:
                     said.append(piece)
                     if action.get("delay"):
                         time.sleep(action["delay"])
+            elif "echo" in action:
+                said.append(f"{action['echo']}{text}")
+                self.chunk(session_id, said[-1])
             elif "stream" in action:
                 piece = "x" * (action.get("size", 10) - 1) + " "
                 for _ in range(action["stream"]):
@@ -268,14 +278,14 @@ class Agent:
             elif "request" in action and action.get("wait") is False:
                 self.next_id += 1
                 self.write({"jsonrpc": "2.0", "id": self.next_id, "method": action["request"],
-                            "params": action.get("params", {})})
+                            "params": of_session(action.get("params", {}), session_id)})
             elif "request" in action:
-                answer = self.ask(action["request"], action.get("params", {}))
+                answer = self.ask(action["request"], of_session(action.get("params", {}), session_id))
                 self.log({"answer_to": action["request"], "answer": answer})
             elif "stop_reading" in action:
                 self.deaf_to_stdin.set()
             elif "parallel" in action:
-                asked = [(r["request"], r.get("params", {})) for r in action["parallel"]]
+                asked = [(r["request"], of_session(r.get("params", {}), session_id)) for r in action["parallel"]]
                 for (method, _), answer in zip(asked, self.ask_all(asked), strict=True):
                     self.log({"answer_to": method, "answer": answer})
             elif "tool_calls" in action:
@@ -323,6 +333,13 @@ class Agent:
                 self.cancelled.set()
             elif "id" in message:
                 threading.Thread(target=self.serve, args=(message,), daemon=True).start()
+
+
+def of_session(params: Any, session_id: str) -> Any:
+    """`params` of a request the script asks, its blank sessionId made the prompt's session."""
+    if isinstance(params, dict) and params.get("sessionId") == "":
+        return {**params, "sessionId": session_id}
+    return params
 
 
 class RpcError(Exception):

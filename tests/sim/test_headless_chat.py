@@ -130,18 +130,20 @@ def test_turn_change_verbs_and_event(tmp_path: Path) -> None:
     editor = HeadlessSublime(workspace, home)
     try:
         window = editor.ready["window"]
-        assert editor.do("chat_mode", chat=window, mode="yolo")["mode"] == "yolo"
+        moded = editor.do("chat_mode", mode="yolo")  # the window's chat, made on first use
+        assert moded["mode"] == "yolo"
+        chat = moded["chat"]
         assert editor.do("open", path=str(opened))["ok"]
         assert editor.do("chat", text="change them")["ok"]
         event = editor.wait_event(lambda e: e.get("event") == "turn_changes")
         files = [{"path": str(opened), "added": 1, "removed": 1, "state": "changed"},
                  {"path": str(closed), "added": 1, "removed": 0, "state": "changed"}]
-        assert event == {"event": "turn_changes", "window": window, "chat": window, "turn": 1, "files": files}
+        assert event == {"event": "turn_changes", "window": window, "chat": chat, "turn": 1, "files": files}
         assert editor.do("turn_changes")["files"] == files
         assert editor.do("reference", path=str(opened))["reference"] == "one\ntwo\n"
         kept = editor.do("turn_keep", path=str(closed))
         assert [f["state"] for f in kept["files"]] == ["changed", "kept"]
-        undone = editor.do("turn_undo", chat=window, turn=1)
+        undone = editor.do("turn_undo", chat=chat, turn=1)
         assert [f["state"] for f in undone["files"]] == ["reverted", "reverted"]
         assert opened.read_bytes() == b"\xef\xbb\xbfone\r\ntwo\r\n" and not closed.exists()
         assert editor.quit()["ok"]

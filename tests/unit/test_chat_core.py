@@ -207,10 +207,10 @@ def test_file_requests_are_answered_inside_the_folders_only(rig: Rig) -> None:
     outside = rig.tmp / "secret.txt"
     outside.write_text("no")
     chat, _, events = rig.chat([[
-        {"request": "fs/read_text_file", "params": {"sessionId": "s", "path": str(inside), "line": 2, "limit": 1}},
-        {"request": "fs/read_text_file", "params": {"sessionId": "s", "path": str(outside)}},
-        {"request": "fs/write_text_file", "params": {"sessionId": "s", "path": str(rig.folder / "new" / "b.txt"), "content": "hi"}},
-        {"request": "session/request_permission", "params": {"sessionId": "s", "toolCall": {"toolCallId": "t1"}, "options": [
+        {"request": "fs/read_text_file", "params": {"sessionId": "", "path": str(inside), "line": 2, "limit": 1}},
+        {"request": "fs/read_text_file", "params": {"sessionId": "", "path": str(outside)}},
+        {"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(rig.folder / "new" / "b.txt"), "content": "hi"}},
+        {"request": "session/request_permission", "params": {"sessionId": "", "toolCall": {"toolCallId": "t1"}, "options": [
             {"optionId": "proceed_once", "kind": "allow_once", "name": "Allow"}]}},
     ]])
     chat.send("go")

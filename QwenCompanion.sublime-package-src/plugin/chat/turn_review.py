@@ -47,8 +47,9 @@ UNDO_THREAD = "turn undo"
 SUMMARY_THREAD = "turn summary"
 
 
-def turns_of(window: sublime.Window | None) -> TurnChanges | None:
-    requests = requests_of(window)
+def turns_of(window: sublime.Window | None, chat_id: int | None = None) -> TurnChanges | None:
+    """The turn checkpoints of chat `chat_id`, or of the window's active chat."""
+    requests = requests_of(window, chat_id)
     return requests.files.turns if requests is not None else None
 
 
@@ -58,13 +59,13 @@ def summary(files: list[FileSummary]) -> list[dict[str, Any]]:
 
 def chat_event(event: str, details: dict[str, Any]) -> None:
     if event == "chat_turn_ended":
-        turn_ended(int(details["window"]))
+        turn_ended(int(details["window"]), int(details["chat"]))
 
 
-def turn_ended(window_id: int) -> None:
+def turn_ended(window_id: int, chat_id: int) -> None:
     """The chat's turn ended (any thread): if it changed files, they are
     summarised on a thread of ours, then shown on the main thread."""
-    turns = turns_of(window_by_id(window_id))
+    turns = turns_of(window_by_id(window_id), chat_id)
     if turns is None:
         return
     turn, read = turns.end_turn()
@@ -78,12 +79,12 @@ def turn_ended(window_id: int) -> None:
         files = turns.files(turn)  # line counts: a diff of each file
         references = {path: change.before.text() for path in turns.paths(turn)
                       if (change := turns.change(turn, path)) is not None and change.before is not None}
-        sublime.set_timeout(lambda: _show_turn(window_id, turn, files, references))
+        sublime.set_timeout(lambda: _show_turn(window_id, chat_id, turn, files, references))
 
     in_background(summarise, SUMMARY_THREAD)
 
 
-def _show_turn(window_id: int, turn: int, files: list[FileSummary], references: dict[str, str]) -> None:
+def _show_turn(window_id: int, chat_id: int, turn: int, files: list[FileSummary], references: dict[str, str]) -> None:
     """Main thread: the open views diff against their checkpoints; the turn is announced."""
     window = window_by_id(window_id)
     if window is None:
@@ -95,12 +96,12 @@ def _show_turn(window_id: int, turn: int, files: list[FileSummary], references: 
     changed = f"{len(files)} file{'s' if len(files) != 1 else ''} changed"
     label = f"Qwen Code: {changed} — review: Qwen Code: Turn Changes"
     window.status_message(label)
-    chat = chats.get(window)
+    chat = chats.by_id(chat_id)
     if chat is not None:
         chat.chat.note(f"{changed} — review: {REVIEW_KEY} or Qwen Code: Turn Changes")
     for view in window.views():
         view.set_status(STATUS_KEY, label)
-    chats.tell("turn_changes", {"window": window_id, "chat": window_id, "turn": turn, "files": summary(files)})
+    chats.tell("turn_changes", {"window": window_id, "chat": chat_id, "turn": turn, "files": summary(files)})
 
 
 def _reviewed(window: sublime.Window) -> None:
@@ -109,10 +110,11 @@ def _reviewed(window: sublime.Window) -> None:
         view.erase_status(STATUS_KEY)
 
 
-def _chosen(window: sublime.Window, turn: int | None, path: str | None) -> tuple[TurnChanges, int, list[str]] | None:
+def _chosen(window: sublime.Window, turn: int | None, path: str | None,
+            chat_id: int | None) -> tuple[TurnChanges, int, list[str]] | None:
     """(the chat's turns, the turn meant (default: the last that changed files),
     the files meant: `path` or all of them); the whole turn is being reviewed."""
-    turns = turns_of(window)
+    turns = turns_of(window, chat_id)
     chosen = turns.last_changed_turn() if turns is not None and turn is None else turn
     if turns is None or chosen is None:
         return None
@@ -121,9 +123,10 @@ def _chosen(window: sublime.Window, turn: int | None, path: str | None) -> tuple
     return turns, chosen, [real(path)] if path is not None else turns.paths(chosen)
 
 
-def keep(window: sublime.Window, turn: int | None = None, path: str | None = None) -> int | None:
+def keep(window: sublime.Window, turn: int | None = None, path: str | None = None,
+         chat_id: int | None = None) -> int | None:
     """Keep the agent's changes (main thread): the reference becomes the current text."""
-    found = _chosen(window, turn, path)
+    found = _chosen(window, turn, path, chat_id)
     if found is None:
         return None
     turns, chosen, paths = found
@@ -135,11 +138,12 @@ def keep(window: sublime.Window, turn: int | None = None, path: str | None = Non
     return chosen
 
 
-def undo(window: sublime.Window, turn: int | None = None, path: str | None = None) -> int | None:
+def undo(window: sublime.Window, turn: int | None = None, path: str | None = None,
+         chat_id: int | None = None) -> int | None:
     """Put the turn's files (or one) back to their checkpoints (main thread).
     The texts are made and the files on disk restored on a thread of ours;
     then each open view gets its text back as one undo step."""
-    found = _chosen(window, turn, path)
+    found = _chosen(window, turn, path, chat_id)
     if found is None:
         return None
     turns, chosen, paths = found
@@ -226,8 +230,9 @@ class TurnReferenceListener(sublime_plugin.EventListener):
     its checkpoint too (until the turn's change is kept or undone)."""
 
     def on_load(self, view: sublime.View) -> None:
-        name, turns = view.file_name(), turns_of(view.window())
-        change = turns.pending(real(name)) if name and turns is not None else None
+        name = view.file_name()
+        every = [turns_of(view.window(), chat.chat_id) for chat in chats.of_window(view.window())] if name else []
+        change = next((c for turns in every if turns is not None and (c := turns.pending(real(name or "")))), None)
         before = change.before if change is not None else None
         if before is None:
             return
@@ -291,16 +296,18 @@ def _counts_label(file: FileSummary) -> str:
 
 
 class QwenTurnUndoCommand(sublime_plugin.WindowCommand):
-    """Undo the last turn that changed files (or `turn`), or only `path`."""
+    """Undo the last turn that changed files (or `turn`), or only `path`, of the
+    active chat (or chat `chat`)."""
 
-    def run(self, turn: int | None = None, path: str | None = None) -> None:
-        if undo(self.window, turn, path) is None:
+    def run(self, turn: int | None = None, path: str | None = None, chat: int | None = None) -> None:
+        if undo(self.window, turn, path, chat) is None:
             self.window.status_message("Qwen Code: no turn of the chat changed files")
 
 
 class QwenTurnKeepCommand(sublime_plugin.WindowCommand):
-    """Keep the changes of the last turn that changed files (or `turn`), or only `path`."""
+    """Keep the changes of the last turn that changed files (or `turn`), or only
+    `path`, of the active chat (or chat `chat`)."""
 
-    def run(self, turn: int | None = None, path: str | None = None) -> None:
-        if keep(self.window, turn, path) is None:
+    def run(self, turn: int | None = None, path: str | None = None, chat: int | None = None) -> None:
+        if keep(self.window, turn, path, chat) is None:
             self.window.status_message("Qwen Code: no turn of the chat changed files")
