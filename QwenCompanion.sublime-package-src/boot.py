@@ -40,6 +40,11 @@ from .plugin.chat.chat_commands import (
 )
 from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views
 from .plugin.chat.chats import chats, is_chat_view, preload_chat
+from .plugin.chat.rewind_commands import (
+    QwenChatEditPromptCommand,
+    QwenChatPromptMenuCommand,
+    QwenChatRewindCommand,
+)
 from .plugin.chat.turn_review import (
     QwenTurnChangesCommand,
     QwenTurnKeepCommand,
@@ -82,12 +87,15 @@ __all__ = [
     "QwenChatCancelCommand",
     "QwenChatCommand",
     "QwenChatCycleModeCommand",
+    "QwenChatEditPromptCommand",
     "QwenChatHistoryCommand",
     "QwenChatModeCommand",
     "QwenChatModelCommand",
     "QwenChatNewCommand",
     "QwenChatPermissionCommand",
+    "QwenChatPromptMenuCommand",
     "QwenChatReplaceBufferCommand",
+    "QwenChatRewindCommand",
     "QwenChatSendCommand",
     "QwenChatSessionsCommand",
     "QwenChatShowAgentLogCommand",

@@ -327,6 +327,20 @@ def do_chat_mode(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return {"chat": chat.window_id, "mode": chat.chat.state.mode_id}
 
 
+def do_chat_rewind(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Rewind to Here before the chat's prompt `turn` (0-based); with `text`, Edit
+    and Resend (the new prompt is sent). Answers once the agent has rewound and
+    the files are back: the files restored, and why others were not."""
+    window = _chat_window(driver, action)
+    chat = driver.chat({"window": window.id()})
+    rewind = sys.modules[f"{PACKAGE}.plugin.chat.rewind_commands"].rewind
+    text = action.get("text")
+    future = driver.host.run_on_main(lambda: rewind(window, chat, int(action["turn"]), text))
+    outcome = future.result(timeout=WAIT)
+    driver.host.wait_idle()
+    return {"chat": chat.chat_id, "filesRestored": outcome.files_restored, "notRestored": outcome.not_restored}
+
+
 def _turn_review(driver: Driver) -> Any:
     return sys.modules[f"{PACKAGE}.plugin.chat.turn_review"]
 
@@ -439,6 +453,7 @@ ACTIONS: dict[str, Action] = {
     "chat_cancel": do_chat_cancel,  # {window?}
     "chat_text": do_chat_text,  # {window?}
     "chat_mode": do_chat_mode,  # {chat?, mode}: the agent's mode id
+    "chat_rewind": do_chat_rewind,  # {chat?, turn, text?}: Rewind to Here, or Edit and Resend with text
     "turn_changes": do_turn_changes,  # {chat?, turn?}
     "reference": do_reference,  # {path}
     "turn_undo": do_turn_undo,  # {chat?, turn?, path?}

@@ -29,6 +29,7 @@ from .chat_state import ChatState
 from .chat_thread import ChatThread
 from .render import UpdateRenderer, chunk_text
 from .requests import AgentRequests
+from .rewind import FileRestorer, PromptLog, RewindOutcome, RewindTarget, rewind
 from .store import SessionStore
 from .streamer import BlockStreamer
 from .transcript_layout import TranscriptLayout
@@ -73,6 +74,7 @@ class Chat:
         self._events = events
         self.state = ChatState()
         self.history: list[str] = []  # prompts sent, for Up in the composer
+        self.prompts = PromptLog()  # the session's prompts, for a rewind
         self._bridge: AgentBridge | None = None
         self._queue: deque[tuple[str, list[JsonObject]]] = deque()
         self._ready_lock: asyncio.Lock | None = None
@@ -117,6 +119,11 @@ class Chat:
 
     def set_model(self, model_id: str) -> Future[None]:
         return self._submit(self._guarded(self._set_model(model_id)))
+
+    def rewind(self, turn: int, text: str | None = None, files: FileRestorer | None = None) -> Future[RewindOutcome]:
+        """Back to before prompt `turn` (0-based), files too; with `text`, Edit
+        and Resend (rewind.py). Fails with `RewindRefused` while a turn runs."""
+        return self._submit(self._rewind(turn, text, files))
 
     def restart(self) -> Future[None]:
         """End the agent and start it again on the same session."""
@@ -266,6 +273,7 @@ class Chat:
 
     async def _load(self, bridge: AgentBridge, session_id: str) -> None:
         self._layout.clear()
+        self.prompts.clear()
         self._replaying = True
         try:
             _, raw = await self._authenticated(
@@ -303,9 +311,11 @@ class Chat:
             bridge = await self._ensure_ready()
         except AgentError as error:
             self._error(str(error))
+            self.prompts.turn_ended()
             self._events.turn_ended("error")
             return
         self._layout.prompt(text, context)
+        self.prompts.sent(text, context, self._layout.turn)
         self.state.agent = "busy"
         self._cancelling = False
         self._changed()
@@ -334,6 +344,7 @@ class Chat:
                 self._failures = 0
         self.streamer.flush()
         self._changed()
+        self.prompts.turn_ended()
         self._events.turn_ended(stop_reason)
 
     async def _cancel(self) -> None:
@@ -364,6 +375,7 @@ class Chat:
     async def _new_session(self) -> None:
         bridge = await self._ensure_ready()
         self._layout.clear()
+        self.prompts.clear()
         await self._new(bridge)
 
     async def _load_session(self, session_id: str) -> None:
@@ -399,6 +411,15 @@ class Chat:
             self.state.adopt_config_options(answer.get("configOptions"))
         return True
 
+    async def _rewind(self, turn: int, text: str | None, files: FileRestorer | None) -> RewindOutcome:
+        bridge = await self._ensure_ready()
+        target = RewindTarget(self.state, self.prompts, lambda: len(self._queue) + self._draining,
+                              bridge.request, self._layout.cut, self.send)
+        try:
+            return await rewind(target, turn, text, files)
+        finally:
+            self._changed()
+
     async def _restart(self) -> None:
         bridge = self._bridge
         self.state.agent = "stopped"  # an exit asked for: no error line
@@ -418,6 +439,7 @@ class Chat:
         elif isinstance(update, UserMessageChunk):
             if self._replaying:  # live echoes of our own prompt are not shown twice
                 self._layout.user_text(chunk_text(update.content))
+                self.prompts.replayed(chunk_text(update.content), self._layout.turn)
         elif self.state.adopt_update(update):
             self._changed()
         else:

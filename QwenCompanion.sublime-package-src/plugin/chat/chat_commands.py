@@ -167,7 +167,10 @@ class QwenChatSendCommand(sublime_plugin.TextCommand):
             block = chat.attachments.pop(token, None)
             if block is not None:
                 blocks.append(block)
-        chat.chat.send(body, blocks)
+        from .rewind_commands import take_edit  # it imports the agent's requests, which import this module
+
+        if not take_edit(chat, body):  # a prompt being edited is replaced, else the text is sent
+            chat.chat.send(body, blocks)
 
 
 class QwenChatHistoryCommand(sublime_plugin.TextCommand):

@@ -1,0 +1,139 @@
+"""Rewind to Here and Edit and Resend, on any earlier prompt of the transcript.
+
+As in Zed's and Claude Code's panels: Rewind to Here drops the prompt and
+everything after it (the composer is left alone: nothing is resent); Edit and
+Resend puts the prompt's text into the composer, and sending it replaces that
+prompt and everything after it. Both act on the prompt at the transcript's
+caret (the palette), or under the mouse (the transcript's context menu);
+files the agent changed since come back (rewind_files.py)."""
+
+from __future__ import annotations
+
+import logging
+import re
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+import sublime
+import sublime_plugin
+
+from ..editor import replace_text
+from ..paths import path_display
+from .chat_views import VIEW_SETTING, open_chat
+from .chats import WindowChat, chats
+from .rewind_files import EditorRestorer
+
+if TYPE_CHECKING:
+    from ...core.chat.rewind import RewindOutcome
+
+log = logging.getLogger(__name__)
+
+TURN_OF_BLOCK = re.compile(r"t(\d+)\.")
+# The chat whose composer holds a prompt being edited -> that prompt's index:
+# sending the composer then replaces the prompt (Edit and Resend).
+_editing: dict[int, int] = {}
+
+
+def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | None) -> Future[RewindOutcome]:
+    """Rewind `chat` to before its prompt `index` (with `text`: Edit and
+    Resend); the outcome is noted in the transcript when it comes."""
+    _editing.pop(chat.chat_id, None)
+    future = chat.chat.rewind(index, text, EditorRestorer(window))
+    display = path_display(window)
+
+    def done(finished: Future[RewindOutcome]) -> None:
+        error = finished.exception()
+        if error is not None:
+            message = f"Qwen Code: cannot rewind: {error}"
+            sublime.set_timeout(lambda: window.status_message(message))
+            return
+        outcome = finished.result()
+        files = ", ".join(display(path) for path in outcome.files_restored) or "none"
+        lines = [f"Rewound to before prompt {index + 1}; files restored: {files}"]
+        lines += [f"not restored: {why}" for why in outcome.not_restored]
+        chat.chat.note("\n> ".join(lines))
+
+    future.add_done_callback(done)
+    return future
+
+
+def take_edit(chat: WindowChat, text: str) -> bool:
+    """Sending the composer: if it holds a prompt being edited, it replaces that
+    prompt (Edit and Resend) and True; else False (main thread)."""
+    index = _editing.get(chat.chat_id)
+    window = chat.transcript_view.window() if chat.transcript_view is not None else None
+    if index is None or window is None:
+        return False
+    rewind(window, chat, index, text)
+    return True
+
+
+def prompt_at(chat: WindowChat, point: int) -> int | None:
+    """The index of the prompt whose turn holds `point` of the transcript."""
+    block = chat.chat.streamer.transcript.block_at(point)
+    match = TURN_OF_BLOCK.match(block or "")
+    return chat.chat.prompts.index_at_turn(int(match[1])) if match else None
+
+
+def _act(window: sublime.Window, point: int | None, edit: bool) -> None:
+    chat = chats.get(window)
+    view = chat.transcript_view if chat is not None else None
+    if chat is None or view is None or not view.is_valid():
+        window.status_message("Qwen Code: the chat has no transcript")
+        return
+    if point is None:
+        point = view.sel()[0].b if len(view.sel()) else view.size()
+    index = prompt_at(chat, point)
+    if index is None:
+        window.status_message("Qwen Code: no prompt of yours at the caret (put it on a prompt of the transcript)")
+    elif edit:
+        _edit_in_composer(window, chat, index)
+    else:
+        rewind(window, chat, index, None)
+
+
+def _edit_in_composer(window: sublime.Window, chat: WindowChat, index: int) -> None:
+    """The prompt's text into the composer, ready to edit and send."""
+    composer = open_chat(window, chat)
+    _editing[chat.chat_id] = index
+    replace_text(composer, chat.chat.prompts.get(index).text)
+    composer.sel().clear()
+    composer.sel().add(sublime.Region(composer.size()))
+    window.status_message(f"Qwen Code: editing prompt {index + 1}; sending it replaces it and everything after")
+
+
+class QwenChatRewindCommand(sublime_plugin.WindowCommand):
+    """Qwen Code: Rewind Chat to Here — to before the prompt at the transcript's
+    caret (or prompt `turn`, 0-based); with `text`, Edit and Resend at once."""
+
+    def run(self, turn: int | None = None, text: str | None = None) -> None:
+        chat = chats.get(self.window)
+        if turn is None or chat is None:
+            _act(self.window, None, edit=False)
+        else:
+            rewind(self.window, chat, turn, text)
+
+
+class QwenChatEditPromptCommand(sublime_plugin.WindowCommand):
+    """Qwen Code: Edit and Resend Prompt — the prompt at the transcript's caret into the composer."""
+
+    def run(self) -> None:
+        _act(self.window, None, edit=True)
+
+
+class QwenChatPromptMenuCommand(sublime_plugin.TextCommand):
+    """The transcript's context menu: Edit and Resend / Rewind to Here on the
+    prompt under the mouse."""
+
+    def run(self, edit: sublime.Edit, resend: bool = False, event: dict[str, Any] | None = None) -> None:
+        window = self.view.window()
+        if window is None:
+            return
+        point = self.view.window_to_text((event["x"], event["y"])) if event else None
+        _act(window, point, edit=resend)
+
+    def want_event(self) -> bool:
+        return True
+
+    def is_visible(self, resend: bool = False, event: dict[str, Any] | None = None) -> bool:
+        return bool(self.view.settings().get(VIEW_SETTING) == "transcript")

@@ -1,0 +1,94 @@
+"""The editor's side of a rewind: the files the agent changed through the
+editor since a prompt go back to their checkpoints (turn_changes.py), the
+way Undo Turn puts them back: an open view gets its text as one undo step
+(the user's own edits stay in its undo history; saved only when it was
+clean and so was the text before), a closed file gets its bytes back only if
+it still holds what the agent wrote. A file qwen's own history already put
+back (it holds the checkpoint's bytes) is counted, not written again."""
+
+from __future__ import annotations
+
+import logging
+
+import sublime
+
+from ...core.chat.agent_files import Refused, read_bytes
+from ...core.chat.rewind import RewindOutcome, changes_since, covers
+from ...core.chat.turn_changes import REVERTED, FileChange, TurnChanges, restore_on_disk
+from .agent_requests import requests_of
+from .buffers import on_main, open_view
+from .turn_review import put_back, turns_of
+
+log = logging.getLogger(__name__)
+
+
+class EditorRestorer:
+    """A `FileRestorer` for one window's chat: its TurnChanges and its views."""
+
+    def __init__(self, window: sublime.Window) -> None:
+        self._window = window
+        self._turns: TurnChanges | None = turns_of(window)
+
+    def covers(self, since: int | None) -> bool:
+        return self._turns is not None and covers(self._turns, since)
+
+    async def restore(self, since: int) -> RewindOutcome:
+        """Put back what the turns from `since` on changed (the chat's thread:
+        disk work on a thread of the chat's file jobs, views on the main thread)."""
+        turns = self._turns
+        if turns is None:
+            return RewindOutcome([])
+        found = changes_since(turns, since)
+        window = self._window
+        paths = [change.path for change in found.changes]
+        opened = await on_main(lambda: {path: view for path in paths if (view := open_view(window, path))})
+        in_views = [c for c in found.changes if c.path in opened and c.before is not None and c.before.data is not None]
+        on_disk = [c for c in found.changes if c not in in_views]
+        requests = requests_of(window)
+        if requests is None:
+            return RewindOutcome([], [f"{path}: the window's chat is gone" for path in paths])
+        restored, refused = await requests.files.jobs.run(lambda: _restore_on_disk(on_disk), "restoring files")
+        restored += await on_main(lambda: _restore_in_views(opened, in_views, refused))
+        for turn in range(since, turns.current + 1):
+            for path in turns.paths(turn):
+                turns.mark(turn, path, REVERTED)  # gone from the conversation: no longer offered for review
+        return RewindOutcome(restored, refused + found.not_restored())
+
+
+def _restore_on_disk(changes: list[FileChange]) -> tuple[list[str], list[str]]:
+    """(restored, why others were not): each file back only if it still holds
+    what the agent wrote (a thread of ours)."""
+    restored: list[str] = []
+    refused: list[str] = []
+    for change in changes:
+        try:
+            if not _holds_checkpoint(change):
+                restore_on_disk(change)
+        except (Refused, OSError) as error:
+            log.warning("chat: a rewind did not restore %s: %s", change.path, error)
+            refused.append(str(error))
+        else:
+            restored.append(change.path)
+    return restored, refused
+
+
+def _holds_checkpoint(change: FileChange) -> bool:
+    """Whether the file already holds its checkpoint's bytes (absent, for a file the agent made)."""
+    assert change.before is not None
+    try:
+        return read_bytes(change.path) == change.before.data
+    except FileNotFoundError:
+        return change.before.data is None
+
+
+def _restore_in_views(opened: dict[str, sublime.View], changes: list[FileChange], refused: list[str]) -> list[str]:
+    """Main thread: one undo step per view."""
+    restored: list[str] = []
+    for change in changes:
+        view = opened[change.path]
+        if not view.is_valid() or change.before is None:
+            refused.append(f"{change.path} was closed before its text came back")
+            continue
+        put_back(view, change.before.text(), change.before.saved())
+        restored.append(change.path)
+    return restored
