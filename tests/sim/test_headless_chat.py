@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.support.editor import require_built
 from tests.support.headless import HeadlessSublime
@@ -133,6 +134,53 @@ def test_turn_change_verbs_and_event(tmp_path: Path) -> None:
         undone = editor.do("turn_undo", chat=window, turn=1)
         assert [f["state"] for f in undone["files"]] == ["reverted", "reverted"]
         assert opened.read_bytes() == b"\xef\xbb\xbfone\r\ntwo\r\n" and not closed.exists()
+        assert editor.quit()["ok"]
+    finally:
+        editor.kill()
+
+
+def turns_ended(editor: HeadlessSublime, count: int) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def counted(event: dict[str, Any]) -> bool:
+        if event.get("event") == "chat_turn_ended":
+            seen.append(event)
+        return len(seen) >= count
+
+    editor.wait_event(counted)
+
+
+def test_chat_rewind_verb_rewinds_and_edits_and_resends(tmp_path: Path) -> None:
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    made = workspace / "made.txt"
+    script = tmp_path / "script.json"
+    write = {"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(made), "content": "made\n"}}
+    script.write_text(json.dumps({"agent_name": "qwen-code", "state": str(tmp_path / "agent-state"),
+                                  "turns": [[{"chunks": ["first"]}], [write, {"chunks": ["second"]}],
+                                            [{"chunks": ["edited"]}]]}))
+    user = home / ".config" / "sublime-text" / "Packages" / "User"
+    user.mkdir(parents=True)
+    (user / "QwenCompanion.sublime-settings").write_text(
+        json.dumps({"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]}))
+
+    editor = HeadlessSublime(workspace, home)
+    try:
+        window = editor.ready["window"]
+        for count, text in enumerate(["one", "two"], start=1):
+            assert editor.do("chat", text=text)["ok"]
+            turns_ended(editor, count)
+        assert made.exists()
+        refused = editor.do("chat_rewind", chat=window, turn=5)
+        assert not refused["ok"] and "there is no prompt 5" in refused["error"]
+        rewound = editor.do("chat_rewind", chat=window, turn=1, text="two, edited")
+        assert rewound["ok"] and rewound["filesRestored"] == [str(made)] and not made.exists()
+        turns_ended(editor, 3)
+        text = editor.do("chat_text")["text"]
+        assert "two, edited" in text and "edited" in text and "second" not in text
+        assert editor.do("chat_rewind", turn=0)["filesRestored"] == []
+        assert "first" not in editor.do("chat_text")["text"]
         assert editor.quit()["ok"]
     finally:
         editor.kill()

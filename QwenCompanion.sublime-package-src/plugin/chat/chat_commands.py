@@ -16,6 +16,7 @@ from ..background import in_background, when_done
 from ..companion.terminal import window_cwd
 from ..editor import view_text
 from ..settings import userprefs
+from . import prompt_edits
 from .chat_views import VIEW_SETTING, open_chat, refresh_status, uptime
 from .chats import WindowChat, chat_imported_or_later, chats, is_chat_view, prestart_enabled
 
@@ -167,10 +168,11 @@ class QwenChatSendCommand(sublime_plugin.TextCommand):
             block = chat.attachments.pop(token, None)
             if block is not None:
                 blocks.append(block)
-        from .rewind_commands import take_edit  # it imports the agent's requests, which import this module
-
-        if not take_edit(chat, body):  # a prompt being edited is replaced, else the text is sent
+        edited = prompt_edits.take(chat.chat_id)
+        if edited is None:
             chat.chat.send(body, blocks)
+        else:  # Edit and Resend: the text replaces that prompt and everything after it
+            window.run_command("qwen_chat_rewind", {"turn": edited, "text": body})
 
 
 class QwenChatHistoryCommand(sublime_plugin.TextCommand):

@@ -9,7 +9,6 @@ files the agent changed since come back (rewind_files.py)."""
 
 from __future__ import annotations
 
-import logging
 import re
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
@@ -19,6 +18,7 @@ import sublime_plugin
 
 from ..editor import replace_text
 from ..paths import path_display
+from . import prompt_edits
 from .chat_views import VIEW_SETTING, open_chat
 from .chats import WindowChat, chats
 from .rewind_files import EditorRestorer
@@ -26,18 +26,13 @@ from .rewind_files import EditorRestorer
 if TYPE_CHECKING:
     from ...core.chat.rewind import RewindOutcome
 
-log = logging.getLogger(__name__)
-
 TURN_OF_BLOCK = re.compile(r"t(\d+)\.")
-# The chat whose composer holds a prompt being edited -> that prompt's index:
-# sending the composer then replaces the prompt (Edit and Resend).
-_editing: dict[int, int] = {}
 
 
 def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | None) -> Future[RewindOutcome]:
     """Rewind `chat` to before its prompt `index` (with `text`: Edit and
     Resend); the outcome is noted in the transcript when it comes."""
-    _editing.pop(chat.chat_id, None)
+    prompt_edits.take(chat.chat_id)
     future = chat.chat.rewind(index, text, EditorRestorer(window))
     display = path_display(window)
 
@@ -55,17 +50,6 @@ def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | Non
 
     future.add_done_callback(done)
     return future
-
-
-def take_edit(chat: WindowChat, text: str) -> bool:
-    """Sending the composer: if it holds a prompt being edited, it replaces that
-    prompt (Edit and Resend) and True; else False (main thread)."""
-    index = _editing.get(chat.chat_id)
-    window = chat.transcript_view.window() if chat.transcript_view is not None else None
-    if index is None or window is None:
-        return False
-    rewind(window, chat, index, text)
-    return True
 
 
 def prompt_at(chat: WindowChat, point: int) -> int | None:
@@ -95,7 +79,7 @@ def _act(window: sublime.Window, point: int | None, edit: bool) -> None:
 def _edit_in_composer(window: sublime.Window, chat: WindowChat, index: int) -> None:
     """The prompt's text into the composer, ready to edit and send."""
     composer = open_chat(window, chat)
-    _editing[chat.chat_id] = index
+    prompt_edits.begin(chat.chat_id, index)
     replace_text(composer, chat.chat.prompts.get(index).text)
     composer.sel().clear()
     composer.sel().add(sublime.Region(composer.size()))

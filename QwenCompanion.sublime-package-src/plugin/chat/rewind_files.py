@@ -3,8 +3,8 @@ editor since a prompt go back to their checkpoints (turn_changes.py), the
 way Undo Turn puts them back: an open view gets its text as one undo step
 (the user's own edits stay in its undo history; saved only when it was
 clean and so was the text before), a closed file gets its bytes back only if
-it still holds what the agent wrote. A file qwen's own history already put
-back (it holds the checkpoint's bytes) is counted, not written again."""
+it still holds what the agent wrote. A file back already (qwen's own history
+restored it, or an earlier undo did) is not written again."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import sublime
 from ...core.chat.agent_files import Refused, read_bytes
 from ...core.chat.rewind import RewindOutcome, changes_since, covers
 from ...core.chat.turn_changes import REVERTED, FileChange, TurnChanges, restore_on_disk
+from ..editor import view_text
 from .agent_requests import requests_of
 from .buffers import on_main, open_view
 from .turn_review import put_back, turns_of
@@ -62,8 +63,9 @@ def _restore_on_disk(changes: list[FileChange]) -> tuple[list[str], list[str]]:
     refused: list[str] = []
     for change in changes:
         try:
-            if not _holds_checkpoint(change):
-                restore_on_disk(change)
+            if _holds_checkpoint(change):
+                continue  # back already (by qwen, or an earlier undo): nothing to write
+            restore_on_disk(change)
         except (Refused, OSError) as error:
             log.warning("chat: a rewind did not restore %s: %s", change.path, error)
             refused.append(str(error))
@@ -89,6 +91,8 @@ def _restore_in_views(opened: dict[str, sublime.View], changes: list[FileChange]
         if not view.is_valid() or change.before is None:
             refused.append(f"{change.path} was closed before its text came back")
             continue
-        put_back(view, change.before.text(), change.before.saved())
-        restored.append(change.path)
+        text = change.before.text()
+        if view_text(view) != text:
+            put_back(view, text, change.before.saved())
+            restored.append(change.path)
     return restored
