@@ -8,7 +8,9 @@ restored it, or an earlier undo did) is not written again."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 import sublime
 
@@ -16,11 +18,12 @@ from ...core.chat.agent_files import Refused, read_bytes
 from ...core.chat.rewind import RewindOutcome, changes_since, covers
 from ...core.chat.turn_changes import REVERTED, FileChange, TurnChanges, restore_on_disk
 from ..editor import view_text
-from .agent_requests import requests_of
 from .buffers import on_main, open_view
 from .turn_review import put_back, turns_of
 
 log = logging.getLogger(__name__)
+
+DISK_WRITERS = 4  # files restored at once: each write waits for the disk (fsync)
 
 
 class EditorRestorer:
@@ -35,7 +38,7 @@ class EditorRestorer:
 
     async def restore(self, since: int) -> RewindOutcome:
         """Put back what the turns from `since` on changed (the chat's thread:
-        disk work on a thread of the chat's file jobs, views on the main thread)."""
+        disk work on threads of ours, views on the main thread)."""
         turns = self._turns
         if turns is None:
             return RewindOutcome([])
@@ -44,11 +47,10 @@ class EditorRestorer:
         paths = [change.path for change in found.changes]
         opened = await on_main(lambda: {path: view for path in paths if (view := open_view(window, path))})
         in_views = [c for c in found.changes if c.path in opened and c.before is not None and c.before.data is not None]
-        on_disk = [c for c in found.changes if c not in in_views]
-        requests = requests_of(window)
-        if requests is None:
-            return RewindOutcome([], [f"{path}: the window's chat is gone" for path in paths])
-        restored, refused = await requests.files.jobs.run(lambda: _restore_on_disk(on_disk), "restoring files")
+        in_a_view = {change.path for change in in_views}
+        on_disk = [change for change in found.changes if change.path not in in_a_view]
+        # Not the agent's bounded file jobs: a rewind of many files takes as long as the disk needs.
+        restored, refused = await asyncio.to_thread(_restore_on_disk, on_disk)
         restored += await on_main(lambda: _restore_in_views(opened, in_views, refused))
         for turn in range(since, turns.current + 1):
             for path in turns.paths(turn):
@@ -58,20 +60,24 @@ class EditorRestorer:
 
 def _restore_on_disk(changes: list[FileChange]) -> tuple[list[str], list[str]]:
     """(restored, why others were not): each file back only if it still holds
-    what the agent wrote (a thread of ours)."""
-    restored: list[str] = []
-    refused: list[str] = []
-    for change in changes:
-        try:
-            if _holds_checkpoint(change):
-                continue  # back already (by qwen, or an earlier undo): nothing to write
-            restore_on_disk(change)
-        except (Refused, OSError) as error:
-            log.warning("chat: a rewind did not restore %s: %s", change.path, error)
-            refused.append(str(error))
-        else:
-            restored.append(change.path)
-    return restored, refused
+    what the agent wrote (a thread of ours; a few files at once, as each
+    write waits for the disk)."""
+    with ThreadPoolExecutor(DISK_WRITERS, thread_name_prefix="QwenCompanion rewind") as writers:
+        results = list(writers.map(_restore_file, changes))
+    restored = [change.path for change, why in zip(changes, results, strict=True) if why == ""]
+    return restored, [why for why in results if why]
+
+
+def _restore_file(change: FileChange) -> str | None:
+    """Empty when restored, None when back already (by qwen, or an earlier undo), else why not."""
+    try:
+        if _holds_checkpoint(change):
+            return None
+        restore_on_disk(change)
+    except (Refused, OSError) as error:
+        log.warning("chat: a rewind did not restore %s: %s", change.path, error)
+        return str(error)
+    return ""
 
 
 def _holds_checkpoint(change: FileChange) -> bool:
