@@ -167,3 +167,20 @@ def test_a_reloaded_conversation_lets_qwen_restore_the_files_it_tracked(rig: Cha
     rewind(rig, 1)  # a prompt sent since is in the package's record: by index, no file asked of qwen
     assert rig.received("rewindSession")[-1]["params"] == {"sessionId": rig.chat().chat.state.session_id,
                                                           "targetTurnIndex": 1, "rewindFiles": False}
+
+
+def test_rewind_to_here_from_the_transcripts_context_menu_acts_on_the_prompt_under_the_mouse(rig: ChatRig) -> None:
+    _, latin, made, _ = three_turns(rig)
+    transcript, composer = rig.open()
+    rig.host.user.type(composer, "a draft")
+    under_mouse = transcript.text_to_window(rig.transcript().index("PROMPT-THREE") + 3)
+    menu = sys.modules[f"{PACKAGE}.plugin.chat.rewind_commands"].QwenChatPromptMenuCommand
+    assert rig.host.run_on_main(lambda: menu(transcript).is_visible())
+    code = rig.host.user.open_file(latin)
+    assert not rig.host.run_on_main(lambda: menu(code).is_visible())  # only on the transcript
+    event = {"x": under_mouse[0], "y": under_mouse[1]}
+    rig.host.run_on_main(lambda: transcript.run_command("qwen_chat_prompt_menu", {"resend": False, "event": event}))
+    rig.host.wait_for(lambda: "Rewound to before prompt 3" in rig.transcript(), timeout=WAIT)
+    assert "PROMPT-THREE" not in rig.transcript() and not made.exists()
+    assert rig.editor.text(composer) == "a draft"  # Rewind to Here leaves the composer alone
+    assert agent_history(rig) == ["PROMPT-ONE", "PROMPT-TWO"]
