@@ -12,6 +12,7 @@ SCRIPT (all keys optional):
      "agent_name": "fake-acp",        initialize's agentInfo.name ("qwen-code" poses as qwen)
      "rewind_files": [],              what rewindSession says it restored, as qwen 0.24.4 would
                                       (only with a promptId and rewindFiles not false)
+     "rewind_delay": 0,               seconds rewindSession takes to answer
      "exit_on_start": null,           exit with this code right after starting
      "grandchild": "pid file"}        start tests/rig/grandchild.py first (its pid appended to the file)
 
@@ -81,6 +82,7 @@ class Agent:
         self.mode = "default"
         self.agent_name = str(script.get("agent_name", "fake-acp"))
         self.rewind_files: list[str] = list(script.get("rewind_files", []))
+        self.rewind_delay = float(script.get("rewind_delay", 0))
         self.prompts: dict[str, list[str]] = {}  # session -> the promptIds of its history (qwen's snapshots)
         self.prompt_count = 0  # qwen numbers promptIds on and never reuses one after a rewind
         self.busy: set[str] = set()
@@ -243,6 +245,7 @@ class Agent:
         ids = self.prompts.get(session_id, [])
         if session_id in self.busy:
             raise RpcError(-32602, "Cannot rewind while a prompt is running", {"errorKind": "session_busy"})
+        time.sleep(self.rewind_delay)
         prompt_id = params.get("promptId")
         index = params.get("targetTurnIndex")
         if prompt_id is not None and index is None:

@@ -184,3 +184,38 @@ def test_rewind_to_here_from_the_transcripts_context_menu_acts_on_the_prompt_und
     assert "PROMPT-THREE" not in rig.transcript() and not made.exists()
     assert rig.editor.text(composer) == "a draft"  # Rewind to Here leaves the composer alone
     assert agent_history(rig) == ["PROMPT-ONE", "PROMPT-TWO"]
+
+
+def test_a_prompt_sent_while_a_rewind_runs_waits_for_it_and_a_second_rewind_is_refused(rig: ChatRig) -> None:
+    rig.script_extras.update({**QWEN, "rewind_delay": 1.0})
+    rig.load([[{"chunks": ["first"]}], [{"chunks": ["second"]}], [{"chunks": ["third"]}]])
+    for number, prompt in enumerate(["one", "two"], start=1):
+        rig.send(prompt)
+        rig.ended(number)
+    module = sys.modules[f"{PACKAGE}.plugin.chat.rewind_commands"]
+    window, chat = rig.host.window, rig.chat()
+    running = rig.host.run_on_main(lambda: module.rewind(window, chat, 1, None))
+    rig.host.wait_for(lambda: rig.received("rewindSession"), timeout=WAIT)
+    rig.send("three")  # while qwen rewinds
+    with pytest.raises(Exception, match="a rewind is running already"):
+        rewind(rig, 0)
+    running.result(timeout=WAIT)
+    assert rig.ended(3)[-1] == "end_turn"
+    assert agent_history(rig) == ["one", "three"] and chat.chat.prompts.texts() == ["one", "three"]
+
+
+def test_an_edited_prompt_refused_while_a_turn_runs_comes_back_to_the_composer(rig: ChatRig) -> None:
+    rig.script_extras.update(QWEN)
+    rig.load([[{"chunks": ["first"]}], [{"stall": 30}]])
+    rig.send("one")
+    rig.ended(1)
+    rig.send("two")
+    rig.host.wait_for(lambda: rig.chat().chat.state.agent == "busy", timeout=WAIT)
+    transcript, composer = rig.open()
+    rig.host.user.click(transcript, rig.transcript().index("one"))
+    rig.host.user.run_command("qwen_chat_edit_prompt")
+    rig.host.wait_idle()
+    rig.host.user.type(composer, ", edited")
+    rig.host.user.press_key("enter")
+    rig.host.wait_for(lambda: rig.editor.text(composer) == "one, edited", timeout=WAIT)  # not lost
+    assert rig.received("rewindSession") == [] and rig.chat().chat.prompts.texts() == ["one", "two"]

@@ -29,7 +29,7 @@ from .chat_state import ChatState
 from .chat_thread import ChatThread
 from .render import UpdateRenderer, chunk_text
 from .requests import AgentRequests
-from .rewind import FileRestorer, PromptLog, RewindOutcome, RewindTarget, rewind
+from .rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, rewind
 from .store import SessionStore
 from .streamer import BlockStreamer
 from .transcript_layout import TranscriptLayout
@@ -79,6 +79,7 @@ class Chat:
         self._queue: deque[tuple[str, list[JsonObject]]] = deque()
         self._ready_lock: asyncio.Lock | None = None
         self._draining = False
+        self._rewinding = False
         self._layout = TranscriptLayout(streamer)
         self._replaying = False
         self._cancelling = False
@@ -295,7 +296,10 @@ class Chat:
     async def _enqueue(self, text: str, context: list[JsonObject]) -> None:
         self._queue.append((text, context))
         self._changed()
-        if self._draining:
+        await self._drain()
+
+    async def _drain(self) -> None:
+        if self._draining or self._rewinding:  # a prompt sent while a rewind runs waits for its end
             return
         self._draining = True
         try:
@@ -412,13 +416,19 @@ class Chat:
         return True
 
     async def _rewind(self, turn: int, text: str | None, files: FileRestorer | None) -> RewindOutcome:
+        if self._rewinding:
+            raise RewindRefused("a rewind is running already")
         bridge = await self._ensure_ready()
         target = RewindTarget(self.state, self.prompts, lambda: len(self._queue) + self._draining,
                               bridge.request, self._layout.cut, self.send)
+        self._rewinding = True
         try:
             return await rewind(target, turn, text, files)
         finally:
+            self._rewinding = False
             self._changed()
+            if self._queue:
+                self._submit(self._drain())
 
     async def _restart(self) -> None:
         bridge = self._bridge

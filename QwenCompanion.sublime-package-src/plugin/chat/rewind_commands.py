@@ -39,8 +39,7 @@ def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | Non
     def done(finished: Future[RewindOutcome]) -> None:
         error = finished.exception()
         if error is not None:
-            message = f"Qwen Code: cannot rewind: {error}"
-            sublime.set_timeout(lambda: window.status_message(message))
+            sublime.set_timeout(lambda: _refused(window, chat, index, text, f"Qwen Code: cannot rewind: {error}"))
             return
         outcome = finished.result()
         files = ", ".join(display(path) for path in outcome.files_restored) or "none"
@@ -50,6 +49,16 @@ def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | Non
 
     future.add_done_callback(done)
     return future
+
+
+def _refused(window: sublime.Window, chat: WindowChat, index: int, text: str | None, message: str) -> None:
+    """Main thread: say why; an edited prompt goes back into an empty composer,
+    still replacing its prompt when sent, so no typing is lost."""
+    window.status_message(message)
+    composer = chat.composer_view
+    if text is not None and composer is not None and composer.is_valid() and composer.size() == 0:
+        replace_text(composer, text)
+        prompt_edits.begin(chat.chat_id, index)
 
 
 def prompt_at(chat: WindowChat, point: int) -> int | None:
