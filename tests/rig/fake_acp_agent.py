@@ -249,12 +249,15 @@ class Agent:
         prompt_id = params.get("promptId")
         index = params.get("targetTurnIndex")
         if prompt_id is not None and index is None:
-            if not isinstance(prompt_id, str) or prompt_id not in ids:
+            if not isinstance(prompt_id, str) or not prompt_id.startswith(f"{session_id}########"):
+                raise RpcError(-32602, "Invalid promptId format", {"errorKind": "invalid_rewind_target"})
+            if prompt_id not in ids:
                 raise RpcError(-32602, "Snapshot not found for the given promptId",
                                {"errorKind": "invalid_rewind_target"})
             index = ids.index(prompt_id)
         if not isinstance(index, int) or index < 0 or index >= len(ids):
-            raise RpcError(-32602, "Cannot rewind to the requested turn. It may have been compressed or does not exist.")
+            raise RpcError(-32602, "Invalid params: Cannot rewind to the requested turn. It may have been compressed or "
+                           "does not exist.", {"errorKind": "invalid_rewind_target"})
         del ids[index:]
         entries = self.history(session_id)
         users = [n for n, entry in enumerate(entries) if entry["role"] == "user"]

@@ -189,3 +189,16 @@ def test_nothing_is_asked_or_restored_while_a_turn_runs_or_when_qwen_does_not_co
     with pytest.raises(RewindRefused, match="did not confirm"):
         asyncio.run(rewind(chat, 0, "again", files))
     assert files.restored_since == [] and chat.prompts.texts() == ["one", "two", "three"]
+
+
+def test_a_rewind_qwen_refuses_changes_nothing_here() -> None:
+    chat, _, resent = target(qwen_state(), {})
+
+    async def refusing(method: str, params: Any) -> Any:
+        raise RuntimeError("rewindSession: Invalid params: Cannot rewind to the requested turn.")
+
+    chat.request = refusing
+    files = Files(covered=True)
+    with pytest.raises(RuntimeError, match="Cannot rewind"):
+        asyncio.run(rewind(chat, 2, "three, edited", files))
+    assert files.restored_since == [] and resent == [] and chat.prompts.texts() == ["one", "two", "three"]
