@@ -202,3 +202,14 @@ def test_a_rewind_qwen_refuses_changes_nothing_here() -> None:
     with pytest.raises(RuntimeError, match="Cannot rewind"):
         asyncio.run(rewind(chat, 2, "three, edited", files))
     assert files.restored_since == [] and resent == [] and chat.prompts.texts() == ["one", "two", "three"]
+
+
+def test_the_oldest_prompts_attachments_go_past_the_budget() -> None:
+    image = {"type": "image", "mimeType": "image/png", "data": "A" * 600}
+    prompts = PromptLog(context_budget=1000)
+    prompts.sent("one", [image], layout_turn=1)
+    prompts.sent("two", [{"type": "resource_link", "uri": "file:///a.py", "name": "a.py"}], layout_turn=2)
+    assert prompts.get(0).context == [image]
+    prompts.sent("three", [image], layout_turn=3)  # 1,200+ bytes: the first prompt's image goes
+    assert prompts.get(0).context == [] and prompts.get(1).context and prompts.get(2).context == [image]
+    assert prompts.texts() == ["one", "two", "three"]

@@ -33,6 +33,9 @@ REWIND_METHOD = "rewindSession"  # qwen's wire name: no "_" prefix (`_rewindSess
 SNAPSHOTS_METHOD = "qwen/status/session/rewind_snapshots"  # [{promptId, turnIndex, ...}]: the only way to a promptId
 QWEN_AGENT_NAME = "qwen-code"  # initialize's agentInfo.name
 MAX_LISTED_FILES = 1000  # what is taken of an agent's list of files
+# The prompts' attachments kept for Edit and Resend (images, embedded files);
+# past it the oldest prompts' go, and those are resent without them.
+CONTEXT_BUDGET = 16 * 1024 * 1024
 
 
 class RewindRefused(Exception):
@@ -50,21 +53,34 @@ class SentPrompt:
     context: list[JsonObject]
     layout_turn: int  # its turn in the transcript (`t<layout_turn>.user`)
     changes_turn: int | None  # its turn in the chat's TurnChanges; None: replayed from a reloaded session
+    context_bytes: int = 0  # about what its attachments hold
 
 
 class PromptLog:
     """The user's prompts of the session, in order (chat thread; read from any)."""
 
-    def __init__(self) -> None:
+    def __init__(self, context_budget: int = CONTEXT_BUDGET) -> None:
         self._lock = threading.Lock()
         self._prompts: list[SentPrompt] = []
+        self._context_budget = context_budget
         # TurnChanges begins a turn per chat_turn_ended event: counting the same
         # events names the turn a prompt's writes are checkpointed in.
         self._turns_ended = 0
 
     def sent(self, text: str, context: list[JsonObject], layout_turn: int) -> None:
         with self._lock:
-            self._prompts.append(SentPrompt(text, list(context), layout_turn, self._turns_ended + 1))
+            size = context_size(context)
+            self._prompts.append(SentPrompt(text, list(context), layout_turn, self._turns_ended + 1, size))
+            self._trim_contexts()
+
+    def _trim_contexts(self) -> None:
+        """The oldest prompts' attachments go while they hold more than the budget."""
+        total = sum(prompt.context_bytes for prompt in self._prompts)
+        for prompt in self._prompts:
+            if total <= self._context_budget:
+                return
+            total -= prompt.context_bytes
+            prompt.context, prompt.context_bytes = [], 0
 
     def replayed(self, text: str, layout_turn: int) -> None:
         """A piece of a prompt a reloaded session replays (pieces of one turn join)."""
@@ -107,6 +123,20 @@ class PromptLog:
         """Forget prompt `index` and every later one."""
         with self._lock:
             del self._prompts[index:]
+
+
+def context_size(context: list[JsonObject]) -> int:
+    """About the bytes an attachment list holds (its strings: text, base64 data)."""
+    def size(value: object) -> int:
+        if isinstance(value, str):
+            return len(value)
+        if isinstance(value, dict):
+            return sum(size(item) for item in value.values())
+        if isinstance(value, list):
+            return sum(size(item) for item in value)
+        return 0
+
+    return size(context)
 
 
 def refusal(state: ChatState, queued: int) -> str | None:
