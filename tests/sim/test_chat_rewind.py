@@ -147,26 +147,32 @@ def test_edit_and_resend_from_the_transcript_puts_the_prompt_in_the_composer(rig
     assert crlf.read_bytes() == CRLF_BOM
 
 
-def test_a_reloaded_conversation_lets_qwen_restore_the_files_it_tracked(rig: ChatRig) -> None:
+def test_a_reloaded_conversation_lets_qwen_restore_the_files_it_tracked_if_the_user_agrees(rig: ChatRig) -> None:
     tracked = str(rig.editor.workspace / "tracked.txt")
     rig.script_extras.update({**QWEN, "rewind_files": [tracked]})
-    rig.load([[{"chunks": ["first"]}], [{"chunks": ["second"]}]])
-    rig.send("one")
-    rig.ended(1)
-    rig.send("two")
-    rig.ended(2)
+    rig.load([[{"chunks": ["first"]}], [{"chunks": ["second"]}], [{"chunks": ["third"]}]])
+    for number, prompt in enumerate(["one", "two", "three"], start=1):
+        rig.send(prompt)
+        rig.ended(number)
     rig.chat().chat.restart().result(timeout=WAIT)  # the package's record of those turns is gone
-    assert rig.chat().chat.prompts.texts() == ["one", "two"]
-    outcome = rewind(rig, 1)
-    (asked,) = [m["params"] for m in rig.received("rewindSession")]
-    assert asked == {"sessionId": rig.chat().chat.state.session_id, "rewindFiles": True,
-                     "promptId": f"{rig.chat().chat.state.session_id}########2"}
+    assert rig.chat().chat.prompts.texts() == ["one", "two", "three"]
+    session = rig.chat().chat.state.session_id
+    rig.host.answers.push("ok_cancel", False)  # asked first: qwen's history writes over changes since
+    rig.host.user.run_command("qwen_chat_rewind", {"turn": 2})
+    rig.host.wait_for(lambda: rig.received("rewindSession"), timeout=WAIT)
+    assert rig.received("rewindSession")[-1]["params"] == {"sessionId": session, "targetTurnIndex": 2,
+                                                          "rewindFiles": False}
+    assert "writes them on disk over any change made since" in rig.host.dialogs[-1].message
+    rig.host.wait_for(lambda: "Rewound to before prompt 3" in rig.transcript(), timeout=WAIT)
+    outcome = rewind(rig, 1)  # as the headless driver does: qwen's default, files restored
+    assert rig.received("rewindSession")[-1]["params"] == {"sessionId": session, "rewindFiles": True,
+                                                          "promptId": f"{session}########2"}
     assert outcome.files_restored == [tracked]
-    rig.send("three")
-    rig.ended(3)
+    rig.send("again")
+    rig.ended(4)
     rewind(rig, 1)  # a prompt sent since is in the package's record: by index, no file asked of qwen
-    assert rig.received("rewindSession")[-1]["params"] == {"sessionId": rig.chat().chat.state.session_id,
-                                                          "targetTurnIndex": 1, "rewindFiles": False}
+    assert rig.received("rewindSession")[-1]["params"] == {"sessionId": session, "targetTurnIndex": 1,
+                                                          "rewindFiles": False}
 
 
 def test_rewind_to_here_from_the_transcripts_context_menu_acts_on_the_prompt_under_the_mouse(rig: ChatRig) -> None:

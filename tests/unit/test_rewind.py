@@ -130,8 +130,9 @@ def test_transcript_truncate_drops_the_block_and_all_after_it() -> None:
 
 
 class Files:
-    def __init__(self, covered: bool) -> None:
+    def __init__(self, covered: bool, agent_may_restore: bool = True) -> None:
         self.covered = covered
+        self.agent_may_restore = agent_may_restore
         self.restored_since: list[int] = []
 
     def covers(self, since: int | None) -> bool:
@@ -213,3 +214,9 @@ def test_the_oldest_prompts_attachments_go_past_the_budget() -> None:
     prompts.sent("three", [image], layout_turn=3)  # 1,200+ bytes: the first prompt's image goes
     assert prompts.get(0).context == [] and prompts.get(1).context and prompts.get(2).context == [image]
     assert prompts.texts() == ["one", "two", "three"]
+
+
+def test_qwen_restores_no_file_unless_the_user_lets_it() -> None:
+    chat, asked, _ = target(qwen_state(), {"rewindSession": {"success": True, "filesChanged": []}})
+    asyncio.run(rewind(chat, 0, None, Files(covered=False, agent_may_restore=False)))
+    assert asked == [("rewindSession", {"sessionId": "s1", "targetTurnIndex": 0, "rewindFiles": False})]

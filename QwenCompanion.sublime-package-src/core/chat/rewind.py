@@ -12,8 +12,9 @@ wrote it. qwen's own file history restores blindly on disk (it overwrites a
 file the user changed since, under an open buffer) and drops files first
 changed after the target prompt, so it is asked to restore files
 (`rewindFiles`) only when the package has no record of some rewound prompt
-(a conversation reloaded after a restart); the package then restores what it
-knows and skips a file qwen already put back (it holds the checkpoint's text).
+(a conversation reloaded after a restart), and the user agreed (the editor
+asks); the package then restores what it knows and skips a file qwen
+already put back (it holds the checkpoint's text).
 """
 
 from __future__ import annotations
@@ -245,6 +246,8 @@ def covers(turns: TurnChanges, since: int | None) -> bool:
 class FileRestorer(Protocol):
     """Puts the files changed from a TurnChanges turn on back (the editor's side)."""
 
+    agent_may_restore: bool  # the user's word: qwen's history may restore what the package did not see
+
     def covers(self, since: int | None) -> bool: ...
 
     async def restore(self, since: int) -> RewindOutcome: ...
@@ -271,7 +274,7 @@ async def rewind(chat: RewindTarget, index: int, text: str | None, files: FileRe
     target = chat.prompts.get(index)
     session_id = chat.state.session_id or ""
     since = target.changes_turn
-    agent_restores = files is None or not files.covers(since)
+    agent_restores = files is None or (not files.covers(since) and files.agent_may_restore)
     prompt_id = None
     if agent_restores:
         prompt_id = prompt_id_of(await chat.request(SNAPSHOTS_METHOD, {"sessionId": session_id}), index)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sublime
 import sublime_plugin
 
+from ...core.chat.rewind import RewindOutcome, RewindRefused
 from ..editor import replace_text
 from ..paths import path_display
 from . import prompt_edits
@@ -23,17 +24,16 @@ from .chat_views import VIEW_SETTING, open_chat
 from .chats import WindowChat, chats
 from .rewind_files import EditorRestorer
 
-if TYPE_CHECKING:
-    from ...core.chat.rewind import RewindOutcome
-
 TURN_OF_BLOCK = re.compile(r"t(\d+)\.")
 
 
-def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | None) -> Future[RewindOutcome]:
+def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | None,
+           agent_may_restore: bool = True) -> Future[RewindOutcome]:
     """Rewind `chat` to before its prompt `index` (with `text`: Edit and
-    Resend); the outcome is noted in the transcript when it comes."""
+    Resend); the outcome is noted in the transcript when it comes. Without
+    `agent_may_restore`, qwen's own history restores no file."""
     prompt_edits.take(chat.chat_id)
-    future = chat.chat.rewind(index, text, EditorRestorer(window))
+    future = chat.chat.rewind(index, text, EditorRestorer(window, agent_may_restore))
     display = path_display(window)
 
     def done(finished: Future[RewindOutcome]) -> None:
@@ -49,6 +49,22 @@ def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | Non
 
     future.add_done_callback(done)
     return future
+
+
+def rewind_asking(window: sublime.Window, chat: WindowChat, index: int, text: str | None) -> None:
+    """`rewind`, after asking whether qwen's own history may restore files on
+    disk when some of the prompts rewound came before Sublime restarted (the
+    package has no record of them, and qwen writes over any change since)."""
+    try:
+        since = chat.chat.prompts.get(index).changes_turn
+    except RewindRefused:
+        rewind(window, chat, index, text)  # it says why
+        return
+    agent_may_restore = EditorRestorer(window).covers(since) or sublime.ok_cancel_dialog(
+        "Qwen Code: some of the prompts you rewind came before Sublime restarted, so the editor kept no copy of "
+        "the files they changed.\n\nLet qwen restore those files from its own history? It writes them on disk "
+        "over any change made since.", "Restore Them Too", "Rewind")
+    rewind(window, chat, index, text, agent_may_restore)
 
 
 def _refused(window: sublime.Window, chat: WindowChat, index: int, text: str | None, message: str) -> None:
@@ -82,7 +98,7 @@ def _act(window: sublime.Window, point: int | None, edit: bool) -> None:
     elif edit:
         _edit_in_composer(window, chat, index)
     else:
-        rewind(window, chat, index, None)
+        rewind_asking(window, chat, index, None)
 
 
 def _edit_in_composer(window: sublime.Window, chat: WindowChat, index: int) -> None:
@@ -104,7 +120,7 @@ class QwenChatRewindCommand(sublime_plugin.WindowCommand):
         if turn is None or chat is None:
             _act(self.window, None, edit=False)
         else:
-            rewind(self.window, chat, turn, text)
+            rewind_asking(self.window, chat, turn, text)
 
 
 class QwenChatEditPromptCommand(sublime_plugin.WindowCommand):

@@ -29,9 +29,10 @@ DISK_WRITERS = 4  # files restored at once: each write waits for the disk (fsync
 class EditorRestorer:
     """A `FileRestorer` for one window's chat: its TurnChanges and its views."""
 
-    def __init__(self, window: sublime.Window) -> None:
+    def __init__(self, window: sublime.Window, agent_may_restore: bool = True) -> None:
         self._window = window
         self._turns: TurnChanges | None = turns_of(window)
+        self.agent_may_restore = agent_may_restore
 
     def covers(self, since: int | None) -> bool:
         return self._turns is not None and covers(self._turns, since)
