@@ -33,7 +33,7 @@ def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | Non
     Resend); the outcome is noted in the transcript when it comes. Without
     `agent_may_restore`, qwen's own history restores no file."""
     prompt_edits.take(chat.chat_id)
-    future = chat.chat.rewind(index, text, EditorRestorer(window, agent_may_restore))
+    future = chat.chat.rewind(index, text, EditorRestorer(window, chat, agent_may_restore))
     display = path_display(window)
 
     def done(finished: Future[RewindOutcome]) -> None:
@@ -60,7 +60,7 @@ def rewind_asking(window: sublime.Window, chat: WindowChat, index: int, text: st
     except RewindRefused:
         rewind(window, chat, index, text)  # it says why
         return
-    agent_may_restore = EditorRestorer(window).covers(since) or sublime.ok_cancel_dialog(
+    agent_may_restore = EditorRestorer(window, chat).covers(since) or sublime.ok_cancel_dialog(
         "Qwen Code: some of the prompts you rewind came before Sublime restarted, so the editor kept no copy of "
         "the files they changed.\n\nLet qwen restore those files from its own history? It writes them on disk "
         "over any change made since.", "Restore Them Too", "Rewind")

@@ -18,8 +18,10 @@ from ...core.chat.agent_files import Refused, read_bytes
 from ...core.chat.rewind import RewindOutcome, changes_since, covers
 from ...core.chat.turn_changes import REVERTED, FileChange, TurnChanges, restore_on_disk
 from ..editor import view_text
+from .agent_requests import EditorRequests
 from .buffers import on_main, open_view
-from .turn_review import put_back, turns_of
+from .chats import WindowChat
+from .turn_review import put_back
 
 log = logging.getLogger(__name__)
 
@@ -27,11 +29,12 @@ DISK_WRITERS = 4  # files restored at once: each write waits for the disk (fsync
 
 
 class EditorRestorer:
-    """A `FileRestorer` for one window's chat: its TurnChanges and its views."""
+    """A `FileRestorer` for a chat: its TurnChanges, and the views of its window."""
 
-    def __init__(self, window: sublime.Window, agent_may_restore: bool = True) -> None:
+    def __init__(self, window: sublime.Window, chat: WindowChat, agent_may_restore: bool = True) -> None:
         self._window = window
-        self._turns: TurnChanges | None = turns_of(window)
+        requests = chat.requests()
+        self._turns: TurnChanges | None = requests.files.turns if isinstance(requests, EditorRequests) else None
         self.agent_may_restore = agent_may_restore
 
     def covers(self, since: int | None) -> bool:
