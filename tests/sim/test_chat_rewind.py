@@ -225,3 +225,20 @@ def test_an_edited_prompt_refused_while_a_turn_runs_comes_back_to_the_composer(r
     rig.host.user.press_key("enter")
     rig.host.wait_for(lambda: rig.editor.text(composer) == "one, edited", timeout=WAIT)  # not lost
     assert rig.received("rewindSession") == [] and rig.chat().chat.prompts.texts() == ["one", "two"]
+
+
+def test_an_edit_of_a_prompt_gone_since_is_sent_as_a_prompt_of_its_own_next_time(rig: ChatRig) -> None:
+    rig.script_extras.update(QWEN)
+    rig.load([[{"chunks": ["first"]}]])
+    rig.send("one")
+    rig.ended(1)
+    transcript, composer = rig.open()
+    rig.host.user.click(transcript, rig.transcript().index("one"))
+    rig.host.user.run_command("qwen_chat_edit_prompt")
+    rig.chat().chat.new_session().result(timeout=WAIT)  # /clear: prompt 0 is gone
+    rig.host.user.focus(composer)
+    rig.host.user.press_key("enter")
+    rig.host.wait_for(lambda: rig.editor.text(composer) == "one", timeout=WAIT)  # refused: the text is kept
+    rig.host.user.press_key("enter")
+    assert rig.ended(2)[-1] == "end_turn"  # sent as a new prompt, not refused again
+    assert rig.received("rewindSession") == [] and rig.chat().chat.prompts.texts() == ["one"]

@@ -417,7 +417,7 @@ class Chat:
 
     async def _rewind(self, turn: int, text: str | None, files: FileRestorer | None) -> RewindOutcome:
         if self._rewinding:
-            raise RewindRefused("a rewind is running already")
+            raise RewindRefused("a rewind is running already", for_now=True)
         bridge = await self._ensure_ready()
         target = RewindTarget(self.state, self.prompts, lambda: len(self._queue) + self._draining,
                               bridge.request, self._layout.cut, self.send)

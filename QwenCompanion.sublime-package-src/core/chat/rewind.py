@@ -40,7 +40,11 @@ CONTEXT_BUDGET = 16 * 1024 * 1024
 
 
 class RewindRefused(Exception):
-    """The rewind cannot be done now (a turn runs, no such prompt, not qwen)."""
+    """The rewind cannot be done (no such prompt, not qwen), or not now (`for_now`: a turn runs)."""
+
+    def __init__(self, message: str, for_now: bool = False) -> None:
+        super().__init__(message)
+        self.for_now = for_now
 
 
 def is_qwen(state: ChatState) -> bool:
@@ -270,7 +274,7 @@ async def rewind(chat: RewindTarget, index: int, text: str | None, files: FileRe
     that prompt's place (chat thread). `RewindRefused` when it cannot."""
     why = refusal(chat.state, chat.queued())
     if why is not None:
-        raise RewindRefused(why)
+        raise RewindRefused(why, for_now=chat.state.agent == "busy" or chat.queued() > 0)
     target = chat.prompts.get(index)
     session_id = chat.state.session_id or ""
     since = target.changes_turn

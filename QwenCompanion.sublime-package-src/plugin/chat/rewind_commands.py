@@ -37,9 +37,13 @@ def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | Non
     display = path_display(window)
 
     def done(finished: Future[RewindOutcome]) -> None:
+        if finished.cancelled():  # the chat's thread stopped
+            return
         error = finished.exception()
         if error is not None:
-            sublime.set_timeout(lambda: _refused(window, chat, index, text, f"Qwen Code: cannot rewind: {error}"))
+            for_now = isinstance(error, RewindRefused) and error.for_now
+            sublime.set_timeout(lambda: _refused(window, chat, index, text, f"Qwen Code: cannot rewind: {error}",
+                                                 for_now))
             return
         outcome = finished.result()
         files = ", ".join(display(path) for path in outcome.files_restored) or "none"
@@ -67,14 +71,17 @@ def rewind_asking(window: sublime.Window, chat: WindowChat, index: int, text: st
     rewind(window, chat, index, text, agent_may_restore)
 
 
-def _refused(window: sublime.Window, chat: WindowChat, index: int, text: str | None, message: str) -> None:
-    """Main thread: say why; an edited prompt goes back into an empty composer,
-    still replacing its prompt when sent, so no typing is lost."""
+def _refused(window: sublime.Window, chat: WindowChat, index: int, text: str | None, message: str,
+             for_now: bool) -> None:
+    """Main thread: say why; an edited prompt goes back into an empty composer
+    (no typing is lost), still replacing its prompt when sent if the refusal
+    was for now (a turn ran), else as a prompt of its own."""
     window.status_message(message)
     composer = chat.composer_view
     if text is not None and composer is not None and composer.is_valid() and composer.size() == 0:
         replace_text(composer, text)
-        prompt_edits.begin(chat.chat_id, index)
+        if for_now:
+            prompt_edits.begin(chat.chat_id, index)
 
 
 def prompt_at(chat: WindowChat, point: int) -> int | None:
