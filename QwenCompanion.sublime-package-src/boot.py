@@ -48,6 +48,11 @@ from .plugin.chat.chat_tabs import (
 from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views
 from .plugin.chat.chats import chats, is_chat_view, preload_chat
 from .plugin.chat.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
+from .plugin.chat.rewind_commands import (
+    QwenChatEditPromptCommand,
+    QwenChatPromptMenuCommand,
+    QwenChatRewindCommand,
+)
 from .plugin.chat.turn_review import (
     QwenTurnChangesCommand,
     QwenTurnKeepCommand,
@@ -94,6 +99,7 @@ __all__ = [
     "QwenChatCommand",
     "QwenChatCycleModeCommand",
     "QwenChatDeleteCommand",
+    "QwenChatEditPromptCommand",
     "QwenChatHistoryCommand",
     "QwenChatMentionCommand",
     "QwenChatModeCommand",
@@ -101,8 +107,10 @@ __all__ = [
     "QwenChatNewCommand",
     "QwenChatPasteImageCommand",
     "QwenChatPermissionCommand",
+    "QwenChatPromptMenuCommand",
     "QwenChatRenameCommand",
     "QwenChatReplaceBufferCommand",
+    "QwenChatRewindCommand",
     "QwenChatSendCommand",
     "QwenChatSessionsCommand",
     "QwenChatShowAgentLogCommand",

@@ -443,6 +443,20 @@ def do_paste_image(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return _mentioned(driver, action, lambda window, chat: chat.composer_view.run_command("qwen_chat_paste_image"))
 
 
+def do_chat_rewind(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Rewind to Here before the chat's prompt `turn` (0-based); with `text`, Edit
+    and Resend (the new prompt is sent). Answers once the agent has rewound and
+    the files are back: the files restored, and why others were not."""
+    window = _chat_window(driver, action)
+    chat = driver.chat(action)
+    rewind = sys.modules[f"{PACKAGE}.plugin.chat.rewind_commands"].rewind
+    text = action.get("text")
+    future = driver.host.run_on_main(lambda: rewind(window, chat, int(action["turn"]), text))
+    outcome = future.result(timeout=WAIT)
+    driver.host.wait_idle()
+    return {"chat": chat.chat_id, "filesRestored": outcome.files_restored, "notRestored": outcome.not_restored}
+
+
 def _turn_review(driver: Driver) -> Any:
     return sys.modules[f"{PACKAGE}.plugin.chat.turn_review"]
 
@@ -563,6 +577,7 @@ ACTIONS: dict[str, Action] = {
     "chats": do_chats,  # {window?} -> {chats: [{chat, sessionId, title, active, state}]}
     "chat_select": do_chat_select,  # {chat}
     "chat_close": do_chat_close,  # {chat}
+    "chat_rewind": do_chat_rewind,  # {chat?, turn, text?}: Rewind to Here, or Edit and Resend with text
     "turn_changes": do_turn_changes,  # {chat?, turn?}
     "reference": do_reference,  # {path}
     "turn_undo": do_turn_undo,  # {chat?, turn?, path?}

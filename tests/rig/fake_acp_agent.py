@@ -9,8 +9,12 @@ SCRIPT (all keys optional):
      "auth_required": false,          session/new fails with -32000 until authenticate
      "auth_fails": false,             authenticate fails as 0.24.4's does with no key configured
      "config_only": false,            modes and models offered only as configOptions
-     "agent_name": "fake-acp",        agentInfo.name ("qwen-code": qwen's renameSession and
-                                      deleteSession answer {"success": true}, as qwen 0.24.4's do)
+     "agent_name": "fake-acp",        initialize's agentInfo.name ("qwen-code" poses as qwen: its
+                                      renameSession and deleteSession answer {"success": true}, as
+                                      qwen 0.24.4's do)
+     "rewind_files": [],              what rewindSession says it restored, as qwen 0.24.4 would
+                                      (only with a promptId and rewindFiles not false)
+     "rewind_delay": 0,               seconds rewindSession takes to answer
      "exit_on_start": null,           exit with this code right after starting
      "grandchild": "pid file"}        start tests/rig/grandchild.py first (its pid appended to the file)
 
@@ -81,6 +85,12 @@ class Agent:
         self.results: dict[int, Any] = {}
         self.next_id = 1000
         self.mode = "default"
+        self.agent_name = str(script.get("agent_name", "fake-acp"))
+        self.rewind_files: list[str] = list(script.get("rewind_files", []))
+        self.rewind_delay = float(script.get("rewind_delay", 0))
+        self.prompts: dict[str, list[str]] = {}  # session -> the promptIds of its history (qwen's snapshots)
+        self.prompt_count = 0  # qwen numbers promptIds on and never reuses one after a rewind
+        self.busy: set[str] = set()
 
     # --- io ----------------------------------------------------------------
 
@@ -190,7 +200,11 @@ class Agent:
             session_id = params["sessionId"]
             if self.state is None or not (self.state / f"{session_id}.json").exists():
                 raise RpcError(-32603, "Internal error", {"details": f"session {session_id} not found"})
+            self.prompts[session_id] = []  # qwen keeps each prompt's id in the session's record
             for entry in self.history(session_id):
+                if entry["role"] == "user":
+                    self.prompts[session_id].append(entry["promptId"])
+                    self.prompt_count = max(self.prompt_count, int(entry["promptId"].rpartition("#")[2]))
                 kind = "user_message_chunk" if entry["role"] == "user" else "agent_message_chunk"
                 self.chunk(session_id, entry["text"], kind)
             return self.session_answer(session_id)
@@ -222,7 +236,43 @@ class Agent:
             return self.prompt(params)
         if method in ("renameSession", "deleteSession") and self.agent_name == "qwen-code":
             return {"success": True}
+        if method == "qwen/status/session/rewind_snapshots":
+            ids = self.prompts.get(params.get("sessionId", ""), [])
+            return {"snapshots": [{"promptId": prompt_id, "turnIndex": index, "timestamp": "2026-01-01T00:00:00Z",
+                                   "diffStats": {"filesChanged": 0, "insertions": 0, "deletions": 0}}
+                                  for index, prompt_id in enumerate(ids)]}
+        if method == "rewindSession":
+            return self.rewind(params)
         raise RpcError(-32601, f"Method not found: {method}")
+
+    def rewind(self, params: dict[str, Any]) -> dict[str, Any]:
+        """qwen 0.24.4's rewindSession: to before prompt `targetTurnIndex`, or
+        the prompt `promptId` names (files are restored only with a promptId)."""
+        session_id = params.get("sessionId", "")
+        ids = self.prompts.get(session_id, [])
+        if session_id in self.busy:
+            raise RpcError(-32602, "Cannot rewind while a prompt is running", {"errorKind": "session_busy"})
+        time.sleep(self.rewind_delay)
+        prompt_id = params.get("promptId")
+        index = params.get("targetTurnIndex")
+        if prompt_id is not None and index is None:
+            if not isinstance(prompt_id, str) or not prompt_id.startswith(f"{session_id}########"):
+                raise RpcError(-32602, "Invalid promptId format", {"errorKind": "invalid_rewind_target"})
+            if prompt_id not in ids:
+                raise RpcError(-32602, "Snapshot not found for the given promptId",
+                               {"errorKind": "invalid_rewind_target"})
+            index = ids.index(prompt_id)
+        if not isinstance(index, int) or index < 0 or index >= len(ids):
+            raise RpcError(-32602, "Invalid params: Cannot rewind to the requested turn. It may have been compressed or "
+                           "does not exist.", {"errorKind": "invalid_rewind_target"})
+        del ids[index:]
+        entries = self.history(session_id)
+        users = [n for n, entry in enumerate(entries) if entry["role"] == "user"]
+        if self.state is not None and index < len(users):
+            (self.state / f"{session_id}.json").write_text(json.dumps(entries[: users[index]]))
+        restores = prompt_id is not None and params.get("rewindFiles") is not False
+        return {"success": True, "historyBeforeRewind": [], "targetTurnIndex": index, "apiTruncateIndex": index,
+                "filesChanged": self.rewind_files if restores else [], "filesFailed": []}
 
     def announce_commands(self, session_id: str) -> None:
         time.sleep(0.05)
@@ -235,7 +285,17 @@ class Agent:
         session_id = params["sessionId"]
         self.cancelled.clear()
         text = "".join(b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text")
-        self.remember(session_id, getattr(self, "cwd", ""), {"role": "user", "text": text})
+        self.prompt_count += 1
+        prompt_id = f"{session_id}########{self.prompt_count}"
+        self.remember(session_id, getattr(self, "cwd", ""), {"role": "user", "text": text, "promptId": prompt_id})
+        self.prompts.setdefault(session_id, []).append(prompt_id)
+        self.busy.add(session_id)
+        try:
+            return self.run_turn(session_id, text)
+        finally:
+            self.busy.discard(session_id)
+
+    def run_turn(self, session_id: str, text: str) -> dict[str, Any]:
         used = self.turns_used()
         actions = self.turns[used] if used < len(self.turns) else [{"chunks": ["OK."]}]
         said: list[str] = []

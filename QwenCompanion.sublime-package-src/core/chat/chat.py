@@ -30,6 +30,7 @@ from .chat_state import ChatState
 from .chat_thread import ChatThread
 from .render import UpdateRenderer, chunk_text
 from .requests import AgentRequests
+from .rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, rewind
 from .store import SessionStore
 from .streamer import BlockStreamer
 from .transcript_layout import TranscriptLayout
@@ -75,9 +76,11 @@ class Chat:
         self.connection = setup.connection or AgentConnection(thread, setup.command)
         self.connection.attach(self)
         self._session_bridge: AgentBridge | None = None  # the agent process our session is open on
+        self.prompts = PromptLog()  # the session's prompts, for a rewind
         self._queue: deque[tuple[str, list[JsonObject]]] = deque()
         self._ready_lock: asyncio.Lock | None = None
         self._draining = False
+        self._rewinding = False
         self._layout = TranscriptLayout(streamer)
         self._replaying = False
         self._cancelling = False
@@ -115,6 +118,11 @@ class Chat:
 
     def set_model(self, model_id: str) -> Future[None]:
         return self._submit(self._guarded(self._set_model(model_id)))
+
+    def rewind(self, turn: int, text: str | None = None, files: FileRestorer | None = None) -> Future[RewindOutcome]:
+        """Back to before prompt `turn` (0-based), files too; with `text`, Edit
+        and Resend (rewind.py). Fails with `RewindRefused` while a turn runs."""
+        return self._submit(self._rewind(turn, text, files))
 
     def restart(self) -> Future[None]:
         """End the agent and start it again on the same session."""
@@ -253,6 +261,7 @@ class Chat:
         self.connection.claim(session_id, self)  # its replay comes to this chat
         self._layout.clear()
         self.state.usage.new_session()
+        self.prompts.clear()
         self._replaying = True
         try:
             _, raw = await self._authenticated(
@@ -274,7 +283,10 @@ class Chat:
     async def _enqueue(self, text: str, context: list[JsonObject]) -> None:
         self._queue.append((text, context))
         self._changed()
-        if self._draining:
+        await self._drain()
+
+    async def _drain(self) -> None:
+        if self._draining or self._rewinding:  # a prompt sent while a rewind runs waits for its end
             return
         self._draining = True
         try:
@@ -290,9 +302,11 @@ class Chat:
             bridge = await self._ensure_ready()
         except AgentError as error:
             self._error(str(error))
+            self.prompts.turn_ended()
             self._events.turn_ended("error")
             return
         self._layout.prompt(text, context)
+        self.prompts.sent(text, context, self._layout.turn)
         self.state.agent = "busy"
         self.state.usage.start_turn()
         self._cancelling = False
@@ -323,6 +337,7 @@ class Chat:
                 self.connection.turn_succeeded()
         self.streamer.flush()
         self._changed()
+        self.prompts.turn_ended()
         self._events.turn_ended(stop_reason)
 
     async def _cancel(self) -> None:
@@ -353,6 +368,7 @@ class Chat:
     async def _new_session(self) -> None:
         bridge = await self._ensure_ready()
         self._layout.clear()
+        self.prompts.clear()
         await self._new(bridge)
 
     async def _load_session(self, session_id: str) -> None:
@@ -388,6 +404,21 @@ class Chat:
             self.state.adopt_config_options(answer.get("configOptions"))
         return True
 
+    async def _rewind(self, turn: int, text: str | None, files: FileRestorer | None) -> RewindOutcome:
+        if self._rewinding:
+            raise RewindRefused("a rewind is running already", for_now=True)
+        bridge = await self._ensure_ready()
+        target = RewindTarget(self.state, self.prompts, lambda: len(self._queue) + self._draining,
+                              bridge.request, self._layout.cut, self.send)
+        self._rewinding = True
+        try:
+            return await rewind(target, turn, text, files)
+        finally:
+            self._rewinding = False
+            self._changed()
+            if self._queue:
+                self._submit(self._drain())
+
     async def _restart(self) -> None:
         self.state.agent = "stopped"  # an exit asked for: no error line
         await self.connection.stop()  # the other chats reload their sessions when next used
@@ -405,6 +436,7 @@ class Chat:
         elif isinstance(update, UserMessageChunk):
             if self._replaying:  # live echoes of our own prompt are not shown twice
                 self._layout.user_text(chunk_text(update.content))
+                self.prompts.replayed(chunk_text(update.content), self._layout.turn)
         elif self.state.adopt_update(update):
             self._changed()
         else:

@@ -16,6 +16,7 @@ from ..background import in_background, when_done
 from ..companion.terminal import window_cwd
 from ..editor import view_text
 from ..settings import userprefs
+from . import prompt_edits
 from .chat_tabs import open_new_chat, select_chat
 from .chat_views import VIEW_SETTING, open_chat, refresh_status, uptime
 from .chats import (
@@ -177,7 +178,11 @@ class QwenChatSendCommand(sublime_plugin.TextCommand):
             block = chat.attachments.pop(token, None)
             if block is not None:
                 blocks.append(block)
-        chat.chat.send(body, blocks)
+        edited = prompt_edits.take(chat.chat_id)
+        if edited is None:
+            chat.chat.send(body, blocks)
+        else:  # Edit and Resend: the text replaces that prompt and everything after it
+            window.run_command("qwen_chat_rewind", {"turn": edited, "text": body})
 
 
 class QwenChatHistoryCommand(sublime_plugin.TextCommand):

@@ -185,14 +185,20 @@ def _undo_in_views(window_id: int, turns: TurnChanges, turn: int, opened: dict[s
         if not view.is_valid():
             refused.append(f"{path} was closed before its text came back")
             continue
-        clean = not view.is_dirty()
-        replace_text(view, text)
-        if clean and saved:
-            view.run_command("save")
+        put_back(view, text, saved)
         turns.mark(turn, path, REVERTED)
     window = window_by_id(window_id)
     if refused and window is not None:
         window.status_message(f"Qwen Code: not undone: {refused[0]}")
+
+
+def put_back(view: sublime.View, text: str, saved: bool) -> None:
+    """The view's text before a turn as one undo step (main thread); saved
+    only when the view is clean and the text was saved before the turn."""
+    clean = not view.is_dirty()
+    replace_text(view, text)
+    if clean and saved:
+        view.run_command("save")
 
 
 def open_at_first_change(window: sublime.Window, turn: int, path: str) -> None:
