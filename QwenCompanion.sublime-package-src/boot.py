@@ -38,9 +38,21 @@ from .plugin.chat.chat_commands import (
     QwenChatShowAgentLogCommand,
     prestart_all,
 )
+from .plugin.chat.chat_tabs import (
+    ChatTabsListener,
+    QwenChatCloseCommand,
+    QwenChatDeleteCommand,
+    QwenChatRenameCommand,
+    QwenChatSwitchCommand,
+)
 from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views
 from .plugin.chat.chats import chats, is_chat_view, preload_chat
 from .plugin.chat.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
+from .plugin.chat.rewind_commands import (
+    QwenChatEditPromptCommand,
+    QwenChatPromptMenuCommand,
+    QwenChatRewindCommand,
+)
 from .plugin.chat.turn_review import (
     QwenTurnChangesAtCaretCommand,
     QwenTurnChangesCommand,
@@ -70,6 +82,7 @@ __all__ = [
     "ActionsListener",
     "ChatListener",
     "ChatSeenListener",
+    "ChatTabsListener",
     "CompanionWindowListener",
     "ContextListener",
     "MentionListener",
@@ -83,8 +96,11 @@ __all__ = [
     "QwenChatApplyCommand",
     "QwenChatAttachFileCommand",
     "QwenChatCancelCommand",
+    "QwenChatCloseCommand",
     "QwenChatCommand",
     "QwenChatCycleModeCommand",
+    "QwenChatDeleteCommand",
+    "QwenChatEditPromptCommand",
     "QwenChatHistoryCommand",
     "QwenChatMentionCommand",
     "QwenChatModeCommand",
@@ -92,10 +108,14 @@ __all__ = [
     "QwenChatNewCommand",
     "QwenChatPasteImageCommand",
     "QwenChatPermissionCommand",
+    "QwenChatPromptMenuCommand",
+    "QwenChatRenameCommand",
     "QwenChatReplaceBufferCommand",
+    "QwenChatRewindCommand",
     "QwenChatSendCommand",
     "QwenChatSessionsCommand",
     "QwenChatShowAgentLogCommand",
+    "QwenChatSwitchCommand",
     "QwenChooseActionModelCommand",
     "QwenCopyConnectCommandCommand",
     "QwenDiagnoseConnectionCommand",

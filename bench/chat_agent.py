@@ -1,6 +1,6 @@
 """The recorded agent both chat clients are fed: answers `initialize` and
-`session/new` as qwen 0.24.4 does (abridged), and streams a prompt's answer
-as `agent_message_chunk`s. The prompt's text says how:
+`session/new` as qwen 0.24.4 does (abridged; each new session its own id),
+and streams a prompt's answer as `agent_message_chunk`s of its session. The prompt's text says how:
 
     "stream N RATE SIZE"   N chunks of SIZE characters, RATE a second (0: at once)
 
@@ -29,8 +29,8 @@ INITIALIZE = {
     "authMethods": [{"id": "openai", "name": "Use OpenAI API key"}],
     "agentCapabilities": {"loadSession": True, "promptCapabilities": {"image": True, "embeddedContext": True}},
 }
-CHUNK_HEAD = '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"' + SESSION + \
-    '","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"'
+CHUNK_HEAD = ('{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s",'
+               '"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"')
 CHUNK_TAIL = '"}}}}\n'
 
 
@@ -39,8 +39,9 @@ def write(message: dict[str, object]) -> None:
     sys.stdout.flush()
 
 
-def stream(request_id: object, count: int, rate: float, size: int) -> None:
+def stream(request_id: object, session: str, count: int, rate: float, size: int) -> None:
     out = sys.stdout
+    head = CHUNK_HEAD % session
     filler = "x" * max(0, size - 30)
     start = time.monotonic()
     for index in range(count):
@@ -49,7 +50,7 @@ def stream(request_id: object, count: int, rate: float, size: int) -> None:
             if wait > 0:
                 time.sleep(wait)
         ending = "\\n\\n" if index % 20 == 19 else " "
-        out.write(f"{CHUNK_HEAD}§{time.monotonic_ns()}§{filler}{ending}{CHUNK_TAIL}")
+        out.write(f"{head}§{time.monotonic_ns()}§{filler}{ending}{CHUNK_TAIL}")
         if rate:
             out.flush()
     out.flush()
@@ -57,6 +58,7 @@ def stream(request_id: object, count: int, rate: float, size: int) -> None:
 
 
 def main() -> None:
+    sessions = 0
     for line in sys.stdin:
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")
@@ -65,11 +67,13 @@ def main() -> None:
         if method == "initialize":
             write({"jsonrpc": "2.0", "id": request_id, "result": INITIALIZE})
         elif method == "session/new":
-            write({"jsonrpc": "2.0", "id": request_id, "result": NEW_SESSION})
+            sessions += 1
+            session = SESSION if sessions == 1 else f"{SESSION}-{sessions}"
+            write({"jsonrpc": "2.0", "id": request_id, "result": {**NEW_SESSION, "sessionId": session}})
         elif method == "session/prompt":
             text = "".join(b.get("text", "") for b in message["params"]["prompt"] if b.get("type") == "text")
             _, count, rate, size = text.split()
-            stream(request_id, int(count), float(rate), int(size))
+            stream(request_id, str(message["params"]["sessionId"]), int(count), float(rate), int(size))
         else:
             write({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "Method not found"}})
 

@@ -83,9 +83,11 @@ ALL_CPUS = set(range(os.cpu_count() or 1))
 WAIT = 60.0
 # What --only can pick, in the order a full run measures them.
 PARTS = ("listener", "context", "round-trips", "diff", "fanout", "startup", "memory", "chat", "ide-tools", "actions",
-         "hostile", "turn-changes")
+         "hostile", "turn-changes", "chats", "rewind")
+# The parts measured with no peer (ours alone).
+SOLO_PARTS = {"ide-tools", "actions", "hostile", "turn-changes", "chats", "rewind"}
 # The parts measured against the MCP peer, in one run of both servers.
-COMPANION_PARTS = set(PARTS) - {"chat", "ide-tools", "actions", "hostile", "turn-changes"}
+COMPANION_PARTS = set(PARTS) - {"chat"} - SOLO_PARTS
 
 
 # --- the two servers ----------------------------------------------------------
@@ -586,6 +588,7 @@ def report(rows: list[Row], rounds: int) -> str:
         "- quick-action rows (9): the simulated host on tests/rig/fake_stream_cli.py (bench/actions_host.py);",
         "  the overhead rows subtract the same command and prompt run by hand, pair by pair (the last on the",
         "  real qwen with the fake model).",
+        "- rewind row (12): the simulated host on tests/rig/fake_acp_agent.py posing as qwen (bench/rewind_host.py).",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
@@ -602,8 +605,7 @@ def main() -> None:
                         help=f"run only these parts ({', '.join(PARTS)}); RESULTS.md is not written")
     args = parser.parse_args()
     parts = set(args.only or PARTS)
-    peers = [PEER_DIR / "server.mjs", PEER_DIR / "acp_client.mjs"] if parts - {"ide-tools", "actions", "hostile",
-                                                                             "turn-changes"} else []
+    peers = [PEER_DIR / "server.mjs", PEER_DIR / "acp_client.mjs"] if parts - SOLO_PARTS else []
     for needed in (NODE, *peers, VENDOR):
         if not needed.exists():
             sys.exit(f"missing {needed.relative_to(ROOT)}: run `make bench`")
@@ -631,6 +633,14 @@ def main() -> None:
             from bench.turn_changes import turn_changes_rows
 
             rows += turn_changes_rows(args.rounds, workdir)
+        if "chats" in parts:
+            from bench.chats import chats_rows
+
+            rows += chats_rows(args.rounds, workdir)
+        if "rewind" in parts:
+            from bench.rewind import rewind_rows
+
+            rows += rewind_rows(args.rounds, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     text = report(rows, args.rounds)

@@ -17,6 +17,7 @@ Output, one JSON object a line:
     {"event": "diff_opened", "filePath", "original_view", "proposed_view"}
     {"event": "diff_closed", "filePath", "outcome"}  accepted / rejected / closed
     {"event": "chat_turn_ended", "window": 1, "chat": 1, "stopReason": "end_turn"}   also "cancelled", "error"
+        (`chat` in events and verbs: a chat's id, unique across windows; a window has several)
     {"event": "chat_error", "window": 1, "chat": 1, "message": "..."}
     {"event": "notification", "window": 1, "chat": 1, "kind": "permission", "text": "asks: Shell"}   also "turn_ended", "question"
     {"event": "turn_changes", "window": 1, "chat": 1, "turn": 1, "files": [{"path", "added", "removed", "state"}]}
@@ -73,7 +74,16 @@ class Driver:
         return sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
 
     def chat(self, action: dict[str, Any]) -> Any:
-        """The window's chat, its views open (as "Qwen Code: Chat" leaves them)."""
+        """Chat `chat`, else the window's active chat (made on first use), its
+        views open (as "Qwen Code: Chat" leaves them)."""
+        if action.get("chat") is not None:
+            chat = self.chat_by_id(action["chat"])
+            transcript, composer = chat.transcript_view, chat.composer_view
+            if transcript is None or not transcript.is_valid() or composer is None or not composer.is_valid():
+                tabs = sys.modules[f"{PACKAGE}.plugin.chat.chat_tabs"]
+                self.host.run_on_main(lambda: tabs.select_chat(self.windows[chat.window_id], chat))
+                self.host.wait_idle()
+            return chat
         window = self.window(action)
         self.host.run_on_main(lambda: window.run_command("qwen_chat"))
         wait_for_package_threads(self.host, "preload")  # a Chat right after start-up imports it first
@@ -81,6 +91,12 @@ class Driver:
         chat = self.chats.get(window)
         if chat is None:
             raise LookupError("the window has no chat")
+        return chat
+
+    def chat_by_id(self, chat_id: Any) -> Any:
+        chat = self.chats.by_id(int(chat_id))
+        if chat is None:
+            raise LookupError(f"no chat {chat_id}")
         return chat
 
     def start(self, workspace: Path) -> dict[str, Any]:
@@ -282,14 +298,7 @@ def do_wait_idle(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 
 def do_chat(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Type a prompt into the chat's composer and press Enter. `agent` (a name
-    of the chat_agents setting) picks the agent of a window's chat made now;
-    a window's chat that runs another agent is an error."""
-    if "agent" in action:
-        window, agent = driver.window(action), str(action["agent"])
-        made = driver.host.run_on_main(lambda: driver.chats.ensure(window, agent))
-        if made is not None and made.agent != agent:
-            raise ValueError(f"the window's chat runs {made.agent!r}, not {agent!r}")
+    """Type a prompt into the chat's composer and press Enter."""
     chat = driver.chat(action)
     composer = chat.composer_view
     driver.host.user.type(composer, action["text"])
@@ -302,7 +311,7 @@ def do_chat_cancel(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     chat = driver.chat(action)
     driver.host.user.focus(chat.composer_view)
     driver.host.user.press_key("escape")
-    return {"window": chat.window_id}
+    return {"window": chat.window_id, "chat": chat.chat_id}
 
 
 def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
@@ -315,6 +324,7 @@ def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     state = chat.chat.state
     return {
         "window": chat.window_id,
+        "chat": chat.chat_id,
         "text": view.substr(driver.sublime.Region(0, view.size())),
         "agent": state.agent,
         "agent_name": chat.agent,  # its name in chat_agents
@@ -328,22 +338,82 @@ def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 
 def _chat_window(driver: Driver, action: dict[str, Any]) -> Any:
-    """The window of the chat `chat` names (a window's chat has its window's id), else `window?`."""
-    return driver.window({"window": action["chat"]} if "chat" in action else action)
+    """The window of the chat `chat` names, else `window?`."""
+    if action.get("chat") is not None:
+        return driver.windows[driver.chat_by_id(action["chat"]).window_id]
+    return driver.window(action)
+
+
+def _chat_id(driver: Driver, action: dict[str, Any]) -> int | None:
+    """The chat `chat` names, else the window's active chat (None: it has none)."""
+    if action.get("chat") is not None:
+        return int(driver.chat_by_id(action["chat"]).chat_id)
+    chat = driver.chats.get(driver.window(action))
+    return int(chat.chat_id) if chat is not None else None
 
 
 def do_chat_mode(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Set the chat's mode by the agent's mode id (e.g. `auto-edit`), as Chat Mode… would."""
-    chat = driver.chat({"window": _chat_window(driver, action).id()})
+    chat = driver.chat(action)
     chat.chat.set_mode(str(action["mode"])).result(timeout=WAIT)
-    return {"chat": chat.window_id, "mode": chat.chat.state.mode_id}
+    return {"chat": chat.chat_id, "mode": chat.chat.state.mode_id}
+
+
+def do_chat_new(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Qwen Code: New Chat — a new chat (with `agent`, a name of chat_agents; default: chat_agent), made the active one."""
+    window = driver.window(action)
+    before = {chat.chat_id for chat in driver.chats.of_window(window)}
+    args = {"agent": action["agent"]} if action.get("agent") is not None else {}
+    driver.host.run_on_main(lambda: window.run_command("qwen_chat_new", args))
+    wait_for_package_threads(driver.host, "preload")
+    driver.host.wait_idle()
+    made = [chat for chat in driver.chats.of_window(window) if chat.chat_id not in before]
+    if not made:
+        raise LookupError("no chat was made")
+    return {"chat": made[0].chat_id}
+
+
+def do_chats(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The window's chats in tab order."""
+    window = driver.window(action)
+    active = driver.chats.get(window)
+    return {"chats": [
+        {"chat": chat.chat_id, "sessionId": chat.chat.state.session_id, "title": chat.title,
+         "active": chat is active, "state": chat.chat.state.agent}
+        for chat in driver.chats.of_window(window)
+    ]}
+
+
+def do_chat_select(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Qwen Code: Switch Chat…, picking chat `chat`."""
+    chat = driver.chat_by_id(action["chat"])
+    window = driver.windows[chat.window_id]
+    listed = driver.chats.of_window(window)
+    driver.host.user.focus_window(window)
+    driver.host.user.run_command("qwen_chat_switch", via="palette")
+    driver.host.wait_for(lambda: [q for q in driver.host.quick_panels if not q.done], timeout=WAIT)
+    driver.host.user.choose_quick_panel(listed.index(chat))
+    driver.host.wait_idle()
+    return {"chat": chat.chat_id, "active": driver.chats.get(window) is chat}
+
+
+def do_chat_close(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Qwen Code: Close Chat on chat `chat`; its agent ends with the window's last chat."""
+    chat = driver.chat_by_id(action["chat"])
+    window = driver.windows[chat.window_id]
+    driver.host.run_on_main(lambda: window.run_command("qwen_chat_close", {"chat": chat.chat_id}))
+    driver.host.wait_idle()
+    active = driver.chats.get(window)
+    return {"chat": chat.chat_id, "active": active.chat_id if active is not None else None}
 
 
 def _mentioned(driver: Driver, action: dict[str, Any], make: Callable[[Any, Any], None]) -> dict[str, Any]:
     """Run `make(window, chat)` on the main thread and answer with the chat's next
     mention: `{chat, token, summary}` (the composer now shows `@token`) or `{chat, error}`."""
     window = _chat_window(driver, action)
-    chat = driver.chat({"window": window.id()})
+    chat = driver.chat(action)
+    tabs = sys.modules[f"{PACKAGE}.plugin.chat.chat_tabs"]
+    driver.host.run_on_main(lambda: tabs.select_chat(window, chat))  # a mention goes to the active chat
     made: list[dict[str, Any]] = []
 
     def observe(event: str, details: dict[str, Any]) -> None:
@@ -374,6 +444,20 @@ def do_paste_image(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return _mentioned(driver, action, lambda window, chat: chat.composer_view.run_command("qwen_chat_paste_image"))
 
 
+def do_chat_rewind(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Rewind to Here before the chat's prompt `turn` (0-based); with `text`, Edit
+    and Resend (the new prompt is sent). Answers once the agent has rewound and
+    the files are back: the files restored, and why others were not."""
+    window = _chat_window(driver, action)
+    chat = driver.chat(action)
+    rewind = sys.modules[f"{PACKAGE}.plugin.chat.rewind_commands"].rewind
+    text = action.get("text")
+    future = driver.host.run_on_main(lambda: rewind(window, chat, int(action["turn"]), text))
+    outcome = future.result(timeout=WAIT)
+    driver.host.wait_idle()
+    return {"chat": chat.chat_id, "filesRestored": outcome.files_restored, "notRestored": outcome.not_restored}
+
+
 def _turn_review(driver: Driver) -> Any:
     return sys.modules[f"{PACKAGE}.plugin.chat.turn_review"]
 
@@ -381,10 +465,11 @@ def _turn_review(driver: Driver) -> Any:
 def do_turn_changes(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """The files a turn changed (default: the last turn that changed files)."""
     window = _chat_window(driver, action)
+    chat_id = _chat_id(driver, action)
     review = _turn_review(driver)
 
     def read() -> dict[str, Any]:
-        turns = review.turns_of(window)
+        turns = review.turns_of(window, chat_id)
         turn = action.get("turn") if action.get("turn") is not None else (turns and turns.last_changed_turn())
         return {"turn": turn, "files": review.summary(turns.files(turn)) if turns and turn else []}
 
@@ -400,11 +485,12 @@ def do_reference(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 def _turn_command(driver: Driver, action: dict[str, Any], command: str) -> dict[str, Any]:
     window = _chat_window(driver, action)
-    args = {key: action[key] for key in ("turn", "path") if action.get(key) is not None}
+    chat_id = _chat_id(driver, action)
+    args = {key: action[key] for key in ("turn", "path") if action.get(key) is not None} | {"chat": chat_id}
     driver.host.run_on_main(lambda: window.run_command(command, args))
     wait_for_package_threads(driver.host, "turn undo")
     driver.host.wait_idle()
-    return do_turn_changes(driver, {"window": window.id(), "turn": action.get("turn")})
+    return do_turn_changes(driver, {"window": window.id(), "chat": chat_id, "turn": action.get("turn")})
 
 
 def do_turn_undo(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
@@ -482,12 +568,17 @@ ACTIONS: dict[str, Action] = {
     "clipboard": do_clipboard,
     "terminal_spec": do_terminal_spec,  # {window?, cli?}
     "wait_idle": do_wait_idle,
-    "chat": do_chat,  # {text, window?, agent?}
-    "chat_cancel": do_chat_cancel,  # {window?}
-    "chat_text": do_chat_text,  # {window?}
+    "chat": do_chat,  # {text, chat? | window?}
+    "chat_cancel": do_chat_cancel,  # {chat? | window?}
+    "chat_text": do_chat_text,  # {chat? | window?}
     "chat_mode": do_chat_mode,  # {chat?, mode}: the agent's mode id
     "mention": do_mention,  # {kind, name?, chat?}: @symbol/@diagnostics/@diff/@terminal into the composer
     "paste_image": do_paste_image,  # {chat?}: the clipboard's image into the composer
+    "chat_new": do_chat_new,  # {window?, agent?} -> {chat}
+    "chats": do_chats,  # {window?} -> {chats: [{chat, sessionId, title, active, state}]}
+    "chat_select": do_chat_select,  # {chat}
+    "chat_close": do_chat_close,  # {chat}
+    "chat_rewind": do_chat_rewind,  # {chat?, turn, text?}: Rewind to Here, or Edit and Resend with text
     "turn_changes": do_turn_changes,  # {chat?, turn?}
     "reference": do_reference,  # {path}
     "turn_undo": do_turn_undo,  # {chat?, turn?, path?}

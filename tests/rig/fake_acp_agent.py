@@ -9,7 +9,12 @@ SCRIPT (all keys optional):
      "auth_required": false,          session/new fails with -32000 until authenticate
      "auth_fails": false,             authenticate fails as 0.24.4's does with no key configured
      "config_only": false,            modes and models offered only as configOptions
-     "agent_info": {...},             initialize's agentInfo (default: qwen-code 0.24.4's); null: none
+     "agent_name": "fake-acp",        initialize's agentInfo.name ("qwen-code" poses as qwen: its
+                                      renameSession and deleteSession answer {"success": true}, as
+                                      qwen 0.24.4's do)
+     "rewind_files": [],              what rewindSession says it restored, as qwen 0.24.4 would
+                                      (only with a promptId and rewindFiles not false)
+     "rewind_delay": 0,               seconds rewindSession takes to answer
      "capabilities": {...},           initialize's agentCapabilities (default: qwen 0.24.4's: load, list,
                                       images, embedded context, MCP over HTTP and SSE)
      "exit_on_start": null,           exit with this code right after starting
@@ -17,6 +22,7 @@ SCRIPT (all keys optional):
 
 ACTION:
     {"chunks": ["a", "b"], "delay": 0}   agent_message_chunk per item
+    {"echo": "prefix"}                   one agent_message_chunk: the prefix and the prompt's text
     {"stream": N, "size": 10}            N chunks of `size` characters
     {"stall": seconds}                   wait (a session/cancel ends the turn "cancelled")
     {"deaf": seconds}                    wait, deaf to session/cancel (a hung agent)
@@ -25,7 +31,8 @@ ACTION:
     {"update": {...}}                    any session/update
     {"notify": method, "params": {...}}  any notification
     {"request": method, "params": {...}} ask the client and wait for its answer (logged);
-                                         with "wait": false, ask and go on (the answer is not awaited)
+                                         with "wait": false, ask and go on (the answer is not awaited);
+                                         a "sessionId" of "" becomes the prompt's session
     {"parallel": [{"request", "params"}, ...]}  ask them all at once, then wait for every answer
     {"tool_calls": N}                    N tool calls, each started then completed (a flood)
     {"stderr": N}                        one line of N characters on stderr
@@ -71,7 +78,6 @@ class Agent:
         self.auth_required = bool(script.get("auth_required"))
         self.auth_fails = bool(script.get("auth_fails"))
         self.config_only = bool(script.get("config_only"))
-        self.agent_info = script.get("agent_info", {"name": "qwen-code", "version": "0.24.4"})  # it stands in for qwen
         self.capabilities = script.get("capabilities", {
             "loadSession": True, "promptCapabilities": {"image": True, "embeddedContext": True},
             "sessionCapabilities": {"list": {}}, "mcpCapabilities": {"http": True, "sse": True},
@@ -84,6 +90,12 @@ class Agent:
         self.results: dict[int, Any] = {}
         self.next_id = 1000
         self.mode = "default"
+        self.agent_name = str(script.get("agent_name", "fake-acp"))
+        self.rewind_files: list[str] = list(script.get("rewind_files", []))
+        self.rewind_delay = float(script.get("rewind_delay", 0))
+        self.prompts: dict[str, list[str]] = {}  # session -> the promptIds of its history (qwen's snapshots)
+        self.prompt_count = 0  # qwen numbers promptIds on and never reuses one after a rewind
+        self.busy: set[str] = set()
 
     # --- io ----------------------------------------------------------------
 
@@ -170,9 +182,12 @@ class Agent:
     def handle(self, message: dict[str, Any]) -> Any:
         method, params = message.get("method"), message.get("params") or {}
         if method == "initialize":
-            answer = {"protocolVersion": 1, "authMethods": [{"id": "openai", "name": "key"}],
-                      "agentCapabilities": self.capabilities}
-            return answer if self.agent_info is None else {**answer, "agentInfo": self.agent_info}
+            return {
+                "protocolVersion": 1,
+                "agentInfo": {"name": self.agent_name, "version": "1.0"},
+                "authMethods": [{"id": "openai", "name": "key"}],
+                "agentCapabilities": self.capabilities,
+            }
         if method == "authenticate":
             if self.auth_fails:  # qwen 0.24.4 with a fresh HOME and no OPENAI_API_KEY
                 raise RpcError(-32603, "Internal error")
@@ -189,7 +204,11 @@ class Agent:
             session_id = params["sessionId"]
             if self.state is None or not (self.state / f"{session_id}.json").exists():
                 raise RpcError(-32603, "Internal error", {"details": f"session {session_id} not found"})
+            self.prompts[session_id] = []  # qwen keeps each prompt's id in the session's record
             for entry in self.history(session_id):
+                if entry["role"] == "user":
+                    self.prompts[session_id].append(entry["promptId"])
+                    self.prompt_count = max(self.prompt_count, int(entry["promptId"].rpartition("#")[2]))
                 kind = "user_message_chunk" if entry["role"] == "user" else "agent_message_chunk"
                 self.chunk(session_id, entry["text"], kind)
             return self.session_answer(session_id)
@@ -219,7 +238,45 @@ class Agent:
             return {}
         if method == "session/prompt":
             return self.prompt(params)
+        if method in ("renameSession", "deleteSession") and self.agent_name == "qwen-code":
+            return {"success": True}
+        if method == "qwen/status/session/rewind_snapshots":
+            ids = self.prompts.get(params.get("sessionId", ""), [])
+            return {"snapshots": [{"promptId": prompt_id, "turnIndex": index, "timestamp": "2026-01-01T00:00:00Z",
+                                   "diffStats": {"filesChanged": 0, "insertions": 0, "deletions": 0}}
+                                  for index, prompt_id in enumerate(ids)]}
+        if method == "rewindSession":
+            return self.rewind(params)
         raise RpcError(-32601, f"Method not found: {method}")
+
+    def rewind(self, params: dict[str, Any]) -> dict[str, Any]:
+        """qwen 0.24.4's rewindSession: to before prompt `targetTurnIndex`, or
+        the prompt `promptId` names (files are restored only with a promptId)."""
+        session_id = params.get("sessionId", "")
+        ids = self.prompts.get(session_id, [])
+        if session_id in self.busy:
+            raise RpcError(-32602, "Cannot rewind while a prompt is running", {"errorKind": "session_busy"})
+        time.sleep(self.rewind_delay)
+        prompt_id = params.get("promptId")
+        index = params.get("targetTurnIndex")
+        if prompt_id is not None and index is None:
+            if not isinstance(prompt_id, str) or not prompt_id.startswith(f"{session_id}########"):
+                raise RpcError(-32602, "Invalid promptId format", {"errorKind": "invalid_rewind_target"})
+            if prompt_id not in ids:
+                raise RpcError(-32602, "Snapshot not found for the given promptId",
+                               {"errorKind": "invalid_rewind_target"})
+            index = ids.index(prompt_id)
+        if not isinstance(index, int) or index < 0 or index >= len(ids):
+            raise RpcError(-32602, "Invalid params: Cannot rewind to the requested turn. It may have been compressed or "
+                           "does not exist.", {"errorKind": "invalid_rewind_target"})
+        del ids[index:]
+        entries = self.history(session_id)
+        users = [n for n, entry in enumerate(entries) if entry["role"] == "user"]
+        if self.state is not None and index < len(users):
+            (self.state / f"{session_id}.json").write_text(json.dumps(entries[: users[index]]))
+        restores = prompt_id is not None and params.get("rewindFiles") is not False
+        return {"success": True, "historyBeforeRewind": [], "targetTurnIndex": index, "apiTruncateIndex": index,
+                "filesChanged": self.rewind_files if restores else [], "filesFailed": []}
 
     def announce_commands(self, session_id: str) -> None:
         time.sleep(0.05)
@@ -232,7 +289,17 @@ class Agent:
         session_id = params["sessionId"]
         self.cancelled.clear()
         text = "".join(b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text")
-        self.remember(session_id, getattr(self, "cwd", ""), {"role": "user", "text": text})
+        self.prompt_count += 1
+        prompt_id = f"{session_id}########{self.prompt_count}"
+        self.remember(session_id, getattr(self, "cwd", ""), {"role": "user", "text": text, "promptId": prompt_id})
+        self.prompts.setdefault(session_id, []).append(prompt_id)
+        self.busy.add(session_id)
+        try:
+            return self.run_turn(session_id, text)
+        finally:
+            self.busy.discard(session_id)
+
+    def run_turn(self, session_id: str, text: str) -> dict[str, Any]:
         used = self.turns_used()
         actions = self.turns[used] if used < len(self.turns) else [{"chunks": ["OK."]}]
         said: list[str] = []
@@ -249,6 +316,9 @@ class Agent:
                     said.append(piece)
                     if action.get("delay"):
                         time.sleep(action["delay"])
+            elif "echo" in action:
+                said.append(f"{action['echo']}{text}")
+                self.chunk(session_id, said[-1])
             elif "stream" in action:
                 piece = "x" * (action.get("size", 10) - 1) + " "
                 for _ in range(action["stream"]):
@@ -272,14 +342,14 @@ class Agent:
             elif "request" in action and action.get("wait") is False:
                 self.next_id += 1
                 self.write({"jsonrpc": "2.0", "id": self.next_id, "method": action["request"],
-                            "params": action.get("params", {})})
+                            "params": of_session(action.get("params", {}), session_id)})
             elif "request" in action:
-                answer = self.ask(action["request"], action.get("params", {}))
+                answer = self.ask(action["request"], of_session(action.get("params", {}), session_id))
                 self.log({"answer_to": action["request"], "answer": answer})
             elif "stop_reading" in action:
                 self.deaf_to_stdin.set()
             elif "parallel" in action:
-                asked = [(r["request"], r.get("params", {})) for r in action["parallel"]]
+                asked = [(r["request"], of_session(r.get("params", {}), session_id)) for r in action["parallel"]]
                 for (method, _), answer in zip(asked, self.ask_all(asked), strict=True):
                     self.log({"answer_to": method, "answer": answer})
             elif "tool_calls" in action:
@@ -327,6 +397,13 @@ class Agent:
                 self.cancelled.set()
             elif "id" in message:
                 threading.Thread(target=self.serve, args=(message,), daemon=True).start()
+
+
+def of_session(params: Any, session_id: str) -> Any:
+    """`params` of a request the script asks, its blank sessionId made the prompt's session."""
+    if isinstance(params, dict) and params.get("sessionId") == "":
+        return {**params, "sessionId": session_id}
+    return params
 
 
 class RpcError(Exception):

@@ -19,7 +19,7 @@ from tests.support.headless import HeadlessSublime
 BASELINE_METHODS = {"initialize", "authenticate", "session/new", "session/prompt", "session/cancel",
                     "session/set_mode", "session/set_config_option"}
 BASELINE_BLOCKS = {"text", "resource_link"}
-PLAIN_AGENT = {"agent_info": {"name": "plain-agent", "version": "2.0"}, "capabilities": {}}
+PLAIN_AGENT = {"agent_name": "plain-agent", "capabilities": {}}
 OPTIONS = [{"optionId": "proceed_once", "kind": "allow_once", "name": "Allow"},
            {"optionId": "cancel", "kind": "reject_once", "name": "Reject"}]
 
@@ -63,20 +63,20 @@ def test_another_agent_by_name_streams_asks_permission_and_gets_only_standard_ac
     }))
     editor = HeadlessSublime(workspace, home)
     try:
-        sent = editor.do("chat", text="build it", agent="plain")
+        made = editor.do("chat_new", agent="plain")
+        assert made["ok"]
+        sent = editor.do("chat", text="build it", chat=made["chat"])
         assert sent["ok"] and sent["agent"] == "plain"
         asked = editor.wait_event(lambda e: e.get("event") == "permission_requested")
         assert asked["toolCall"]["title"] == "make"
         assert editor.do("permission", option="proceed_once")["ok"]
         ended = editor.wait_event(lambda e: e.get("event") == "chat_turn_ended")
         assert ended["stopReason"] == "end_turn"
-        shown = editor.do("chat_text")
+        shown = editor.do("chat_text", chat=made["chat"])
         assert "Hello from another agent." in shown["text"] and " Done." in shown["text"]
         assert shown["agent_name"] == "plain"
         assert {"answer_to": "session/request_permission",
                 "answer": {"outcome": {"outcome": "selected", "optionId": "proceed_once"}}} in logged(log)
-        # The window's chat runs plain: another agent for it is refused, not silently ignored.
-        assert not editor.do("chat", text="again", agent="qwen")["ok"]
         assert editor.quit()["ok"]
     finally:
         editor.kill()
@@ -141,8 +141,7 @@ def test_an_agent_that_is_not_qwen_is_neither_signed_in_nor_told_qwens_way(rig: 
     assert message.startswith("plain is not signed in") and "Sign in to plain in a terminal" in message
     assert "OPENAI_API_KEY" not in message and "qwen" not in message
     assert rig.received("session/new") and not rig.received("authenticate")  # its methods are its user's to pick
-    # Sent again (after signing in elsewhere): the agent starts again and asks for a session, never a prompt without one.
+    # Sent again (after signing in elsewhere): the agent is asked for a session again, never sent a prompt without one.
     rig.send("again")
-    rig.host.wait_for(lambda: len([e for e, _ in rig.events if e == "chat_error"]) == 2, timeout=WAIT)
-    assert len(rig.received("initialize")) == 2 and len(rig.received("session/new")) == 2
-    assert not rig.received("session/prompt")
+    rig.host.wait_for(lambda: len([e for e, _ in rig.events if e == "chat_error"]) >= 2, timeout=WAIT)
+    assert len(rig.received("session/new")) >= 2 and not rig.received("session/prompt")

@@ -25,7 +25,8 @@ SIGN_IN = "/auth"
 def test_a_chat_before_signing_in_says_how_to_sign_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # 0.24.4 --acp: session/new -32000 "Authentication required", authenticate("openai") -32603 without a key.
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({"auth_required": True, "auth_fails": True, "log": str(tmp_path / "agent-log.jsonl")}))
+    script.write_text(json.dumps({"auth_required": True, "auth_fails": True, "agent_name": "qwen-code",
+                                  "log": str(tmp_path / "agent-log.jsonl")}))
     with open_editor(tmp_path, monkeypatch, load=False) as editor:
         rig = ChatRig(editor, tmp_path)
         editor.load([editor.workspace], {"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]})

@@ -9,6 +9,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,18 +131,20 @@ def test_turn_change_verbs_and_event(tmp_path: Path) -> None:
     editor = HeadlessSublime(workspace, home)
     try:
         window = editor.ready["window"]
-        assert editor.do("chat_mode", chat=window, mode="yolo")["mode"] == "yolo"
+        moded = editor.do("chat_mode", mode="yolo")  # the window's chat, made on first use
+        assert moded["mode"] == "yolo"
+        chat = moded["chat"]
         assert editor.do("open", path=str(opened))["ok"]
         assert editor.do("chat", text="change them")["ok"]
         event = editor.wait_event(lambda e: e.get("event") == "turn_changes")
         files = [{"path": str(opened), "added": 1, "removed": 1, "state": "changed"},
                  {"path": str(closed), "added": 1, "removed": 0, "state": "changed"}]
-        assert event == {"event": "turn_changes", "window": window, "chat": window, "turn": 1, "files": files}
+        assert event == {"event": "turn_changes", "window": window, "chat": chat, "turn": 1, "files": files}
         assert editor.do("turn_changes")["files"] == files
         assert editor.do("reference", path=str(opened))["reference"] == "one\ntwo\n"
         kept = editor.do("turn_keep", path=str(closed))
         assert [f["state"] for f in kept["files"]] == ["changed", "kept"]
-        undone = editor.do("turn_undo", chat=window, turn=1)
+        undone = editor.do("turn_undo", chat=chat, turn=1)
         assert [f["state"] for f in undone["files"]] == ["reverted", "reverted"]
         assert opened.read_bytes() == b"\xef\xbb\xbfone\r\ntwo\r\n" and not closed.exists()
         assert editor.quit()["ok"]
@@ -184,6 +187,52 @@ def test_mention_and_paste_image_verbs(tmp_path: Path, monkeypatch: pytest.Monke
         blocks = prompts[0]["params"]["prompt"]
         assert {"type": "image", "mimeType": "image/png", "data": base64.b64encode(png).decode()} in blocks
         assert any("return [book]" in b["resource"]["text"] for b in blocks if b["type"] == "resource")
+        assert editor.quit()["ok"]
+    finally:
+        editor.kill()
+
+
+def turns_ended(editor: HeadlessSublime, count: int) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def counted(event: dict[str, Any]) -> bool:
+        if event.get("event") == "chat_turn_ended":
+            seen.append(event)
+        return len(seen) >= count
+
+    editor.wait_event(counted)
+
+
+def test_chat_rewind_verb_rewinds_and_edits_and_resends(tmp_path: Path) -> None:
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    made = workspace / "made.txt"
+    script = tmp_path / "script.json"
+    write = {"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(made), "content": "made\n"}}
+    script.write_text(json.dumps({"agent_name": "qwen-code", "state": str(tmp_path / "agent-state"),
+                                  "turns": [[{"chunks": ["first"]}], [write, {"chunks": ["second"]}],
+                                            [{"chunks": ["edited"]}]]}))
+    user = home / ".config" / "sublime-text" / "Packages" / "User"
+    user.mkdir(parents=True)
+    (user / "QwenCompanion.sublime-settings").write_text(
+        json.dumps({"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]}))
+
+    editor = HeadlessSublime(workspace, home)
+    try:
+        for count, text in enumerate(["one", "two"], start=1):
+            chat = editor.do("chat", text=text)["chat"]
+            turns_ended(editor, count)
+        assert made.exists()
+        refused = editor.do("chat_rewind", chat=chat, turn=5)
+        assert not refused["ok"] and "there is no prompt 5" in refused["error"]
+        rewound = editor.do("chat_rewind", chat=chat, turn=1, text="two, edited")
+        assert rewound["ok"] and rewound["filesRestored"] == [str(made)] and not made.exists()
+        turns_ended(editor, 3)
+        text = editor.do("chat_text")["text"]
+        assert "two, edited" in text and "edited" in text and "second" not in text
+        assert editor.do("chat_rewind", turn=0)["filesRestored"] == []
+        assert "first" not in editor.do("chat_text")["text"]
         assert editor.quit()["ok"]
     finally:
         editor.kill()

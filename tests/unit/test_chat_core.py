@@ -207,10 +207,10 @@ def test_file_requests_are_answered_inside_the_folders_only(rig: Rig) -> None:
     outside = rig.tmp / "secret.txt"
     outside.write_text("no")
     chat, _, events = rig.chat([[
-        {"request": "fs/read_text_file", "params": {"sessionId": "s", "path": str(inside), "line": 2, "limit": 1}},
-        {"request": "fs/read_text_file", "params": {"sessionId": "s", "path": str(outside)}},
-        {"request": "fs/write_text_file", "params": {"sessionId": "s", "path": str(rig.folder / "new" / "b.txt"), "content": "hi"}},
-        {"request": "session/request_permission", "params": {"sessionId": "s", "toolCall": {"toolCallId": "t1"}, "options": [
+        {"request": "fs/read_text_file", "params": {"sessionId": "", "path": str(inside), "line": 2, "limit": 1}},
+        {"request": "fs/read_text_file", "params": {"sessionId": "", "path": str(outside)}},
+        {"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(rig.folder / "new" / "b.txt"), "content": "hi"}},
+        {"request": "session/request_permission", "params": {"sessionId": "", "toolCall": {"toolCallId": "t1"}, "options": [
             {"optionId": "proceed_once", "kind": "allow_once", "name": "Allow"}]}},
     ]])
     chat.send("go")
@@ -314,7 +314,7 @@ def test_mode_notifications_from_the_agent_are_reflected(rig: Rig) -> None:
 
 
 def test_authentication_is_done_when_the_agent_requires_it(rig: Rig) -> None:
-    chat, _, events = rig.chat(auth_required=True)
+    chat, _, events = rig.chat(auth_required=True, agent_name="qwen-code")  # qwen: signed in with its first method
     chat.send("hi")
     wait_for(lambda: events.ended)
     assert events.ended == ["end_turn"]

@@ -1,5 +1,6 @@
-"""One window's chat: its agent's lifecycle (start, sign-in, session, restart
-with back-off) and its queue of prompts. What the chat shows of the agent is
+"""One chat: its ACP session on an agent it may share with other chats
+(`AgentConnection`: the process, its start, back-off and routing by session),
+sign-in, and its queue of prompts. What the chat shows of the agent is
 `ChatState` (chat_state.py), where its words go is `TranscriptLayout`
 (transcript_layout.py), and the thread it runs on is `ChatThread`.
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
@@ -24,11 +24,13 @@ from acp.schema import AgentMessageChunk, SessionInfo, SessionNotification, User
 
 from ..json_types import JsonObject
 from ..qwen_home import SIGN_IN_HINT
+from .agent_connection import AgentConnection
 from .bridge import AgentBridge, AgentCommand, AgentError, AgentGone
 from .chat_state import ChatState
 from .chat_thread import ChatThread
 from .render import UpdateRenderer, chunk_text
 from .requests import AgentRequests
+from .rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, rewind
 from .store import SessionStore
 from .streamer import BlockStreamer
 from .transcript_layout import TranscriptLayout
@@ -38,11 +40,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CANCEL_TIMEOUT = 5.0
-# A restart waits this long after the previous start (doubling per quick
-# crash, capped): a crashing agent is never restarted in a loop.
-BACKOFF_FIRST = 1.0
-BACKOFF_MAX = 30.0
-STABLE_SECONDS = 60.0
 AUTH_REQUIRED = -32000
 
 
@@ -64,6 +61,8 @@ class ChatSetup:
     renderer: Callable[[], UpdateRenderer]
     store: SessionStore
     key: str | None
+    # The agent process this chat shares with others (None: one of its own).
+    connection: AgentConnection | None = None
 
 
 class Chat:
@@ -74,16 +73,17 @@ class Chat:
         self._events = events
         self.state = ChatState()
         self.history: list[str] = []  # prompts sent, for Up in the composer
-        self._bridge: AgentBridge | None = None
+        self.connection = setup.connection or AgentConnection(thread, setup.command)
+        self.connection.attach(self)
+        self._session_bridge: AgentBridge | None = None  # the agent process our session is open on
+        self.prompts = PromptLog()  # the session's prompts, for a rewind
         self._queue: deque[tuple[str, list[JsonObject]]] = deque()
         self._ready_lock: asyncio.Lock | None = None
         self._draining = False
+        self._rewinding = False
         self._layout = TranscriptLayout(streamer)
         self._replaying = False
         self._cancelling = False
-        self._failures = 0
-        self._last_start = 0.0
-        self._auth_methods: list[str] = []
         if setup.key is not None:
             self.state.session_id = setup.store.get(setup.key)
 
@@ -119,6 +119,11 @@ class Chat:
     def set_model(self, model_id: str) -> Future[None]:
         return self._submit(self._guarded(self._set_model(model_id)))
 
+    def rewind(self, turn: int, text: str | None = None, files: FileRestorer | None = None) -> Future[RewindOutcome]:
+        """Back to before prompt `turn` (0-based), files too; with `text`, Edit
+        and Resend (rewind.py). Fails with `RewindRefused` while a turn runs."""
+        return self._submit(self._rewind(turn, text, files))
+
     def restart(self) -> Future[None]:
         """End the agent and start it again on the same session."""
         return self._submit(self._guarded(self._restart()))
@@ -128,15 +133,20 @@ class Chat:
         self._submit(self._note(text))
 
     def close(self) -> None:
-        """End the agent now, whatever state the loop is in (any thread; never waits)."""
-        bridge = self._bridge
+        """Leave the agent; the last chat to leave ends it now, whatever state
+        the loop is in (any thread; never waits)."""
         self.state.agent = "stopped"  # an expected exit: no error line
         self._setup.requests().cancel_pending()
-        if bridge is not None:
-            bridge.kill()
-            if self._thread.alive:  # quick once killed; lets the loop release the pipes
-                self._submit(bridge.stop())
+        self.connection.detach(self)
         self.streamer.close()
+
+    def requests(self) -> AgentRequests:
+        """What answers the agent's requests about this chat's session."""
+        return self._setup.requests()
+
+    @property
+    def _bridge(self) -> AgentBridge | None:
+        return self.connection.bridge
 
     @property
     def turn_cancelled(self) -> bool:
@@ -189,67 +199,34 @@ class Chat:
             self._ready_lock = asyncio.Lock()
         async with self._ready_lock:
             bridge = self._bridge
-            if bridge is not None and bridge.running and self.state.agent not in ("stopped", "exited"):
+            if (bridge is not None and bridge.running and bridge is self._session_bridge
+                    and self.state.agent not in ("stopped", "exited")):
                 return bridge
-            await self._backoff()
             self.state.agent = "starting"
             self._changed()
             try:
-                command = self._setup.command()
-            except Exception as error:  # e.g. qwen not on PATH: say so, with the fix
+                bridge = await self.connection.ready(self._write_note)
+            except AgentError:
                 self.state.agent = "exited"
-                raise AgentError(str(error)) from error
-            events = _BridgeEvents(self)
-            bridge = AgentBridge(command, self._setup.requests, events)
-            events.bridge = self._bridge = bridge
-            self._thread.bridges[:] = [b for b in self._thread.bridges if b.running] + [bridge]
-            self._last_start = time.monotonic()
-            try:
-                initialized = await bridge.start()
-            except (OSError, AgentError) as error:
-                self.state.agent = "exited"
-                self._failures += 1
-                bridge.kill()
-                raise AgentError(f"could not start the agent ({' '.join(bridge.command.argv)}): {error}") from error
-            info = initialized.agent_info
-            self.state.agent_name = f"{info.name} {info.version}" if info is not None else ""
-            self._auth_methods = [m.id for m in initialized.auth_methods or []]
-            capabilities = initialized.agent_capabilities
-            prompts = capabilities.prompt_capabilities if capabilities is not None else None
-            self.state.accepts_images = prompts is not None and prompts.image
-            try:
-                await self._open_session(bridge)
-            except AgentError:  # e.g. not signed in: the next prompt starts the agent again, which reads the sign-in
-                self.state.agent = "stopped"  # an exit asked for: no error line
-                await bridge.stop()
                 raise
+            self.state.agent_name = self.connection.agent_name
+            self.state.accepts_images = self.connection.accepts_images
+            session_id = self.state.session_id
+            if session_id is not None and bridge.can_load:
+                try:
+                    await self._load(bridge, session_id)
+                except AgentError as error:
+                    log.warning("could not reload session %s (%s); starting a new one", session_id, error)
+                    self._write_note(f"The previous conversation could not be reloaded ({error}); this is a new one.")
+                    await self._new(bridge)
+            else:
+                await self._new(bridge)
+            self._session_bridge = bridge
             self.state.agent = "ready"
             return bridge
 
-    async def _open_session(self, bridge: AgentBridge) -> None:
-        """The remembered session if the agent can load it, else a new one."""
-        session_id = self.state.session_id
-        if session_id is not None and bridge.can_load:
-            try:
-                await self._load(bridge, session_id)
-            except AgentError as error:
-                log.warning("could not reload session %s (%s); starting a new one", session_id, error)
-                self._write_note(f"The previous conversation could not be reloaded ({error}); this is a new one.")
-                await self._new(bridge)
-        else:
-            await self._new(bridge)
-
     async def _start(self) -> None:
         await self._ensure_ready()
-
-    async def _backoff(self) -> None:
-        if self._failures == 0:
-            return
-        delay = min(BACKOFF_FIRST * 2 ** (self._failures - 1), BACKOFF_MAX)
-        wait = self._last_start + delay - time.monotonic()
-        if wait > 0:
-            self._write_note(f"Restarting the agent in {wait:.0f} s…")
-            await asyncio.sleep(wait)
 
     async def _authenticated(self, bridge: AgentBridge, call: Callable[[], Coroutine[Any, Any, T]]) -> T:
         """`call()`, authenticating first when qwen says it must (its first
@@ -260,13 +237,14 @@ class Chat:
             return await call()
         except AgentError as error:
             cause = error.__cause__
-            if getattr(cause, "code", None) != AUTH_REQUIRED or not self._auth_methods:
+            if getattr(cause, "code", None) != AUTH_REQUIRED or not self.connection.auth_methods:
                 raise
             if not bridge.speaks_qwen:
                 raise AgentError(f"{bridge.command.agent} is not signed in ({error}). Sign in to "
                                  f"{bridge.command.agent} in a terminal; then send again.") from error
+        method = self.connection.auth_methods[0]
         try:
-            await bridge.request("authenticate", {"methodId": self._auth_methods[0]})
+            await bridge.request("authenticate", {"methodId": method})
         except AgentError as error:
             raise AgentError(f"{bridge.command.agent} is not signed in ({error}). {SIGN_IN_HINT}; then send again.") from error
         return await call()
@@ -276,14 +254,18 @@ class Chat:
 
     async def _new(self, bridge: AgentBridge) -> None:
         self.state.usage.new_session()
-        response, raw = await self._authenticated(
-            bridge, lambda: bridge.new_session(self._cwd(), self._setup.mcp_servers())
-        )
+        with self.connection.opening():
+            response, raw = await self._authenticated(
+                bridge, lambda: bridge.new_session(self._cwd(), self._setup.mcp_servers())
+            )
+            self.connection.claim(response.session_id, self)
         self._adopt(response.session_id, raw)
 
     async def _load(self, bridge: AgentBridge, session_id: str) -> None:
+        self.connection.claim(session_id, self)  # its replay comes to this chat
         self._layout.clear()
         self.state.usage.new_session()
+        self.prompts.clear()
         self._replaying = True
         try:
             _, raw = await self._authenticated(
@@ -305,7 +287,10 @@ class Chat:
     async def _enqueue(self, text: str, context: list[JsonObject]) -> None:
         self._queue.append((text, context))
         self._changed()
-        if self._draining:
+        await self._drain()
+
+    async def _drain(self) -> None:
+        if self._draining or self._rewinding:  # a prompt sent while a rewind runs waits for its end
             return
         self._draining = True
         try:
@@ -321,9 +306,11 @@ class Chat:
             bridge = await self._ensure_ready()
         except AgentError as error:
             self._error(str(error))
+            self.prompts.turn_ended()
             self._events.turn_ended("error")
             return
         self._layout.prompt(text, context)
+        self.prompts.sent(text, context, self._layout.turn)
         self.state.agent = "busy"
         self.state.usage.start_turn()
         self._cancelling = False
@@ -351,9 +338,10 @@ class Chat:
             elif stop_reason != "end_turn" and stop_reason != "error":
                 self._write_note(f"stopped: {stop_reason}")
             if stop_reason != "error":
-                self._failures = 0
+                self.connection.turn_succeeded()
         self.streamer.flush()
         self._changed()
+        self.prompts.turn_ended()
         self._events.turn_ended(stop_reason)
 
     async def _cancel(self) -> None:
@@ -384,6 +372,7 @@ class Chat:
     async def _new_session(self) -> None:
         bridge = await self._ensure_ready()
         self._layout.clear()
+        self.prompts.clear()
         await self._new(bridge)
 
     async def _load_session(self, session_id: str) -> None:
@@ -419,11 +408,24 @@ class Chat:
             self.state.adopt_config_options(answer.get("configOptions"))
         return True
 
+    async def _rewind(self, turn: int, text: str | None, files: FileRestorer | None) -> RewindOutcome:
+        if self._rewinding:
+            raise RewindRefused("a rewind is running already", for_now=True)
+        bridge = await self._ensure_ready()
+        target = RewindTarget(self.state, self.prompts, lambda: len(self._queue) + self._draining,
+                              bridge.request, self._layout.cut, self.send)
+        self._rewinding = True
+        try:
+            return await rewind(target, turn, text, files)
+        finally:
+            self._rewinding = False
+            self._changed()
+            if self._queue:
+                self._submit(self._drain())
+
     async def _restart(self) -> None:
-        bridge = self._bridge
         self.state.agent = "stopped"  # an exit asked for: no error line
-        if bridge is not None:
-            await bridge.stop()
+        await self.connection.stop()  # the other chats reload their sessions when next used
         await self._start()
         self._write_note("The agent was restarted and the conversation reloaded.")
 
@@ -438,6 +440,7 @@ class Chat:
         elif isinstance(update, UserMessageChunk):
             if self._replaying:  # live echoes of our own prompt are not shown twice
                 self._layout.user_text(chunk_text(update.content))
+                self.prompts.replayed(chunk_text(update.content), self._layout.turn)
         elif self.state.adopt_update(update):
             self._changed()
         else:
@@ -456,35 +459,21 @@ class Chat:
         else:
             log.debug("ignored notification %s", method)
 
-    def exited(self, bridge: AgentBridge, returncode: int | None, stderr_tail: list[str]) -> None:
-        if bridge is not self._bridge:
-            return
-        stopped = self.state.agent == "stopped"
-        self.state.agent = "exited"
+    def exited(self, bridge: AgentBridge, returncode: int | None, stderr_tail: list[str], *,
+               expected: bool = False) -> None:
+        if bridge is not self._session_bridge:
+            return  # this chat had no session on it
+        if expected and self.state.agent == "busy":  # another chat restarted the agent they share
+            self._write_note("The agent was restarted from another chat, which ended this turn; send again to go on.")
+        stopped = self.state.agent == "stopped" or expected
+        self.state.agent = "stopped" if expected else "exited"
         if not stopped:
-            if time.monotonic() - self._last_start < STABLE_SECONDS or returncode != 0:
-                self._failures += 1
             last = next((line for line in reversed(stderr_tail) if line.strip()), "")
             detail = f": {last[:200]}" if last and returncode != 0 else ""
             self._error(f"The agent exited (code {returncode}){detail}. The next prompt restarts it.")
         self._setup.requests().cancel_pending()  # nobody is left to wait for them
         self._changed()
 
-
-class _BridgeEvents:
-    def __init__(self, chat: Chat) -> None:
-        self._chat = chat
-        self.bridge: AgentBridge | None = None
-
-    def session_update(self, notification: SessionNotification) -> None:
-        self._chat.session_update(notification)
-
-    def ext_notification(self, method: str, params: JsonObject) -> None:
-        self._chat.ext_notification(method, params)
-
-    def exited(self, returncode: int | None, stderr_tail: list[str]) -> None:
-        if self.bridge is not None:
-            self._chat.exited(self.bridge, returncode, stderr_tail)
-
     def refused(self, message: str) -> None:
-        self._chat._error(message)
+        """The agent sent what the editor drops (too large)."""
+        self._error(message)

@@ -59,6 +59,13 @@ class BlockStreamer:
             self._pending.clear()
             self._sink([self.transcript.clear()])
 
+    def truncate(self, block_id: str) -> None:
+        """Drop the block and all after it (what is buffered is written first)."""
+        with self._lock:
+            edits = self._take()
+            edits.append(self.transcript.truncate(block_id))
+            self._sink(edits)
+
     def flush(self) -> None:
         with self._lock:
             edits = self._take()

@@ -105,6 +105,32 @@ class Transcript:
             self._sizes = PrefixSums()
             return Edit(0, size, "")
 
+    def truncate(self, block_id: str) -> Edit:
+        """Drop the block and every block after it (a rewound conversation)."""
+        with self._lock:
+            position = self._positions.get(block_id)
+            if position is None:
+                return Edit(self._size, 0, "")
+            offset = self._sizes.sum_of_first(position)
+            for dropped in self._ids[position:]:
+                del self._texts[dropped], self._lengths[dropped], self._positions[dropped]
+            del self._ids[position:]
+            self._sizes = PrefixSums()
+            for kept in self._ids:
+                self._sizes.append(self._lengths[kept])
+            erased, self._size = self._size - offset, offset
+            return Edit(offset, erased, "")
+
+    def block_at(self, offset: int) -> str | None:
+        """The id of the block holding character `offset` (the last block at the end)."""
+        with self._lock:
+            end = 0
+            for block_id in self._ids:
+                end += self._lengths[block_id]
+                if offset < end:
+                    return block_id
+            return self._ids[-1] if self._ids else None
+
     def _joined(self, block_id: str) -> str:
         pieces = self._texts.get(block_id, "")
         if isinstance(pieces, list):

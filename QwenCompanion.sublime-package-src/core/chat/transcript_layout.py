@@ -37,6 +37,12 @@ class TranscriptLayout:
         self.streamer.clear()
         self._last_kind = ""
 
+    def cut(self, turn: int) -> None:
+        """Drop turn `turn` (from its prompt) and everything after it; later
+        turns keep counting up, so block ids stay unique."""
+        self.streamer.truncate(f"t{turn}.user")
+        self._last_kind = ""
+
     def note(self, text: str) -> None:
         """A line of the chat's own (not sent to the agent), in a turn of its own."""
         self.turn += 1

@@ -21,7 +21,7 @@ from . import notify
 from .agent_fs import AgentFiles
 from .buffers import on_main, open_paths, open_view
 from .chat_views import open_chat
-from .chats import chats
+from .chats import WindowChat, chats
 
 if TYPE_CHECKING:
     from acp import schema
@@ -37,16 +37,22 @@ log = logging.getLogger(__name__)
 MAX_CHAT_REVIEWS = 4
 
 class EditorRequests:
-    def __init__(self, window: sublime.Window) -> None:
+    """One chat's answers: its prompts, accepted edits and turn checkpoints are its own."""
+
+    def __init__(self, window: sublime.Window, chat_id: int) -> None:
         from ...core.chat.permissions import PendingPermissions
 
         self.window = window
         self.window_id = window.id()
+        self.chat_id = chat_id
         self.pending: PendingPermissions = PendingPermissions()
         self.accepted = AcceptedEdits()  # the user's own texts for the agent's writes
         self._reviews: dict[str, Review] = {}  # prompt key -> its open review
         self._reviewing: set[str] = set()  # prompt keys given a review (chat thread)
         self.files = AgentFiles(window)
+
+    def _chat(self) -> WindowChat | None:
+        return chats.by_id(self.chat_id)
 
     # --- files -----------------------------------------------------------
 
@@ -94,7 +100,7 @@ class EditorRequests:
 
         prompt = prompt_of(self.pending.next_key(), request, path_display(self.window))
         turn = self.accepted.turn
-        chat = chats.get(self.window)
+        chat = self._chat()
         # After session/cancel nothing more is asked of the user: a late request is answered "cancelled".
         late = chat is not None and chat.chat.turn_cancelled
         disk = await self._review_file(prompt) if prompt.diff is not None and chat is not None and not late else None
@@ -106,7 +112,7 @@ class EditorRequests:
                 self.pending.answer(prompt.key, cancelled())
             chat.chat.upsert(f"{prompt.key}", render_prompt(prompt))
             chat.chat.streamer.flush()
-        chats.tell("permission_requested", prompt.event(self.window_id, chat.chat_id if chat is not None else self.window_id))
+        chats.tell("permission_requested", prompt.event(self.window_id, self.chat_id))
         sublime.set_timeout(lambda: self._show(prompt, disk, turn))
         try:
             answer = await future
@@ -152,12 +158,17 @@ class EditorRequests:
     def _show(self, prompt: PermissionPrompt, disk: DiskFile | None, turn: int) -> None:
         """Bring the prompt to the user's sight, never to their keys: the chat in
         view with focus left where the user has it, the diff in a review (main thread)."""
-        chat = chats.get(self.window)
+        chat = self._chat()
         if chat is None or not self.window.is_valid() or self.pending.get(prompt.key) is None:
             return
-        self.window.status_message(f"Qwen Code asks: {prompt.title} (answer it in the chat's transcript)")
         kind, asked = ("question", prompt.questions[0].text) if prompt.questions else ("permission", prompt.title)
-        notify.waiting(self.window, chat, kind, f"asks: {asked}", lambda: open_chat(self.window, chat, focus=False))
+        if chats.get(self.window) is chat:
+            self.window.status_message(f"Qwen Code asks: {prompt.title} (answer it in the chat's transcript)")
+            notify.waiting(self.window, chat, kind, f"asks: {asked}", lambda: open_chat(self.window, chat, focus=False))
+        else:  # another chat is in front: the user's tab stays; the asking chat is named
+            self.window.status_message(f"Qwen Code asks in the chat “{chat.title}”: {prompt.title} "
+                                       "(Qwen Code: Switch Chat… to answer)")
+            notify.waiting(self.window, chat, kind, f"asks in “{chat.title}”: {asked}", lambda: None)
         if prompt.diff is not None and disk is not None:
             self._open_review(prompt, disk, turn)
 
@@ -188,7 +199,7 @@ class EditorRequests:
             return False
         prompt.answers.append(prompt.questions[len(prompt.answers)].labels[index - 1])
         if len(prompt.answers) < len(prompt.questions):
-            chat = chats.get(self.window)
+            chat = self._chat()
             if chat is not None:
                 chat.chat.upsert(prompt.key, render_questions(prompt))
             return True
@@ -205,7 +216,7 @@ class EditorRequests:
             return False
         option = prompt.option("reject_once") or prompt.option("reject_always")
         answered = self.pending.answer(key, selected(option.option_id) if option else cancelled())
-        chat = chats.get(self.window)
+        chat = self._chat()
         if answered and reason and chat is not None:
             chat.chat.send(reason)
         return answered
@@ -266,12 +277,13 @@ def _close_review(review: Review) -> None:
     reviews.dismiss(review.id, "Answered in the chat.", "closed")
 
 
-def editor_requests(window: sublime.Window) -> AgentRequests:
-    return EditorRequests(window)
+def editor_requests(window: sublime.Window, chat_id: int) -> AgentRequests:
+    return EditorRequests(window, chat_id)
 
 
-def requests_of(window: sublime.Window | None) -> EditorRequests | None:
-    chat = chats.get(window)
+def requests_of(window: sublime.Window | None, chat_id: int | None = None) -> EditorRequests | None:
+    """The answers of chat `chat_id`, or of the window's active chat."""
+    chat = chats.by_id(chat_id) if chat_id is not None else chats.get(window)
     if chat is None:
         return None
     requests = chat.requests()

@@ -13,7 +13,7 @@ import sublime_plugin
 from ..paths import path_display
 from . import notify
 from .agent_requests import EditorRequests, requests_of
-from .chats import chats, window_by_id
+from .chats import chat_of_view, chats, window_by_id
 
 if TYPE_CHECKING:
     from ...core.chat.permissions import PermissionPrompt
@@ -24,16 +24,16 @@ PLAN_STATUS_KEY = "qwen_chat_plan"
 PENDING_CONTEXT = "qwen_chat.permission_pending"
 
 
-def work_renderer(window: sublime.Window) -> UpdateRenderer:
+def work_renderer(window: sublime.Window, chat_id: int) -> UpdateRenderer:
     from ...core.chat.tool_calls import AgentWorkRenderer
 
     window_id = window.id()
 
     def tool_call(line: ToolCallLine) -> None:
-        chats.tell("tool_call", {"window": window_id, "chat": window_id, "toolCallId": line.tool_call_id,
+        chats.tell("tool_call", {"window": window_id, "chat": chat_id, "toolCallId": line.tool_call_id,
                                  "status": line.status, "title": line.title, "kind": line.kind})
         if line.status in ("completed", "failed"):
-            requests = requests_of(window)
+            requests = requests_of(window, chat_id)
             if requests is not None:
                 requests.accepted.call_ended(line.tool_call_id)
 
@@ -54,11 +54,11 @@ def show_plan(window_id: int, label: str) -> None:
 def turn_ended(event: str, details: dict[str, Any]) -> None:
     if event != "chat_turn_ended":
         return
-    window_id = int(details["window"])
-    requests = requests_of(window_by_id(window_id))
+    window_id, chat_id = int(details["window"]), int(details["chat"])
+    requests = requests_of(window_by_id(window_id), chat_id)
     if requests is not None:
         requests.accepted.turn_ended()
-    notify.turn_ended(window_id, str(details["stopReason"]))
+    notify.turn_ended(window_id, chat_id, str(details["stopReason"]))
 
 
 class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
@@ -120,8 +120,9 @@ class PermissionKeysListener(sublime_plugin.EventListener):
         value = False
         # Only in the transcript, where the request is shown: the user aims a key
         # there on purpose. In the composer (or anywhere else) a digit is typing.
-        if view.settings().get("qwen_chat.view") == "transcript":
-            requests = requests_of(view.window())
+        chat = chat_of_view(view)
+        if view.settings().get("qwen_chat.view") == "transcript" and chat is not None:
+            requests = requests_of(view.window(), chat.chat_id)
             prompt = requests.pending.oldest() if requests is not None else None
             # A number operand: that key has a choice (the options, then "reject with a reason").
             keys = prompt.keys() if prompt is not None else 0
@@ -130,8 +131,9 @@ class PermissionKeysListener(sublime_plugin.EventListener):
         return value if operator == sublime.QueryOperator.EQUAL else not value
 
     def on_pre_close(self, view: sublime.View) -> None:
-        if view.settings().get("qwen_chat.view") == "transcript":
-            requests = requests_of(view.window())
+        chat = chat_of_view(view)
+        if view.settings().get("qwen_chat.view") == "transcript" and chat is not None:
+            requests = requests_of(view.window(), chat.chat_id)
             if requests is not None:  # the prompts are no longer shown: nobody can answer them
                 requests.cancel_pending()
 

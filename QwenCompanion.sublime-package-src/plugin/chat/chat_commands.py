@@ -16,9 +16,18 @@ from ..background import in_background, when_done
 from ..companion.terminal import window_cwd
 from ..editor import view_text
 from ..settings import userprefs
+from . import prompt_edits
 from .agents import agent_rows
+from .chat_tabs import open_new_chat, select_chat
 from .chat_views import VIEW_SETTING, open_chat, refresh_status, uptime
-from .chats import WindowChat, chat_imported_or_later, chats, is_chat_view, prestart_enabled
+from .chats import (
+    WindowChat,
+    chat_imported_or_later,
+    chat_of_view,
+    chats,
+    is_chat_view,
+    prestart_enabled,
+)
 from .mentions import MENTIONS, PASTE_IMAGE, mention_completions, pick
 
 if TYPE_CHECKING:
@@ -138,12 +147,13 @@ class QwenChatCommand(sublime_plugin.WindowCommand):
 
 
 class QwenChatNewCommand(sublime_plugin.WindowCommand):
-    def run(self) -> None:
-        if not chat_imported_or_later(lambda: self.window.run_command("qwen_chat_new")):
+    """Qwen Code: New Chat — a new conversation in a tab of its own (the others stay)."""
+
+    def run(self, agent: str = "") -> None:
+        """`agent`: a name of the chat_agents setting (default: chat_agent)."""
+        if not chat_imported_or_later(lambda: self.window.run_command("qwen_chat_new", {"agent": agent})):
             return
-        chat = chat_for(self.window, show=True)
-        if chat is not None:
-            chat.chat.new_session()
+        open_new_chat(self.window, agent or None)
 
 
 class QwenChatSendCommand(sublime_plugin.TextCommand):
@@ -151,7 +161,7 @@ class QwenChatSendCommand(sublime_plugin.TextCommand):
 
     def run(self, edit: sublime.Edit, text: str | None = None) -> None:
         window = self.view.window() or sublime.active_window()
-        chat = chat_for(window)
+        chat = chat_of_view(self.view) or chat_for(window)  # Enter in a chat's composer sends to that chat
         if chat is None:
             return
         body = view_text(self.view) if text is None else text
@@ -169,14 +179,18 @@ class QwenChatSendCommand(sublime_plugin.TextCommand):
             block = chat.attachments.pop(token, None)
             if block is not None:
                 blocks.append(block)
-        chat.chat.send(body, blocks)
+        edited = prompt_edits.take(chat.chat_id)
+        if edited is None:
+            chat.chat.send(body, blocks)
+        else:  # Edit and Resend: the text replaces that prompt and everything after it
+            window.run_command("qwen_chat_rewind", {"turn": edited, "text": body})
 
 
 class QwenChatHistoryCommand(sublime_plugin.TextCommand):
     """Up/Down in the composer: earlier and later prompts."""
 
     def run(self, edit: sublime.Edit, step: int = -1) -> None:
-        chat = chats.get(self.view.window())
+        chat = chat_of_view(self.view) or chats.get(self.view.window())
         if chat is None or not chat.chat.history:
             return
         history = chat.chat.history
@@ -214,17 +228,24 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
             if not sessions:
                 sublime.status_message("Qwen Code: no earlier chats in this folder")
                 return
+            open_in = {c.chat.state.session_id: c for c in chats.of_window(window)}
             items = [
                 sublime.QuickPanelItem(
                     s.title or s.session_id,
-                    annotation=(s.updated_at or "")[:16].replace("T", " "),
+                    annotation=("open · " if s.session_id in open_in else "")
+                    + (s.updated_at or "")[:16].replace("T", " "),
                     details=str((s.field_meta or {}).get("preview") or "")[:200],
                 )
                 for s in sessions
             ]
 
             def picked(index: int) -> None:
-                if index >= 0:
+                if index < 0:
+                    return
+                holder = open_in.get(sessions[index].session_id)
+                if holder is not None and holder in chats.of_window(window):
+                    select_chat(window, holder)  # open in a chat already: that chat comes to the front
+                else:
                     chat.chat.load_session(sessions[index].session_id)
 
             window.show_quick_panel(items, picked, placeholder="Load which chat?")
@@ -517,6 +538,9 @@ def chat_report(window: sublime.Window) -> str:
     if pid:
         lines.append(row("pid", f"{pid}, up {uptime(state.started_at)}"))
     lines.append(row("session", state.session_id or "(none)"))
+    count = len(chats.of_window(window))
+    if count > 1:
+        lines.append(row("chats", f"{count} in this window (the session above is the active chat's), one agent"))
     lines.append(row("mode", state.mode_id or "(unknown)"))
     lines.append(row("model", state.model_name() or "(unknown)"))
     tail = [line for line in chat.chat.stderr_lines()[-5:] if line.strip()]

@@ -1,5 +1,8 @@
-"""The chat's two views: the read-only transcript and the composer below it,
-in a column on the right of the window's layout."""
+"""A chat's two views: the read-only transcript and the composer below it,
+in a column on the right of the window's layout. Each chat of a window has
+its own pair, tabs in the same two groups: switching chats is switching
+tabs (the composer keeps each chat's draft), and activating either view of a
+chat makes it the window's active chat."""
 
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ if TYPE_CHECKING:
 
 VIEW_SETTING = "qwen_chat.view"  # "transcript" | "composer"
 WINDOW_SETTING = "qwen_chat.window"
+CHAT_SETTING = "qwen_chat.chat"  # the chat's id
+SESSION_SETTING = "qwen_chat.session"  # the transcript's conversation, for the next load of the package
 SYNTAX = "Packages/QwenCompanion/syntaxes/QwenChat.sublime-syntax"
 STATUS_KEY = "qwen_chat"
 TRANSCRIPT_NAME = "Qwen Chat"
@@ -34,21 +39,39 @@ CHAT_LAYOUT: WindowLayout = {
 }
 
 
-def _new_chat_view(window: sublime.Window, group: int, name: str, role: str) -> sublime.View:
+def _new_chat_view(window: sublime.Window, group: int, name: str, role: str, chat_id: int) -> sublime.View:
     """A scratch view of the chat's syntax at the end of `group`."""
     view = window.new_file(syntax=SYNTAX)
     window.set_view_index(view, group, window.num_views_in_group(group))
     view.set_scratch(True)
     view.set_name(name)
-    _view_settings(view, role, window.id())
+    _view_settings(view, role, window.id(), chat_id)
     return view
 
 
-def _view_settings(view: sublime.View, role: str, window_id: int) -> None:
+def tab_name(chat: WindowChat, base: str) -> str:
+    """The tab's name: the window's first chat keeps the plain name; a chat
+    whose agent is not qwen has the agent's name in it."""
+    shown = base if chat.agent == QWEN else base.replace(TRANSCRIPT_NAME, AGENT_CHAT_NAME.format(chat.agent), 1)
+    if chat.custom_title:
+        return f"{shown}: {chat.custom_title}" if base == TRANSCRIPT_NAME else f"{shown} ({chat.custom_title})"
+    return shown if chat.number == 1 else f"{shown} {chat.number}"
+
+
+def name_tabs(chat: WindowChat) -> None:
+    transcript, composer = chat_views(chat)
+    if transcript is not None:
+        transcript.set_name(tab_name(chat, TRANSCRIPT_NAME))
+    if composer is not None:
+        composer.set_name(tab_name(chat, COMPOSER_NAME))
+
+
+def _view_settings(view: sublime.View, role: str, window_id: int, chat_id: int) -> None:
     settings = view.settings()
     settings.update({
         VIEW_SETTING: role,
         WINDOW_SETTING: window_id,
+        CHAT_SETTING: chat_id,
         "word_wrap": True,
         "gutter": False,
         "line_numbers": False,
@@ -63,14 +86,6 @@ def _view_settings(view: sublime.View, role: str, window_id: int) -> None:
         "auto_complete_triggers": [{"selector": "text.html.markdown.qwen-chat", "characters": "/:"}],
         "is_widget": False,
     })
-
-
-def tab_names(agent: str) -> tuple[str, str]:
-    """The transcript's and the composer's tab names: the agent's name is in
-    them when it is not qwen."""
-    if agent == QWEN:
-        return TRANSCRIPT_NAME, COMPOSER_NAME
-    return AGENT_CHAT_NAME.format(agent), AGENT_CHAT_NAME.format(agent) + ": message"
 
 
 def chat_views(chat: WindowChat) -> tuple[sublime.View | None, sublime.View | None]:
@@ -121,13 +136,14 @@ def open_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) -> s
     typing_in = window.active_view()
     if transcript is None or composer is None:
         transcript_group, composer_group = chat_groups(window)
-        transcript_name, composer_name = tab_names(chat.agent)
         if transcript is None:
-            transcript = _new_chat_view(window, transcript_group, transcript_name, "transcript")
+            transcript = _new_chat_view(window, transcript_group, tab_name(chat, TRANSCRIPT_NAME), "transcript",
+                                        chat.chat_id)
             transcript.set_read_only(True)
             chat.fill(transcript)
         if composer is None:
-            composer = _new_chat_view(window, composer_group, composer_name, "composer")
+            composer = _new_chat_view(window, composer_group, tab_name(chat, COMPOSER_NAME), "composer",
+                                      chat.chat_id)
             chat.composer_view = composer
     window.focus_view(transcript)
     if focus:
@@ -140,39 +156,50 @@ def open_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) -> s
 
 def adopt_chat_views() -> None:
     """Chat tabs left by an earlier load of the package (a reload, an upgrade, a
-    restart) become their window's chat again, and its agent reloads the last
-    conversation into them; extra copies close (main thread)."""
+    restart) become their window's chats again, one per pair of tabs, and their
+    agent reloads each conversation into them; extra copies close (main thread)."""
     for window in sublime.windows():
-        left: dict[str, list[sublime.View]] = {"transcript": [], "composer": []}
+        pairs: dict[object, dict[str, list[sublime.View]]] = {}  # the earlier chat's id -> its tabs by role
         for view in window.views():
             role = view.settings().get(VIEW_SETTING)
-            if role in left:
-                left[role].append(view)
-        if not left["transcript"] and not left["composer"]:
-            continue
-        chat = chats.ensure(window)
-        if chat is None:
-            return
-        transcript, composer = chat_views(chat)
-        for view in left["transcript"] + left["composer"]:
-            if view.settings().get("syntax") != SYNTAX:
-                view.assign_syntax(SYNTAX)  # an upgrade moved the syntax: tabs kept the old path
-        for view in left["transcript"]:
-            if transcript is None:
-                transcript = view
-                view.settings().set(WINDOW_SETTING, window.id())
-                chat.fill(view)
-            elif view != transcript:
-                view.close()
-        for view in left["composer"]:
-            if composer is None:
-                composer = chat.composer_view = view
-                view.settings().set(WINDOW_SETTING, window.id())
-            elif view != composer:
-                view.close()
-        if chat.chat.state.agent == "stopped":
-            chat.chat.start()
-        refresh_status(window.id())
+            if role in ("transcript", "composer"):
+                tabs = pairs.setdefault(view.settings().get(CHAT_SETTING), {"transcript": [], "composer": []})
+                tabs[role].append(view)
+        adopted: list[WindowChat] = []
+        for tabs in pairs.values():
+            chat = chats.ensure(window) if not adopted else chats.new_chat(window, fresh=True)
+            if chat is None:
+                return
+            saved = next((v.settings().get(SESSION_SETTING) for v in tabs["transcript"]), None)
+            if adopted and isinstance(saved, str):
+                chat.chat.state.session_id = saved  # reloaded when the chat starts
+            _adopt_tabs(window, chat, tabs)
+            adopted.append(chat)
+        if adopted:
+            chats.select(adopted[0])
+            refresh_status(window.id())
+
+
+def _adopt_tabs(window: sublime.Window, chat: WindowChat, tabs: dict[str, list[sublime.View]]) -> None:
+    transcript, composer = chat_views(chat)
+    for view in tabs["transcript"] + tabs["composer"]:
+        if view.settings().get("syntax") != SYNTAX:
+            view.assign_syntax(SYNTAX)  # an upgrade moved the syntax: tabs kept the old path
+    for view in tabs["transcript"]:
+        if transcript is None:
+            transcript = view
+            view.settings().update({WINDOW_SETTING: window.id(), CHAT_SETTING: chat.chat_id})
+            chat.fill(view)
+        elif view != transcript:
+            view.close()
+    for view in tabs["composer"]:
+        if composer is None:
+            composer = chat.composer_view = view
+            view.settings().update({WINDOW_SETTING: window.id(), CHAT_SETTING: chat.chat_id})
+        elif view != composer:
+            view.close()
+    if chat.chat.state.agent == "stopped":
+        chat.chat.start()
 
 
 def status_text(chat: WindowChat) -> str:
@@ -199,11 +226,16 @@ def status_text(chat: WindowChat) -> str:
 
 
 def refresh_status(window_id: int) -> None:
-    """The chat's mode, model and context use on every view of the window."""
+    """The active chat's mode, model and context use on every view of the
+    window; each transcript notes its conversation."""
     window = window_by_id(window_id)
     chat = chats.get(window)
     if window is None or chat is None:
         return
+    for each in chats.of_window(window):
+        session, transcript = each.chat.state.session_id, each.transcript_view
+        if session and transcript is not None and transcript.settings().get(SESSION_SETTING) != session:
+            transcript.settings().set(SESSION_SETTING, session)
     text = status_text(chat) if userprefs().status_bar else ""
     for view in window.views():
         if text:

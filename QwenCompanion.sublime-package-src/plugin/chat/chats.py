@@ -1,14 +1,16 @@
-"""The chat of every window: its core `Chat`, its views, and the hooks other
-features plug into.
+"""The chats of every window: each a core `Chat` with its own views (a tab),
+one of them the window's active chat; a window's chats with the same agent
+share one agent process (`AgentConnection`), which ends with the window or
+its last chat. And the hooks other features plug into.
 
-Hooks (`plugin/wiring.py` sets and extends them; each is called per window):
+Hooks (`plugin/wiring.py` sets and extends them; each is called per chat):
 
-- `chats.requests(window) -> AgentRequests`: answers the agent's
+- `chats.requests(window, chat_id) -> AgentRequests`: answers the agent's
   `fs/read_text_file`, `fs/write_text_file`, `session/request_permission`
   and vendor requests. The default reads and writes files on disk inside the
   window's folders, answers permissions "cancelled" and unknown methods
   -32601.
-- `chats.renderer(window) -> UpdateRenderer`: renders session updates that
+- `chats.renderer(window, chat_id) -> UpdateRenderer`: renders session updates that
   are not message text, slash commands or modes (tool calls, plans,
   thoughts) into the transcript, by block id (`upsert` updates in place).
 - `chats.mcp_servers`: callables `(window) -> dict | None`; the dicts go into
@@ -22,6 +24,7 @@ batched edits to the transcript view.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 from collections.abc import Callable
@@ -39,6 +42,7 @@ from ..settings import userprefs
 from .agents import agent_command, default_agent
 
 if TYPE_CHECKING:
+    from ...core.chat.agent_connection import AgentConnection
     from ...core.chat.chat import Chat
     from ...core.chat.chat_thread import ChatThread
     from ...core.chat.render import UpdateRenderer
@@ -49,7 +53,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CACHE_FOLDER = "QwenCompanion"
+DEFAULT_AGENT = "qwen"
 Observer = Callable[[str, dict[str, Any]], None]
+_chat_ids = itertools.count(1)  # a chat's id is unique across windows
 
 
 def window_by_id(window_id: int) -> sublime.Window | None:
@@ -59,27 +65,47 @@ def window_by_id(window_id: int) -> sublime.Window | None:
     return None
 
 
-def default_requests(window: sublime.Window) -> AgentRequests:
+def session_store() -> SessionStore:
+    """Where each project's last conversation is remembered."""
+    return SessionStore(Path(sublime.cache_path()) / CACHE_FOLDER)
+
+
+def forget_session(window: sublime.Window, session_id: str) -> None:
+    """A deleted conversation is no longer the one the window's chat reloads
+    (a thread of ours: the store is a file)."""
+    store, key = session_store(), project_key(window.project_file_name(), window.folders())
+
+    def forget() -> None:
+        if key is not None and store.get(key) == session_id:
+            store.put(key, None)
+
+    in_background(forget, "forget session")
+
+
+def default_requests(window: sublime.Window, chat_id: int) -> AgentRequests:
     from ...core.chat.requests import DiskRequests
 
     return DiskRequests(lambda: window.folders() if window.is_valid() else [])
 
 
-def default_renderer(window: sublime.Window) -> UpdateRenderer:
+def default_renderer(window: sublime.Window, chat_id: int) -> UpdateRenderer:
     from ...core.chat.render import PlainRenderer
 
     return PlainRenderer()
 
 
 class WindowChat:
-    """One window's chat and the ids of its two views (main-thread state)."""
+    """One chat of a window and the ids of its two views (main-thread state)."""
 
-    def __init__(self, owner: Chats, window: sublime.Window, thread: ChatThread, agent: str | None = None) -> None:
+    def __init__(self, owner: Chats, window: sublime.Window, thread: ChatThread, connection: AgentConnection,
+                 *, agent: str = DEFAULT_AGENT, number: int = 1, remembered: bool = True) -> None:
         from ...core.chat.chat import Chat, ChatSetup
 
-        self.agent = agent or default_agent()  # its name in chat_agents, fixed for the chat's life
         self.window_id = window.id()
-        self.chat_id = window.id()  # what events and the driver call this chat
+        self.chat_id = next(_chat_ids)  # what events and the driver call this chat
+        self.agent = agent  # its name in chat_agents, fixed for the chat's life
+        self.number = number  # its place among the window's chats, for its tab's name
+        self.custom_title = ""  # given by Rename Chat
         self._owner = owner
         self._window = window
         self.transcript_view: sublime.View | None = None
@@ -91,29 +117,40 @@ class WindowChat:
         self._requests: AgentRequests | None = None
         self._renderer: UpdateRenderer | None = None
         self._hooks_lock = threading.Lock()  # the agent's thread and the main thread both resolve hooks
-        store = SessionStore(Path(sublime.cache_path()) / CACHE_FOLDER)
+        store = session_store()
         setup = ChatSetup(
             command=lambda: agent_command(window, self.agent),
             mcp_servers=self._mcp_servers,
             requests=self.requests,
             renderer=self.renderer,
             store=store,
-            key=session_key(project_key(window.project_file_name(), window.folders()), self.agent),
+            # The window's first chat reloads the folder's last conversation (of its agent); a new chat starts a new one.
+            key=session_key(project_key(window.project_file_name(), window.folders()), self.agent) if remembered else None,
+            connection=connection,
         )
         self.chat: Chat = Chat(thread, setup, BlockStreamer(Transcript(), self._sink), self)
 
-    # --- hooks, resolved once per window --------------------------------
+    @property
+    def title(self) -> str:
+        """What its tab and the chat list call it: its name, else its first prompt."""
+        if self.custom_title:
+            return self.custom_title
+        history = self.chat.history
+        first = history[0].strip().splitlines()[0] if history and history[0].strip() else ""
+        return first[:60] or f"Chat {self.number}"
+
+    # --- hooks, resolved once per chat ----------------------------------
 
     def requests(self) -> AgentRequests:
         with self._hooks_lock:
             if self._requests is None:
-                self._requests = self._owner.requests(self._window)
+                self._requests = self._owner.requests(self._window, self.chat_id)
             return self._requests
 
     def renderer(self) -> UpdateRenderer:
         with self._hooks_lock:
             if self._renderer is None:
-                self._renderer = self._owner.renderer(self._window)
+                self._renderer = self._owner.renderer(self._window, self.chat_id)
             return self._renderer
 
     def _mcp_servers(self) -> list[JsonObject]:
@@ -179,40 +216,107 @@ class WindowChat:
         sublime.set_timeout(ask)
 
 
+class WindowChats:
+    """A window's chats in tab order, the active one, and the agent processes
+    they share (one per agent name)."""
+
+    def __init__(self) -> None:
+        self.chats: list[WindowChat] = []
+        self.active: WindowChat | None = None
+        self.connections: dict[str, AgentConnection] = {}
+        self.numbers = itertools.count(1)
+
+
 class Chats:
     def __init__(self) -> None:
-        self.requests: Callable[[sublime.Window], AgentRequests] = default_requests
-        self.renderer: Callable[[sublime.Window], UpdateRenderer] = default_renderer
+        self.requests: Callable[[sublime.Window, int], AgentRequests] = default_requests
+        self.renderer: Callable[[sublime.Window, int], UpdateRenderer] = default_renderer
         self.mcp_servers: list[Callable[[sublime.Window], JsonObject | None]] = []
         self.observers: list[Observer] = []
         self._lock = threading.RLock()
-        self._by_window: dict[int, WindowChat] = {}
+        self._by_window: dict[int, WindowChats] = {}
         self._thread: ChatThread | None = None
         self._closed = False
         self.status_listeners: list[Callable[[int], None]] = []
 
     def get(self, window: sublime.Window | None) -> WindowChat | None:
+        """The window's active chat."""
         if window is None:
             return None
         with self._lock:
-            return self._by_window.get(window.id())
+            held = self._by_window.get(window.id())
+            return held.active if held is not None else None
 
-    def ensure(self, window: sublime.Window, agent: str | None = None) -> WindowChat | None:
-        """The window's chat, made now if it has none (None once unloading)."""
+    def ensure(self, window: sublime.Window) -> WindowChat | None:
+        """The window's active chat, made now if it has none (None once unloading)."""
+        with self._lock:
+            existing = self.get(window)
+            if existing is not None:
+                return existing
+            return self.new_chat(window)
+
+    def new_chat(self, window: sublime.Window, agent: str | None = None, *, fresh: bool = False) -> WindowChat | None:
+        """A new chat in the window running `agent` (default: the chat_agent
+        setting), made its active chat (None once unloading). The window's
+        first chat reloads the folder's last conversation unless `fresh`."""
+        from ...core.chat.agent_connection import AgentConnection
         from ...core.chat.chat_thread import ChatThread
 
+        chosen = agent or default_agent()
         with self._lock:
             if self._closed or not window.is_valid():
                 return None
-            existing = self._by_window.get(window.id())
-            if existing is not None:
-                return existing
             if self._thread is None or not self._thread.alive:
                 self._thread = ChatThread()
                 self._thread.start()
-            chat = WindowChat(self, window, self._thread, agent)
-            self._by_window[window.id()] = chat
+            thread = self._thread
+            held = self._by_window.setdefault(window.id(), WindowChats())
+            connection = held.connections.get(chosen)
+            if connection is None or not connection.chats():  # one that ended with its last chat is not reused
+                connection = held.connections[chosen] = AgentConnection(thread, lambda: agent_command(window, chosen))
+            chat = WindowChat(self, window, thread, connection, agent=chosen, number=next(held.numbers),
+                              remembered=not held.chats and not fresh)
+            held.chats.append(chat)
+            held.active = chat
             return chat
+
+    def of_window(self, window: sublime.Window | None) -> list[WindowChat]:
+        """The window's chats in tab order."""
+        if window is None:
+            return []
+        with self._lock:
+            held = self._by_window.get(window.id())
+            return list(held.chats) if held is not None else []
+
+    def by_id(self, chat_id: int) -> WindowChat | None:
+        with self._lock:
+            return next((c for held in self._by_window.values() for c in held.chats if c.chat_id == chat_id), None)
+
+    def select(self, chat: WindowChat) -> bool:
+        """Make `chat` its window's active chat; True when it was not."""
+        with self._lock:
+            held = self._by_window.get(chat.window_id)
+            if held is None or chat not in held.chats or held.active is chat:
+                return False
+            held.active = chat
+        self.refresh_status(chat.window_id)
+        return True
+
+    def close_chat(self, chat: WindowChat) -> WindowChat | None:
+        """Close one chat (its agent ends with the window's last chat on it);
+        the window's next chat becomes active. Returns the new active chat."""
+        with self._lock:
+            held = self._by_window.get(chat.window_id)
+            if held is None or chat not in held.chats:
+                return None
+            index = held.chats.index(chat)
+            held.chats.remove(chat)
+            if held.active is chat:
+                held.active = held.chats[min(index, len(held.chats) - 1)] if held.chats else None
+            active = held.active
+        chat.chat.close()
+        self.refresh_status(chat.window_id)
+        return active
 
     @property
     def closed(self) -> bool:
@@ -220,7 +324,11 @@ class Chats:
 
     def all(self) -> list[WindowChat]:
         with self._lock:
-            return list(self._by_window.values())
+            return [chat for held in self._by_window.values() for chat in held.chats]
+
+    def connections(self) -> list[AgentConnection]:
+        with self._lock:
+            return [c for held in self._by_window.values() for c in held.connections.values()]
 
     def tell(self, event: str, details: dict[str, Any]) -> None:
         if self._closed:
@@ -236,24 +344,31 @@ class Chats:
             listener(window_id)
 
     def forget_window(self, window_id: int) -> None:
-        """The window closed: end its agent (any thread)."""
+        """The window closed: end its agents (any thread)."""
         with self._lock:
-            chat = self._by_window.pop(window_id, None)
-        if chat is not None:
-            chat.chat.close()
+            held = self._by_window.pop(window_id, None)
+        if held is not None:
+            self._end(held)
 
     def stop_all(self) -> None:
         """Unloading or quitting: end every agent now and the chat thread soon
         (main thread: nothing here waits)."""
         with self._lock:
             self._closed = True
-            chats = list(self._by_window.values())
+            windows = list(self._by_window.values())
             self._by_window.clear()
             thread, self._thread = self._thread, None
-        for chat in chats:
-            chat.chat.close()
+        for held in windows:
+            self._end(held)
         if thread is not None:
             thread.stop_soon()
+
+    @staticmethod
+    def _end(held: WindowChats) -> None:
+        for chat in held.chats:
+            chat.chat.close()
+        for connection in held.connections.values():
+            connection.close()  # also one no chat holds any more
 
 
 _chat_imported = threading.Event()
@@ -289,6 +404,12 @@ def prestart_enabled() -> bool:
 
 def is_chat_view(view: sublime.View) -> bool:
     return bool(view.settings().get("qwen_chat.view"))
+
+
+def chat_of_view(view: sublime.View) -> WindowChat | None:
+    """The chat whose transcript or composer `view` is."""
+    chat_id = view.settings().get("qwen_chat.chat")
+    return chats.by_id(chat_id) if isinstance(chat_id, int) else None
 
 
 chats = Chats()

@@ -47,9 +47,8 @@ def app_focus_changed(activated: bool) -> None:
     AppFocus.focused = activated
 
 
-def chat_in_sight(window: sublime.Window) -> bool:
-    chat = chats.get(window)
-    transcript = chat.transcript_view if chat is not None else None
+def chat_in_sight(window: sublime.Window, chat: WindowChat) -> bool:
+    transcript = chat.transcript_view
     if transcript is None or not transcript.is_valid() or not AppFocus.focused or sublime.active_window() != window:
         return False
     group, _ = window.get_view_index(transcript)
@@ -101,7 +100,7 @@ def notify(window: sublime.Window, chat: WindowChat, kind: str, text: str, *, de
 def waiting(window: sublime.Window, chat: WindowChat, kind: str, text: str, show: Callable[[], object]) -> None:
     """A permission or question waits: `show` brings it into view (the keys
     stay where they are) and, if the chat was out of sight, the user is told."""
-    unseen = not chat_in_sight(window)
+    unseen = not chat_in_sight(window, chat)
     focused = AppFocus.focused
     show()
     AppFocus.focused = focused  # focusing a view does not bring Sublime to the front
@@ -110,44 +109,43 @@ def waiting(window: sublime.Window, chat: WindowChat, kind: str, text: str, show
 
 
 def chat_seen(window: sublime.Window) -> None:
-    """The chat is in sight again: its marks go (main thread)."""
-    chat = chats.get(window)
-    if chat is None or not chat_in_sight(window):
-        return
-    transcript = chat.transcript_view
-    if transcript is not None and transcript.name().startswith(TITLE_MARK):
-        transcript.set_name(transcript.name()[len(TITLE_MARK):])
-    for view in window.views():
-        view.erase_status(STATUS_KEY)
+    """A chat is in sight again: its marks go; the status bar's once no chat
+    of the window waits unseen (main thread)."""
+    waiting_unseen = False
+    for chat in chats.of_window(window):
+        transcript = chat.transcript_view
+        if transcript is None or not transcript.is_valid() or not transcript.name().startswith(TITLE_MARK):
+            continue
+        if chat_in_sight(window, chat):
+            transcript.set_name(transcript.name()[len(TITLE_MARK):])
+        else:
+            waiting_unseen = True
+    if not waiting_unseen and any(chat_in_sight(window, chat) for chat in chats.of_window(window)):
+        for view in window.views():
+            view.erase_status(STATUS_KEY)
 
 
-def notify_if_unseen(window: sublime.Window, kind: str, text: str, *, desktop: bool = True) -> None:
-    chat = chats.get(window)
-    if chat is not None and not chat_in_sight(window):
-        notify(window, chat, kind, text, desktop=desktop)
-
-
-_turn_started: dict[int, float] = {}  # window id -> when its running turn began
+_turn_started: dict[int, float] = {}  # chat id -> when its running turn began
 
 
 def track_turn(window_id: int) -> None:
-    chat = chats.get(window_by_id(window_id))
-    if chat is not None and chat.chat.state.agent == "busy":
-        _turn_started.setdefault(window_id, time.monotonic())
+    for chat in chats.of_window(window_by_id(window_id)):
+        if chat.chat.state.agent == "busy":
+            _turn_started.setdefault(chat.chat_id, time.monotonic())
 
 
-def turn_ended(window_id: int, stop_reason: str) -> None:
+def turn_ended(window_id: int, chat_id: int, stop_reason: str) -> None:
     """A turn ended (any thread): the user is told if the chat is out of sight;
     the desktop only after a long turn (a short one ends while they glance away)."""
-    started = _turn_started.pop(window_id, None)
+    started = _turn_started.pop(chat_id, None)
     if stop_reason == "cancelled":  # the user stopped it: nothing to tell
         return
     long_turn = started is not None and time.monotonic() - started >= LONG_TURN_SECONDS
     text = "the chat's answer is ready" + ("" if stop_reason == "end_turn" else f" ({stop_reason})")
 
     def tell() -> None:
-        window = window_by_id(window_id)
-        if window is not None:
-            notify_if_unseen(window, "turn_ended", text, desktop=long_turn)
+        window, chat = window_by_id(window_id), chats.by_id(chat_id)
+        if window is not None and chat is not None and not chat_in_sight(window, chat):
+            notify(window, chat, "turn_ended", text, desktop=long_turn)
 
     sublime.set_timeout(tell)

@@ -60,8 +60,9 @@ LINK_TRIES = 50
 LINK_INTERVAL_MS = 100
 
 
-def turns_of(window: sublime.Window | None) -> TurnChanges | None:
-    requests = requests_of(window)
+def turns_of(window: sublime.Window | None, chat_id: int | None = None) -> TurnChanges | None:
+    """The turn checkpoints of chat `chat_id`, or of the window's active chat."""
+    requests = requests_of(window, chat_id)
     return requests.files.turns if requests is not None else None
 
 
@@ -71,13 +72,13 @@ def summary(files: list[FileSummary]) -> list[dict[str, Any]]:
 
 def chat_event(event: str, details: dict[str, Any]) -> None:
     if event == "chat_turn_ended":
-        turn_ended(int(details["window"]))
+        turn_ended(int(details["window"]), int(details["chat"]))
 
 
-def turn_ended(window_id: int) -> None:
+def turn_ended(window_id: int, chat_id: int) -> None:
     """The chat's turn ended (any thread): if it changed files, they are
     summarised on a thread of ours, then shown on the main thread."""
-    turns = turns_of(window_by_id(window_id))
+    turns = turns_of(window_by_id(window_id), chat_id)
     if turns is None:
         return
     turn, read = turns.end_turn()
@@ -91,12 +92,12 @@ def turn_ended(window_id: int) -> None:
         files = turns.files(turn)  # line counts: a diff of each file
         references = {path: change.before.text() for path in turns.paths(turn)
                       if (change := turns.change(turn, path)) is not None and change.before is not None}
-        sublime.set_timeout(lambda: _show_turn(window_id, turn, files, references))
+        sublime.set_timeout(lambda: _show_turn(window_id, chat_id, turn, files, references))
 
     in_background(summarise, SUMMARY_THREAD)
 
 
-def _show_turn(window_id: int, turn: int, files: list[FileSummary], references: dict[str, str]) -> None:
+def _show_turn(window_id: int, chat_id: int, turn: int, files: list[FileSummary], references: dict[str, str]) -> None:
     """Main thread: the open views diff against their checkpoints; the turn is announced."""
     window = window_by_id(window_id)
     if window is None:
@@ -108,14 +109,14 @@ def _show_turn(window_id: int, turn: int, files: list[FileSummary], references: 
     changed = f"{len(files)} file{'s' if len(files) != 1 else ''} changed"
     label = f"Qwen Code: {changed} — review: Qwen Code: Turn Changes"
     window.status_message(label)
-    chat = chats.get(window)
+    chat = chats.by_id(chat_id)
     if chat is not None:
         line = TURN_LINE.format(turn=turn, changed=changed, key=REVIEW_KEY)
         chat.chat.note(line)
         _link_turn_line(window_id, turn, line, LINK_TRIES)
     for view in window.views():
         view.set_status(STATUS_KEY, label)
-    chats.tell("turn_changes", {"window": window_id, "chat": window_id, "turn": turn, "files": summary(files)})
+    chats.tell("turn_changes", {"window": window_id, "chat": chat_id, "turn": turn, "files": summary(files)})
 
 
 def _link_turn_line(window_id: int, turn: int, line: str, tries: int) -> None:
@@ -147,10 +148,11 @@ def _reviewed(window: sublime.Window) -> None:
         view.erase_status(STATUS_KEY)
 
 
-def _chosen(window: sublime.Window, turn: int | None, path: str | None) -> tuple[TurnChanges, int, list[str]] | None:
+def _chosen(window: sublime.Window, turn: int | None, path: str | None,
+            chat_id: int | None) -> tuple[TurnChanges, int, list[str]] | None:
     """(the chat's turns, the turn meant (default: the last that changed files),
     the files meant: `path` or all of them); the whole turn is being reviewed."""
-    turns = turns_of(window)
+    turns = turns_of(window, chat_id)
     chosen = turns.last_changed_turn() if turns is not None and turn is None else turn
     if turns is None or chosen is None:
         return None
@@ -159,12 +161,13 @@ def _chosen(window: sublime.Window, turn: int | None, path: str | None) -> tuple
     return turns, chosen, [real(path)] if path is not None else turns.paths(chosen)
 
 
-def keep(window: sublime.Window, turn: int | None = None, path: str | None = None) -> int | None:
+def keep(window: sublime.Window, turn: int | None = None, path: str | None = None,
+         chat_id: int | None = None) -> int | None:
     """Keep the agent's changes (main thread): each open view's reference goes
     back to what Sublime compares it with, git's index for a file of a
     repository (when its diff gutter is on), else its current text. git is
     asked on a thread of ours."""
-    found = _chosen(window, turn, path)
+    found = _chosen(window, turn, path, chat_id)
     if found is None:
         return None
     turns, chosen, paths = found
@@ -191,11 +194,12 @@ def _keep_references(opened: dict[str, sublime.View], staged: dict[str, str | No
             view.set_reference_document(reference if reference is not None else view_text(view))
 
 
-def undo(window: sublime.Window, turn: int | None = None, path: str | None = None) -> int | None:
+def undo(window: sublime.Window, turn: int | None = None, path: str | None = None,
+         chat_id: int | None = None) -> int | None:
     """Put the turn's files (or one) back to their checkpoints (main thread).
     The texts are made and the files on disk restored on a thread of ours;
     then each open view gets its text back as one undo step."""
-    found = _chosen(window, turn, path)
+    found = _chosen(window, turn, path, chat_id)
     if found is None:
         return None
     turns, chosen, paths = found
@@ -237,14 +241,20 @@ def _undo_in_views(window_id: int, turns: TurnChanges, turn: int, opened: dict[s
         if not view.is_valid():
             refused.append(f"{path} was closed before its text came back")
             continue
-        clean = not view.is_dirty()
-        replace_text(view, text)
-        if clean and saved:
-            view.run_command("save")
+        put_back(view, text, saved)
         turns.mark(turn, path, REVERTED)
     window = window_by_id(window_id)
     if refused and window is not None:
         window.status_message(f"Qwen Code: not undone: {refused[0]}")
+
+
+def put_back(view: sublime.View, text: str, saved: bool) -> None:
+    """The view's text before a turn as one undo step (main thread); saved
+    only when the view is clean and the text was saved before the turn."""
+    clean = not view.is_dirty()
+    replace_text(view, text)
+    if clean and saved:
+        view.run_command("save")
 
 
 def open_at_first_change(window: sublime.Window, turn: int, path: str) -> None:
@@ -282,8 +292,9 @@ class TurnReferenceListener(sublime_plugin.EventListener):
     its checkpoint too (until the turn's change is kept or undone)."""
 
     def on_load(self, view: sublime.View) -> None:
-        name, turns = view.file_name(), turns_of(view.window())
-        change = turns.pending(real(name)) if name and turns is not None else None
+        name = view.file_name()
+        every = [turns_of(view.window(), chat.chat_id) for chat in chats.of_window(view.window())] if name else []
+        change = next((c for turns in every if turns is not None and (c := turns.pending(real(name or "")))), None)
         before = change.before if change is not None else None
         if before is None:
             return
@@ -365,16 +376,18 @@ class QwenTurnChangesAtCaretCommand(sublime_plugin.TextCommand):
 
 
 class QwenTurnUndoCommand(sublime_plugin.WindowCommand):
-    """Undo the last turn that changed files (or `turn`), or only `path`."""
+    """Undo the last turn that changed files (or `turn`), or only `path`, of the
+    active chat (or chat `chat`)."""
 
-    def run(self, turn: int | None = None, path: str | None = None) -> None:
-        if undo(self.window, turn, path) is None:
+    def run(self, turn: int | None = None, path: str | None = None, chat: int | None = None) -> None:
+        if undo(self.window, turn, path, chat) is None:
             self.window.status_message("Qwen Code: no turn of the chat changed files")
 
 
 class QwenTurnKeepCommand(sublime_plugin.WindowCommand):
-    """Keep the changes of the last turn that changed files (or `turn`), or only `path`."""
+    """Keep the changes of the last turn that changed files (or `turn`), or only
+    `path`, of the active chat (or chat `chat`)."""
 
-    def run(self, turn: int | None = None, path: str | None = None) -> None:
-        if keep(self.window, turn, path) is None:
+    def run(self, turn: int | None = None, path: str | None = None, chat: int | None = None) -> None:
+        if keep(self.window, turn, path, chat) is None:
             self.window.status_message("Qwen Code: no turn of the chat changed files")

@@ -1,0 +1,328 @@
+"""One agent process shared by several chats: its lifecycle (start,
+initialize, back-off after quick crashes, restart, end) and the routing of
+what it sends, by `sessionId`, to the chat whose session it names.
+
+`qwen --acp` serves many ACP sessions on one connection and runs their
+prompts at once, so a window's chats share one process. Everything here runs
+on the chat's asyncio thread except `attach`, `detach` and `close`, which
+any thread may call.
+
+A session update, notification or request that names a session no chat of
+this connection holds is hostile or stale: requests are answered with an
+error, updates and notifications dropped (logged once per kind).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from typing import Any, Protocol
+
+from acp import RequestError
+from acp.schema import (
+    InitializeResponse,
+    ReadTextFileRequest,
+    ReadTextFileResponse,
+    RequestPermissionRequest,
+    RequestPermissionResponse,
+    SessionNotification,
+    WriteTextFileRequest,
+    WriteTextFileResponse,
+)
+
+from ..json_types import JsonObject
+from .bridge import AgentBridge, AgentCommand, AgentError
+from .chat_thread import ChatThread
+from .requests import AgentRequests
+
+log = logging.getLogger(__name__)
+
+# A restart waits this long after the previous start (doubling per quick
+# crash, capped): a crashing agent is never restarted in a loop.
+BACKOFF_FIRST = 1.0
+BACKOFF_MAX = 30.0
+STABLE_SECONDS = 60.0
+# Updates for a session whose session/new answer has not come yet (qwen
+# announces a new session's commands on a timer): held until it is claimed.
+UNCLAIMED_MAX = 64
+
+
+class Chat(Protocol):
+    """What the connection needs of a chat (`chat.Chat`), called on the chat's thread."""
+
+    def session_update(self, notification: SessionNotification) -> None: ...
+
+    def ext_notification(self, method: str, params: JsonObject) -> None: ...
+
+    def exited(self, bridge: AgentBridge, returncode: int | None, stderr_tail: list[str], *,
+               expected: bool = False) -> None: ...
+
+    def refused(self, message: str) -> None: ...
+
+    def requests(self) -> AgentRequests: ...
+
+
+class UnknownSession(RequestError):
+    def __init__(self, session_id: object) -> None:
+        super().__init__(-32602, "Invalid params: no chat of this editor holds that session",
+                         {"sessionId": str(session_id)[:100]})
+
+
+class AgentConnection:
+    def __init__(self, thread: ChatThread, command: Callable[[], AgentCommand]) -> None:
+        self._thread = thread
+        self._command = command
+        self.bridge: AgentBridge | None = None
+        self.initialized: InitializeResponse | None = None
+        self.auth_methods: list[str] = []
+        self._chats: list[Chat] = []
+        self._by_session: dict[str, Chat] = {}
+        self._lock = threading.Lock()  # the lists above: the main thread attaches and detaches
+        self._ready_lock: asyncio.Lock | None = None
+        self._opening = 0
+        self._unclaimed: list[SessionNotification] = []
+        self._expected_exit = False
+        self.failures = 0
+        self._last_start = 0.0
+        self._warned: set[str] = set()
+        self._requests = SessionRequests(self)
+
+    # --- chats (any thread) -------------------------------------------------
+
+    def attach(self, chat: Chat) -> None:
+        with self._lock:
+            if chat not in self._chats:
+                self._chats.append(chat)
+
+    def detach(self, chat: Chat) -> bool:
+        """Forget `chat` and its session; the last chat to go ends the process.
+        True when it did (any thread; never waits)."""
+        with self._lock:
+            if chat in self._chats:
+                self._chats.remove(chat)
+            for session_id in [s for s, c in self._by_session.items() if c is chat]:
+                del self._by_session[session_id]
+            last = not self._chats
+        if last:
+            self.close()
+        return last
+
+    def chats(self) -> list[Chat]:
+        with self._lock:
+            return list(self._chats)
+
+    def chat_of(self, session_id: object) -> Chat | None:
+        with self._lock:
+            return self._by_session.get(session_id) if isinstance(session_id, str) else None
+
+    def close(self) -> None:
+        """End the process now (any thread; never waits)."""
+        bridge = self.bridge
+        self._expected_exit = True
+        if bridge is not None:
+            bridge.kill()
+            if self._thread.alive:  # quick once killed; lets the loop release the pipes
+                self._thread.submit(bridge.stop())
+
+    @property
+    def running(self) -> bool:
+        return self.bridge is not None and self.bridge.running
+
+    @property
+    def agent_name(self) -> str:
+        info = self.initialized.agent_info if self.initialized is not None else None
+        return f"{info.name} {info.version}" if info is not None else ""
+
+    # --- sessions (chat thread) -------------------------------------------
+
+    @property
+    def accepts_images(self) -> bool:
+        capabilities = self.initialized.agent_capabilities if self.initialized is not None else None
+        prompts = capabilities.prompt_capabilities if capabilities is not None else None
+        return prompts is not None and bool(prompts.image)
+
+    def claim(self, session_id: str, chat: Chat) -> None:
+        """`chat` holds `session_id` from now on; updates that came for it
+        before (a new session's first ones) are delivered now."""
+        with self._lock:
+            holder = self._by_session.get(session_id)
+            if holder is not None and holder is not chat:
+                raise AgentError("that conversation is open in another chat")
+            for old in [s for s, c in self._by_session.items() if c is chat and s != session_id]:
+                del self._by_session[old]
+            self._by_session[session_id] = chat
+            held = [n for n in self._unclaimed if n.session_id == session_id]
+            self._unclaimed = [n for n in self._unclaimed if n.session_id != session_id]
+        for notification in held:
+            chat.session_update(notification)
+
+    @contextlib.contextmanager
+    def opening(self) -> Iterator[None]:
+        """While a session/new is answered, updates of unknown sessions are held."""
+        self._opening += 1
+        try:
+            yield
+        finally:
+            self._opening -= 1
+            if not self._opening:
+                self._unclaimed.clear()
+
+    # --- lifecycle (chat thread) ------------------------------------------
+
+    async def ready(self, say: Callable[[str], None]) -> AgentBridge:
+        """The running agent, started (and initialized) now if it is not;
+        `say` tells the user of a back-off wait."""
+        if self._ready_lock is None:
+            self._ready_lock = asyncio.Lock()
+        async with self._ready_lock:
+            bridge = self.bridge
+            if bridge is not None and bridge.running and not self._expected_exit:
+                return bridge
+            await self._backoff(say)
+            try:
+                command = self._command()
+            except Exception as error:  # e.g. qwen not on PATH: say so, with the fix
+                raise AgentError(str(error)) from error
+            events = _BridgeEvents(self)
+            bridge = AgentBridge(command, lambda: self._requests, events)
+            events.bridge = self.bridge = bridge
+            self._expected_exit = False
+            self._thread.bridges[:] = [b for b in self._thread.bridges if b.running] + [bridge]
+            self._last_start = time.monotonic()
+            try:
+                self.initialized = await bridge.start()
+            except (OSError, AgentError) as error:
+                self.failures += 1
+                bridge.kill()
+                raise AgentError(f"could not start the agent ({' '.join(bridge.command.argv)}): {error}") from error
+            self.auth_methods = [m.id for m in self.initialized.auth_methods or []]
+            return bridge
+
+    async def _backoff(self, say: Callable[[str], None]) -> None:
+        if self.failures == 0:
+            return
+        delay = min(BACKOFF_FIRST * 2 ** (self.failures - 1), BACKOFF_MAX)
+        wait = self._last_start + delay - time.monotonic()
+        if wait > 0:
+            say(f"Restarting the agent in {wait:.0f} s…")
+            await asyncio.sleep(wait)
+
+    async def stop(self) -> None:
+        """End the agent as asked (no chat reports it as an error); the next
+        use starts it again."""
+        bridge = self.bridge
+        self._expected_exit = True
+        if bridge is not None:
+            await bridge.stop()
+
+    def call(self, method: str, params: JsonObject) -> Future[Any]:
+        """Ask the agent `method` (started if need be) from any thread; the answer as it came."""
+
+        async def ask() -> Any:
+            bridge = await self.ready(lambda text: log.info("chat: %s", text))
+            return await bridge.request(method, params)
+
+        return self._thread.submit(ask())
+
+    def turn_succeeded(self) -> None:
+        self.failures = 0
+
+    # --- from the bridge (chat thread) ------------------------------------
+
+    def session_update(self, notification: SessionNotification) -> None:
+        chat = self.chat_of(notification.session_id)
+        if chat is not None:
+            chat.session_update(notification)
+        elif self._opening and len(self._unclaimed) < UNCLAIMED_MAX:
+            self._unclaimed.append(notification)
+        else:
+            self._warn_once("update", "dropped a session/update for a session no chat holds: %.100r",
+                            notification.session_id)
+
+    def ext_notification(self, method: str, params: JsonObject) -> None:
+        session_id = params.get("sessionId")
+        if session_id is None:  # about the agent, not one session
+            for each in self.chats():
+                each.ext_notification(method, params)
+            return
+        chat = self.chat_of(session_id)
+        if chat is None:
+            self._warn_once(f"notify:{method}", "dropped %s for a session no chat holds: %.100r", method, session_id)
+        else:
+            chat.ext_notification(method, params)
+
+    def exited(self, bridge: AgentBridge, returncode: int | None, stderr_tail: list[str]) -> None:
+        """Every chat whose session was on `bridge` hears of its exit; one that
+        was replaced already (a restart) was ended on purpose."""
+        expected = self._expected_exit or bridge is not self.bridge
+        if not expected and (time.monotonic() - self._last_start < STABLE_SECONDS or returncode != 0):
+            self.failures += 1
+        for chat in self.chats():
+            chat.exited(bridge, returncode, stderr_tail, expected=expected)
+
+    def refused(self, message: str) -> None:
+        for chat in self.chats():
+            chat.refused(message)
+
+    def _warn_once(self, key: str, message: str, *args: Any) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning(message, *args)
+
+
+class _BridgeEvents:
+    """One bridge's events (an old bridge's late exit is told apart)."""
+
+    def __init__(self, connection: AgentConnection) -> None:
+        self._connection = connection
+        self.bridge: AgentBridge | None = None
+
+    def session_update(self, notification: SessionNotification) -> None:
+        self._connection.session_update(notification)
+
+    def ext_notification(self, method: str, params: JsonObject) -> None:
+        self._connection.ext_notification(method, params)
+
+    def exited(self, returncode: int | None, stderr_tail: list[str]) -> None:
+        if self.bridge is not None:
+            self._connection.exited(self.bridge, returncode, stderr_tail)
+
+    def refused(self, message: str) -> None:
+        self._connection.refused(message)
+
+
+class SessionRequests:
+    """The agent's requests, each answered by the chat whose session it names."""
+
+    def __init__(self, connection: AgentConnection) -> None:
+        self._connection = connection
+
+    def _of(self, session_id: object, method: str) -> AgentRequests:
+        chat = self._connection.chat_of(session_id)
+        if chat is None:
+            log.warning("chat: refused the agent's %s for a session no chat holds: %.100r", method, session_id)
+            raise UnknownSession(session_id)
+        return chat.requests()
+
+    async def read_text_file(self, request: ReadTextFileRequest) -> ReadTextFileResponse:
+        return await self._of(request.session_id, "fs/read_text_file").read_text_file(request)
+
+    async def write_text_file(self, request: WriteTextFileRequest) -> WriteTextFileResponse | None:
+        return await self._of(request.session_id, "fs/write_text_file").write_text_file(request)
+
+    async def request_permission(self, request: RequestPermissionRequest) -> RequestPermissionResponse:
+        return await self._of(request.session_id, "session/request_permission").request_permission(request)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if "sessionId" not in params:
+            raise RequestError.method_not_found(method)
+        return await self._of(params["sessionId"], method).ext_method(method, params)
+
+    def cancel_pending(self) -> None:
+        for chat in self._connection.chats():
+            chat.requests().cancel_pending()
