@@ -96,9 +96,9 @@ def test_usable_entries_have_no_problem() -> None:
 
 
 def test_only_an_agent_that_says_it_is_qwen_gets_qwens_own_methods() -> None:
-    assert speaks_qwen("anything", Implementation(name="qwen-code", version="0.24.4"))
-    assert not speaks_qwen("qwen", Implementation(name="gemini-cli", version="0.61.0"))  # agentInfo wins
-    assert speaks_qwen("qwen", None) and not speaks_qwen("other", None)
+    assert speaks_qwen(Implementation(name="qwen-code", version="0.24.4"))
+    assert not speaks_qwen(Implementation(name="gemini-cli", version="0.61.0"))
+    assert not speaks_qwen(None)  # naming itself nothing: never assumed
 
 
 def capabilities(**raw: object) -> AgentCapabilities:

@@ -125,13 +125,11 @@ def agent_launch(
     return AgentLaunch(argv, agent_env(entry.env, windows=windows))
 
 
-def speaks_qwen(agent: str, info: Implementation | None) -> bool:
-    """Whether qwen's own methods and `_meta` may go to this agent: it says it
-    is qwen-code in `agentInfo`; an agent that names itself nothing counts as
-    qwen only when configured as the built-in `qwen`."""
-    if info is not None:
-        return info.name == QWEN_AGENT_NAME
-    return agent == QWEN
+def speaks_qwen(info: Implementation | None) -> bool:
+    """Whether qwen's own methods may go to this agent: it says it is
+    qwen-code in `agentInfo` (never assumed from its name in chat_agents or
+    its command). The one rule: qwen_sessions and rewind ask it too."""
+    return info is not None and info.name == QWEN_AGENT_NAME
 
 
 def can_load(capabilities: AgentCapabilities | None) -> bool:

@@ -331,7 +331,7 @@ class AgentBridge:
     @property
     def speaks_qwen(self) -> bool:
         """qwen's own methods may be sent (see `agents.speaks_qwen`)."""
-        return speaks_qwen(self.command.agent, self.initialized.agent_info if self.initialized is not None else None)
+        return speaks_qwen(self.initialized.agent_info if self.initialized is not None else None)
 
     async def new_session(self, cwd: str, mcp_servers: list[JsonObject]) -> tuple[NewSessionResponse, JsonObject]:
         mcp_servers = servers_for(mcp_servers, self.capabilities)

@@ -17,14 +17,13 @@ from typing import Any
 from acp.schema import InitializeResponse
 
 from .agent_connection import AgentConnection
+from .agents import speaks_qwen
 
-QWEN_AGENT_NAME = "qwen-code"  # agentInfo.name in qwen's initialize answer
 TITLE_MAX_CHARS = 200  # qwen refuses longer titles
 
 
 def is_qwen(initialized: InitializeResponse | None) -> bool:
-    info = initialized.agent_info if initialized is not None else None
-    return info is not None and info.name == QWEN_AGENT_NAME
+    return speaks_qwen(initialized.agent_info if initialized is not None else None)
 
 
 def _succeeded(answer: Future[Any]) -> Future[bool]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..json_types import JsonObject
+from .agents import QWEN_AGENT_NAME
 from .turn_changes import CHANGED, OUTSIDE, REVERTED, FileChange, TurnChanges
 
 if TYPE_CHECKING:  # the ACP models it imports load on the chat's thread, never at start-up
@@ -32,7 +33,6 @@ if TYPE_CHECKING:  # the ACP models it imports load on the chat's thread, never 
 
 REWIND_METHOD = "rewindSession"  # qwen's wire name: no "_" prefix (`_rewindSession` answers -32601)
 SNAPSHOTS_METHOD = "qwen/status/session/rewind_snapshots"  # [{promptId, turnIndex, ...}]: the only way to a promptId
-QWEN_AGENT_NAME = "qwen-code"  # initialize's agentInfo.name
 MAX_LISTED_FILES = 1000  # what is taken of an agent's list of files
 # The prompts' attachments kept for Edit and Resend (images, embedded files);
 # past it the oldest prompts' go, and those are resent without them.
@@ -48,7 +48,8 @@ class RewindRefused(Exception):
 
 
 def is_qwen(state: ChatState) -> bool:
-    """Whether the chat's agent is qwen, the one agent whose methods here may be sent."""
+    """Whether the chat's agent is qwen, the one agent whose methods here may be
+    sent: its agentInfo, as `agents.speaks_qwen` reads it (the state keeps it as "name version")."""
     return state.agent_name.split(" ", 1)[0] == QWEN_AGENT_NAME
 
 
