@@ -35,6 +35,8 @@ ACTION:
                                          a "sessionId" of "" becomes the prompt's session
     {"parallel": [{"request", "params"}, ...]}  ask them all at once, then wait for every answer
     {"tool_calls": N}                    N tool calls, each started then completed (a flood)
+                                         ("pause_every": K, "pause": S: a pause of S seconds,
+                                         0.05 by default, after every K of them)
     {"stderr": N}                        one line of N characters on stderr
     {"ignore_cancel": true}              the rest of the turn goes on after a session/cancel
     {"stop_reading": true}               stop reading stdin for good after the line being read
@@ -358,6 +360,8 @@ class Agent:
                                              "title": f"read f{number}.py", "kind": "read", "status": "in_progress"})
                     self.update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": f"c{number}",
                                              "status": "completed"})
+                    if action.get("pause_every") and (number + 1) % action["pause_every"] == 0:
+                        time.sleep(action.get("pause", 0.05))  # the editor applies what came so far
             elif "stderr" in action:
                 sys.stderr.write("e" * action["stderr"] + "\n")
                 sys.stderr.flush()

@@ -64,7 +64,10 @@ def test_an_updates_work_follows_its_edits_not_the_transcripts_length(rig: ChatR
     # The profiler below multiplies what each update costs: the main-thread
     # limit is the test above's (100 ms, with nothing counting).
     rig.host.watchdog.limit_ms = None
-    rig.load([[{"tool_calls": 4000}]])
+    # Paced (16 pauses, each three of the streamer's batch intervals), so that
+    # the editor applies the flood in many updates however fast the agent runs:
+    # early and late ones are compared below.
+    rig.load([[{"tool_calls": 4000, "pause_every": 250, "pause": 0.15}]])
     rig.open()
     window_chat = rig.chat()
     original = window_chat.apply_pending

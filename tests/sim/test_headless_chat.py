@@ -23,6 +23,14 @@ USAGE = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "te
          "_meta": {"usage": {"inputTokens": 300, "outputTokens": 7, "totalTokens": 307, "cachedReadTokens": 100}}}
 
 
+def use_scripted_agent(home: Path, script: Path) -> None:
+    """The user's settings run the scripted ACP agent with `script` as the chat's agent."""
+    user = home / ".config" / "sublime-text" / "Packages" / "User"
+    user.mkdir(parents=True)
+    (user / "QwenCompanion.sublime-settings").write_text(
+        json.dumps({"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]}))
+
+
 def test_chat_verbs_events_and_a_restart_that_finds_the_session(tmp_path: Path) -> None:
     require_built()
     home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
@@ -33,10 +41,7 @@ def test_chat_verbs_events_and_a_restart_that_finds_the_session(tmp_path: Path) 
                   [{"chunks": ["after restart"]}]],
         "state": str(tmp_path / "agent-state"),
     }))
-    user = home / ".config" / "sublime-text" / "Packages" / "User"
-    user.mkdir(parents=True)
-    (user / "QwenCompanion.sublime-settings").write_text(
-        json.dumps({"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]}))
+    use_scripted_agent(home, script)
 
     editor = HeadlessSublime(workspace, home)
     try:
@@ -89,10 +94,7 @@ def test_permission_and_tool_call_events_and_the_permission_verb(tmp_path: Path)
             "toolCallId": "t1", "kind": "execute", "title": "npm test", "rawInput": {"command": "npm test"}}}},
         {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}},
     ]]}))
-    user = home / ".config" / "sublime-text" / "Packages" / "User"
-    user.mkdir(parents=True)
-    (user / "QwenCompanion.sublime-settings").write_text(
-        json.dumps({"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]}))
+    use_scripted_agent(home, script)
 
     editor = HeadlessSublime(workspace, home)
     try:
@@ -123,10 +125,7 @@ def test_turn_change_verbs_and_event(tmp_path: Path) -> None:
              {"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(opened), "content": "one\nTWO\n"}},
              {"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(closed), "content": "made\n"}}]
     script.write_text(json.dumps({"turns": [write]}))
-    user = home / ".config" / "sublime-text" / "Packages" / "User"
-    user.mkdir(parents=True)
-    (user / "QwenCompanion.sublime-settings").write_text(
-        json.dumps({"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]}))
+    use_scripted_agent(home, script)
 
     editor = HeadlessSublime(workspace, home)
     try:
@@ -161,10 +160,7 @@ def test_mention_and_paste_image_verbs(tmp_path: Path, monkeypatch: pytest.Monke
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": [[{"chunks": ["seen"]}]], "state": str(tmp_path / "agent-state"),
                                   "log": str(log)}))
-    user = home / ".config" / "sublime-text" / "Packages" / "User"
-    user.mkdir(parents=True)
-    (user / "QwenCompanion.sublime-settings").write_text(
-        json.dumps({"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]}))
+    use_scripted_agent(home, script)
     tools = tmp_path / "bin"  # the X11 clipboard tool, holding a PNG
     tools.mkdir()
     png = b"\x89PNG\r\n\x1a\n" + b"\x02" * 16
@@ -213,10 +209,7 @@ def test_chat_rewind_verb_rewinds_and_edits_and_resends(tmp_path: Path) -> None:
     script.write_text(json.dumps({"agent_name": "qwen-code", "state": str(tmp_path / "agent-state"),
                                   "turns": [[{"chunks": ["first"]}], [write, {"chunks": ["second"]}],
                                             [{"chunks": ["edited"]}]]}))
-    user = home / ".config" / "sublime-text" / "Packages" / "User"
-    user.mkdir(parents=True)
-    (user / "QwenCompanion.sublime-settings").write_text(
-        json.dumps({"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]}))
+    use_scripted_agent(home, script)
 
     editor = HeadlessSublime(workspace, home)
     try:
