@@ -184,9 +184,15 @@ def test_rewind_to_here_from_the_transcripts_context_menu_acts_on_the_prompt_und
     assert rig.host.run_on_main(lambda: menu(transcript).is_visible())
     code = rig.host.user.open_file(latin)
     assert not rig.host.run_on_main(lambda: menu(code).is_visible())  # only on the transcript
+    first = rig.chat()
+    rig.host.run_on_main(lambda: rig.host.window.run_command("qwen_chat_new"))
+    rig.host.wait_idle()
+    assert rig.chat() is not first  # the menu acts on its transcript's chat, not on the active one
     event = {"x": under_mouse[0], "y": under_mouse[1]}
     rig.host.run_on_main(lambda: transcript.run_command("qwen_chat_prompt_menu", {"resend": False, "event": event}))
-    rig.host.wait_for(lambda: "Rewound to before prompt 3" in rig.transcript(), timeout=WAIT)
+    rig.host.wait_for(lambda: "Rewound to before prompt 3" in first.chat.streamer.transcript.text(), timeout=WAIT)
+    tabs = sys.modules[f"{PACKAGE}.plugin.chat.chat_tabs"]
+    rig.host.run_on_main(lambda: tabs.select_chat(rig.host.window, first))
     assert "PROMPT-THREE" not in rig.transcript() and not made.exists()
     assert rig.editor.text(composer) == "a draft"  # Rewind to Here leaves the composer alone
     assert agent_history(rig) == ["PROMPT-ONE", "PROMPT-TWO"]

@@ -21,7 +21,7 @@ from ..editor import replace_text
 from ..paths import path_display
 from . import prompt_edits
 from .chat_views import VIEW_SETTING, open_chat
-from .chats import WindowChat, chats
+from .chats import WindowChat, chat_of_view, chats
 from .rewind_files import EditorRestorer
 
 TURN_OF_BLOCK = re.compile(r"t(\d+)\.")
@@ -91,8 +91,7 @@ def prompt_at(chat: WindowChat, point: int) -> int | None:
     return chat.chat.prompts.index_at_turn(int(match[1])) if match else None
 
 
-def _act(window: sublime.Window, point: int | None, edit: bool) -> None:
-    chat = chats.get(window)
+def _act(window: sublime.Window, chat: WindowChat | None, point: int | None, edit: bool) -> None:
     view = chat.transcript_view if chat is not None else None
     if chat is None or view is None or not view.is_valid():
         window.status_message("Qwen Code: the chat has no transcript")
@@ -125,7 +124,7 @@ class QwenChatRewindCommand(sublime_plugin.WindowCommand):
     def run(self, turn: int | None = None, text: str | None = None) -> None:
         chat = chats.get(self.window)
         if turn is None or chat is None:
-            _act(self.window, None, edit=False)
+            _act(self.window, chat, None, edit=False)
         else:
             rewind_asking(self.window, chat, turn, text)
 
@@ -134,7 +133,7 @@ class QwenChatEditPromptCommand(sublime_plugin.WindowCommand):
     """Qwen Code: Edit and Resend Prompt — the prompt at the transcript's caret into the composer."""
 
     def run(self) -> None:
-        _act(self.window, None, edit=True)
+        _act(self.window, chats.get(self.window), None, edit=True)
 
 
 class QwenChatPromptMenuCommand(sublime_plugin.TextCommand):
@@ -146,7 +145,7 @@ class QwenChatPromptMenuCommand(sublime_plugin.TextCommand):
         if window is None:
             return
         point = self.view.window_to_text((event["x"], event["y"])) if event else None
-        _act(window, point, edit=resend)
+        _act(window, chat_of_view(self.view), point, edit=resend)  # this transcript's chat, active or not
 
     def want_event(self) -> bool:
         return True
