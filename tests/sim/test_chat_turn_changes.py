@@ -110,6 +110,30 @@ def test_the_turns_end_line_opens_its_list_by_its_link_or_enter(rig: ChatRig) ->
     assert panel.placeholder == "Qwen Code: turn 1's changes"
 
 
+def test_a_turn_that_ends_behind_another_chat_is_linked_and_listed_in_its_own_chat(rig: ChatRig) -> None:
+    changed = rig.editor.workspace / "a.txt"
+    changed.write_text("a\n")
+    rig.load([[request("fs/read_text_file", path=str(changed)), request("fs/write_text_file", path=str(changed), content="A\n"),
+               {"chunks": ["done"], "delay": 1.0}]])
+    transcript, _ = rig.open()
+    asking = rig.chat()
+    rig.send("one")
+    rig.host.wait_for(lambda: changed.read_text() == "A\n", timeout=WAIT)
+    rig.host.run_on_main(lambda: rig.host.window.run_command("qwen_chat_new"))  # the user turns to another chat
+    rig.host.wait_idle()
+    assert rig.chat() is not asking
+    assert rig.ended(1) == ["end_turn"]
+    turn_events(rig)
+    # The link goes after the end line in the asking chat's transcript, and lists that chat's turn.
+    rig.host.wait_for(lambda: len(rig.host.app.view(transcript.id()).phantoms) == 1, timeout=WAIT)
+    rig.host.user.click_phantom(transcript, "turn_changes:1")
+    panel = rig.host.wait_for(lambda: open_panels(rig), timeout=WAIT)[-1]
+    assert panel.placeholder == "Qwen Code: turn 1's changes" and len(panel.items) == 3
+    rig.host.user.choose_quick_panel(0)  # Undo Turn
+    wait_for_package_threads(rig.host, "turn undo")
+    rig.host.wait_for(lambda: changed.read_text() == "a\n", timeout=WAIT)
+
+
 def test_undo_turn_restores_every_file_byte_exact_in_one_undo_step(rig: ChatRig) -> None:
     opened, closed, view = two_file_turn(rig)
     turn_events(rig)

@@ -42,7 +42,7 @@ from ..paths import path_display
 from ..settings import fallback_encoding
 from .agent_requests import requests_of
 from .buffers import open_view
-from .chats import chats, window_by_id
+from .chats import chat_of_view, chats, window_by_id
 
 log = logging.getLogger(__name__)
 
@@ -113,27 +113,27 @@ def _show_turn(window_id: int, chat_id: int, turn: int, files: list[FileSummary]
     if chat is not None:
         line = TURN_LINE.format(turn=turn, changed=changed, key=REVIEW_KEY)
         chat.chat.note(line)
-        _link_turn_line(window_id, turn, line, LINK_TRIES)
+        _link_turn_line(window_id, chat_id, turn, line, LINK_TRIES)
     for view in window.views():
         view.set_status(STATUS_KEY, label)
     chats.tell("turn_changes", {"window": window_id, "chat": chat_id, "turn": turn, "files": summary(files)})
 
 
-def _link_turn_line(window_id: int, turn: int, line: str, tries: int) -> None:
-    """Main thread: once the turn's end line is in the transcript view, a link
-    after it opens the turn's list (looked for again a little later until then)."""
+def _link_turn_line(window_id: int, chat_id: int, turn: int, line: str, tries: int) -> None:
+    """Main thread: once the turn's end line is in the chat's transcript view, a
+    link after it opens the turn's list (looked for again a little later until then)."""
     window = window_by_id(window_id)
-    chat = chats.get(window)
+    chat = chats.by_id(chat_id)
     view = chat.transcript_view if chat is not None else None
     if window is None or view is None or not view.is_valid():
         return  # no transcript shown: Enter on the line still opens the list once it is
     found = view.find(line, 0, sublime.FindFlags.LITERAL)
     if found.a < 0:
         if tries > 1:
-            sublime.set_timeout(lambda: _link_turn_line(window_id, turn, line, tries - 1), LINK_INTERVAL_MS)
+            sublime.set_timeout(lambda: _link_turn_line(window_id, chat_id, turn, line, tries - 1), LINK_INTERVAL_MS)
         return
     view.add_phantom(LINK_KEY, sublime.Region(found.b), LINK_HTML.format(turn=turn), sublime.PhantomLayout.INLINE,
-                     lambda href: window.run_command("qwen_turn_changes", {"turn": turn}))
+                     lambda href: window.run_command("qwen_turn_changes", {"turn": turn, "chat": chat_id}))
 
 
 def turn_on_line(text: str) -> int | None:
@@ -257,10 +257,10 @@ def put_back(view: sublime.View, text: str, saved: bool) -> None:
         view.run_command("save")
 
 
-def open_at_first_change(window: sublime.Window, turn: int, path: str) -> None:
+def open_at_first_change(window: sublime.Window, turn: int, path: str, chat_id: int | None = None) -> None:
     """Open a file of the turn at its first change, its checkpoint as reference
     (main thread; the texts are compared on a thread of ours)."""
-    turns = turns_of(window)
+    turns = turns_of(window, chat_id)
     change = turns.change(turn, path) if turns is not None else None
     view = window.open_file(path)
     if change is None or change.before is None or change.after is None:
@@ -312,11 +312,12 @@ def _set_reference(view: sublime.View, text: str) -> None:
 
 
 class QwenTurnChangesCommand(sublime_plugin.WindowCommand):
-    """The last turn's changed files (or `turn`'s) in a quick panel: open one at
-    its first change, then Keep or Undo it; or Keep All / Undo Turn."""
+    """The last turn's changed files (or `turn`'s) of the active chat (or chat
+    `chat`) in a quick panel: open one at its first change, then Keep or Undo
+    it; or Keep All / Undo Turn."""
 
-    def run(self, turn: int | None = None) -> None:
-        turns = turns_of(self.window)
+    def run(self, turn: int | None = None, chat: int | None = None) -> None:
+        turns = turns_of(self.window, chat)
         chosen = turn if turn is not None else (turns.last_changed_turn() if turns is not None else None)
         if turns is None or chosen is None:
             self.window.status_message("Qwen Code: no turn of the chat changed files")
@@ -329,22 +330,22 @@ class QwenTurnChangesCommand(sublime_plugin.WindowCommand):
 
         def chosen_item(index: int) -> None:
             if index == 0:
-                undo(self.window, chosen)
+                undo(self.window, chosen, chat_id=chat)
             elif index == 1:
-                keep(self.window, chosen)
+                keep(self.window, chosen, chat_id=chat)
             elif index > 1:
-                self._file(chosen, files[index - 2])
+                self._file(chosen, files[index - 2], chat)
 
         self.window.show_quick_panel(items, chosen_item, placeholder=f"Qwen Code: turn {chosen}'s changes")
 
-    def _file(self, turn: int, file: FileSummary) -> None:
+    def _file(self, turn: int, file: FileSummary, chat: int | None) -> None:
         def picked(index: int) -> None:
             if index == 0:
-                open_at_first_change(self.window, turn, file.path)
+                open_at_first_change(self.window, turn, file.path, chat)
             elif index == 1:
-                keep(self.window, turn, file.path)
+                keep(self.window, turn, file.path, chat)
             elif index == 2:
-                undo(self.window, turn, file.path)
+                undo(self.window, turn, file.path, chat)
 
         self.window.show_quick_panel(["Open at its first change", "Keep", "Undo (back to before the turn)"], picked,
                                      placeholder=path_display(self.window)(file.path))
@@ -363,9 +364,9 @@ class QwenTurnChangesAtCaretCommand(sublime_plugin.TextCommand):
 
     def run(self, edit: sublime.Edit) -> None:
         turn = self._turn()
-        window = self.view.window()
-        if turn is not None and window is not None:
-            window.run_command("qwen_turn_changes", {"turn": turn})
+        window, chat = self.view.window(), chat_of_view(self.view)
+        if turn is not None and window is not None and chat is not None:  # this transcript's chat, active or not
+            window.run_command("qwen_turn_changes", {"turn": turn, "chat": chat.chat_id})
 
     def is_enabled(self) -> bool:
         return self._turn() is not None
