@@ -485,7 +485,7 @@ class ChatListener(sublime_plugin.EventListener):
         line = view.substr(sublime.Region(view.line(locations[0]).begin(), locations[0]))
         if not re.fullmatch(r"/\w*", line):
             return sublime.CompletionList([], only_ours)
-        chat = chats.get(view.window())
+        chat = chat_of_view(view)  # the composer typed in, whichever chat is active
         commands = dict(LOCAL_COMMANDS)
         if chat is not None:
             commands.update({c.name: c.description for c in chat.chat.state.commands})
