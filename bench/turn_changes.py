@@ -1,9 +1,11 @@
 """The turn-changes rows of `make bench`: a turn's checkpoints and its undo,
 measured in this process on the built package's core (no editor, no peer):
 the checkpoint work a write of a 1 MB file adds on the thread that writes
-(its bytes read, kept, the agent's text recorded), and Undo Turn of 20 files
+(its bytes read, kept, the agent's text recorded), Undo Turn of 20 files
 of 1 MB on disk (each checked to still hold the agent's text, then its
-checkpoint's bytes written back atomically)."""
+checkpoint's bytes written back atomically), and, in the simulated host
+(bench/turn_review_host.py), the main-thread time per file of giving a 20-file
+turn's open views their references."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.chat import floats, run_host
 from bench.run import ROOT, Row, Samples, progress
 
 FILES = 20
@@ -53,9 +56,14 @@ def turn_changes_rows(rounds: int, workdir: Path) -> list[Row]:
             core.restore_on_disk(turns.change(turn, path))
         undo.add("ours", [(time.perf_counter() - started) * 1000])
         assert all(Path(path).read_bytes() == original for path in paths)
+    references = Samples()
+    result = run_host("bench.turn_review_host", workdir / "turn-review", FILES, SIZE, rounds)
+    references.add("ours", floats(result["per_file_ms"]))
     return [
         Row("11", f"turn changes: checkpoint work per write of a {SIZE // 1_000_000} MB file, on the writing thread",
             "ms", checkpoint, "≤ 1 ms", lambda p50, ratio: p50 <= 1),
         Row("11", f"turn changes: Undo Turn of {FILES} files of {SIZE // 1_000_000} MB on disk (byte-exact, each "
             "checked first)", "ms", undo, "≤ 200 ms", lambda p50, ratio: p50 <= 200),
+        Row("11", f"turn changes: references set at the end of a {FILES}-file turn ({SIZE // 1_000_000} MB files, "
+            "open), main thread, per file", "ms", references, "≤ 16 ms", lambda p50, ratio: p50 <= 16),
     ]
