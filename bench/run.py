@@ -535,8 +535,8 @@ def versions() -> dict[str, str]:
 
     import pydantic
 
-    protocol = (ROOT / "QwenCompanion.sublime-package-src" / "core" / "companion" / "protocol.py").read_text()
-    match = re.search(r'SERVER_VERSION = "([^"]+)"', protocol)
+    version = (ROOT / "QwenCompanion.sublime-package-src" / "core" / "version.py").read_text()
+    match = re.search(r'^VERSION = "([^"]+)"', version, re.MULTILINE)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
     return {
