@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import importlib.metadata
 import json
 import os
@@ -616,34 +617,10 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="qwen-bench-"))
     try:
         rows = run(args.rounds, workdir, args.profile, parts) if parts & COMPANION_PARTS else []
-        if "chat" in parts:
-            from bench.chat import chat_rows
-
-            rows += chat_rows(args.rounds, workdir)
-        if "ide-tools" in parts:
-            from bench.ide_tools import ide_tools_rows
-
-            rows += ide_tools_rows(args.rounds, workdir)
-        if "actions" in parts:
-            from bench.actions import actions_rows
-
-            rows += actions_rows(args.rounds, workdir)
-        if "hostile" in parts:
-            from bench.hostile import hostile_rows
-
-            rows += hostile_rows(args.rounds, workdir)
-        if "turn-changes" in parts:
-            from bench.turn_changes import turn_changes_rows
-
-            rows += turn_changes_rows(args.rounds, workdir)
-        if "chats" in parts:
-            from bench.chats import chats_rows
-
-            rows += chats_rows(args.rounds, workdir)
-        if "rewind" in parts:
-            from bench.rewind import rewind_rows
-
-            rows += rewind_rows(args.rounds, workdir)
+        for part in PARTS:  # each part with no MCP peer has a module of its own: bench/<part>.py
+            if part in parts and part not in COMPANION_PARTS:
+                module = importlib.import_module(f"bench.{part.replace('-', '_')}")
+                rows += getattr(module, f"{part.replace('-', '_')}_rows")(args.rounds, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     text = report(rows, args.rounds)

@@ -17,6 +17,7 @@ import pytest
 
 from tests.e2e.test_chat_e2e import real_chat, real_env  # noqa: F401  (fixtures of several modules here)
 from tests.rig.fake_model import FakeModel
+from tests.rig.gemini_cli import GeminiCli, find_gemini
 from tests.rig.qwen_cli import QwenCli, TuiSession, cli_env, find_cli, make_home
 from tests.support.desktop import desktop_tools  # noqa: F401  (no test pops a desktop notification)
 
@@ -37,6 +38,15 @@ def qwen_cli() -> QwenCli:
     if reason:
         unavailable(reason)
     return cli
+
+
+@pytest.fixture(scope="session")
+def gemini(qwen_cli: QwenCli) -> GeminiCli:
+    found = find_gemini(qwen_cli)
+    reason = found.missing_reason()
+    if reason:
+        unavailable(reason)
+    return found
 
 
 @pytest.fixture(scope="session")

@@ -10,23 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-from tests.e2e.conftest import unavailable
 from tests.rig.fake_gemini_model import FakeGeminiModel
-from tests.rig.gemini_cli import GeminiCli, find_gemini, make_gemini_home
-from tests.rig.qwen_cli import QwenCli
+from tests.rig.gemini_cli import GeminiCli, make_gemini_home
 from tests.support.editor import require_built
 from tests.support.headless import HeadlessSublime
-
-
-@pytest.fixture(scope="session")
-def gemini(qwen_cli: QwenCli) -> GeminiCli:
-    found = find_gemini(qwen_cli)
-    reason = found.missing_reason()
-    if reason:
-        unavailable(reason)
-    return found
 
 
 def test_a_chat_with_gemini_asks_permission_writes_through_the_editor_and_streams(

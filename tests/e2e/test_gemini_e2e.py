@@ -20,24 +20,14 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import unavailable
 from tests.e2e.test_open_terminal_e2e import TERMINUS_ENV, Command, terminus_argv
 from tests.rig.fake_gemini_model import FakeGeminiModel
-from tests.rig.gemini_cli import GeminiCli, find_gemini, gemini_env, make_gemini_home
-from tests.rig.qwen_cli import QwenCli, TuiSession
+from tests.rig.gemini_cli import GeminiCli, gemini_env, make_gemini_home
+from tests.rig.qwen_cli import TuiSession
 from tests.support.editor import require_built
 from tests.support.headless import HeadlessSublime
 
 CONNECTED = "Connected to Sublime Text"
-
-
-@pytest.fixture(scope="session")
-def gemini(qwen_cli: QwenCli) -> GeminiCli:
-    found = find_gemini(qwen_cli)
-    reason = found.missing_reason()
-    if reason:
-        unavailable(reason)
-    return found
 
 
 @pytest.fixture

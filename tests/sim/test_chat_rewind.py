@@ -55,6 +55,16 @@ def three_turns(rig: ChatRig, *, open_file: bool = False) -> tuple[Path, Path, P
     return crlf, latin, made, view
 
 
+def second_turn_running(rig: ChatRig) -> None:
+    """qwen answered "one"; its turn for "two" runs (it never ends by itself)."""
+    rig.script_extras.update(QWEN)
+    rig.load([[{"chunks": ["first"]}], [{"stall": 30}]])
+    rig.send("one")
+    rig.ended(1)
+    rig.send("two")
+    rig.host.wait_for(lambda: rig.chat().chat.state.agent == "busy", timeout=WAIT)
+
+
 def agent_history(rig: ChatRig) -> list[str]:
     """The prompts the agent's session holds (what a model would see)."""
     session = rig.chat().chat.state.session_id
@@ -90,12 +100,7 @@ def test_rewind_to_here_drops_the_prompt_and_sends_nothing(rig: ChatRig) -> None
 
 
 def test_a_rewind_while_a_turn_runs_is_refused_and_nothing_is_asked(rig: ChatRig) -> None:
-    rig.script_extras.update(QWEN)
-    rig.load([[{"chunks": ["first"]}], [{"stall": 30}]])
-    rig.send("one")
-    rig.ended(1)
-    rig.send("two")
-    rig.host.wait_for(lambda: rig.chat().chat.state.agent == "busy", timeout=WAIT)
+    second_turn_running(rig)
     with pytest.raises(Exception, match="a turn is running"):
         rewind(rig, 0)
     assert rig.received("rewindSession") == []
@@ -217,12 +222,7 @@ def test_a_prompt_sent_while_a_rewind_runs_waits_for_it_and_a_second_rewind_is_r
 
 
 def test_an_edited_prompt_refused_while_a_turn_runs_comes_back_to_the_composer(rig: ChatRig) -> None:
-    rig.script_extras.update(QWEN)
-    rig.load([[{"chunks": ["first"]}], [{"stall": 30}]])
-    rig.send("one")
-    rig.ended(1)
-    rig.send("two")
-    rig.host.wait_for(lambda: rig.chat().chat.state.agent == "busy", timeout=WAIT)
+    second_turn_running(rig)
     transcript, composer = rig.open()
     rig.host.user.click(transcript, rig.transcript().index("one"))
     rig.host.user.run_command("qwen_chat_edit_prompt")

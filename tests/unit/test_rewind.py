@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core.chat.agent_files import write_text
 from qwencompanion_src.core.chat.chat_state import ChatState
 from qwencompanion_src.core.chat.rewind import (
     PromptLog,
@@ -27,15 +26,8 @@ from qwencompanion_src.core.chat.rewind import (
     rewind,
 )
 from qwencompanion_src.core.chat.transcript import Transcript
-from qwencompanion_src.core.chat.turn_changes import CHECKPOINT_BUDGET, REVERTED, TurnChanges, checkpoint_of
-
-
-def agent_writes(changes: TurnChanges, path: Path, text: str) -> None:
-    where = str(path)
-    if changes.needs_checkpoint(where):
-        changes.checkpoint(where, checkpoint_of(where))
-    write_text(where, text)
-    changes.wrote(where, text)
+from qwencompanion_src.core.chat.turn_changes import CHECKPOINT_BUDGET, REVERTED, TurnChanges
+from tests.unit.test_turn_changes import agent_writes
 
 
 def qwen_state(agent: str = "ready") -> ChatState:
