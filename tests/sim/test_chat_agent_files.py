@@ -181,6 +181,40 @@ def test_writes_into_git_ask_every_time_and_the_default_choice_refuses(rig: Chat
     assert [q["access"] for q in file_questions(rig)] == ["write"] * 3
 
 
+def test_writes_into_a_git_folder_spelled_in_any_case_ask(rig: ChatRig) -> None:
+    """`.GIT/hooks` is `.git/hooks` on macOS and Windows (and `.git.` on Windows)."""
+    workspace = rig.editor.workspace
+    spellings = [workspace / ".GIT" / "hooks" / "pre-commit", workspace / ".Git" / "config",
+                 workspace / ".git." / "config"]
+    rig.load([[request("fs/write_text_file", path=str(path), content="evil\n") for path in spellings]])
+    rig.send("write")
+    for _ in spellings:
+        answer_question(rig, 0)
+    assert rig.ended() == ["end_turn"]
+    assert all(refused(answer, "did not allow", ".git") for answer in wait_answers(rig, "fs/write_text_file", 3))
+    assert not any(path.exists() for path in spellings)
+
+
+def test_a_write_that_makes_a_folder_look_like_a_repository_asks(rig: ChatRig) -> None:
+    """Finding 1: sub/HEAD, sub/config, sub/objects/, sub/refs/ hold no `.git`
+    but make git take sub/ for a repository whose config runs code."""
+    workspace = rig.editor.workspace
+    sub = workspace / "sub"
+    writes = [("HEAD", "ref: refs/heads/main\n"), ("notes.md", "notes\n"),
+              ("config", "[core]\n\tbare = false\n\tworktree = .\n\tfsmonitor = evil\n"),
+              ("refs/heads/main", "0" * 40 + "\n"), ("objects/info/packs", "\n")]
+    rig.load([[request("fs/write_text_file", path=str(sub / name), content=text) for name, text in writes]])
+    rig.send("plant")
+    for _ in range(3):
+        answer_question(rig, 0)
+    assert rig.ended() == ["end_turn"]
+    head, notes, config, refs, objects = wait_answers(rig, "fs/write_text_file", 5)
+    assert head is None and notes is None  # HEAD alone is no repository yet; notes.md is any file
+    assert all(refused(answer, "did not allow", "repository") for answer in (config, refs, objects))
+    assert sorted(p.name for p in sub.iterdir()) == ["HEAD", "notes.md"]
+    assert [q["access"] for q in file_questions(rig)] == ["write"] * 3
+
+
 def test_a_file_outside_the_folders_open_in_a_tab_and_excluded_files_need_a_yes(rig: ChatRig, tmp_path: Path) -> None:
     key = tmp_path / "home" / ".ssh" / "id_rsa"
     key.parent.mkdir(parents=True)

@@ -182,6 +182,41 @@ def test_the_diff_of_the_working_tree_goes_with_the_prompt(rig: MentionRig) -> N
     assert "+changed line" in diff
 
 
+def test_the_diff_never_runs_the_repositorys_external_diff(rig: MentionRig, tmp_path: Path) -> None:
+    workspace = rig.editor.workspace
+    git(workspace, "init", "-q")
+    rig.editor.file("a.txt", "one\n")
+    git(workspace, "add", "a.txt")
+    git(workspace, "commit", "-q", "-m", "first")
+    external = tmp_path / "external.sh"
+    external.write_text(f'#!/bin/sh\ntouch "{tmp_path}/ran"\n')
+    external.chmod(0o755)
+    git(workspace, "config", "diff.external", str(external))
+    rig.editor.file("a.txt", "one\nchanged line\n")
+    rig.load()
+    assert rig.mention("diff")["summary"] == "1 changed, 0 untracked file(s)"
+    assert not (tmp_path / "ran").exists()
+
+
+def test_the_diff_is_of_the_window_folder_not_of_a_sibling_folder_that_starts_alike(rig: MentionRig) -> None:
+    """The active file is in `<folder>-other`, a repository of its own beside
+    the window's folder: the window folder's repository is diffed."""
+    workspace = rig.editor.workspace
+    other = workspace.parent / f"{workspace.name}-other"
+    for root, line in ((workspace, "in the folder"), (other, "in the sibling")):
+        root.mkdir(exist_ok=True)
+        git(root, "init", "-q")
+        (root / "a.txt").write_text("one\n")
+        git(root, "add", "a.txt")
+        git(root, "commit", "-q", "-m", "first")
+        (root / "a.txt").write_text(f"one\n{line}\n")
+    rig.load()
+    rig.host.user.open_file(other / "a.txt")
+    rig.mention("diff")
+    diff = next(text for uri, text in resources(rig.prompt("review")).items() if uri.endswith("#uncommitted.diff"))
+    assert "+in the folder" in diff and "in the sibling" not in diff
+
+
 # --- @diagnostics --------------------------------------------------------------------------
 
 

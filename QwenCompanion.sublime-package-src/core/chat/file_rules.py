@@ -5,7 +5,8 @@
   holds unsaved work the agent never read, the write is refused with a
   reason the agent can act on ("read it again"), and nothing is lost.
 - Some files need the user's yes every time: writes into a `.git` folder
-  (hooks and config run code on the next git command), writes outside the
+  (hooks and config run code on the next git command) or that make a folder
+  look like one (HEAD, config, objects/, refs/), writes outside the
   window's folders, and reads of files the user excluded from what is sent
   (`excluded_file_patterns`: keys, `.env`).
 """
@@ -67,7 +68,32 @@ class SeenTexts:
 
 
 def _parts(path: str) -> list[str]:
-    return [part.lower() for part in path.replace("\\", "/").split("/")]
+    """`path`'s components as a case-insensitive file system (macOS, Windows)
+    tells them apart: `.GIT` is `.git` there, and Windows drops trailing dots
+    and spaces (`.git.` is `.git`). Matched this way on every platform: one
+    more question on Linux costs less than a missed `.git` elsewhere."""
+    return [part.casefold().rstrip(". ") or part for part in path.replace("\\", "/").split("/")]
+
+
+# What makes git take a folder for a repository's insides (its setup's
+# is_git_directory): HEAD with objects/ and refs/; config makes it read code.
+_LAYOUT_NAMES = ("HEAD", "config", "objects", "refs", "commondir")
+_LAYOUT_BY_CASE = {name.casefold(): name for name in _LAYOUT_NAMES}  # `head` is HEAD on macOS and Windows
+
+
+def makes_repository_layout(real_path: str) -> str | None:
+    """The folder that writing `real_path` would turn into what looks like a
+    repository's insides (HEAD plus config, objects/ or refs/), or None.
+    Touches the disk: call it off the UI thread."""
+    folder, name = os.path.split(real_path)
+    while name:
+        written = _LAYOUT_BY_CASE.get(name.casefold())
+        if written is not None:
+            present = {each for each in _LAYOUT_NAMES if os.path.lexists(os.path.join(folder, each))} | {written}
+            if "HEAD" in present and present & {"config", "objects", "refs"}:
+                return folder
+        folder, name = os.path.split(folder)
+    return None
 
 
 def _inside_any(path: str, folders: Iterable[str]) -> bool:
@@ -84,6 +110,8 @@ def write_needs_consent(real_path: str, real_folders: Iterable[str]) -> str | No
     """Why writing this (resolved) path needs the user's yes, or None."""
     if GIT_FOLDER in _parts(real_path):
         return "it is inside a .git folder, where hooks and config run code on the next git command"
+    if makes_repository_layout(real_path) is not None:
+        return "it makes its folder look like a git repository's insides (HEAD, config, objects/, refs/), whose config can run code"
     if not _inside_any(real_path, real_folders):
         return "it is outside the window's folders"
     return None

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..processes import kill_group, own_group_options
+from ..git import DIFF_OPTIONS, GitError, GitOutput, find_git, run_capped, run_git
 
 TOOL_TIMEOUT = 10.0  # seconds
 MAX_MENTION_CHARS = 64 * 1024  # a mention's text, whatever it is
@@ -37,52 +35,66 @@ def run_tool(argv: Sequence[str], *, cwd: str | None = None, limit: int, timeout
     """Run `argv` (no shell), reading at most `limit` bytes of its output; past
     the limit or the time it is ended. Raises MentionError when it cannot start."""
     try:
-        process = subprocess.Popen(
-            list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            **own_group_options(),
-        )
+        returncode, data, truncated = run_capped(argv, cwd=cwd, limit=limit, timeout=timeout)
+    except TimeoutError as error:
+        raise MentionError(str(error)) from None
     except OSError as error:
         raise MentionError(f"could not run {argv[0]}: {error.strerror or error}") from None
-    assert process.stdout is not None
-    expired = threading.Event()
-
-    def expire() -> None:
-        expired.set()
-        kill_group(process.pid)
-
-    timer = threading.Timer(timeout, expire)
-    timer.start()
-    try:
-        data = process.stdout.read(limit + 1)
-        truncated = len(data) > limit
-        if truncated:
-            kill_group(process.pid)
-        returncode = process.wait()
-    finally:
-        timer.cancel()
-        process.stdout.close()
-    if expired.is_set():
-        raise MentionError(f"{os.path.basename(argv[0])} gave no answer within {timeout:g} s")
-    return ToolOutput(returncode, data[:limit], truncated)
+    return ToolOutput(returncode, data, truncated)
 
 
-def git_diff(folder: str, *, git: str | None = None) -> tuple[str, str, list[str], bool]:
+def git_diff(folder: str, *, boundary: str | None = None, git: str | None = None) -> tuple[str, str, list[str], bool]:
     """(repository root, `git diff HEAD` text, untracked files, diff cut short)
-    of the repository holding `folder`."""
-    program = git or shutil.which("git")
+    of the repository holding `folder`. When that repository reaches above
+    `boundary` (the window's folder holding `folder`: a folder inside a larger
+    repository, a home folder kept in git), only `boundary`'s part of it is
+    diffed: a mention never carries files from outside the window's folders.
+    git runs through the hardened runner (core/git.py): nothing of the
+    repository's runs."""
+    program = git or find_git()
     if program is None:
         raise MentionError("@diff needs git, which is not on the PATH")
-    top = run_tool([program, "-C", folder, "rev-parse", "--show-toplevel"], limit=4096)
+
+    def run(where: str, args: list[str], limit: int, may_filter: bool = False) -> GitOutput:
+        try:
+            return run_git(where, args, limit=limit, git=program, timeout=TOOL_TIMEOUT, may_filter=may_filter)
+        except GitError as error:
+            raise MentionError(str(error)) from None
+
+    top = run(folder, ["rev-parse", "--show-toplevel"], 4096)
     if top.returncode != 0:
         raise MentionError(f"{folder} is not in a git repository")
     root = os.path.normpath(top.stdout.decode("utf-8", "replace").strip() or folder)
-    plain = ["-c", "core.quotepath=off", "--no-pager"]
-    diff = run_tool([program, "-C", root, *plain, "diff", "HEAD", "--no-color", "--no-ext-diff", "--"], limit=MAX_DIFF_BYTES)
+    within = _pathspec_within(root, boundary)
+    plain = ["-c", "core.quotepath=off"]
+    diff = run(root, [*plain, "diff", "HEAD", *DIFF_OPTIONS, "--", *within], MAX_DIFF_BYTES, True)
     if diff.returncode != 0 and not diff.truncated:  # no commit yet: what is staged and what is not
-        diff = run_tool([program, "-C", root, *plain, "diff", "--no-color", "--no-ext-diff", "--"], limit=MAX_DIFF_BYTES)
-    others = run_tool([program, "-C", root, *plain, "ls-files", "--others", "--exclude-standard", "-z"], limit=64 * 1024)
+        diff = run(root, [*plain, "diff", *DIFF_OPTIONS, "--", *within], MAX_DIFF_BYTES, True)
+    others = run(root, [*plain, "ls-files", "--others", "--exclude-standard", "-z", "--", *within], 64 * 1024)
     untracked = [n for n in others.stdout.decode("utf-8", "replace").split("\0") if n][:MAX_UNTRACKED + 1]
     return root, diff.stdout.decode("utf-8", "replace"), untracked, diff.truncated
+
+
+def _pathspec_within(root: str, boundary: str | None) -> list[str]:
+    """No pathspec when the repository lies inside `boundary`; the pathspec of
+    `boundary` when the repository holds it; MentionError when neither (the
+    folder reached the repository through a link out of the window's folders)."""
+    if boundary is None:
+        return []
+    real_root, real_boundary = os.path.realpath(root), os.path.realpath(boundary)
+    if _inside(real_root, real_boundary):
+        return []
+    if _inside(real_boundary, real_root):
+        return [f":(top,literal){os.path.relpath(real_boundary, real_root).replace(os.sep, '/')}"]
+    raise MentionError(f"the repository at {root} is outside the window's folder {boundary}")
+
+
+def _inside(path: str, folder: str) -> bool:
+    try:
+        relative = os.path.relpath(path, folder)
+    except ValueError:  # another drive (Windows)
+        return False
+    return relative != os.pardir and not relative.startswith(os.pardir + os.sep)
 
 
 # The platforms' clipboard tools, as argument lists that write a PNG to stdout.

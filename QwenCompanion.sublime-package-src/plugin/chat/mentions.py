@@ -21,6 +21,7 @@ import sublime
 from ...core.chat.agent_files import Refused, read_text
 from ...core.chat.mention_tools import MentionError, clipboard_image, git_diff
 from ...core.ide_tools.answers import ToolRefusal
+from ...core.paths import deepest_root
 from ...core.terminal import terminal_tag
 from ..background import in_background, when_done
 from ..companion.terminal import live_terminal
@@ -114,17 +115,27 @@ def diagnostics_builder(window: sublime.Window, whole_window: bool, editor_file:
 
 def diff_builder(window: sublime.Window, active: str | None) -> Callable[[], Mention]:
     folders = window.folders()
-    inside = [f for f in folders if active and active.startswith(f.rstrip("/\\") + os.sep)]
-    folder = os.path.dirname(active) if inside and active else (folders[0] if folders else None)
 
-    def build() -> Mention:
+    def build() -> Mention:  # on a thread of ours: resolving paths touches the disk
         from ...core.chat.mentions import diff_mention
 
-        if folder is None:
+        folder, boundary = diff_folder(active, folders)
+        if folder is None or boundary is None:
             raise MentionError("this window has no folder, so there is no repository to diff")
-        return diff_mention(*git_diff(folder))
+        return diff_mention(*git_diff(folder, boundary=boundary))
 
     return build
+
+
+def diff_folder(active: str | None, folders: list[str]) -> tuple[str | None, str | None]:
+    """(where git looks for the repository, the window folder the diff stays
+    in): the active file's folder when a window folder holds the file (its
+    innermost one), else the first window folder."""
+    index = deepest_root(active, folders) if active else None
+    if active is not None and index is not None:
+        return os.path.dirname(active), folders[index]
+    first = folders[0] if folders else None
+    return first, first
 
 
 def terminal_builder(window: sublime.Window) -> Callable[[], Mention]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import re
-import shutil
 from dataclasses import asdict
 from typing import Any
 
@@ -36,6 +35,7 @@ from ...core.chat.turn_changes import (
     first_changed_line,
     restore_on_disk,
 )
+from ...core.git import find_git
 from ..background import in_background
 from ..editor import replace_text, view_text
 from ..paths import path_display
@@ -178,7 +178,7 @@ def keep(window: sublime.Window, turn: int | None = None, path: str | None = Non
     encoding = fallback_encoding()
 
     def ask_git() -> None:
-        git = shutil.which("git")
+        git = find_git()
         staged = {each: index_text(each, git, fallback_encoding=encoding) for each in in_git}
         sublime.set_timeout(lambda: _keep_references(opened, staged))
 

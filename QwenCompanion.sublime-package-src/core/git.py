@@ -1,0 +1,160 @@
+"""The one way the package runs git. A repository is part of the workspace,
+and an agent can write into the workspace: whatever a repository's own files
+could make git run (its config, its attributes, its hooks) must not run when
+the package only asks git what changed. So every call here:
+
+- sets `core.fsmonitor=false` (a repository's fsmonitor is a command git runs
+  on every status or diff) and `core.hooksPath` to the null device (no hook
+  runs, should a command ever fire one);
+- sets `safe.bareRepository=explicit`: a folder that merely looks like a
+  repository's insides (`HEAD`, `config`, `objects/`, `refs/` written by an
+  agent) is never taken for a repository, so its planted config is never read;
+- reads no attributes file of the user's or the system's (`core.attributesFile`
+  is the null device, `GIT_ATTR_NOSYSTEM=1`), and turns off every filter driver
+  the configuration names (`filter.<name>.clean`/`smudge`/`process` empty,
+  `required=false`: git runs no filter whose command is empty). Git 2.39, the
+  oldest we expect, has no `--attr-source` (2.40) or `GIT_ATTR_SOURCE` (2.42)
+  to read attributes from an empty tree, so the drivers themselves are
+  emptied instead: the names come from `git config --get-regexp`, which reads
+  configuration only and runs nothing;
+- diffs with `--no-textconv --no-ext-diff` (no textconv, no `diff.external`,
+  no `diff.<driver>.command`), and reads a blob with `cat-file blob`, which
+  applies no filter at all;
+- takes no repository from the environment (`GIT_DIR`, `GIT_WORK_TREE`, ...
+  are dropped: the folder decides) and takes no optional lock
+  (`GIT_OPTIONAL_LOCKS=0`: a read never blocks the user's own git);
+- runs as an argument list (no shell), with no stdin, in a process group of
+  its own (no console window on Windows), with a time limit and a cap on what
+  is read of its output.
+The system's git configuration is still read (`GIT_CONFIG_NOSYSTEM` is not
+set): a workspace cannot write it, and on Windows it holds what makes git
+work there (line endings, the credential and SSL setup).
+
+Blocking (it waits for a process): call it on a thread of ours only."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .processes import kill_group, own_group_options
+
+GIT_TIMEOUT = 10.0  # seconds
+# Variables that would point git at another repository than the folder's.
+_REPOSITORY_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+                         "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+                         "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_ATTR_SOURCE")
+HARDENED_OPTIONS = (
+    "-c", "core.fsmonitor=false",
+    "-c", "safe.bareRepository=explicit",
+    "-c", f"core.hooksPath={os.devnull}",
+    "-c", f"core.attributesFile={os.devnull}",
+    "--no-pager",
+)
+DIFF_OPTIONS = ("--no-textconv", "--no-ext-diff", "--no-color")
+_FILTER_KEYS = ("clean", "smudge", "process")
+
+
+class GitError(Exception):
+    """git could not be started, or gave no answer in time; the message says which."""
+
+
+@dataclass(frozen=True)
+class GitOutput:
+    returncode: int
+    stdout: bytes
+    truncated: bool  # git wrote more than the cap
+
+
+def find_git() -> str | None:
+    """The git program on the PATH, or None."""
+    return shutil.which("git")
+
+
+def git_environment() -> dict[str, str]:
+    environment = {k: v for k, v in os.environ.items() if k not in _REPOSITORY_VARIABLES}
+    environment.update(GIT_OPTIONAL_LOCKS="0", GIT_ATTR_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0")
+    return environment
+
+
+def run_capped(argv: Sequence[str], *, cwd: str | None, limit: int, timeout: float,
+               env: dict[str, str] | None = None) -> tuple[int, bytes, bool]:
+    """Run `argv` (no shell, no stdin, its own process group), reading at most
+    `limit` bytes of its output: (return code, output, cut short). Past the
+    limit or `timeout` seconds it is ended; TimeoutError when the time ran
+    out, OSError when it cannot start."""
+    process = subprocess.Popen(
+        list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, **own_group_options(),
+    )
+    assert process.stdout is not None
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        kill_group(process.pid)
+
+    timer = threading.Timer(timeout, expire)
+    timer.start()
+    try:
+        data = process.stdout.read(limit + 1)
+        truncated = len(data) > limit
+        if truncated:
+            kill_group(process.pid)
+        returncode = process.wait()
+    finally:
+        timer.cancel()
+        process.stdout.close()
+    if expired.is_set():
+        raise TimeoutError(f"{os.path.basename(argv[0])} gave no answer within {timeout:g} s")
+    return returncode, data[:limit], truncated
+
+
+def _hardened(git: str, folder: str, args: Sequence[str], extra: Sequence[str] = ()) -> list[str]:
+    return [git, *HARDENED_OPTIONS, *extra, "-C", folder, *args]
+
+
+def _filter_off_options(git: str, folder: str, timeout: float) -> list[str]:
+    """`-c` options that empty every filter driver the configuration seen
+    from `folder` defines (reading configuration runs nothing)."""
+    code, listed, _ = run_capped(
+        _hardened(git, folder, ["config", "--null", "--name-only", "--get-regexp", r"^filter\."]),
+        cwd=None, limit=256 * 1024, timeout=timeout, env=git_environment(),
+    )
+    if code != 0:
+        return []
+    names = set()
+    for key in listed.decode("utf-8", "surrogateescape").split("\0"):
+        driver, dot, _ = key.removeprefix("filter.").rpartition(".")
+        if key.startswith("filter.") and dot:
+            names.add(driver)
+    options: list[str] = []
+    for name in sorted(names):
+        for what in _FILTER_KEYS:
+            options += ["-c", f"filter.{name}.{what}="]
+        options += ["-c", f"filter.{name}.required=false"]
+    return options
+
+
+def run_git(folder: str, args: Sequence[str], *, limit: int, git: str | None = None,
+            timeout: float = GIT_TIMEOUT, may_filter: bool = False) -> GitOutput:
+    """Run `git -C folder <args>` hardened as the module says. `may_filter`:
+    the command may read the working tree's files through filters (diff,
+    status), so the configuration's filter drivers are emptied first.
+    GitError when git is missing, cannot start or gives no answer in time."""
+    program = git or find_git()
+    if program is None:
+        raise GitError("git is not on the PATH")
+    try:
+        extra = _filter_off_options(program, folder, timeout) if may_filter else []
+        code, output, truncated = run_capped(_hardened(program, folder, args, extra), cwd=None, limit=limit,
+                                             timeout=timeout, env=git_environment())
+    except TimeoutError as error:
+        raise GitError(str(error)) from None
+    except OSError as error:
+        raise GitError(f"could not run {program}: {error.strerror or error}") from None
+    return GitOutput(code, output, truncated)
