@@ -75,7 +75,7 @@ def test_a_failed_write_leaves_the_file_and_no_temp_file(tmp_path: Path, monkeyp
     path.write_bytes(b"old\n")
     os.chmod(path, 0o640)
 
-    def broken(src: str, dst: str) -> None:
+    def broken(src: str, dst: str, **folders: int) -> None:
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", broken)

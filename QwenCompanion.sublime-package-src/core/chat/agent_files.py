@@ -5,18 +5,16 @@ leaves a half-written file (temp file + rename)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import secrets
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import BinaryIO
 
 from ..encodings import DEFAULT_FALLBACK, decode_like_sublime, encode_like_sublime
 from ..line_endings import LF, lf_line_breaks, line_ending_of
 from ..text_positions import slice_lines
+from ..user_files import replace_bytes
 
 # The largest file read or rewritten whole for the agent: what it is sent
 # stays far below the plugin host's memory budget (a file's text costs up
@@ -211,42 +209,11 @@ def file_shape(path: str, fallback_encoding: str = DEFAULT_FALLBACK) -> tuple[Fi
         return FileShape(), None
 
 
-def _temp_beside(target: Path) -> tuple[int, str]:
-    """A new temp file in the target's folder, made as an editor makes a file:
-    mode 0666 less the umask (the kernel applies it; `mkstemp` gives 0600)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
-    while True:
-        temp = str(target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp")
-        try:
-            return os.open(temp, flags, 0o666), temp
-        except FileExistsError:
-            continue
-
-
 def write_text(path: str, text: str, fallback_encoding: str = DEFAULT_FALLBACK) -> None:
     """Write `text` to `path` keeping the existing file's shape (newlines,
     encoding, BOM; a new file gets UTF-8 and "\\n"), atomically: a temp file
     beside it, then a rename. Missing folders are made; the file's
-    permissions are kept (a new file's follow the umask)."""
+    permissions are kept (a new file's follow the umask). Written through the
+    write path's disk side (core/user_files.py)."""
     shape, mode = file_shape(path, fallback_encoding)
     replace_bytes(path, encode(text, shape), mode)
-
-
-def replace_bytes(path: str, data: bytes, mode: int | None) -> None:
-    """`path` holds `data` (permission bits `mode`, or the umask's),
-    atomically: a temp file beside it, then a rename; missing folders are made."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = _temp_beside(target)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise

@@ -24,7 +24,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..encodings import DEFAULT_FALLBACK
-from .agent_files import MAX_FILE_BYTES, Refused, decode, read_bytes, real, replace_bytes
+from ..user_files import remove_file, replace_bytes
+from .agent_files import MAX_FILE_BYTES, Refused, decode, read_bytes, real
 from .file_rules import fingerprint
 
 CHANGED, KEPT, REVERTED, OUTSIDE = "changed", "kept", "reverted", "outside"
@@ -285,7 +286,7 @@ def restore_on_disk(change: FileChange) -> None:
     if not _holds(change.path, change.after, before.fallback_encoding):
         raise Refused(f"{change.path} changed since the agent wrote it; nothing was overwritten")
     if before.data is None:
-        os.unlink(change.path)  # the agent made it
+        remove_file(change.path)  # the agent made it
     else:
         replace_bytes(change.path, before.data, before.mode)
 
