@@ -128,6 +128,20 @@ def test_an_open_buffer_gets_its_text_back_in_one_undo_step_and_keeps_the_users_
     assert rig.editor.text(view) == "mine one\nTWO\nthree\n"  # the user's edit, one undo step away
 
 
+def test_rewind_never_saves_over_a_line_the_user_saved_since(rig: ChatRig) -> None:
+    """Finding 4 for Rewind: the user adds a line to the agent's file and saves."""
+    crlf, _, _, view = three_turns(rig, open_file=True)
+    rig.host.user.click(view, 0)
+    rig.host.user.type(view, "the user's line\n")
+    rig.host.user.save(view)
+    saved = crlf.read_bytes()
+    outcome = rewind(rig, 1)
+    rig.host.wait_idle()
+    assert crlf.read_bytes() == saved and rig.editor.text(view).startswith("the user's line\n")
+    assert str(crlf) not in outcome.files_restored
+    assert any(str(crlf) in why and "changed since the agent wrote it" in why for why in outcome.not_restored)
+
+
 def test_a_file_changed_after_the_agent_is_never_overwritten(rig: ChatRig) -> None:
     _, latin, _, _ = three_turns(rig)
     latin.write_bytes(b"the user's own\n")

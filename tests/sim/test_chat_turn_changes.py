@@ -162,6 +162,59 @@ def test_undo_keeps_the_users_later_edits_in_undo_history_and_unsaved(rig: ChatR
     assert rig.editor.text(view) == "mine one\nTWO\nthree\nfour\nfive\n"
 
 
+def undo_turn(rig: ChatRig, args: dict[str, Any] | None = None) -> None:
+    rig.host.user.run_command("qwen_turn_undo", args)
+    wait_for_package_threads(rig.host, "turn undo")
+    rig.host.wait_idle()
+
+
+def test_undo_never_saves_over_a_line_the_user_saved_since(rig: ChatRig) -> None:
+    """Finding 4: the agent writes a file open in a tab; the user adds a line
+    and saves; Undo leaves the user's line on disk and in the view, and says which file."""
+    opened, _, view = two_file_turn(rig)
+    turn_events(rig)
+    rig.host.user.click(view, 0)
+    rig.host.user.type(view, "the user's line\n")
+    rig.host.user.save(view)
+    saved = opened.read_bytes()
+    assert b"the user's line" in saved
+    undo_turn(rig, {"path": str(opened)})
+    assert opened.read_bytes() == saved
+    assert rig.editor.text(view).startswith("the user's line\n") and not view.is_dirty()
+    assert any(str(opened) in message and "changed since the agent wrote it" in message
+               for _, message in rig.host.app.status_messages)
+    assert [f.state for f in rig.chat().requests().files.turns.files(1) if f.path == str(opened)] == ["changed"]
+
+
+def test_undo_of_a_file_the_turn_made_open_in_a_tab_removes_it_never_saves_it_empty(rig: ChatRig) -> None:
+    made = rig.editor.workspace / "made.txt"
+    rig.load([[request("fs/write_text_file", path=str(made), content="made by the agent\n")]])
+    rig.send("make it")
+    assert rig.ended() == ["end_turn"]
+    assert wait_answers(rig, "fs/write_text_file") == [None]
+    turn_events(rig)
+    view = rig.host.user.open_file(made)
+    undo_turn(rig)
+    assert not made.exists()  # removed: neither emptied nor saved again
+    assert [f.state for f in rig.chat().requests().files.turns.files(1)] == ["reverted"]
+    assert rig.editor.text(view) == "made by the agent\n"  # the tab keeps the text until the user closes it
+
+
+def test_undo_of_a_made_file_the_user_changed_since_keeps_it(rig: ChatRig) -> None:
+    made = rig.editor.workspace / "made.txt"
+    rig.load([[request("fs/write_text_file", path=str(made), content="made by the agent\n")]])
+    rig.send("make it")
+    assert rig.ended() == ["end_turn"]
+    turn_events(rig)
+    view = rig.host.user.open_file(made)
+    rig.host.user.click(view, 0)
+    rig.host.user.type(view, "mine ")
+    rig.host.user.save(view)
+    undo_turn(rig)
+    assert made.read_text() == "mine made by the agent\n"
+    assert rig.editor.text(view) == "mine made by the agent\n"
+
+
 def test_a_file_changed_on_disk_after_the_agent_is_never_overwritten(rig: ChatRig) -> None:
     _, closed, _ = two_file_turn(rig)
     turn_events(rig)
@@ -285,6 +338,15 @@ def test_a_buffer_unsaved_before_the_turn_gets_its_unsaved_text_back_unsaved(rig
     rig.host.wait_idle()
     assert rig.editor.text(view) == "unsaved saved\n" and view.is_dirty()  # never saved for the user
     assert path.read_text() == "the agent's\n"  # the user's save decides what the file holds
+
+
+def test_a_changed_file_opened_later_through_a_symlinked_folder_gets_its_reference(rig: ChatRig) -> None:
+    _, closed, _ = two_file_turn(rig)
+    turn_events(rig)
+    linked = rig.editor.workspace / "linked"
+    linked.symlink_to(rig.editor.workspace, target_is_directory=True)
+    view = rig.host.user.open_file(linked / closed.name)  # the same file, spelled through a link
+    rig.host.wait_for(lambda: reference(rig, view) == "café\nligne 2\n", timeout=WAIT)
 
 
 def test_a_changed_file_opened_later_diffs_against_its_checkpoint_until_kept(rig: ChatRig) -> None:

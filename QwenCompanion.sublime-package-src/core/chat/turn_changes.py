@@ -291,6 +291,12 @@ def restore_on_disk(change: FileChange) -> None:
         replace_bytes(change.path, before.data, before.mode)
 
 
+def still_as_written(change: FileChange) -> bool:
+    """Whether the file on disk still holds what the agent last wrote (a thread that may block)."""
+    before = change.before
+    return before is not None and _holds(change.path, change.after, before.fallback_encoding)
+
+
 def _holds(path: str, text: str | None, fallback_encoding: str) -> bool:
     """Whether the file holds `text` (None: whether it is absent)."""
     try:

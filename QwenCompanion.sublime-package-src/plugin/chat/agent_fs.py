@@ -34,9 +34,10 @@ from ...core.text_positions import slice_lines
 from ..editor import view_text
 from ..placement import code_group
 from ..settings import fallback_encoding, userprefs
-from .buffers import on_main, write_view
+from .buffers import on_main
 from .chat_commands import context_options
 from .chats import chats
+from .view_writes import write_view
 
 if TYPE_CHECKING:
     from acp import RequestError

@@ -1,6 +1,6 @@
-"""The agent's file reads and writes through the user's buffers: a file open
-in the window is read with its unsaved text and written as one undo step,
-then saved (Sublime keeps its line endings and encoding)."""
+"""The agent's file reads and writes through the user's buffers: waiting
+for the main thread, and finding a file's open view (the writes themselves
+are view_writes.py's)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,6 @@ import os
 from collections.abc import Callable
 
 import sublime
-
-from ...core.line_endings import lf_line_breaks
-from ..editor import replace_text
 
 
 async def on_main[T](work: Callable[[], T]) -> T:
@@ -54,9 +51,3 @@ def open_view(window: sublime.Window, real_path: str) -> sublime.View | None:
 
 def open_paths(window: sublime.Window) -> list[str]:
     return [name for view in window.views() if (name := view.file_name())] if window.is_valid() else []
-
-
-def write_view(view: sublime.View, text: str) -> None:
-    """Replace the buffer's text as one undo step and save it (main thread)."""
-    replace_text(view, lf_line_breaks(text))
-    view.run_command("save")

@@ -16,12 +16,12 @@ import sublime
 
 from ...core.chat.agent_files import Refused, read_bytes
 from ...core.chat.rewind import RewindOutcome, changes_since, covers
-from ...core.chat.turn_changes import REVERTED, FileChange, TurnChanges, restore_on_disk
+from ...core.chat.turn_changes import REVERTED, FileChange, TurnChanges, restore_on_disk, still_as_written
 from ..editor import view_text
 from .agent_requests import EditorRequests
 from .buffers import on_main, open_view
 from .chats import WindowChat
-from .turn_review import put_back
+from .view_writes import put_back
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,7 @@ class EditorRestorer:
         on_disk = [change for change in found.changes if change.path not in in_a_view]
         # Not the agent's bounded file jobs: a rewind of many files takes as long as the disk needs.
         restored, refused = await asyncio.to_thread(_restore_on_disk, on_disk)
+        in_views = await asyncio.to_thread(_not_saved_over, in_views, refused)
         restored += await on_main(lambda: _restore_in_views(opened, in_views, refused))
         for turn in range(since, turns.current + 1):
             for path in turns.paths(turn):
@@ -93,6 +94,18 @@ def _holds_checkpoint(change: FileChange) -> bool:
         return change.before.data is None
 
 
+def _not_saved_over(changes: list[FileChange], refused: list[str]) -> list[FileChange]:
+    """The changes whose file on disk holds what the agent wrote or is back
+    already; the others (the user saved other text since) are refused."""
+    kept = []
+    for change in changes:
+        if still_as_written(change) or _holds_checkpoint(change):
+            kept.append(change)
+        else:
+            refused.append(f"{change.path} changed since the agent wrote it; nothing was overwritten")
+    return kept
+
+
 def _restore_in_views(opened: dict[str, sublime.View], changes: list[FileChange], refused: list[str]) -> list[str]:
     """Main thread: one undo step per view."""
     restored: list[str] = []
@@ -102,7 +115,11 @@ def _restore_in_views(opened: dict[str, sublime.View], changes: list[FileChange]
             refused.append(f"{change.path} was closed before its text came back")
             continue
         text = change.before.text()
-        if view_text(view) != text:
-            put_back(view, text, change.before.saved())
+        if view_text(view) == text:
+            continue
+        why_not = put_back(view, change.path, text, change.before.saved(), change.after)
+        if why_not is None:
             restored.append(change.path)
+        else:
+            refused.append(why_not)
     return restored

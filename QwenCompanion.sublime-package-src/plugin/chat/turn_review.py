@@ -34,15 +34,17 @@ from ...core.chat.turn_changes import (
     changed_on_disk,
     first_changed_line,
     restore_on_disk,
+    still_as_written,
 )
 from ...core.git import find_git
 from ..background import in_background
-from ..editor import replace_text, view_text
+from ..editor import view_text
 from ..paths import path_display
 from ..settings import fallback_encoding
 from .agent_requests import requests_of
 from .buffers import open_view
 from .chats import chat_of_view, chats, window_by_id
+from .view_writes import put_back
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +209,8 @@ def undo(window: sublime.Window, turn: int | None = None, path: str | None = Non
     window_id = window.id()
 
     def work() -> None:
-        in_views: list[tuple[str, str, bool]] = []  # (path, its text before the turn, whether that was saved)
+        # (path, its text before the turn, whether that was saved, what the agent wrote)
+        in_views: list[tuple[str, str, bool, str | None]] = []
         refused: list[str] = []
         for each in paths:
             change = turns.change(chosen, each)
@@ -215,7 +218,10 @@ def undo(window: sublime.Window, turn: int | None = None, path: str | None = Non
                 continue
             before = change.before
             if each in opened and before is not None and before.data is not None:
-                in_views.append((each, before.text(), before.saved()))
+                if not still_as_written(change):  # the user saved other text since
+                    refused.append(f"{each} changed since the agent wrote it; nothing was overwritten")
+                    continue
+                in_views.append((each, before.text(), before.saved(), change.after))
                 continue
             try:
                 restore_on_disk(change)
@@ -231,30 +237,25 @@ def undo(window: sublime.Window, turn: int | None = None, path: str | None = Non
 
 
 def _undo_in_views(window_id: int, turns: TurnChanges, turn: int, opened: dict[str, sublime.View],
-                   in_views: list[tuple[str, str, bool]], refused: list[str]) -> None:
+                   in_views: list[tuple[str, str, bool, str | None]], refused: list[str]) -> None:
     """Main thread: one undo step per view; saved (in the view's own encoding
     and line endings: the checkpoint's bytes) only when neither the view now
     nor the buffer before the turn held unsaved text, which stays unsaved for
     the user to decide (the user's edits stay in the view's undo history)."""
-    for path, text, saved in in_views:
+    for path, text, saved, agent_text in in_views:
         view = opened[path]
         if not view.is_valid():
             refused.append(f"{path} was closed before its text came back")
             continue
-        put_back(view, text, saved)
+        why_not = put_back(view, path, text, saved, agent_text)
+        if why_not is not None:
+            refused.append(why_not)
+            continue
         turns.mark(turn, path, REVERTED)
     window = window_by_id(window_id)
     if refused and window is not None:
-        window.status_message(f"Qwen Code: not undone: {refused[0]}")
-
-
-def put_back(view: sublime.View, text: str, saved: bool) -> None:
-    """The view's text before a turn as one undo step (main thread); saved
-    only when the view is clean and the text was saved before the turn."""
-    clean = not view.is_dirty()
-    replace_text(view, text)
-    if clean and saved:
-        view.run_command("save")
+        more = f"; and {len(refused) - 3} more" if len(refused) > 3 else ""
+        window.status_message(f"Qwen Code: not undone: {'; '.join(refused[:3])}{more}")
 
 
 def open_at_first_change(window: sublime.Window, turn: int, path: str, chat_id: int | None = None) -> None:

@@ -1,0 +1,35 @@
+"""The view side of the one write path: every change the agent causes to a
+user's file through its open buffer (its writes, Undo Turn, Rewind) is made
+here and nowhere else (a test scans the package for it); the disk side is
+core/user_files.py. A buffer is saved only when that loses nothing the user
+typed or saved since the agent last wrote it. Main thread only."""
+
+from __future__ import annotations
+
+import sublime
+
+from ...core.line_endings import lf_line_breaks
+from ..editor import replace_text, view_text
+
+
+def write_view(view: sublime.View, text: str) -> None:
+    """The agent's write into an open buffer (its caller checked the buffer
+    holds what the agent last read): one undo step, then saved."""
+    replace_text(view, lf_line_breaks(text))
+    view.run_command("save")
+
+
+def put_back(view: sublime.View, path: str, text: str, saved: bool, agent_text: str | None) -> str | None:
+    """The view's text before a turn as one undo step; saved only when the
+    view is clean and the text was saved before the turn. None when done,
+    else why not: a clean view that no longer holds what the agent wrote
+    (`agent_text`) holds what the user saved since, and is left as it is.
+    A view with unsaved edits gets the text unsaved (the edits stay in its
+    undo history, the file on disk waits for the user's save)."""
+    clean = not view.is_dirty()
+    if clean and (agent_text is None or view_text(view) != lf_line_breaks(agent_text)):
+        return f"{path} changed since the agent wrote it (saved by the user); nothing was overwritten"
+    replace_text(view, text)
+    if clean and saved:
+        view.run_command("save")
+    return None

@@ -1,0 +1,115 @@
+"""One write path: every change an agent causes to a user's file is made by
+core/user_files.py (on disk) or plugin/chat/view_writes.py (an open buffer),
+which are called only after checking the file still holds what the agent
+last saw or wrote. This scan fails when any other module of the package
+writes, renames, removes or saves a file; the package's own state files are
+listed below by name, each with where it lives."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package-src"
+WRITE_PATH = {"core/user_files.py", "plugin/chat/view_writes.py"}
+# The package's own files, never a user's: (module, what it calls) -> where the file lives.
+OWN_FILES = {
+    ("core/chat/store.py", "mkdir"): "the chats' sessions file in the package's cache folder",
+    ("core/chat/store.py", "mkstemp"): "the chats' sessions file in the package's cache folder",
+    ("core/chat/store.py", "fdopen"): "the chats' sessions file in the package's cache folder",
+    ("core/chat/store.py", "replace"): "the chats' sessions file in the package's cache folder",
+    ("core/companion/lockfile.py", "mkdir"): "the IDE lock file in the CLI's own folder (~/.qwen/ide)",
+    ("core/companion/lockfile.py", "mkstemp"): "the IDE lock file in the CLI's own folder (~/.qwen/ide)",
+    ("core/companion/lockfile.py", "fdopen"): "the IDE lock file in the CLI's own folder (~/.qwen/ide)",
+    ("core/companion/lockfile.py", "replace"): "the IDE lock file in the CLI's own folder (~/.qwen/ide)",
+    ("core/companion/lockfile.py", "unlink"): "the IDE lock file in the CLI's own folder (~/.qwen/ide)",
+    ("core/companion/lockfile.py", "chmod"): "the IDE lock file in the CLI's own folder (~/.qwen/ide)",
+    ("core/companion/gemini_discovery.py", "mkdir"): "gemini's discovery folder in the temp folder",
+    ("core/companion/gemini_discovery.py", "unlink"): "gemini's discovery file in the temp folder",
+    ("core/companion/runtime.py", "unlink"): "the companion's own config file it wrote",
+}
+_OS_WRITES = {"replace", "rename", "renames", "unlink", "remove", "rmdir", "removedirs", "truncate", "ftruncate",
+              "makedirs", "mkdir", "symlink", "link", "chmod", "fchmod", "chown", "utime", "mkfifo"}
+# (Path.replace is left out: str.replace and dataclasses.replace share the name; os.replace is seen.)
+_PATH_WRITES = {"write_text", "write_bytes", "unlink", "rename", "mkdir", "rmdir", "symlink_to", "hardlink_to",
+                "chmod", "touch"}
+_MODULE_WRITES = {"shutil": {"move", "rmtree", "copy", "copy2", "copyfile", "copytree", "copymode"},
+                  "tempfile": {"mkstemp", "NamedTemporaryFile", "mkdtemp"}}
+_WRITE_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"}
+_SAVES = {"save", "save_all", "revert"}
+
+
+def _written_by(call: ast.Call) -> str | None:
+    """The write primitive this call is, or None."""
+    func = call.func
+    opens = isinstance(func, ast.Name) and func.id == "open"
+    opens_handle = isinstance(func, ast.Attribute) and func.attr == "fdopen"
+    if opens or opens_handle:
+        mode = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "mode"), None)
+        writes = not isinstance(mode, ast.Constant) or not isinstance(mode.value, str) or set(mode.value) & set("wax+")
+        return ("open" if opens else "fdopen") if mode is not None and writes else None
+    if not isinstance(func, ast.Attribute):
+        return None
+    owner = func.value.id if isinstance(func.value, ast.Name) else None
+    if owner == "os":
+        return func.attr if func.attr in _OS_WRITES else None
+    if owner in _MODULE_WRITES:
+        return func.attr if func.attr in _MODULE_WRITES[owner] else None
+    if func.attr == "run_command" and call.args and isinstance(call.args[0], ast.Constant) \
+            and call.args[0].value in _SAVES:
+        return f"run_command({call.args[0].value!r})"
+    if func.attr in _PATH_WRITES and owner != "session":  # a session's touch() marks it in use: no file
+        return func.attr
+    return None
+
+
+def writes_outside_the_write_path(sources: Iterator[tuple[str, str]]) -> list[str]:
+    found = []
+    for name, text in sources:
+        if name in WRITE_PATH:
+            continue
+        for node in ast.walk(ast.parse(text, name)):
+            what = None
+            if isinstance(node, ast.Call):
+                what = _written_by(node)
+            elif isinstance(node, ast.Attribute) and node.attr in _WRITE_FLAGS:
+                what = node.attr
+            if what is not None and (name, what) not in OWN_FILES and (name, what.split("(")[0]) not in OWN_FILES:
+                found.append(f"{name}:{node.lineno} {what}")
+    return found
+
+
+def _package_sources() -> Iterator[tuple[str, str]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        if not relative.startswith("vendor/"):
+            yield relative, path.read_text(encoding="utf-8")
+
+
+def test_no_module_but_the_write_path_writes_or_saves_a_file() -> None:
+    assert writes_outside_the_write_path(_package_sources()) == []
+
+
+def test_the_scan_finds_each_kind_of_write() -> None:
+    samples = {
+        'open(path, "w").write(text)': "open",
+        "os.replace(temp, path)": "replace",
+        "Path(path).write_bytes(data)": "write_bytes",
+        "os.open(path, os.O_WRONLY)": "O_WRONLY",
+        'view.run_command("save")': "run_command('save')",
+        "shutil.move(a, b)": "move",
+        "os.unlink(path)": "unlink",
+    }
+    for code, what in samples.items():
+        assert writes_outside_the_write_path(iter([("plugin/chat/turn_review.py", code)])) == [
+            f"plugin/chat/turn_review.py:1 {what}"], code
+    assert writes_outside_the_write_path(iter([("plugin/chat/turn_review.py", 'open(path, "rb")')])) == []
+
+
+def test_every_listed_own_file_is_still_written_there() -> None:
+    """A stale entry would let a later write slip through unseen."""
+    sources = dict(_package_sources())
+    for (name, what), _ in OWN_FILES.items():
+        calls = [_written_by(n) for n in ast.walk(ast.parse(sources[name])) if isinstance(n, ast.Call)]
+        assert what in calls, (name, what)
