@@ -12,7 +12,8 @@ the package only asks git what changed. So every call here:
 - reads no attributes file of the user's or the system's (`core.attributesFile`
   is the null device, `GIT_ATTR_NOSYSTEM=1`), and turns off every filter driver
   the configuration names (`filter.<name>.clean`/`smudge`/`process` empty,
-  `required=false`: git runs no filter whose command is empty). Git 2.39, the
+  `required=false`, given as GIT_CONFIG_KEY_n/VALUE_n: git runs no filter
+  whose command is empty). Git 2.39, the
   oldest we expect, has no `--attr-source` (2.40) or `GIT_ATTR_SOURCE` (2.42)
   to read attributes from an empty tree, so the drivers themselves are
   emptied instead: the names come from `git config --get-regexp`, which reads
@@ -44,7 +45,8 @@ from dataclasses import dataclass
 from .processes import kill_group, own_group_options
 
 GIT_TIMEOUT = 10.0  # seconds
-# Variables that would point git at another repository than the folder's.
+# Variables that would point git at another repository than the folder's, or
+# configure it behind the runner's back.
 _REPOSITORY_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
                          "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
                          "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_ATTR_SOURCE")
@@ -114,30 +116,30 @@ def run_capped(argv: Sequence[str], *, cwd: str | None, limit: int, timeout: flo
     return returncode, data[:limit], truncated
 
 
-def _hardened(git: str, folder: str, args: Sequence[str], extra: Sequence[str] = ()) -> list[str]:
-    return [git, *HARDENED_OPTIONS, *extra, "-C", folder, *args]
+def _hardened(git: str, folder: str, args: Sequence[str]) -> list[str]:
+    return [git, *HARDENED_OPTIONS, "-C", folder, *args]
 
 
-def _filter_off_options(git: str, folder: str, timeout: float) -> list[str]:
-    """`-c` options that empty every filter driver the configuration seen
-    from `folder` defines (reading configuration runs nothing)."""
+def _filters_off(git: str, folder: str, timeout: float) -> dict[str, str]:
+    """Configuration that empties every filter driver the configuration seen
+    from `folder` defines (reading configuration runs nothing). Given as
+    GIT_CONFIG_KEY_n/VALUE_n, which git ranks with `-c`: a driver's name may
+    hold "=", which `-c name=value` would split at."""
     code, listed, _ = run_capped(
         _hardened(git, folder, ["config", "--null", "--name-only", "--get-regexp", r"^filter\."]),
         cwd=None, limit=256 * 1024, timeout=timeout, env=git_environment(),
     )
-    if code != 0:
-        return []
     names = set()
-    for key in listed.decode("utf-8", "surrogateescape").split("\0"):
+    for key in listed.decode("utf-8", "surrogateescape").split("\0") if code == 0 else []:
         driver, dot, _ = key.removeprefix("filter.").rpartition(".")
         if key.startswith("filter.") and dot:
             names.add(driver)
-    options: list[str] = []
-    for name in sorted(names):
-        for what in _FILTER_KEYS:
-            options += ["-c", f"filter.{name}.{what}="]
-        options += ["-c", f"filter.{name}.required=false"]
-    return options
+    settings = [(f"filter.{name}.{what}", "") for name in sorted(names) for what in _FILTER_KEYS]
+    settings += [(f"filter.{name}.required", "false") for name in sorted(names)]
+    environment = {"GIT_CONFIG_COUNT": str(len(settings))}
+    for index, (key, value) in enumerate(settings):
+        environment[f"GIT_CONFIG_KEY_{index}"], environment[f"GIT_CONFIG_VALUE_{index}"] = key, value
+    return environment
 
 
 def run_git(folder: str, args: Sequence[str], *, limit: int, git: str | None = None,
@@ -150,9 +152,11 @@ def run_git(folder: str, args: Sequence[str], *, limit: int, git: str | None = N
     if program is None:
         raise GitError("git is not on the PATH")
     try:
-        extra = _filter_off_options(program, folder, timeout) if may_filter else []
-        code, output, truncated = run_capped(_hardened(program, folder, args, extra), cwd=None, limit=limit,
-                                             timeout=timeout, env=git_environment())
+        environment = git_environment()
+        if may_filter:
+            environment.update(_filters_off(program, folder, timeout))
+        code, output, truncated = run_capped(_hardened(program, folder, args), cwd=None, limit=limit,
+                                             timeout=timeout, env=environment)
     except TimeoutError as error:
         raise GitError(str(error)) from None
     except OSError as error:

@@ -149,6 +149,14 @@ def plant_clean_filter(repo: Path, scripts: Path) -> list[str]:
     return ["diff", "HEAD"]
 
 
+def plant_filter_named_with_an_equals_sign(repo: Path, scripts: Path) -> list[str]:
+    """`-c filter.a=b.clean=` would set `filter.a` to `b.clean=`: the driver must still be emptied."""
+    (repo / ".gitattributes").write_text("*.txt filter=evil=x\n")
+    (repo / ".git" / "config").write_text((repo / ".git" / "config").read_text()
+                                          + f'[filter "evil=x"]\n\tclean = {marker_script(scripts, "clean")}\n')
+    return ["diff", "HEAD"]
+
+
 def plant_hooks(repo: Path, scripts: Path) -> list[str]:
     for hook in ("post-index-change", "reference-transaction", "pre-commit", "post-checkout"):
         shutil.copy(marker_script(scripts, hook), repo / ".git" / "hooks" / hook)
@@ -171,7 +179,7 @@ def hostile_repo(tmp_path: Path) -> tuple[Path, Path]:
 
 @needs_git
 @pytest.mark.parametrize("plant", [plant_fsmonitor, plant_textconv, plant_external_diff, plant_clean_filter,
-                                   plant_hooks], ids=lambda p: p.__name__)
+                                   plant_filter_named_with_an_equals_sign, plant_hooks], ids=lambda p: p.__name__)
 def test_diff_and_keep_run_nothing_of_a_hostile_repository(plant: Plant, hostile_repo: tuple[Path, Path],
                                                            started: list[list[str]]) -> None:
     repo, scripts = hostile_repo
