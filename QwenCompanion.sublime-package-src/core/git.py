@@ -13,11 +13,11 @@ the package only asks git what changed. So every call here:
   is the null device, `GIT_ATTR_NOSYSTEM=1`), and turns off every filter driver
   the configuration names (`filter.<name>.clean`/`smudge`/`process` empty,
   `required=false`, given as GIT_CONFIG_KEY_n/VALUE_n: git runs no filter
-  whose command is empty). Git 2.39, the
-  oldest we expect, has no `--attr-source` (2.40) or `GIT_ATTR_SOURCE` (2.42)
-  to read attributes from an empty tree, so the drivers themselves are
-  emptied instead: the names come from `git config --get-regexp`, which reads
-  configuration only and runs nothing;
+  whose command is empty). Git 2.39, the oldest we expect, has no
+  `--attr-source` (2.40) or `GIT_ATTR_SOURCE` (2.42) to read attributes from
+  an empty tree, so the drivers themselves are emptied instead: the names
+  come from `git config --get-regexp`, which reads configuration only and
+  runs nothing;
 - diffs with `--no-textconv --no-ext-diff` (no textconv, no `diff.external`,
   no `diff.<driver>.command`), and reads a blob with `cat-file blob`, which
   applies no filter at all;
