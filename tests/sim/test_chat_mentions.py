@@ -198,6 +198,25 @@ def test_the_diff_never_runs_the_repositorys_external_diff(rig: MentionRig, tmp_
     assert not (tmp_path / "ran").exists()
 
 
+def test_a_repository_layout_planted_in_the_project_runs_nothing_when_diffed(rig: MentionRig, tmp_path: Path) -> None:
+    """Finding 1 as a hostile project: sub/HEAD, sub/config (not bare,
+    worktree ".", an fsmonitor), sub/objects/, sub/refs/; @diff in sub/notes.md."""
+    sub = rig.editor.workspace / "sub"
+    (sub / "objects").mkdir(parents=True)
+    (sub / "refs" / "heads").mkdir(parents=True)
+    (sub / "HEAD").write_text("ref: refs/heads/main\n")
+    monitor = tmp_path / "monitor.sh"
+    monitor.write_text(f'#!/bin/sh\ntouch "{tmp_path}/ran"\n')
+    monitor.chmod(0o755)
+    (sub / "config").write_text(
+        f"[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = {monitor}\n")
+    rig.load()
+    rig.host.user.open_file(rig.editor.file("sub/notes.md", "notes\n"))
+    event = rig.mention("diff")
+    assert not (tmp_path / "ran").exists()
+    assert event["event"] == "mention_failed" and "not in a git repository" in event["message"]
+
+
 def test_the_diff_is_of_the_window_folder_not_of_a_sibling_folder_that_starts_alike(rig: MentionRig) -> None:
     """The active file is in `<folder>-other`, a repository of its own beside
     the window's folder: the window folder's repository is diffed."""
