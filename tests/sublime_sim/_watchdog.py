@@ -48,8 +48,8 @@ import glob
 import io
 import os
 import pathlib
-import stat
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -261,7 +261,7 @@ def _callers_own(depth: int) -> bool:
     frame = sys._getframe(depth)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not (filename.startswith(_STANDARD_LIBRARY) or filename == __file__ or filename.startswith("<frozen")):
+        if not (filename.startswith((_STANDARD_LIBRARY, "<frozen")) or filename == __file__):
             return not filename.startswith(_SIMULATOR)
         frame = frame.f_back
     return False
