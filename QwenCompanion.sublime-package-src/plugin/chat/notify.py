@@ -83,16 +83,21 @@ def run_desktop_command(command: DesktopCommand) -> None:
 
 
 def _run_queued_commands() -> None:
-    while True:
-        with _DesktopQueue.lock:
-            if not _DesktopQueue.waiting:
-                _DesktopQueue.running = False
-                return
-            command = _DesktopQueue.waiting.popleft()
-        try:
-            _run_one(command)
-        except (OSError, ValueError) as error:
-            log.warning("desktop notification with %s failed: %s", command.argv[0], error)
+    try:
+        while True:
+            with _DesktopQueue.lock:
+                if not _DesktopQueue.waiting:
+                    _DesktopQueue.running = False
+                    return
+                command = _DesktopQueue.waiting.popleft()
+            try:
+                _run_one(command)
+            except (OSError, ValueError) as error:
+                log.warning("desktop notification with %s failed: %s", command.argv[0], error)
+    except BaseException:
+        with _DesktopQueue.lock:  # the next notification starts the thread again
+            _DesktopQueue.running = False
+        raise
 
 
 def _run_one(command: DesktopCommand) -> None:
