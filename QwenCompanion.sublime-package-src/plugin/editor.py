@@ -28,6 +28,14 @@ def view_text(view: sublime.View) -> str:
     return view.substr(sublime.Region(0, view.size()))
 
 
+def end_visible(view: sublime.View) -> bool:
+    """The view's last line is on screen: a view that streams text (the chat's
+    transcript, the answer view) follows new text only then. Scrolling with the
+    wheel moves the viewport, never the caret, so only the viewport tells
+    whether the user reads further up."""
+    return view.visible_region().end() >= view.size()
+
+
 def replace_text(view: sublime.View, text: str) -> None:
     """Replace the view's whole text as one undo step (main thread)."""
     view.run_command(REPLACE_BUFFER_COMMAND, {"text": text})

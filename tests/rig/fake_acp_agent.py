@@ -15,6 +15,8 @@ SCRIPT (all keys optional):
      "rewind_files": [],              what rewindSession says it restored, as qwen 0.24.4 would
                                       (only with a promptId and rewindFiles not false)
      "rewind_delay": 0,               seconds rewindSession takes to answer
+     "listed_sessions": {"count": N, "title_chars": M}   session/list answers N made-up sessions
+                                      (titles of M characters) besides those in "state"
      "capabilities": {...},           initialize's agentCapabilities (default: qwen 0.24.4's: load, list,
                                       images, embedded context, MCP over HTTP and SSE)
      "exit_on_start": null,           exit with this code right after starting
@@ -95,6 +97,7 @@ class Agent:
         self.agent_name = str(script.get("agent_name", "fake-acp"))
         self.rewind_files: list[str] = list(script.get("rewind_files", []))
         self.rewind_delay = float(script.get("rewind_delay", 0))
+        self.listed_sessions: dict[str, int] = dict(script.get("listed_sessions", {}))
         self.prompts: dict[str, list[str]] = {}  # session -> the promptIds of its history (qwen's snapshots)
         self.prompt_count = 0  # qwen numbers promptIds on and never reuses one after a rewind
         self.busy: set[str] = set()
@@ -220,6 +223,9 @@ class Agent:
                 info = json.loads(meta.read_text())
                 sessions.append({"sessionId": meta.stem, "cwd": info["cwd"], "title": info["title"],
                                  "updatedAt": "2026-01-01T00:00:00Z"})
+            title = "t" * self.listed_sessions.get("title_chars", 10)
+            sessions += [{"sessionId": f"listed-{n}", "cwd": self.cwd, "title": title, "updatedAt": "2026-01-01T00:00:00Z"}
+                         for n in range(self.listed_sessions.get("count", 0))]
             return {"sessions": sessions}
         if method == "session/set_mode":
             self.mode = params["modeId"]

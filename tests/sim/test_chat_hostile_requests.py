@@ -233,7 +233,7 @@ def test_a_burst_of_edit_requests_opens_a_bounded_number_of_reviews(rig: ChatRig
     workspace = rig.editor.workspace
     limit, count = 4, 7
     rig.load([[edit_permission(f"e{n}", str(workspace / f"f{n}.py"), wait=False) for n in range(count)] + [{"stall": 30}]])
-    assert limit == sys.modules[f"{PACKAGE}.plugin.chat.agent_requests"].MAX_CHAT_REVIEWS
+    assert limit == sys.modules[f"{PACKAGE}.core.companion.diffs"].MAX_OPEN_REVIEWS
     events = review_events(rig)
     rig.send("edit all")
     rig.host.wait_for(lambda: len(prompts(rig)) == count, timeout=WAIT)

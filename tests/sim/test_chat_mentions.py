@@ -304,6 +304,21 @@ def test_paste_with_an_image_on_the_clipboard_attaches_it(rig: MentionRig, monke
     assert rig.composer_text() == "words"
 
 
+def test_a_text_paste_over_16_mib_pastes_the_text_not_an_image(rig: MentionRig, monkeypatch: pytest.MonkeyPatch) -> None:
+    rig.load()
+    asked_for_image: list[bool] = []
+    monkeypatch.setattr(rig.mentions_module, "clipboard_image", lambda: asked_for_image.append(True) or PNG)
+    _, composer = rig.open()
+    big = "x" * (16 * 1024 * 1024 + 1)  # one character past get_clipboard's default limit
+    rig.host.sublime.set_clipboard(big)
+    rig.host.watchdog.limit_ms = None  # the simulated buffer takes its time over 16 MiB; waits still count
+    rig.host.user.focus(composer)
+    rig.host.user.press_key("primary+v")
+    rig.host.wait_for(lambda: composer.size() == len(big), timeout=WAIT)
+    rig.host.wait_idle()
+    assert asked_for_image == [] and rig.chat().attachments == {}
+
+
 def test_an_agent_refusing_images_and_a_missing_tool_are_told(rig: MentionRig, monkeypatch: pytest.MonkeyPatch) -> None:
     rig.load()
     tools = sys.modules[f"{PACKAGE}.core.chat.mention_tools"]

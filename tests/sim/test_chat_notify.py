@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -186,3 +187,57 @@ def test_a_question_waiting_unseen_notifies_with_the_question(rig: ChatRig) -> N
     note = rig.host.wait_for(lambda: notifications(rig), timeout=WAIT)[0]
     assert (note["kind"], note["text"]) == ("question", "asks: Which colour?")
     rig.host.user.run_command("qwen_chat_permission", {"index": 1})
+
+
+@posix_tools
+def test_a_burst_of_permissions_unseen_starts_one_desktop_tool_until_the_chat_is_seen(
+        rig: ChatRig, desktop_tools: DesktopTools) -> None:
+    burst = [{**shell_permission(f"ls {index}"), "wait": False} for index in range(30)]
+    for index, action in enumerate(burst):
+        action["params"]["toolCall"]["toolCallId"] = f"sh{index}"
+    rig.load([[{"stall": 0.5}, *burst, {"stall": 30}]])
+    rig.send("list")
+    transcript, _ = hide_transcript_behind(rig)
+    rig.host.wait_for(lambda: len(notifications(rig)) == 30, timeout=WAIT)
+    notify = sys.modules[f"{PACKAGE}.plugin.chat.notify"]
+    rig.host.wait_for(desktop_tools.calls, timeout=WAIT)
+    rig.host.wait_for(lambda: not notify._DesktopQueue.running and not tool_processes(), timeout=WAIT)
+    assert len(desktop_tools.calls()) == 1  # one per chat, not one per request
+    rig.host.run_on_main(lambda: notify.notify(rig.host.window, rig.chat(), "permission", "asks: again"))
+    rig.host.wait_idle()
+    assert len(desktop_tools.calls()) == 1  # still unseen
+    rig.host.user.focus(transcript)  # seen: the next one tells the desktop again
+    rig.host.wait_for(lambda: transcript.name() == "Qwen Chat", timeout=WAIT)
+    rig.host.user.focus(rig.editor.open("other.md", "other\n"))
+    rig.host.run_on_main(lambda: notify.notify(rig.host.window, rig.chat(), "permission", "asks: again"))
+    rig.host.wait_for(lambda: len(desktop_tools.calls()) == 2, timeout=WAIT)
+
+
+def test_queued_desktop_notifications_run_one_at_a_time_on_one_thread(rig: ChatRig, monkeypatch: pytest.MonkeyPatch) -> None:
+    rig.load()
+    notify = sys.modules[f"{PACKAGE}.plugin.chat.notify"]
+    commands = sys.modules[f"{PACKAGE}.core.notifications"]
+    started: list[str] = []
+    ran: list[str] = []
+    release = threading.Event()
+    original_start = notify.in_background
+
+    def counted_start(work: Any, name: str) -> Any:
+        started.append(name)
+        return original_start(work, name)
+
+    def held_run(command: Any) -> None:
+        release.wait(WAIT)  # the first tool runs until every other one is queued
+        ran.append(command.argv[-1])
+
+    monkeypatch.setattr(notify, "in_background", counted_start)
+    monkeypatch.setattr(notify, "_run_one", held_run)
+    for index in range(20):
+        notify.run_desktop_command(commands.desktop_command("linux", f"note {index}"))
+    assert started == ["desktop notification"]
+    release.set()
+    rig.host.wait_for(lambda: len(ran) == 20 and not notify._DesktopQueue.running, timeout=WAIT)
+    assert ran == [f"note {index}" for index in range(20)]
+    notify.run_desktop_command(commands.desktop_command("linux", "later"))  # drained: a new burst starts it again
+    rig.host.wait_for(lambda: len(ran) == 21, timeout=WAIT)
+    assert started == ["desktop notification"] * 2

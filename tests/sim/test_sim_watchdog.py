@@ -120,3 +120,68 @@ def test_the_watchdog_can_be_off_for_a_host(packages_dir: Path) -> None:
     with SimulatedHost(packages_dir, watchdog_ms=None) as host:
         host.sublime.set_timeout(lambda: time.sleep(0.01))
         host.wait_idle()
+
+
+def test_file_system_walks_are_caught_on_the_worker_thread_as_on_the_main_thread(sim_host: SimulatedHost, tmp_path: Path) -> None:
+    import glob
+    import os
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.txt").write_text("a")
+    walks = {
+        "os.walk": lambda: list(os.walk(tmp_path)),
+        "Path.walk": lambda: list(tmp_path.walk()),
+        "Path.rglob": lambda: list(tmp_path.rglob("*.txt")),
+        "glob": lambda: glob.glob(str(tmp_path / "**"), recursive=True),
+    }
+    for walk in walks.values():
+        sim_host.sublime.set_timeout_async(walk)
+    found = violations(sim_host)
+    assert len(found) == len(walks) and all(v.startswith("sublime-worker") and "(a file-system walk)" in v for v in found)
+    sim_host.sublime.set_timeout(walks["os.walk"])
+    found = violations(sim_host)
+    assert len(found) == 1 and found[0].startswith("sublime-main")
+    sim_host.sublime.set_timeout_async(lambda: glob.glob(str(tmp_path / "*")))  # one folder: not a walk
+    own = threading.Thread(target=walks["os.walk"])  # a package's own thread may walk
+    own.start()
+    own.join()
+    assert violations(sim_host) == []
+
+
+def test_big_and_non_regular_file_reads_are_caught_on_either_thread(sim_host: SimulatedHost, tmp_path: Path) -> None:
+    import os
+
+    from tests.sublime_sim._watchdog import READ_LIMIT_BYTES
+
+    small, big = tmp_path / "small.txt", tmp_path / "big.bin"
+    small.write_bytes(b"x" * READ_LIMIT_BYTES)
+    big.write_bytes(b"x" * (READ_LIMIT_BYTES + 1))
+    sim_host.sublime.set_timeout_async(lambda: big.read_bytes())
+    sim_host.sublime.set_timeout(lambda: open(big, "rb").close())
+    found = violations(sim_host)
+    assert sorted(v.split(" ")[0] for v in found) == ["sublime-main", "sublime-worker"]
+    assert all(f"a file of {READ_LIMIT_BYTES + 1} bytes" in v for v in found)
+    sim_host.sublime.set_timeout_async(lambda: small.read_bytes())  # at the limit: fine
+    sim_host.sublime.set_timeout_async(lambda: open(big, "ab").close())  # appending reads nothing
+    assert violations(sim_host) == []
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        sim_host.sublime.set_timeout_async(lambda: os.stat(fifo) and None)  # a stat does not open it
+        assert violations(sim_host) == []
+        writer = threading.Thread(target=lambda: fifo.write_bytes(b"x"))  # so the read below can finish
+        writer.start()
+        sim_host.sublime.set_timeout_async(lambda: fifo.read_bytes())
+        found = violations(sim_host)
+        writer.join()
+        assert len(found) == 1 and "not a regular file" in found[0]
+
+
+def test_the_simulators_own_walks_and_reads_do_not_count(sim_host: SimulatedHost, tmp_path: Path) -> None:
+    from tests.sublime_sim._watchdog import READ_LIMIT_BYTES
+
+    big = tmp_path / "big.txt"
+    big.write_text("x" * (READ_LIMIT_BYTES + 1))
+    sim_host.sublime.set_timeout(lambda: sim_host.sublime.find_resources("*.sublime-settings"))
+    sim_host.sublime.set_timeout(lambda: sim_host.window.open_file(str(big)))
+    assert violations(sim_host) == []

@@ -14,6 +14,12 @@ A callback on either thread is in violation when it
   ``Thread.start``, which only waits for the new thread to exist), ``time.sleep``, or a
   blocking socket's ``connect``/``accept``/``recv*``; each such call counts,
   however short the wait turns out to be;
+* walks the file system (``os.walk``, ``os.fwalk``, ``pathlib.Path.walk`` or
+  ``.rglob``, a recursive ``glob``): a project of thousands of files takes
+  seconds on a network or cold disk;
+* opens for reading a file that is not a regular file (a FIFO or device
+  waits for a writer) or one over ``READ_LIMIT_BYTES`` (1 MiB: its read alone
+  takes a frame or more);
 * or runs longer than ``limit_ms`` (200 ms by default) of its thread's CPU time.
   CPU time, not wall time: on a loaded machine a callback is descheduled for
   long stretches it is not responsible for, and any real wait is caught above.
@@ -21,6 +27,11 @@ A callback on either thread is in violation when it
   not counted, nor a garbage collection that happens to run in the callback
   (it collects what every earlier test of this process left behind, and the
   callback cannot choose when it runs).
+
+The simulator's own walks and reads (finding resources, indexing symbols,
+loading a file into a view, which real Sublime does on threads of its own)
+are never counted: a walk or read is the callback's when the nearest caller
+outside the standard library is not the simulator.
 
 Violations are recorded (and echoed to stderr) where they happen and fail the
 test when its host closes. ``host.watchdog.limit_ms`` sets a tighter (or, for
@@ -30,9 +41,15 @@ the violations so far (for tests of the watchdog itself).
 
 from __future__ import annotations
 
+import builtins
 import concurrent.futures
 import gc
+import glob
+import io
+import os
+import pathlib
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -44,6 +61,9 @@ from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_LIMIT_MS = 200.0
+READ_LIMIT_BYTES = 1 << 20
+_STANDARD_LIBRARY = os.path.dirname(os.__file__) + os.sep
+_SIMULATOR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 @dataclass(frozen=True)
@@ -235,6 +255,65 @@ def _socket_call(original: Any) -> Any:
     return wrapper
 
 
+def _callers_own(depth: int) -> bool:
+    """Whether the code that asked for a walk or read is not the simulator's:
+    the nearest frame outside the standard library (and this module) decides."""
+    frame = sys._getframe(depth)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not (filename.startswith((_STANDARD_LIBRARY, "<frozen")) or filename == __file__):
+            return not filename.startswith(_SIMULATOR)
+        frame = frame.f_back
+    return False
+
+
+def _in_callback() -> bool:
+    dog = _active
+    return dog is not None and getattr(dog._local, "label", None) is not None
+
+
+def _walk(original: Any, walks: Callable[[dict[str, Any]], bool] = lambda kwargs: True) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if walks(kwargs) and _in_callback() and _callers_own(2):
+            _report(f"{_qualified(original)}() (a file-system walk)")
+        return original(*args, **kwargs)
+
+    return wrapper
+
+
+def _recursive_glob(original: Any) -> Any:
+    return _walk(original, lambda kwargs: bool(kwargs.get("recursive")))
+
+
+def _open(original: Any) -> Any:
+    def wrapper(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if isinstance(file, (str, bytes, os.PathLike)) and "r" in mode and "+" not in mode and _in_callback():
+            blocking = _blocking_read(file)
+            if blocking and _callers_own(2):
+                _report(f"open() for reading {blocking}")
+        return original(file, mode, *args, **kwargs)
+
+    return wrapper
+
+
+def _blocking_read(file: str | bytes | os.PathLike[Any]) -> str | None:
+    """Why reading `file` may block the thread, or None."""
+    try:
+        status = os.stat(file)
+    except (OSError, ValueError):
+        return None  # open() fails at once
+    if not stat.S_ISREG(status.st_mode):
+        return "a file that is not a regular file (a FIFO or device waits)"
+    if status.st_size > READ_LIMIT_BYTES:
+        return f"a file of {status.st_size} bytes (over {READ_LIMIT_BYTES})"
+    return None
+
+
+def _qualified(function: Any) -> str:
+    owner = getattr(function, "__module__", "") or ""
+    return f"{owner}.{function.__qualname__}" if owner else function.__qualname__
+
+
 def install(dog: Watchdog) -> None:
     """Route the blocking calls of this process to `dog` (one host at a time)."""
     global _active
@@ -252,6 +331,12 @@ def install(dog: Watchdog) -> None:
     _patch(time, "sleep", _sleep)
     for name in ("connect", "accept", "recv", "recv_into", "recvfrom"):
         _patch(socket.socket, name, _socket_call)
+    _patch(os, "walk", _walk)
+    _patch(os, "fwalk", _walk)  # pathlib.Path.walk walks with os.walk
+    _patch(pathlib.Path, "rglob", _walk)
+    _patch(glob, "iglob", _recursive_glob)
+    _patch(builtins, "open", _open)
+    _patch(io, "open", _open)
 
 
 def _garbage_collection(phase: str, info: dict[str, int]) -> None:

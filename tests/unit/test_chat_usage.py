@@ -127,3 +127,18 @@ def test_the_chat_state_reads_qwens_updates_through_the_parser() -> None:
     assert state.adopt_update(UsageUpdate(session_update="usage_update", used=50, size=1000))
     assert (state.context_used, state.context_size) == (50, 1000)
     assert state.adopt_usage(qwen_meta(10, 1)) and state.usage.session == Tokens(10, 1)
+
+
+def test_mode_model_and_command_names_from_a_hostile_agent_are_cut_when_adopted() -> None:
+    from qwencompanion_src.core.chat.chat_state import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
+
+    huge = "n" * 1_000_000
+    state = ChatState()
+    state.adopt_session({
+        "modes": {"currentModeId": "plan", "availableModes": [{"id": "plan", "name": huge, "description": huge}]},
+        "models": {"currentModelId": "$runtime|openai|" + huge, "availableModels": [{"modelId": "m", "name": huge}]},
+    })
+    assert state.mode_name() == "n" * NAME_MAX_CHARS
+    assert state.modes[0].id == "plan" and len(state.modes[0].description) == DESCRIPTION_MAX_CHARS
+    assert state.model_name() == "n" * NAME_MAX_CHARS  # read out of an id the list does not name
+    assert len(state.models[0].name) == NAME_MAX_CHARS

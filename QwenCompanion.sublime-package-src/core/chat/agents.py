@@ -26,6 +26,14 @@ from .command import ACP_FLAG, CommandNotFound, agent_argv
 if TYPE_CHECKING:  # the settings import this module: the ACP library's models load later, off the main thread
     from acp.schema import AgentCapabilities, Implementation
 
+# Titles taken from an agent or given by the user: qwen refuses longer ones on
+# renameSession, so a chat's name and its session's title stay the same.
+TITLE_MAX_CHARS = 200
+# The sessions kept of an agent's session/list (Chat History): the newest
+# first as agents list them; a list of 200,000 is not held (+230 MB).
+MAX_LISTED_SESSIONS = 1000
+
+
 QWEN = "qwen"
 GEMINI = "gemini"
 BUILT_IN = (QWEN, GEMINI)

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ValidationError
 from ..json_types import JsonObject
 from ..processes import kill_group, own_group_options
 from ..version import VERSION
-from .agents import can_list, can_load, prompt_for, servers_for, speaks_qwen
+from .agents import MAX_LISTED_SESSIONS, TITLE_MAX_CHARS, can_list, can_load, prompt_for, servers_for, speaks_qwen
 from .requests import AgentRequests
 
 log = logging.getLogger(__name__)
@@ -187,6 +187,20 @@ class StreamingConnection(Connection):
         sender = cast(NdjsonTransport, self._transport)._sender
         self._transport = QuietNdjsonTransport(reader, sender, on_oversized)
 
+    async def _receive_loop(self) -> None:
+        """The SDK's loop (with no stream observers), but each message is let go
+        once handled: the last one read is not held until the next arrives (a
+        19 MB session list kept while the agent is idle)."""
+        try:
+            while (message := await self._transport.receive()) is not None:
+                self._process_message(message)
+                del message
+        except asyncio.CancelledError:
+            return
+        except TimeoutError:
+            raise RequestError.internal_error({"details": "Agent timeout"}) from None
+        self._disconnect()
+
     def _process_message(self, message: dict[str, Any]) -> None:
         if message.get("method") == "session/update" and "id" not in message:
             params = message.get("params")
@@ -196,6 +210,18 @@ class StreamingConnection(Connection):
                 log.exception("handling a session/update failed")
             return
         super()._process_message(message)
+
+
+def bounded_session_list(raw: Any) -> Any:
+    """A session/list answer cut to its first MAX_LISTED_SESSIONS sessions, each
+    title to TITLE_MAX_CHARS (the rest is left for the model to check)."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("sessions"), list):
+        return raw
+    sessions = [
+        {**entry, "title": entry["title"][:TITLE_MAX_CHARS]} if isinstance(entry, dict) and isinstance(entry.get("title"), str) else entry
+        for entry in raw["sessions"][:MAX_LISTED_SESSIONS]
+    ]
+    return {**raw, "sessions": sessions}
 
 
 def dump(model: BaseModel) -> JsonObject:
@@ -351,7 +377,7 @@ class AgentBridge:
     async def list_sessions(self, cwd: str) -> ListSessionsResponse:
         if not can_list(self.capabilities):
             raise AgentError(f"{self.command.agent} cannot list its sessions")
-        return ListSessionsResponse.model_validate(await self.request("session/list", {"cwd": cwd}))
+        return ListSessionsResponse.model_validate(bounded_session_list(await self.request("session/list", {"cwd": cwd})))
 
     async def prompt(self, session_id: str, blocks: list[JsonObject]) -> PromptResponse:
         return PromptResponse.model_validate(

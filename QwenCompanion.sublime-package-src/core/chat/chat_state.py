@@ -16,11 +16,21 @@ MODE_NOTIFICATION = "qwen/notify/session/mode-update"
 MODEL_NOTIFICATION = "qwen/notify/session/model-update"
 
 
+# The longest mode, model or command name (and description) kept from an
+# agent: the status bar and the pickers show them on every refresh.
+NAME_MAX_CHARS = 100
+DESCRIPTION_MAX_CHARS = 300
+
+
 @dataclass(frozen=True)
 class Choice:
-    id: str
+    id: str  # exactly as the agent sent it: it is sent back to choose this
     name: str
     description: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", self.name[:NAME_MAX_CHARS])
+        object.__setattr__(self, "description", self.description[:DESCRIPTION_MAX_CHARS])
 
 
 RUNTIME_MODEL_PREFIX = "$runtime|"  # qwen's id of a model set at run time: `$runtime|<auth type>|<model>`
@@ -71,14 +81,15 @@ class ChatState:
         return self.usage.context_size
 
     def mode_name(self) -> str | None:
-        return next((m.name for m in self.modes if m.id == self.mode_id), self.mode_id)
+        name = next((m.name for m in self.modes if m.id == self.mode_id), self.mode_id)
+        return None if name is None else name[:NAME_MAX_CHARS]  # an id not in the list is shown: cut too
 
     def model_name(self) -> str | None:
         """The current model as people call it: its name in the agent's list,
         else read out of its id (never qwen's internal id)."""
         if self.model_id is None:
             return None
-        return next((m.name for m in self.models if m.id == self.model_id), None) or readable_model(self.model_id)
+        return next((m.name for m in self.models if m.id == self.model_id), None) or readable_model(self.model_id)[:NAME_MAX_CHARS]
 
     def adopt_session(self, raw: JsonObject) -> None:
         """What a new or loaded session's answer offers: modes, models, config options."""

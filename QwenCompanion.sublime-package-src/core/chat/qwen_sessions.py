@@ -17,9 +17,7 @@ from typing import Any
 from acp.schema import InitializeResponse
 
 from .agent_connection import AgentConnection
-from .agents import speaks_qwen
-
-TITLE_MAX_CHARS = 200  # qwen refuses longer titles
+from .agents import TITLE_MAX_CHARS, speaks_qwen
 
 
 def is_qwen(initialized: InitializeResponse | None) -> bool:

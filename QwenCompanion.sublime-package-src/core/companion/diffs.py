@@ -25,6 +25,7 @@ import itertools
 import os
 import stat
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -177,6 +178,16 @@ def disk_changed_warning(name: str) -> str:
     )
 
 
+# Reviews one asker (a chat, a CLI session) keeps open at once: a burst of
+# requests must not become hundreds of tabs. Past it, the chat answers the
+# request in its transcript and the CLI's openDiff is refused.
+MAX_OPEN_REVIEWS = 4
+
+
+class ReviewRefused(Exception):
+    """An openDiff the editor will not show (the message says why, for the CLI)."""
+
+
 class ReviewState(enum.Enum):
     OPEN = "open"
     ACCEPTED = "accepted"
@@ -260,6 +271,24 @@ class CliReviewOwner:
     def rejected(self) -> None:
         self.companion.notify(DIFF_REJECTED, DiffRejected(filePath=self.file_path), session_id=self.session_id)
 
+    def same_session(self, other: ReviewOwner) -> bool:
+        return isinstance(other, CliReviewOwner) and other.companion is self.companion and other.session_id == self.session_id
+
+
+def cli_review_refusal(owner: CliReviewOwner, same_file: Review | None, open_reviews: list[Review]) -> str | None:
+    """Why a CLI's openDiff is refused, if it is: the file is under another
+    asker's review (a chat's permission, a quick action's proposal: replacing
+    it would answer that one "reject" and show the CLI's text in its tabs), or
+    the session already has MAX_OPEN_REVIEWS open reviews."""
+    if same_file is not None and not isinstance(same_file.owner, CliReviewOwner):
+        return (f"{owner.file_path} is already under review in the editor for another request; "
+                "propose this change again once the user has answered that review")
+    own = [r for r in open_reviews if r is not same_file and owner.same_session(r.owner)]
+    if len(own) >= MAX_OPEN_REVIEWS:
+        return (f"{MAX_OPEN_REVIEWS} of this session's changes already wait for the user's review in the editor; "
+                "propose this one once they are answered")
+    return None
+
 
 def close_answer(content: str | None) -> str | QuotedText:
     """closeDiff's text block, as json.dumps writes it: the CLI reads
@@ -284,10 +313,17 @@ class DiffRegistry:
         # a file as its openDiff did, so it is found without resolving it.
         self._spelled: dict[str, Review] = {}
 
-    def open(self, file_path: str, new_content: str, owner: ReviewOwner, disk: DiskFile) -> tuple[Review, Review | None]:
-        """Start a review; returns it and the review it replaced, whose owner hears a rejection."""
+    def open(
+        self, file_path: str, new_content: str, owner: ReviewOwner, disk: DiskFile,
+        refusal: Callable[[Review | None, list[Review]], str | None] | None = None,
+    ) -> tuple[Review, Review | None]:
+        """Start a review; returns it and the review it replaced, whose owner hears
+        a rejection. `refusal` (given the review of the same file, if any, and all
+        open ones) may say why not, under the lock: then ReviewRefused."""
         review = Review(id=next(self._ids), file_path=file_path, owner=owner, new_content=new_content, disk=disk)
         with self._lock:
+            if refusal is not None and (reason := refusal(self._open.get(review.key), list(self._open.values()))):
+                raise ReviewRefused(reason)
             replaced = self._open.pop(review.key, None)
             if replaced is not None:
                 self._forget_spelling(replaced)

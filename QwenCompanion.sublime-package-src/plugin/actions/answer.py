@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import sublime
 
+from ..editor import end_visible
 from ..placement import code_group, new_view_beside, show_without_focus
 from ..settings import userprefs
 
@@ -104,7 +105,9 @@ def set_text(view: sublime.View, text: str) -> None:
 
 
 def append(view: sublime.View, text: str) -> None:
-    view.run_command("append", {"characters": text, "force": True, "scroll_to_end": True})
+    """Add `text` at the end; the view follows only while its end is on screen
+    (the user scrolled up to read: it stays there)."""
+    view.run_command("append", {"characters": text, "force": True, "scroll_to_end": end_visible(view)})
 
 
 class AnswerStream:

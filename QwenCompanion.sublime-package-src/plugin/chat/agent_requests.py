@@ -32,9 +32,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Reviews the chat's edit requests keep open at once: a burst of requests
-# must not become hundreds of tabs. Past it, a request is answered in the transcript.
-MAX_CHAT_REVIEWS = 4
 
 class EditorRequests:
     """One chat's answers: its prompts, accepted edits and turn checkpoints are its own."""
@@ -129,9 +126,9 @@ class EditorRequests:
     async def _review_file(self, prompt: PermissionPrompt) -> DiskFile | None:
         """The file an edit request would change, read off the main thread, if
         it may have a review: a regular file of bounded size inside the window's
-        folders (or open in it), while fewer than MAX_CHAT_REVIEWS are open. Else
+        folders (or open in it), while fewer than MAX_OPEN_REVIEWS are open. Else
         None, and the prompt says why (chat thread)."""
-        from ...core.companion.diffs import UnreadableFile, read_disk_file
+        from ...core.companion.diffs import MAX_OPEN_REVIEWS, UnreadableFile, read_disk_file
 
         assert prompt.diff is not None
         path = prompt.diff.path
@@ -148,8 +145,8 @@ class EditorRequests:
             prompt.note = f"No review opened: {error}"
             return None
         # Counted and taken with no wait between: requests come all at once.
-        if len(self._reviewing) >= MAX_CHAT_REVIEWS:
-            prompt.note = (f"No review opened: {MAX_CHAT_REVIEWS} edits already wait in reviews. "
+        if len(self._reviewing) >= MAX_OPEN_REVIEWS:
+            prompt.note = (f"No review opened: {MAX_OPEN_REVIEWS} edits already wait in reviews. "
                            "Answer those first, or answer this one here.")
             return None
         self._reviewing.add(prompt.key)

@@ -344,9 +344,11 @@ class QwenChatAddSelectionCommand(sublime_plugin.TextCommand):
         composer.run_command("append", {"characters": f"@{token} "})
 
 
-def project_files(window: sublime.Window) -> list[str]:
+def project_files(folders: list[str]) -> list[str]:
+    """Up to MAX_PROJECT_FILES files under `folders`: a walk that takes seconds
+    on a big or network project, so never on Sublime's main or worker thread."""
     files: list[str] = []
-    for folder in window.folders():
+    for folder in folders:
         for root, dirs, names in os.walk(folder):
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith("."))
             files.extend(os.path.join(root, n) for n in sorted(names))
@@ -376,7 +378,7 @@ class QwenChatAttachFileCommand(sublime_plugin.WindowCommand):
             return os.path.basename(path)
 
         def gathered() -> None:
-            paths = list(dict.fromkeys([p for p in open_views if p] + project_files(window)))
+            paths = list(dict.fromkeys([p for p in open_views if p] + project_files(folders)))
             choices = [*MENTIONS, PASTE_IMAGE]  # the mentions first, then the files
             items = [sublime.QuickPanelItem(f"@{c}", annotation=MENTIONS.get(c, "the clipboard's image")) for c in choices]
             items += [sublime.QuickPanelItem(relative(p), annotation="open" if p in open_views else "") for p in paths]
@@ -392,7 +394,7 @@ class QwenChatAttachFileCommand(sublime_plugin.WindowCommand):
 
             sublime.set_timeout(lambda: window.show_quick_panel(items, picked, placeholder="Attach which file?"))
 
-        sublime.set_timeout_async(gathered)
+        in_background(gathered, "attach file list")
 
     @staticmethod
     def _attach(chat: WindowChat, composer: sublime.View, path: str, view: sublime.View | None, name: str, typed: bool) -> None:

@@ -118,10 +118,12 @@ class QwenChatRenameCommand(sublime_plugin.WindowCommand):
 
 
 def rename_chat(window: sublime.Window, chat: WindowChat, title: str) -> None:
+    from ...core.chat.agents import TITLE_MAX_CHARS
     from ...core.chat.qwen_sessions import is_qwen, rename_session
 
     if not title:
         return
+    title = title[:TITLE_MAX_CHARS]  # the tabs' name is the session's title, which qwen caps
     chat.custom_title = title
     name_tabs(chat)
     connection, session_id = chat.chat.connection, chat.chat.state.session_id

@@ -14,6 +14,7 @@ import sublime_plugin
 
 from ...core.chat.agents import QWEN
 from ...core.chat.usage import status_text as usage_status
+from ..editor import end_visible
 from ..settings import userprefs
 from .chats import WindowChat, chats, window_by_id
 
@@ -242,13 +243,6 @@ def refresh_status(window_id: int) -> None:
             view.set_status(STATUS_KEY, text)
         else:
             view.erase_status(STATUS_KEY)
-
-
-def end_visible(view: sublime.View) -> bool:
-    """The transcript's last line is on screen. Scrolling with the wheel moves the
-    viewport, never the caret, so only the viewport tells whether the user reads
-    further up."""
-    return view.visible_region().end() >= view.size()
 
 
 _work_folds: dict[int, WorkFolds] = {}  # transcript view id -> what its next edits fold

@@ -114,6 +114,7 @@ class WindowChat:
         self.attachments: dict[str, JsonObject] = {}  # "@name" in the composer -> its prompt block
         self._pending: list[Edit] = []
         self._pending_lock = threading.Lock()
+        self._status_due = False  # a status refresh is on its way to the main thread
         self._requests: AgentRequests | None = None
         self._renderer: UpdateRenderer | None = None
         self._hooks_lock = threading.Lock()  # the agent's thread and the main thread both resolve hooks
@@ -195,8 +196,18 @@ class WindowChat:
     # --- ChatEvents (chat thread) -----------------------------------------
 
     def state_changed(self) -> None:
-        if not self._owner.closed:  # an agent reaped after quitting has no status left to show
-            sublime.set_timeout(lambda: self._owner.refresh_status(self.window_id))
+        if self._owner.closed:  # an agent reaped after quitting has no status left to show
+            return
+        with self._pending_lock:  # one refresh on its way at a time: it shows the state as it is then
+            if self._status_due:
+                return
+            self._status_due = True
+        sublime.set_timeout(self._refresh_status)
+
+    def _refresh_status(self) -> None:
+        with self._pending_lock:
+            self._status_due = False
+        self._owner.refresh_status(self.window_id)
 
     def turn_ended(self, stop_reason: str) -> None:
         self._owner.tell("chat_turn_ended", {"window": self.window_id, "chat": self.chat_id, "stopReason": stop_reason})

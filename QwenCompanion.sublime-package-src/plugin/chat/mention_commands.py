@@ -4,7 +4,7 @@ clipboard pastes its image."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import sublime
 import sublime_plugin
@@ -39,14 +39,39 @@ class QwenChatMentionCommand(sublime_plugin.WindowCommand):
         window.show_quick_panel(items, picked, placeholder="Mention what?")
 
 
+# What Paste in the composer reads of the clipboard to tell text from an
+# image: past `get_clipboard`'s default 16 MiB Sublime answers "" as if there
+# were no text, and a long text pasted would be taken for an image and lost.
+CLIPBOARD_LIMIT = 2**31 - 1
+
+
+class _PastingText:
+    views: ClassVar[set[int]] = set()  # composers whose next Paste is text, already checked
+
+
 class QwenChatPasteImageCommand(sublime_plugin.TextCommand):
     """Qwen Code: Paste Image into Chat — the clipboard's image, through the
-    platform's tool (a text command: Paste in the composer becomes it)."""
+    platform's tool (a text command). Paste in the composer becomes it with
+    `text_first`: the clipboard's text, if it holds any, is pasted instead."""
 
-    def run(self, edit: sublime.Edit) -> None:
-        chat = chat_for(self.view.window())
-        if chat is not None:
-            paste_image(chat, "@")
+    def run(self, edit: sublime.Edit, text_first: bool = False) -> None:
+        view = self.view
+        if not text_first:
+            chat = chat_for(view.window())
+            if chat is not None:
+                paste_image(chat, "@")
+            return
+
+        def got(text: str) -> None:
+            if not view.is_valid():
+                return
+            if text:
+                _PastingText.views.add(view.id())
+                view.run_command("paste")
+            else:
+                view.run_command("qwen_chat_paste_image")
+
+        sublime.get_clipboard_async(got, CLIPBOARD_LIMIT)
 
 
 class MentionListener(sublime_plugin.EventListener):
@@ -70,10 +95,14 @@ class MentionListener(sublime_plugin.EventListener):
         mention(window, chat, completed[1] if kind == "diagnostics" else kind, name or None, "", editor_view(window))
 
     def on_text_command(self, view: sublime.View, command_name: str, args: dict[str, Any] | None) -> Any:
-        """Paste in the composer with no text on the clipboard: its image, if it holds one."""
-        if command_name == "paste" and _is_composer(view) and not sublime.get_clipboard():
-            return ("qwen_chat_paste_image", None)
-        return None
+        """Paste in the composer: its text, or with no text on the clipboard its
+        image (the clipboard read without blocking, whatever its size)."""
+        if command_name != "paste" or not _is_composer(view):
+            return None
+        if view.id() in _PastingText.views:
+            _PastingText.views.discard(view.id())
+            return None
+        return ("qwen_chat_paste_image", {"text_first": True})
 
 
 def _is_composer(view: sublime.View) -> bool:

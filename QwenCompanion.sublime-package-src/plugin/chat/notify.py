@@ -18,8 +18,11 @@ import logging
 import os
 import shutil
 import subprocess
+import threading
 import time
+from collections import deque
 from collections.abc import Callable
+from typing import ClassVar
 
 import sublime
 
@@ -38,9 +41,12 @@ TOOL_TIMEOUT = 60.0  # seconds a notification tool may run before it is ended
 
 
 class AppFocus:
-    """Whether Sublime has the keys, from the activation events (main thread)."""
+    """Whether Sublime has the keys, from the activation events (main thread),
+    and whether the package itself is bringing a chat to view (its activation
+    events are not the user seeing the chat)."""
 
     focused = True
+    showing = False
 
 
 def app_focus_changed(activated: bool) -> None:
@@ -55,30 +61,64 @@ def chat_in_sight(window: sublime.Window, chat: WindowChat) -> bool:
     return window.active_view_in_group(group) == transcript
 
 
+class _DesktopQueue:
+    """The tools waiting to run, and whether the one thread that runs them is
+    running: a burst of notifications starts one thread, one tool at a time."""
+
+    lock: ClassVar[threading.Lock] = threading.Lock()
+    waiting: ClassVar[deque[DesktopCommand]] = deque()
+    running: ClassVar[bool] = False
+
+
 def run_desktop_command(command: DesktopCommand) -> None:
-    """Start the tool on a thread of ours, never waited on by the editor; the
-    thread reaps it (ending it after TOOL_TIMEOUT) so no process is left behind."""
-
-    def run() -> None:
-        executable = shutil.which(command.argv[0])
-        if executable is None:
-            log.debug("no %s: no desktop notification", command.argv[0])
+    """Queue the tool for the one notification thread of ours, never waited on
+    by the editor; it reaps each tool (ending it after TOOL_TIMEOUT) so no
+    process is left behind."""
+    with _DesktopQueue.lock:
+        _DesktopQueue.waiting.append(command)
+        if _DesktopQueue.running:
             return
-        process = subprocess.Popen(
-            [executable, *command.argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, env={**os.environ, **command.env}, **own_group_options(),
-        )
-        try:
-            process.wait(TOOL_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        _DesktopQueue.running = True
+    in_background(_run_queued_commands, "desktop notification")
 
-    in_background(run, "desktop notification")
+
+def _run_queued_commands() -> None:
+    try:
+        while True:
+            with _DesktopQueue.lock:
+                if not _DesktopQueue.waiting:
+                    _DesktopQueue.running = False
+                    return
+                command = _DesktopQueue.waiting.popleft()
+            try:
+                _run_one(command)
+            except (OSError, ValueError) as error:
+                log.warning("desktop notification with %s failed: %s", command.argv[0], error)
+    except BaseException:
+        with _DesktopQueue.lock:  # the next notification starts the thread again
+            _DesktopQueue.running = False
+        raise
+
+
+def _run_one(command: DesktopCommand) -> None:
+    executable = shutil.which(command.argv[0])
+    if executable is None:
+        log.debug("no %s: no desktop notification", command.argv[0])
+        return
+    process = subprocess.Popen(
+        [executable, *command.argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, env={**os.environ, **command.env}, **own_group_options(),
+    )
+    try:
+        process.wait(TOOL_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 # What shows a desktop notification: tests put a recorder here (no popups).
 runner: Callable[[DesktopCommand], None] = run_desktop_command
+_desktop_told: set[int] = set()  # chats whose desktop notification went out and that were not seen since
 
 
 def notify(window: sublime.Window, chat: WindowChat, kind: str, text: str, *, desktop: bool = True) -> None:
@@ -93,7 +133,8 @@ def notify(window: sublime.Window, chat: WindowChat, kind: str, text: str, *, de
         transcript.set_name(TITLE_MARK + transcript.name())
     chats.tell("notification", {"window": window.id(), "chat": chat.chat_id, "kind": kind, "text": line})
     command = desktop_command(sublime.platform(), line) if desktop and userprefs().chat_desktop_notifications else None
-    if command is not None:
+    if command is not None and chat.chat_id not in _desktop_told:  # one per chat until it is seen
+        _desktop_told.add(chat.chat_id)
         runner(command)
 
 
@@ -102,7 +143,11 @@ def waiting(window: sublime.Window, chat: WindowChat, kind: str, text: str, show
     stay where they are) and, if the chat was out of sight, the user is told."""
     unseen = not chat_in_sight(window, chat)
     focused = AppFocus.focused
-    show()
+    AppFocus.showing = True
+    try:
+        show()
+    finally:
+        AppFocus.showing = False
     AppFocus.focused = focused  # focusing a view does not bring Sublime to the front
     if unseen:
         notify(window, chat, kind, text)
@@ -111,6 +156,8 @@ def waiting(window: sublime.Window, chat: WindowChat, kind: str, text: str, show
 def chat_seen(window: sublime.Window) -> None:
     """A chat is in sight again: its marks go; the status bar's once no chat
     of the window waits unseen (main thread)."""
+    if AppFocus.showing:
+        return
     waiting_unseen = False
     for chat in chats.of_window(window):
         transcript = chat.transcript_view
@@ -118,6 +165,7 @@ def chat_seen(window: sublime.Window) -> None:
             continue
         if chat_in_sight(window, chat):
             transcript.set_name(transcript.name()[len(TITLE_MARK):])
+            _desktop_told.discard(chat.chat_id)  # the mark and the desktop's turn go together
         else:
             waiting_unseen = True
     if not waiting_unseen and any(chat_in_sight(window, chat) for chat in chats.of_window(window)):

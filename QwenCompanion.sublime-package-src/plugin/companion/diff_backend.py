@@ -12,7 +12,16 @@ import functools
 
 import sublime
 
-from ...core.companion.diffs import CliReviewOwner, Review, UnreadableFile, close_answer, read_disk_file, text_for_cli
+from ...core.companion.diffs import (
+    CliReviewOwner,
+    Review,
+    ReviewRefused,
+    UnreadableFile,
+    cli_review_refusal,
+    close_answer,
+    read_disk_file,
+    text_for_cli,
+)
 from ...core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
 from ...core.companion.protocol import ToolAnswer, text_result
 from ...core.companion.runtime import Companion
@@ -31,7 +40,11 @@ class SublimeDiffBackend:
         except UnreadableFile as error:
             return text_result(str(error), is_error=True)
         owner = CliReviewOwner(self._companion, session_id, arguments.filePath, arguments.newContent)
-        review, replaced = reviews.propose(arguments.filePath, arguments.newContent, owner, disk)
+        try:
+            review, replaced = reviews.propose(arguments.filePath, arguments.newContent, owner, disk,
+                                               functools.partial(cli_review_refusal, owner))
+        except ReviewRefused as refused:
+            return text_result(str(refused), is_error=True)
         # The tabs open once this answer is written: the main thread's work
         # would otherwise take the GIL from this thread and hold the answer back.
         after_response(functools.partial(sublime.set_timeout, functools.partial(reviews.show, review, replaced)))

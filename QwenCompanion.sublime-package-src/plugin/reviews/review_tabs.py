@@ -116,11 +116,15 @@ class DiffReviews:
 
     # --- opening (main thread) ------------------------------------------
 
-    def propose(self, path: str, text: str, owner: ReviewOwner, disk: DiskFile) -> tuple[Review, Review | None]:
+    def propose(
+        self, path: str, text: str, owner: ReviewOwner, disk: DiskFile,
+        refusal: Callable[[Review | None, list[Review]], str | None] | None = None,
+    ) -> tuple[Review, Review | None]:
         """Register the review of `text` proposed for `path`, whose decision goes
-        to `owner`; `disk`, the file as read off the main thread (any thread).
+        to `owner`; `disk`, the file as read off the main thread (any thread);
+        `refusal` may refuse it (ReviewRefused, see DiffRegistry.open).
         Then `show` it (main thread) with the review it replaced."""
-        return self.registry.open(path, text, owner, disk)
+        return self.registry.open(path, text, owner, disk, refusal)
 
     def show(self, review: Review, replaced: Review | None) -> None:
         if replaced is not None:
