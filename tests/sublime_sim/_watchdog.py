@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_LIMIT_MS = 200.0
+LABEL_LIMIT = 200  # characters of a callback's label a violation keeps
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,8 @@ class Watchdog:
         self._record(label, f"waited on {what}", stack)
 
     def _record(self, label: str, what: str, stack: str) -> None:
+        if len(label) > LABEL_LIMIT:
+            label = label[: LABEL_LIMIT - 1] + "…"
         violation = Violation(threading.current_thread().name, label, what, stack)
         with self._lock:
             self._violations.append(violation)
