@@ -706,9 +706,10 @@ def main() -> None:
     compared = len({r.key for r in previous[1]} & {r.key for r in results}) if previous else 0
     text = report(rows, args.rounds) + "\n" + gate.report(regressions, f"commit {previous[0]}" if previous else None, compared)
     if args.only is None:
+        # Named before either file is written: the second would see the first as a local change.
+        header = {"date": f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC", "package": versions()["package"]}
         RESULTS.write_text(text, encoding="utf-8")
-        RESULTS_JSON.write_text(gate.dump(results, {"date": f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
-                                                    "package": versions()["package"]}), encoding="utf-8")
+        RESULTS_JSON.write_text(gate.dump(results, header), encoding="utf-8")
     print()
     print(text)
     if regressions:
