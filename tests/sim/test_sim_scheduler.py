@@ -71,3 +71,19 @@ def test_a_violation_keeps_at_most_200_characters_of_its_label(sim_host: Simulat
     (violation,) = sim_host.watchdog.take()
     assert LABEL_LIMIT == 200
     assert len(violation.callback) <= LABEL_LIMIT and violation.callback.startswith("load deep/deep/")
+
+
+def test_run_seconds_holds_each_callback_from_when_the_loop_takes_it(sim_host: SimulatedHost) -> None:
+    loop = sim_host.app.main
+    sim_host.wait_idle()
+    before = loop.run_seconds
+    inside: list[float] = []  # the callback's own measure of itself: less than the loop's
+
+    def work() -> None:
+        start = time.perf_counter()
+        sum(range(200_000))
+        inside.append(time.perf_counter() - start)
+
+    sim_host.sublime.set_timeout(work)
+    sim_host.wait_idle()
+    assert loop.run_seconds - before >= inside[0] > 0
