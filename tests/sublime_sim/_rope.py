@@ -137,8 +137,8 @@ class Rope:
 
     def _pieces(self, begin: int, end: int) -> list[str]:
         """The text of [begin, end), in order, read from the fewest nodes: a
-        node that holds its text whole (a leaf, a range, a joined version) is
-        not descended into."""
+        node that holds its text whole (a leaf, a range, split or not, a joined
+        version) is not descended into."""
         out: list[str] = []
         stack: list[tuple[Rope, int]] = [(self, 0)]
         while stack:
@@ -146,7 +146,7 @@ class Rope:
             if offset >= end or offset + node.length <= begin:
                 continue
             halves = node._halves
-            if halves is None or node._joined is not None:
+            if halves is None or node._joined is not None or node.source:
                 low, high = max(begin - offset, 0), min(end - offset, node.length)
                 if node._joined is not None:
                     out.append(node._joined[low:high])
