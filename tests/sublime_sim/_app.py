@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import collections
 import copy
-import fnmatch
 import itertools
 import os
 import sys
@@ -30,6 +29,7 @@ from ._app_buffers import BufferOps
 from ._app_commands import CommandOps
 from ._app_windows import WindowOps
 from ._records import CommandRecord, DialogAnswers, DialogRecord, ErrorRecord
+from ._resources import ResourceIndex
 from ._scheduler import Clock, Loop
 from ._settings import SettingsState
 from ._state import (
@@ -114,6 +114,7 @@ class App(BufferOps, WindowOps, CommandOps):
         self.main = Loop("main", self.cond, self.clock, self.report_error, self, watchdog)
         self.worker = Loop("worker", self.cond, self.clock, self.report_error, self, watchdog)
         self.packages_dir = packages_dir
+        self.resources = ResourceIndex(packages_dir, self.package_names)
         self.installed_packages_dir = installed_packages_dir
         self.cache_dir = cache_dir
         self.platform = platform
@@ -336,16 +337,7 @@ class App(BufferOps, WindowOps, CommandOps):
         return (["Default"] if "Default" in names else []) + rest + (["User"] if "User" in names else [])
 
     def find_resources(self, pattern: str) -> list[str]:
-        out = []
-        for pkg in self.package_names():
-            root = self.packages_dir / pkg
-            for dirpath, dirnames, filenames in os.walk(root):
-                dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-                for fn in sorted(filenames):
-                    if fnmatch.fnmatchcase(fn, pattern):
-                        rel = Path(dirpath, fn).relative_to(self.packages_dir).as_posix()
-                        out.append(f"Packages/{rel}")
-        return out
+        return self.resources.find(pattern)
 
     def resource_file(self, name: str) -> Path:
         if not name.startswith("Packages/"):

@@ -6,6 +6,12 @@ itself. Row lookups use the newline counts kept in every node.
 A balanced (AVL) tree of leaves of at most ``LEAF`` characters; ``str()``
 joins the leaves once per version (cached) for the helpers that read the
 whole text.
+
+A text handed in whole (a view filled, a file loaded) is not cut into leaves
+up front: it is one node reading that string, split into two balanced halves
+(ranges of the same string, nothing copied) the first time an edit or a row
+lookup goes inside it. Filling a view with 10 MB therefore costs a newline
+count, not 10,000 leaves, and reading it back whole returns the very string.
 """
 
 from __future__ import annotations
@@ -14,46 +20,71 @@ LEAF = 1024
 
 
 class Rope:
-    __slots__ = ("_joined", "height", "left", "length", "newlines", "right", "text")
-    text: str
-    left: Rope | None
-    right: Rope | None
+    __slots__ = ("_halves", "_joined", "height", "length", "newlines", "source", "start")
+    source: str  # the string this node reads, from `start` (a leaf's own text, or a range of a bigger one)
+    start: int
     length: int
     newlines: int
     height: int
+    _halves: tuple[Rope, Rope] | None  # an inner node's halves; None for a leaf or a range not split yet
     _joined: str | None
 
     def __init__(self, text: str = "", left: Rope | None = None, right: Rope | None = None) -> None:
-        self.text = text
-        self.left = left
-        self.right = right
         if left is not None and right is not None:
+            self.source, self.start, self._joined, self._halves = "", 0, None, (left, right)
             self.length = left.length + right.length
             self.newlines = left.newlines + right.newlines
             self.height = 1 + max(left.height, right.height)
-            self._joined = None
         else:
-            self.length = len(text)
-            self.newlines = text.count("\n")
-            self.height = 0
-            self._joined = text
+            self._set_range(text, 0, len(text))
+
+    def _set_range(self, source: str, start: int, length: int, newlines: int | None = None) -> None:
+        self.source, self.start, self.length, self._halves = source, start, length, None
+        self.newlines = source.count("\n", start, start + length) if newlines is None else newlines
+        # The height its halves will have once split: balanced over ceil(length / LEAF) leaves.
+        self.height = (max(-(-length // LEAF), 1) - 1).bit_length()
+        self._joined = source if start == 0 and length == len(source) else None
+
+    @staticmethod
+    def _range(source: str, start: int, length: int, newlines: int | None = None) -> Rope:
+        node = Rope.__new__(Rope)
+        node._set_range(source, start, length, newlines)
+        return node
 
     @staticmethod
     def of(text: str) -> Rope:
-        """A balanced rope of ``text``."""
-        leaves = [Rope(text[i : i + LEAF]) for i in range(0, len(text), LEAF)] or [EMPTY]
-        while len(leaves) > 1:
-            pairs = [Rope("", leaves[i], leaves[i + 1]) for i in range(0, len(leaves) - 1, 2)]
-            leaves = pairs + ([leaves[-1]] if len(leaves) % 2 else [])
-        return leaves[0]
+        """A balanced rope of ``text`` (split lazily, see above)."""
+        return Rope(text) if text else EMPTY
 
     def __len__(self) -> int:
         return self.length
 
     def __str__(self) -> str:
         if self._joined is None:
-            self._joined = "".join(leaf.text for leaf, _ in self._leaves(0, self.length))
+            self._joined = "".join(self._pieces(0, self.length))
         return self._joined
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._halves is None and self.length <= LEAF
+
+    @property
+    def text(self) -> str:
+        """A leaf's text."""
+        return self.source[self.start : self.start + self.length]
+
+    def children(self) -> tuple[Rope, Rope] | None:
+        """A node's two halves (a range is split now); None for a leaf."""
+        halves = self._halves
+        if halves is None and self.length > LEAF:
+            # Left takes the larger half of the leaves, as heights require. Two
+            # threads reading at once may both split: the halves are equal, either serves.
+            leaves = -(-self.length // LEAF)
+            cut = -(-leaves // 2) * LEAF
+            left = Rope._range(self.source, self.start, cut)
+            right = Rope._range(self.source, self.start + cut, self.length - cut, self.newlines - left.newlines)
+            halves = self._halves = (left, right)
+        return halves
 
     # ------------------------------------------------------------ edits
     def replace(self, begin: int, end: int, text: str) -> Rope:
@@ -69,9 +100,7 @@ class Rope:
             return ""
         if self._joined is not None:
             return self._joined[begin:end]
-        pieces = self._leaves(begin, end)
-        first = pieces[0][1]
-        return "".join(leaf.text for leaf, _ in pieces)[begin - first : end - first]
+        return "".join(self._pieces(begin, end))
 
     def newlines_before(self, point: int) -> int:
         """How many newlines precede ``point`` (its row)."""
@@ -85,7 +114,7 @@ class Rope:
                 count += left.newlines
                 point -= left.length
                 node = right
-        return count + node.text.count("\n", 0, point)
+        return count + node.source.count("\n", node.start, node.start + point)
 
     def row_start(self, row: int) -> int:
         """Where row ``row`` starts (clamped to the last row)."""
@@ -101,28 +130,31 @@ class Rope:
                 row -= left.newlines
                 offset += left.length
                 node = right
-        index = -1
+        index = node.start - 1
         for _ in range(row):
-            index = node.text.index("\n", index + 1)
-        return offset + index + 1
+            index = node.source.index("\n", index + 1)
+        return offset + index - node.start + 1
 
-    def children(self) -> tuple[Rope, Rope] | None:
-        """A node's two halves; None for a leaf."""
-        return None if self.left is None or self.right is None else (self.left, self.right)
-
-    def _leaves(self, begin: int, end: int) -> list[tuple[Rope, int]]:
-        """The leaves overlapping [begin, end) and where each starts, in order."""
-        out: list[tuple[Rope, int]] = []
+    def _pieces(self, begin: int, end: int) -> list[str]:
+        """The text of [begin, end), in order, read from the fewest nodes: a
+        node that holds its text whole (a leaf, a range, split or not, a joined
+        version) is not descended into."""
+        out: list[str] = []
         stack: list[tuple[Rope, int]] = [(self, 0)]
         while stack:
             node, offset = stack.pop()
             if offset >= end or offset + node.length <= begin:
                 continue
-            if node.left is None or node.right is None:
-                out.append((node, offset))
+            halves = node._halves
+            if halves is None or node._joined is not None or node.source:
+                low, high = max(begin - offset, 0), min(end - offset, node.length)
+                if node._joined is not None:
+                    out.append(node._joined[low:high])
+                else:
+                    out.append(node.source[node.start + low : node.start + high])
                 continue
-            stack.append((node.right, offset + node.left.length))
-            stack.append((node.left, offset))
+            stack.append((halves[1], offset + halves[0].length))
+            stack.append((halves[0], offset))
         return out
 
 
@@ -139,13 +171,15 @@ def _split(rope: Rope, index: int) -> tuple[Rope, Rope]:
         return EMPTY, rope
     if index >= rope.length:
         return rope, EMPTY
-    if rope.left is None or rope.right is None:
+    children = rope.children()
+    if children is None:
         return Rope(rope.text[:index]), Rope(rope.text[index:])
-    if index < rope.left.length:
-        head, tail = _split(rope.left, index)
-        return head, _join(tail, rope.right)
-    head, tail = _split(rope.right, index - rope.left.length)
-    return _join(rope.left, head), tail
+    left, right = children
+    if index < left.length:
+        head, tail = _split(left, index)
+        return head, _join(tail, right)
+    head, tail = _split(right, index - left.length)
+    return _join(left, head), tail
 
 
 def _join(a: Rope, b: Rope) -> Rope:
@@ -154,27 +188,27 @@ def _join(a: Rope, b: Rope) -> Rope:
         return b
     if not b.length:
         return a
-    if a.height == b.height == 0 and a.length + b.length <= LEAF:
+    if a.is_leaf and b.is_leaf and a.length + b.length <= LEAF:
         return Rope(a.text + b.text)
-    if a.height > b.height + 1 and a.left is not None and a.right is not None:
-        return _rebalance(a.left, _join(a.right, b))
-    if b.height > a.height + 1 and b.left is not None and b.right is not None:
-        return _rebalance(_join(a, b.left), b.right)
+    if a.height > b.height + 1 and (halves := a.children()) is not None:
+        return _rebalance(halves[0], _join(halves[1], b))
+    if b.height > a.height + 1 and (halves := b.children()) is not None:
+        return _rebalance(_join(a, halves[0]), halves[1])
     return Rope("", a, b)
 
 
 def _rebalance(left: Rope, right: Rope) -> Rope:
     """A node of two trees whose heights differ by at most two, rotated to balance."""
-    if left.height > right.height + 1 and left.left is not None and left.right is not None:
-        if left.left.height >= left.right.height:
-            return Rope("", left.left, Rope("", left.right, right))
-        inner = left.right
-        assert inner.left is not None and inner.right is not None
-        return Rope("", Rope("", left.left, inner.left), Rope("", inner.right, right))
-    if right.height > left.height + 1 and right.left is not None and right.right is not None:
-        if right.right.height >= right.left.height:
-            return Rope("", Rope("", left, right.left), right.right)
-        inner = right.left
-        assert inner.left is not None and inner.right is not None
-        return Rope("", Rope("", left, inner.left), Rope("", inner.right, right.right))
+    if left.height > right.height + 1 and (outer := left.children()) is not None:
+        if outer[0].height >= outer[1].height:
+            return Rope("", outer[0], Rope("", outer[1], right))
+        inner = outer[1].children()
+        assert inner is not None
+        return Rope("", Rope("", outer[0], inner[0]), Rope("", inner[1], right))
+    if right.height > left.height + 1 and (outer := right.children()) is not None:
+        if outer[1].height >= outer[0].height:
+            return Rope("", Rope("", left, outer[0]), outer[1])
+        inner = outer[0].children()
+        assert inner is not None
+        return Rope("", Rope("", left, inner[0]), Rope("", inner[1], outer[1]))
     return Rope("", left, right)

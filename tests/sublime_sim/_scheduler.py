@@ -8,6 +8,7 @@ whole simulation is idle.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import sys
@@ -28,6 +29,20 @@ class Clock:
 
     def now(self) -> float:
         return time.monotonic() + self.offset
+
+
+def callback_name(fn: Callable[..., Any]) -> str:
+    """What a callback is called in the watchdog's reports and the pending list:
+    its qualified name, through any `functools.partial` around it. Never
+    ``repr()``, which for a partial holding a big argument (a 10 MB review)
+    builds a string three times that size on the very thread it names."""
+    wrapped = fn
+    while isinstance(wrapped, functools.partial):
+        wrapped = wrapped.func
+    name = getattr(wrapped, "__qualname__", None)
+    if not isinstance(name, str):
+        name = type(wrapped).__qualname__ + " instance"
+    return f"partial({name})" if wrapped is not fn else name
 
 
 @dataclass(order=True)
@@ -59,6 +74,10 @@ class Loop:
         self._stopping = False
         self.watchdog = watchdog or Watchdog(None)
         self.busy = False
+        # Wall seconds spent in callbacks so far, each counted from when this
+        # loop takes it off the queue (naming it included) to its end: what
+        # the editor stalls for (read by the bench).
+        self.run_seconds = 0.0
         self.thread = threading.Thread(target=self._run, name=f"sublime-{name}", daemon=True)
         self.thread.sim_app = owner  # type: ignore[attr-defined]  # see _runtime.app()
 
@@ -95,7 +114,7 @@ class Loop:
         with self._cond:
             if self._stopping or not self.thread.is_alive():
                 raise RuntimeError(f"the {self.name} thread is not running")
-        self.post(task, 0, label=f"call_and_wait {getattr(fn, '__qualname__', repr(fn))}")
+        self.post(task, 0, label=f"call_and_wait {callback_name(fn)}")
         with self.watchdog.internal():  # the caller waits, as Sublime blocks it
             finished = done.wait(timeout)
         if not finished:
@@ -110,7 +129,7 @@ class Loop:
 
     def pending(self) -> list[str]:
         now = self._clock.now()
-        return [f"{t.label or getattr(t.fn, '__qualname__', repr(t.fn))} in {max(t.due - now, 0) * 1000:.0f} ms" for t in sorted(self._heap)]
+        return [f"{t.label or callback_name(t.fn)} in {max(t.due - now, 0) * 1000:.0f} ms" for t in sorted(self._heap)]
 
     def clear(self) -> None:
         """Drop every pending callback (the API shutting down)."""
@@ -138,18 +157,20 @@ class Loop:
                     now = self._clock.now()
                     if self._heap and self._heap[0].due <= now:
                         task = heapq.heappop(self._heap)
+                        taken = time.perf_counter()
                         self.busy = True
                         break
                     wait = None if not self._heap else self._heap[0].due - now
                     # Bounded wait so a clock offset change is noticed promptly.
                     self._cond.wait(0.05 if wait is None else min(wait, 0.05))
             try:
-                with self.watchdog.callback(task.label or getattr(task.fn, "__qualname__", repr(task.fn))):
+                with self.watchdog.callback(task.label or callback_name(task.fn)):
                     task.fn()
             except BaseException as exc:
-                self._on_error(f"{self.name} callback {task.label or getattr(task.fn, '__qualname__', '')}", exc)
+                self._on_error(f"{self.name} callback {task.label or callback_name(task.fn)}", exc)
             finally:
                 del task  # a callback run is released, with whatever its closure holds
                 with self._cond:
+                    self.run_seconds += time.perf_counter() - taken
                     self.busy = False
                     self._cond.notify_all()

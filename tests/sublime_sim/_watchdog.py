@@ -62,6 +62,7 @@ from typing import Any
 
 DEFAULT_LIMIT_MS = 200.0
 READ_LIMIT_BYTES = 1 << 20
+LABEL_LIMIT = 200  # characters of a callback's label a violation keeps
 _STANDARD_LIBRARY = os.path.dirname(os.__file__) + os.sep
 _SIMULATOR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -151,6 +152,8 @@ class Watchdog:
         self._record(label, f"waited on {what}", stack)
 
     def _record(self, label: str, what: str, stack: str) -> None:
+        if len(label) > LABEL_LIMIT:
+            label = label[: LABEL_LIMIT - 1] + "…"
         violation = Violation(threading.current_thread().name, label, what, stack)
         with self._lock:
             self._violations.append(violation)
