@@ -1,5 +1,6 @@
-# `make install` sets up and builds; `make test` runs every test (and sets up
-# whatever is missing first, so it also works on a fresh clone).
+# `make install` sets up and builds; `make test` runs every check and every test
+# (and sets up whatever is missing first, so it also works on a fresh clone).
+# The inner loop: `make check` (lint, types, workflows) and `make unit`.
 SHELL := /bin/bash
 # The newest CPython on the machine (3.13 where pyenv has it): the nearest to
 # Sublime Text's 3.14 plugin host. mypy still checks against 3.14 (pyproject.toml).
@@ -20,7 +21,22 @@ BUILT := $(DIST)/QwenCompanion/.no-sublime-package
 PACKAGE_SOURCES := $(shell find QwenCompanion.sublime-package-src -type f -not -path '*/__pycache__/*') \
 	Default.sublime-commands Main.sublime-menu tools/build.py
 
-.PHONY: install build release cli test typecheck lint headless sublime-install tmux clean bench actionlint
+# The tests run in parallel pytest workers (pytest-xdist): most of their time
+# is spent waiting on processes, sockets and timers, not on the CPU. Every test
+# has its own temporary HOME, folders, ports and simulated editor, and each
+# worker is a process of its own, so they share nothing that one could break
+# for another. worksteal: a worker that runs out takes tests from a busy one,
+# as a few tests run far longer than the rest. Two, one per core of the
+# 2-core machines it runs on: four finished sooner on a loaded machine, but
+# there tests timed out waiting for the package's threads to start.
+TEST_WORKERS ?= 2
+# Passed to every pytest run below, e.g. PYTEST_ARGS='-x -k chat' or another
+# test order; TEST_WORKERS=0 runs the tests in this one process.
+PYTEST_ARGS ?=
+PYTEST = $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+
+.PHONY: install build release cli test typecheck lint headless sublime-install tmux clean bench actionlint \
+	check unit unit-sim
 
 install: $(VENV_STAMP) build tmux $(CLI_CACHE)/.stamp $(GEMINI_CACHE)/.stamp sublime-install
 
@@ -91,8 +107,22 @@ typecheck: $(VENV_STAMP)
 	@mkdir -p $(CACHE)/typecheck && ln -sfn ../../QwenCompanion.sublime-package-src $(CACHE)/typecheck/QwenCompanion
 	$(PY) -m mypy
 
-test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp $(GEMINI_CACHE)/.stamp lint typecheck actionlint
-	QWEN_E2E_REQUIRED=1 $(PY) -m pytest tests/unit tests/robustness tests/e2e tests/sim
+# The checks that need no test: ruff and the repeated-block check, mypy, actionlint.
+check: lint typecheck actionlint
+
+# The pure core's tests (the build's and the release's read dist/ and the wheels).
+unit: $(VENV_STAMP) $(BUILT)
+	$(PYTEST) tests/unit
+
+# The package's own tests, in the simulated editor too: the bulk of `make test`
+# without the real CLIs.
+unit-sim: $(VENV_STAMP) $(BUILT)
+	$(PYTEST) tests/unit tests/sim
+
+# Every check, then every test group in one parallel run; a missing CLI fails
+# the end-to-end tests instead of skipping them.
+test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp $(GEMINI_CACHE)/.stamp check
+	QWEN_E2E_REQUIRED=1 $(PYTEST) tests/unit tests/robustness tests/e2e tests/sim
 
 # Benchmarks against a peer on the VS Code companion's stack (bench/peer, Node 22
 # from the CLI cache); prints the table and writes bench/RESULTS.md. Not part of `make test`.
