@@ -189,3 +189,20 @@ def test_cancelling_or_closing_one_chat_answers_only_its_own_pending_requests(ri
     assert shared.requests[0].cancelled >= 1 and shared.requests[1].cancelled == 0
     first.close()
     assert shared.requests[1].cancelled == 0
+
+
+def test_a_closed_chats_session_is_no_longer_routed_to_it(rig: Rig) -> None:
+    """Defect guarded: a closed chat's session stayed routed, so the shared
+    agent could still read and write files and ask permissions through a chat
+    the user closed."""
+    shared = SharedRig(rig, [])
+    first, _, _ = shared.chat()
+    second, _, _ = shared.chat()
+    first.start().result(timeout=15)
+    second.start().result(timeout=15)
+    closed = first.state.session_id
+    assert closed is not None and shared.connection.chat_of(closed) is first
+    first.close()
+    assert shared.connection.chat_of(closed) is None
+    assert shared.connection.chat_of(second.state.session_id) is second
+    assert shared.connection.chats() == [second]
