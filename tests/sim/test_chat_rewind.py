@@ -99,6 +99,21 @@ def test_rewind_to_here_drops_the_prompt_and_sends_nothing(rig: ChatRig) -> None
     assert len(rig.received("session/prompt")) == 3
 
 
+def test_the_rewound_turns_files_are_no_longer_offered_for_review(rig: ChatRig) -> None:
+    """Defect guarded: after a rewind, the rewound turns' files were still
+    offered for review: Turn Changes listed them as changed, and a file opened
+    again diffed against a checkpoint of a turn that no longer exists."""
+    _, latin, made, _ = three_turns(rig)
+    turns = rig.chat().requests().files.turns
+    rewound = turns.last_changed_turn()
+    assert rewound is not None and str(made) in turns.paths(rewound)
+    assert turns.pending(str(made)) is not None  # offered for review before the rewind
+    rewind(rig, 2)
+    assert {f.path: f.state for f in turns.files(rewound)} == {str(latin): "reverted", str(made): "reverted"}
+    assert turns.pending(str(latin)) is None and turns.pending(str(made)) is None
+    assert [f.state for f in turns.files(rewound - 1)] == ["changed", "changed"]  # the turn kept stays offered
+
+
 def test_a_rewind_while_a_turn_runs_is_refused_and_nothing_is_asked(rig: ChatRig) -> None:
     second_turn_running(rig)
     with pytest.raises(Exception, match="a turn is running"):
