@@ -248,6 +248,23 @@ def test_an_edited_prompt_refused_while_a_turn_runs_comes_back_to_the_composer(r
     assert rig.received("rewindSession") == [] and rig.chat().chat.prompts.texts() == ["one", "two"]
 
 
+def test_a_refused_edit_and_resend_keeps_the_draft_typed_meanwhile(rig: ChatRig) -> None:
+    """Defect guarded: an Edit and Resend refused (a turn ran) put the edited
+    prompt into the composer over the draft the user had typed since; the
+    draft, sent, must not replace the edited prompt either."""
+    second_turn_running(rig)
+    _, composer = rig.open()
+    rig.host.user.focus(composer)
+    rig.host.user.type(composer, "my draft")  # typed after pressing Enter on the edited prompt
+    with pytest.raises(Exception, match="a turn is running"):
+        rewind(rig, 0, "one, edited")
+    rig.host.wait_for(lambda: any("cannot rewind" in m for m in rig.host.status_messages), timeout=WAIT)
+    rig.host.wait_idle()
+    assert rig.editor.text(composer) == "my draft"
+    module = sys.modules[f"{PACKAGE}.plugin.chat.prompt_edits"]
+    assert rig.host.run_on_main(lambda: module.take(rig.chat().chat_id)) is None  # the draft edits no prompt
+
+
 def test_an_edit_of_a_prompt_gone_since_is_sent_as_a_prompt_of_its_own_next_time(rig: ChatRig) -> None:
     rig.script_extras.update(QWEN)
     rig.load([[{"chunks": ["first"]}]])
