@@ -82,6 +82,19 @@ def test_a_turn_ending_behind_another_tab_marks_the_tab_and_seeing_it_clears(rig
     assert transcript.get_status("qwen_chat_done") == ""
 
 
+def test_a_turn_the_user_cancelled_out_of_sight_tells_nothing(rig: ChatRig, desktop_tools: DesktopTools) -> None:
+    """Defect guarded: a turn the user cancelled (from the command palette,
+    the chat behind another tab) still marked the tab and notified."""
+    rig.load([[{"stall": 30}]])
+    rig.send("work")
+    rig.host.wait_for(lambda: rig.chat().chat.state.agent == "busy", timeout=WAIT)
+    transcript, _ = hide_transcript_behind(rig)
+    rig.chat().chat.cancel()
+    assert rig.ended() == ["cancelled"]
+    rig.host.wait_idle()
+    assert notifications(rig) == [] and transcript.name() == "Qwen Chat" and desktop_tools.calls() == []
+
+
 def test_a_turn_ending_in_sight_tells_nothing(rig: ChatRig) -> None:
     rig.load([[{"stall": 0.3}]])
     rig.send("in sight")
