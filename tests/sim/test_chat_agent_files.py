@@ -236,6 +236,31 @@ def test_a_file_outside_the_folders_open_in_a_tab_and_excluded_files_need_a_yes(
     assert [q["access"] for q in file_questions(rig)] == ["read", "write", "read"]
 
 
+def test_allow_once_for_a_guarded_file_is_not_remembered_for_its_next_read_or_write(rig: ChatRig) -> None:
+    """Defect guarded: "Allow once" for a guarded file (.git, outside the
+    folders, excluded) was remembered, so the agent's later reads and writes
+    of that file in the chat went through without asking."""
+    workspace = rig.editor.workspace
+    rig.editor.file(".env", "TOKEN=1\n")
+    config = workspace / ".git" / "config"
+    config.parent.mkdir()
+    config.write_text("[core]\n")
+    rig.load([[request("fs/read_text_file", path=str(workspace / ".env")),
+               request("fs/write_text_file", path=str(config), content="[core]\n\tbare = false\n"),
+               request("fs/read_text_file", path=str(workspace / ".env")),
+               request("fs/write_text_file", path=str(config), content="[core]\n\tfsmonitor = evil\n")]])
+    rig.send("read and write twice")
+    for choice in (1, 1, 0, 0):  # allowed once each, then refused when asked again
+        answer_question(rig, choice)
+    assert rig.ended() == ["end_turn"]
+    first_read, second_read = wait_answers(rig, "fs/read_text_file", 2)
+    first_write, second_write = wait_answers(rig, "fs/write_text_file", 2)
+    assert first_read == {"content": "TOKEN=1\n"} and refused(second_read, "did not allow")
+    assert first_write is None and refused(second_write, "did not allow")
+    assert config.read_text() == "[core]\n\tbare = false\n"
+    assert [q["access"] for q in file_questions(rig)] == ["read", "write", "read", "write"]
+
+
 def test_the_setting_can_refuse_guarded_files_without_asking(rig: ChatRig) -> None:
     workspace = rig.editor.workspace
     rig.editor.file(".env", "TOKEN=1\n")

@@ -62,3 +62,19 @@ def test_a_write_by_another_path_goes_into_the_buffer(rig: ChatRig, alias: str) 
     rig.host.run_on_main(lambda: view.run_command("undo"))
     rig.host.wait_idle()
     assert rig.editor.text(view) == UNSAVED  # one step on top of the user's edits
+
+
+def test_a_read_by_the_real_path_of_a_tab_opened_through_a_symlink_gets_the_unsaved_text(rig: ChatRig) -> None:
+    """Defect guarded: the open view was matched by its file name as the tab
+    holds it, not resolved: a tab opened through a symlinked folder was missed
+    when the agent named the real file, and the agent read the disk."""
+    workspace = rig.editor.workspace
+    (workspace / "src").mkdir()
+    (workspace / "link").symlink_to(workspace / "src", target_is_directory=True)
+    rig.load([[request("fs/read_text_file", path=str(workspace / "src" / "app.py"))]])
+    view = rig.editor.open("link/app.py", SAVED)
+    rig.host.user.type(view, "# edited\n")
+    assert view.file_name() == str(workspace / "link" / "app.py") and view.is_dirty()
+    rig.send("read it")
+    assert rig.ended() == ["end_turn"]
+    assert rig.answered("fs/read_text_file") == [{"content": UNSAVED}]

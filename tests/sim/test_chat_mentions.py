@@ -7,6 +7,7 @@ Sublime's threads (git, the index, LSP, the clipboard tool)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -112,6 +113,22 @@ def test_an_unknown_symbol_is_told(rig: MentionRig) -> None:
     # The composer's `@token` ends at a space: a name with one could never be sent.
     assert rig.mention("symbol", "two words", count=2)["message"] == "@symbol needs a symbol's name (no spaces), not 'two words'"
     assert rig.composer_text() == ""
+
+
+@pytest.mark.parametrize("opened", [True, False], ids=["open-tab", "index"])
+def test_a_symbol_found_only_in_an_excluded_file_is_never_sent(rig: MentionRig, opened: bool) -> None:
+    """Defect guarded: a symbol whose definition lies in a file matching
+    excluded_file_patterns was sent with an `@symbol` mention."""
+    rig.load(excluded_file_patterns=["secret_*.py"])
+    secret = SHELF.replace("Books on a shelf.", "TOKEN=hunter2")
+    if opened:
+        rig.editor.open("keys/secret_shelf.py", secret)
+    else:
+        rig.editor.file("keys/secret_shelf.py", secret)
+    event = rig.mention("symbol", "Shelf")
+    assert event["event"] == "mention_failed"
+    assert event["message"] == "Sublime's index has no definition of 'Shelf' outside excluded_file_patterns"
+    assert "hunter2" not in json.dumps(rig.prompt("what is it?"))
 
 
 def test_the_popup_offers_the_mentions_and_the_open_files_symbols(rig: MentionRig) -> None:
@@ -265,6 +282,31 @@ def test_diagnostics_of_the_active_file_and_of_the_window_from_lsp(rig: MentionR
     sent = resources(rig.prompt("fix them"))
     assert sent[main.as_uri() + "#diagnostics"].splitlines()[1] == f"{main}:1:8: Warning: unused import [Pyright]"
     assert "other's" in sent[rig.editor.workspace.as_uri() + "#diagnostics"]
+
+
+def test_diagnostics_of_excluded_files_are_never_sent(rig: MentionRig) -> None:
+    """Defect guarded (of the same kind as an excluded file's @symbol): the
+    diagnostics of a file matching excluded_file_patterns were sent, for the
+    active file or among the window's."""
+    rig.load(excluded_file_patterns=["secret_*.py"])
+    secret = rig.editor.workspace / "secret_keys.py"
+    main = rig.editor.file("main.py", "import os\n")
+    rig.editor.open("secret_keys.py", "TOKEN = 1\n")
+    lsp = install_lsp(rig.host)
+    bad = {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 5}},
+           "severity": 2, "message": "in main", "source": "Pyright"}
+    lsp.SERVERS.append(lsp.FakeServer(name="LSP-pyright", suffix=".py", capabilities=set(), diagnostics={
+        lsp.filename_to_uri(str(main)): [bad],
+        lsp.filename_to_uri(str(secret)): [dict(bad, message="TOKEN=hunter2")],
+    }))
+    event = rig.mention("diagnostics")
+    assert event["event"] == "mention_failed"
+    assert event["message"] == "secret_keys.py is excluded from what is sent (excluded_file_patterns)"
+    event = rig.mention("diagnostics:window", count=2)
+    assert event["token"] == "diagnostics:window" and event["summary"] == "1 in the window"
+    sent = resources(rig.prompt("fix them"))
+    assert "in main" in sent[rig.editor.workspace.as_uri() + "#diagnostics"]
+    assert "hunter2" not in json.dumps(sent)
 
 
 # --- @terminal -----------------------------------------------------------------------------

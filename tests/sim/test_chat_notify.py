@@ -12,6 +12,7 @@ import os
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -83,6 +84,19 @@ def test_a_turn_ending_behind_another_tab_marks_the_tab_and_seeing_it_clears(rig
     assert transcript.get_status("qwen_chat_done") == ""
 
 
+def test_a_turn_the_user_cancelled_out_of_sight_tells_nothing(rig: ChatRig, desktop_tools: DesktopTools) -> None:
+    """Defect guarded: a turn the user cancelled (from the command palette,
+    the chat behind another tab) still marked the tab and notified."""
+    rig.load([[{"stall": 30}]])
+    rig.send("work")
+    rig.host.wait_for(lambda: rig.chat().chat.state.agent == "busy", timeout=WAIT)
+    transcript, _ = hide_transcript_behind(rig)
+    rig.chat().chat.cancel()
+    assert rig.ended() == ["cancelled"]
+    rig.host.wait_idle()
+    assert notifications(rig) == [] and transcript.name() == "Qwen Chat" and desktop_tools.calls() == []
+
+
 def test_a_turn_ending_in_sight_tells_nothing(rig: ChatRig) -> None:
     rig.load([[{"stall": 0.3}]])
     rig.send("in sight")
@@ -109,6 +123,39 @@ def test_a_long_turn_ending_while_sublime_is_in_the_background_pops_a_desktop_no
     assert transcript.name() == MARKED
     rig.host.user.return_to_app()  # back, with the chat in sight
     rig.host.wait_for(lambda: transcript.name() == "Qwen Chat", timeout=WAIT)
+
+
+def test_a_short_turn_after_a_long_one_pops_no_desktop_notification(rig: ChatRig,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Defect guarded: the first turn's start was never forgotten, so every
+    later turn, however short, counted as long and popped a desktop
+    notification. The turns' lengths come from a clock the test moves."""
+    asked = shell_permission("make")
+    rig.load([[asked, {"chunks": ["one"]}], [asked, {"chunks": ["two"]}]])
+    clock = [0.0]
+    notify = sys.modules[f"{PACKAGE}.plugin.chat.notify"]
+    monkeypatch.setattr(notify, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    popped: list[str] = []  # the desktop's notifications, recorded where notify() starts them (main thread)
+    monkeypatch.setattr(notify, "runner", lambda command: popped.append(command.argv[-1]))
+
+    def answered_turn(number: int, length: float) -> None:
+        rig.host.user.leave_app()  # the chat is the selected tab, but another application has the keys
+        prompt = pending(rig)  # the turn waits for the user: its length is the clock's move
+        clock[0] += length
+        requests = rig.chat().requests()
+        rig.host.run_on_main(lambda: requests.choose(prompt.key, "cancel"))
+        assert rig.ended(number)[-1] == "end_turn"
+        rig.host.wait_for(lambda: len([n for n in notifications(rig) if n["kind"] == "turn_ended"]) == number,
+                          timeout=WAIT)
+        rig.host.wait_idle()
+        rig.host.user.return_to_app()
+
+    rig.send("long")
+    answered_turn(1, notify.LONG_TURN_SECONDS + 1)
+    assert popped.count("the chat's answer is ready") == 1
+    rig.send("short")
+    answered_turn(2, 1)
+    assert popped.count("the chat's answer is ready") == 1
 
 
 @posix_tools

@@ -99,6 +99,21 @@ def test_rewind_to_here_drops_the_prompt_and_sends_nothing(rig: ChatRig) -> None
     assert len(rig.received("session/prompt")) == 3
 
 
+def test_the_rewound_turns_files_are_no_longer_offered_for_review(rig: ChatRig) -> None:
+    """Defect guarded: after a rewind, the rewound turns' files were still
+    offered for review: Turn Changes listed them as changed, and a file opened
+    again diffed against a checkpoint of a turn that no longer exists."""
+    _, latin, made, _ = three_turns(rig)
+    turns = rig.chat().requests().files.turns
+    rewound = turns.last_changed_turn()
+    assert rewound is not None and str(made) in turns.paths(rewound)
+    assert turns.pending(str(made)) is not None  # offered for review before the rewind
+    rewind(rig, 2)
+    assert {f.path: f.state for f in turns.files(rewound)} == {str(latin): "reverted", str(made): "reverted"}
+    assert turns.pending(str(latin)) is None and turns.pending(str(made)) is None
+    assert [f.state for f in turns.files(rewound - 1)] == ["changed", "changed"]  # the turn kept stays offered
+
+
 def test_a_rewind_while_a_turn_runs_is_refused_and_nothing_is_asked(rig: ChatRig) -> None:
     second_turn_running(rig)
     with pytest.raises(Exception, match="a turn is running"):
@@ -245,6 +260,23 @@ def test_an_edited_prompt_refused_while_a_turn_runs_comes_back_to_the_composer(r
     rig.host.user.press_key("enter")
     rig.host.wait_for(lambda: rig.editor.text(composer) == "one, edited", timeout=WAIT)  # not lost
     assert rig.received("rewindSession") == [] and rig.chat().chat.prompts.texts() == ["one", "two"]
+
+
+def test_a_refused_edit_and_resend_keeps_the_draft_typed_meanwhile(rig: ChatRig) -> None:
+    """Defect guarded: an Edit and Resend refused (a turn ran) put the edited
+    prompt into the composer over the draft the user had typed since; the
+    draft, sent, must not replace the edited prompt either."""
+    second_turn_running(rig)
+    _, composer = rig.open()
+    rig.host.user.focus(composer)
+    rig.host.user.type(composer, "my draft")  # typed after pressing Enter on the edited prompt
+    with pytest.raises(Exception, match="a turn is running"):
+        rewind(rig, 0, "one, edited")
+    rig.host.wait_for(lambda: any("cannot rewind" in m for m in rig.host.status_messages), timeout=WAIT)
+    rig.host.wait_idle()
+    assert rig.editor.text(composer) == "my draft"
+    module = sys.modules[f"{PACKAGE}.plugin.chat.prompt_edits"]
+    assert rig.host.run_on_main(lambda: module.take(rig.chat().chat_id)) is None  # the draft edits no prompt
 
 
 def test_an_edit_of_a_prompt_gone_since_is_sent_as_a_prompt_of_its_own_next_time(rig: ChatRig) -> None:

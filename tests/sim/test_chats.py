@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -215,6 +216,28 @@ def test_rename_and_delete_reach_the_agent_only_when_it_is_qwen(rig: ChatRig, ag
         rig.host.wait_for(lambda: session not in remembered.read_text(), timeout=WAIT)  # not reloaded next time
     else:
         assert sent == []
+
+
+def test_deleting_a_second_chat_keeps_the_first_chats_conversation_remembered(rig: ChatRig) -> None:
+    """Defect guarded: Delete Chat of a second chat made the window forget the
+    conversation it reloads, the first chat's."""
+    rig.script_extras = {"agent_name": "qwen-code"}
+    rig.load()
+    rig.send("hello")
+    rig.ended()
+    kept = rig.chat().chat.state.session_id
+    remembered = Path(rig.host.sublime.cache_path()) / "QwenCompanion" / "chat-sessions.json"
+    assert kept in remembered.read_text()
+    second = new_chat_by_key(rig)
+    deleted = rig.host.wait_for(lambda: second.chat.state.session_id, timeout=WAIT)
+    assert deleted != kept
+    rig.host.user.run_command("qwen_chat_delete", {"chat": second.chat_id, "confirmed": True})
+    rig.host.wait_for(lambda: second not in rig.chats.of_window(rig.host.window), timeout=WAIT)
+    # The store is changed on a thread of its own, started before the chat closed.
+    rig.host.wait_for(lambda: not [t for t in threading.enumerate() if t.name == "QwenCompanion forget session"],
+                      timeout=WAIT)
+    assert [m["params"] for m in rig.received("deleteSession")] == [{"sessionId": deleted}]
+    assert kept in remembered.read_text()
 
 
 def test_chat_ids_are_unique_across_windows_and_each_window_has_its_own_agent(rig: ChatRig) -> None:

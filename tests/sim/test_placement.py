@@ -140,6 +140,36 @@ def test_an_answer_beside_the_code_leaves_the_chats_column_alone(actions: Action
     assert window.layout() == chat_layout
 
 
+def test_an_answer_run_from_the_chats_composer_splits_the_codes_column(actions: ActionRig) -> None:
+    """Defect guarded: an answer run from the chat's composer (the active view
+    one of the package's own) split the chat's column instead of the code's."""
+    actions.load([{"text": "Beside."}])
+    window = actions.host.window
+    code = actions.open_area()
+    actions.host.user.run_command("qwen_chat")
+    actions.host.wait_idle()
+    chat = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats.get(window)
+    transcript, composer = chat.transcript_view, chat.composer_view
+
+    def place(view: Any) -> tuple[float, ...]:
+        """The view's group's cell as fractions of the window (cell indices move when a column is added)."""
+        layout = window.layout()
+        x1, y1, x2, y2 = layout["cells"][window.get_view_index(view)[0]]
+        return layout["cols"][x1], layout["rows"][y1], layout["cols"][x2], layout["rows"][y2]
+
+    chat_places = [place(transcript), place(composer)]
+    code_before = place(code)
+    actions.host.user.focus(composer)
+    actions.host.user.type(composer, "what does area do?")
+    actions.host.user.set_selection(composer, [(0, composer.size())])
+    actions.run("explain")
+    assert actions.finished()[-1] == "answered"
+    [answer] = answer_views(actions)
+    assert [place(transcript), place(composer)] == chat_places  # the chat's column as it was
+    left, top, right, bottom = code_before  # the code's cell, halved: the code on the left, the answer on the right
+    assert place(code) == (left, top, place(answer)[0], bottom) and place(answer)[1:] == (top, right, bottom)
+
+
 # --- reviews and the chat -----------------------------------------------------
 
 

@@ -30,6 +30,10 @@ class CountingRequests(DiskRequests):
     def __init__(self, folder: Path) -> None:
         super().__init__(lambda: [str(folder)])
         self.read: list[str] = []
+        self.cancelled = 0
+
+    def cancel_pending(self) -> None:
+        self.cancelled += 1
 
     async def read_text_file(self, request: ReadTextFileRequest) -> ReadTextFileResponse:
         self.read.append(Path(request.path).name)
@@ -167,3 +171,38 @@ def test_a_restart_from_one_chat_ends_the_others_turn_with_a_note_and_both_go_on
     first.send("again")
     wait_for(lambda: len(first_events.ended) == 2)
     assert first_events.ended[-1] == "end_turn" and first.pid == second.pid
+
+
+def test_cancelling_or_closing_one_chat_answers_only_its_own_pending_requests(rig: Rig) -> None:
+    """Defect guarded: Cancel (or Close) in one chat cancelled the connection's
+    shared request table, answering the other chats' pending permissions
+    "cancelled" too."""
+    shared = SharedRig(rig, [[{"stall": 30}], [{"stall": 30}]])
+    first, _, first_events = shared.chat()
+    second, _, _ = shared.chat()
+    first.send("long one")
+    wait_for(lambda: first.state.agent == "busy")
+    second.send("long two")
+    wait_for(lambda: second.state.agent == "busy")
+    first.cancel()
+    wait_for(lambda: first_events.ended)
+    assert shared.requests[0].cancelled >= 1 and shared.requests[1].cancelled == 0
+    first.close()
+    assert shared.requests[1].cancelled == 0
+
+
+def test_a_closed_chats_session_is_no_longer_routed_to_it(rig: Rig) -> None:
+    """Defect guarded: a closed chat's session stayed routed, so the shared
+    agent could still read and write files and ask permissions through a chat
+    the user closed."""
+    shared = SharedRig(rig, [])
+    first, _, _ = shared.chat()
+    second, _, _ = shared.chat()
+    first.start().result(timeout=15)
+    second.start().result(timeout=15)
+    closed = first.state.session_id
+    assert closed is not None and shared.connection.chat_of(closed) is first
+    first.close()
+    assert shared.connection.chat_of(closed) is None
+    assert shared.connection.chat_of(second.state.session_id) is second
+    assert shared.connection.chats() == [second]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core.chat.agent_files import Refused, confine, read_text, write_text
+from qwencompanion_src.core.chat.agent_files import Refused, confine, read_lines, read_text, write_text
 
 
 def test_paths_inside_the_folders_are_allowed_after_normalising(tmp_path: Path) -> None:
@@ -124,3 +124,16 @@ def test_non_regular_files_and_files_too_large_are_refused(tmp_path: Path) -> No
     with pytest.raises(TooLarge, match="read it in parts"):
         read_file(str(tmp_path / "big.txt"), limit=10)
     assert read_part(str(tmp_path / "big.txt"), 2, 2) == ("b\nc\n", "a\nb\nc\n" * 10)
+
+
+def test_a_read_of_lines_gathers_no_more_than_its_bound_however_large_the_limit(tmp_path: Path) -> None:
+    """Defect guarded: a read with `line`/`limit` of a file too large to read
+    whole gathered every line asked for (a limit of 10**9 of a 60 MB log)."""
+    log = tmp_path / "big.log"
+    log.write_bytes(b"".join(b"line %05d\n" % number for number in range(1, 1001)))  # 11 bytes a line
+    assert read_lines(str(log), 3, 2, most=100) == "line 00003\nline 00004\n"
+    assert read_lines(str(log), 991, 10**9, most=110) == log.read_text()[-110:]  # the last ten lines: exactly the bound
+    with pytest.raises(Refused, match="ask for fewer lines"):
+        read_lines(str(log), 1, 10**9, most=100)
+    with pytest.raises(Refused, match="ask for fewer lines"):
+        read_lines(str(log), 500, None, most=100)  # no limit: to the end of the file

@@ -101,6 +101,13 @@ def test_only_an_agent_that_says_it_is_qwen_gets_qwens_own_methods() -> None:
     assert not speaks_qwen(None)  # naming itself nothing: never assumed
 
 
+@pytest.mark.parametrize("name", ["qwen", "qwen-code-fork", "qwen-codex", "Qwen-Code", "qwen-code "])
+def test_an_agent_whose_name_only_starts_like_qwens_gets_none_of_qwens_methods(name: str) -> None:
+    """Defect guarded: any agent whose name merely starts with "qwen" was given
+    qwen's own methods (sign-in, rename, delete, rewind)."""
+    assert not speaks_qwen(Implementation(name=name, version="0.24.4"))
+
+
 def capabilities(**raw: object) -> AgentCapabilities:
     return AgentCapabilities.model_validate(raw)
 

@@ -488,3 +488,17 @@ def test_the_model_is_named_as_people_call_it_never_by_qwens_internal_id() -> No
     assert readable_model("$runtime|openai|org/model|v2") == "org/model|v2"
     assert readable_model("qwen-route:v1:abcdef") == "qwen-route:v1:abcdef"
     assert ChatState().model_name() is None
+
+
+def test_clear_starts_the_new_session_with_no_context_fullness(rig: Rig) -> None:
+    """Defect guarded: after /clear (a new session) the status bar kept the
+    old session's context fullness: the chat did not start its usage anew."""
+    usage = {"inputTokens": 7000, "outputTokens": 500, "totalTokens": 7500}
+    chat, _, events = rig.chat([[{"update": {"sessionUpdate": "agent_message_chunk", "_meta": {"usage": usage},
+                                             "content": {"type": "text", "text": "counted"}}}]])
+    chat.send("hello")
+    wait_for(lambda: events.ended)
+    first = chat.state.session_id
+    assert chat.state.usage.context_used == 7500
+    chat.new_session().result(timeout=15)
+    assert chat.state.session_id != first and chat.state.usage.context_used is None

@@ -64,6 +64,18 @@ def test_a_replayed_session_counts_for_the_session_not_the_turn() -> None:
     assert usage.report() == {}
 
 
+def test_a_new_session_forgets_the_old_sessions_context_fullness() -> None:
+    """Defect guarded: after /clear the status bar kept the old session's
+    context fullness (the new session's context is empty until it is told)."""
+    usage = ChatUsage()
+    usage.set_context_size(10_000)
+    usage.start_turn()
+    usage.add_request(qwen_meta(7000, 500))
+    assert usage.context_percent() == 75 and status_text(usage).startswith("75% context")
+    usage.new_session()
+    assert usage.context_percent() is None and "context" not in status_text(usage)
+
+
 @pytest.mark.parametrize("bad", [-1, -10**6, MAX_TOKENS + 1, 10**30, 1.5, float("nan"), float("inf"), "12", None,
                                  True, [3], {"n": 3}])
 def test_hostile_counts_are_dropped_without_a_crash(bad: Any) -> None:

@@ -128,6 +128,21 @@ def test_a_folder_others_can_write_is_refused(gemini_directory: Path) -> None:
 
 
 @posix_only
+@pytest.mark.parametrize(("folder", "mode"), [("gemini", 0o770), ("gemini", 0o703), ("ide", 0o770)],
+                         ids=["gemini-group", "gemini-others", "ide-group"])
+def test_a_gemini_folder_its_group_or_others_can_write_is_refused(gemini_directory: Path, folder: str,
+                                                                 mode: int) -> None:
+    """Defect guarded: a group-writable `<tmp>/gemini` (or `ide`) folder was
+    accepted; its group could swap the discovery file gemini trusts."""
+    gemini_directory.mkdir(parents=True, mode=0o700)
+    os.chmod(gemini_directory.parent, 0o700)
+    os.chmod(gemini_directory if folder == "ide" else gemini_directory.parent, mode)
+    problem = gemini_discovery.publish(gemini_directory, pid=1, port=2, folders=[], token="secret")
+    assert problem is not None and "writable by other users" in problem
+    assert list(gemini_directory.iterdir()) == []
+
+
+@posix_only
 def test_a_folder_of_another_user_is_refused(gemini_directory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     gemini_directory.mkdir(parents=True, mode=0o700)
     someone_else = os.getuid() + 1

@@ -141,6 +141,30 @@ def test_a_version_without_message_or_changelog_section_is_refused(tmp_path: Pat
     assert not (tmp_path / ASSET).exists()
 
 
+def test_a_version_whose_changelog_section_is_not_the_newest_is_refused(tmp_path: Path) -> None:
+    """Defect guarded: a version with a CHANGELOG section anywhere (an older
+    one, below the newest) was accepted as described."""
+    (tmp_path / "messages").mkdir()
+    (tmp_path / "messages" / "1.0.0.txt").write_text("upgraded\n")
+    (tmp_path / "messages.json").write_text(json.dumps({"1.0.0": "messages/1.0.0.txt"}))
+    changelog = tmp_path / "CHANGELOG.md"
+    changelog.write_text("# Changelog\n\n## 1.1.0\n\n- newer\n\n## 1.0.0\n\n- older\n")
+    assert release_tool.version_problems(tmp_path, changelog, "1.0.0") == [
+        "CHANGELOG.md's newest section is 1.1.0, not 1.0.0"]
+    changelog.write_text("# Changelog\n\n## 1.0.0\n\n- newest\n")
+    assert release_tool.version_problems(tmp_path, changelog, "1.0.0") == []
+
+
+def test_a_messages_json_naming_a_file_the_package_lacks_is_refused(tmp_path: Path) -> None:
+    """Defect guarded: messages.json's entry for the version was trusted
+    without the message file being in the package."""
+    (tmp_path / "messages.json").write_text(json.dumps({"1.0.0": "messages/1.0.0.txt"}))
+    changelog = tmp_path / "CHANGELOG.md"
+    changelog.write_text("## 1.0.0\n")
+    assert release_tool.version_problems(tmp_path, changelog, "1.0.0") == [
+        "messages.json names messages/1.0.0.txt for 1.0.0, which is not in the package"]
+
+
 # --- repository.json ----------------------------------------------------------------
 
 

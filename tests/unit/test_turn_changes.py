@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from qwencompanion_src.core.chat.agent_files import MAX_FILE_BYTES, Refused, write_text
+from qwencompanion_src.core.chat.file_rules import SeenTexts
 from qwencompanion_src.core.chat.turn_changes import (
     CHANGED,
     KEPT,
@@ -170,6 +171,30 @@ def test_a_hostile_flood_of_files_is_bounded(tmp_path: Path) -> None:
     changes.checkpoint(str(tmp_path / "a"), Before(b"ignored"))  # a known file is no new one
     change = changes.change(1, str(tmp_path / "a"))
     assert change is not None and change.before == Before(None)
+
+
+def test_a_hostile_flood_of_reads_is_bounded(tmp_path: Path) -> None:
+    """Defect guarded: every file the agent read in a turn was remembered (a
+    million reads) and all re-read at its end to find changes by commands."""
+    changes = TurnChanges(files_per_turn=3)
+    for number in range(10):
+        changes.saw(str(tmp_path / f"read-{number}"), "text\n")
+    _, read = changes.end_turn()
+    assert sorted(read) == [str(tmp_path / f"read-{number}") for number in range(3)]
+
+
+def test_the_texts_the_agent_saw_are_remembered_for_a_bounded_number_of_files() -> None:
+    """Defect guarded (of the same kind): the fingerprint of every file the
+    agent ever read was kept; the oldest go first, and a forgotten file's
+    unsaved buffer is never written over."""
+    seen = SeenTexts(remembered=3)
+    for number in range(5):
+        seen.saw(f"/p/{number}", f"text {number}\n")
+    for number in (2, 3, 4):
+        seen.check(f"/p/{number}", "f", f"text {number}\n", unsaved=True)  # remembered: the write may land
+    for number in (0, 1):
+        with pytest.raises(Refused, match="not read"):
+            seen.check(f"/p/{number}", "f", f"text {number}\n", unsaved=True)
 
 
 def test_a_file_too_large_to_rewrite_gets_no_checkpoint(tmp_path: Path) -> None:
