@@ -141,6 +141,11 @@ def test_a_short_turn_after_a_long_one_pops_no_desktop_notification(rig: ChatRig
     def answered_turn(number: int, length: float) -> None:
         rig.host.user.leave_app()  # the chat is the selected tab, but another application has the keys
         prompt = pending(rig)  # the turn waits for the user: its length is the clock's move
+        # The question's desktop notification is the chat's one until it is seen:
+        # the user looks at the chat, then leaves again before the turn ends.
+        rig.host.user.return_to_app()
+        rig.host.wait_for(lambda: not rig.chat().transcript_view.name().startswith(notify.TITLE_MARK), timeout=WAIT)
+        rig.host.user.leave_app()
         clock[0] += length
         requests = rig.chat().requests()
         rig.host.run_on_main(lambda: requests.choose(prompt.key, "cancel"))
