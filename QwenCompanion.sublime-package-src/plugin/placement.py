@@ -5,6 +5,9 @@ and the code keeps the focus unless the user asked for what opens."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import sublime
 import sublime_plugin
 
@@ -84,6 +87,24 @@ class PlacementListener(sublime_plugin.EventListener):
         window = view.window()
         if isinstance(made, int) and window is not None:
             sublime.set_timeout(lambda: give_back(window, made))  # once the view is gone from its group
+
+
+@contextmanager
+def keys_kept(window: sublime.Window, holder: sublime.View | None = None) -> Iterator[None]:
+    """Open or move tabs for what the user did not ask for (an agent's review,
+    a permission) and leave the keys where they were: `new_file`, `open_file`
+    and `set_layout` take them, focusing the user's view again gives them back.
+    `holder`: the view with the keys when Sublime cannot tell (a panel's)."""
+    view = holder if holder is not None else window.active_view()
+    group = window.active_group()
+    try:
+        yield
+    finally:
+        if window.is_valid():
+            if view is not None and view.is_valid() and view.window() == window:
+                window.focus_view(view)
+            elif 0 <= group < window.num_groups():
+                window.focus_group(group)
 
 
 def show_without_focus(window: sublime.Window, view: sublime.View, keep: sublime.View | None) -> None:
