@@ -13,13 +13,15 @@ import sublime_plugin
 
 from ..core.layout import merge_back, split_beside
 
-# Settings that mark the package's own views (chat, answer, review tabs).
-PACKAGE_VIEW_SETTINGS = ("qwen_chat.view", "qwen_actions.answer", "qwen_companion.diff_view")
-
 
 def is_package_view(view: sublime.View) -> bool:
-    settings = view.settings()
-    return any(settings.get(key) for key in PACKAGE_VIEW_SETTINGS)
+    """A chat, answer or review tab of ours, from the package's own records
+    (never from view settings, which a project sets on every view)."""
+    from .actions.answer import is_answer_view  # they place their views through this module
+    from .chat.chats import is_chat_view
+    from .reviews.review_tabs import reviews
+
+    return is_chat_view(view) or is_answer_view(view) or reviews.for_view(view) is not None
 
 
 def _is_package_group(window: sublime.Window, group: int) -> bool:

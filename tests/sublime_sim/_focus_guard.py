@@ -16,7 +16,11 @@ What counts as the user:
 - a continuation: a ``sublime.set_timeout`` callback posted *directly* by a
   user action (the command's effect continues once the main thread is free).
   A continuation's own timers are not the user any more (a polling loop a
-  command started is the agent's, not the user's).
+  command started is the agent's, not the user's);
+- the one explicit way for a command to go on after work off the main thread
+  (an import, a file read): it captures ``contextvars.copy_context()`` while
+  it runs for the user and later runs its continuation with ``context.run``
+  on the main thread. Plain Python, the same in Sublime, and easy to grep.
 Nothing on the worker thread or a plugin's own thread is the user.
 
 A plugin may show a tab without taking the keys (`new_file` then focusing the
@@ -27,6 +31,7 @@ along and moves nothing.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import traceback
 from collections.abc import Callable, Iterator
@@ -61,8 +66,9 @@ class FocusGuard:
     def __init__(self, is_main_thread: Callable[[], bool]) -> None:
         self.driver = threading.current_thread()  # the test's thread: the user
         self._is_main_thread = is_main_thread
-        self._user_depth = 0  # main thread only
-        self._continuation_depth = 0  # main thread only
+        # "user" in a user action (and a context copied from one), "continuation"
+        # in a timer it posted; carried by `contextvars` like a command's own state.
+        self._acting: contextvars.ContextVar[str | None] = contextvars.ContextVar("acting_for", default=None)
         self._lock = threading.Lock()
         self._violations: list[FocusViolation] = []
         self._pending: list[FocusViolation] = []  # moves not by the user, until the keys come back
@@ -75,19 +81,19 @@ class FocusGuard:
         """Does the code running now act for the user (see module doc)?"""
         if self.on_driver():
             return True
-        return self._is_main_thread() and (self._user_depth > 0 or self._continuation_depth > 0)
+        return self._is_main_thread() and self._acting.get() is not None
 
     def in_user_action(self) -> bool:
         """A user action proper (not a continuation): its timers continue it."""
-        return self.on_driver() or (self._is_main_thread() and self._user_depth > 0)
+        return self.on_driver() or (self._is_main_thread() and self._acting.get() == "user")
 
     @contextmanager
     def user_action(self) -> Iterator[None]:
-        self._user_depth += 1
+        token = self._acting.set("user")
         try:
             yield
         finally:
-            self._user_depth -= 1
+            self._acting.reset(token)
 
     def as_user(self, fn: Callable[[], object]) -> Callable[[], object]:
         """`fn` wrapped to run as a user action on the main thread."""
@@ -102,11 +108,11 @@ class FocusGuard:
         """`fn` (a timer a user action posted) wrapped to run as that action's continuation."""
 
         def run() -> object:
-            self._continuation_depth += 1
+            token = self._acting.set("continuation")
             try:
                 return fn()
             finally:
-                self._continuation_depth -= 1
+                self._acting.reset(token)
 
         return run
 

@@ -13,7 +13,7 @@ import sublime_plugin
 from ..paths import path_display
 from . import notify
 from .agent_requests import EditorRequests, requests_of
-from .chats import chat_of_view, chats, window_by_id
+from .chats import chat_of_view, chat_role, chats, window_by_id
 
 if TYPE_CHECKING:
     from ...core.chat.permissions import PermissionPrompt
@@ -121,7 +121,7 @@ class PermissionKeysListener(sublime_plugin.EventListener):
         # Only in the transcript, where the request is shown: the user aims a key
         # there on purpose. In the composer (or anywhere else) a digit is typing.
         chat = chat_of_view(view)
-        if view.settings().get("qwen_chat.view") == "transcript" and chat is not None:
+        if chat is not None and chat_role(view) == "transcript":
             requests = requests_of(view.window(), chat.chat_id)
             prompt = requests.pending.oldest() if requests is not None else None
             # A number operand: that key has a choice (the options, then "reject with a reason").
@@ -132,7 +132,7 @@ class PermissionKeysListener(sublime_plugin.EventListener):
 
     def on_pre_close(self, view: sublime.View) -> None:
         chat = chat_of_view(view)
-        if view.settings().get("qwen_chat.view") == "transcript" and chat is not None:
+        if chat is not None and chat_role(view) == "transcript":
             requests = requests_of(view.window(), chat.chat_id)
             if requests is not None:  # the prompts are no longer shown: nobody can answer them
                 requests.cancel_pending()

@@ -20,8 +20,8 @@ from ...core.chat.rewind import RewindOutcome, RewindRefused
 from ..editor import replace_text
 from ..paths import path_display
 from . import prompt_edits
-from .chat_views import VIEW_SETTING, open_chat
-from .chats import WindowChat, chat_of_view, chats
+from .chat_views import open_chat
+from .chats import WindowChat, chat_of_view, chat_role, chats
 from .rewind_files import EditorRestorer
 
 TURN_OF_BLOCK = re.compile(r"t(\d+)\.")
@@ -158,4 +158,4 @@ class QwenChatPromptMenuCommand(sublime_plugin.TextCommand):
         return True
 
     def is_visible(self, resend: bool = False, event: dict[str, Any] | None = None) -> bool:
-        return bool(self.view.settings().get(VIEW_SETTING) == "transcript")
+        return chat_role(self.view) == "transcript"
