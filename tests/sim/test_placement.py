@@ -171,6 +171,7 @@ def test_a_chat_permissions_review_opens_in_the_codes_groups_and_the_transcript_
     chat_groups = {window.get_view_index(transcript)[0], window.get_view_index(composer)[0]}
     assert not chat_groups & {window.get_view_index(v)[0] for v in review}
     assert window.get_view_index(review[0])[0] == window.get_view_index(code)[0]
+    assert chat.host.app.focused_view_id() == composer.id()  # the review took no keys: the user typed in the composer
     chat.host.user.run_command("qwen_chat_permission", {"option": "cancel"})
     chat.host.wait_for(lambda: not chat.editor.review_views(), timeout=WAIT)
     chat.host.wait_idle()

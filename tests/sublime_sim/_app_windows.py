@@ -589,6 +589,15 @@ class WindowOps:
                 out.append(os.path.normpath(os.path.join(base, os.path.expanduser(entry["path"]))))
         return out
 
+    def project_settings_of_view(self: App, vid: int) -> dict[str, Any]:
+        """The "settings" of the project of the view's window: Sublime applies
+        them to every view of that window (a project file is the workspace's, not the user's)."""
+        st = self.views.get(vid)
+        win = self.windows.get(st.window_id) if st is not None else None
+        data = win.project_data if win is not None else None
+        settings = data.get("settings") if isinstance(data, dict) else None
+        return settings if isinstance(settings, dict) else {}
+
     def set_project_data(self: App, wid: int, data: Any) -> None:
         value = to_value(data)
         with self.lock:

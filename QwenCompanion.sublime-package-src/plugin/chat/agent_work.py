@@ -97,16 +97,21 @@ class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
     def _pick(self, requests: EditorRequests, prompt: PermissionPrompt) -> None:
         from ...core.chat.permissions import REASON_CHOICE
 
+        selected = -1
         if prompt.questions:
             labels = prompt.questions[len(prompt.answers)].labels
         else:
             labels = [o.name for o in prompt.options] + [REASON_CHOICE]
+            # The agent orders its options: Enter on the pre-selected one refuses, never allows.
+            selected = next((i for i, o in enumerate(prompt.options) if o.kind.startswith("reject")), len(prompt.options))
 
         def picked(choice: int) -> None:
             if choice >= 0 and requests.pending.oldest() is prompt:  # still the request shown
                 self.run(index=choice + 1)
 
-        self.window.show_quick_panel(labels, picked, placeholder=f"Qwen Code asks: {prompt.title}")
+        # A consent panel: a tab an agent opens meanwhile must not close it (a -1 is no answer).
+        self.window.show_quick_panel(labels, picked, sublime.QuickPanelFlags.KEEP_OPEN_ON_FOCUS_LOST, selected,
+                                     placeholder=f"Qwen Code asks: {prompt.title}")
 
     def is_enabled(self, **_: Any) -> bool:
         requests = requests_of(self.window)
