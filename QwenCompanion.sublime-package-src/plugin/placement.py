@@ -47,7 +47,9 @@ def open_beside(window: sublime.Window, group: int) -> int:
     return len(layout["cells"]) - 1
 
 
-BESIDE_GROUP = "qwen_placement.own_group"  # on a view: the group made for it (kept across reloads)
+# view id -> the group made for that view: our record, never a view setting (a
+# project's settings reach every view, and would make closing any tab merge a group).
+_own_groups: dict[int, int] = {}
 
 
 def new_view_beside(window: sublime.Window, code: sublime.View | None) -> sublime.View:
@@ -56,7 +58,7 @@ def new_view_beside(window: sublime.Window, code: sublime.View | None) -> sublim
     group = open_beside(window, code_group(window, code))
     view = window.new_file()
     window.set_view_index(view, group, 0)
-    view.settings().set(BESIDE_GROUP, group)
+    _own_groups[view.id()] = group
     return view
 
 
@@ -71,23 +73,26 @@ def give_back(window: sublime.Window, group: int) -> None:
         return
     layout, into = merged
     neighbour = into + 1 if into >= group else into  # its number while `group` is still there
-    for view in window.views_in_group(group):
-        window.set_view_index(view, neighbour, window.num_views_in_group(neighbour))
-    active = window.active_view()
-    window.set_layout(layout)
-    for view in window.views():  # the groups after it moved down one number
-        made = view.settings().get(BESIDE_GROUP)
-        if isinstance(made, int) and made > group:
-            view.settings().set(BESIDE_GROUP, made - 1)
-    if active is not None and active.is_valid():
-        window.focus_view(active)
+    with keys_kept(window):
+        for view in window.views_in_group(group):
+            window.set_view_index(view, neighbour, window.num_views_in_group(neighbour))
+        # Sublime's set_layout keeps views by group number (the last group's join
+        # the new last): the views of each group after `group` move down one
+        # number first, so they stay in their cells.
+        for later in range(group + 1, window.num_groups()):
+            for view in window.views_in_group(later):
+                window.set_view_index(view, later - 1, window.num_views_in_group(later - 1))
+        window.set_layout(layout)
+    for view_id, made in list(_own_groups.items()):  # the groups after it moved down one number
+        if made > group:
+            _own_groups[view_id] = made - 1
 
 
 class PlacementListener(sublime_plugin.EventListener):
     def on_pre_close(self, view: sublime.View) -> None:
-        made = view.settings().get(BESIDE_GROUP)
+        made = _own_groups.pop(view.id(), None)
         window = view.window()
-        if isinstance(made, int) and window is not None:
+        if made is not None and window is not None:
             sublime.set_timeout(lambda: give_back(window, made))  # once the view is gone from its group
 
 

@@ -16,6 +16,7 @@ import sublime
 from ..placement import code_group, new_view_beside, show_without_focus
 from ..settings import userprefs
 
+ANSWER_LABEL = "qwen_actions.answer"
 PANEL = "qwen_answer"  # the output panel "output.qwen_answer"
 MARKDOWN = "Packages/Markdown/Markdown.sublime-syntax"
 FLUSH_MS = 34  # a little over 1/30 s: at most 30 view updates a second
@@ -51,7 +52,9 @@ def find_answer(window: sublime.Window) -> sublime.View | None:
 def _prepare(view: sublime.View) -> sublime.View:
     view.set_scratch(True)
     _answer_views.add(view.id())
-    view.settings().set("word_wrap", True)
+    settings = view.settings()
+    settings.set(ANSWER_LABEL, True)  # for tools and tests to find it; the package itself reads its record
+    settings.set("word_wrap", True)
     if sublime.find_syntax_by_scope("text.html.markdown"):
         view.assign_syntax(MARKDOWN)
     view.set_read_only(True)
