@@ -47,9 +47,19 @@ def open_beside(window: sublime.Window, group: int) -> int:
     return len(layout["cells"]) - 1
 
 
-# view id -> the group made for that view: our record, never a view setting (a
-# project's settings reach every view, and would make closing any tab merge a group).
+# view id -> the group made for that view: our record. A project's settings reach
+# every view, so the view setting is only trusted on a scratch tab with no file
+# (one an earlier load of the package made), never on the user's files.
 _own_groups: dict[int, int] = {}
+BESIDE_GROUP = "qwen_placement.own_group"
+
+
+def _group_made_for(view: sublime.View) -> int | None:
+    made = _own_groups.get(view.id())
+    if made is None and view.is_scratch() and not view.file_name():  # left by an earlier load
+        label = view.settings().get(BESIDE_GROUP)
+        made = label if isinstance(label, int) and not isinstance(label, bool) else None
+    return made
 
 
 def new_view_beside(window: sublime.Window, code: sublime.View | None) -> sublime.View:
@@ -59,6 +69,7 @@ def new_view_beside(window: sublime.Window, code: sublime.View | None) -> sublim
     view = window.new_file()
     window.set_view_index(view, group, 0)
     _own_groups[view.id()] = group
+    view.settings().set(BESIDE_GROUP, group)  # for the next load of the package
     return view
 
 
@@ -83,14 +94,17 @@ def give_back(window: sublime.Window, group: int) -> None:
             for view in window.views_in_group(later):
                 window.set_view_index(view, later - 1, window.num_views_in_group(later - 1))
         window.set_layout(layout)
-    for view_id, made in list(_own_groups.items()):  # the groups after it moved down one number
-        if made > group:
-            _own_groups[view_id] = made - 1
+    for view in window.views():  # the groups after it moved down one number
+        made = _group_made_for(view)
+        if made is not None and made > group:
+            _own_groups[view.id()] = made - 1
+            view.settings().set(BESIDE_GROUP, made - 1)
 
 
 class PlacementListener(sublime_plugin.EventListener):
     def on_pre_close(self, view: sublime.View) -> None:
-        made = _own_groups.pop(view.id(), None)
+        made = _group_made_for(view)
+        _own_groups.pop(view.id(), None)
         window = view.window()
         if made is not None and window is not None:
             sublime.set_timeout(lambda: give_back(window, made))  # once the view is gone from its group

@@ -54,3 +54,15 @@ def test_the_answer_views_keys_stay_the_users_in_a_project_that_calls_every_view
         binding = rig.host.user.press_key(key)
         assert binding is None or not binding.command.startswith("qwen_")
     assert rig.editor.text(code) == "list[]\n"
+
+
+def test_closing_a_user_file_of_a_project_that_marks_every_view_as_ours_keeps_the_users_layout(rig: ChatRig) -> None:
+    rig.load()
+    hostile_project(rig, {"qwen_placement.own_group": 1})  # "the group made for this view"
+    two_columns = {"cols": [0.0, 0.5, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1], [1, 0, 2, 1]]}
+    rig.host.user.run_command("set_layout", two_columns)
+    rig.host.user.focus_group(1)
+    notes = rig.editor.open("notes.txt", "mine\n")
+    rig.host.user.close(notes)
+    rig.host.wait_idle()
+    assert rig.host.window.layout() == two_columns  # no group of the user's merged away

@@ -114,7 +114,7 @@ class App(BufferOps, WindowOps, CommandOps):
         self.watchdog = watchdog
         self.main = Loop("main", self.cond, self.clock, self.report_error, self, watchdog)
         self.worker = Loop("worker", self.cond, self.clock, self.report_error, self, watchdog)
-        self.focus_guard = FocusGuard(self.main.is_current)
+        self.focus_guard = FocusGuard(lambda: self.main.is_current() or self.worker.is_current())
         self.packages_dir = packages_dir
         self.installed_packages_dir = installed_packages_dir
         self.cache_dir = cache_dir
@@ -193,7 +193,7 @@ class App(BufferOps, WindowOps, CommandOps):
 
     def set_timeout(self, fn: Callable[[], object], delay: float, loop: Loop) -> None:
         if not self.api_shut_down:
-            if loop is self.main and self.focus_guard.in_user_action():
+            if self.focus_guard.in_user_action():
                 fn = self.focus_guard.as_continuation(fn)  # the user's command goes on
             loop.post(fn, delay)
 

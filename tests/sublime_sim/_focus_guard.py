@@ -13,8 +13,9 @@ What counts as the user:
   ``window.run_command`` from the test); loading and unloading packages is
   Sublime's doing, not the user's;
 - a quick panel answer the test scripted (``answers.quick_panel``);
-- a continuation: a ``sublime.set_timeout`` callback posted *directly* by a
-  user action (the command's effect continues once the main thread is free).
+- a continuation: a ``sublime.set_timeout`` (or ``set_timeout_async``)
+  callback posted *directly* by a user action (the command goes on once
+  the thread is free).
   A continuation's own timers are not the user any more (a polling loop a
   command started is the agent's, not the user's);
 - the one explicit way for a command to go on after work off the main thread
@@ -63,9 +64,9 @@ class FocusViolation:
 
 
 class FocusGuard:
-    def __init__(self, is_main_thread: Callable[[], bool]) -> None:
+    def __init__(self, is_loop_thread: Callable[[], bool]) -> None:
         self.driver = threading.current_thread()  # the test's thread: the user
-        self._is_main_thread = is_main_thread
+        self._is_loop_thread = is_loop_thread
         # "user" in a user action (and a context copied from one), "continuation"
         # in a timer it posted; carried by `contextvars` like a command's own state.
         self._acting: contextvars.ContextVar[str | None] = contextvars.ContextVar("acting_for", default=None)
@@ -81,11 +82,11 @@ class FocusGuard:
         """Does the code running now act for the user (see module doc)?"""
         if self.on_driver():
             return True
-        return self._is_main_thread() and self._acting.get() is not None
+        return self._is_loop_thread() and self._acting.get() is not None
 
     def in_user_action(self) -> bool:
         """A user action proper (not a continuation): its timers continue it."""
-        return self.on_driver() or (self._is_main_thread() and self._acting.get() == "user")
+        return self.on_driver() or (self._is_loop_thread() and self._acting.get() == "user")
 
     @contextmanager
     def user_action(self) -> Iterator[None]:

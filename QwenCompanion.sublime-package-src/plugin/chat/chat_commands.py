@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import re
@@ -428,9 +429,11 @@ class QwenChatAttachFileCommand(sublime_plugin.WindowCommand):
             finish(*make())
             return
 
+        command = contextvars.copy_context()  # the keys back in the composer: part of the user's pick
+
         def read() -> None:
             made = make()
-            sublime.set_timeout(lambda: finish(*made))
+            sublime.set_timeout(lambda: command.run(finish, *made))
 
         threading.Thread(target=read, name="QwenCompanion attach", daemon=True).start()
 
