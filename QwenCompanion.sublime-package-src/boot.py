@@ -45,8 +45,8 @@ from .plugin.chat.chat_tabs import (
     QwenChatRenameCommand,
     QwenChatSwitchCommand,
 )
-from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views
-from .plugin.chat.chats import chats, is_chat_view, preload_chat
+from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views, left_chat_tab
+from .plugin.chat.chats import chats, preload_chat
 from .plugin.chat.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
 from .plugin.chat.rewind_commands import (
     QwenChatEditPromptCommand,
@@ -166,7 +166,7 @@ def after_start() -> None:
     """On the worker thread, once the servers run and the libraries are imported."""
     prestart_all()
     # Chat tabs left by an earlier load are adopted on the main thread.
-    if any(is_chat_view(view) for window in sublime.windows() for view in window.views()):
+    if any(left_chat_tab(view) for window in sublime.windows() for view in window.views()):
         sublime.set_timeout(adopt_chat_views)
 
 

@@ -3,6 +3,7 @@ shows the report that `core.diagnose` builds from them in a scratch view."""
 
 from __future__ import annotations
 
+import contextvars
 import os
 import time
 from pathlib import Path
@@ -41,7 +42,7 @@ from .settings import userprefs
 if TYPE_CHECKING:
     from ..core.companion.runtime import Companion
 
-REPORT_SETTING = "qwen_companion.diagnose_report"
+_report_views: set[int] = set()  # the ids of the report views this load of the package made
 REPORT_NAME = "Qwen Code: Diagnose Connection"
 
 
@@ -134,13 +135,16 @@ def gather(window: sublime.Window, folder: str | None) -> Facts:
 
 
 def show_report(window: sublime.Window, text: str) -> None:
-    """Show `text` in the window's report view, reusing it (main thread)."""
-    view = next((v for v in window.views() if v.settings().get(REPORT_SETTING)), None)
+    """Show `text` in the window's report view, reusing it (main thread). The
+    report view is known from our record, not its settings: a project's
+    settings reach every view, and the report replaces the view's text."""
+    view = next((v for v in window.views() if v.id() in _report_views), None)
     if view is None:  # beside the code, which stays visible
         view = new_view_beside(window, window.active_view())
+        _report_views.add(view.id())
         view.set_scratch(True)
         view.set_name(REPORT_NAME)
-        view.settings().update({REPORT_SETTING: True, "word_wrap": True})
+        view.settings().set("word_wrap", True)
     view.set_read_only(False)
     view.run_command("qwen_replace_report", {"text": text})
     view.set_read_only(True)
@@ -184,9 +188,10 @@ class QwenDiagnoseConnectionCommand(sublime_plugin.WindowCommand):
         window = self.window
         chosen = os.path.abspath(os.path.expanduser(folder.strip())) if folder.strip() else None
         window.status_message("Qwen Code: diagnosing the connection…")
+        command = contextvars.copy_context()  # the report shown (and focused) goes on with the user's command
 
         def work() -> None:
             text = build_report(gather(window, chosen), path_display(window)) + chat_report(window)
-            sublime.set_timeout(lambda: show_report(window, text))
+            sublime.set_timeout(lambda: command.run(show_report, window, text))
 
         in_background(work, "diagnose")  # it runs qwen and asks the servers

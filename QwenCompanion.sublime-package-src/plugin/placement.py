@@ -5,18 +5,23 @@ and the code keeps the focus unless the user asked for what opens."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import sublime
 import sublime_plugin
 
 from ..core.layout import merge_back, split_beside
 
-# Settings that mark the package's own views (chat, answer, review tabs).
-PACKAGE_VIEW_SETTINGS = ("qwen_chat.view", "qwen_actions.answer", "qwen_companion.diff_view")
-
 
 def is_package_view(view: sublime.View) -> bool:
-    settings = view.settings()
-    return any(settings.get(key) for key in PACKAGE_VIEW_SETTINGS)
+    """A chat, answer or review tab of ours, from the package's own records
+    (never from view settings, which a project sets on every view)."""
+    from .actions.answer import is_answer_view  # they place their views through this module
+    from .chat.chats import is_chat_view
+    from .reviews.review_tabs import reviews
+
+    return is_chat_view(view) or is_answer_view(view) or reviews.for_view(view) is not None
 
 
 def _is_package_group(window: sublime.Window, group: int) -> bool:
@@ -42,7 +47,19 @@ def open_beside(window: sublime.Window, group: int) -> int:
     return len(layout["cells"]) - 1
 
 
-BESIDE_GROUP = "qwen_placement.own_group"  # on a view: the group made for it (kept across reloads)
+# view id -> the group made for that view: our record. A project's settings reach
+# every view, so the view setting is only trusted on a scratch tab with no file
+# (one an earlier load of the package made), never on the user's files.
+_own_groups: dict[int, int] = {}
+BESIDE_GROUP = "qwen_placement.own_group"
+
+
+def _group_made_for(view: sublime.View) -> int | None:
+    made = _own_groups.get(view.id())
+    if made is None and view.is_scratch() and not view.file_name():  # left by an earlier load
+        label = view.settings().get(BESIDE_GROUP)
+        made = label if isinstance(label, int) and not isinstance(label, bool) else None
+    return made
 
 
 def new_view_beside(window: sublime.Window, code: sublime.View | None) -> sublime.View:
@@ -51,7 +68,8 @@ def new_view_beside(window: sublime.Window, code: sublime.View | None) -> sublim
     group = open_beside(window, code_group(window, code))
     view = window.new_file()
     window.set_view_index(view, group, 0)
-    view.settings().set(BESIDE_GROUP, group)
+    _own_groups[view.id()] = group
+    view.settings().set(BESIDE_GROUP, group)  # for the next load of the package
     return view
 
 
@@ -66,24 +84,48 @@ def give_back(window: sublime.Window, group: int) -> None:
         return
     layout, into = merged
     neighbour = into + 1 if into >= group else into  # its number while `group` is still there
-    for view in window.views_in_group(group):
-        window.set_view_index(view, neighbour, window.num_views_in_group(neighbour))
-    active = window.active_view()
-    window.set_layout(layout)
+    with keys_kept(window):
+        for view in window.views_in_group(group):
+            window.set_view_index(view, neighbour, window.num_views_in_group(neighbour))
+        # Sublime's set_layout keeps views by group number (the last group's join
+        # the new last): the views of each group after `group` move down one
+        # number first, so they stay in their cells.
+        for later in range(group + 1, window.num_groups()):
+            for view in window.views_in_group(later):
+                window.set_view_index(view, later - 1, window.num_views_in_group(later - 1))
+        window.set_layout(layout)
     for view in window.views():  # the groups after it moved down one number
-        made = view.settings().get(BESIDE_GROUP)
-        if isinstance(made, int) and made > group:
+        made = _group_made_for(view)
+        if made is not None and made > group:
+            _own_groups[view.id()] = made - 1
             view.settings().set(BESIDE_GROUP, made - 1)
-    if active is not None and active.is_valid():
-        window.focus_view(active)
 
 
 class PlacementListener(sublime_plugin.EventListener):
     def on_pre_close(self, view: sublime.View) -> None:
-        made = view.settings().get(BESIDE_GROUP)
+        made = _group_made_for(view)
+        _own_groups.pop(view.id(), None)
         window = view.window()
-        if isinstance(made, int) and window is not None:
+        if made is not None and window is not None:
             sublime.set_timeout(lambda: give_back(window, made))  # once the view is gone from its group
+
+
+@contextmanager
+def keys_kept(window: sublime.Window, holder: sublime.View | None = None) -> Iterator[None]:
+    """Open or move tabs for what the user did not ask for (an agent's review,
+    a permission) and leave the keys where they were: `new_file`, `open_file`
+    and `set_layout` take them, focusing the user's view again gives them back.
+    `holder`: the view with the keys when Sublime cannot tell (a panel's)."""
+    view = holder if holder is not None else window.active_view()
+    group = window.active_group()
+    try:
+        yield
+    finally:
+        if window.is_valid():
+            if view is not None and view.is_valid() and view.window() == window:
+                window.focus_view(view)
+            elif 0 <= group < window.num_groups():
+                window.focus_group(group)
 
 
 def show_without_focus(window: sublime.Window, view: sublime.View, keep: sublime.View | None) -> None:

@@ -331,3 +331,21 @@ def test_thoughts_of_later_turns_fold_too(rig: ChatRig) -> None:
     transcript, _ = rig.open()
     folded = rig.host.run_on_main(lambda: transcript.folded_regions())
     assert [transcript.substr(region) for region in folded] == ["\n> first idea", "\n> second idea"]
+
+
+def test_the_permission_panel_preselects_a_refusal_and_stays_open_when_the_focus_moves(rig: ChatRig) -> None:
+    rig.load([[request("session/request_permission",
+                       toolCall={"toolCallId": "e1", "status": "pending", "kind": "edit", "title": "Edit"},
+                       options=EDIT_OPTIONS)]])  # the agent lists "Allow All Edits" first
+    code = rig.editor.open("a.py", "x = 1\n")
+    rig.send("edit")
+    pending(rig)
+    rig.host.user.run_command("qwen_chat_permission")  # the user asks for the choices
+    panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[-1]
+    assert panel.items[panel.selected_index] == "Reject"  # Enter refuses, whatever the agent's order
+    assert panel.flags & rig.host.sublime.QuickPanelFlags.KEEP_OPEN_ON_FOCUS_LOST
+    rig.host.user.focus(code)  # the keys move (a click, a tab an agent opened): the panel is no answer
+    rig.host.wait_idle()
+    assert not panel.done and pending(rig) is not None
+    rig.host.user.choose_quick_panel(panel.selected_index)
+    assert wait_answers(rig, "session/request_permission")[0]["outcome"] == {"outcome": "selected", "optionId": "cancel"}

@@ -16,6 +16,7 @@ import pytest
 
 from tests.sim.test_chat import WAIT, ChatRig
 from tests.sim.test_chat_agent_work import request, wait_answers
+from tests.sublime_sim._constants import DialogResult
 from tests.support.editor import PACKAGE
 
 CRLF_BOM = b"\xef\xbb\xbfone\r\ntwo\r\nthree\r\n"
@@ -191,7 +192,7 @@ def test_a_reloaded_conversation_lets_qwen_restore_the_files_it_tracked_if_the_u
     rig.chat().chat.restart().result(timeout=WAIT)  # the package's record of those turns is gone
     assert rig.chat().chat.prompts.texts() == ["one", "two", "three"]
     session = rig.chat().chat.state.session_id
-    rig.host.answers.push("ok_cancel", False)  # asked first: qwen's history writes over changes since
+    rig.host.answers.push("yes_no_cancel", DialogResult.NO)  # asked first: qwen's history writes over changes since
     rig.host.user.run_command("qwen_chat_rewind", {"turn": 2})
     rig.host.wait_for(lambda: rig.received("rewindSession"), timeout=WAIT)
     assert rig.received("rewindSession")[-1]["params"] == {"sessionId": session, "targetTurnIndex": 2,
@@ -207,6 +208,24 @@ def test_a_reloaded_conversation_lets_qwen_restore_the_files_it_tracked_if_the_u
     rewind(rig, 1)  # a prompt sent since is in the package's record: by index, no file asked of qwen
     assert rig.received("rewindSession")[-1]["params"] == {"sessionId": session, "targetTurnIndex": 1,
                                                           "rewindFiles": False}
+
+
+def test_cancelling_the_rewind_dialog_leaves_the_chat_and_the_edited_prompt_as_they_were(rig: ChatRig) -> None:
+    rig.load([[{"chunks": ["first"]}], [{"chunks": ["second"]}]])
+    for number, prompt in enumerate(["one", "two"], start=1):
+        rig.send(prompt)
+        rig.ended(number)
+    rig.chat().chat.restart().result(timeout=WAIT)  # no record of those turns: the dialog asks
+    _, composer = rig.open()
+    transcript_before = rig.transcript()
+    rig.host.answers.push("yes_no_cancel", DialogResult.CANCEL)  # Cancel, or the dialog closed
+    rig.host.user.run_command("qwen_chat_rewind", {"turn": 0, "text": "one, edited"})
+    rig.host.wait_idle()
+    assert not rig.received("rewindSession")
+    assert rig.chat().chat.prompts.texts() == ["one", "two"]
+    assert rig.transcript() == transcript_before
+    assert rig.editor.text(composer) == "one, edited"  # the edited prompt is not lost
+    assert rig.host.dialogs[-1].kind == "yes_no_cancel"  # two real choices and Cancel
 
 
 def test_rewind_to_here_from_the_transcripts_context_menu_acts_on_the_prompt_under_the_mouse(rig: ChatRig) -> None:

@@ -66,14 +66,17 @@ def test_the_list_opens_a_closed_file_at_its_first_change_with_its_reference(rig
     binding = rig.host.user.press_key("ctrl+k, d")  # from the chat, as anywhere
     assert binding is not None and binding.command == "qwen_turn_changes"
     panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[-1]
-    assert [str(item[0]) for item in panel.items][:2] == ["Undo Turn", "Keep All"]
-    rig.host.user.choose_quick_panel(3)  # the closed file
+    assert [str(item[0]) for item in panel.items][-2:] == ["Keep All", "Undo Turn"]
+    rig.host.user.choose_quick_panel(1)  # the closed file
     rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)
     rig.host.user.choose_quick_panel(0)  # open at its first change
     view = rig.host.wait_for(lambda: next((v for v in rig.host.window.views() if v.file_name() == str(closed)), None),
                              timeout=WAIT)
     rig.host.wait_for(lambda: reference(rig, view) == "café\nligne 2\n", timeout=WAIT)
     assert rig.host.run_on_main(lambda: view.rowcol(view.sel()[0].b)) == (1, 0)
+    window = rig.host.window
+    chat_column = window.get_view_index(rig.chat().composer_view)[0]
+    assert window.get_view_index(view)[0] != chat_column  # in the code's group, not the chat's
 
 
 def open_panels(rig: ChatRig) -> list[Any]:
@@ -108,6 +111,13 @@ def test_the_turns_end_line_opens_its_list_by_its_link_or_enter(rig: ChatRig) ->
     assert binding is not None and binding.command == "qwen_turn_changes_at_caret"
     panel = rig.host.wait_for(lambda: open_panels(rig), timeout=WAIT)[-1]
     assert panel.placeholder == "Qwen Code: turn 1's changes"
+    # Enter again takes the pre-selected item: never Undo Turn (Enter, Enter must not restore every file).
+    rig.host.user.choose_quick_panel(max(panel.selected_index, 0))
+    panel = rig.host.wait_for(lambda: open_panels(rig), timeout=WAIT)[-1]  # the file's own list
+    assert str(panel.items[max(panel.selected_index, 0)]) == "Open at its first change"
+    rig.host.user.cancel_quick_panel()
+    rig.host.wait_idle()
+    assert first.read_text() == "A\n" and second.read_text() == "B\n"
 
 
 def test_a_turn_that_ends_behind_another_chat_is_linked_and_listed_in_its_own_chat(rig: ChatRig) -> None:
@@ -129,7 +139,7 @@ def test_a_turn_that_ends_behind_another_chat_is_linked_and_listed_in_its_own_ch
     rig.host.user.click_phantom(transcript, "turn_changes:1")
     panel = rig.host.wait_for(lambda: open_panels(rig), timeout=WAIT)[-1]
     assert panel.placeholder == "Qwen Code: turn 1's changes" and len(panel.items) == 3
-    rig.host.user.choose_quick_panel(0)  # Undo Turn
+    rig.host.user.choose_quick_panel("Undo Turn")
     wait_for_package_threads(rig.host, "turn undo")
     rig.host.wait_for(lambda: changed.read_text() == "a\n", timeout=WAIT)
 

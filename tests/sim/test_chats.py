@@ -271,9 +271,12 @@ def test_a_reload_brings_every_chat_back_with_its_own_conversation(rig: ChatRig)
     rig.watch()
     window = rig.host.window
     rig.host.wait_for(lambda: [c.chat.state.session_id for c in rig.chats.of_window(window)]
-                      == [first_session, second_session] and all(c.chat.pid for c in rig.chats.of_window(window)),
-                      timeout=WAIT)
+                      == [first_session, second_session], timeout=WAIT)
     first_again, second_again = rig.chats.of_window(window)
+    rig.editor.wait_for_package_threads("start", "preload")
+    assert not first_again.chat.pid and not second_again.chat.pid  # adopting the tabs starts no agent
+    for chat in (first_again, second_again):  # as the user's next prompt in each does
+        chat.chat.start().result(WAIT)
     assert rig.chat() is first_again and first_again.chat.pid == second_again.chat.pid
     rig.host.wait_for(lambda: "one: apples" in rig.editor.text(first_again.transcript_view)
                       and "two: pears" in rig.editor.text(second_again.transcript_view), timeout=WAIT)

@@ -44,7 +44,7 @@ def test_open_diff_answers_at_once_and_shows_a_side_by_side_review(editor: Edito
     window = editor.window
     assert window.layout() == TWO_COLUMNS
     assert window.get_view_index(original)[0] == 0 and window.get_view_index(proposed)[0] == 1
-    assert window.active_view() == proposed
+    assert window.active_view_in_group(1) == proposed  # in front of its group, without the keys
     assert [(r.a, r.b) for r in proposed.sel()] == [(9, 9)]  # the caret waits at the first change
     # Left: what the file holds now, read-only; right: the proposal, editable.
     assert editor.text(original) == "def f():\n    return 1\n"
@@ -450,7 +450,7 @@ def test_close_diff_with_suppress_notification_sends_nothing(editor: Editor) -> 
 def test_edits_survive_when_the_terminal_answers_first(editor: Editor) -> None:
     user = editor.host.user
     terminal_file = editor.file("terminal.txt", "$ qwen\n")
-    terminal = user.open_file(terminal_file)
+    user.open_file(terminal_file)
     path = editor.file("a.txt", "x\n")
     cli = editor.cli()
     _, proposed = editor.propose(cli, path, "y\n")
@@ -467,7 +467,7 @@ def test_edits_survive_when_the_terminal_answers_first(editor: Editor) -> None:
     assert 'href="accept"' not in editor.banner_html(proposed)
     assert editor.window.layout() == ONE_GROUP
     assert proposed.window() == editor.window
-    assert editor.window.active_view() == terminal
+    assert editor.window.active_view() == proposed  # the CLI's answer is not the user's: the keys stay where they typed
     assert any("not applied" in m for m in editor.host.status_messages)
     # Nothing answers for it any more.
     user.focus(proposed)
@@ -695,11 +695,13 @@ def test_a_review_opens_without_taking_focus_from_the_terminal_panel(editor: Edi
     assert focused(editor) == panel.id()
 
 
-def test_a_review_takes_focus_from_a_code_tab(editor: Editor) -> None:
-    path = editor.file("a.txt", "x\n")
+def test_a_review_leaves_the_keys_in_the_code_tab(editor: Editor) -> None:
+    code = editor.open("a.txt", "x\n")
     cli = editor.cli()
-    _, proposed = editor.propose(cli, path, "y\n")
-    assert focused(editor) == proposed.id()
+    _, proposed = editor.propose(cli, editor.workspace / "a.txt", "y\n")
+    assert focused(editor) == code.id()  # what the user types keeps going into their file
+    group, _ = editor.window.get_view_index(proposed)
+    assert editor.window.active_view_in_group(group) == proposed  # shown all the same
 
 
 def test_accepting_after_the_file_changed_on_disk_warns_first(editor: Editor) -> None:

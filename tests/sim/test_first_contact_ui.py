@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,7 @@ def test_esc_in_the_answer_view_leaves_sublimes_own_esc_alone(rig: ChatRig) -> N
     rig.load()
     window = rig.host.window
     answer = rig.host.run_on_main(window.new_file)
-    answer.settings().set("qwen_actions.answer", True)
+    sys.modules[f"{PACKAGE}.plugin.actions.answer"]._answer_views.add(answer.id())  # one of the package's answer views
     rig.host.user.focus(answer)
     rig.host.run_on_main(lambda: window.show_quick_panel(["a"], lambda index: None))
     assert _esc(rig) == "hide_overlay"

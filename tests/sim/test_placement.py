@@ -170,6 +170,30 @@ def test_an_answer_run_from_the_chats_composer_splits_the_codes_column(actions: 
     assert place(code) == (left, top, place(answer)[0], bottom) and place(answer)[1:] == (top, right, bottom)
 
 
+def test_closing_an_answer_that_is_not_the_last_group_leaves_the_later_groups_in_their_cells(actions: ActionRig) -> None:
+    actions.load([{"text": "Beside."}])
+    window = actions.host.window
+    code = explain(actions)
+    [answer] = answer_views(actions)
+    # The user adds a column of two groups after the answer's (as the chat's column is).
+    four = {"cols": [0.0, 0.3, 0.6, 1.0], "rows": [0.0, 0.5, 1.0],
+            "cells": [[0, 0, 1, 2], [1, 0, 2, 2], [2, 0, 3, 1], [2, 1, 3, 2]]}
+    actions.host.user.run_command("set_layout", four)
+    actions.host.user.focus_group(2)
+    top = actions.host.user.new_file()
+    actions.host.user.focus_group(3)
+    bottom = actions.host.user.new_file()
+    actions.host.user.focus(code)
+    assert window.get_view_index(answer)[0] == 1
+    actions.host.user.close(answer)
+    actions.host.wait_idle()
+    layout = window.layout()
+    cell_of = {view.id(): layout["cells"][window.get_view_index(view)[0]] for view in (code, top, bottom)}
+    assert layout == {"cols": [0.0, 0.6, 1.0], "rows": [0.0, 0.5, 1.0], "cells": [[0, 0, 1, 2], [1, 0, 2, 1], [1, 1, 2, 2]]}
+    assert cell_of == {code.id(): [0, 0, 1, 2], top.id(): [1, 0, 2, 1], bottom.id(): [1, 1, 2, 2]}  # each in its cell
+    assert window.active_view() == code
+
+
 # --- reviews and the chat -----------------------------------------------------
 
 
@@ -201,6 +225,7 @@ def test_a_chat_permissions_review_opens_in_the_codes_groups_and_the_transcript_
     chat_groups = {window.get_view_index(transcript)[0], window.get_view_index(composer)[0]}
     assert not chat_groups & {window.get_view_index(v)[0] for v in review}
     assert window.get_view_index(review[0])[0] == window.get_view_index(code)[0]
+    assert chat.host.app.focused_view_id() == composer.id()  # the review took no keys: the user typed in the composer
     chat.host.user.run_command("qwen_chat_permission", {"option": "cancel"})
     chat.host.wait_for(lambda: not chat.editor.review_views(), timeout=WAIT)
     chat.host.wait_idle()

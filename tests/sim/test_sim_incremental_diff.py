@@ -97,8 +97,18 @@ def test_toggle_inline_diff_shows_and_hides_hunks(sim_host: SimulatedHost) -> No
     assert shown() == [(4, 8), (19, 24)]
     sim_host.user.press_key("ctrl+k, ctrl+/")  # shown: toggled off
     assert shown() == [(4, 8)]
-    sim_host.user.press_key("ctrl+k, ctrl+;")  # this one shown, every other hidden
-    assert shown() == [(19, 24)]
+    sim_host.user.set_selection(view, [5, 20])  # one hunk shown, one hidden
+    sim_host.user.press_key("ctrl+k, ctrl+;")  # Sublime's keymap: prefer_hide, so both hide
+    assert shown() == []
+    sim_host.user.set_selection(view, [5])
+    sim_host.user.press_key("ctrl+k, ctrl+/")
+    sim_host.user.set_selection(view, [5, 20])
+    sim_host.user.press_key("ctrl+k, ctrl+/")  # not all shown: all show
+    assert shown() == [(4, 8), (19, 24)]
+    sim_host.user.click(view, 20)
+    sim_host.user.press_key("ctrl+k, ctrl+/")
+    assert shown() == [(4, 8)]
+    sim_host.user.click(view, 5)
     sim_host.user.press_key("ctrl+k, ctrl+/")
     assert shown() == []
     sim_host.user.click(view, 0)  # "one" is no hunk: nothing to toggle

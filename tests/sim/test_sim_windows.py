@@ -299,3 +299,38 @@ def test_switching_to_another_application_and_back(sim_host: SimulatedHost, pack
     sim_host.wait_idle()
     sync = [(n, v) for n, v, _ in probe.EVENTS if n in ("on_activated", "on_deactivated")]
     assert sync == [("on_activated", b.id()), ("on_deactivated", b.id()), ("on_activated", a.id())]
+
+
+def test_dialogs_take_sublimes_signatures_and_give_its_answers(sim_host: SimulatedHost) -> None:
+    sublime = sim_host.sublime
+    # ok_cancel_dialog(msg, ok_title="", title=""): True only for OK.
+    sim_host.answers.push("ok_cancel", False)  # Cancel, or the dialog closed
+    assert sublime.ok_cancel_dialog("Rewind?", "Rewind", "Qwen Code") is False
+    assert sim_host.dialogs[-1].details == {"ok_title": "Rewind", "title": "Qwen Code"}
+    # yes_no_cancel_dialog(msg, yes_title="", no_title="", title=""): a DialogResult.
+    sim_host.answers.push("yes_no_cancel", sublime.DialogResult.NO)
+    answer = sublime.yes_no_cancel_dialog("Restore?", "Restore", "Keep", "Qwen Code")
+    assert answer == sublime.DialogResult.NO and isinstance(answer, sublime.DialogResult)
+    assert sim_host.dialogs[-1].details == {"yes_title": "Restore", "no_title": "Keep", "title": "Qwen Code"}
+    assert sublime.yes_no_cancel_dialog("Again?", title="T") == sublime.DialogResult.CANCEL  # the default: nothing lost
+    try:
+        sublime.ok_cancel_dialog("m", "ok", "title", "one too many")  # type: ignore[call-arg]
+    except TypeError:
+        pass
+    else:
+        raise AssertionError("ok_cancel_dialog takes three arguments, as Sublime's")
+
+
+def test_a_projects_settings_apply_to_every_view_of_its_window(sim_host: SimulatedHost) -> None:
+    window = sim_host.window
+    code = window.new_file()
+    window.set_project_data({"folders": [], "settings": {"tab_size": 7, "qwen_chat.view": "composer"}})
+    assert code.settings().get("tab_size") == 7 and code.settings().get("qwen_chat.view") == "composer"
+    later = window.open_file(__file__)
+    assert later.settings().get("qwen_chat.view") == "composer"  # a file opened since, too
+    code.settings().set("tab_size", 2)  # the view's own setting wins
+    assert code.settings().get("tab_size") == 2 and later.settings().get("tab_size") == 7
+    other = sim_host.user.new_window()
+    assert other.new_file().settings().get("qwen_chat.view") is None  # another window: not its project
+    window.set_project_data({"folders": []})
+    assert later.settings().get("qwen_chat.view") is None

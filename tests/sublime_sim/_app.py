@@ -28,6 +28,7 @@ from . import _jsonc
 from ._app_buffers import BufferOps
 from ._app_commands import CommandOps
 from ._app_windows import WindowOps
+from ._focus_guard import FocusGuard
 from ._records import CommandRecord, DialogAnswers, DialogRecord, ErrorRecord
 from ._resources import ResourceIndex
 from ._scheduler import Clock, Loop
@@ -113,6 +114,7 @@ class App(BufferOps, WindowOps, CommandOps):
         self.watchdog = watchdog
         self.main = Loop("main", self.cond, self.clock, self.report_error, self, watchdog)
         self.worker = Loop("worker", self.cond, self.clock, self.report_error, self, watchdog)
+        self.focus_guard = FocusGuard(lambda: self.main.is_current() or self.worker.is_current())
         self.packages_dir = packages_dir
         self.resources = ResourceIndex(packages_dir, self.package_names)
         self.installed_packages_dir = installed_packages_dir
@@ -192,6 +194,8 @@ class App(BufferOps, WindowOps, CommandOps):
 
     def set_timeout(self, fn: Callable[[], object], delay: float, loop: Loop) -> None:
         if not self.api_shut_down:
+            if self.focus_guard.in_user_action():
+                fn = self.focus_guard.as_continuation(fn)  # the user's command goes on
             loop.post(fn, delay)
 
     def on_main(self, fn: Callable[[], Any]) -> Any:
@@ -200,6 +204,8 @@ class App(BufferOps, WindowOps, CommandOps):
             return fn()
         if not self.main.thread.is_alive():
             return None
+        if self.focus_guard.on_driver():
+            fn = self.focus_guard.as_user(fn)  # the test runs it as the user would
         return self.main.call_and_wait(fn)
 
     def emit(self, kind: str, name: str, target: int, *args: Any, el_only: bool = False, blocking: bool = True) -> None:

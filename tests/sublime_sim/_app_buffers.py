@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import functools
 import os
 from typing import TYPE_CHECKING
 
@@ -151,6 +152,7 @@ class BufferOps:
             if widget:
                 self.settings[settings_id].user["is_widget"] = True
             st = ViewState(self.new_id("view"), buf, settings_id, window_id=wid, element=element, panel_name=panel_name)
+            self.settings[settings_id].project = functools.partial(self.project_settings_of_view, st.id)
             buf.view_ids.append(st.id)
             self.views[st.id] = st
             if sheet:

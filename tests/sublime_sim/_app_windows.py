@@ -84,14 +84,14 @@ class WindowOps:
         return True
 
     def focus_window(self: App, wid: int) -> None:
-        old = self.focused_view_id()
+        old, before = self.focused_view_id(), self.keys()
         with self.lock:
             if self.window(wid) is None:
                 return
             self.active_window_id = wid
             self.window_order.remove(wid)
             self.window_order.append(wid)
-        self.emit_focus_change(old)
+        self.emit_focus_change(old, f"focus_window({wid})", before)
 
     # --------------------------------------------------------- groups/sheets
     def place_sheet(self: App, wid: int, sid: int, group: int = -1, index: int | None = None) -> None:
@@ -177,7 +177,7 @@ class WindowOps:
 
     def focus_panel_view(self: App, wid: int, vid: int) -> None:
         """`Window.focus_view` of an output panel's view: the panel takes input focus if shown."""
-        old = self.focused_view_id()
+        old, before = self.focused_view_id(), self.keys()
         with self.lock:
             win = self.window(wid)
             st = self.view(vid)
@@ -187,7 +187,7 @@ class WindowOps:
             if win.active_panel != name:
                 return  # a hidden panel cannot take focus
             win.focused_panel = name
-        self.emit_focus_change(old)
+        self.emit_focus_change(old, f"focus_view(panel {name})", before)
 
     def window_view_ids(self: App, wid: int, include_transient: bool = True) -> list[int]:
         with self.lock:
@@ -213,28 +213,48 @@ class WindowOps:
         if vid:
             self.emit("view", "on_activated" if focused else "on_deactivated", vid)
 
-    def emit_focus_change(self: App, old_vid: int) -> None:
+    def keys(self: App) -> tuple[int, int, int]:
+        """Where the user types: the active window, its active group, the focused view."""
+        with self.lock:
+            win = self.window(self.active_window_id)
+            return (self.active_window_id, win.active_group if win is not None else -1, self.focused_view_id())
+
+    def emit_focus_change(self: App, old_vid: int, what: str = "", before: tuple[int, int, int] | None = None) -> None:
+        """Fire on_deactivated/on_activated; with `before`, tell the focus guard
+        `what` moved the keys."""
+        if before is not None:
+            self.focus_guard.moved(what, before, self.keys())
         new_vid = self.focused_view_id()
         if new_vid == old_vid:
             return
+        self.close_quick_panels_on_focus_lost(self.active_window_id)
         if old_vid and self.view(old_vid) is not None:
             self.emit("view", "on_deactivated", old_vid)
         if new_vid:
             self.emit("view", "on_activated", new_vid)
 
     def focus_sheet(self: App, sid: int) -> None:
-        old = self.focused_view_id()
+        old, before = self.focused_view_id(), self.keys()
         self.select_sheet(sid)
-        self.emit_focus_change(old)
+        self.emit_focus_change(old, f"focus_sheet({sid})", before)
 
     def focus_group(self: App, wid: int, group: int) -> None:
-        old = self.focused_view_id()
+        old, before = self.focused_view_id(), self.keys()
         with self.lock:
             win = self.window(wid)
             if win is None or not 0 <= group < len(win.groups):
                 return
             win.active_group = group
-        self.emit_focus_change(old)
+        self.emit_focus_change(old, f"focus_group({group})", before)
+
+    def close_quick_panels_on_focus_lost(self: App, wid: int) -> None:
+        """The keys left for a view or sheet: an open quick panel closes (its
+        callback gets -1) unless shown with KEEP_OPEN_ON_FOCUS_LOST."""
+        with self.lock:
+            closing = [q for q in self.quick_panels
+                       if q.window_id == wid and not q.done and not q.flags & QuickPanelFlags.KEEP_OPEN_ON_FOCUS_LOST]
+        for rec in closing:
+            self.main.post(functools.partial(self.answer_quick_panel, rec, -1), 0, label="quick panel lost focus")
 
     def move_sheet(self: App, sid: int, group: int, index: int) -> None:
         with self.lock:
@@ -245,7 +265,7 @@ class WindowOps:
             vid = sh.view_id
         if vid:
             self.emit("view", "on_pre_move", vid)
-        old = self.focused_view_id()
+        old, before = self.focused_view_id(), self.keys()
         with self.lock:
             was_selected = win.selected[self.sheet_location(sid)[0]] == sid
             self.remove_sheet(sid)
@@ -254,11 +274,11 @@ class WindowOps:
                 self.select_sheet(sid, focus=False)  # moving a tab leaves focus where it is
         if vid:
             self.emit("view", "on_post_move", vid)
-        self.emit_focus_change(old)
+        self.emit_focus_change(old, f"set_sheet_index({sid}, {group}, {index})", before)
 
     def set_layout(self: App, wid: int, layout: dict[str, Any]) -> None:
         """Sublime keeps every sheet: groups past the new count fold into the last group."""
-        old = self.focused_view_id()
+        old, before = self.focused_view_id(), self.keys()
         check_layout(layout)
         with self.lock:
             win = self.window(wid)
@@ -279,7 +299,7 @@ class WindowOps:
                 win.selected.append(0)
             win.layout = copy.deepcopy(to_value(layout))
             win.active_group = min(win.active_group, n - 1)
-        self.emit_focus_change(old)
+        self.emit_focus_change(old, "set_layout", before)
 
     # ----------------------------------------------------------------- files
     def find_open_view(self: App, wid: int, path: str, group: int = -1) -> int:
@@ -305,7 +325,7 @@ class WindowOps:
                 fname = m.group(1)
                 position = (int(m.group(2)) - 1, int(m.group(3) or 1) - 1)
         path = os.path.abspath(os.path.expanduser(fname))
-        old = self.focused_view_id()
+        old, before = self.focused_view_id(), self.keys()
         with self.lock:
             win = self.window(wid)
             if win is None:
@@ -338,11 +358,11 @@ class WindowOps:
             self.emit("buffer", "on_associate_buffer", bid)
             # Loading is asynchronous: the main thread reads the file later.
             self.main.post(lambda: self.finish_load(vid), 0, label=f"load {path}")
-        self.emit_focus_change(old)
+        self.emit_focus_change(old, f"open_file({fname})", before)
         return vid
 
     def new_file(self: App, wid: int, flags: int = 0, syntax: str = "") -> int:
-        old = self.focused_view_id()
+        old, before = self.focused_view_id(), self.keys()
         info = _syntax.lookup(syntax) if syntax else None
         with self.lock:
             if self.window(wid) is None:
@@ -351,7 +371,7 @@ class WindowOps:
             self.select_sheet(self.views[vid].sheet_id)
         self.attach_listeners(vid)
         self.emit("view", "on_new", vid, el_only=True)
-        self.emit_focus_change(old)
+        self.emit_focus_change(old, "new_file", before)
         return vid
 
     def is_dirty(self: App, vid: int) -> bool:
@@ -542,7 +562,8 @@ class WindowOps:
         answer = self.answers.take("quick_panel", self.answers.quick_panel)
         if answer is not None:
             index = answer(rec.items) if callable(answer) else int(answer)
-            self.main.post(lambda: self.answer_quick_panel(rec, index), 0, label="quick panel answer")
+            pick = self.focus_guard.as_user(lambda: self.answer_quick_panel(rec, index))  # the user picks
+            self.main.post(pick, 0, label="quick panel answer")
 
     def answer_quick_panel(self: App, rec: QuickPanelRecord, index: int) -> None:
         with self.lock:
@@ -567,6 +588,15 @@ class WindowOps:
             if isinstance(entry, dict) and isinstance(entry.get("path"), str):
                 out.append(os.path.normpath(os.path.join(base, os.path.expanduser(entry["path"]))))
         return out
+
+    def project_settings_of_view(self: App, vid: int) -> dict[str, Any]:
+        """The "settings" of the project of the view's window: Sublime applies
+        them to every view of that window (a project file is the workspace's, not the user's)."""
+        st = self.views.get(vid)
+        win = self.windows.get(st.window_id) if st is not None else None
+        data = win.project_data if win is not None else None
+        settings = data.get("settings") if isinstance(data, dict) else None
+        return settings if isinstance(settings, dict) else {}
 
     def set_project_data(self: App, wid: int, data: Any) -> None:
         value = to_value(data)

@@ -175,7 +175,7 @@ def undo(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
 
 # The incremental diff's commands (Sublime's Default keymap: ctrl+k ctrl+z
 # revert_hunk, ctrl+k ctrl+/ toggle_inline_diff, ctrl+k ctrl+; the same with
-# hide_other, ctrl+. / ctrl+, next_/prev_modification). Without a reference
+# prefer_hide, ctrl+. / ctrl+, next_/prev_modification). Without a reference
 # document there are no hunks and they do nothing.
 def _hunks(app: App, vid: int) -> list[_diff_hunks.Hunk]:
     st = app.view(vid)
@@ -200,15 +200,16 @@ def revert_hunk(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
 @_text_cmd("toggle_inline_diff")
 def toggle_inline_diff(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
     """Show (or hide, when all are shown) the original text of the hunks under
-    the selections; ``hide_other`` hides every other hunk's."""
+    the selections; with ``prefer_hide``, hide them when any of them is shown."""
     targets = {(h.begin, h.end) for h in _hunks_under_selection(app, vid)}
     with app.lock:
         st = app.view(vid)
         if st is None or not targets:
             return
         shown = set(st.inline_diffs) & {(h.begin, h.end) for h in _hunks(app, vid)}
-        others = set() if args.get("hide_other") else shown - targets
-        st.inline_diffs = sorted(others if targets <= shown else others | targets)
+        others = shown - targets
+        hide = bool(targets & shown) if args.get("prefer_hide") else targets <= shown
+        st.inline_diffs = sorted(others if hide else others | targets)
 
 
 def _go_to_modification(app: App, vid: int, forward: bool) -> None:

@@ -35,7 +35,7 @@ DEFAULT_BINDINGS: list[dict[str, Any]] = [
     {"keys": ["ctrl+,"], "command": "prev_modification"},
     {"keys": ["primary+k", "primary+z"], "command": "revert_hunk"},
     {"keys": ["primary+k", "primary+/"], "command": "toggle_inline_diff"},
-    {"keys": ["primary+k", "primary+;"], "command": "toggle_inline_diff", "args": {"hide_other": True}},
+    {"keys": ["primary+k", "primary+;"], "command": "toggle_inline_diff", "args": {"prefer_hide": True}},
     {"keys": ["primary+c"], "command": "copy"},
     {"keys": ["primary+x"], "command": "cut"},
     {"keys": ["primary+v"], "command": "paste"},

@@ -47,6 +47,12 @@ class SettingsState:
         self.base_name = base_name
         self.callbacks: dict[str, list[Callable[[], None]]] = {}
         self.valid = True
+        # A view's: the "settings" of its window's project, under the syntax
+        # specific layers and above Preferences, as in Sublime's order.
+        self.project: Callable[[], dict[str, Any]] | None = None
+
+    def _project_layer(self) -> dict[str, Any]:
+        return self.project() if self.project is not None else {}
 
     def lookup(self, key: str) -> Any:
         if key in self.user:
@@ -54,12 +60,16 @@ class SettingsState:
         for layer in reversed(self.layers):
             if key in layer:
                 return layer[key]
+        project = self._project_layer()
+        if key in project:
+            return project[key]
         if self.parent is not None:
             return self.parent.lookup(key)
         return _MISSING
 
     def effective(self) -> dict[str, Any]:
         out = self.parent.effective() if self.parent is not None else {}
+        out.update(self._project_layer())
         for layer in self.layers:
             out.update(layer)
         out.update(self.user)

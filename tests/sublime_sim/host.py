@@ -23,6 +23,10 @@ either thread that waits (a Future, a process, a thread, a socket, a sleep) or
 runs more than ``watchdog_ms`` (200) of CPU time fails the test when the host
 closes.
 
+The focus guard (``_focus_guard``, ``host.app.focus_guard``): a focus change
+(a view, sheet, group or window) not made by the user or a continuation of
+their command fails the test when the host closes.
+
 Exceptions in callbacks, event handlers and commands are caught, recorded in
 ``host.errors`` (and echoed to stderr, Sublime's console) and do not reach the
 caller, as in Sublime.
@@ -207,10 +211,10 @@ class SimulatedHost:
         then each ``plugin_loaded`` runs. ``at_startup=False`` starts each module
         right after importing it, as a run-time install does.
         """
-        return self.run_on_main(lambda: self._loading(lambda: self.loader.load(name, at_startup)))
+        return self._run_as_sublime(lambda: self._loading(lambda: self.loader.load(name, at_startup)))
 
     def unload_package(self, name: str) -> None:
-        self.run_on_main(lambda: self.loader.unload(name))
+        self._run_as_sublime(lambda: self.loader.unload(name))
 
     def reload_package(self, name: str) -> list[str]:
         """As Sublime reloads a package at run time: only its plugin modules are
@@ -220,11 +224,11 @@ class SimulatedHost:
             self._loading(lambda: self.loader.reload_plugins(name))
             return list(self.loader.loaded[name])
 
-        return self.run_on_main(go)
+        return self._run_as_sublime(go)
 
     def disable_package(self, name: str) -> None:
         """Add it to ``ignored_packages``: ``unload_plugin`` of its plugin modules."""
-        self.run_on_main(lambda: self.loader.disable(name))
+        self._run_as_sublime(lambda: self.loader.disable(name))
 
     def enable_package(self, name: str) -> list[str]:
         """Take it out of ``ignored_packages``: ``reload_plugin`` of its plugin modules."""
@@ -238,7 +242,7 @@ class SimulatedHost:
             self.loader.unload(name)
             return self._loading(lambda: self.loader.load(name, at_startup=False))
 
-        return self.run_on_main(go)
+        return self._run_as_sublime(go)
 
     def _loading(self, load: Callable[[], T]) -> T:
         with self.watchdog.loading():
@@ -264,7 +268,16 @@ class SimulatedHost:
         return self.app.worker.is_current()
 
     def run_on_main(self, fn: Callable[[], T], timeout: float = 30.0) -> T:
-        """Run ``fn`` on the main thread, wait, return its result or re-raise its error."""
+        """Run ``fn`` on the main thread, wait, return its result or re-raise its
+        error. From the test's thread it runs as the user's own action (the
+        focus guard lets it move the keys)."""
+        if self.app.focus_guard.on_driver():
+            fn = self.app.focus_guard.as_user(fn)  # type: ignore[assignment]
+        return self.app.main.call_and_wait(fn, timeout)  # type: ignore[no-any-return]
+
+    def _run_as_sublime(self, fn: Callable[[], T], timeout: float = 30.0) -> T:
+        """Run ``fn`` on the main thread as Sublime itself (loading, unloading,
+        quitting a package): nothing the user did."""
         return self.app.main.call_and_wait(fn, timeout)  # type: ignore[no-any-return]
 
     def run_on_worker(self, fn: Callable[[], T], timeout: float = 30.0) -> T:
@@ -428,7 +441,7 @@ class SimulatedHost:
             self.app.worker.clear()
             sublime_plugin.on_exit()
 
-        self.run_on_main(go)
+        self._run_as_sublime(go)
         self.has_quit = True
         self.app.stop()
 
@@ -440,7 +453,7 @@ class SimulatedHost:
             if not self.has_quit:
                 for name in reversed(list(self.loader.loaded)):
                     try:
-                        self.run_on_main(lambda name=name: self.loader.unload_plugins(name))  # type: ignore[misc]
+                        self._run_as_sublime(lambda name=name: self.loader.unload_plugins(name))  # type: ignore[misc]
                     except Exception as exc:
                         self.app.report_error(f"unloading {name}", exc)
         finally:
@@ -461,6 +474,7 @@ class SimulatedHost:
                 del sys.path_importer_cache[folder]  # finders of folders that are gone
             _watchdog.uninstall()
         self.watchdog.check()
+        self.app.focus_guard.check()
 
     def __enter__(self) -> SimulatedHost:
         return self

@@ -15,7 +15,7 @@ from ...core.chat.command import CommandNotFound, agent_argv
 from ..companion.terminal import login_shell, options
 from ..settings import userprefs
 from .action_context import NoSelection, action_context
-from .answer import ANSWER_SETTING, find_answer, histories, set_text
+from .answer import find_answer, histories, is_answer_view, set_text
 from .jobs import ActionJob, actions, working_folder
 from .templates import load_template
 
@@ -76,7 +76,7 @@ class QwenActionCommand(sublime_plugin.TextCommand):
         return None
 
     def is_enabled(self, action: str = "", question: str = "", only_with_selection: bool = False) -> bool:
-        return not self.view.settings().get(ANSWER_SETTING) and not self.view.settings().get("is_widget")
+        return not is_answer_view(self.view) and not self.view.settings().get("is_widget")
 
     def is_visible(self, action: str = "", question: str = "", only_with_selection: bool = False) -> bool:
         return not only_with_selection or has_selection(self.view)

@@ -17,11 +17,26 @@ from ..editor import end_visible
 from ..placement import code_group, new_view_beside, show_without_focus
 from ..settings import userprefs
 
-ANSWER_SETTING = "qwen_actions.answer"
+ANSWER_LABEL = "qwen_actions.answer"
 PANEL = "qwen_answer"  # the output panel "output.qwen_answer"
 MARKDOWN = "Packages/Markdown/Markdown.sublime-syntax"
 FLUSH_MS = 34  # a little over 1/30 s: at most 30 view updates a second
 HISTORY_SIZE = 20
+
+
+_answer_views: set[int] = set()  # the ids of the answer tabs this load of the package made
+
+
+def is_answer_view(view: sublime.View) -> bool:
+    """One of our answer views, from our own record: never from its settings,
+    which a project's settings set on every view of its window."""
+    window = view.window()
+    panel = window.find_output_panel(PANEL) if window is not None else None
+    return view.id() in _answer_views or (panel is not None and panel.id() == view.id())
+
+
+def _answer_tab(window: sublime.Window) -> sublime.View | None:
+    return next((view for view in window.views() if view.id() in _answer_views), None)
 
 
 def answer_place() -> str:
@@ -30,15 +45,16 @@ def answer_place() -> str:
 
 def find_answer(window: sublime.Window) -> sublime.View | None:
     """The window's answer view, in the place the setting names first."""
-    tab = next((view for view in window.views() if view.settings().get(ANSWER_SETTING)), None)
+    tab = _answer_tab(window)
     panel = window.find_output_panel(PANEL)
     return (panel or tab) if answer_place() == "panel" else (tab or panel)
 
 
 def _prepare(view: sublime.View) -> sublime.View:
     view.set_scratch(True)
+    _answer_views.add(view.id())
     settings = view.settings()
-    settings.set(ANSWER_SETTING, True)
+    settings.set(ANSWER_LABEL, True)  # for tools and tests to find it; the package itself reads its record
     settings.set("word_wrap", True)
     if sublime.find_syntax_by_scope("text.html.markdown"):
         view.assign_syntax(MARKDOWN)
@@ -61,7 +77,7 @@ def show_answer(window: sublime.Window, code: sublime.View) -> sublime.View:
         panel = window.find_output_panel(PANEL) or _prepare(window.create_output_panel(PANEL))
         window.run_command("show_panel", {"panel": f"output.{PANEL}"})
         return panel
-    view = next((v for v in window.views() if v.settings().get(ANSWER_SETTING)), None)  # a tab, wherever it is now
+    view = _answer_tab(window)  # a tab, wherever it is now
     if view is None:
         view = _prepare(new_view_beside(window, code) if place == "beside" else _new_tab(window, code_group(window, code)))
         view.set_name("Qwen Code")

@@ -9,6 +9,7 @@ or failed (a timeout is a failure that says so).
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import time
@@ -63,11 +64,14 @@ class ActionJob:
         self.header = ""
         # The file a proposal of this job reviews, read off the main thread: (path, what it holds).
         self.target: tuple[str, DiskFile | UnreadableFile] | None = None
+        # The user's command, carried to where its answer opens (a tab of the
+        # code's group takes the keys, as the user asked): nothing later is.
+        self._command = contextvars.copy_context()
 
     # --- the pool's side (any thread) ---------------------------------------------
 
     def start(self) -> None:
-        sublime.set_timeout(self._show_start)
+        sublime.set_timeout(lambda: self._command.run(self._show_start))
 
     def cancel(self) -> None:
         self.cancelled = True

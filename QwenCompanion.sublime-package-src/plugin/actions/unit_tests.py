@@ -6,6 +6,7 @@ file's path (an existing test file's tab gets the new text, unsaved)."""
 
 from __future__ import annotations
 
+import contextvars
 import os
 from dataclasses import replace
 
@@ -116,14 +117,16 @@ class TestFileProposal:
                 syntax = sublime.find_syntax_for_file(self.path, text.split("\n", 1)[0])
                 if syntax is not None:
                     view.assign_syntax(syntax)
-        _fill_when_loaded(view, text)
+        _fill_when_loaded(view, text, contextvars.copy_context())
 
 
-def _fill_when_loaded(view: sublime.View, text: str) -> None:
+def _fill_when_loaded(view: sublime.View, text: str, command: contextvars.Context) -> None:
+    """Fill the test file's tab once loaded and focus it: the Accept the user
+    clicked goes on (`command`, its context, carried over each wait)."""
     if not view.is_valid():
         return
     if view.is_loading():
-        sublime.set_timeout(lambda: _fill_when_loaded(view, text), LOAD_POLL_MS)
+        sublime.set_timeout(lambda: command.run(_fill_when_loaded, view, text, command), LOAD_POLL_MS)
         return
     replace_text(view, text)
     window = view.window()

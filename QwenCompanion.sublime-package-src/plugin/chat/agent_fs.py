@@ -205,7 +205,8 @@ class AgentFiles:
             self.window.show_quick_panel(
                 [[f"Refuse: Qwen Code may not {access} this file", shown],
                  [f"Allow once: let Qwen Code {access} this file", f"{shown} — {reason}"]],
-                chosen, selected_index=0, placeholder=f"Qwen Code asks to {access} {shown}",
+                chosen, sublime.QuickPanelFlags.KEEP_OPEN_ON_FOCUS_LOST,  # a consent panel: focus moves never answer it
+                selected_index=0, placeholder=f"Qwen Code asks to {access} {shown}",
             )
 
         chats.tell("file_access_requested", {"window": self.window.id(), "path": shown, "access": access,

@@ -13,7 +13,7 @@ import sublime_plugin
 from ..paths import path_display
 from . import notify
 from .agent_requests import EditorRequests, requests_of
-from .chats import chat_of_view, chats, window_by_id
+from .chats import chat_of_view, chat_role, chats, window_by_id
 
 if TYPE_CHECKING:
     from ...core.chat.permissions import PermissionPrompt
@@ -97,16 +97,21 @@ class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
     def _pick(self, requests: EditorRequests, prompt: PermissionPrompt) -> None:
         from ...core.chat.permissions import REASON_CHOICE
 
+        selected = -1
         if prompt.questions:
             labels = prompt.questions[len(prompt.answers)].labels
         else:
             labels = [o.name for o in prompt.options] + [REASON_CHOICE]
+            # The agent orders its options: Enter on the pre-selected one refuses, never allows.
+            selected = next((i for i, o in enumerate(prompt.options) if o.kind.startswith("reject")), len(prompt.options))
 
         def picked(choice: int) -> None:
             if choice >= 0 and requests.pending.oldest() is prompt:  # still the request shown
                 self.run(index=choice + 1)
 
-        self.window.show_quick_panel(labels, picked, placeholder=f"Qwen Code asks: {prompt.title}")
+        # A consent panel: a tab an agent opens meanwhile must not close it (a -1 is no answer).
+        self.window.show_quick_panel(labels, picked, sublime.QuickPanelFlags.KEEP_OPEN_ON_FOCUS_LOST, selected,
+                                     placeholder=f"Qwen Code asks: {prompt.title}")
 
     def is_enabled(self, **_: Any) -> bool:
         requests = requests_of(self.window)
@@ -121,7 +126,7 @@ class PermissionKeysListener(sublime_plugin.EventListener):
         # Only in the transcript, where the request is shown: the user aims a key
         # there on purpose. In the composer (or anywhere else) a digit is typing.
         chat = chat_of_view(view)
-        if view.settings().get("qwen_chat.view") == "transcript" and chat is not None:
+        if chat is not None and chat_role(view) == "transcript":
             requests = requests_of(view.window(), chat.chat_id)
             prompt = requests.pending.oldest() if requests is not None else None
             # A number operand: that key has a choice (the options, then "reject with a reason").
@@ -132,7 +137,7 @@ class PermissionKeysListener(sublime_plugin.EventListener):
 
     def on_pre_close(self, view: sublime.View) -> None:
         chat = chat_of_view(view)
-        if view.settings().get("qwen_chat.view") == "transcript" and chat is not None:
+        if chat is not None and chat_role(view) == "transcript":
             requests = requests_of(view.window(), chat.chat_id)
             if requests is not None:  # the prompts are no longer shown: nobody can answer them
                 requests.cancel_pending()

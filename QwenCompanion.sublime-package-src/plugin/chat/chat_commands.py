@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import re
@@ -19,11 +20,12 @@ from ..settings import userprefs
 from . import prompt_edits
 from .agents import agent_rows
 from .chat_tabs import open_new_chat, select_chat
-from .chat_views import VIEW_SETTING, open_chat, refresh_status, uptime
+from .chat_views import open_chat, refresh_status, uptime
 from .chats import (
     WindowChat,
     chat_imported_or_later,
     chat_of_view,
+    chat_role,
     chats,
     is_chat_view,
     prestart_enabled,
@@ -51,6 +53,10 @@ ATTACHMENT = re.compile(r"@(\S+)")
 # before it is marked as one, so the editor view is found when it is needed.
 _recent_views: dict[int, list[int]] = {}
 RECENT_VIEWS = 8
+
+# The keymap's context for "which tab of a chat is this" ("transcript", "composer", null):
+# answered from the package's record, not `setting.qwen_chat.view`, which a project can set.
+CHAT_VIEW_CONTEXT = "qwen_chat.view"
 
 
 def chat_for(window: sublime.Window | None, *, show: bool = False) -> WindowChat | None:
@@ -425,9 +431,11 @@ class QwenChatAttachFileCommand(sublime_plugin.WindowCommand):
             finish(*make())
             return
 
+        command = contextvars.copy_context()  # the keys back in the composer: part of the user's pick
+
         def read() -> None:
             made = make()
-            sublime.set_timeout(lambda: finish(*made))
+            sublime.set_timeout(lambda: command.run(finish, *made))
 
         threading.Thread(target=read, name="QwenCompanion attach", daemon=True).start()
 
@@ -462,9 +470,14 @@ class ChatListener(sublime_plugin.EventListener):
             refresh_status(window.id())
 
     def on_query_context(self, view: sublime.View, key: str, operator: int, operand: Any, match_all: bool) -> bool | None:
+        if key == CHAT_VIEW_CONTEXT:  # the keys of the chat's tabs, known from our own record
+            role = chat_role(view)
+            if operator == sublime.QueryOperator.EQUAL:
+                return bool(role == operand)
+            return bool(role != operand) if operator == sublime.QueryOperator.NOT_EQUAL else None
         if key not in ("qwen_chat.caret_on_first_line", "qwen_chat.caret_on_last_line"):
             return None
-        if view.settings().get(VIEW_SETTING) != "composer":
+        if chat_role(view) != "composer":
             return False
         selection = view.sel()
         if len(selection) != 1:
@@ -477,7 +490,7 @@ class ChatListener(sublime_plugin.EventListener):
     def on_query_completions(
         self, view: sublime.View, prefix: str, locations: list[int]
     ) -> sublime.CompletionList | None:
-        if view.settings().get(VIEW_SETTING) != "composer" or not locations:
+        if chat_role(view) != "composer" or not locations:
             return None
         # Only our slash commands: no words of the buffer, no .sublime-completions.
         only_ours = sublime.AutoCompleteFlags.INHIBIT_WORD_COMPLETIONS | sublime.AutoCompleteFlags.INHIBIT_EXPLICIT_COMPLETIONS

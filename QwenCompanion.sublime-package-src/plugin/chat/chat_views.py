@@ -16,7 +16,7 @@ from ...core.chat.agents import QWEN
 from ...core.chat.usage import status_text as usage_status
 from ..editor import end_visible
 from ..settings import userprefs
-from .chats import WindowChat, chats, window_by_id
+from .chats import WindowChat, chats, is_chat_view, window_by_id
 
 if TYPE_CHECKING:
     from sublime_types import WindowLayout
@@ -155,15 +155,26 @@ def open_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) -> s
     return composer
 
 
+def left_chat_tab(view: sublime.View) -> str | None:
+    """The role of a chat tab an earlier load of the package left (a reload, an
+    upgrade, a restart): its settings say so, and it is a scratch tab with no
+    file, as ours are. A project's settings reach every view of its window, so
+    settings alone never make a user's file (or unsaved buffer) a chat tab."""
+    role = view.settings().get(VIEW_SETTING)
+    if role in ("transcript", "composer") and not view.file_name() and view.is_scratch() and not is_chat_view(view):
+        return str(role)
+    return None
+
+
 def adopt_chat_views() -> None:
-    """Chat tabs left by an earlier load of the package (a reload, an upgrade, a
-    restart) become their window's chats again, one per pair of tabs, and their
-    agent reloads each conversation into them; extra copies close (main thread)."""
+    """Chat tabs left by an earlier load of the package become their window's
+    chats again, one per pair of tabs; extra copies close (main thread). No
+    agent starts: that waits for the user (sending, or opening the chat)."""
     for window in sublime.windows():
         pairs: dict[object, dict[str, list[sublime.View]]] = {}  # the earlier chat's id -> its tabs by role
         for view in window.views():
-            role = view.settings().get(VIEW_SETTING)
-            if role in ("transcript", "composer"):
+            role = left_chat_tab(view)
+            if role is not None:
                 tabs = pairs.setdefault(view.settings().get(CHAT_SETTING), {"transcript": [], "composer": []})
                 tabs[role].append(view)
         adopted: list[WindowChat] = []
@@ -199,8 +210,6 @@ def _adopt_tabs(window: sublime.Window, chat: WindowChat, tabs: dict[str, list[s
             view.settings().update({WINDOW_SETTING: window.id(), CHAT_SETTING: chat.chat_id})
         elif view != composer:
             view.close()
-    if chat.chat.state.agent == "stopped":
-        chat.chat.start()
 
 
 def status_text(chat: WindowChat) -> str:

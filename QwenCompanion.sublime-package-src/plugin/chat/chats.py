@@ -24,6 +24,7 @@ batched edits to the transcript view.
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import logging
 import threading
@@ -400,10 +401,11 @@ def chat_imported_or_later(then: Callable[[], None]) -> bool:
     thread of ours, `then` runs on the main thread afterwards, and False."""
     if _chat_imported.is_set():
         return True
+    command = contextvars.copy_context()  # `then` goes on with the user's command, not as our own doing
 
     def load() -> None:
         preload_chat()
-        sublime.set_timeout(then)
+        sublime.set_timeout(lambda: command.run(then))
 
     in_background(load, "preload")
     return False
@@ -413,14 +415,27 @@ def prestart_enabled() -> bool:
     return userprefs().chat_prestart
 
 
+def chat_role(view: sublime.View) -> str | None:
+    """"transcript" or "composer" when `view` is a tab of one of our chats, from
+    the package's own record: never from view settings, which a project's
+    settings set on every view of its window."""
+    for chat in chats.all():
+        if chat.transcript_view is not None and chat.transcript_view.id() == view.id():
+            return "transcript"
+        if chat.composer_view is not None and chat.composer_view.id() == view.id():
+            return "composer"
+    return None
+
+
 def is_chat_view(view: sublime.View) -> bool:
-    return bool(view.settings().get("qwen_chat.view"))
+    return chat_role(view) is not None
 
 
 def chat_of_view(view: sublime.View) -> WindowChat | None:
-    """The chat whose transcript or composer `view` is."""
-    chat_id = view.settings().get("qwen_chat.chat")
-    return chats.by_id(chat_id) if isinstance(chat_id, int) else None
+    """The chat whose transcript or composer `view` is (the package's own record)."""
+    return next((chat for chat in chats.all() if view.id() in (
+        chat.transcript_view.id() if chat.transcript_view is not None else 0,
+        chat.composer_view.id() if chat.composer_view is not None else 0)), None)
 
 
 chats = Chats()

@@ -10,8 +10,7 @@ import sublime
 import sublime_plugin
 
 from .chat_commands import chat_for, editor_view
-from .chat_views import VIEW_SETTING
-from .chats import chats
+from .chats import chat_role, chats
 from .mentions import COMPLETED, MENTIONS, PASTE_IMAGE, mention, paste_image, pick
 
 
@@ -106,4 +105,4 @@ class MentionListener(sublime_plugin.EventListener):
 
 
 def _is_composer(view: sublime.View) -> bool:
-    return bool(view.settings().get(VIEW_SETTING) == "composer")
+    return chat_role(view) == "composer"

@@ -20,8 +20,8 @@ from ...core.chat.rewind import RewindOutcome, RewindRefused
 from ..editor import replace_text
 from ..paths import path_display
 from . import prompt_edits
-from .chat_views import VIEW_SETTING, open_chat
-from .chats import WindowChat, chat_of_view, chats
+from .chat_views import open_chat
+from .chats import WindowChat, chat_of_view, chat_role, chats
 from .rewind_files import EditorRestorer
 
 TURN_OF_BLOCK = re.compile(r"t(\d+)\.")
@@ -64,11 +64,18 @@ def rewind_asking(window: sublime.Window, chat: WindowChat, index: int, text: st
     except RewindRefused:
         rewind(window, chat, index, text)  # it says why
         return
-    agent_may_restore = EditorRestorer(window, chat).covers(since) or sublime.ok_cancel_dialog(
+    if EditorRestorer(window, chat).covers(since):
+        rewind(window, chat, index, text, True)
+        return
+    # Two real choices and a way out: Cancel (or closing the dialog) changes nothing.
+    answer = sublime.yes_no_cancel_dialog(
         "Qwen Code: some of the prompts you rewind came before Sublime restarted, so the editor kept no copy of "
         "the files they changed.\n\nLet qwen restore those files from its own history? It writes them on disk "
-        "over any change made since.", "Restore Them Too", "Rewind")
-    rewind(window, chat, index, text, agent_may_restore)
+        "over any change made since.", "Restore Them Too", "Rewind Without Them", "Rewind")
+    if answer == sublime.DialogResult.CANCEL:
+        _refused(window, chat, index, text, "Qwen Code: rewind cancelled; nothing changed", True)
+        return
+    rewind(window, chat, index, text, answer == sublime.DialogResult.YES)
 
 
 def _refused(window: sublime.Window, chat: WindowChat, index: int, text: str | None, message: str,
@@ -151,4 +158,4 @@ class QwenChatPromptMenuCommand(sublime_plugin.TextCommand):
         return True
 
     def is_visible(self, resend: bool = False, event: dict[str, Any] | None = None) -> bool:
-        return bool(self.view.settings().get(VIEW_SETTING) == "transcript")
+        return chat_role(self.view) == "transcript"

@@ -40,6 +40,7 @@ from ...core.git import find_git
 from ..background import in_background
 from ..editor import view_text
 from ..paths import path_display
+from ..placement import code_group
 from ..settings import fallback_encoding
 from .agent_requests import requests_of
 from .buffers import open_view
@@ -263,7 +264,7 @@ def open_at_first_change(window: sublime.Window, turn: int, path: str, chat_id: 
     (main thread; the texts are compared on a thread of ours)."""
     turns = turns_of(window, chat_id)
     change = turns.change(turn, path) if turns is not None else None
-    view = window.open_file(path)
+    view = window.open_file(path, group=code_group(window))  # not the active group: that may be the chat's column
     if change is None or change.before is None or change.after is None:
         return
     before_text, after = change.before, change.after
@@ -325,17 +326,19 @@ class QwenTurnChangesCommand(sublime_plugin.WindowCommand):
             return
         files = turns.files(chosen)
         display = path_display(self.window)
-        items = [["Undo Turn", "every file back to its text before the turn"],
-                 ["Keep All", "keep every change of the turn"]]
-        items += [[display(file.path), _counts_label(file)] for file in files]
+        # The files come first and Undo Turn last: the pre-selected item (Enter,
+        # Enter) never restores every file.
+        items = [[display(file.path), _counts_label(file)] for file in files]
+        items += [["Keep All", "keep every change of the turn"],
+                  ["Undo Turn", "every file back to its text before the turn"]]
 
         def chosen_item(index: int) -> None:
-            if index == 0:
-                undo(self.window, chosen, chat_id=chat)
-            elif index == 1:
+            if 0 <= index < len(files):
+                self._file(chosen, files[index], chat)
+            elif index == len(files):
                 keep(self.window, chosen, chat_id=chat)
-            elif index > 1:
-                self._file(chosen, files[index - 2], chat)
+            elif index == len(files) + 1:
+                undo(self.window, chosen, chat_id=chat)
 
         self.window.show_quick_panel(items, chosen_item, placeholder=f"Qwen Code: turn {chosen}'s changes")
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import sublime
 
 from ..editor import view_positions
-from ..placement import code_group, open_beside
+from ..placement import code_group, keys_kept, open_beside
 
 if TYPE_CHECKING:
     from sublime_types import WindowLayout
@@ -21,7 +21,6 @@ class SavedLayout:
     """A window's arrangement before its first review, restored after its last."""
 
     layout: WindowLayout
-    active_view: sublime.View | None
     active_group: int
     positions: list[tuple[sublime.View, int, int]]  # (view, group, index)
     sides: tuple[int, int]  # the groups of the reviews' original and proposal tabs
@@ -45,7 +44,7 @@ class ReviewLayouts:
                 positions.append((view, group, index))
         code = code_group(window, buffer if buffer is not None and buffer.window() == window else None)
         sides = (code, window.num_groups())
-        self._saved[window.id()] = SavedLayout(window.layout(), window.active_view(), window.active_group(), positions, sides)
+        self._saved[window.id()] = SavedLayout(window.layout(), window.active_group(), positions, sides)
         open_beside(window, code)
         return sides
 
@@ -53,23 +52,21 @@ class ReviewLayouts:
         saved = self._saved.pop(window.id(), None)
         if saved is None or not window.is_valid():
             return
-        groups = len(saved.layout["cells"])
-        target = min(saved.active_group, groups - 1)
-        # Views in columns that are about to go (a kept proposal) join the group that had focus.
-        for group in range(groups, window.num_groups()):
-            for view in window.views_in_group(group):
-                window.set_view_index(view, target, window.num_views_in_group(target))
-        window.set_layout(saved.layout)
-        # Only views out of place move, and where the views are is read a group
-        # at a time: a call per view made closing a review in a window of a
-        # thousand tabs cost the main thread a thousand API calls.
-        current = view_positions(window)
-        for view, group, index in saved.positions:
-            where = current.get(view.id())  # None: closed or in another window
-            if where is not None and where != (group, index) and group < len(saved.layout["cells"]):
-                window.set_view_index(view, group, min(index, window.num_views_in_group(group)))
-                current = view_positions(window)
-        if saved.active_view is not None and saved.active_view.is_valid():
-            window.focus_view(saved.active_view)
-        else:
-            window.focus_group(target)
+        # The review's end is not the user's doing: the keys stay where they are.
+        with keys_kept(window):
+            groups = len(saved.layout["cells"])
+            target = min(saved.active_group, groups - 1)
+            # Views in columns that are about to go (a kept proposal) join the group that had focus.
+            for group in range(groups, window.num_groups()):
+                for view in window.views_in_group(group):
+                    window.set_view_index(view, target, window.num_views_in_group(target))
+            window.set_layout(saved.layout)
+            # Only views out of place move, and where the views are is read a group
+            # at a time: a call per view made closing a review in a window of a
+            # thousand tabs cost the main thread a thousand API calls.
+            current = view_positions(window)
+            for view, group, index in saved.positions:
+                where = current.get(view.id())  # None: closed or in another window
+                if where is not None and where != (group, index) and group < len(saved.layout["cells"]):
+                    window.set_view_index(view, group, min(index, window.num_views_in_group(group)))
+                    current = view_positions(window)

@@ -22,6 +22,7 @@ import sublime
 
 from ...core.memory import LARGE_TEXT, release_freed_memory
 from ..editor import find_open_view, read_off_main, view_text, window_for
+from ..placement import keys_kept
 from .banner import BANNER_KEY, add_note, show_review_banner
 from .marks import DIFF_VIEW, REVIEW_ID, SIDE
 from .review_layout import ReviewLayouts
@@ -156,20 +157,20 @@ class DiffReviews:
         if review.owner.note is not None:  # a quick action's proposal: the tab, not the disk
             notes = [review.owner.note]
 
-        terminal = self._terminal_with_focus(window)
-        left_group, right_group = self._layouts.enter(window, buffer)
-        left_name = f"{name} (original)" if review.disk.exists or buffer is not None else f"{name} (new file)"
-        left = self._new_view(window, left_group, left_name, original, syntax, review, "original")
-        left.set_read_only(True)
-        right = self._new_view(window, right_group, f"{name} (Qwen Code proposal)", review.proposed, syntax, review, "proposed")
-        right.set_reference_document(original)
-        self._show_first_change(left, right, original, review.proposed)
-        item = OpenReview(review, window, left, right, notes, filled_at=right.change_count())
-        self._by_id[review.id] = item
-        self._by_view[left.id()] = self._by_view[right.id()] = item
-        self._orphan_check(item)
-        self._render(item)
-        window.focus_view(right if terminal is None else terminal)
+        # An agent's review never takes the keys: what the user types keeps going where it went.
+        with keys_kept(window, self._terminal_with_focus(window)):
+            left_group, right_group = self._layouts.enter(window, buffer)
+            left_name = f"{name} (original)" if review.disk.exists or buffer is not None else f"{name} (new file)"
+            left = self._new_view(window, left_group, left_name, original, syntax, review, "original")
+            left.set_read_only(True)
+            right = self._new_view(window, right_group, f"{name} (Qwen Code proposal)", review.proposed, syntax, review, "proposed")
+            right.set_reference_document(original)
+            self._show_first_change(left, right, original, review.proposed)
+            item = OpenReview(review, window, left, right, notes, filled_at=right.change_count())
+            self._by_id[review.id] = item
+            self._by_view[left.id()] = self._by_view[right.id()] = item
+            self._orphan_check(item)
+            self._render(item)
         self._tell(
             "diff_opened",
             {"filePath": review.file_path, "original_view": left.id(), "proposed_view": right.id()},
