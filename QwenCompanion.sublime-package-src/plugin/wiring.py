@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import settings
+from . import placement, settings
+from .actions.answer import is_answer_view
 from .chat.agent_requests import editor_requests
 from .chat.agent_work import turn_ended, work_renderer
 from .chat.chat_views import refresh_status as refresh_chat_status
-from .chat.chats import chats, default_renderer, default_requests
+from .chat.chats import chats, default_renderer, default_requests, is_chat_view
 from .chat.notify import track_turn
 from .chat.turn_review import chat_event as turn_review_event
 from .companion import status
@@ -21,6 +22,7 @@ from .companion.context_listener import tracker
 from .companion.review_hooks import check_orphans_soon, install_backend
 from .ide_tools.hooks import chat_server, install_code_knowledge
 from .log import apply_level
+from .reviews.review_tabs import reviews
 
 
 def _hooks() -> list[tuple[list[Any], Callable[..., Any]]]:
@@ -41,6 +43,9 @@ def _hooks() -> list[tuple[list[Any], Callable[..., Any]]]:
         (settings.change_listeners, apply_level),
         (settings.change_listeners, status.refresh_all),
         (settings.change_listeners, tracker.settings_changed),
+        (placement.package_view_recognisers, is_chat_view),
+        (placement.package_view_recognisers, is_answer_view),
+        (placement.package_view_recognisers, reviews.is_review_view),
     ]
 
 

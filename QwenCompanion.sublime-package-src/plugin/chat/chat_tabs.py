@@ -11,6 +11,7 @@ from concurrent.futures import Future
 import sublime
 import sublime_plugin
 
+from ...core.chat.agents import TITLE_MAX_CHARS
 from ..background import when_done
 from .chat_views import chat_views, name_tabs, open_chat
 from .chats import WindowChat, chat_of_view, chats, forget_session
@@ -118,7 +119,6 @@ class QwenChatRenameCommand(sublime_plugin.WindowCommand):
 
 
 def rename_chat(window: sublime.Window, chat: WindowChat, title: str) -> None:
-    from ...core.chat.agents import TITLE_MAX_CHARS
     from ...core.chat.qwen_sessions import is_qwen, rename_session
 
     if not title:

@@ -99,6 +99,9 @@ class DiffReviews:
     def for_view(self, view: sublime.View) -> OpenReview | None:
         return self._by_view.get(view.id())
 
+    def is_review_view(self, view: sublime.View) -> bool:
+        return view.id() in self._by_view
+
     # --- focus (main thread) ----------------------------------------------
 
     def view_activated(self, view: sublime.View) -> None:
