@@ -74,6 +74,32 @@ def test_showing_a_tab_and_giving_the_keys_back_is_no_violation(sim_host: Simula
     assert sim_host.app.focused_view_id() == code.id() and window.active_view_in_group(1) is not None
 
 
+def test_closing_the_view_with_the_keys_lets_them_go_to_another_but_no_further(sim_host: SimulatedHost) -> None:
+    """When the view (or empty group) with the keys closes, Sublime must give
+    them to another view: that takes nothing from the user. A later move
+    away from where they landed is a violation again."""
+    window = sim_host.window
+    window.set_layout(TWO_COLUMNS)
+    code = window.new_file()
+    window.focus_group(1)
+    beside = window.new_file()
+    other = window.new_file()
+    sim_host.user.focus(beside)
+
+    def close_and_fold() -> None:  # what a closing review does: its tab goes, then its group
+        beside.close()
+        other.close()
+        window.set_layout({"cols": [0.0, 1.0], "rows": [0.0, 1.0], "cells": [[0, 0, 1, 1]]})
+
+    from_a_plugin_thread(sim_host, close_and_fold)
+    assert violations(sim_host) == [] and sim_host.app.focused_view_id() == code.id()
+    third = window.new_file()
+    sim_host.user.focus(code)
+    from_a_plugin_thread(sim_host, lambda: window.focus_view(third))
+    assert len(violations(sim_host)) == 1
+    sim_host.user.focus(code)
+
+
 def test_keys_taken_and_given_back_only_after_the_user_moved_them_stay_a_violation(sim_host: SimulatedHost) -> None:
     window = sim_host.window
     window.set_layout(TWO_COLUMNS)

@@ -114,7 +114,7 @@ class App(BufferOps, WindowOps, CommandOps):
         self.watchdog = watchdog
         self.main = Loop("main", self.cond, self.clock, self.report_error, self, watchdog)
         self.worker = Loop("worker", self.cond, self.clock, self.report_error, self, watchdog)
-        self.focus_guard = FocusGuard(lambda: self.main.is_current() or self.worker.is_current())
+        self.focus_guard = FocusGuard(lambda: self.main.is_current() or self.worker.is_current(), self.keys_still_there)
         self.packages_dir = packages_dir
         self.resources = ResourceIndex(packages_dir, self.package_names)
         self.installed_packages_dir = installed_packages_dir

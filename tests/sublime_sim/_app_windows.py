@@ -219,6 +219,15 @@ class WindowOps:
             win = self.window(self.active_window_id)
             return (self.active_window_id, win.active_group if win is not None else -1, self.focused_view_id())
 
+    def keys_still_there(self: App, keys: tuple[int, int, int]) -> bool:
+        """Is the view of `keys` still open (or, with no view, its window's group)?"""
+        window_id, group, view_id = keys
+        with self.lock:
+            if view_id:
+                return self.view(view_id) is not None
+            win = self.window(window_id)
+            return win is not None and 0 <= group < len(win.layout["cells"])
+
     def emit_focus_change(self: App, old_vid: int, what: str = "", before: tuple[int, int, int] | None = None) -> None:
         """Fire on_deactivated/on_activated; with `before`, tell the focus guard
         `what` moved the keys."""

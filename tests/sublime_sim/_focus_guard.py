@@ -24,6 +24,9 @@ What counts as the user:
   on the main thread. Plain Python, the same in Sublime, and easy to grep.
 Nothing on the worker thread or a plugin's own thread is the user.
 
+When the view (or the empty group) that had the keys closes, Sublime must
+give them to another: that move takes nothing from the user.
+
 A plugin may show a tab without taking the keys (`new_file` then focusing the
 user's view again): a move is only a violation if the keys do not come back
 to where they were; the focused view moving to another group takes the keys
@@ -64,9 +67,10 @@ class FocusViolation:
 
 
 class FocusGuard:
-    def __init__(self, is_loop_thread: Callable[[], bool]) -> None:
+    def __init__(self, is_loop_thread: Callable[[], bool], still_there: Callable[[Keys], bool]) -> None:
         self.driver = threading.current_thread()  # the test's thread: the user
         self._is_loop_thread = is_loop_thread
+        self._still_there = still_there  # is the view (or, with none, the group) that had the keys still open?
         # "user" in a user action (and a context copied from one), "continuation"
         # in a timer it posted; carried by `contextvars` like a command's own state.
         self._acting: contextvars.ContextVar[str | None] = contextvars.ContextVar("acting_for", default=None)
@@ -103,6 +107,7 @@ class FocusGuard:
             with self.user_action():
                 return fn()
 
+        run.__wrapped__ = fn  # type: ignore[attr-defined]  # the scheduler names the callback, not this wrapper
         return run
 
     def as_continuation(self, fn: Callable[[], object]) -> Callable[[], object]:
@@ -115,6 +120,7 @@ class FocusGuard:
             finally:
                 self._acting.reset(token)
 
+        run.__wrapped__ = fn  # type: ignore[attr-defined]  # the scheduler names the callback, not this wrapper
         return run
 
     def moved(self, what: str, before: Keys, after: Keys) -> None:
@@ -126,6 +132,8 @@ class FocusGuard:
         taking the keys)."""
         if _same_place(after, before):
             return
+        if not self._still_there(before):
+            return  # the view or group with the keys closed: Sublime gives them to another, taking nothing
         with self._lock:
             if self.by_user():
                 self._commit()  # the user moved the keys: what was taken before stays taken

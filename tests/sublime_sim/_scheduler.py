@@ -33,16 +33,23 @@ class Clock:
 
 def callback_name(fn: Callable[..., Any]) -> str:
     """What a callback is called in the watchdog's reports and the pending list:
-    its qualified name, through any `functools.partial` around it. Never
-    ``repr()``, which for a partial holding a big argument (a 10 MB review)
-    builds a string three times that size on the very thread it names."""
-    wrapped = fn
-    while isinstance(wrapped, functools.partial):
-        wrapped = wrapped.func
+    its qualified name, through any `functools.partial` around it and any
+    wrapper of the simulator's own (which names what it wraps in
+    `__wrapped__`, as `functools.wraps` does). Never ``repr()``, which for a
+    partial holding a big argument (a 10 MB review) builds a string three
+    times that size on the very thread it names."""
+    wrapped, partial = fn, False
+    while True:
+        if isinstance(wrapped, functools.partial):
+            wrapped, partial = wrapped.func, True
+        elif callable(inner := getattr(wrapped, "__wrapped__", None)):
+            wrapped = inner
+        else:
+            break
     name = getattr(wrapped, "__qualname__", None)
     if not isinstance(name, str):
         name = type(wrapped).__qualname__ + " instance"
-    return f"partial({name})" if wrapped is not fn else name
+    return f"partial({name})" if partial else name
 
 
 @dataclass(order=True)
