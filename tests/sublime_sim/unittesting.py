@@ -34,7 +34,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from types import TracebackType
 from typing import Any
 
-from . import sublime
+from . import _runtime, sublime
 
 AWAIT_WORKER = "AWAIT_WORKER"
 DEFAULT_CONDITION_POLL_TIME = 17
@@ -168,7 +168,10 @@ class DeferredRun:
 
     def step(self, send: object = None, throw: BaseException | None = None) -> None:
         try:
-            yielded = self._steps.throw(throw) if throw is not None else self._steps.send(send)
+            # A test case drives Sublime as the person at the keyboard would: its
+            # steps are the user's actions (what the code under test starts is not).
+            with _runtime.app().focus_guard.user_action():
+                yielded = self._steps.throw(throw) if throw is not None else self._steps.send(send)
         except StopIteration:
             self._done.set()
             return
