@@ -84,6 +84,7 @@ class Chat:
         self._layout = TranscriptLayout(streamer)
         self._replaying = False
         self._cancelling = False
+        self._turn_lost_agent = False  # the running turn's agent went away (see `exited`)
         if setup.key is not None:
             self.state.session_id = setup.store.get(setup.key)
 
@@ -314,6 +315,7 @@ class Chat:
         self.state.agent = "busy"
         self.state.usage.start_turn()
         self._cancelling = False
+        self._turn_lost_agent = False
         self._changed()
         blocks: list[JsonObject] = [{"type": "text", "text": text}, *context]
         session_id = self.state.session_id or ""
@@ -326,6 +328,7 @@ class Chat:
                 self._write_note("cancelled (the agent was restarted)")
             else:
                 stop_reason = "error"  # the exit is reported once, by `exited`
+                self._turn_lost_agent = True  # `exited` may come after this turn has ended
         except AgentError as error:
             stop_reason = "error"
             self._error(str(error))
@@ -463,7 +466,8 @@ class Chat:
                expected: bool = False) -> None:
         if bridge is not self._session_bridge:
             return  # this chat had no session on it
-        if expected and self.state.agent == "busy":  # another chat restarted the agent they share
+        lost_turn, self._turn_lost_agent = self.state.agent == "busy" or self._turn_lost_agent, False
+        if expected and lost_turn:  # another chat restarted the agent they share
             self._write_note("The agent was restarted from another chat, which ended this turn; send again to go on.")
         stopped = self.state.agent == "stopped" or expected
         self.state.agent = "stopped" if expected else "exited"
