@@ -120,9 +120,12 @@ unit-sim: $(VENV_STAMP) $(BUILT)
 	$(PYTEST) tests/unit tests/sim
 
 # Every check, then every test group in one parallel run; a missing CLI fails
-# the end-to-end tests instead of skipping them.
+# the end-to-end tests instead of skipping them. The order is shuffled with a
+# new seed each run (tests/order.py; the header prints it, TEST_ORDER=file or
+# shuffle:SEED runs another): a test that depends on what ran before fails.
+TEST_ORDER ?= shuffle
 test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp $(GEMINI_CACHE)/.stamp check
-	QWEN_E2E_REQUIRED=1 $(PYTEST) tests/unit tests/robustness tests/e2e tests/sim
+	QWEN_E2E_REQUIRED=1 $(PYTEST) --order=$(TEST_ORDER) tests/unit tests/robustness tests/e2e tests/sim
 
 # Benchmarks against a peer on the VS Code companion's stack (bench/peer, Node 22
 # from the CLI cache); prints the table and writes bench/RESULTS.md. Not part of `make test`.

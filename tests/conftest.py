@@ -19,6 +19,9 @@ SOURCE_PACKAGE = "qwencompanion_src"
 # The in-Sublime suite imports `sublime` and `unittesting` and runs through
 # UnitTesting (tests/sim/test_release_install.py runs it in the simulator).
 collect_ignore = ["sublime"]
+# --order=reverse / shuffle[:SEED] (tests/order.py): `make test` runs the unit and
+# simulator tests shuffled, so a test that depends on what ran before fails.
+pytest_plugins = ["tests.order"]
 
 
 def _register_source_package() -> None:
