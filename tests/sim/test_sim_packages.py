@@ -328,3 +328,15 @@ def test_a_closed_host_frees_its_packages_modules(packages_dir: Path) -> None:
         model = weakref.ref(sys.modules["Cached.cached"].Page)
     gc.collect()
     assert helper() is None and model() is None
+
+
+def test_a_host_forgets_the_modules_of_a_package_it_disabled_when_it_closes(packages_dir: Path, tmp_path: Path) -> None:
+    """Sublime keeps a disabled package's modules imported; a closed host
+    must not hand them to the next test (a stand-in LSP left in `sys.modules`
+    made a later test see LSP installed)."""
+    make_tiny(packages_dir, tmp_path / "log.txt")
+    with SimulatedHost(packages_dir) as host:
+        host.load_package("Tiny")
+        host.disable_package("Tiny")
+        assert "Tiny.lib.state" in sys.modules
+    assert not [name for name in sys.modules if name == "Tiny" or name.startswith("Tiny.")]

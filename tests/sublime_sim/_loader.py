@@ -24,6 +24,9 @@ class PackageLoader:
     def __init__(self, packages_dir: Path) -> None:
         self.packages_dir = packages_dir
         self.loaded: dict[str, list[str]] = {}  # package -> plugin module names
+        # Every package this host imported, disabled ones too (their modules stay
+        # imported, as in Sublime): the host forgets them all when it closes.
+        self.imported: set[str] = set()
 
     def _package_module(self, name: str, folder: Path) -> types.ModuleType:
         init = folder / "__init__.py"
@@ -65,6 +68,7 @@ class PackageLoader:
         names: list[str] = []
         registered: list[sublime_plugin.LoadedModule] = []
         self.loaded[name] = names
+        self.imported.add(name)
         try:
             try:
                 self._package_module(name, folder)

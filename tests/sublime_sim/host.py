@@ -459,7 +459,7 @@ class SimulatedHost:
         finally:
             # Threads first: a callback still running must not see its modules vanish.
             self.app.stop()
-            for name in list(self.loader.loaded):
+            for name in set(self.loader.loaded) | self.loader.imported:  # a disabled package's too
                 self.loader.drop_modules(name)
             self._closed = True
             sublime_plugin.reset()
