@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sublime_sim import SimulatedHost
+from tests.sublime_sim import SimulatedHost, _watchdog
 
 
 def violations(sim_host: SimulatedHost, timeout: float = 5.0) -> list[str]:
@@ -71,6 +71,25 @@ def test_a_callback_over_the_cpu_limit_is_caught_and_the_limit_is_per_test(sim_h
     sim_host.sublime.set_timeout_async(lambda: spin(0.05))
     found = violations(sim_host)
     assert len(found) == 1 and "of CPU time (limit 20 ms)" in found[0]
+
+
+def test_sublimes_own_work_done_inline_is_not_the_callbacks_cpu_time(sim_host: SimulatedHost) -> None:
+    """Loading a syntax or highlighting runs on Sublime's own threads; the
+    simulator does it inside the callback that asked, and must not bill it."""
+    def spin(seconds: float) -> None:
+        end = time.thread_time() + seconds
+        while time.thread_time() < end:
+            pass
+
+    def highlighting() -> None:
+        with _watchdog.sublimes_own_work():
+            spin(0.05)
+
+    sim_host.watchdog.limit_ms = 20
+    sim_host.sublime.set_timeout(highlighting)
+    assert violations(sim_host) == []
+    sim_host.sublime.set_timeout(lambda: spin(0.05))
+    assert len(violations(sim_host)) == 1
 
 
 def test_a_garbage_collection_inside_a_callback_is_not_its_cpu_time(sim_host: SimulatedHost) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from . import _markdown_syntax, _syntax_engine
+from . import _markdown_syntax, _syntax_engine, _watchdog
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,8 @@ def package_syntax(path: str) -> SyntaxInfo | None:
     if info is None:
         return None
     try:
-        _syntax_engine.load(path, _read_resource)
+        with _watchdog.sublimes_own_work():
+            _syntax_engine.load(path, _read_resource)
     except _syntax_engine.SyntaxLoadError as exc:
         app = _runtime.app()
         message = f'Error loading syntax file "{path}": {exc}'
@@ -105,14 +106,15 @@ def scope_name(info: SyntaxInfo, text: str, pt: int) -> str:
     if source is None and info.path != _markdown_syntax.PATH:
         return info.scope + " "  # a syntax of the table without a definition here
     key = (info.path, source)
-    lexer = _LEXERS.get(key)
-    if lexer is None:
-        try:
-            lexer = _syntax_engine.Lexer(_syntax_engine.load(info.path, _read_resource))
-        except _syntax_engine.SyntaxLoadError:
-            return info.scope + " "
-        _LEXERS[key] = lexer
-    return lexer.scope_at(text, pt)
+    with _watchdog.sublimes_own_work():  # Sublime highlights on threads of its own
+        lexer = _LEXERS.get(key)
+        if lexer is None:
+            try:
+                lexer = _syntax_engine.Lexer(_syntax_engine.load(info.path, _read_resource))
+            except _syntax_engine.SyntaxLoadError:
+                return info.scope + " "
+            _LEXERS[key] = lexer
+        return lexer.scope_at(text, pt)
 
 
 def parse_syntax_header(path: str, text: str) -> SyntaxInfo | None:
