@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import re
 
-from .tool_calls import THINKING_HEADER
 from .usage import USAGE_HEADER
+
+# A thought's block starts with this line (tool_calls.py writes it); the rules
+# here are pure, so the transcript's edits fold on Sublime's main thread
+# without importing the protocol's models.
+THINKING_HEADER = "▸ Thinking\n"
 
 THOUGHT_END = "\n\n"  # the block after a thought's text (see AgentWorkRenderer)
 LONG_OUTPUT = re.compile(r"^[✓✗] .*\n((?:    .*\n){6,})", re.MULTILINE)

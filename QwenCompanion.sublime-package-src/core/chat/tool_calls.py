@@ -19,11 +19,11 @@ from acp.schema import (
     ToolCallStart,
 )
 
+from .folds import THINKING_HEADER
 from .render import TranscriptWriter, chunk_text, one_line
 
 PathDisplay = Callable[[str], str]  # a path as the user reads it (relative to the window's folder)
 STATUS_MARKS = {"pending": "○", "in_progress": "◐", "completed": "✓", "failed": "✗"}
-THINKING_HEADER = "▸ Thinking\n"
 
 
 class ToolCallLine(NamedTuple):

@@ -13,6 +13,7 @@ import sublime
 import sublime_plugin
 
 from ...core.chat.agents import QWEN
+from ...core.chat.folds import WorkFolds
 from ...core.chat.usage import status_text as usage_status
 from ..editor import end_visible
 from ..settings import userprefs
@@ -265,8 +266,6 @@ class QwenChatApplyCommand(sublime_plugin.TextCommand):
 
     def run(self, edit: sublime.Edit, edits: list[list[Any]]) -> None:
         view = self.view
-        from ...core.chat.folds import WorkFolds
-
         follow = end_visible(view)
         folds = _work_folds.setdefault(view.id(), WorkFolds())
         view.set_read_only(False)
