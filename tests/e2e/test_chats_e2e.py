@@ -18,17 +18,19 @@ from tests.support.processes import alive, descendants
 pytestmark = pytest.mark.e2e
 
 
-def acp_agents() -> list[int]:
-    """The `qwen --acp` processes this test's editor started (not the node
-    each of them runs its CLI in: cli-entry.js starts node again)."""
+def acp_agents(workspace: Path) -> list[int]:
+    """The `qwen --acp` processes this test's editor started, in its workspace
+    (not the node each of them runs its CLI in: cli-entry.js starts node
+    again; nor an agent of another test of this worker, still being ended)."""
     found: dict[int, int] = {}  # pid -> parent
     for pid in descendants(os.getpid()):
         try:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
         except (OSError, ValueError, IndexError):
             continue
-        if b"--acp" in argv:
+        if b"--acp" in argv and cwd.is_relative_to(workspace.resolve()):
             found[pid] = parent
     return [pid for pid, parent in found.items() if parent not in found]
 
@@ -70,10 +72,10 @@ def test_two_chats_in_one_window_keep_separate_histories_on_one_agent(real_chat:
     pid = first.chat.pid
     assert pid is not None and second.chat.pid == pid
     assert first.chat.state.session_id != second.chat.state.session_id
-    assert acp_agents() == [pid]  # one agent process for the window's two chats
+    assert acp_agents(real_chat.editor.workspace) == [pid]  # one agent process for the window's two chats
 
     real_chat.host.user.run_command("qwen_chat_close")
     assert alive(pid) and real_chat.chat() is second
     real_chat.host.user.run_command("qwen_chat_close")
     real_chat.host.wait_for(lambda: not alive(pid), timeout=WAIT)
-    assert acp_agents() == []
+    assert acp_agents(real_chat.editor.workspace) == []

@@ -340,3 +340,17 @@ def test_a_host_forgets_the_modules_of_a_package_it_disabled_when_it_closes(pack
         host.disable_package("Tiny")
         assert "Tiny.lib.state" in sys.modules
     assert not [name for name in sys.modules if name == "Tiny" or name.startswith("Tiny.")]
+
+
+def test_a_package_loads_afresh_whatever_an_earlier_host_left_in_sys_modules(packages_dir: Path, tmp_path: Path) -> None:
+    """A thread of an earlier test's package can import a module after its host
+    forgot the package; the next load must not pick that stale module up."""
+    make_tiny(packages_dir, tmp_path / "log.txt")
+    stale = type(sys)("Tiny.lib.state")
+    sys.modules["Tiny.lib.state"] = stale
+    try:
+        with SimulatedHost(packages_dir) as host:
+            host.load_package("Tiny")
+            assert sys.modules["Tiny.lib.state"] is not stale
+    finally:
+        sys.modules.pop("Tiny.lib.state", None)

@@ -61,6 +61,12 @@ class PackageLoader:
             raise FileNotFoundError(f"no package folder {folder}")
         if name in self.loaded:
             raise RuntimeError(f"package {name!r} is already loaded")
+        # A package loads afresh, as at Sublime's start: a module of it that an
+        # earlier host's thread imported after that host forgot the package
+        # would otherwise stand in for the new one's (`from . import diffs`
+        # finds the stale submodule and never sets it on the new parent).
+        for modname in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+            del sys.modules[modname]
         importlib.invalidate_caches()
         # No bytecode: a quick same-size edit of a plugin must not reuse a stale .pyc.
         previous = sys.dont_write_bytecode
