@@ -13,18 +13,11 @@ import pytest
 
 from qwencompanion_src.core.chat import agent_files, turn_changes
 from qwencompanion_src.core.chat.agent_files import write_text
-from qwencompanion_src.core.chat.turn_changes import TurnChanges, checkpoint_of, restore_on_disk
+from qwencompanion_src.core.chat.turn_changes import TurnChanges, restore_on_disk
 from qwencompanion_src.core.user_files import LeadsElsewhere, remove_file, replace_bytes
+from tests.unit.test_turn_changes import agent_writes
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="symlinks need privileges on Windows")
-
-
-def agent_writes(changes: TurnChanges, path: Path, text: str) -> None:
-    where = str(path)
-    if changes.needs_checkpoint(where):
-        changes.checkpoint(where, checkpoint_of(where))
-    write_text(where, text)
-    changes.wrote(where, text)
 
 
 def swap_for_link(folder: Path, target: Path) -> None:
