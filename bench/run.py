@@ -653,7 +653,7 @@ def report(rows: list[Row], rounds: int) -> str:
         "  callback counted from when the simulator's scheduler takes it off the queue (its naming included).",
         "- glibc's heap (6): mallinfo2 over all arenas, in the plugin host's process (simulator included).",
         f"- gate (bench/gate.py): each row against the committed {gate.RESULTS_JSON} (written with this file): ours/peer,",
-        "  or a time over the floor (a fixed piece of Python work timed around the row's part, in this run), or",
+        "  or a time over the floor (a fixed piece of Python work timed around the row's part, in this run, its fastest of 30), or",
         f"  memory and counts as measured; a row more than {gate.LIMIT}× worse is listed under REGRESSIONS below",
         "  and `make bench` exits non-zero.",
         "- ours: the built package in the simulated Sublime host (own process); peer: bench/peer/server.mjs,",
@@ -720,7 +720,7 @@ def with_floor(measure: Callable[[], list[Row]]) -> list[Row]:
     """A part's rows, each given the gate's floor: its work timed before and after the part."""
     before = gate.floor_ms()
     rows = measure()
-    floor = (before + gate.floor_ms()) / 2
+    floor = min(before, gate.floor_ms())
     for row in rows:
         row.floor = floor
     return rows

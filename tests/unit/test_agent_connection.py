@@ -161,7 +161,9 @@ def test_a_restart_from_one_chat_ends_the_others_turn_with_a_note_and_both_go_on
     second, _, second_events = shared.chat()
     second.start().result(timeout=15)
     first.send("long one")
-    wait_for(lambda: first.state.agent == "busy")
+    # The agent must have taken the stalling turn, or the restart kills it
+    # first and "again" below gets the stall instead.
+    wait_for(lambda: rig.turns_taken() == 1)
     pid = first.pid
     second.restart().result(timeout=15)  # e.g. its cancel was not answered
     wait_for(lambda: first_events.ended)

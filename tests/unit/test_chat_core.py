@@ -110,6 +110,13 @@ class Rig:
         lines = [json.loads(line) for line in self.log.read_text().splitlines()]
         return [m for m in lines if m.get("method") == method]
 
+    def turns_taken(self) -> int:
+        """Prompts the scripted agent has begun (across its restarts): a chat is
+        "busy" as soon as it sends, before the agent has read the prompt."""
+        counter = self.state / "turns-used"
+        text = counter.read_text() if counter.exists() else ""
+        return int(text) if text else 0  # "" while the agent rewrites it
+
     def answers(self) -> list[dict[str, Any]]:
         if not self.log.exists():
             return []
