@@ -19,7 +19,8 @@ the package only asks git what changed. So every call here:
   come from `git config --get-regexp`, which reads configuration only and
   runs nothing;
 - diffs with `--no-textconv --no-ext-diff` (no textconv, no `diff.external`,
-  no `diff.<driver>.command`), and reads a blob with `cat-file blob`, which
+  no `diff.<driver>.command`) and `--ignore-submodules=dirty` (no git runs
+  inside a submodule, under a configuration of its own), and reads a blob with `cat-file blob`, which
   applies no filter at all;
 - takes no repository from the environment (`GIT_DIR`, `GIT_WORK_TREE`, ...
   are dropped: the folder decides) and takes no optional lock
@@ -57,7 +58,10 @@ HARDENED_OPTIONS = (
     "-c", f"core.attributesFile={os.devnull}",
     "--no-pager",
 )
-DIFF_OPTIONS = ("--no-textconv", "--no-ext-diff", "--no-color")
+# A submodule's work tree is not looked into (`dirty`): git would run `status`
+# in it, under the submodule's own configuration, whose filter drivers the
+# superproject's `_filters_off` never saw. A changed submodule commit still shows.
+DIFF_OPTIONS = ("--no-textconv", "--no-ext-diff", "--no-color", "--ignore-submodules=dirty")
 _FILTER_KEYS = ("clean", "smudge", "process")
 
 

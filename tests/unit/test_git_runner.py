@@ -98,7 +98,7 @@ def assert_all_hardened(argvs: list[list[str]]) -> None:
     for argv in gits:
         assert argv[1:1 + len(git_runner.HARDENED_OPTIONS)] == list(git_runner.HARDENED_OPTIONS), argv
         if "diff" in argv:
-            assert {"--no-textconv", "--no-ext-diff"} <= set(argv), argv
+            assert {"--no-textconv", "--no-ext-diff", "--ignore-submodules=dirty"} <= set(argv), argv
 
 
 # --- a hostile repository -------------------------------------------------------------------------
@@ -221,6 +221,40 @@ def test_a_repository_layout_planted_in_a_plain_folder_is_not_a_repository(tmp_p
     with pytest.raises(MentionError, match="not in a git repository"):
         git_diff(str(sub))
     assert index_text(str(sub / "notes.md"), GIT) is None
+    assert ran(scripts) == []
+    assert_all_hardened(started)
+
+
+@needs_git
+def test_a_submodules_own_filter_does_not_run(hostile_repo: tuple[Path, Path], started: list[list[str]]) -> None:
+    """A submodule's configuration is its own (`sub/.git/config`): the runner
+    empties the drivers the superproject's configuration names, not the
+    submodule's. `git diff` asks every submodule whether its files changed,
+    which runs that submodule's clean filter on a file whose stat changed."""
+    repo, scripts = hostile_repo
+    sub = repo / "sub"
+    sub.mkdir()
+    git(sub, "init", "-q")
+    (sub / "b.txt").write_text("x\n")
+    git(sub, "add", "b.txt")
+    git(sub, "commit", "-q", "-m", "sub")
+    git(sub, "config", "filter.evil.clean", marker_script(scripts, "clean"))
+    (sub / ".git" / "info").mkdir(exist_ok=True)
+    (sub / ".git" / "info" / "attributes").write_text("*.txt filter=evil\n")
+    git(repo, "add", "sub")
+    git(repo, "commit", "-q", "-m", "with sub")
+
+    def touch_same_size() -> None:  # the content must be read again to know it changed
+        (sub / "b.txt").write_text("z\n")
+        os.utime(sub / "b.txt", (os.stat(sub / "b.txt").st_mtime + 5,) * 2)
+
+    touch_same_size()
+    subprocess.run(["git", "-C", str(repo), "diff", "HEAD"], capture_output=True, check=False)
+    assert ran(scripts) == ["ran-clean"], "plain git runs no filter of the submodule: the test proves nothing"
+    (scripts / "ran-clean").unlink()
+    started.clear()
+    touch_same_size()
+    git_diff(str(repo))
     assert ran(scripts) == []
     assert_all_hardened(started)
 
