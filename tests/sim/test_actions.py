@@ -164,6 +164,20 @@ def test_fix_proposes_the_replacement_in_the_review_and_accept_is_one_undo_step(
     assert rig.editor.text(view) == AREA
 
 
+def test_accept_of_a_fix_leaves_a_tab_typed_in_since_as_the_user_left_it(rig: ActionRig) -> None:
+    """The one write path: an accepted proposal never replaces what the user
+    typed after the proposal was made."""
+    rig.load([{"text": f"```python\n{FIXED}```"}])
+    view = rig.open_area()
+    rig.run("fix")
+    assert rig.finished() == ["proposed"]
+    rig.host.user.set_selection(view, [(0, 0)])
+    rig.host.user.type(view, "# mine\n")
+    rig.decide("qwen_accept_diff")
+    assert rig.editor.text(view) == "# mine\n" + AREA
+    assert any("changed since the proposal was made; nothing was applied" in m for m in rig.host.status_messages)
+
+
 def test_reject_changes_nothing(rig: ActionRig) -> None:
     rig.load([{"text": f"```\n{FIXED}```"}])
     view = rig.open_area()
@@ -333,6 +347,23 @@ def test_unit_tests_recommend_cases_then_propose_a_test_file_that_accept_opens_u
     assert rig.editor.text(tab) == tests and tab.is_dirty()
     assert not target.exists()  # saving stays the user's
     assert "Qwen Code: the tests are in tests/test_geometry.py (not saved yet)" in rig.host.status_messages
+
+
+def test_accept_of_a_test_file_leaves_its_tab_typed_in_since_as_the_user_left_it(rig: ActionRig) -> None:
+    rig.load([{"text": "Cases:\n```json\n[\"area of radius 0 is 0\"]\n```"}])
+    tab = rig.editor.open("tests/test_geometry.py", "import geometry\n")
+    rig.open_area()
+    rig.run("unit_tests")
+    assert rig.finished() == ["answered"]
+    rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)
+    rig.steps([{"text": "```python\ndef test_zero():\n    pass\n```"}])
+    rig.host.user.choose_quick_panel(0)
+    assert rig.finished(2) == ["answered", "proposed"]
+    rig.host.user.set_selection(tab, [(0, 0)])
+    rig.host.user.type(tab, "# mine\n")
+    rig.decide("qwen_accept_diff")
+    assert rig.editor.text(tab) == "# mine\nimport geometry\n"
+    assert any("changed since the proposal was made" in m for m in rig.host.status_messages)
 
 
 def test_the_header_names_the_model_the_cli_reports(rig: ActionRig) -> None:

@@ -28,6 +28,7 @@ OWN_FILES = {
     ("core/companion/gemini_discovery.py", "mkdir"): "gemini's discovery folder in the temp folder",
     ("core/companion/gemini_discovery.py", "unlink"): "gemini's discovery file in the temp folder",
     ("core/companion/runtime.py", "unlink"): "the companion's own config file it wrote",
+    ("plugin/chat/rewind_commands.py", "replace_text"): "the chat's composer, a view of the package's own",
 }
 _OS_WRITES = {"replace", "rename", "renames", "unlink", "remove", "rmdir", "removedirs", "truncate", "ftruncate",
               "makedirs", "mkdir", "symlink", "link", "chmod", "fchmod", "chown", "utime", "mkfifo"}
@@ -38,11 +39,17 @@ _MODULE_WRITES = {"shutil": {"move", "rmtree", "copy", "copy2", "copyfile", "cop
                   "tempfile": {"mkstemp", "NamedTemporaryFile", "mkdtemp"}}
 _WRITE_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"}
 _SAVES = {"save", "save_all", "revert"}
+# The editor's whole-buffer replacement (plugin/editor.py): into a user's tab
+# only through the write path. (A TextCommand's own `view.replace(edit, ...)`
+# is not told from `str.replace` here; the package's are on its own views.)
+_BUFFER_WRITES = {"replace_text"}
 
 
 def _written_by(call: ast.Call) -> str | None:
     """The write primitive this call is, or None."""
     func = call.func
+    if isinstance(func, ast.Name) and func.id in _BUFFER_WRITES:
+        return func.id
     opens = isinstance(func, ast.Name) and func.id == "open"
     opens_handle = isinstance(func, ast.Attribute) and func.attr == "fdopen"
     if opens or opens_handle:
@@ -100,6 +107,7 @@ def test_the_scan_finds_each_kind_of_write() -> None:
         'view.run_command("save")': "run_command('save')",
         "shutil.move(a, b)": "move",
         "os.unlink(path)": "unlink",
+        "replace_text(view, text)": "replace_text",
     }
     for code, what in samples.items():
         assert writes_outside_the_write_path(iter([("plugin/chat/turn_review.py", code)])) == [

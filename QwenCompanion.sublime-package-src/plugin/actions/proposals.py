@@ -12,7 +12,8 @@ import sublime
 
 from ...core.actions.proposal import replacement_for
 from ...core.text_positions import Lines
-from ..editor import replace_text, view_text
+from ..chat.view_writes import apply_proposal
+from ..editor import view_text
 from ..reviews.review_tabs import reviews
 from .finished_job import FinishedJob
 
@@ -26,9 +27,9 @@ class ActionProposal:
 
     note = BUFFER_NOTE
 
-    def __init__(self, view: sublime.View, expected_change: int, name: str) -> None:
+    def __init__(self, view: sublime.View, made_from: str, name: str) -> None:
         self.view = view
-        self.expected_change = expected_change
+        self.made_from = made_from  # the tab's text the proposal replaces a part of
         self.name = name
 
     @property
@@ -40,15 +41,14 @@ class ActionProposal:
 
     def accepted(self, text: str) -> None:
         window = self.view.window()
-        if not self.view.is_valid() or self.view.change_count() != self.expected_change:
-            message = f"{self.name} changed since the proposal was made; nothing was applied"
-            if window is not None:
-                window.status_message(f"Qwen Code: {message}")
-            log.info("action proposal not applied: %s", message)
+        if not self.view.is_valid():
             return
-        replace_text(self.view, text)
+        refusal = apply_proposal(self.view, text, self.made_from)
+        message = f"{self.name} {refusal}" if refusal else f"applied to {self.name} (undo reverts it)"
+        if refusal:
+            log.info("action proposal not applied: %s", message)
         if window is not None:
-            window.status_message(f"Qwen Code: applied to {self.name} (undo reverts it)")
+            window.status_message(f"Qwen Code: {message}")
 
 
 def propose(job: FinishedJob, block: str) -> str | None:
@@ -71,7 +71,7 @@ def propose(job: FinishedJob, block: str) -> str | None:
     if text[begin:end] != selection.text:
         return "the selection is no longer where it was."
     proposed = text[:begin] + replacement_for(selection.text, block) + text[end:]
-    owner = ActionProposal(view, view.change_count(), path)
+    owner = ActionProposal(view, text, path)
     try:
         review, replaced = reviews.propose(path, proposed, owner, job.disk_of(path))
     except UnreadableFile as error:

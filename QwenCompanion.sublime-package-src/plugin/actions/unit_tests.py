@@ -13,7 +13,8 @@ from dataclasses import replace
 import sublime
 
 from ...core.actions.proposal import last_code_block, test_cases, test_file_for
-from ..editor import find_open_view, replace_text, view_text
+from ..chat.view_writes import apply_proposal
+from ..editor import find_open_view, view_text
 from ..paths import shown_path
 from ..reviews.review_tabs import reviews
 from .finished_job import FinishedJob
@@ -83,7 +84,7 @@ def propose_test_file(job: FinishedJob, answer: str) -> str:
     before = view_text(existing) if existing is not None else disk.text
     block = block if block.endswith("\n") else block + "\n"  # a file ends with a newline
     proposed = f"{before.rstrip()}\n\n\n{block}" if before.strip() else block
-    reviews.show(*reviews.propose(path, proposed, TestFileProposal(job.window, path), disk))
+    reviews.show(*reviews.propose(path, proposed, TestFileProposal(job.window, path, before), disk))
     return "proposed"
 
 
@@ -93,9 +94,10 @@ class TestFileProposal:
 
     note = "Accept opens this in the test file's tab, unsaved: saving it stays your choice."
 
-    def __init__(self, window: sublime.Window, path: str) -> None:
+    def __init__(self, window: sublime.Window, path: str, made_from: str) -> None:
         self.window = window
         self.path = path
+        self.made_from = made_from  # the test file's text (tab or disk) the proposal adds to
 
     @property
     def alive(self) -> bool:
@@ -117,19 +119,23 @@ class TestFileProposal:
                 syntax = sublime.find_syntax_for_file(self.path, text.split("\n", 1)[0])
                 if syntax is not None:
                     view.assign_syntax(syntax)
-        _fill_when_loaded(view, text, contextvars.copy_context())
+        _fill_when_loaded(view, text, self.made_from, contextvars.copy_context())
 
 
-def _fill_when_loaded(view: sublime.View, text: str, command: contextvars.Context) -> None:
+def _fill_when_loaded(view: sublime.View, text: str, made_from: str, command: contextvars.Context) -> None:
     """Fill the test file's tab once loaded and focus it: the Accept the user
-    clicked goes on (`command`, its context, carried over each wait)."""
+    clicked goes on (`command`, its context, carried over each wait). A tab
+    that no longer holds what the proposal was made from keeps its text."""
     if not view.is_valid():
         return
     if view.is_loading():
-        sublime.set_timeout(lambda: command.run(_fill_when_loaded, view, text, command), LOAD_POLL_MS)
+        sublime.set_timeout(lambda: command.run(_fill_when_loaded, view, text, made_from, command), LOAD_POLL_MS)
         return
-    replace_text(view, text)
+    refusal = apply_proposal(view, text, made_from)
     window = view.window()
-    if window is not None:
-        window.focus_view(view)
-        window.status_message(f"Qwen Code: the tests are in {shown_path(window, view.file_name() or '')} (not saved yet)")
+    if window is None:
+        return
+    window.focus_view(view)
+    where = shown_path(window, view.file_name() or "")
+    window.status_message(f"Qwen Code: {where} {refusal}" if refusal
+                          else f"Qwen Code: the tests are in {where} (not saved yet)")

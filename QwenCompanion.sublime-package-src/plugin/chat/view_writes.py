@@ -1,6 +1,6 @@
-"""The view side of the one write path: every change the agent causes to a
-user's file through its open buffer (its writes, Undo Turn, Rewind) is made
-here and nowhere else (a test scans the package for it); the disk side is
+"""The view side of the one write path: every change an agent causes to a
+user's file through its open buffer (the chat agent's writes, Undo Turn,
+Rewind, an accepted quick-action proposal) is made here and nowhere else (a test scans the package for it); the disk side is
 core/user_files.py. A buffer is saved only when that loses nothing the user
 typed or saved since the agent last wrote it. Main thread only."""
 
@@ -32,4 +32,15 @@ def put_back(view: sublime.View, path: str, text: str, saved: bool, agent_text: 
     replace_text(view, text)
     if clean and saved:
         view.run_command("save")
+    return None
+
+
+def apply_proposal(view: sublime.View, text: str, made_from: str) -> str | None:
+    """An accepted proposal into the user's buffer, unsaved, as one undo step,
+    only while the buffer still holds `made_from` (the text the proposal was
+    made from): None when applied, else why not. What the user typed since
+    stays; saving stays the user's."""
+    if view_text(view) != made_from:
+        return "changed since the proposal was made; nothing was applied"
+    replace_text(view, text)
     return None
