@@ -37,7 +37,7 @@ def main(workdir: Path, unpaced: int, paced: int, rate: float, messages: int) ->
         folder = workdir / "project"
         folder.mkdir(exist_ok=True)
         bench = BenchChat(host, folder, [sys.executable, str(AGENT)], WAIT)
-        window_chat, chat, turn = bench.window_chat, bench.chat, bench.turn
+        window_chat, chat, turn = bench.window_chat, bench.conversation, bench.turn
 
         # 1. Throughput: every session/update handled, first to last.
         handled: list[int] = []

@@ -191,16 +191,16 @@ class BenchChat:
         host.wait_idle()
         self.host = host
         self.wait = wait
-        self.chat = self.window_chat.chat
-        self.chat.start().result(wait)
+        self.conversation = self.window_chat.conversation
+        self.conversation.start().result(wait)
         self._ended = threading.Semaphore(0)
         chats.observers.append(lambda event, details: event == "chat_turn_ended" and self._ended.release())
 
     def turn(self, text: str) -> None:
-        self.chat.send(text)
+        self.conversation.send(text)
         if not self._ended.acquire(timeout=self.wait):
             raise TimeoutError(f"no answer to {text!r}")
-        self.window_chat.chat.streamer.flush()
+        self.window_chat.conversation.streamer.flush()
         self.host.wait_idle(timeout=self.wait)
 
 

@@ -319,9 +319,9 @@ def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     chat = driver.chat(action)
     view = chat.transcript_view
     driver.host.wait_for(
-        lambda: view.substr(driver.sublime.Region(0, view.size())) == chat.chat.streamer.transcript.text(), timeout=WAIT
+        lambda: view.substr(driver.sublime.Region(0, view.size())) == chat.conversation.streamer.transcript.text(), timeout=WAIT
     )
-    state = chat.chat.state
+    state = chat.conversation.state
     return {
         "window": chat.window_id,
         "chat": chat.chat_id,
@@ -332,7 +332,7 @@ def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
         "mode": state.mode_id,
         "model": state.model_name(),  # as people call it
         "model_id": state.model_id,  # qwen's id, what set_model takes
-        "pid": chat.chat.pid,
+        "pid": chat.conversation.pid,
         "usage": state.usage.report(),  # {inputTokens, outputTokens, cachedTokens, contextUsed, ...} as reported
     }
 
@@ -355,8 +355,8 @@ def _chat_id(driver: Driver, action: dict[str, Any]) -> int | None:
 def do_chat_mode(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Set the chat's mode by the agent's mode id (e.g. `auto-edit`), as Chat Mode… would."""
     chat = driver.chat(action)
-    chat.chat.set_mode(str(action["mode"])).result(timeout=WAIT)
-    return {"chat": chat.chat_id, "mode": chat.chat.state.mode_id}
+    chat.conversation.set_mode(str(action["mode"])).result(timeout=WAIT)
+    return {"chat": chat.chat_id, "mode": chat.conversation.state.mode_id}
 
 
 def do_chat_new(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
@@ -378,8 +378,8 @@ def do_chats(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     window = driver.window(action)
     active = driver.chats.get(window)
     return {"chats": [
-        {"chat": chat.chat_id, "sessionId": chat.chat.state.session_id, "title": chat.title,
-         "active": chat is active, "state": chat.chat.state.agent}
+        {"chat": chat.chat_id, "sessionId": chat.conversation.state.session_id, "title": chat.title,
+         "active": chat is active, "state": chat.conversation.state.agent}
         for chat in driver.chats.of_window(window)
     ]}
 
@@ -530,7 +530,7 @@ def do_permission(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 def _pending_permission(driver: Driver, window: Any) -> Any:
     chat = driver.chats.get(window)
-    return chat is not None and getattr(chat.requests(), "pending", None) is not None and chat.requests().pending.oldest()
+    return chat is not None and getattr(chat.request_handler(), "pending", None) is not None and chat.request_handler().pending.oldest()
 
 
 def do_action(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:

@@ -10,10 +10,10 @@ from typing import Any
 
 from . import placement, settings
 from .actions.answer import is_answer_view
-from .chat.agent_requests import editor_requests
 from .chat.agent_work import turn_ended, work_renderer
 from .chat.chat_views import refresh_status as refresh_chat_status
-from .chat.chats import chats, default_renderer, default_requests, is_chat_view
+from .chat.chats import chats, default_renderer, default_request_handler, is_chat_view
+from .chat.editor_request_handler import editor_request_handler
 from .chat.notify import track_turn
 from .chat.turn_review import chat_event as turn_review_event
 from .companion import status
@@ -53,7 +53,7 @@ def register_all() -> None:
     """Loading (main thread): the settings are read and followed, and every hook is in place."""
     settings.watch()
     # The chat answers the agent's requests in the editor and renders its work there.
-    chats.requests = editor_requests
+    chats.request_handler = editor_request_handler
     chats.renderer = work_renderer
     for hooks, hook in _hooks():
         if hook not in hooks:
@@ -65,6 +65,6 @@ def unregister_all() -> None:
     for hooks, hook in _hooks():
         while hook in hooks:
             hooks.remove(hook)
-    chats.requests = default_requests
+    chats.request_handler = default_request_handler
     chats.renderer = default_renderer
     settings.unwatch()

@@ -107,7 +107,7 @@ def test_a_shell_permission_shows_the_whole_command(real_chat: RealChat, workspa
     real_chat.send("Run the command")
     event = asked(real_chat)[0]
     assert event["toolCall"]["kind"] == "execute"
-    prompt = real_chat.chat().requests().pending.oldest()
+    prompt = real_chat.chat().request_handler().pending.oldest()
     assert prompt is not None and command in prompt.detail
     assert command in real_chat.transcript()
     answer(real_chat, option_of(event, "allow_once"))

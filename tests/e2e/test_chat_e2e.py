@@ -60,7 +60,7 @@ class RealChat:
     def transcript(self) -> str:
         chat = self.chat()
         self.host.wait_for(
-            lambda: self.editor.text(chat.transcript_view) == chat.chat.streamer.transcript.text(), timeout=WAIT)
+            lambda: self.editor.text(chat.transcript_view) == chat.conversation.streamer.transcript.text(), timeout=WAIT)
         return self.editor.text(chat.transcript_view)
 
 
@@ -93,7 +93,7 @@ def test_a_streamed_answer_appears_in_the_transcript(real_chat: RealChat) -> Non
     text = real_chat.transcript()
     assert "## You\n\nSay something long" in text
     assert answer.strip() in text
-    state = real_chat.chat().chat.state
+    state = real_chat.chat().conversation.state
     assert state.session_id and state.mode_id == "default"
     assert state.model_id and "fake-model" in state.model_id
     assert len(state.commands) > 10  # the CLI's slash commands
@@ -116,7 +116,7 @@ def test_the_editor_context_reaches_the_model(real_chat: RealChat, workspace: Pa
 def test_cancel_mid_stream_ends_the_turn_cancelled(real_chat: RealChat) -> None:
     real_chat.model.queue(Reply(text="slow words " * 400, chunk_size=5, delay=0.05))
     real_chat.send("Write slowly")
-    real_chat.host.wait_for(lambda: "slow words" in real_chat.chat().chat.streamer.transcript.text(), timeout=WAIT)
+    real_chat.host.wait_for(lambda: "slow words" in real_chat.chat().conversation.streamer.transcript.text(), timeout=WAIT)
     real_chat.host.user.press_key("escape")
     assert real_chat.ended() == ["cancelled"]
     assert "> cancelled" in real_chat.transcript()
@@ -130,9 +130,9 @@ def test_history_lists_and_loads_sessions(real_chat: RealChat) -> None:
     real_chat.model.queue("Answer about apples.")
     real_chat.send("Tell me about apples")
     real_chat.ended()
-    first = real_chat.chat().chat.state.session_id
+    first = real_chat.chat().conversation.state.session_id
     real_chat.host.user.run_command("qwen_chat_new")
-    real_chat.host.wait_for(lambda: real_chat.chat().chat.state.session_id not in (None, first), timeout=WAIT)
+    real_chat.host.wait_for(lambda: real_chat.chat().conversation.state.session_id not in (None, first), timeout=WAIT)
     real_chat.model.queue("Answer about pears.")
     real_chat.send("Tell me about pears")
     real_chat.ended(2)
@@ -143,7 +143,7 @@ def test_history_lists_and_loads_sessions(real_chat: RealChat) -> None:
     assert len(titles) >= 2
     index = next(i for i, t in enumerate(titles) if "apples" in t.lower())
     real_chat.host.user.choose_quick_panel(index)
-    real_chat.host.wait_for(lambda: real_chat.chat().chat.state.session_id == first, timeout=WAIT)
+    real_chat.host.wait_for(lambda: real_chat.chat().conversation.state.session_id == first, timeout=WAIT)
     text = real_chat.host.wait_for(lambda: "Answer about apples." in real_chat.transcript() and real_chat.transcript(),
                                    timeout=WAIT)
     assert "Tell me about apples" in text and "pears" not in text
@@ -152,7 +152,7 @@ def test_history_lists_and_loads_sessions(real_chat: RealChat) -> None:
 def test_set_mode_and_set_model_take_effect(real_chat: RealChat) -> None:
     real_chat.send("hello")
     real_chat.ended()
-    chat = real_chat.chat().chat
+    chat = real_chat.chat().conversation
     chat.set_mode("plan").result(WAIT)
     assert chat.state.mode_id == "plan"
     model_id = chat.state.models[0].id
@@ -175,7 +175,7 @@ def test_a_killed_agent_is_restarted_by_the_next_prompt(real_chat: RealChat) -> 
     real_chat.model.queue("Before the kill.")
     real_chat.send("one")
     real_chat.ended()
-    chat = real_chat.chat().chat
+    chat = real_chat.chat().conversation
     pid, session = chat.pid, chat.state.session_id
     os.killpg(pid, signal.SIGKILL)
     real_chat.host.wait_for(lambda: chat.state.agent == "exited", timeout=WAIT)
@@ -193,7 +193,7 @@ def test_a_killed_agent_is_restarted_by_the_next_prompt(real_chat: RealChat) -> 
 def test_closing_the_window_leaves_no_qwen_process(real_chat: RealChat) -> None:
     real_chat.send("hello")
     real_chat.ended()
-    pid = real_chat.chat().chat.pid
+    pid = real_chat.chat().conversation.pid
     children = [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     real_chat.host.user.close_window(real_chat.host.window)
     real_chat.host.wait_for(lambda: not alive(pid) and not any(alive(c) for c in children), timeout=WAIT)

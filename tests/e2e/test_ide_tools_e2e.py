@@ -129,7 +129,7 @@ def test_a_chat_session_calls_the_ide_tools(real_chat: RealChat, workspace: Path
     real_chat.model.set_responder(symbols_then_definition(workspace))
 
     def allow_what_is_asked(turns: int) -> bool:
-        pending = real_chat.chat().requests().pending.oldest()
+        pending = real_chat.chat().request_handler().pending.oldest()
         if pending is not None:
             allow = next(o for o in pending.options if o.kind == "allow_once")
             real_chat.host.user.run_command("qwen_chat_permission", {"option": allow.option_id})

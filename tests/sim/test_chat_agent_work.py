@@ -54,7 +54,7 @@ def wait_answers(rig: ChatRig, method: str, count: int = 1) -> list[Any]:
 
 
 def pending(rig: ChatRig) -> Any:
-    return rig.host.wait_for(lambda: rig.chat().requests().pending.oldest(), timeout=WAIT)
+    return rig.host.wait_for(lambda: rig.chat().request_handler().pending.oldest(), timeout=WAIT)
 
 
 def test_reads_come_from_the_open_buffer_with_line_and_limit(rig: ChatRig) -> None:
@@ -187,7 +187,7 @@ def test_a_pending_permission_is_answered_cancelled(rig: ChatRig, how: str) -> N
     rig.load([[shell_permission("sleep 100"), {"stall": 30}]])
     rig.send("wait")
     prompt = pending(rig)
-    requests = rig.chat().requests()
+    requests = rig.chat().request_handler()
     transcript, _ = rig.open()
     if how == "cancel":
         rig.host.user.run_command("qwen_chat_cancel")

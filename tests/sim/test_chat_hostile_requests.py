@@ -40,7 +40,7 @@ def edit_permission(call: str, path: str, new_text: str = "new\n", wait: bool = 
 
 
 def prompts(rig: ChatRig) -> list[Any]:
-    requests = rig.chat().requests()
+    requests = rig.chat().request_handler()
     with requests.pending._lock:
         return [prompt for prompt, _ in requests.pending._waiting.values()]
 
@@ -117,10 +117,10 @@ def test_cancel_ends_the_turn_when_the_agent_stops_reading(rig: ChatRig) -> None
                {"chunks": ["deaf now"]}, {"deaf": 120}]])
     rig.send("go")
     prompt = pending(rig)
-    rig.host.wait_for(lambda: "deaf now" in rig.chat().chat.streamer.transcript.text(), timeout=WAIT)
+    rig.host.wait_for(lambda: "deaf now" in rig.chat().conversation.streamer.transcript.text(), timeout=WAIT)
     rig.host.answers.push("ok_cancel", True)
     rig.host.user.run_command("qwen_chat_cancel")
-    requests = rig.chat().requests()
+    requests = rig.chat().request_handler()
     rig.host.wait_for(lambda: requests.pending.get(prompt.key) is None, timeout=WAIT)
     rig.host.wait_for(lambda: [d for d in rig.host.dialogs if d.kind == "ok_cancel"], timeout=WAIT)
     assert "did not stop" in rig.host.dialogs[-1].message
@@ -190,14 +190,14 @@ def test_a_permission_never_takes_the_keys_the_user_types_with(rig: ChatRig) -> 
     rig.host.user.press_key("1")  # an empty composer: the digit types
     rig.host.user.press_key("2")
     assert rig.editor.text(composer) == "12"
-    assert rig.chat().requests().pending.get(prompt.key) is not None
+    assert rig.chat().request_handler().pending.get(prompt.key) is not None
     # Esc meant for something of Sublime's in the transcript closes that, not the request.
     rig.host.user.focus(transcript)
     rig.host.run_on_main(lambda: transcript.show_popup("a popup"))
     rig.host.user.press_key("escape")
     rig.host.run_on_main(lambda: rig.host.window.show_quick_panel(["a", "b"], lambda index: None))
     rig.host.user.press_key("escape")
-    assert rig.chat().requests().pending.get(prompt.key) is not None
+    assert rig.chat().request_handler().pending.get(prompt.key) is not None
     rig.host.user.cancel_quick_panel()
     rig.host.run_on_main(lambda: transcript.hide_popup())
     rig.host.user.press_key("escape")  # aimed at the transcript, nothing else open: it rejects
@@ -222,7 +222,7 @@ def test_esc_rejects_one_of_several_requests_and_says_so(rig: ChatRig) -> None:
 def test_a_request_after_cancel_is_answered_cancelled(rig: ChatRig) -> None:
     rig.load([[{"chunks": ["working"]}, {"ignore_cancel": True}, {"deaf": 1.0}, shell_permission("late")]])
     rig.send("go")
-    rig.host.wait_for(lambda: "working" in rig.chat().chat.streamer.transcript.text(), timeout=WAIT)
+    rig.host.wait_for(lambda: "working" in rig.chat().conversation.streamer.transcript.text(), timeout=WAIT)
     rig.host.user.run_command("qwen_chat_cancel")
     assert wait_answers(rig, "session/request_permission") == [{"outcome": {"outcome": "cancelled"}}]
     assert rig.ended() == ["cancelled"]

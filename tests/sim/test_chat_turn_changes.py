@@ -152,7 +152,7 @@ def test_undo_turn_restores_every_file_byte_exact_in_one_undo_step(rig: ChatRig)
     rig.host.wait_idle()
     assert opened.read_bytes() == CRLF_BOM and closed.read_bytes() == LATIN
     assert rig.editor.text(view) == "one\ntwo\nthree\n" and not view.is_dirty()
-    files = rig.chat().requests().files.turns.files(1)
+    files = rig.chat().request_handler().files.turns.files(1)
     assert [f.state for f in files] == ["reverted", "reverted"]
     rig.host.run_on_main(lambda: view.run_command("undo"))  # one step back: the agent's text
     assert rig.editor.text(view) == "one\nTWO\nthree\nfour\nfive\n"
@@ -193,7 +193,7 @@ def test_undo_never_saves_over_a_line_the_user_saved_since(rig: ChatRig) -> None
     assert rig.editor.text(view).startswith("the user's line\n") and not view.is_dirty()
     assert any(str(opened) in message and "changed since the agent wrote it" in message
                for _, message in rig.host.app.status_messages)
-    assert [f.state for f in rig.chat().requests().files.turns.files(1) if f.path == str(opened)] == ["changed"]
+    assert [f.state for f in rig.chat().request_handler().files.turns.files(1) if f.path == str(opened)] == ["changed"]
 
 
 def test_undo_of_a_file_the_turn_made_open_in_a_tab_removes_it_never_saves_it_empty(rig: ChatRig) -> None:
@@ -206,7 +206,7 @@ def test_undo_of_a_file_the_turn_made_open_in_a_tab_removes_it_never_saves_it_em
     view = rig.host.user.open_file(made)
     undo_turn(rig)
     assert not made.exists()  # removed: neither emptied nor saved again
-    assert [f.state for f in rig.chat().requests().files.turns.files(1)] == ["reverted"]
+    assert [f.state for f in rig.chat().request_handler().files.turns.files(1)] == ["reverted"]
     assert rig.editor.text(view) == "made by the agent\n"  # the tab keeps the text until the user closes it
 
 
@@ -232,7 +232,7 @@ def test_a_file_changed_on_disk_after_the_agent_is_never_overwritten(rig: ChatRi
     rig.host.user.run_command("qwen_turn_undo", {"path": str(closed)})
     wait_for_package_threads(rig.host, "turn undo")
     assert closed.read_bytes() == b"the user's own\n"
-    assert [f.state for f in rig.chat().requests().files.turns.files(1)] == ["changed", "changed"]
+    assert [f.state for f in rig.chat().request_handler().files.turns.files(1)] == ["changed", "changed"]
 
 
 def test_keep_makes_the_current_text_the_reference(rig: ChatRig) -> None:
@@ -245,7 +245,7 @@ def test_keep_makes_the_current_text_the_reference(rig: ChatRig) -> None:
     rig.host.wait_idle()
     assert rig.host.run_on_main(lambda: view.get_status("qwen_turn_changes")) == ""
     assert reference(rig, view) == rig.editor.text(view)  # not in a repository: its own text
-    assert [f.state for f in rig.chat().requests().files.turns.files(1)] == ["kept", "kept"]
+    assert [f.state for f in rig.chat().request_handler().files.turns.files(1)] == ["kept", "kept"]
     assert opened.read_bytes() == b"\xef\xbb\xbfone\r\nTWO\r\nthree\r\nfour\r\nfive\r\n"
 
 

@@ -15,16 +15,16 @@ from acp.schema import ReadTextFileRequest, ReadTextFileResponse, SessionNotific
 
 from qwencompanion_src.core.chat.agent_connection import AgentConnection
 from qwencompanion_src.core.chat.bridge import AgentCommand
-from qwencompanion_src.core.chat.chat import Chat, ChatSetup
+from qwencompanion_src.core.chat.chat import Conversation, ConversationSetup
 from qwencompanion_src.core.chat.render import PlainRenderer
-from qwencompanion_src.core.chat.requests import DiskRequests
+from qwencompanion_src.core.chat.request_handler import DiskRequestHandler
 from qwencompanion_src.core.chat.streamer import BlockStreamer
 from qwencompanion_src.core.chat.transcript import Transcript
 from tests.support.processes import alive
 from tests.unit.test_chat_core import ROOT, Events, Rig, View, wait_for
 
 
-class CountingRequests(DiskRequests):
+class CountingRequests(DiskRequestHandler):
     """Disk requests that remember which files they were asked to read."""
 
     def __init__(self, folder: Path) -> None:
@@ -49,13 +49,13 @@ class SharedRig:
             [sys.executable, "-m", "tests.rig.fake_acp_agent", str(script)], str(rig.folder), {"PYTHONPATH": str(ROOT)}))
         self.requests: list[CountingRequests] = []
 
-    def chat(self) -> tuple[Chat, View, Events]:
+    def chat(self) -> tuple[Conversation, View, Events]:
         view, events, renderer = View(), Events(), PlainRenderer()
         requests = CountingRequests(self.rig.folder)
         self.requests.append(requests)
-        setup = ChatSetup(command=lambda: AgentCommand([], ""), mcp_servers=list, requests=lambda: requests,
+        setup = ConversationSetup(command=lambda: AgentCommand([], ""), mcp_servers=list, request_handler=lambda: requests,
                           renderer=lambda: renderer, store=self.rig.store, key=None, connection=self.connection)
-        chat = Chat(self.rig.thread, setup, BlockStreamer(Transcript(), view), events)
+        chat = Conversation(self.rig.thread, setup, BlockStreamer(Transcript(), view), events)
         self.rig.chats.append(chat)
         return chat, view, events
 
@@ -203,8 +203,8 @@ def test_a_closed_chats_session_is_no_longer_routed_to_it(rig: Rig) -> None:
     first.start().result(timeout=15)
     second.start().result(timeout=15)
     closed = first.state.session_id
-    assert closed is not None and shared.connection.chat_of(closed) is first
+    assert closed is not None and shared.connection.owner_of(closed) is first
     first.close()
-    assert shared.connection.chat_of(closed) is None
-    assert shared.connection.chat_of(second.state.session_id) is second
-    assert shared.connection.chats() == [second]
+    assert shared.connection.owner_of(closed) is None
+    assert shared.connection.owner_of(second.state.session_id) is second
+    assert shared.connection.owners() == [second]

@@ -17,10 +17,10 @@ import pytest
 
 from qwencompanion_src.core.chat import agent_connection
 from qwencompanion_src.core.chat.bridge import AgentCommand, redact
-from qwencompanion_src.core.chat.chat import Chat, ChatSetup
+from qwencompanion_src.core.chat.chat import Conversation, ConversationSetup
 from qwencompanion_src.core.chat.chat_thread import ChatThread
 from qwencompanion_src.core.chat.render import PlainRenderer
-from qwencompanion_src.core.chat.requests import DiskRequests
+from qwencompanion_src.core.chat.request_handler import DiskRequestHandler
 from qwencompanion_src.core.chat.store import SessionStore, project_key
 from qwencompanion_src.core.chat.streamer import BlockStreamer
 from qwencompanion_src.core.chat.transcript import Edit, Transcript
@@ -85,22 +85,22 @@ class Rig:
         self.store = SessionStore(tmp / "cache")
         self.thread = ChatThread()
         self.thread.start()
-        self.chats: list[Chat] = []
+        self.chats: list[Conversation] = []
 
-    def chat(self, turns: list[list[dict[str, Any]]] | None = None, **script: Any) -> tuple[Chat, View, Events]:
+    def chat(self, turns: list[list[dict[str, Any]]] | None = None, **script: Any) -> tuple[Conversation, View, Events]:
         path = self.tmp / f"script-{len(self.chats)}.json"
         path.write_text(json.dumps({"turns": turns or [], "state": str(self.state), "log": str(self.log), **script}))
         view, events, renderer = View(), Events(), PlainRenderer()
-        setup = ChatSetup(
+        setup = ConversationSetup(
             command=lambda: AgentCommand([sys.executable, "-m", "tests.rig.fake_acp_agent", str(path)], str(self.folder),
                                          {"PYTHONPATH": str(ROOT)}),
             mcp_servers=list,
-            requests=lambda: DiskRequests(lambda: [str(self.folder)]),
+            request_handler=lambda: DiskRequestHandler(lambda: [str(self.folder)]),
             renderer=lambda: renderer,
             store=self.store,
             key=project_key(None, [str(self.folder)]),
         )
-        chat = Chat(self.thread, setup, BlockStreamer(Transcript(), view), events)
+        chat = Conversation(self.thread, setup, BlockStreamer(Transcript(), view), events)
         self.chats.append(chat)
         return chat, view, events
 

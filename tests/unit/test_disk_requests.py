@@ -1,4 +1,4 @@
-"""DiskRequests (the agent's file requests when the editor's hook is not
+"""DiskRequestHandler (the agent's file requests when the editor's hook is not
 installed) are bounded as the editor's are: a FIFO is refused at once and
 never holds the chat's loop, a file too large to send whole is refused with
 the reason, and one line of it is read without loading it."""
@@ -17,7 +17,7 @@ from acp import RequestError
 from acp.schema import ReadTextFileRequest, WriteTextFileRequest
 
 from qwencompanion_src.core.chat.agent_files import MAX_FILE_BYTES
-from qwencompanion_src.core.chat.requests import DiskRequests
+from qwencompanion_src.core.chat.request_handler import DiskRequestHandler
 
 WAIT = 10.0
 
@@ -26,7 +26,7 @@ def answer(folder: Path, request: Any) -> Any:
     """The request's answer (or error), from a loop of its own; a read that
     never returns fails the test instead of hanging it."""
     outcome: list[Any] = []
-    requests = DiskRequests(lambda: [str(folder)])
+    requests = DiskRequestHandler(lambda: [str(folder)])
 
     def run() -> None:
         method = requests.read_text_file if isinstance(request, ReadTextFileRequest) else requests.write_text_file

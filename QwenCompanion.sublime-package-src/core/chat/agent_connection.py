@@ -38,7 +38,7 @@ from acp.schema import (
 from ..json_types import JsonObject
 from .bridge import AgentBridge, AgentCommand, AgentError
 from .chat_thread import ChatThread
-from .requests import AgentRequests
+from .request_handler import AgentRequestHandler
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +52,9 @@ STABLE_SECONDS = 60.0
 UNCLAIMED_MAX = 64
 
 
-class Chat(Protocol):
-    """What the connection needs of a chat (`chat.Chat`), called on the chat's thread."""
+class SessionOwner(Protocol):
+    """What the connection needs from the owner of a session (a `Conversation`),
+    called on the chat's thread."""
 
     def session_update(self, notification: SessionNotification) -> None: ...
 
@@ -64,7 +65,7 @@ class Chat(Protocol):
 
     def refused(self, message: str) -> None: ...
 
-    def requests(self) -> AgentRequests: ...
+    def request_handler(self) -> AgentRequestHandler: ...
 
 
 class UnknownSession(RequestError):
@@ -80,8 +81,8 @@ class AgentConnection:
         self.bridge: AgentBridge | None = None
         self.initialized: InitializeResponse | None = None
         self.auth_methods: list[str] = []
-        self._chats: list[Chat] = []
-        self._by_session: dict[str, Chat] = {}
+        self._owners: list[SessionOwner] = []
+        self._by_session: dict[str, SessionOwner] = {}
         self._lock = threading.Lock()  # the lists above: the main thread attaches and detaches
         self._ready_lock: asyncio.Lock | None = None
         self._opening = 0
@@ -90,33 +91,33 @@ class AgentConnection:
         self.failures = 0
         self._last_start = 0.0
         self._warned: set[str] = set()
-        self._requests = SessionRequests(self)
+        self._router = SessionRequestRouter(self)
 
     # --- chats (any thread) -------------------------------------------------
 
-    def attach(self, chat: Chat) -> None:
+    def attach(self, chat: SessionOwner) -> None:
         with self._lock:
-            if chat not in self._chats:
-                self._chats.append(chat)
+            if chat not in self._owners:
+                self._owners.append(chat)
 
-    def detach(self, chat: Chat) -> bool:
+    def detach(self, chat: SessionOwner) -> bool:
         """Forget `chat` and its session; the last chat to go ends the process.
         True when it did (any thread; never waits)."""
         with self._lock:
-            if chat in self._chats:
-                self._chats.remove(chat)
+            if chat in self._owners:
+                self._owners.remove(chat)
             for session_id in [s for s, c in self._by_session.items() if c is chat]:
                 del self._by_session[session_id]
-            last = not self._chats
+            last = not self._owners
         if last:
             self.close()
         return last
 
-    def chats(self) -> list[Chat]:
+    def owners(self) -> list[SessionOwner]:
         with self._lock:
-            return list(self._chats)
+            return list(self._owners)
 
-    def chat_of(self, session_id: object) -> Chat | None:
+    def owner_of(self, session_id: object) -> SessionOwner | None:
         with self._lock:
             return self._by_session.get(session_id) if isinstance(session_id, str) else None
 
@@ -146,7 +147,7 @@ class AgentConnection:
         prompts = capabilities.prompt_capabilities if capabilities is not None else None
         return prompts is not None and bool(prompts.image)
 
-    def claim(self, session_id: str, chat: Chat) -> None:
+    def claim(self, session_id: str, chat: SessionOwner) -> None:
         """`chat` holds `session_id` from now on; updates that came for it
         before (a new session's first ones) are delivered now."""
         with self._lock:
@@ -189,7 +190,7 @@ class AgentConnection:
             except Exception as error:  # e.g. qwen not on PATH: say so, with the fix
                 raise AgentError(str(error)) from error
             events = _BridgeEvents(self)
-            bridge = AgentBridge(command, lambda: self._requests, events)
+            bridge = AgentBridge(command, lambda: self._router, events)
             events.bridge = self.bridge = bridge
             self._expected_exit = False
             self._thread.bridges[:] = [b for b in self._thread.bridges if b.running] + [bridge]
@@ -235,7 +236,7 @@ class AgentConnection:
     # --- from the bridge (chat thread) ------------------------------------
 
     def session_update(self, notification: SessionNotification) -> None:
-        chat = self.chat_of(notification.session_id)
+        chat = self.owner_of(notification.session_id)
         if chat is not None:
             chat.session_update(notification)
         elif self._opening and len(self._unclaimed) < UNCLAIMED_MAX:
@@ -247,10 +248,10 @@ class AgentConnection:
     def ext_notification(self, method: str, params: JsonObject) -> None:
         session_id = params.get("sessionId")
         if session_id is None:  # about the agent, not one session
-            for each in self.chats():
+            for each in self.owners():
                 each.ext_notification(method, params)
             return
-        chat = self.chat_of(session_id)
+        chat = self.owner_of(session_id)
         if chat is None:
             self._warn_once(f"notify:{method}", "dropped %s for a session no chat holds: %.100r", method, session_id)
         else:
@@ -262,11 +263,11 @@ class AgentConnection:
         expected = self._expected_exit or bridge is not self.bridge
         if not expected and (time.monotonic() - self._last_start < STABLE_SECONDS or returncode != 0):
             self.failures += 1
-        for chat in self.chats():
+        for chat in self.owners():
             chat.exited(bridge, returncode, stderr_tail, expected=expected)
 
     def refused(self, message: str) -> None:
-        for chat in self.chats():
+        for chat in self.owners():
             chat.refused(message)
 
     def _warn_once(self, key: str, message: str, *args: Any) -> None:
@@ -296,18 +297,18 @@ class _BridgeEvents:
         self._connection.refused(message)
 
 
-class SessionRequests:
-    """The agent's requests, each answered by the chat whose session it names."""
+class SessionRequestRouter:
+    """The agent's requests, each routed to the handler of the owner of the session it names."""
 
     def __init__(self, connection: AgentConnection) -> None:
         self._connection = connection
 
-    def _of(self, session_id: object, method: str) -> AgentRequests:
-        chat = self._connection.chat_of(session_id)
+    def _of(self, session_id: object, method: str) -> AgentRequestHandler:
+        chat = self._connection.owner_of(session_id)
         if chat is None:
             log.warning("chat: refused the agent's %s for a session no chat holds: %.100r", method, session_id)
             raise UnknownSession(session_id)
-        return chat.requests()
+        return chat.request_handler()
 
     async def read_text_file(self, request: ReadTextFileRequest) -> ReadTextFileResponse:
         return await self._of(request.session_id, "fs/read_text_file").read_text_file(request)
@@ -324,5 +325,5 @@ class SessionRequests:
         return await self._of(params["sessionId"], method).ext_method(method, params)
 
     def cancel_pending(self) -> None:
-        for chat in self._connection.chats():
-            chat.requests().cancel_pending()
+        for chat in self._connection.owners():
+            chat.request_handler().cancel_pending()

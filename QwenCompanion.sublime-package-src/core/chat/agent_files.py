@@ -185,7 +185,7 @@ def read_part(path: str, line: int | None, limit: int | None,
               fallback_encoding: str = DEFAULT_FALLBACK) -> tuple[str, str | None]:
     """(`limit` lines from `line`, the file's whole text or None when the file
     is too large to hold): a file of any size can be read in parts."""
-    # Imported here: `requests` loads ACP and pydantic, which must wait for the
+    # Imported here: `request_handler` loads ACP and pydantic, which must wait for the
     # start thread's dependency check, while the editor imports this at load.
     try:
         text = read_file(path, fallback_encoding).text

@@ -44,7 +44,7 @@ from ..json_types import JsonObject
 from ..processes import kill_group, own_group_options
 from ..version import VERSION
 from .agents import MAX_LISTED_SESSIONS, TITLE_MAX_CHARS, can_list, can_load, prompt_for, servers_for, speaks_qwen
-from .requests import AgentRequests
+from .request_handler import AgentRequestHandler
 
 log = logging.getLogger(__name__)
 traffic_log = logging.getLogger(__name__ + ".traffic")
@@ -232,7 +232,7 @@ class AgentBridge:
     def __init__(
         self,
         command: AgentCommand,
-        requests: Callable[[], AgentRequests],
+        requests: Callable[[], AgentRequestHandler],
         events: BridgeEvents,
     ) -> None:
         self.command = command

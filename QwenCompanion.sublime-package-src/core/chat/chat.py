@@ -1,4 +1,4 @@
-"""One chat: its ACP session on an agent it may share with other chats
+"""One chat's `Conversation`: its ACP session on an agent it may share with other chats
 (`AgentConnection`: the process, its start, back-off and routing by session),
 sign-in, and its queue of prompts. What the chat shows of the agent is
 `ChatState` (chat_state.py), where its words go is `TranscriptLayout`
@@ -6,7 +6,7 @@ sign-in, and its queue of prompts. What the chat shows of the agent is
 
 Public methods may be called from any thread: they hand the work to the
 chat's asyncio thread and return at once (or give a Future). State is only
-changed on that thread; `ChatEvents` callbacks run there too and must only
+changed on that thread; `ConversationEvents` callbacks run there too and must only
 schedule work elsewhere.
 """
 
@@ -29,7 +29,7 @@ from .bridge import AgentBridge, AgentCommand, AgentError, AgentGone
 from .chat_state import ChatState
 from .chat_thread import ChatThread
 from .render import UpdateRenderer, chunk_text
-from .requests import AgentRequests
+from .request_handler import AgentRequestHandler
 from .rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, rewind
 from .store import SessionStore
 from .streamer import BlockStreamer
@@ -43,7 +43,7 @@ CANCEL_TIMEOUT = 5.0
 AUTH_REQUIRED = -32000
 
 
-class ChatEvents(Protocol):
+class ConversationEvents(Protocol):
     def state_changed(self) -> None: ...
 
     def turn_ended(self, stop_reason: str) -> None: ...
@@ -54,10 +54,10 @@ class ChatEvents(Protocol):
 
 
 @dataclass(frozen=True)
-class ChatSetup:
+class ConversationSetup:
     command: Callable[[], AgentCommand]
     mcp_servers: Callable[[], list[JsonObject]]
-    requests: Callable[[], AgentRequests]
+    request_handler: Callable[[], AgentRequestHandler]
     renderer: Callable[[], UpdateRenderer]
     store: SessionStore
     key: str | None
@@ -65,8 +65,8 @@ class ChatSetup:
     connection: AgentConnection | None = None
 
 
-class Chat:
-    def __init__(self, thread: ChatThread, setup: ChatSetup, streamer: BlockStreamer, events: ChatEvents) -> None:
+class Conversation:
+    def __init__(self, thread: ChatThread, setup: ConversationSetup, streamer: BlockStreamer, events: ConversationEvents) -> None:
         self._thread = thread
         self._setup = setup
         self.streamer = streamer
@@ -137,13 +137,13 @@ class Chat:
         """Leave the agent; the last chat to leave ends it now, whatever state
         the loop is in (any thread; never waits)."""
         self.state.agent = "stopped"  # an expected exit: no error line
-        self._setup.requests().cancel_pending()
+        self._setup.request_handler().cancel_pending()
         self.connection.detach(self)
         self.streamer.close()
 
-    def requests(self) -> AgentRequests:
+    def request_handler(self) -> AgentRequestHandler:
         """What answers the agent's requests about this chat's session."""
-        return self._setup.requests()
+        return self._setup.request_handler()
 
     @property
     def _bridge(self) -> AgentBridge | None:
@@ -359,7 +359,7 @@ class Chat:
         self._cancelling = True
         # The user's side first: an agent that stops reading its stdin blocks the
         # write of session/cancel for good, and the restart must still be offered.
-        self._setup.requests().cancel_pending()  # ACP: the client answers them "cancelled" after session/cancel
+        self._setup.request_handler().cancel_pending()  # ACP: the client answers them "cancelled" after session/cancel
         turn = self._layout.turn
         asyncio.get_running_loop().call_later(CANCEL_TIMEOUT, self._check_cancelled, turn)
         self._changed()
@@ -475,7 +475,7 @@ class Chat:
             last = next((line for line in reversed(stderr_tail) if line.strip()), "")
             detail = f": {last[:200]}" if last and returncode != 0 else ""
             self._error(f"The agent exited (code {returncode}){detail}. The next prompt restarts it.")
-        self._setup.requests().cancel_pending()  # nobody is left to wait for them
+        self._setup.request_handler().cancel_pending()  # nobody is left to wait for them
         self._changed()
 
     def refused(self, message: str) -> None:

@@ -49,7 +49,7 @@ GUARD_SETTING = "chat_guarded_files"
 
 def refusal(path: str, reason: str) -> RequestError:
     """An error whose message says why: the CLI shows the agent only the message."""
-    from ...core.chat.requests import refusal as core_refusal
+    from ...core.chat.request_handler import refusal as core_refusal
 
     return core_refusal(path, reason)
 
@@ -97,7 +97,7 @@ class AgentFiles:
 
     async def _read(self, shown: str, resolved: str, view: sublime.View | None,
                     line: int | None, limit: int | None) -> str:
-        from ...core.chat.requests import read_errors_for_the_agent
+        from ...core.chat.request_handler import read_errors_for_the_agent
 
         excluded = await on_main(lambda: _settings()[1].excludes(resolved))
         if excluded:

@@ -12,8 +12,8 @@ import sublime_plugin
 
 from ..paths import path_display
 from . import notify
-from .agent_requests import EditorRequests, requests_of
 from .chats import chat_of_view, chat_role, chats, window_by_id
+from .editor_request_handler import EditorRequestHandler, request_handler_of
 
 if TYPE_CHECKING:
     from ...core.chat.permissions import PermissionPrompt
@@ -33,9 +33,9 @@ def work_renderer(window: sublime.Window, chat_id: int) -> UpdateRenderer:
         chats.tell("tool_call", {"window": window_id, "chat": chat_id, "toolCallId": line.tool_call_id,
                                  "status": line.status, "title": line.title, "kind": line.kind})
         if line.status in ("completed", "failed"):
-            requests = requests_of(window, chat_id)
-            if requests is not None:
-                requests.accepted.call_ended(line.tool_call_id)
+            handler = request_handler_of(window, chat_id)
+            if handler is not None:
+                handler.accepted.call_ended(line.tool_call_id)
 
     def plan(progress: PlanProgress) -> None:
         sublime.set_timeout(lambda: show_plan(window_id, progress.label()))
@@ -55,9 +55,9 @@ def turn_ended(event: str, details: dict[str, Any]) -> None:
     if event != "chat_turn_ended":
         return
     window_id, chat_id = int(details["window"]), int(details["chat"])
-    requests = requests_of(window_by_id(window_id), chat_id)
-    if requests is not None:
-        requests.accepted.turn_ended()
+    handler = request_handler_of(window_by_id(window_id), chat_id)
+    if handler is not None:
+        handler.accepted.turn_ended()
     notify.turn_ended(window_id, chat_id, str(details["stopReason"]))
 
 
@@ -67,34 +67,34 @@ class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
     reject); with none of them, pick the answer in a quick panel."""
 
     def run(self, index: int | None = None, option: str | None = None, reject: bool = False, reason: bool = False) -> None:
-        requests = requests_of(self.window)
-        prompt = requests.pending.oldest() if requests is not None else None
-        if requests is None or prompt is None:
+        handler = request_handler_of(self.window)
+        prompt = handler.pending.oldest() if handler is not None else None
+        if handler is None or prompt is None:
             self.window.status_message("Qwen Code: no permission request is waiting")
             return
         if index is None and option is None and not reject and not reason:
-            self._pick(requests, prompt)
+            self._pick(handler, prompt)
         elif reason:
             def rejected(text: str) -> None:
-                requests.reject(prompt.key, text.strip() or None)
+                handler.reject(prompt.key, text.strip() or None)
 
             self.window.show_input_panel("Why reject? (sent to Qwen Code):", "", rejected, None, None)
         elif reject:
-            if requests.reject(prompt.key):
-                waiting = requests.pending.count()
+            if handler.reject(prompt.key):
+                waiting = handler.pending.count()
                 more = f"; {waiting} more request(s) wait, the next one is shown" if waiting else ""
                 self.window.status_message(f"Qwen Code: rejected {prompt.title}{more}")
         elif option is not None:
-            if not requests.choose(prompt.key, option):
+            if not handler.choose(prompt.key, option):
                 self.window.status_message(f"Qwen Code: no option {option!r} in this request")
         elif index is not None and prompt.questions:
-            requests.answer_question(prompt.key, index)
+            handler.answer_question(prompt.key, index)
         elif index is not None and 1 <= index <= len(prompt.options):
-            requests.choose(prompt.key, prompt.options[index - 1].option_id)
+            handler.choose(prompt.key, prompt.options[index - 1].option_id)
         elif index == len(prompt.options) + 1:
             self.run(reason=True)
 
-    def _pick(self, requests: EditorRequests, prompt: PermissionPrompt) -> None:
+    def _pick(self, handler: EditorRequestHandler, prompt: PermissionPrompt) -> None:
         from ...core.chat.permissions import REASON_CHOICE
 
         selected = -1
@@ -106,7 +106,7 @@ class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
             selected = next((i for i, o in enumerate(prompt.options) if o.kind.startswith("reject")), len(prompt.options))
 
         def picked(choice: int) -> None:
-            if choice >= 0 and requests.pending.oldest() is prompt:  # still the request shown
+            if choice >= 0 and handler.pending.oldest() is prompt:  # still the request shown
                 self.run(index=choice + 1)
 
         # A consent panel: a tab an agent opens meanwhile must not close it (a -1 is no answer).
@@ -114,8 +114,8 @@ class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
                                      placeholder=f"Qwen Code asks: {prompt.title}")
 
     def is_enabled(self, **_: Any) -> bool:
-        requests = requests_of(self.window)
-        return requests is not None and requests.pending.oldest() is not None
+        handler = request_handler_of(self.window)
+        return handler is not None and handler.pending.oldest() is not None
 
 
 class PermissionKeysListener(sublime_plugin.EventListener):
@@ -127,8 +127,8 @@ class PermissionKeysListener(sublime_plugin.EventListener):
         # there on purpose. In the composer (or anywhere else) a digit is typing.
         chat = chat_of_view(view)
         if chat is not None and chat_role(view) == "transcript":
-            requests = requests_of(view.window(), chat.chat_id)
-            prompt = requests.pending.oldest() if requests is not None else None
+            handler = request_handler_of(view.window(), chat.chat_id)
+            prompt = handler.pending.oldest() if handler is not None else None
             # A number operand: that key has a choice (the options, then "reject with a reason").
             keys = prompt.keys() if prompt is not None else 0
             number = operand if isinstance(operand, int) and not isinstance(operand, bool) else 1
@@ -138,9 +138,9 @@ class PermissionKeysListener(sublime_plugin.EventListener):
     def on_pre_close(self, view: sublime.View) -> None:
         chat = chat_of_view(view)
         if chat is not None and chat_role(view) == "transcript":
-            requests = requests_of(view.window(), chat.chat_id)
-            if requests is not None:  # the prompts are no longer shown: nobody can answer them
-                requests.cancel_pending()
+            handler = request_handler_of(view.window(), chat.chat_id)
+            if handler is not None:  # the prompts are no longer shown: nobody can answer them
+                handler.cancel_pending()
 
 
 class ChatSeenListener(sublime_plugin.EventListener):

@@ -109,14 +109,14 @@ def active_context(window: sublime.Window) -> list[JsonObject]:
 
 
 def _note(chat: WindowChat, text: str) -> None:
-    chat.chat.note(text)
+    chat.conversation.note(text)
 
 
 def run_local(chat: WindowChat, name: str) -> bool:
     """/clear, /help and /status work without the agent."""
-    state = chat.chat.state
+    state = chat.conversation.state
     if name == "clear":
-        chat.chat.new_session()
+        chat.conversation.new_session()
     elif name == "help":
         lines = [f"/{n} — {d}" for n, d in LOCAL_COMMANDS.items()]
         lines += [f"/{c.name} — {c.description}" for c in state.commands]
@@ -128,8 +128,8 @@ def run_local(chat: WindowChat, name: str) -> bool:
             f"Session: {state.session_id or '—'}",
             f"Mode: {mode or '—'}",
             f"Model: {state.model_name() or '—'}",
-            f"Pid: {chat.chat.pid or '—'}",
-            f"Uptime: {uptime(state.started_at) if chat.chat.pid else '—'}",
+            f"Pid: {chat.conversation.pid or '—'}",
+            f"Uptime: {uptime(state.started_at) if chat.conversation.pid else '—'}",
         ]))
     else:
         return False
@@ -148,8 +148,8 @@ class QwenChatCommand(sublime_plugin.WindowCommand):
                 f"Qwen Code: this window has no folder, so qwen works in {window_cwd(self.window)}; "
                 "open your project's folder (File → Open Folder…) for a chat about it"
             )
-        if chat is not None and chat.chat.state.agent == "stopped":
-            chat.chat.start()  # the agent starts, and reloads the last chat, while the user types
+        if chat is not None and chat.conversation.state.agent == "stopped":
+            chat.conversation.start()  # the agent starts, and reloads the last chat, while the user types
 
 
 class QwenChatNewCommand(sublime_plugin.WindowCommand):
@@ -175,10 +175,10 @@ class QwenChatSendCommand(sublime_plugin.TextCommand):
             return
         if text is None:
             self.view.erase(edit, sublime.Region(0, self.view.size()))
-        chat.history_index = len(chat.chat.history) + 1
+        chat.history_index = len(chat.conversation.history) + 1
         local = re.fullmatch(r"\s*/(\w+)\s*", body)
         if local and run_local(chat, local[1]):
-            chat.chat.history.append(body)
+            chat.conversation.history.append(body)
             return
         blocks = active_context(window)
         for token in ATTACHMENT.findall(body):
@@ -187,7 +187,7 @@ class QwenChatSendCommand(sublime_plugin.TextCommand):
                 blocks.append(block)
         edited = prompt_edits.take(chat.chat_id)
         if edited is None:
-            chat.chat.send(body, blocks)
+            chat.conversation.send(body, blocks)
         else:  # Edit and Resend: the text replaces that prompt and everything after it
             window.run_command("qwen_chat_rewind", {"turn": edited, "text": body})
 
@@ -197,9 +197,9 @@ class QwenChatHistoryCommand(sublime_plugin.TextCommand):
 
     def run(self, edit: sublime.Edit, step: int = -1) -> None:
         chat = chat_of_view(self.view) or chats.get(self.view.window())
-        if chat is None or not chat.chat.history:
+        if chat is None or not chat.conversation.history:
             return
-        history = chat.chat.history
+        history = chat.conversation.history
         index = max(0, min(len(history), min(chat.history_index, len(history)) + step))
         chat.history_index = index
         text = history[index] if index < len(history) else ""
@@ -213,7 +213,7 @@ class QwenChatCancelCommand(sublime_plugin.WindowCommand):
     def run(self) -> None:
         chat = chats.get(self.window)
         if chat is not None:
-            chat.chat.cancel()
+            chat.conversation.cancel()
 
 
 class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
@@ -234,7 +234,7 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
             if not sessions:
                 sublime.status_message("Qwen Code: no earlier chats in this folder")
                 return
-            open_in = {c.chat.state.session_id: c for c in chats.of_window(window)}
+            open_in = {c.conversation.state.session_id: c for c in chats.of_window(window)}
             items = [
                 sublime.QuickPanelItem(
                     s.title or s.session_id,
@@ -252,11 +252,11 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
                 if holder is not None and holder in chats.of_window(window):
                     select_chat(window, holder)  # open in a chat already: that chat comes to the front
                 else:
-                    chat.chat.load_session(sessions[index].session_id)
+                    chat.conversation.load_session(sessions[index].session_id)
 
             window.show_quick_panel(items, picked, placeholder="Load which chat?")
 
-        when_done(chat.chat.list_sessions(), listed)
+        when_done(chat.conversation.list_sessions(), listed)
 
 
 class _ChoiceCommand(sublime_plugin.WindowCommand):
@@ -269,7 +269,7 @@ class _ChoiceCommand(sublime_plugin.WindowCommand):
         window, kind = self.window, self.kind
 
         def choose() -> None:
-            state = chat.chat.state
+            state = chat.conversation.state
             choices = state.modes if kind == "mode" else state.models
             current = state.mode_id if kind == "mode" else state.model_id
             if not choices:
@@ -281,7 +281,7 @@ class _ChoiceCommand(sublime_plugin.WindowCommand):
 
             def picked(index: int) -> None:
                 if index >= 0:
-                    setter = chat.chat.set_mode if kind == "mode" else chat.chat.set_model
+                    setter = chat.conversation.set_mode if kind == "mode" else chat.conversation.set_model
                     setter(choices[index].id)
 
             window.show_quick_panel(items, picked, selected_index=selected, placeholder=f"Chat {kind}")
@@ -290,15 +290,15 @@ class _ChoiceCommand(sublime_plugin.WindowCommand):
             error = done.exception()
             if error is not None:
                 sublime.status_message(f"Qwen Code: {error}")
-            elif chat.chat.state.session_id:
+            elif chat.conversation.state.session_id:
                 choose()
             # else the chat's transcript already says why the agent did not start
 
-        if chat.chat.state.session_id:
+        if chat.conversation.state.session_id:
             choose()
         else:
             sublime.status_message("Qwen Code: starting the agent…")
-            when_done(chat.chat.start(), started)
+            when_done(chat.conversation.start(), started)
 
 
 class QwenChatModeCommand(_ChoiceCommand):
@@ -314,12 +314,12 @@ class QwenChatCycleModeCommand(sublime_plugin.WindowCommand):
 
     def run(self) -> None:
         chat = chats.get(self.window)
-        if chat is None or not chat.chat.state.modes:
+        if chat is None or not chat.conversation.state.modes:
             return
-        modes = [m.id for m in chat.chat.state.modes]
-        current = chat.chat.state.mode_id
+        modes = [m.id for m in chat.conversation.state.modes]
+        current = chat.conversation.state.mode_id
         following = modes[(modes.index(current) + 1) % len(modes)] if current in modes else modes[0]
-        chat.chat.set_mode(following)
+        chat.conversation.set_mode(following)
 
 
 class QwenChatAddSelectionCommand(sublime_plugin.TextCommand):
@@ -446,7 +446,7 @@ class QwenChatShowAgentLogCommand(sublime_plugin.WindowCommand):
 
     def run(self) -> None:
         chat = chats.get(self.window)
-        lines = chat.chat.stderr_lines() if chat is not None else []
+        lines = chat.conversation.stderr_lines() if chat is not None else []
         panel = self.window.create_output_panel(AGENT_LOG_PANEL)
         panel.settings().update({"word_wrap": False, "gutter": False})
         panel.set_read_only(False)
@@ -503,7 +503,7 @@ class ChatListener(sublime_plugin.EventListener):
         chat = chat_of_view(view)  # the composer typed in, whichever chat is active
         commands = dict(LOCAL_COMMANDS)
         if chat is not None:
-            commands.update({c.name: c.description for c in chat.chat.state.commands})
+            commands.update({c.name: c.description for c in chat.conversation.state.commands})
         items: list[sublime.CompletionValue] = [
             sublime.CompletionItem(name, annotation=description[:60], completion=name,
                                    kind=(sublime.KindId.KEYWORD, "/", "command"))
@@ -529,7 +529,7 @@ def prestart(window: sublime.Window) -> None:
     if prestart_enabled() and window.folders():
         chat = chats.ensure(window)
         if chat is not None:
-            chat.chat.start()
+            chat.conversation.start()
 
 
 def prestart_all() -> None:
@@ -548,7 +548,7 @@ def chat_report(window: sublime.Window) -> str:
     lines += ["", f"Chat ({chat.agent})" if chat is not None else "Chat"]
     if chat is None:
         return "\n".join([*lines, row("agent", "not started (Qwen Code: Chat starts it)"), ""])
-    state, pid = chat.chat.state, chat.chat.pid
+    state, pid = chat.conversation.state, chat.conversation.pid
     lines.append(row("agent", state.agent + (f" ({state.agent_name})" if state.agent_name else "")))
     if pid:
         lines.append(row("pid", f"{pid}, up {uptime(state.started_at)}"))
@@ -558,7 +558,7 @@ def chat_report(window: sublime.Window) -> str:
         lines.append(row("chats", f"{count} in this window (the session above is the active chat's), one agent"))
     lines.append(row("mode", state.mode_id or "(unknown)"))
     lines.append(row("model", state.model_name() or "(unknown)"))
-    tail = [line for line in chat.chat.stderr_lines()[-5:] if line.strip()]
+    tail = [line for line in chat.conversation.stderr_lines()[-5:] if line.strip()]
     if tail:
         lines.append(row("agent log", "last lines (Qwen Code: Show Agent Log has all)"))
         lines += [row("", line[:200]) for line in tail]

@@ -27,7 +27,7 @@ def open_new_chat(window: sublime.Window, agent: str | None = None) -> WindowCha
         sublime.status_message("Qwen Code: the chat is not available while the package is unloading")
         return None
     open_chat(window, chat)
-    chat.chat.start()
+    chat.conversation.start()
     return chat
 
 
@@ -40,8 +40,8 @@ def select_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) ->
 def close_chat(window: sublime.Window, chat: WindowChat) -> None:
     """Close the chat and its tabs; its running turn is cancelled first. The
     window's next chat comes to the front (main thread)."""
-    if chat.chat.state.agent == "busy":
-        chat.chat.cancel()
+    if chat.conversation.state.agent == "busy":
+        chat.conversation.cancel()
     following = chats.close_chat(chat)
     for view in chat_views(chat):
         if view is not None:
@@ -59,7 +59,7 @@ def _chat_arg(window: sublime.Window, chat: int | None) -> WindowChat | None:
 
 
 def chat_label(chat: WindowChat) -> str:
-    state = chat.chat.state
+    state = chat.conversation.state
     queued = f", {state.queued} queued" if state.queued else ""
     return f"{state.agent}{queued}"
 
@@ -75,7 +75,7 @@ class QwenChatSwitchCommand(sublime_plugin.WindowCommand):
             return
         active = chats.get(self.window)
         items = [sublime.QuickPanelItem(chat.title, annotation=chat_label(chat),
-                                        details=chat.chat.state.session_id or "no session yet")
+                                        details=chat.conversation.state.session_id or "no session yet")
                  for chat in listed]
 
         def picked(index: int) -> None:
@@ -126,7 +126,7 @@ def rename_chat(window: sublime.Window, chat: WindowChat, title: str) -> None:
     title = title[:TITLE_MAX_CHARS]  # the tabs' name is the session's title, which qwen caps
     chat.custom_title = title
     name_tabs(chat)
-    connection, session_id = chat.chat.connection, chat.chat.state.session_id
+    connection, session_id = chat.conversation.connection, chat.conversation.state.session_id
     if session_id is None or not is_qwen(connection.initialized):
         return  # the name is the editor's own: the agent has no session to name, or no method for it
 
@@ -155,7 +155,7 @@ class QwenChatDeleteCommand(sublime_plugin.WindowCommand):
         found = _chat_arg(self.window, chat)
         if found is None:
             return
-        session_id, connection = found.chat.state.session_id, found.chat.connection
+        session_id, connection = found.conversation.state.session_id, found.conversation.connection
         if not confirmed and not sublime.ok_cancel_dialog(
             f"Qwen Code: delete the chat “{found.title}” and its conversation from the history?", "Delete"
         ):
@@ -166,8 +166,8 @@ class QwenChatDeleteCommand(sublime_plugin.WindowCommand):
                 window.status_message("Qwen Code: the chat is closed; this agent cannot delete its conversation")
             close_chat(window, found)
             return
-        if found.chat.state.agent == "busy":
-            found.chat.cancel()  # a turn still running would write the session again
+        if found.conversation.state.agent == "busy":
+            found.conversation.cancel()  # a turn still running would write the session again
 
         def deleted(done: Future[bool]) -> None:
             if _succeeded(done):

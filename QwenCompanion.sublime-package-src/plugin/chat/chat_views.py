@@ -185,7 +185,7 @@ def adopt_chat_views() -> None:
                 return
             saved = next((v.settings().get(SESSION_SETTING) for v in tabs["transcript"]), None)
             if adopted and isinstance(saved, str):
-                chat.chat.state.session_id = saved  # reloaded when the chat starts
+                chat.conversation.state.session_id = saved  # reloaded when the chat starts
             _adopt_tabs(window, chat, tabs)
             adopted.append(chat)
         if adopted:
@@ -214,7 +214,7 @@ def _adopt_tabs(window: sublime.Window, chat: WindowChat, tabs: dict[str, list[s
 
 
 def status_text(chat: WindowChat) -> str:
-    state = chat.chat.state
+    state = chat.conversation.state
     if state.agent == "stopped" and state.session_id is None:
         return ""
     parts = ["Chat"] if chat.agent == QWEN else ["Chat", chat.agent]
@@ -244,7 +244,7 @@ def refresh_status(window_id: int) -> None:
     if window is None or chat is None:
         return
     for each in chats.of_window(window):
-        session, transcript = each.chat.state.session_id, each.transcript_view
+        session, transcript = each.conversation.state.session_id, each.transcript_view
         if session and transcript is not None and transcript.settings().get(SESSION_SETTING) != session:
             transcript.settings().set(SESSION_SETTING, session)
     text = status_text(chat) if userprefs().status_bar else ""

@@ -1,11 +1,11 @@
-"""The chats of every window: each a core `Chat` with its own views (a tab),
+"""The chats of every window: each a core `Conversation` with its own views (a tab),
 one of them the window's active chat; a window's chats with the same agent
 share one agent process (`AgentConnection`), which ends with the window or
 its last chat. And the hooks other features plug into.
 
 Hooks (`plugin/wiring.py` sets and extends them; each is called per chat):
 
-- `chats.requests(window, chat_id) -> AgentRequests`: answers the agent's
+- `chats.request_handler(window, chat_id) -> AgentRequestHandler`: answers the agent's
   `fs/read_text_file`, `fs/write_text_file`, `session/request_permission`
   and vendor requests. The default reads and writes files on disk inside the
   window's folders, answers permissions "cancelled" and unknown methods
@@ -44,10 +44,10 @@ from .agents import agent_command, default_agent
 
 if TYPE_CHECKING:
     from ...core.chat.agent_connection import AgentConnection
-    from ...core.chat.chat import Chat
+    from ...core.chat.chat import Conversation
     from ...core.chat.chat_thread import ChatThread
     from ...core.chat.render import UpdateRenderer
-    from ...core.chat.requests import AgentRequests
+    from ...core.chat.request_handler import AgentRequestHandler
     from ...core.chat.transcript import Edit
     from ...core.json_types import JsonObject
 
@@ -83,10 +83,10 @@ def forget_session(window: sublime.Window, session_id: str) -> None:
     in_background(forget, "forget session")
 
 
-def default_requests(window: sublime.Window, chat_id: int) -> AgentRequests:
-    from ...core.chat.requests import DiskRequests
+def default_request_handler(window: sublime.Window, chat_id: int) -> AgentRequestHandler:
+    from ...core.chat.request_handler import DiskRequestHandler
 
-    return DiskRequests(lambda: window.folders() if window.is_valid() else [])
+    return DiskRequestHandler(lambda: window.folders() if window.is_valid() else [])
 
 
 def default_renderer(window: sublime.Window, chat_id: int) -> UpdateRenderer:
@@ -100,7 +100,7 @@ class WindowChat:
 
     def __init__(self, owner: Chats, window: sublime.Window, thread: ChatThread, connection: AgentConnection,
                  *, agent: str = DEFAULT_AGENT, number: int = 1, remembered: bool = True) -> None:
-        from ...core.chat.chat import Chat, ChatSetup
+        from ...core.chat.chat import Conversation, ConversationSetup
 
         self.window_id = window.id()
         self.chat_id = next(_chat_ids)  # what events and the driver call this chat
@@ -116,38 +116,38 @@ class WindowChat:
         self._pending: list[Edit] = []
         self._pending_lock = threading.Lock()
         self._status_due = False  # a status refresh is on its way to the main thread
-        self._requests: AgentRequests | None = None
+        self._request_handler: AgentRequestHandler | None = None
         self._renderer: UpdateRenderer | None = None
         self._hooks_lock = threading.Lock()  # the agent's thread and the main thread both resolve hooks
         store = session_store()
-        setup = ChatSetup(
+        setup = ConversationSetup(
             command=lambda: agent_command(window, self.agent),
             mcp_servers=self._mcp_servers,
-            requests=self.requests,
+            request_handler=self.request_handler,
             renderer=self.renderer,
             store=store,
             # The window's first chat reloads the folder's last conversation (of its agent); a new chat starts a new one.
             key=session_key(project_key(window.project_file_name(), window.folders()), self.agent) if remembered else None,
             connection=connection,
         )
-        self.chat: Chat = Chat(thread, setup, BlockStreamer(Transcript(), self._sink), self)
+        self.conversation: Conversation = Conversation(thread, setup, BlockStreamer(Transcript(), self._sink), self)
 
     @property
     def title(self) -> str:
         """What its tab and the chat list call it: its name, else its first prompt."""
         if self.custom_title:
             return self.custom_title
-        history = self.chat.history
+        history = self.conversation.history
         first = history[0].strip().splitlines()[0] if history and history[0].strip() else ""
         return first[:60] or f"Chat {self.number}"
 
     # --- hooks, resolved once per chat ----------------------------------
 
-    def requests(self) -> AgentRequests:
+    def request_handler(self) -> AgentRequestHandler:
         with self._hooks_lock:
-            if self._requests is None:
-                self._requests = self._owner.requests(self._window, self.chat_id)
-            return self._requests
+            if self._request_handler is None:
+                self._request_handler = self._owner.request_handler(self._window, self.chat_id)
+            return self._request_handler
 
     def renderer(self) -> UpdateRenderer:
         with self._hooks_lock:
@@ -187,14 +187,14 @@ class WindowChat:
 
     def fill(self, view: sublime.View) -> None:
         """Make a new transcript view show the whole transcript (main thread)."""
-        with self.chat.streamer.locked(), self._pending_lock:
-            text = self.chat.streamer.transcript.text()
+        with self.conversation.streamer.locked(), self._pending_lock:
+            text = self.conversation.streamer.transcript.text()
             self._pending.clear()
             self.transcript_view = view
         view.run_command("qwen_chat_apply", {"edits": [[0, view.size(), text]]})
         view.clear_undo_stack()
 
-    # --- ChatEvents (chat thread) -----------------------------------------
+    # --- ConversationEvents (chat thread) -----------------------------------------
 
     def state_changed(self) -> None:
         if self._owner.closed:  # an agent reaped after quitting has no status left to show
@@ -223,7 +223,7 @@ class WindowChat:
                 "Restart it? The conversation is reloaded.",
                 "Restart Agent",
             ):
-                self.chat.restart()
+                self.conversation.restart()
 
         sublime.set_timeout(ask)
 
@@ -241,7 +241,7 @@ class WindowChats:
 
 class Chats:
     def __init__(self) -> None:
-        self.requests: Callable[[sublime.Window, int], AgentRequests] = default_requests
+        self.request_handler: Callable[[sublime.Window, int], AgentRequestHandler] = default_request_handler
         self.renderer: Callable[[sublime.Window, int], UpdateRenderer] = default_renderer
         self.mcp_servers: list[Callable[[sublime.Window], JsonObject | None]] = []
         self.observers: list[Observer] = []
@@ -284,7 +284,7 @@ class Chats:
             thread = self._thread
             held = self._by_window.setdefault(window.id(), WindowChats())
             connection = held.connections.get(chosen)
-            if connection is None or not connection.chats():  # one that ended with its last chat is not reused
+            if connection is None or not connection.owners():  # one that ended with its last chat is not reused
                 connection = held.connections[chosen] = AgentConnection(thread, lambda: agent_command(window, chosen))
             chat = WindowChat(self, window, thread, connection, agent=chosen, number=next(held.numbers),
                               remembered=not held.chats and not fresh)
@@ -326,7 +326,7 @@ class Chats:
             if held.active is chat:
                 held.active = held.chats[min(index, len(held.chats) - 1)] if held.chats else None
             active = held.active
-        chat.chat.close()
+        chat.conversation.close()
         self.refresh_status(chat.window_id)
         return active
 
@@ -378,7 +378,7 @@ class Chats:
     @staticmethod
     def _end(held: WindowChats) -> None:
         for chat in held.chats:
-            chat.chat.close()
+            chat.conversation.close()
         for connection in held.connections.values():
             connection.close()  # also one no chat holds any more
 

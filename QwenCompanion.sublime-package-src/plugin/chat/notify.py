@@ -178,7 +178,7 @@ _turn_started: dict[int, float] = {}  # chat id -> when its running turn began
 
 def track_turn(window_id: int) -> None:
     for chat in chats.of_window(window_by_id(window_id)):
-        if chat.chat.state.agent == "busy":
+        if chat.conversation.state.agent == "busy":
             _turn_started.setdefault(chat.chat_id, time.monotonic())
 
 

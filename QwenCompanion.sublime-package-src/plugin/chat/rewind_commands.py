@@ -33,7 +33,7 @@ def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | Non
     Resend); the outcome is noted in the transcript when it comes. Without
     `agent_may_restore`, qwen's own history restores no file."""
     prompt_edits.take(chat.chat_id)
-    future = chat.chat.rewind(index, text, EditorRestorer(window, chat, agent_may_restore))
+    future = chat.conversation.rewind(index, text, EditorRestorer(window, chat, agent_may_restore))
     display = path_display(window)
 
     def done(finished: Future[RewindOutcome]) -> None:
@@ -49,7 +49,7 @@ def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | Non
         files = ", ".join(display(path) for path in outcome.files_restored) or "none"
         lines = [f"Rewound to before prompt {index + 1}; files restored: {files}"]
         lines += [f"not restored: {why}" for why in outcome.not_restored]
-        chat.chat.note("\n> ".join(lines))
+        chat.conversation.note("\n> ".join(lines))
 
     future.add_done_callback(done)
     return future
@@ -60,7 +60,7 @@ def rewind_asking(window: sublime.Window, chat: WindowChat, index: int, text: st
     disk when some of the prompts rewound came before Sublime restarted (the
     package has no record of them, and qwen writes over any change since)."""
     try:
-        since = chat.chat.prompts.get(index).changes_turn
+        since = chat.conversation.prompts.get(index).changes_turn
     except RewindRefused:
         rewind(window, chat, index, text)  # it says why
         return
@@ -93,9 +93,9 @@ def _refused(window: sublime.Window, chat: WindowChat, index: int, text: str | N
 
 def prompt_at(chat: WindowChat, point: int) -> int | None:
     """The index of the prompt whose turn holds `point` of the transcript."""
-    block = chat.chat.streamer.transcript.block_at(point)
+    block = chat.conversation.streamer.transcript.block_at(point)
     match = TURN_OF_BLOCK.match(block or "")
-    return chat.chat.prompts.index_at_turn(int(match[1])) if match else None
+    return chat.conversation.prompts.index_at_turn(int(match[1])) if match else None
 
 
 def _act(window: sublime.Window, chat: WindowChat | None, point: int | None, edit: bool) -> None:
@@ -118,7 +118,7 @@ def _edit_in_composer(window: sublime.Window, chat: WindowChat, index: int) -> N
     """The prompt's text into the composer, ready to edit and send."""
     composer = open_chat(window, chat)
     prompt_edits.begin(chat.chat_id, index)
-    replace_text(composer, chat.chat.prompts.get(index).text)
+    replace_text(composer, chat.conversation.prompts.get(index).text)
     composer.sel().clear()
     composer.sel().add(sublime.Region(composer.size()))
     window.status_message(f"Qwen Code: editing prompt {index + 1}; sending it replaces it and everything after")

@@ -18,9 +18,9 @@ from ...core.chat.agent_files import Refused, read_bytes
 from ...core.chat.rewind import RewindOutcome, changes_since, covers
 from ...core.chat.turn_changes import REVERTED, FileChange, TurnChanges, restore_on_disk, still_as_written
 from ..editor import view_text
-from .agent_requests import EditorRequests
 from .buffers import on_main, open_view
 from .chats import WindowChat
+from .editor_request_handler import EditorRequestHandler
 from .view_writes import put_back
 
 log = logging.getLogger(__name__)
@@ -33,8 +33,8 @@ class EditorRestorer:
 
     def __init__(self, window: sublime.Window, chat: WindowChat, agent_may_restore: bool = True) -> None:
         self._window = window
-        requests = chat.requests()
-        self._turns: TurnChanges | None = requests.files.turns if isinstance(requests, EditorRequests) else None
+        handler = chat.request_handler()
+        self._turns: TurnChanges | None = handler.files.turns if isinstance(handler, EditorRequestHandler) else None
         self.agent_may_restore = agent_may_restore
 
     def covers(self, since: int | None) -> bool:

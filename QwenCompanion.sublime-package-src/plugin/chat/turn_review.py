@@ -42,9 +42,9 @@ from ..editor import view_text
 from ..paths import path_display
 from ..placement import code_group
 from ..settings import fallback_encoding
-from .agent_requests import requests_of
 from .buffers import open_view
 from .chats import chat_of_view, chats, window_by_id
+from .editor_request_handler import request_handler_of
 from .view_writes import put_back
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ LINK_INTERVAL_MS = 100
 
 def turns_of(window: sublime.Window | None, chat_id: int | None = None) -> TurnChanges | None:
     """The turn checkpoints of chat `chat_id`, or of the window's active chat."""
-    requests = requests_of(window, chat_id)
+    requests = request_handler_of(window, chat_id)
     return requests.files.turns if requests is not None else None
 
 
@@ -115,7 +115,7 @@ def _show_turn(window_id: int, chat_id: int, turn: int, files: list[FileSummary]
     chat = chats.by_id(chat_id)
     if chat is not None:
         line = TURN_LINE.format(turn=turn, changed=changed, key=REVIEW_KEY)
-        chat.chat.note(line)
+        chat.conversation.note(line)
         _link_turn_line(window_id, chat_id, turn, line, LINK_TRIES)
     for view in window.views():
         view.set_status(STATUS_KEY, label)

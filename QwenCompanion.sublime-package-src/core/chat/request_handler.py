@@ -41,7 +41,7 @@ def read_errors_for_the_agent(shown: str) -> Iterator[None]:
         raise refusal(shown, f"{shown}: {error.strerror or error}") from error
 
 
-class AgentRequests(Protocol):
+class AgentRequestHandler(Protocol):
     """Answers the agent's requests; every method runs on the chat's asyncio
     thread and may await work elsewhere. Raise `acp.RequestError` to answer
     with a JSON-RPC error."""
@@ -75,7 +75,7 @@ def confined_path(path: str, folders: list[str]) -> Path:
     raise RequestError.invalid_params({"path": path, "reason": "outside the window's folders"})
 
 
-class DiskRequests:
+class DiskRequestHandler:
     """Reads and writes files on disk inside the window's folders, bounded as
     the editor's own requests are (regular files only, a size limit, parts of
     larger files, off the chat's loop with a time limit); permission requests

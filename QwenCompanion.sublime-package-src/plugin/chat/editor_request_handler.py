@@ -1,4 +1,4 @@
-"""The window's answers to the agent's requests (the `chats.requests` hook):
+"""The window's answers to the agent's requests (the `chats.request_handler` hook):
 reads and writes through the user's buffers, confined to the window's
 folders; permissions asked in the transcript (keys 1…n, Esc rejects), edits
 also shown in the same review tabs `openDiff` uses; every request answered,
@@ -27,13 +27,13 @@ if TYPE_CHECKING:
     from acp import schema
 
     from ...core.chat.permissions import PendingPermissions, PermissionPrompt
-    from ...core.chat.requests import AgentRequests
+    from ...core.chat.request_handler import AgentRequestHandler
     from ...core.companion.diffs import DiskFile, Review
 
 log = logging.getLogger(__name__)
 
 
-class EditorRequests:
+class EditorRequestHandler:
     """One chat's answers: its prompts, accepted edits and turn checkpoints are its own."""
 
     def __init__(self, window: sublime.Window, chat_id: int) -> None:
@@ -99,7 +99,7 @@ class EditorRequests:
         turn = self.accepted.turn
         chat = self._chat()
         # After session/cancel nothing more is asked of the user: a late request is answered "cancelled".
-        late = chat is not None and chat.chat.turn_cancelled
+        late = chat is not None and chat.conversation.turn_cancelled
         disk = await self._review_file(prompt) if prompt.diff is not None and chat is not None and not late else None
         future = self.pending.add(prompt)
         if chat is None:
@@ -107,8 +107,8 @@ class EditorRequests:
         else:
             if late:
                 self.pending.answer(prompt.key, cancelled())
-            chat.chat.upsert(f"{prompt.key}", render_prompt(prompt))
-            chat.chat.streamer.flush()
+            chat.conversation.upsert(f"{prompt.key}", render_prompt(prompt))
+            chat.conversation.streamer.flush()
         chats.tell("permission_requested", prompt.event(self.window_id, self.chat_id))
         sublime.set_timeout(lambda: self._show(prompt, disk, turn))
         try:
@@ -120,7 +120,7 @@ class EditorRequests:
             if review is not None:
                 sublime.set_timeout(lambda: _close_review(review))
         if chat is not None:
-            chat.chat.upsert(prompt.key, render_answer(prompt, answer))
+            chat.conversation.upsert(prompt.key, render_answer(prompt, answer))
         return answer
 
     async def _review_file(self, prompt: PermissionPrompt) -> DiskFile | None:
@@ -198,7 +198,7 @@ class EditorRequests:
         if len(prompt.answers) < len(prompt.questions):
             chat = self._chat()
             if chat is not None:
-                chat.chat.upsert(prompt.key, render_questions(prompt))
+                chat.conversation.upsert(prompt.key, render_questions(prompt))
             return True
         option = prompt.option("allow_once") or prompt.option("allow_always")
         return option is not None and self.pending.answer(key, answered(prompt, option.option_id))
@@ -215,7 +215,7 @@ class EditorRequests:
         answered = self.pending.answer(key, selected(option.option_id) if option else cancelled())
         chat = self._chat()
         if answered and reason and chat is not None:
-            chat.chat.send(reason)
+            chat.conversation.send(reason)
         return answered
 
     def accepted_in_review(self, prompt: PermissionPrompt, text: str, turn: int) -> None:
@@ -253,20 +253,20 @@ class PromptReview:
 
     note = None  # the notes about the file on disk say what Accept does
 
-    def __init__(self, requests: EditorRequests, prompt: PermissionPrompt, turn: int) -> None:
-        self._requests = requests
+    def __init__(self, handler: EditorRequestHandler, prompt: PermissionPrompt, turn: int) -> None:
+        self._handler = handler
         self._prompt = prompt
         self._turn = turn
 
     @property
     def alive(self) -> bool:
-        return self._requests.pending.get(self._prompt.key) is not None
+        return self._handler.pending.get(self._prompt.key) is not None
 
     def accepted(self, text: str) -> None:
-        self._requests.accepted_in_review(self._prompt, text, self._turn)
+        self._handler.accepted_in_review(self._prompt, text, self._turn)
 
     def rejected(self) -> None:
-        self._requests.reject(self._prompt.key)
+        self._handler.reject(self._prompt.key)
 
 
 def _close_review(review: Review) -> None:
@@ -274,14 +274,14 @@ def _close_review(review: Review) -> None:
     reviews.dismiss(review.id, "Answered in the chat.", "closed")
 
 
-def editor_requests(window: sublime.Window, chat_id: int) -> AgentRequests:
-    return EditorRequests(window, chat_id)
+def editor_request_handler(window: sublime.Window, chat_id: int) -> AgentRequestHandler:
+    return EditorRequestHandler(window, chat_id)
 
 
-def requests_of(window: sublime.Window | None, chat_id: int | None = None) -> EditorRequests | None:
+def request_handler_of(window: sublime.Window | None, chat_id: int | None = None) -> EditorRequestHandler | None:
     """The answers of chat `chat_id`, or of the window's active chat."""
     chat = chats.by_id(chat_id) if chat_id is not None else chats.get(window)
     if chat is None:
         return None
-    requests = chat.requests()
-    return requests if isinstance(requests, EditorRequests) else None
+    handler = chat.request_handler()
+    return handler if isinstance(handler, EditorRequestHandler) else None
