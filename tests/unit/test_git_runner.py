@@ -109,6 +109,15 @@ def git(folder: Path, *args: str) -> None:
                    check=True, capture_output=True)
 
 
+def committed_repo(folder: Path, name: str, text: str) -> None:
+    """A repository in `folder` whose one commit holds `name` with `text`."""
+    folder.mkdir(exist_ok=True)
+    git(folder, "init", "-q")
+    (folder / name).write_text(text)
+    git(folder, "add", name)
+    git(folder, "commit", "-q", "-m", "first")
+
+
 def marker_script(folder: Path, name: str) -> str:
     """An executable that leaves `<folder>/ran-<name>` and passes its input through."""
     script = folder / f"{name}.sh"
@@ -166,12 +175,8 @@ def plant_hooks(repo: Path, scripts: Path) -> list[str]:
 @pytest.fixture
 def hostile_repo(tmp_path: Path) -> tuple[Path, Path]:
     repo, scripts = tmp_path / "repo", tmp_path / "scripts"
-    repo.mkdir()
     scripts.mkdir()
-    git(repo, "init", "-q")
-    (repo / "a.txt").write_text("one\n")
-    git(repo, "add", "a.txt")
-    git(repo, "commit", "-q", "-m", "first")
+    committed_repo(repo, "a.txt", "one\n")
     (repo / "a.txt").write_text("one\ntwo\n")
     os.utime(repo / "a.txt", (1, 1))  # stat differs from the index: git must read the file again
     return repo, scripts
@@ -233,11 +238,7 @@ def test_a_submodules_own_filter_does_not_run(hostile_repo: tuple[Path, Path], s
     which runs that submodule's clean filter on a file whose stat changed."""
     repo, scripts = hostile_repo
     sub = repo / "sub"
-    sub.mkdir()
-    git(sub, "init", "-q")
-    (sub / "b.txt").write_text("x\n")
-    git(sub, "add", "b.txt")
-    git(sub, "commit", "-q", "-m", "sub")
+    committed_repo(sub, "b.txt", "x\n")
     git(sub, "config", "filter.evil.clean", marker_script(scripts, "clean"))
     (sub / ".git" / "info").mkdir(exist_ok=True)
     (sub / ".git" / "info" / "attributes").write_text("*.txt filter=evil\n")
