@@ -3,7 +3,6 @@ Chat History…, its mode and model, and Show Agent Log."""
 
 from __future__ import annotations
 
-import logging
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
@@ -18,8 +17,6 @@ from .command_bases import ActiveChatCommand, WindowChatCommand
 
 if TYPE_CHECKING:
     from acp.schema import SessionInfo
-
-log = logging.getLogger(__name__)
 
 AGENT_LOG_PANEL = "Qwen Agent Log"
 
