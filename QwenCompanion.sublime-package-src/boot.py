@@ -22,22 +22,18 @@ from .plugin.actions.jobs import actions
 from .plugin.actions.models import QwenChooseActionModelCommand
 from .plugin.actions.send_to_terminal import QwenSendSelectionToTerminalCommand
 from .plugin.chat.agent_work import ChatSeenListener, PermissionKeysListener, QwenChatPermissionCommand
+from .plugin.chat.attach_commands import QwenChatAddSelectionCommand, QwenChatAttachFileCommand
 from .plugin.chat.chat_commands import (
-    ChatListener,
-    QwenChatAddSelectionCommand,
-    QwenChatAttachFileCommand,
     QwenChatCancelCommand,
     QwenChatCommand,
     QwenChatCycleModeCommand,
-    QwenChatHistoryCommand,
     QwenChatModeCommand,
     QwenChatModelCommand,
     QwenChatNewCommand,
-    QwenChatSendCommand,
     QwenChatSessionsCommand,
     QwenChatShowAgentLogCommand,
-    prestart_all,
 )
+from .plugin.chat.chat_listener import ChatListener
 from .plugin.chat.chat_tabs import (
     ChatTabsListener,
     QwenChatCloseCommand,
@@ -47,7 +43,9 @@ from .plugin.chat.chat_tabs import (
 )
 from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views, left_chat_tab
 from .plugin.chat.chats import chats, preload_chat
+from .plugin.chat.composer_commands import QwenChatHistoryCommand, QwenChatSendCommand
 from .plugin.chat.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
+from .plugin.chat.prestart import prestart_all
 from .plugin.chat.rewind_commands import (
     QwenChatEditPromptCommand,
     QwenChatPromptMenuCommand,

@@ -198,7 +198,7 @@ def test_the_transcript_follows_new_text_only_while_the_caret_is_at_the_end(rig:
 
 def test_slash_completions_and_local_commands(rig: ChatRig) -> None:
     rig.load()
-    chat = rig.conversation
+    chat = rig.chat
     rig.host.user.run_command("qwen_chat")
     rig.host.wait_idle()
     rig.chat().conversation.start().result(WAIT)

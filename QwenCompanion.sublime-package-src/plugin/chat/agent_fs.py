@@ -35,8 +35,8 @@ from ..editor import view_text
 from ..placement import code_group
 from ..settings import fallback_encoding, userprefs
 from .buffers import on_main
-from .chat_commands import context_options
 from .chats import chats
+from .prompt_context import context_options
 from .view_writes import write_view
 
 if TYPE_CHECKING:

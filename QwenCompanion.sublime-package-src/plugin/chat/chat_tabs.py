@@ -15,6 +15,7 @@ from ...core.chat.agents import TITLE_MAX_CHARS
 from ..background import when_done
 from .chat_views import chat_views, name_tabs, open_chat
 from .chats import WindowChat, chat_of_view, chats, forget_session
+from .command_bases import ActiveChatCommand
 
 log = logging.getLogger(__name__)
 
@@ -52,12 +53,6 @@ def close_chat(window: sublime.Window, chat: WindowChat) -> None:
             open_chat(window, following)
 
 
-def _chat_arg(window: sublime.Window, chat: int | None) -> WindowChat | None:
-    """Chat `chat` of this window, or the window's active chat."""
-    found = chats.by_id(chat) if chat is not None else chats.get(window)
-    return found if found is not None and found.window_id == window.id() else None
-
-
 def chat_label(chat: WindowChat) -> str:
     state = chat.conversation.state
     queued = f", {state.queued} queued" if state.queued else ""
@@ -89,23 +84,20 @@ class QwenChatSwitchCommand(sublime_plugin.WindowCommand):
         return bool(chats.of_window(self.window))
 
 
-class QwenChatCloseCommand(sublime_plugin.WindowCommand):
+class QwenChatCloseCommand(ActiveChatCommand):
     """Qwen Code: Close Chat — the active chat (or `chat`); its conversation stays in History."""
 
     def run(self, chat: int | None = None) -> None:
-        found = _chat_arg(self.window, chat)
+        found = self.active_chat(chat)
         if found is not None:
             close_chat(self.window, found)
 
-    def is_enabled(self, chat: int | None = None) -> bool:
-        return _chat_arg(self.window, chat) is not None
 
-
-class QwenChatRenameCommand(sublime_plugin.WindowCommand):
+class QwenChatRenameCommand(ActiveChatCommand):
     """Qwen Code: Rename Chat… — its tabs' name, and with qwen its session's title."""
 
     def run(self, chat: int | None = None, title: str | None = None) -> None:
-        found = _chat_arg(self.window, chat)
+        found = self.active_chat(chat)
         if found is None:
             return
         if title is None:
@@ -113,9 +105,6 @@ class QwenChatRenameCommand(sublime_plugin.WindowCommand):
                                          None, None)
             return
         rename_chat(self.window, found, title.strip())
-
-    def is_enabled(self, chat: int | None = None, title: str | None = None) -> bool:
-        return _chat_arg(self.window, chat) is not None
 
 
 def rename_chat(window: sublime.Window, chat: WindowChat, title: str) -> None:
@@ -145,14 +134,14 @@ def _succeeded(done: Future[bool]) -> bool:
         return False
 
 
-class QwenChatDeleteCommand(sublime_plugin.WindowCommand):
+class QwenChatDeleteCommand(ActiveChatCommand):
     """Qwen Code: Delete Chat — close the chat and delete its conversation from
     qwen's history (asks first)."""
 
     def run(self, chat: int | None = None, confirmed: bool = False) -> None:
         from ...core.chat.qwen_sessions import delete_session, is_qwen
 
-        found = _chat_arg(self.window, chat)
+        found = self.active_chat(chat)
         if found is None:
             return
         session_id, connection = found.conversation.state.session_id, found.conversation.connection
@@ -177,9 +166,6 @@ class QwenChatDeleteCommand(sublime_plugin.WindowCommand):
             close_chat(window, found)  # after: the last chat's close ends the agent
 
         when_done(delete_session(connection, session_id), deleted)
-
-    def is_enabled(self, chat: int | None = None, confirmed: bool = False) -> bool:
-        return _chat_arg(self.window, chat) is not None
 
 
 class ChatTabsListener(sublime_plugin.EventListener):

@@ -9,18 +9,19 @@ from typing import Any, ClassVar
 import sublime
 import sublime_plugin
 
-from .chat_commands import chat_for, editor_view
 from .chats import chat_role, chats
+from .command_bases import WindowChatCommand, chat_for
 from .mentions import COMPLETED, MENTIONS, PASTE_IMAGE, mention, paste_image, pick
+from .prompt_context import editor_view
 
 
-class QwenChatMentionCommand(sublime_plugin.WindowCommand):
+class QwenChatMentionCommand(WindowChatCommand):
     """Qwen Code: Mention… — `kind` (symbol, diagnostics, diagnostics:window,
     diff, terminal, image), `name` for a symbol; without `kind`, a picker."""
 
     def run(self, kind: str | None = None, name: str | None = None) -> None:
         window = self.window
-        chat = chat_for(window)
+        chat = self.window_chat()
         if chat is None:
             return
         editor = editor_view(window)

@@ -14,14 +14,14 @@ from concurrent.futures import Future
 from typing import Any
 
 import sublime
-import sublime_plugin
 
 from ...core.chat.rewind import RewindOutcome, RewindRefused
 from ..editor import replace_text
 from ..paths import path_display
 from . import prompt_edits
 from .chat_views import open_chat
-from .chats import WindowChat, chat_of_view, chat_role, chats
+from .chats import WindowChat, chat_role
+from .command_bases import ActiveChatCommand, ChatViewCommand
 from .rewind_files import EditorRestorer
 
 TURN_OF_BLOCK = re.compile(r"t(\d+)\.")
@@ -124,26 +124,26 @@ def _edit_in_composer(window: sublime.Window, chat: WindowChat, index: int) -> N
     window.status_message(f"Qwen Code: editing prompt {index + 1}; sending it replaces it and everything after")
 
 
-class QwenChatRewindCommand(sublime_plugin.WindowCommand):
+class QwenChatRewindCommand(ActiveChatCommand):
     """Qwen Code: Rewind Chat to Here — to before the prompt at the transcript's
     caret (or prompt `turn`, 0-based); with `text`, Edit and Resend at once."""
 
     def run(self, turn: int | None = None, text: str | None = None) -> None:
-        chat = chats.get(self.window)
+        chat = self.active_chat()
         if turn is None or chat is None:
             _act(self.window, chat, None, edit=False)
         else:
             rewind_asking(self.window, chat, turn, text)
 
 
-class QwenChatEditPromptCommand(sublime_plugin.WindowCommand):
+class QwenChatEditPromptCommand(ActiveChatCommand):
     """Qwen Code: Edit and Resend Prompt — the prompt at the transcript's caret into the composer."""
 
     def run(self) -> None:
-        _act(self.window, chats.get(self.window), None, edit=True)
+        _act(self.window, self.active_chat(), None, edit=True)
 
 
-class QwenChatPromptMenuCommand(sublime_plugin.TextCommand):
+class QwenChatPromptMenuCommand(ChatViewCommand):
     """The transcript's context menu: Edit and Resend / Rewind to Here on the
     prompt under the mouse."""
 
@@ -152,7 +152,7 @@ class QwenChatPromptMenuCommand(sublime_plugin.TextCommand):
         if window is None:
             return
         point = self.view.window_to_text((event["x"], event["y"])) if event else None
-        _act(window, chat_of_view(self.view), point, edit=resend)  # this transcript's chat, active or not
+        _act(window, self.view_chat(), point, edit=resend)  # this transcript's chat, active or not
 
     def want_event(self) -> bool:
         return True

@@ -43,7 +43,8 @@ from ..paths import path_display
 from ..placement import code_group
 from ..settings import fallback_encoding
 from .buffers import open_view
-from .chats import chat_of_view, chats, window_by_id
+from .chats import chats, window_by_id
+from .command_bases import ChatViewCommand
 from .editor_request_handler import request_handler_of
 from .view_writes import put_back
 
@@ -362,18 +363,18 @@ def _counts_label(file: FileSummary) -> str:
     return f"+{file.added} −{file.removed}{note}"
 
 
-class QwenTurnChangesAtCaretCommand(sublime_plugin.TextCommand):
+class QwenTurnChangesAtCaretCommand(ChatViewCommand):
     """Enter in the transcript on a turn's end line ("Turn 3: 2 files changed —
     review…") opens that turn's list."""
 
     def run(self, edit: sublime.Edit) -> None:
         turn = self._turn()
-        window, chat = self.view.window(), chat_of_view(self.view)
+        window, chat = self.view.window(), self.view_chat()
         if turn is not None and window is not None and chat is not None:  # this transcript's chat, active or not
             window.run_command("qwen_turn_changes", {"turn": turn, "chat": chat.chat_id})
 
-    def is_enabled(self) -> bool:
-        return self._turn() is not None
+    def is_enabled(self, **_: Any) -> bool:
+        return super().is_enabled() and self._turn() is not None
 
     def _turn(self) -> int | None:
         selection = self.view.sel()

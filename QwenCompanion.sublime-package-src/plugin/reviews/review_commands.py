@@ -5,32 +5,37 @@ from __future__ import annotations
 import sublime
 import sublime_plugin
 
-from .review_tabs import reviews
+from .review_tabs import OpenReview, reviews
 
 OPEN_REVIEW_CONTEXT = "qwen_companion.open_review"
 """Key binding context: true in both tabs of a review that waits for an answer."""
 
 
-class QwenAcceptDiffCommand(sublime_plugin.TextCommand):
+class ReviewCommand(sublime_plugin.TextCommand):
+    """A command run in a tab of a review that waits for an answer, on that
+    review: enabled only there."""
+
+    def open_review(self) -> OpenReview | None:
+        return reviews.for_view(self.view)
+
+    def is_enabled(self) -> bool:
+        return self.open_review() is not None
+
+
+class QwenAcceptDiffCommand(ReviewCommand):
     """Accept the review this tab belongs to, with the proposal's current text."""
 
     def run(self, edit: sublime.Edit) -> None:
-        item = reviews.for_view(self.view)
+        item = self.open_review()
         if item is not None:
             reviews.accept(item)
 
-    def is_enabled(self) -> bool:
-        return reviews.for_view(self.view) is not None
 
-
-class QwenRejectDiffCommand(sublime_plugin.TextCommand):
+class QwenRejectDiffCommand(ReviewCommand):
     def run(self, edit: sublime.Edit) -> None:
-        item = reviews.for_view(self.view)
+        item = self.open_review()
         if item is not None:
             reviews.reject(item.review)
-
-    def is_enabled(self) -> bool:
-        return reviews.for_view(self.view) is not None
 
 
 class QwenReviewFillCommand(sublime_plugin.TextCommand):
