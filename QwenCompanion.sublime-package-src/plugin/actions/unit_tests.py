@@ -13,6 +13,7 @@ from dataclasses import replace
 import sublime
 
 from ...core.actions.proposal import last_code_block, test_cases, test_file_for
+from ...core.reviews import UnreadableFile
 from ..editor import find_open_view, replace_text, view_text
 from ..paths import shown_path
 from ..reviews.review_tabs import reviews
@@ -63,8 +64,6 @@ class CasePicker:
 
 def propose_test_file(job: FinishedJob, answer: str) -> str:
     """Open the review of the test file the answer ends with; the outcome."""
-    from ...core.companion.diffs import UnreadableFile
-
     block = last_code_block(answer)
     source = job.view.file_name()
     if block is None:

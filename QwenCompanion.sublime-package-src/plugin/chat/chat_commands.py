@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 import sublime
 import sublime_plugin
 
+from ...core.chat.prompt_context import ActiveFile, active_file_blocks, attached_file_block
+from ...core.context_rules import ContextOptions, selection_read_end
 from ..background import in_background, when_done
 from ..companion.terminal import window_cwd
 from ..editor import view_text
@@ -80,17 +82,12 @@ def editor_view(window: sublime.Window) -> sublime.View | None:
     return active if active is not None and not is_chat_view(active) else None
 
 
-def context_options() -> Any:
-    from ...core.companion.ide_context import ContextOptions
-
+def context_options() -> ContextOptions:
     return ContextOptions.from_settings(userprefs().context_values())
 
 
 def active_context(window: sublime.Window) -> list[JsonObject]:
     """The active file, cursor and selection as prompt blocks (main thread, bounded)."""
-    from ...core.chat.prompt_context import ActiveFile, active_file_blocks
-    from ...core.companion.ide_context import selection_read_end
-
     view = editor_view(window)
     if view is None or not view.file_name() or not userprefs().chat_send_context:
         return []
@@ -326,8 +323,6 @@ class QwenChatAddSelectionCommand(sublime_plugin.TextCommand):
     """Qwen Code: Add Selection to Chat — attach the selection to the next prompt."""
 
     def run(self, edit: sublime.Edit) -> None:
-        from ...core.chat.prompt_context import ActiveFile, active_file_blocks
-
         view, window = self.view, self.view.window()
         chat = chat_for(window)
         if window is None or chat is None:
@@ -406,8 +401,6 @@ class QwenChatAttachFileCommand(sublime_plugin.WindowCommand):
     def _attach(chat: WindowChat, composer: sublime.View, path: str, view: sublime.View | None, name: str, typed: bool) -> None:
         """Attach the open tab's text, or the file as on disk, read on a thread of
         its own (an image of many MB is not read on the main thread)."""
-        from ...core.chat.prompt_context import attached_file_block
-
         text = view_text(view) if view is not None and view.is_valid() else None
         options = context_options()
 
