@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from qwencompanion_src.core import reviews
-from qwencompanion_src.core.companion.diffs import CliReviewOwner, close_answer, text_for_cli
+from qwencompanion_src.core.companion.diff_tools import CliReviewOwner, close_answer, text_for_cli
 from qwencompanion_src.core.companion.ide_messages import (
     DIFF_ACCEPTED,
     DIFF_REJECTED,

@@ -12,7 +12,7 @@ import functools
 
 import sublime
 
-from ...core.companion.diffs import CliReviewOwner, cli_review_refusal, close_answer, text_for_cli
+from ...core.companion.diff_tools import CliReviewOwner, cli_review_refusal, close_answer, text_for_cli
 from ...core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
 from ...core.companion.protocol import ToolAnswer, text_result
 from ...core.companion.runtime import Companion

@@ -1,5 +1,10 @@
-"""The CLI's reviews (`openDiff` / `closeDiff`): who hears the user's decision
-and what `closeDiff` answers. The reviews themselves are `core.reviews`.
+"""The `openDiff` / `closeDiff` tools: their definitions, the backend that
+answers them and who hears the user's decision on a review the CLI opened.
+
+A `DiffBackend` does the real work (the editor's review tabs, given to each
+companion when it is built); the default one answers with a clear error
+instead of pretending. The decision goes back to the CLI session that opened
+the review through a `CliReviewOwner`.
 
 Line endings: Sublime keeps buffers with `\n` only. The CLI proposes text in
 its own convention (`\n`, even for a CRLF file) and, when it writes, converts
@@ -14,10 +19,57 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from mcp_types import Tool
+
 from ..line_endings import LF, line_ending_of
 from ..reviews import MAX_OPEN_REVIEWS, Review, ReviewOwner, buffer_text
-from .ide_messages import DIFF_ACCEPTED, DIFF_REJECTED, DiffAccepted, DiffRejected, Outgoing
-from .protocol import QuotedText
+from .ide_messages import (
+    DIFF_ACCEPTED,
+    DIFF_REJECTED,
+    CloseDiffArguments,
+    DiffAccepted,
+    DiffRejected,
+    OpenDiffArguments,
+    Outgoing,
+)
+from .protocol import QuotedText, ToolAnswer, text_result
+from .server import RegisteredTool, validated_tool
+
+
+class DiffBackend(Protocol):
+    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> ToolAnswer: ...
+
+    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> ToolAnswer: ...
+
+
+class UnavailableDiffBackend:
+    """Answers every diff call with an error until an editor backend exists."""
+
+    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> ToolAnswer:
+        return text_result("openDiff is not available yet in this editor", is_error=True)
+
+    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> ToolAnswer:
+        return text_result("closeDiff is not available yet in this editor", is_error=True)
+
+
+OPEN_DIFF = Tool(
+    name="openDiff",
+    description="Open a diff view in Sublime Text comparing a file with proposed new content. "
+    "The user's decision arrives later as ide/diffAccepted or ide/diffRejected.",
+    input_schema=OpenDiffArguments.model_json_schema(),
+)
+CLOSE_DIFF = Tool(
+    name="closeDiff",
+    description="Close the diff view of a file and return the proposed side's current text.",
+    input_schema=CloseDiffArguments.model_json_schema(),
+)
+
+
+def diff_tools(backend: DiffBackend) -> list[RegisteredTool]:
+    return [
+        validated_tool(OPEN_DIFF, OpenDiffArguments, backend.open_diff),
+        validated_tool(CLOSE_DIFF, CloseDiffArguments, backend.close_diff),
+    ]
 
 
 def text_for_cli(new_content: str, text: str) -> str:
