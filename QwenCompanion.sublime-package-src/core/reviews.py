@@ -1,5 +1,6 @@
 """Reviews of proposed edits, without the editor: what a review is, who hears
-its answer, and the open reviews at most one per file.
+its answer, the open reviews at most one per file, and the file as read for
+one (a regular file of bounded size, decoded as Sublime would show it).
 
 Every feature that proposes an edit owns the reviews it opens (`ReviewOwner`):
 the CLI's companion (its `openDiff`, which answers with `ide/diffAccepted` /
