@@ -8,18 +8,13 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import sublime
 import sublime_plugin
 
 from ..core.paths import deepest_root, path_identity, path_style
+from ..core.reviews import DiskFile, UnreadableFile, read_disk_file
 from .settings import fallback_encoding
-
-# The core's reader needs pydantic, which may be missing: it is imported when
-# a file is read, never when Sublime loads this module.
-if TYPE_CHECKING:
-    from ..core.companion.diffs import DiskFile, UnreadableFile
 
 REPLACE_BUFFER_COMMAND = "qwen_chat_replace_buffer"
 
@@ -93,8 +88,6 @@ def read_off_main(path: str, done: Callable[[DiskFile | UnreadableFile], None]) 
     """Read `path` as a review shows it on a thread of its own (never the main
     thread nor Sublime's shared worker: a file of many MB would freeze the
     editor), then hand `done` the file or why it cannot be read, on the main thread."""
-    from ..core.companion.diffs import UnreadableFile, read_disk_file
-
     encoding = fallback_encoding()
 
     def read() -> None:

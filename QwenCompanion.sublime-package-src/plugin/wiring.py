@@ -1,7 +1,10 @@
-"""Every hook the package's features plug into another's, in one list:
-`register_all` (from plugin_loaded) makes each registration once, however
-often it runs, and `unregister_all` (from plugin_unloaded) undoes them all.
-No module registers anything when it is imported."""
+"""Every hook the package's features add to another's list of listeners, in
+one list: `register_all` (from plugin_loaded) makes each registration once,
+however often it runs, and `unregister_all` (from plugin_unloaded) undoes them
+all. No module registers anything when it is imported. A hook with one
+implementation is given to its owner when the owner is built instead (a
+companion's diff backend and code knowledge: `Companions.ensure_window`; the
+chats' MCP server entry: `plugin/chat/chats.py`)."""
 
 from __future__ import annotations
 
@@ -19,27 +22,23 @@ from .chat.turn_review import chat_event as turn_review_event
 from .companion import status
 from .companion.companions import companions
 from .companion.context_listener import tracker
-from .companion.review_hooks import check_orphans_soon, install_backend
-from .ide_tools.hooks import chat_server, install_code_knowledge
+from .companion.review_hooks import check_orphans_soon
 from .log import apply_level
 from .reviews.review_tabs import reviews
 
 
 def _hooks() -> list[tuple[list[Any], Callable[..., Any]]]:
     """(the list a feature calls, the callable another feature adds to it), in
-    the order they run: a started server gets its diff backend first."""
+    the order they run."""
     return [
-        (companions.started_listeners, install_backend),
         (companions.started_listeners, status.server_started),
         (companions.started_listeners, tracker.companion_started),
-        (companions.started_listeners, install_code_knowledge),
         (companions.sessions_listeners, check_orphans_soon),
         (companions.sessions_listeners, status.sessions_changed),
         (chats.status_listeners, track_turn),
         (chats.status_listeners, refresh_chat_status),
         (chats.observers, turn_ended),
         (chats.observers, turn_review_event),
-        (chats.mcp_servers, chat_server),
         (settings.change_listeners, apply_level),
         (settings.change_listeners, status.refresh_all),
         (settings.change_listeners, tracker.settings_changed),
@@ -52,7 +51,8 @@ def _hooks() -> list[tuple[list[Any], Callable[..., Any]]]:
 def register_all() -> None:
     """Loading (main thread): the settings are read and followed, and every hook is in place."""
     settings.watch()
-    # The chat answers the agent's requests in the editor and renders its work there.
+    # The chat answers the agent's requests in the editor and renders its work there. Set
+    # here, not given when `chats` is built: their modules look chats up in that registry.
     chats.request_handler = editor_request_handler
     chats.renderer = work_renderer
     for hooks, hook in _hooks():

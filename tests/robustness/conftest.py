@@ -16,11 +16,10 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core.companion.diffs import close_answer
+from qwencompanion_src.core.companion.diff_tools import close_answer, diff_tools
 from qwencompanion_src.core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
 from qwencompanion_src.core.companion.protocol import ToolAnswer, text_result
 from qwencompanion_src.core.companion.server import CompanionServer, ServerOptions
-from qwencompanion_src.core.companion.tools import diff_tools
 from tests.unit.conftest import TOKEN, WAIT, ContextHolder, initialize_body, live_factory, raw_request  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
+from qwencompanion_src.core.companion.diff_tools import diff_tools
 from qwencompanion_src.core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
 from qwencompanion_src.core.companion.protocol import ToolAnswer
 from qwencompanion_src.core.companion.server import CompanionServer
-from qwencompanion_src.core.companion.tools import diff_tools
 from tests.unit.conftest import ContextHolder, initialize_body
 
 from .conftest import assert_nothing_leaks, exchange

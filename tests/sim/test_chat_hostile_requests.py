@@ -61,7 +61,7 @@ def test_a_diff_that_is_no_regular_file_in_the_folders_opens_no_review_and_never
     paths = {"fifo": str(workspace / "fifo"), "zero": "/dev/zero", "outside": str(tmp_path / "secret.txt"),
              "big": str(workspace / "big.txt"), "nul": str(workspace / "a\u0000b"), "ok": str(workspace / "ok.txt")}
     rig.load([[edit_permission(name, path, wait=False) for name, path in paths.items()] + [{"stall": 30}]])
-    monkeypatch.setattr(sys.modules[f"{PACKAGE}.core.companion.diffs"], "MAX_REVIEW_BYTES", 1000)
+    monkeypatch.setattr(sys.modules[f"{PACKAGE}.core.reviews"], "MAX_REVIEW_BYTES", 1000)
     events = review_events(rig)
     rig.send("edit them")
     rig.host.wait_for(lambda: len(prompts(rig)) == len(paths), timeout=WAIT)
@@ -233,7 +233,7 @@ def test_a_burst_of_edit_requests_opens_a_bounded_number_of_reviews(rig: ChatRig
     workspace = rig.editor.workspace
     limit, count = 4, 7
     rig.load([[edit_permission(f"e{n}", str(workspace / f"f{n}.py"), wait=False) for n in range(count)] + [{"stall": 30}]])
-    assert limit == sys.modules[f"{PACKAGE}.core.companion.diffs"].MAX_OPEN_REVIEWS
+    assert limit == sys.modules[f"{PACKAGE}.core.reviews"].MAX_OPEN_REVIEWS
     events = review_events(rig)
     rig.send("edit all")
     rig.host.wait_for(lambda: len(prompts(rig)) == count, timeout=WAIT)

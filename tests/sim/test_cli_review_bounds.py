@@ -14,7 +14,7 @@ from tests.support.editor import PACKAGE
 
 
 def limit() -> int:
-    return int(sys.modules[f"{PACKAGE}.core.companion.diffs"].MAX_OPEN_REVIEWS)
+    return int(sys.modules[f"{PACKAGE}.core.reviews"].MAX_OPEN_REVIEWS)
 
 
 def proposed_texts(rig: ChatRig) -> list[str]:

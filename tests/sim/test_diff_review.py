@@ -504,7 +504,7 @@ def test_close_diff_leaves_a_review_the_cli_did_not_open_alone(editor: Editor) -
     path = editor.file("a.txt", "x\n")
     owner = OtherOwner()
     reviews = sys.modules[f"{PACKAGE}.plugin.reviews.review_tabs"].reviews
-    read_disk_file = sys.modules[f"{PACKAGE}.core.companion.diffs"].read_disk_file
+    read_disk_file = sys.modules[f"{PACKAGE}.core.reviews"].read_disk_file
 
     def propose() -> None:
         reviews.show(*reviews.propose(str(path), "secret\n", owner, read_disk_file(str(path))))

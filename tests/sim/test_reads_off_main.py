@@ -25,8 +25,10 @@ class ReadThreads:
 
     def __init__(self, editor: Editor, monkeypatch: pytest.MonkeyPatch) -> None:
         self.reads: list[tuple[str, str]] = []
-        diffs = sys.modules[f"{PACKAGE}.core.companion.diffs"]
-        original = diffs.read_disk_file
+        # Every review's read ends in its reader's one read of the bytes,
+        # whichever module called `read_disk_file`.
+        reviews = sys.modules[f"{PACKAGE}.core.reviews"]
+        original = reviews._read_bytes
         host = editor.host
 
         def recorded(path: str, *args: Any) -> Any:
@@ -34,7 +36,7 @@ class ReadThreads:
             self.reads.append(("plugin" if on_plugin_thread else "own", path))
             return original(path, *args)
 
-        monkeypatch.setattr(diffs, "read_disk_file", recorded)
+        monkeypatch.setattr(reviews, "_read_bytes", recorded)
 
     def on_plugin_threads(self) -> list[str]:
         return [path for where, path in self.reads if where == "plugin"]
@@ -92,7 +94,6 @@ def test_accept_after_a_change_of_size_on_disk_warns_without_reading(rig: ChatRi
 def test_quick_action_proposals_read_their_files_off_the_main_thread(action_rig: ActionRig, monkeypatch: pytest.MonkeyPatch) -> None:
     rig = action_rig
     rig.load([{"text": f"```python\n{FIXED}```\n"}])
-    __import__(f"{PACKAGE}.core.companion.diffs")  # loaded with the first review otherwise
     reads = ReadThreads(rig.editor, monkeypatch)
     view = rig.open_area()
     rig.run("fix")
@@ -106,7 +107,6 @@ def test_quick_action_proposals_read_their_files_off_the_main_thread(action_rig:
 def test_the_unit_test_file_is_read_off_the_main_thread(action_rig: ActionRig, monkeypatch: pytest.MonkeyPatch) -> None:
     rig = action_rig
     rig.load([{"text": "Cases:\n```json\n" + json.dumps(["area of radius 0 is 0"]) + "\n```"}])
-    __import__(f"{PACKAGE}.core.companion.diffs")
     reads = ReadThreads(rig.editor, monkeypatch)
     (rig.editor.workspace / "tests").mkdir()
     (rig.editor.workspace / "tests" / "test_geometry.py").write_text("import geometry\n")

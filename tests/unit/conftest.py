@@ -17,9 +17,9 @@ import aiohttp
 import pytest
 
 from qwencompanion_src.core.companion import runtime
+from qwencompanion_src.core.companion.diff_tools import UnavailableDiffBackend, diff_tools
 from qwencompanion_src.core.companion.ide_messages import IdeContext, OpenFile, WorkspaceState, empty_context
 from qwencompanion_src.core.companion.server import CompanionServer, ServerOptions
-from qwencompanion_src.core.companion.tools import UnavailableDiffBackend, diff_tools
 from qwencompanion_src.core.loop_thread import LoopThread
 from tests.support.processes import grandchildren  # noqa: F401  (a fixture of several modules here)
 

@@ -11,7 +11,7 @@ import pytest
 
 from qwencompanion_src.core.chat.command import ACP_FLAG, CommandNotFound, agent_argv
 from qwencompanion_src.core.chat.prompt_context import ActiveFile, active_file_blocks, attached_file_block
-from qwencompanion_src.core.companion.ide_context import ContextOptions
+from qwencompanion_src.core.context_rules import ContextOptions
 
 
 def test_the_active_file_is_a_link_with_the_cursor_and_the_selection_is_embedded(tmp_path: Path) -> None:

@@ -8,21 +8,19 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core.companion.ide_context import (
+from qwencompanion_src.core.companion.ide_context import ActiveDetails, ReadActive, ViewInfo, WindowFiles
+from qwencompanion_src.core.companion.ide_messages import MAX_OPEN_FILES, IdeContext
+from qwencompanion_src.core.context_rules import (
     DEFAULT_DEBOUNCE_MS,
     DEFAULT_EXCLUDED_PATTERNS,
     MAX_DEBOUNCE_MS,
+    MAX_SELECTED_TEXT_BYTES,
     TRUNCATION_MARKER,
-    ActiveDetails,
     ContextOptions,
-    ReadActive,
-    ViewInfo,
-    WindowFiles,
     cut_selected_text,
     debounce_ms,
     selection_read_end,
 )
-from qwencompanion_src.core.companion.ide_messages import MAX_OPEN_FILES, MAX_SELECTED_TEXT_BYTES, IdeContext
 from tests.conftest import SOURCE
 
 CARET = ActiveDetails(line=3, character=7, selected_text="picked")

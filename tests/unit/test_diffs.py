@@ -12,20 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core.companion import diffs
-from qwencompanion_src.core.companion.diffs import (
-    CliReviewOwner,
-    DiffRegistry,
-    DiskFile,
-    ReviewState,
-    UnreadableFile,
-    buffer_text,
-    close_answer,
-    first_change,
-    path_key,
-    read_disk_file,
-    text_for_cli,
-)
+from qwencompanion_src.core import reviews
+from qwencompanion_src.core.companion.diff_tools import CliReviewOwner, close_answer, text_for_cli
 from qwencompanion_src.core.companion.ide_messages import (
     DIFF_ACCEPTED,
     DIFF_REJECTED,
@@ -34,6 +22,16 @@ from qwencompanion_src.core.companion.ide_messages import (
     Outgoing,
 )
 from qwencompanion_src.core.line_endings import CRLF, line_ending_of
+from qwencompanion_src.core.reviews import (
+    DiffRegistry,
+    DiskFile,
+    ReviewState,
+    UnreadableFile,
+    buffer_text,
+    first_change,
+    path_key,
+    read_disk_file,
+)
 
 NEW_FILE = DiskFile(exists=False)
 
@@ -230,7 +228,7 @@ def test_close_diff_finds_a_review_by_its_spelling_without_resolving_it(monkeypa
     registry = DiffRegistry()
     review, _ = registry.open("/w/a.py", "x\n", Owner(), lf_file())
     resolved: list[str] = []
-    monkeypatch.setattr(diffs, "path_key", lambda path: resolved.append(path) or path_key(path))
+    monkeypatch.setattr(reviews, "path_key", lambda path: resolved.append(path) or path_key(path))
     assert registry.find("/w/a.py") is review
     assert resolved == []
     assert registry.find("/w/sub/../a.py") is review  # another spelling is resolved
@@ -340,7 +338,7 @@ def test_read_disk_file_refuses_what_is_no_regular_file_or_too_large(tmp_path: P
         read_disk_file("/dev/zero")
     with pytest.raises(UnreadableFile, match="cannot read"):
         read_disk_file(str(tmp_path / "a\0b"))
-    monkeypatch.setattr(diffs, "MAX_REVIEW_BYTES", 10)
+    monkeypatch.setattr(reviews, "MAX_REVIEW_BYTES", 10)
     (tmp_path / "big.txt").write_text("x" * 11)
     with pytest.raises(UnreadableFile, match="too large to review"):
         read_disk_file(str(tmp_path / "big.txt"))
@@ -352,17 +350,17 @@ def test_a_stat_tells_whether_the_file_changed_when_it_can(tmp_path: Path) -> No
     path = tmp_path / "a.txt"
     path.write_text("one\n")
     before = read_disk_file(str(path))
-    assert diffs.changed_by_stamp(str(path), before) is False
+    assert reviews.changed_by_stamp(str(path), before) is False
     os.utime(path, ns=(1, 1))
-    assert diffs.changed_by_stamp(str(path), before) is None  # only the time: compare the text
+    assert reviews.changed_by_stamp(str(path), before) is None  # only the time: compare the text
     path.write_text("longer\n")
-    assert diffs.changed_by_stamp(str(path), before) is True
+    assert reviews.changed_by_stamp(str(path), before) is True
     path.unlink()
-    assert diffs.changed_by_stamp(str(path), before) is True
+    assert reviews.changed_by_stamp(str(path), before) is True
     missing = read_disk_file(str(path))
-    assert diffs.changed_by_stamp(str(path), missing) is False
+    assert reviews.changed_by_stamp(str(path), missing) is False
     path.write_text("")
-    assert diffs.changed_by_stamp(str(path), missing) is True
+    assert reviews.changed_by_stamp(str(path), missing) is True
 
 
 def test_an_abandoned_review_tells_its_owner_nothing() -> None:

@@ -161,10 +161,13 @@ def config_directory(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def tooled(companion_factory: Callable[..., runtime.Companion], config_directory: Path) -> runtime.Companion:
-    companion = companion_factory(mcp_config_directory=config_directory)
-    companion.code_knowledge = FakeKnowledge()
-    return companion
+def knowledge() -> FakeKnowledge:
+    return FakeKnowledge()
+
+
+@pytest.fixture
+def tooled(companion_factory: Callable[..., runtime.Companion], config_directory: Path, knowledge: FakeKnowledge) -> runtime.Companion:
+    return companion_factory(mcp_config_directory=config_directory, code_knowledge=knowledge)
 
 
 @pytest.fixture
@@ -265,14 +268,12 @@ async def test_the_four_tools_are_listed_with_schemas_for_a_model(tools_mcp: Mcp
     assert "required" not in tools["get_diagnostics"]["inputSchema"]
 
 
-async def test_a_call_is_answered_off_the_server_loop_as_json(tooled: runtime.Companion, tools_mcp: Mcp) -> None:
+async def test_a_call_is_answered_off_the_server_loop_as_json(tools_mcp: Mcp, knowledge: FakeKnowledge) -> None:
     session = await tools_mcp.initialize()
     result = await tools_mcp.call_tool(session, "get_document_symbols", {"abspath": "/w/main.py"})
     assert result.get("isError") is not True
     [block] = result["content"]
     assert json.loads(block["text"]) == {"abspath": "/w/main.py", "symbols": [{"name": "main", "kind": "Function"}]}
-    knowledge = tooled.code_knowledge
-    assert isinstance(knowledge, FakeKnowledge)
     assert knowledge.threads and all(name != "QwenCompanion server" for name in knowledge.threads)
 
     answer = await tools_mcp.call_tool(session, "find_def_locations", {"abspath": "/w/a.py", "line": 3, "character": 9})

@@ -94,6 +94,13 @@ def test_start_up_imports_none_of_the_runtime_libraries() -> None:
     assert not needing, f"boot.py loads modules that need {sorted(GATED_LIBRARIES)} at start-up: {needing}"
 
 
+def test_the_review_model_and_the_context_rules_need_none_of_the_runtime_libraries() -> None:
+    """The plugin layer imports them at the top of its modules: what a review
+    is, a file read for one and what of the editor may leave it need no models."""
+    package = Package(SOURCE)
+    assert [name for name in ("core.reviews", "core.context_rules") if package.needs_gated_library(name)] == []
+
+
 def test_imports_wait_in_functions_only_at_the_gate() -> None:
     found = Package(SOURCE).ungated_imports()
     assert not found, "imports inside functions that need no gate (move them to the top):\n" + "\n".join(found)

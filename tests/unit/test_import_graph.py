@@ -201,3 +201,40 @@ def test_no_circle_without_a_back_edge(tmp_path: Path) -> None:
     (tmp_path / "b.py").write_text("from .c import x\n")
     (tmp_path / "c.py").write_text("x = 1\n")
     assert list(cycles(import_graph(tmp_path))) == []
+
+
+def imports_into(graph: dict[str, set[str]], importer: str, imported: str) -> list[str]:
+    """Every import of a module of folder `importer` from one of folder `imported`."""
+    def inside(name: str, folder: str) -> bool:
+        return name == folder or name.startswith(folder + ".")
+
+    return sorted(
+        f"{name} -> {target}"
+        for name, targets in graph.items() if inside(name, importer)
+        for target in targets if inside(target, imported)
+    )
+
+
+def test_the_chat_core_imports_nothing_of_the_companion() -> None:
+    """The chat and the CLI's companion share the review model and the context
+    rules through the pure core (core/reviews.py, core/context_rules.py),
+    never through the companion's MCP server and protocol models."""
+    found = imports_into(import_graph(SOURCE), "core.chat", "core.companion")
+    assert not found, "core/chat imports core/companion:\n" + "\n".join(found)
+
+
+def test_imports_into_a_folder_are_found_wherever_they_are(tmp_path: Path) -> None:
+    for folder in ("core", "core/chat", "core/companion"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "core" / "chat" / "prompt.py").write_text("def f() -> None:\n    from ..companion.rules import x\n")
+    (tmp_path / "core" / "chat" / "types.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..companion import rules\n"
+    )
+    (tmp_path / "core" / "chat" / "pure.py").write_text("from ..rules import y\n")
+    (tmp_path / "core" / "companion" / "rules.py").write_text("")
+    (tmp_path / "core" / "companion" / "server.py").write_text("from ..chat.pure import z\n")
+    (tmp_path / "core" / "rules.py").write_text("")
+    assert imports_into(import_graph(tmp_path), "core.chat", "core.companion") == [
+        "core.chat.prompt -> core.companion.rules", "core.chat.types -> core.companion.rules"
+    ]

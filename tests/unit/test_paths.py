@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core.companion.diffs import path_key
 from qwencompanion_src.core.diagnose import folder_inside
 from qwencompanion_src.core.paths import deepest_root, is_within, path_identity, path_style
+from qwencompanion_src.core.reviews import path_key
 
 # Fakes Windows and macOS here; CI runs it on Windows and macOS too, where it must pass for real.
 pytestmark = [pytest.mark.real_platform("win32"), pytest.mark.real_platform("darwin")]

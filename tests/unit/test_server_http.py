@@ -176,8 +176,8 @@ async def test_tools_call_without_arguments_reports_the_missing_fields(mcp: Mcp)
 async def test_a_failing_tool_handler_gives_an_error_result_not_a_crash(
     mcp_factory: Callable[..., Any], holder: Any, tmp_path: Any
 ) -> None:
+    from qwencompanion_src.core.companion.diff_tools import OPEN_DIFF
     from qwencompanion_src.core.companion.server import RegisteredTool
-    from qwencompanion_src.core.companion.tools import OPEN_DIFF
 
     async def broken(session_id: str, arguments: dict[str, Any]) -> Any:
         raise RuntimeError("secret internals")
@@ -195,9 +195,9 @@ async def test_a_failing_tool_handler_gives_an_error_result_not_a_crash(
 async def test_work_a_tool_defers_runs_once_its_answer_is_written(
     mcp_factory: Callable[..., Any], holder: Any, tmp_path: Any
 ) -> None:
+    from qwencompanion_src.core.companion.diff_tools import CLOSE_DIFF
     from qwencompanion_src.core.companion.protocol import text_result
     from qwencompanion_src.core.companion.server import RegisteredTool, after_response
-    from qwencompanion_src.core.companion.tools import CLOSE_DIFF
 
     events: list[str] = []
 
@@ -217,9 +217,9 @@ async def test_work_a_tool_defers_runs_once_its_answer_is_written(
 async def test_an_answer_quoting_a_long_text_is_streamed_and_complete(
     mcp_factory: Callable[..., Any], holder: Any, tmp_path: Any
 ) -> None:
+    from qwencompanion_src.core.companion.diff_tools import CLOSE_DIFF
     from qwencompanion_src.core.companion.protocol import QuotedText, text_result
     from qwencompanion_src.core.companion.server import STREAMED_TEXT_CHARS, RegisteredTool, after_response
-    from qwencompanion_src.core.companion.tools import CLOSE_DIFF
 
     text = ("line \"é\" \\ \U0001f600\n" * (STREAMED_TEXT_CHARS // 5))[: 3 * STREAMED_TEXT_CHARS + 7]
     events: list[str] = []

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from ..companion.ide_context import ContextOptions, cut_selected_text
+from ..context_rules import ContextOptions, cut_selected_text
 from ..json_types import JsonObject
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})

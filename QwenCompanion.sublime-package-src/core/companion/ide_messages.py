@@ -13,7 +13,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 MAX_OPEN_FILES = 10
-MAX_SELECTED_TEXT_BYTES = 16 * 1024
 
 CONTEXT_UPDATE = "ide/contextUpdate"
 DIFF_ACCEPTED = "ide/diffAccepted"

@@ -18,8 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..ide_tools.answers import CodeKnowledge, ToolRefusal
 from ..json_types import JsonObject
 from .protocol import ToolAnswer, text_result
-from .server import RegisteredTool
-from .tools import validated_tool
+from .server import RegisteredTool, validated_tool
 
 IDE_TOOLS_PATH = "/ide-tools/mcp"
 SERVER_NAME = "sublime-ide-tools"  # how the agent names these tools' server
@@ -98,21 +97,21 @@ async def _answer(work: Callable[[], JsonObject]) -> ToolAnswer:
     return text_result(json.dumps(result, ensure_ascii=False))
 
 
-def ide_tools(knowledge: Callable[[], CodeKnowledge]) -> list[RegisteredTool]:
-    """The four tools, answered by whatever `knowledge()` is at call time."""
+def ide_tools(knowledge: CodeKnowledge) -> list[RegisteredTool]:
+    """The four tools, answered by `knowledge`."""
 
     async def symbols(session_id: str, arguments: FileArguments) -> ToolAnswer:
-        return await _answer(lambda: knowledge().document_symbols(arguments.abspath))
+        return await _answer(lambda: knowledge.document_symbols(arguments.abspath))
 
     async def definitions(session_id: str, arguments: PositionArguments) -> ToolAnswer:
-        return await _answer(lambda: knowledge().definitions(arguments.abspath, arguments.line, arguments.character))
+        return await _answer(lambda: knowledge.definitions(arguments.abspath, arguments.line, arguments.character))
 
     async def type_definitions(session_id: str, arguments: PositionArguments) -> ToolAnswer:
         where = (arguments.abspath, arguments.line, arguments.character)
-        return await _answer(lambda: knowledge().type_definitions(*where))
+        return await _answer(lambda: knowledge.type_definitions(*where))
 
     async def diagnostics(session_id: str, arguments: DiagnosticsArguments) -> ToolAnswer:
-        return await _answer(lambda: knowledge().diagnostics(arguments.abspath))
+        return await _answer(lambda: knowledge.diagnostics(arguments.abspath))
 
     return [
         validated_tool(GET_DOCUMENT_SYMBOLS, FileArguments, symbols),

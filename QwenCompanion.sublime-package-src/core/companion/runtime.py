@@ -18,19 +18,11 @@ from pathlib import Path
 from ..ide_tools.answers import CodeKnowledge, UnavailableKnowledge
 from ..loop_thread import LoopThread
 from . import gemini_discovery, lockfile
-from .ide_messages import (
-    CONTEXT_UPDATE,
-    CloseDiffArguments,
-    IdeContext,
-    OpenDiffArguments,
-    Outgoing,
-    empty_context,
-)
+from .diff_tools import DiffBackend, UnavailableDiffBackend, diff_tools
+from .ide_messages import CONTEXT_UPDATE, IdeContext, Outgoing, empty_context
 from .ide_tools_mcp import IDE_TOOLS_PATH, ide_tools, mcp_config
-from .protocol import ToolAnswer
 from .reservation import Reservation
 from .server import AuthFailure, CompanionServer, ServerOptions
-from .tools import DiffBackend, UnavailableDiffBackend, diff_tools
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +36,12 @@ class SessionInfo:
 
 
 class Companion:
-    """One editor window's MCP server, token and discovery lock file."""
+    """One editor window's MCP server, token and discovery lock file.
+
+    What answers the CLI's tools is given when it is built: `diff_backend`
+    makes the backend of `openDiff` / `closeDiff` for this companion (whose
+    sessions hear the user's decisions), `code_knowledge` answers the IDE tools.
+    """
 
     def __init__(
         self,
@@ -52,7 +49,8 @@ class Companion:
         *,
         folders: list[str],
         lock_directory: Path,
-        diff_backend: DiffBackend | None = None,
+        diff_backend: Callable[[Companion], DiffBackend] = lambda companion: UnavailableDiffBackend(),
+        code_knowledge: CodeKnowledge | None = None,
         options: ServerOptions = ServerOptions(),
         on_sessions_changed: Callable[[int], None] = lambda connected: None,
         ppid: int | None = None,
@@ -72,24 +70,21 @@ class Companion:
         self.gemini_error: str | None = None
         self.started_at = 0.0
         self._context = empty_context()
-        # Replaceable after start: the editor layer plugs its diff views in here.
-        self.diff_backend: DiffBackend = diff_backend or UnavailableDiffBackend()
         self._server = CompanionServer(
             token=self.token,
-            tools=diff_tools(self),
+            tools=diff_tools(diff_backend(self)),
             context=lambda: self._context,
             options=options,
             on_sessions_changed=on_sessions_changed,
         )
         # The IDE tools, with a token of their own, when `mcp_config_directory`
         # says where the terminal's `--mcp-config` file goes.
-        self.code_knowledge: CodeKnowledge = UnavailableKnowledge()  # replaceable, like diff_backend
         self.mcp_config_directory = mcp_config_directory
         self.ide_tools_token = secrets.token_hex(32) if mcp_config_directory is not None else None
         if self.ide_tools_token is not None:
             self._server.mount(CompanionServer(
                 token=self.ide_tools_token,
-                tools=ide_tools(lambda: self.code_knowledge),
+                tools=ide_tools(code_knowledge or UnavailableKnowledge()),
                 context=None,
                 options=options,
                 path=IDE_TOOLS_PATH,
@@ -208,14 +203,6 @@ class Companion:
             lockfile.write_private_json(config, mcp_config(url, self.ide_tools_token))
         except OSError as error:
             log.error("cannot write %s (the terminal's qwen gets no IDE tools): %s", config, error.strerror or error)
-
-    # --- tools (DiffBackend, on the server thread) -----------------------
-
-    async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> ToolAnswer:
-        return await self.diff_backend.open_diff(session_id, arguments)
-
-    async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> ToolAnswer:
-        return await self.diff_backend.close_diff(session_id, arguments)
 
     # --- messages to the CLIs -------------------------------------------
 

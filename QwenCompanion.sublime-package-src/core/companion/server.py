@@ -19,10 +19,11 @@ import logging
 import socket
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import pydantic
 import pydantic_core
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
@@ -81,6 +82,32 @@ class _HttpLog(logging.LoggerAdapter[logging.Logger]):
 class RegisteredTool:
     definition: Tool
     handler: ToolHandler
+
+
+def describe_errors(error: pydantic.ValidationError) -> str:
+    parts = []
+    for item in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(p) for p in item["loc"]) or "arguments"
+        parts.append(f"{where}: {item['msg'].removeprefix('Value error, ')}")
+    return "; ".join(parts)
+
+
+def validated_tool[ArgumentsT: pydantic.BaseModel](
+    definition: Tool,
+    arguments_model: type[ArgumentsT],
+    call: Callable[[str, ArgumentsT], Awaitable[ToolAnswer]],
+) -> RegisteredTool:
+    """A tool whose arguments are checked against a model before `call` runs;
+    bad arguments get an isError result that says what is wrong."""
+
+    async def handler(session_id: str, arguments: dict[str, Any]) -> ToolAnswer:
+        try:
+            parsed = arguments_model.model_validate(arguments)
+        except pydantic.ValidationError as error:
+            return protocol.text_result(f"Invalid {definition.name} arguments: {describe_errors(error)}", is_error=True)
+        return await call(session_id, parsed)
+
+    return RegisteredTool(definition, handler)
 
 
 @dataclass(frozen=True)

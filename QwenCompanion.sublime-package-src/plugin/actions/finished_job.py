@@ -5,14 +5,12 @@ each other."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import sublime
 
 from ...core.actions.prompt import ActionContext
-
-if TYPE_CHECKING:
-    from ...core.companion.diffs import DiskFile
+from ...core.reviews import DiskFile
 
 
 class FinishedJob(Protocol):

@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sublime
 
@@ -25,6 +25,7 @@ from ...core.actions.prompt import ACTIONS, PROPOSING, ActionContext, render
 from ...core.actions.proposal import last_code_block, test_file_for
 from ...core.actions.run import ActionRun, RunOutcome
 from ...core.loop_thread import LoopThread
+from ...core.reviews import DiskFile, UnreadableFile
 from ..editor import read_off_main, view_text
 from ..paths import shown_path
 from ..settings import userprefs
@@ -32,9 +33,6 @@ from .answer import AnswerHistory, AnswerStream, append, find_answer, histories,
 from .proposals import propose
 from .templates import load_template
 from .unit_tests import choose_cases, propose_test_file
-
-if TYPE_CHECKING:
-    from ...core.companion.diffs import DiskFile, UnreadableFile
 
 log = logging.getLogger(__name__)
 
@@ -124,8 +122,6 @@ class ActionJob:
     def disk_of(self, path: str) -> DiskFile:
         """What `path` held when the run ended, as read then; `UnreadableFile` if it
         could not be read, or was not the file read (the tab was renamed meanwhile)."""
-        from ...core.companion.diffs import UnreadableFile
-
         if self.target is None or self.target[0] != path:
             raise UnreadableFile(f"{path} changed while the action ran")
         disk = self.target[1]

@@ -11,6 +11,7 @@ import logging
 import sublime
 
 from ...core.actions.proposal import replacement_for
+from ...core.reviews import UnreadableFile
 from ...core.text_positions import Lines
 from ..chat.view_writes import apply_proposal
 from ..editor import view_text
@@ -54,8 +55,6 @@ class ActionProposal:
 def propose(job: FinishedJob, block: str) -> str | None:
     """Open the review of `block` replacing the job's selection; the reason
     when it cannot (None when the review opened)."""
-    from ...core.companion.diffs import UnreadableFile
-
     view = job.view
     path = view.file_name()
     if not view.is_valid():

@@ -13,6 +13,7 @@ from dataclasses import replace
 import sublime
 
 from ...core.actions.proposal import last_code_block, test_cases, test_file_for
+from ...core.reviews import UnreadableFile
 from ..chat.view_writes import apply_proposal
 from ..editor import find_open_view, view_text
 from ..paths import shown_path
@@ -64,8 +65,6 @@ class CasePicker:
 
 def propose_test_file(job: FinishedJob, answer: str) -> str:
     """Open the review of the test file the answer ends with; the outcome."""
-    from ...core.companion.diffs import UnreadableFile
-
     block = last_code_block(answer)
     source = job.view.file_name()
     if block is None:

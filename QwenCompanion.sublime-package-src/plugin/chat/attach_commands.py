@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import sublime
 import sublime_plugin
 
+from ...core.chat.prompt_context import ActiveFile, active_file_blocks, attached_file_block
 from ..background import in_background
 from ..editor import view_text
 from .chat_views import open_chat
@@ -30,8 +31,6 @@ class QwenChatAddSelectionCommand(sublime_plugin.TextCommand):
     """Qwen Code: Add Selection to Chat — attach the selection to the next prompt."""
 
     def run(self, edit: sublime.Edit) -> None:
-        from ...core.chat.prompt_context import ActiveFile, active_file_blocks
-
         view, window = self.view, self.view.window()
         chat = chat_for(window)
         if window is None or chat is None:
@@ -110,8 +109,6 @@ class QwenChatAttachFileCommand(ActiveChatCommand):
     def _attach(chat: WindowChat, composer: sublime.View, path: str, view: sublime.View | None, name: str, typed: bool) -> None:
         """Attach the open tab's text, or the file as on disk, read on a thread of
         its own (an image of many MB is not read on the main thread)."""
-        from ...core.chat.prompt_context import attached_file_block
-
         text = view_text(view) if view is not None and view.is_valid() else None
         options = context_options()
 

@@ -13,7 +13,8 @@ Hooks (`plugin/wiring.py` sets and extends them; each is called per chat):
 - `chats.renderer(window, chat_id) -> UpdateRenderer`: renders session updates that
   are not message text, slash commands or modes (tool calls, plans,
   thoughts) into the transcript, by block id (`upsert` updates in place).
-- `chats.mcp_servers`: callables `(window) -> dict | None`; the dicts go into
+- `chats.mcp_server(window) -> dict | None`, given when `chats` is built: the
+  window's IDE tools (see `plugin/companion/companions.py`), which go into
   `mcpServers` of `session/new` and `session/load`.
 - `chats.observers`: callables `(event, details)` for "chat_turn_ended" and
   "chat_error" (the headless driver listens here).
@@ -39,6 +40,7 @@ from ...core.chat.store import SessionStore, project_key
 from ...core.chat.streamer import BlockStreamer
 from ...core.chat.transcript import Transcript
 from ..background import in_background
+from ..companion.companions import ide_tools_server
 from ..settings import userprefs
 from .agents import agent_command, default_agent
 
@@ -156,16 +158,12 @@ class WindowChat:
             return self._renderer
 
     def _mcp_servers(self) -> list[JsonObject]:
-        servers: list[JsonObject] = []
-        for provider in list(self._owner.mcp_servers):
-            try:
-                server = provider(self._window)
-            except Exception:
-                log.exception("an MCP server provider failed")
-                continue
-            if server:
-                servers.append(server)
-        return servers
+        try:
+            server = self._owner.mcp_server(self._window)
+        except Exception:
+            log.exception("the chat's MCP server entry failed")
+            return []
+        return [server] if server else []
 
     # --- transcript edits -----------------------------------------------
 
@@ -240,10 +238,10 @@ class WindowChats:
 
 
 class Chats:
-    def __init__(self) -> None:
+    def __init__(self, mcp_server: Callable[[sublime.Window], JsonObject | None]) -> None:
         self.request_handler: Callable[[sublime.Window, int], AgentRequestHandler] = default_request_handler
         self.renderer: Callable[[sublime.Window, int], UpdateRenderer] = default_renderer
-        self.mcp_servers: list[Callable[[sublime.Window], JsonObject | None]] = []
+        self.mcp_server = mcp_server
         self.observers: list[Observer] = []
         self._lock = threading.RLock()
         self._by_window: dict[int, WindowChats] = {}
@@ -438,4 +436,4 @@ def chat_of_view(view: sublime.View) -> WindowChat | None:
         chat.composer_view.id() if chat.composer_view is not None else 0)), None)
 
 
-chats = Chats()
+chats = Chats(mcp_server=ide_tools_server)

@@ -14,6 +14,7 @@ import sublime
 
 from ...core.chat.accepted_edits import AcceptedEdits
 from ...core.chat.agent_files import Refused, check_path, confine, real
+from ...core.reviews import MAX_OPEN_REVIEWS, DiskFile, Review, UnreadableFile, buffer_text, read_disk_file
 from ..paths import path_display
 from ..reviews.review_tabs import reviews
 from ..settings import fallback_encoding
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
     from ...core.chat.permissions import PendingPermissions, PermissionPrompt
     from ...core.chat.request_handler import AgentRequestHandler
-    from ...core.companion.diffs import DiskFile, Review
 
 log = logging.getLogger(__name__)
 
@@ -128,8 +128,6 @@ class EditorRequestHandler:
         it may have a review: a regular file of bounded size inside the window's
         folders (or open in it), while fewer than MAX_OPEN_REVIEWS are open. Else
         None, and the prompt says why (chat thread)."""
-        from ...core.companion.diffs import MAX_OPEN_REVIEWS, UnreadableFile, read_disk_file
-
         assert prompt.diff is not None
         path = prompt.diff.path
 
@@ -222,7 +220,6 @@ class EditorRequestHandler:
         """The user accepted `text` in the review of the prompt asked in `turn`;
         an edited text is what the tool call's write will write (main thread)."""
         from ...core.chat.permissions import cancelled
-        from ...core.companion.diffs import buffer_text
 
         assert prompt.diff is not None
         if text != buffer_text(prompt.diff.new_text):

@@ -14,12 +14,21 @@ import logging
 import os
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sublime
 
 from ...core.chat.agent_files import Refused, read_text
 from ...core.chat.mention_tools import MentionError, clipboard_image, git_diff
+from ...core.chat.mentions import (
+    Mention,
+    diagnostics_mention,
+    diff_mention,
+    image_mention,
+    symbol_mention,
+    terminal_mention,
+)
+from ...core.context_rules import ContextOptions
 from ...core.ide_tools.answers import ToolRefusal
 from ...core.paths import deepest_root
 from ...core.terminal import terminal_tag
@@ -30,9 +39,6 @@ from ..ide_tools.knowledge import SublimeCodeKnowledge
 from ..ide_tools.language_servers import lsp_plugin_api
 from ..settings import userprefs
 from .chats import WindowChat, chats
-
-if TYPE_CHECKING:
-    from ...core.chat.mentions import Mention
 
 # What the completion popup, the `@` picker and Mention… offer: token -> what it sends.
 MENTIONS = {
@@ -55,8 +61,6 @@ log = logging.getLogger(__name__)
 
 
 def _excluded(path: str) -> bool:
-    from ...core.companion.ide_context import ContextOptions
-
     return bool(ContextOptions.from_settings(userprefs().context_values()).excludes(path))
 
 
@@ -68,8 +72,6 @@ def symbol_builder(window: sublime.Window, name: str) -> Callable[[], Mention]:
     edits move rows); else the index's, whose rows are those of the disk."""
 
     def build() -> Mention:
-        from ...core.chat.mentions import symbol_mention
-
         found = []
         for source in (sublime.SymbolSource.OPEN_FILES, sublime.SymbolSource.INDEX):
             found = window.symbol_locations(name, source, sublime.SymbolType.DEFINITION)
@@ -93,8 +95,6 @@ def diagnostics_builder(window: sublime.Window, whole_window: bool, editor_file:
     folder = (window.folders() or [os.path.expanduser("~")])[0]
 
     def build() -> Mention:
-        from ...core.chat.mentions import diagnostics_mention
-
         if lsp_plugin_api() is None:
             raise MentionError(NO_LSP)
         if not whole_window and path is None:
@@ -117,8 +117,6 @@ def diff_builder(window: sublime.Window, active: str | None) -> Callable[[], Men
     folders = window.folders()
 
     def build() -> Mention:  # on a thread of ours: resolving paths touches the disk
-        from ...core.chat.mentions import diff_mention
-
         folder, boundary = diff_folder(active, folders)
         if folder is None or boundary is None:
             raise MentionError("this window has no folder, so there is no repository to diff")
@@ -140,8 +138,6 @@ def diff_folder(active: str | None, folders: list[str]) -> tuple[str | None, str
 
 def terminal_builder(window: sublime.Window) -> Callable[[], Mention]:
     def build() -> Mention:
-        from ...core.chat.mentions import terminal_mention
-
         live = live_terminal(window, terminal_tag(window.id()), serials=True)
         if live is None:
             raise MentionError("this window has no running qwen terminal (Qwen Code: Open in Terminal starts one)")
@@ -155,8 +151,6 @@ def terminal_builder(window: sublime.Window) -> Callable[[], Mention]:
 
 def image_builder() -> Callable[[], Mention]:
     def build() -> Mention:
-        from ...core.chat.mentions import image_mention
-
         return image_mention(clipboard_image(), next(_image_serials))
 
     return build

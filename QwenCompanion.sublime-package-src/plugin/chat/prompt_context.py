@@ -4,10 +4,12 @@ selection as prompt blocks (core/chat/prompt_context.py makes the blocks)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import sublime
 
+from ...core.chat.prompt_context import ActiveFile, active_file_blocks
+from ...core.context_rules import ContextOptions, selection_read_end
 from ..settings import userprefs
 from .chats import is_chat_view
 
@@ -45,17 +47,12 @@ def editor_view(window: sublime.Window) -> sublime.View | None:
     return active if active is not None and not is_chat_view(active) else None
 
 
-def context_options() -> Any:
-    from ...core.companion.ide_context import ContextOptions
-
+def context_options() -> ContextOptions:
     return ContextOptions.from_settings(userprefs().context_values())
 
 
 def active_context(window: sublime.Window) -> list[JsonObject]:
     """The active file, cursor and selection as prompt blocks (main thread, bounded)."""
-    from ...core.chat.prompt_context import ActiveFile, active_file_blocks
-    from ...core.companion.ide_context import selection_read_end
-
     view = editor_view(window)
     if view is None or not view.file_name() or not userprefs().chat_send_context:
         return []

@@ -20,11 +20,13 @@ from ...core.companion import gemini_discovery, lockfile, reservation
 from ...core.dependencies import host_python_message, missing_dependency_message, startup_problem
 from ...core.loop_thread import LoopThread
 from ..background import in_background
+from ..ide_tools.knowledge import SublimeCodeKnowledge
 from ..settings import userprefs
 
 if TYPE_CHECKING:
     from ...core.companion.reservation import Reservation
     from ...core.companion.runtime import Companion
+    from ...core.json_types import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +137,7 @@ class Companions:
             # any server exists: later lazy imports on other threads then hit
             # the module cache instead of racing this import.
             try:
-                from ...core.companion import diffs, ide_context, runtime  # noqa: F401
+                from ...core.companion import ide_context, runtime  # noqa: F401
             except Exception:
                 for unused in claims.values():
                     unused.release(lock_directory)
@@ -174,6 +176,7 @@ class Companions:
     def ensure_window(self, window: sublime.Window, claim: Reservation | None = None) -> Companion | None:
         """The window's companion, started now if it has none (from `claim` if given)."""
         from ...core.companion.runtime import Companion
+        from .diff_backend import SublimeDiffBackend
 
         with self._lock:
             if not self._running or self._thread is None or not window.is_valid():
@@ -188,6 +191,9 @@ class Companions:
                 self._thread,
                 folders=window.folders(),
                 lock_directory=lockfile.lock_dir(),
+                # The CLI's openDiff opens the review tabs; the IDE tools ask Sublime's index and LSP.
+                diff_backend=SublimeDiffBackend,
+                code_knowledge=SublimeCodeKnowledge(window),
                 on_sessions_changed=lambda count: self._sessions_changed(window_id, count),
                 reservation=claim,
                 mcp_config_directory=mcp_config_directory(),
@@ -290,3 +296,16 @@ class Companions:
 
 
 companions = Companions()
+
+
+def ide_tools_server(window: sublime.Window) -> JsonObject | None:
+    """The window's IDE tools as an entry of a chat session's `mcpServers`
+    (the terminal's qwen gets them through `--mcp-config`, see
+    `plugin/companion/terminal.py`); None while they are off."""
+    from ...core.companion.ide_tools_mcp import acp_server
+
+    companion = companions.get(window)
+    url = companion.ide_tools_url if companion is not None else None
+    if companion is None or url is None or companion.ide_tools_token is None:
+        return None
+    return acp_server(url, companion.ide_tools_token)

@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING
 import sublime
 import sublime_plugin
 
+from ...core.context_rules import ContextOptions, debounce_ms, selection_read_end
 from ..reviews.marks import DIFF_VIEW
 from ..settings import userprefs
 from .companions import companions
 
 if TYPE_CHECKING:
-    from ...core.companion.ide_context import ActiveDetails, ContextOptions, ViewInfo, WindowFiles
+    from ...core.companion.ide_context import ActiveDetails, ViewInfo, WindowFiles
     from ...core.companion.runtime import Companion
 
 log = logging.getLogger(__name__)
@@ -112,8 +113,6 @@ class ContextTracker:
         self._refresh(window.id(), _Pending(structure=True))
 
     def _read_delay(self) -> None:
-        from ...core.companion.ide_context import debounce_ms
-
         delay = debounce_ms(userprefs().context_debounce_ms)
         with self._lock:
             self._delay_ms = delay
@@ -129,8 +128,6 @@ class ContextTracker:
             self.changed(window_id)
 
     def _options(self) -> ContextOptions:
-        from ...core.companion.ide_context import ContextOptions
-
         return ContextOptions.from_settings(userprefs().context_values())
 
     # --- refresh (worker thread) ----------------------------------------------
@@ -207,7 +204,7 @@ def _view_info(view: sublime.View) -> ViewInfo:
 def _read_active(view_id: int, with_text: bool) -> ActiveDetails | None:
     """The primary caret (the first region of `sel()`) and its selected text;
     other regions of a multiple selection are not sent."""
-    from ...core.companion.ide_context import ActiveDetails, selection_read_end
+    from ...core.companion.ide_context import ActiveDetails
 
     view = sublime.View(view_id)
     if not view.is_valid():

@@ -12,20 +12,12 @@ import functools
 
 import sublime
 
-from ...core.companion.diffs import (
-    CliReviewOwner,
-    Review,
-    ReviewRefused,
-    UnreadableFile,
-    cli_review_refusal,
-    close_answer,
-    read_disk_file,
-    text_for_cli,
-)
+from ...core.companion.diff_tools import CliReviewOwner, cli_review_refusal, close_answer, text_for_cli
 from ...core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
 from ...core.companion.protocol import ToolAnswer, text_result
 from ...core.companion.runtime import Companion
 from ...core.companion.server import after_response
+from ...core.reviews import Review, ReviewRefused, UnreadableFile, read_disk_file
 from ..reviews.review_tabs import CLOSED_NOTE, reviews
 from ..settings import fallback_encoding
 

@@ -1,23 +1,12 @@
-"""Where the CLI's diffs reach the review tabs (registered by `plugin.wiring`):
-each window's companion answers `openDiff` / `closeDiff` with them (see
-`diff_backend`), and a CLI session that ends may orphan a review."""
+"""A CLI session that ends may orphan a review (registered by `plugin.wiring`).
+Each window's companion answers `openDiff` / `closeDiff` with the review tabs
+itself: see `diff_backend`, given to it when it is built."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 import sublime
 
 from ..reviews.review_tabs import reviews
-
-if TYPE_CHECKING:
-    from ...core.companion.runtime import Companion
-
-
-def install_backend(window: sublime.Window, companion: Companion) -> None:
-    from .diff_backend import SublimeDiffBackend
-
-    companion.diff_backend = SublimeDiffBackend(companion)
 
 
 def check_orphans_soon(window_id: int, connected: int) -> None:

@@ -16,22 +16,25 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import sublime
 
 from ...core.memory import LARGE_TEXT, release_freed_memory
+from ...core.reviews import (
+    DiffRegistry,
+    DiskFile,
+    Review,
+    ReviewOwner,
+    UnreadableFile,
+    changed_by_stamp,
+    disk_changed_warning,
+    first_change,
+)
 from ..editor import find_open_view, read_off_main, view_text, window_for
 from ..placement import keys_kept
 from .banner import BANNER_KEY, add_note, show_review_banner
 from .marks import DIFF_VIEW, REVIEW_ID, SIDE
 from .review_layout import ReviewLayouts
-
-# The core needs pydantic, which may be missing: it is imported when a review
-# opens, never when Sublime loads this module.
-if TYPE_CHECKING:
-    from ...core.companion.diffs import DiffRegistry, DiskFile, Review, UnreadableFile
-    from ...core.review_owner import ReviewOwner
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +77,7 @@ class DiffReviews:
     """Every review of every window; the view methods run on the main thread."""
 
     def __init__(self) -> None:
-        self._registry: DiffRegistry | None = None
+        self.registry = DiffRegistry()
         self._by_id: dict[int, OpenReview] = {}
         self._by_view: dict[int, OpenReview] = {}
         self._layouts = ReviewLayouts()
@@ -85,14 +88,6 @@ class DiffReviews:
     def _tell(self, event: str, details: dict[str, object]) -> None:
         for observer in list(self.observers):
             observer(event, details)
-
-    @property
-    def registry(self) -> DiffRegistry:
-        if self._registry is None:
-            from ...core.companion.diffs import DiffRegistry
-
-            self._registry = DiffRegistry()
-        return self._registry
 
     # --- queries ----------------------------------------------------------
 
@@ -207,8 +202,6 @@ class DiffReviews:
 
     @staticmethod
     def _show_first_change(left: sublime.View, right: sublime.View, original: str, proposed: str) -> None:
-        from ...core.companion.diffs import first_change
-
         point = first_change(original, proposed)
         right.sel().clear()
         right.sel().add(sublime.Region(point))
@@ -228,8 +221,6 @@ class DiffReviews:
             item.window.status_message(f"Qwen Code: {refusal}")
             return
         if not (disk_checked or self._orphan_check(item) or item.warned_of_disk_change):
-            from ...core.companion.diffs import changed_by_stamp
-
             changed = changed_by_stamp(review.file_path, review.disk)
             if changed is None:  # only its time moved: its text is compared off the main thread
                 read_off_main(review.file_path, lambda now: self._accept_after_read(item, now))
@@ -265,8 +256,6 @@ class DiffReviews:
             self.accept(item, disk_checked=True)
 
     def _warn_disk_changed(self, item: OpenReview) -> None:
-        from ...core.companion.diffs import disk_changed_warning
-
         item.warned_of_disk_change = True
         item.notes.append(disk_changed_warning(item.name))
         self._render(item)

@@ -1,20 +1,16 @@
-"""Reviews of the edits the CLI proposes (`openDiff` / `closeDiff`), without the editor.
+"""Reviews of proposed edits, without the editor: what a review is, who hears
+its answer, the open reviews at most one per file, and the file as read for
+one (a regular file of bounded size, decoded as Sublime would show it).
 
-The registry decides what needs no Sublime: which review a path belongs to,
-which CLI session hears about the user's decision, what `closeDiff` answers,
-and the exact text to send on accept. Every method is thread-safe: the server
+Every feature that proposes an edit owns the reviews it opens (`ReviewOwner`):
+the CLI's companion (its `openDiff`, which answers with `ide/diffAccepted` /
+`ide/diffRejected`), a chat's permission prompt, a quick action's replacement,
+a generated test file. The review tabs (plugin/reviews) know nothing else of
+them. The registry decides what needs no Sublime: which review a path belongs
+to, and the order of decisions. Every method is thread-safe: a server or chat
 thread opens and closes reviews while Sublime's main thread accepts them.
 
-Each review has an owner (`ReviewOwner`) that the user's decision goes to;
-for the CLI's own reviews it is a `CliReviewOwner`, which answers the session
-that opened the review with `ide/diffAccepted` / `ide/diffRejected`.
-
-Line endings: Sublime keeps buffers with `\n` only. The CLI proposes text in
-its own convention (`\n`, even for a CRLF file) and, when it writes, converts
-to the style of the file on disk. So the accepted text goes back to the CLI in
-the proposal's convention, and an unedited proposal goes back exactly as it
-came: the CLI compares the two to tell whether the user edited it. The final
-newline is whatever the buffer holds.
+Pure: no Sublime, no protocol models.
 """
 
 from __future__ import annotations
@@ -29,12 +25,28 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..encodings import DEFAULT_FALLBACK, decode_like_sublime
-from ..line_endings import CRLF, LF, line_ending_of
-from ..paths import path_identity
-from ..review_owner import ReviewOwner
-from .ide_messages import DIFF_ACCEPTED, DIFF_REJECTED, DiffAccepted, DiffRejected, Outgoing
-from .protocol import QuotedText
+from .encodings import DEFAULT_FALLBACK, decode_like_sublime
+from .line_endings import CRLF, LF, line_ending_of
+from .paths import path_identity
+
+
+class ReviewOwner(Protocol):
+    @property
+    def alive(self) -> bool:
+        """Whether anyone still waits for the answer; else the review is orphaned (main thread)."""
+        ...
+
+    @property
+    def note(self) -> str | None:
+        """What Accept does, shown instead of the notes about the file on disk; None keeps those."""
+        ...
+
+    def accepted(self, text: str) -> None:
+        """The user accepted `text`: the proposal tab's text, newlines as in a buffer (`\\n`)."""
+
+    def rejected(self) -> None:
+        """The user rejected the review, or it ended unanswered (closed, replaced by a newer
+        proposal for the same file); any thread."""
 
 
 def path_key(path: str) -> str:
@@ -225,80 +237,6 @@ class Review:
         """Why accepting `text` would not do what the user sees, if it would not."""
         # The CLI takes an empty accepted text for "unchanged" and writes its proposal.
         return EMPTY_REFUSAL if text == "" and self.new_content != "" else None
-
-
-def text_for_cli(new_content: str, text: str) -> str:
-    """The buffer text `text` of a review of `new_content` as the CLI gets it back:
-    the proposal's own line endings, the final newline exactly as present or
-    absent in `text`; an unedited proposal exactly as the CLI sent it."""
-    buffer = buffer_text(text)
-    if buffer == buffer_text(new_content):
-        return new_content
-    return buffer.replace(LF, line_ending_of(new_content) or LF)
-
-
-class SessionNotifier(Protocol):
-    """What the CLI's review owner needs of the window's companion."""
-
-    @property
-    def running(self) -> bool: ...
-
-    def has_session(self, session_id: str) -> bool: ...
-
-    def notify(self, method: str, params: Outgoing, session_id: str | None = None) -> None: ...
-
-
-@dataclass(frozen=True, eq=False)  # eq=False: never compares two proposals' texts
-class CliReviewOwner:
-    """The owner of a review the CLI opened with openDiff: the decision goes to
-    the session that asked, as the notification the CLI waits for."""
-
-    companion: SessionNotifier
-    session_id: str
-    file_path: str  # exactly as the CLI sent it
-    new_content: str
-
-    note = None  # the notes about the file on disk say what Accept does
-
-    @property
-    def alive(self) -> bool:
-        return self.companion.running and self.companion.has_session(self.session_id)
-
-    def accepted(self, text: str) -> None:
-        params = DiffAccepted(filePath=self.file_path, content=text_for_cli(self.new_content, text))
-        self.companion.notify(DIFF_ACCEPTED, params, session_id=self.session_id)
-
-    def rejected(self) -> None:
-        self.companion.notify(DIFF_REJECTED, DiffRejected(filePath=self.file_path), session_id=self.session_id)
-
-    def same_session(self, other: ReviewOwner) -> bool:
-        return isinstance(other, CliReviewOwner) and other.companion is self.companion and other.session_id == self.session_id
-
-
-def cli_review_refusal(owner: CliReviewOwner, same_file: Review | None, open_reviews: list[Review]) -> str | None:
-    """Why a CLI's openDiff is refused, if it is: the file is under another
-    asker's review (a chat's permission, a quick action's proposal: replacing
-    it would answer that one "reject" and show the CLI's text in its tabs), or
-    the session already has MAX_OPEN_REVIEWS open reviews."""
-    if same_file is not None and not isinstance(same_file.owner, CliReviewOwner):
-        return (f"{owner.file_path} is already under review in the editor for another request; "
-                "propose this change again once the user has answered that review")
-    own = [r for r in open_reviews if r is not same_file and owner.same_session(r.owner)]
-    if len(own) >= MAX_OPEN_REVIEWS:
-        return (f"{MAX_OPEN_REVIEWS} of this session's changes already wait for the user's review in the editor; "
-                "propose this one once they are answered")
-    return None
-
-
-def close_answer(content: str | None) -> str | QuotedText:
-    """closeDiff's text block, as json.dumps writes it: the CLI reads
-    `JSON.parse(text).content`. Quoted in ASCII with escapes, a slice at a time
-    (QuotedText): encoding a non-ASCII text to UTF-8 (as pydantic-core does)
-    would leave a UTF-8 copy cached in the proposal's string for as long as it
-    lives."""
-    if content is None:
-        return '{"content": null}'
-    return QuotedText('{"content": ', content, "}")
 
 
 class DiffRegistry:
