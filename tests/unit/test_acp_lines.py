@@ -9,10 +9,9 @@ import json
 from collections.abc import Coroutine
 from typing import Any, cast
 
-import pytest
+from acp.schema import SessionNotification
 
-from qwencompanion_src.core.chat.acp_client import EditorClient
-from qwencompanion_src.core.chat.acp_lines import MAX_MESSAGE_BYTES, AgentLines, run_to_its_end
+from qwencompanion_src.core.chat.acp_lines import MAX_MESSAGE_BYTES, AgentLines
 
 
 class Writer:
@@ -28,16 +27,16 @@ class Writer:
         pass
 
 
-class Client:
-    """The notification side of the editor's client, recorded."""
+class Notifications:
+    """Where the agent's notifications go, recorded."""
 
     def __init__(self) -> None:
         self.heard: list[tuple[str, Any]] = []
 
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        self.heard.append(("session/update", update.session_update))
+    def session_update(self, notification: SessionNotification) -> None:
+        self.heard.append(("session/update", notification.update.session_update))
 
-    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+    def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         self.heard.append((method, params))
 
 
@@ -45,11 +44,11 @@ class Lines:
     def __init__(self) -> None:
         self.reader = asyncio.StreamReader()
         self.writer = Writer()
-        self.client = Client()
+        self.notifications = Notifications()
         self.oversized: list[int] = []
         self.warnings: list[str] = []
         self.lines = AgentLines(self.reader, cast(asyncio.StreamWriter, self.writer),
-                                cast(EditorClient, self.client), self.oversized.append,
+                                self.notifications, self.oversized.append,
                                 lambda key, *_: self.warnings.append(key))
 
     def agent_sends(self, *messages: dict[str, Any] | str) -> None:
@@ -67,7 +66,7 @@ def chunk(text: str) -> dict[str, Any]:
         "sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}}}
 
 
-def test_notifications_reach_the_client_as_they_are_read_and_never_the_sdk() -> None:
+def test_notifications_are_handed_over_as_they_are_read_and_never_to_the_sdk() -> None:
     async def scenario() -> tuple[Lines, dict[str, Any] | None]:
         lines = Lines()
         lines.agent_sends(chunk("a"), {"jsonrpc": "2.0", "method": "qwen/notify/session/mode-update",
@@ -77,7 +76,7 @@ def test_notifications_reach_the_client_as_they_are_read_and_never_the_sdk() -> 
 
     lines, first = run(scenario())
     assert first == {"jsonrpc": "2.0", "id": 7, "result": {}}  # the SDK gets the answer only
-    assert lines.client.heard == [("session/update", "agent_message_chunk"),
+    assert lines.notifications.heard == [("session/update", "agent_message_chunk"),
                                   ("qwen/notify/session/mode-update", {"sessionId": "s", "currentModeId": "plan"}),
                                   ("session/update", "agent_message_chunk")]
 
@@ -86,16 +85,14 @@ def test_a_malformed_update_is_warned_of_once_per_kind_and_the_stream_goes_on() 
     async def scenario() -> Lines:
         lines = Lines()
         bad = {"jsonrpc": "2.0", "method": "session/update", "params": {"update": {"sessionUpdate": "nonsense"}}}
-        clash = chunk("x")
-        clash["params"]["_meta"] = {"update": "a field's name"}
-        lines.agent_sends(bad, bad, clash, chunk("after"))
+        lines.agent_sends(bad, bad, chunk("after"))
         lines.reader.feed_eof()
         assert await lines.lines.receive() is None
         return lines
 
     lines = run(scenario())
-    assert lines.warnings == ["update:nonsense", "update:nonsense", "update:agent_message_chunk"]
-    assert lines.client.heard == [("session/update", "agent_message_chunk")]
+    assert lines.warnings == ["update:nonsense", "update:nonsense"]
+    assert lines.notifications.heard == [("session/update", "agent_message_chunk")]
 
 
 def test_methods_the_sdk_does_not_route_come_with_one_extension_prefix_and_go_out_without_it() -> None:
@@ -144,14 +141,3 @@ def test_a_line_longer_than_the_limit_is_dropped_and_reported() -> None:
     assert message == {"jsonrpc": "2.0", "id": 1, "result": 2}
     assert lines.oversized == [MAX_MESSAGE_BYTES + 11]
 
-
-def test_a_notification_handler_that_waits_fails_rather_than_apply_out_of_order() -> None:
-    async def waits() -> None:
-        await asyncio.sleep(0)
-
-    async def applies() -> None:
-        pass
-
-    run_to_its_end(applies())
-    with pytest.raises(RuntimeError, match="waited"):
-        run_to_its_end(waits())

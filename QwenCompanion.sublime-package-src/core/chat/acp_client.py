@@ -87,11 +87,12 @@ class EditorClient:
             raise
 
     # --- what the agent tells ---------------------------------------------
+    # The SDK's route for notifications. acp_lines.py takes them first, as they
+    # are read, to the same `AgentNotifications`; these two complete the interface.
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        # The SDK validated the notification; it is put back together as it came.
-        self._notifications.session_update(
-            SessionNotification.model_construct(session_id=session_id, update=update, field_meta=kwargs or None))
+        self._notifications.session_update(SessionNotification(session_id=session_id, update=update,
+                                                               field_meta=kwargs or None))
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         self._notifications.ext_notification(method, params)

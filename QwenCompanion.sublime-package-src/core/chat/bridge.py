@@ -134,7 +134,7 @@ class AgentBridge:
         self.started_at = time.time()
         assert self._process.stdin is not None and self._process.stdout is not None
         client = EditorClient(self._requests, self._events, self._warn_once)
-        lines = AgentLines(self._process.stdout, self._process.stdin, client, self._oversized, self._warn_once)
+        lines = AgentLines(self._process.stdout, self._process.stdin, self._events, self._oversized, self._warn_once)
         self._connection = connect_to_agent(client, lines)
         self._stderr_task = asyncio.create_task(self._read_stderr())
         self._waiter = asyncio.create_task(self._wait_exit())
