@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from qwencompanion_src.core.chat import agent_connection
-from qwencompanion_src.core.chat.bridge import AgentCommand, redact
+from qwencompanion_src.core.chat.acp_lines import redact
+from qwencompanion_src.core.chat.bridge import AgentCommand
 from qwencompanion_src.core.chat.chat import Conversation, ConversationSetup
 from qwencompanion_src.core.chat.chat_thread import ChatThread
 from qwencompanion_src.core.chat.render import PlainRenderer
@@ -208,6 +209,21 @@ def test_malformed_huge_and_unknown_messages_do_not_stop_the_chat(rig: Rig) -> N
     assert view.text.count("y") >= big
     answer = rig.answers()[0]
     assert answer["answer_to"] == "craft/drainMidTurnQueue" and answer["answer"]["code"] == -32601
+
+
+def test_terminals_elicitation_and_vendor_methods_are_answered_method_not_found(rig: Rig) -> None:
+    """The editor offers none of them: each is a JSON-RPC error naming the
+    method as the agent sent it (not the SDK's null for a terminal)."""
+    asked = ["terminal/create", "terminal/kill", "elicitation/create", "_vendor/thing", "vendor/thing"]
+    chat, view, events = rig.chat([[*({"request": method, "params": {"sessionId": "", "terminalId": "t",
+                                                                     "command": "ls"}} for method in asked),
+                                    {"chunks": ["after"]}]])
+    chat.send("go")
+    wait_for(lambda: events.ended)
+    wait_for(lambda: "after" in view.text)
+    answers = {answer["answer_to"]: answer["answer"] for answer in rig.answers()}
+    assert {method: (answers[method].get("code"), (answers[method].get("data") or {}).get("method"))
+            for method in asked} == {method: (-32601, method) for method in asked}
 
 
 def test_file_requests_are_answered_inside_the_folders_only(rig: Rig) -> None:
