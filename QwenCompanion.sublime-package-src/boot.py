@@ -34,7 +34,6 @@ from .plugin.chat.chat_commands import (
     QwenChatModelCommand,
     QwenChatNewCommand,
     QwenChatSendCommand,
-    QwenChatSessionsCommand,
     QwenChatShowAgentLogCommand,
     prestart_all,
 )
@@ -47,6 +46,7 @@ from .plugin.chat.chat_tabs import (
 )
 from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views, left_chat_tab
 from .plugin.chat.chats import chats, preload_chat
+from .plugin.chat.history_commands import QwenChatSessionsCommand
 from .plugin.chat.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
 from .plugin.chat.rewind_commands import (
     QwenChatEditPromptCommand,

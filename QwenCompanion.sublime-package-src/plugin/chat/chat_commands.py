@@ -19,7 +19,7 @@ from ..editor import view_text
 from ..settings import userprefs
 from . import prompt_edits
 from .agents import agent_rows
-from .chat_tabs import open_new_chat, select_chat
+from .chat_tabs import open_new_chat
 from .chat_views import open_chat, refresh_status, uptime
 from .chats import (
     WindowChat,
@@ -33,8 +33,6 @@ from .chats import (
 from .mentions import MENTIONS, PASTE_IMAGE, mention_completions, pick
 
 if TYPE_CHECKING:
-    from acp.schema import SessionInfo
-
     from ...core.json_types import JsonObject
 
 log = logging.getLogger(__name__)
@@ -214,49 +212,6 @@ class QwenChatCancelCommand(sublime_plugin.WindowCommand):
         chat = chats.get(self.window)
         if chat is not None:
             chat.chat.cancel()
-
-
-class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
-    """Qwen Code: Chat History… — the folder's sessions; picking one loads it."""
-
-    def run(self) -> None:
-        chat = chat_for(self.window, show=True)
-        if chat is None:
-            return
-        window = self.window
-
-        def listed(done: Future[list[SessionInfo]]) -> None:
-            try:
-                sessions = done.result()
-            except Exception as error:
-                sublime.status_message(f"Qwen Code: could not list the sessions: {error}")
-                return
-            if not sessions:
-                sublime.status_message("Qwen Code: no earlier chats in this folder")
-                return
-            open_in = {c.chat.state.session_id: c for c in chats.of_window(window)}
-            items = [
-                sublime.QuickPanelItem(
-                    s.title or s.session_id,
-                    annotation=("open · " if s.session_id in open_in else "")
-                    + (s.updated_at or "")[:16].replace("T", " "),
-                    details=str((s.field_meta or {}).get("preview") or "")[:200],
-                )
-                for s in sessions
-            ]
-
-            def picked(index: int) -> None:
-                if index < 0:
-                    return
-                holder = open_in.get(sessions[index].session_id)
-                if holder is not None and holder in chats.of_window(window):
-                    select_chat(window, holder)  # open in a chat already: that chat comes to the front
-                else:
-                    chat.chat.load_session(sessions[index].session_id)
-
-            window.show_quick_panel(items, picked, placeholder="Load which chat?")
-
-        when_done(chat.chat.list_sessions(), listed)
 
 
 class _ChoiceCommand(sublime_plugin.WindowCommand):

@@ -1,0 +1,146 @@
+"""Chat History in the simulated editor with the BUILT package and the
+scripted agent: every page of session/list newest first with its first
+prompt, Enter resuming the picked session in a new chat tab (session/resume
+where the agent offers it, else session/load), search, rename and delete from
+the list, and a paging agent's endless list bounded."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pytest
+
+from tests.sim.test_chat import WAIT, ChatRig
+from tests.support.editor import PACKAGE
+
+QWEN_CAPABILITIES = {  # qwen 0.24.4's initialize answer
+    "loadSession": True, "promptCapabilities": {"image": True, "embeddedContext": True},
+    "sessionCapabilities": {"list": {}, "resume": {}}, "mcpCapabilities": {"http": True, "sse": True},
+}
+
+
+def open_panel(rig: ChatRig) -> Any:
+    return rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
+
+
+def triggers(panel: Any) -> list[str]:
+    return [str(getattr(item, "trigger", item)) for item in panel.items]
+
+
+def three_sessions(rig: ChatRig) -> list[str]:
+    """Sessions "alpha one", "beta two", "gamma three" (oldest first); the chat is on the last."""
+    ids = []
+    for count, text in enumerate(["alpha one", "beta two", "gamma three"], 1):
+        if count > 1:
+            rig.chat().chat.new_session().result(WAIT)
+        rig.send(text)
+        rig.ended(count)
+        ids.append(rig.chat().chat.state.session_id)
+    return ids
+
+
+def prompts_to(rig: ChatRig, session_id: str) -> list[str]:
+    return [m["params"]["prompt"][0]["text"] for m in rig.received("session/prompt")
+            if m["params"]["sessionId"] == session_id]
+
+
+def test_history_lists_every_page_newest_first_and_enter_resumes_in_a_new_tab(rig: ChatRig) -> None:
+    rig.script_extras.update(capabilities=QWEN_CAPABILITIES, list_page=2, agent_name="qwen-code")
+    rig.load()
+    alpha, _, gamma = three_sessions(rig)
+    first_chat = rig.chat()
+    rig.host.user.run_command("qwen_chat_sessions")
+    panel = open_panel(rig)
+    assert triggers(panel) == ["gamma three", "beta two", "alpha one"]
+    assert [item.details for item in panel.items] == ["gamma three", "beta two", "alpha one"]
+    assert panel.items[0].annotation.startswith("open · ")  # the first chat has it
+    assert [m["params"].get("cursor") for m in rig.received("session/list")] == [None, "2"]
+    rig.host.user.choose_quick_panel(2)
+    resumed = rig.host.wait_for(lambda: rig.chat() if rig.chat() is not first_chat else None, timeout=WAIT)
+    rig.host.wait_for(lambda: resumed.chat.state.session_id == alpha and resumed.chat.state.agent == "ready",
+                      timeout=WAIT)
+    assert [m["params"]["sessionId"] for m in rig.received("session/resume")] == [alpha]
+    assert rig.received("session/load") == []  # resumed: nothing replayed
+    assert "alpha one" in resumed.transcript_view.name()
+    assert rig.host.window.active_view() == resumed.composer_view  # the user's pick takes the keys
+    rig.send("delta four")
+    rig.ended(4)
+    assert prompts_to(rig, alpha) == ["alpha one", "delta four"]
+    assert first_chat.chat.state.session_id == gamma and len(rig.received("session/new")) == 3
+
+
+def test_picking_a_session_open_in_a_chat_brings_that_chat_forward(rig: ChatRig) -> None:
+    rig.script_extras.update(capabilities=QWEN_CAPABILITIES)
+    rig.load()
+    _, _, gamma = three_sessions(rig)
+    rig.host.user.run_command("qwen_chat_sessions")
+    open_panel(rig)
+    rig.host.user.choose_quick_panel(0)
+    rig.host.wait_idle()
+    assert len(rig.chats.of_window(rig.host.window)) == 1 and rig.received("session/resume") == []
+    assert rig.chat().chat.state.session_id == gamma
+
+
+def test_an_agent_without_resume_loads_the_session_in_the_new_tab(rig: ChatRig) -> None:
+    rig.load()  # the scripted agent's default: load and list, no resume
+    alpha, _, _ = three_sessions(rig)
+    rig.host.user.run_command("qwen_chat_sessions")
+    open_panel(rig)
+    rig.host.user.choose_quick_panel(2)
+    rig.host.wait_for(lambda: rig.chat().chat.state.session_id == alpha, timeout=WAIT)
+    assert rig.received("session/resume") == []
+    rig.host.wait_for(lambda: "alpha one" in rig.chat().chat.streamer.transcript.text(), timeout=WAIT)
+
+
+def test_search_matches_titles_and_first_prompts(rig: ChatRig) -> None:
+    rig.load()
+    three_sessions(rig)
+    rig.host.user.run_command("qwen_chat_sessions", {"action": "search"})
+    rig.host.wait_for(lambda: [p for p in rig.host.app.input_panels if not p.done], timeout=WAIT)
+    rig.host.user.submit_input_panel("TWO bet")
+    assert triggers(open_panel(rig)) == ["beta two"]
+
+
+@pytest.mark.parametrize("open_in_a_chat", [False, True])
+def test_rename_and_delete_from_the_list(rig: ChatRig, open_in_a_chat: bool) -> None:
+    rig.script_extras.update(capabilities=QWEN_CAPABILITIES, agent_name="qwen-code")
+    rig.load()
+    alpha, beta, gamma = three_sessions(rig)
+    target = gamma if open_in_a_chat else beta
+    index = 0 if open_in_a_chat else 1
+    rig.host.user.run_command("qwen_chat_sessions", {"action": "rename"})
+    open_panel(rig)
+    rig.host.user.choose_quick_panel(index)
+    rig.host.wait_for(lambda: [p for p in rig.host.app.input_panels if not p.done], timeout=WAIT)
+    rig.host.user.submit_input_panel("  Better name  ")
+    rig.host.wait_for(lambda: rig.received("renameSession"), timeout=WAIT)
+    assert [m["params"] for m in rig.received("renameSession")] == [{"sessionId": target, "title": "Better name"}]
+    rig.host.answers.push("ok_cancel", False)  # asked, and the user says no: nothing deleted
+    rig.host.user.run_command("qwen_chat_sessions", {"action": "delete"})
+    open_panel(rig)
+    rig.host.user.choose_quick_panel(index)
+    rig.host.wait_for(lambda: [d for d in rig.host.dialogs if d.kind == "ok_cancel"], timeout=WAIT)
+    rig.host.wait_idle()
+    assert rig.received("deleteSession") == []
+    rig.host.answers.push("ok_cancel", True)
+    rig.host.user.run_command("qwen_chat_sessions", {"action": "delete"})
+    open_panel(rig)
+    rig.host.user.choose_quick_panel(index)
+    rig.host.wait_for(lambda: rig.received("deleteSession"), timeout=WAIT)
+    assert [m["params"] for m in rig.received("deleteSession")] == [{"sessionId": target}]
+    rig.host.wait_idle()
+    assert (rig.chat() is None) == open_in_a_chat  # its open chat was closed with it
+    assert alpha not in [m["params"]["sessionId"] for m in rig.received("deleteSession")]
+
+
+def test_a_paging_agents_endless_list_is_bounded(rig: ChatRig) -> None:
+    rig.script_extras.update(listed_sessions={"count": 5000, "title_chars": 10}, list_page=100)
+    rig.load()
+    rig.send("hello")
+    rig.ended()
+    rig.host.user.run_command("qwen_chat_sessions")
+    panel = open_panel(rig)
+    cap = sys.modules[f"{PACKAGE}.core.chat.agents"].MAX_LISTED_SESSIONS
+    assert len(panel.items) == cap == 1000
+    assert len(rig.received("session/list")) == cap // 100  # no page asked beyond the cap
