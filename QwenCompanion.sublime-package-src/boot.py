@@ -46,6 +46,7 @@ from .plugin.chat.chat_tabs import (
 )
 from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views, left_chat_tab
 from .plugin.chat.chats import chats, preload_chat
+from .plugin.chat.export_commands import QwenChatCopyCommand, QwenChatExportCommand
 from .plugin.chat.history_commands import QwenChatSessionsCommand
 from .plugin.chat.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
 from .plugin.chat.rewind_commands import (
@@ -98,9 +99,11 @@ __all__ = [
     "QwenChatCancelCommand",
     "QwenChatCloseCommand",
     "QwenChatCommand",
+    "QwenChatCopyCommand",
     "QwenChatCycleModeCommand",
     "QwenChatDeleteCommand",
     "QwenChatEditPromptCommand",
+    "QwenChatExportCommand",
     "QwenChatHistoryCommand",
     "QwenChatMentionCommand",
     "QwenChatModeCommand",

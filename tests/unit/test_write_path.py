@@ -28,6 +28,7 @@ OWN_FILES = {
     ("core/companion/gemini_discovery.py", "mkdir"): "gemini's discovery folder in the temp folder",
     ("core/companion/gemini_discovery.py", "unlink"): "gemini's discovery file in the temp folder",
     ("core/companion/runtime.py", "unlink"): "the companion's own config file it wrote",
+    ("plugin/chat/export_commands.py", "open"): "a chat exported to the file the user picked in the save dialog",
 }
 _OS_WRITES = {"replace", "rename", "renames", "unlink", "remove", "rmdir", "removedirs", "truncate", "ftruncate",
               "makedirs", "mkdir", "symlink", "link", "chmod", "fchmod", "chown", "utime", "mkfifo"}
