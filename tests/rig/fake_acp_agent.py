@@ -33,7 +33,7 @@ ACTION:
     {"raw": "text"}                      write this line as it is (malformed JSON)
     {"big": N}                           one agent_message_chunk of N characters (a huge line)
     {"update": {...}}                    any session/update
-    {"notify": method, "params": {...}}  any notification
+    {"notify": method, "params": {...}}  any notification (a "sessionId" of "" becomes the prompt's session)
     {"request": method, "params": {...}} ask the client and wait for its answer (logged);
                                          with "wait": false, ask and go on (the answer is not awaited);
                                          a "sessionId" of "" becomes the prompt's session
@@ -364,7 +364,10 @@ class Agent:
             elif "update" in action:
                 self.update(session_id, action["update"])
             elif "notify" in action:
-                self.write({"jsonrpc": "2.0", "method": action["notify"], "params": action.get("params", {})})
+                params = dict(action.get("params", {}))
+                if params.get("sessionId") == "":
+                    params["sessionId"] = session_id
+                self.write({"jsonrpc": "2.0", "method": action["notify"], "params": params})
             elif "request" in action and action.get("wait") is False:
                 self.next_id += 1
                 self.write({"jsonrpc": "2.0", "id": self.next_id, "method": action["request"],

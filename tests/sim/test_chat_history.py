@@ -144,3 +144,20 @@ def test_a_paging_agents_endless_list_is_bounded(rig: ChatRig) -> None:
     cap = sys.modules[f"{PACKAGE}.core.chat.agents"].MAX_LISTED_SESSIONS
     assert len(panel.items) == cap == 1000
     assert len(rig.received("session/list")) == cap // 100  # no page asked beyond the cap
+
+
+def test_the_tabs_show_the_title_the_agent_sets_bounded_to_one_line(rig: ChatRig) -> None:
+    rig.load([[{"update": {"sessionUpdate": "session_info_update", "title": "Fix the\nparser " + "x" * 5000}},
+               {"chunks": ["Done."]}],
+              [{"notify": "qwen/notify/session/title-update",
+                "params": {"v": 1, "sessionId": "", "title": "Renamed in the terminal", "titleSource": "manual"}},
+               {"chunks": ["Ok."]}]])
+    rig.send("hi")
+    rig.ended()
+    transcript, composer = rig.chat().transcript_view, rig.chat().composer_view
+    title = "Fix the parser " + "x" * (200 - len("Fix the parser "))
+    rig.host.wait_for(lambda: transcript.name() == f"Qwen Chat: {title}", timeout=WAIT)
+    assert composer.name().endswith(f"({title})") and rig.chat().title == title
+    rig.send("again")
+    rig.ended(2)
+    rig.host.wait_for(lambda: transcript.name() == "Qwen Chat: Renamed in the terminal", timeout=WAIT)
