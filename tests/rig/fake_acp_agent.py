@@ -157,7 +157,14 @@ class Agent:
         info = json.loads(meta.read_text()) if meta.exists() else {"cwd": cwd, "title": entry.get("text", "")[:40],
                                                                        "preview": entry.get("text", "")[:40]}
         info["updatedAt"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{time.time_ns() % 10**9:09d}Z"
-        meta.write_text(json.dumps(info))
+        self.write_meta(meta, info)
+
+    @staticmethod
+    def write_meta(meta: Path, info: dict[str, Any]) -> None:
+        """At once: requests are handled on threads of their own, and session/list reads these."""
+        partial = meta.with_suffix(f".{threading.get_ident()}.tmp")
+        partial.write_text(json.dumps(info))
+        os.replace(partial, meta)
 
     def turns_used(self) -> int:
         """Turns taken so far, by this process or an earlier one (restarts)."""
@@ -265,6 +272,12 @@ class Agent:
         if method == "session/prompt":
             return self.prompt(params)
         if method in ("renameSession", "deleteSession") and self.agent_name == "qwen-code":
+            meta = (self.state or Path("/nonexistent")) / f"{params.get('sessionId')}.meta"
+            if meta.exists() and method == "renameSession":  # kept, as qwen keeps its sessions' titles
+                self.write_meta(meta, {**json.loads(meta.read_text()), "title": params.get("title", "")})
+            elif meta.exists():
+                meta.unlink()
+                meta.with_suffix(".json").unlink(missing_ok=True)
             return {"success": True}
         if method == "qwen/status/session/rewind_snapshots":
             ids = self.prompts.get(params.get("sessionId", ""), [])

@@ -6,13 +6,17 @@ the list, and a paging agent's endless list bounded."""
 
 from __future__ import annotations
 
+import json
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.sim.test_chat import WAIT, ChatRig
-from tests.support.editor import PACKAGE
+from tests.sim.test_chat import FAKE_AGENT, WAIT, ChatRig
+from tests.support.editor import PACKAGE, require_built
+from tests.support.headless import HeadlessSublime
 
 QWEN_CAPABILITIES = {  # qwen 0.24.4's initialize answer
     "loadSession": True, "promptCapabilities": {"image": True, "embeddedContext": True},
@@ -129,8 +133,11 @@ def test_rename_and_delete_from_the_list(rig: ChatRig, open_in_a_chat: bool) -> 
     rig.host.user.choose_quick_panel(index)
     rig.host.wait_for(lambda: rig.received("deleteSession"), timeout=WAIT)
     assert [m["params"] for m in rig.received("deleteSession")] == [{"sessionId": target}]
-    rig.host.wait_idle()
-    assert (rig.chat() is None) == open_in_a_chat  # its open chat was closed with it
+    if open_in_a_chat:  # its open chat is closed with it, once qwen has deleted it
+        rig.host.wait_for(lambda: rig.chat() is None, timeout=WAIT)
+    else:
+        rig.host.wait_idle()
+        assert rig.chat() is not None and rig.chat().chat.state.session_id == gamma
     assert alpha not in [m["params"]["sessionId"] for m in rig.received("deleteSession")]
 
 
@@ -161,3 +168,46 @@ def test_the_tabs_show_the_title_the_agent_sets_bounded_to_one_line(rig: ChatRig
     rig.send("again")
     rig.ended(2)
     rig.host.wait_for(lambda: transcript.name() == "Qwen Chat: Renamed in the terminal", timeout=WAIT)
+
+
+@pytest.fixture
+def driver(tmp_path: Path) -> Iterator[HeadlessSublime]:
+    """The headless driver with the scripted agent posing as qwen 0.24.4 (resume, rename, delete)."""
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [], "state": str(tmp_path / "agent-state"), "log": str(tmp_path / "log"),
+                                  "capabilities": QWEN_CAPABILITIES, "agent_name": "qwen-code"}))
+    user = home / ".config" / "sublime-text" / "Packages" / "User"
+    user.mkdir(parents=True)
+    (user / "QwenCompanion.sublime-settings").write_text(
+        json.dumps({"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]}))
+    editor = HeadlessSublime(workspace, home)
+    yield editor
+    editor.kill()
+
+
+def test_the_drivers_history_and_export_verbs(driver: HeadlessSublime, tmp_path: Path) -> None:
+    first = driver.do("chat", text="alpha one")["chat"]
+    driver.wait_event(lambda e: e.get("event") == "chat_turn_ended" and e["chat"] == first)
+    second = driver.do("chat_new")["chat"]
+    driver.do("chat", text="beta two", chat=second)
+    driver.wait_event(lambda e: e.get("event") == "chat_turn_ended" and e["chat"] == second)
+    listed = driver.do("sessions")["sessions"]
+    assert [(s["title"], s["firstPrompt"], s["messages"]) for s in listed] == [
+        ("beta two", "beta two", None), ("alpha one", "alpha one", None)]
+    assert [s["title"] for s in driver.do("sessions", query="ALPHA")["sessions"]] == ["alpha one"]
+    alpha = listed[1]["id"]
+    driver.do("chat_close", chat=first)
+    assert driver.do("session_rename", id=alpha, title="Renamed")["title"] == "Renamed"
+    resumed = driver.do("session_resume", id=alpha)
+    assert resumed["ok"] and resumed["chat"] not in (first, second)
+    exported = driver.do("chat_export", chat=second, format="jsonl")
+    assert [json.loads(line)["kind"] for line in exported["text"].splitlines()][:3] == ["chat", "user", "agent"]
+    target = tmp_path / "beta.md"
+    assert driver.do("chat_export", chat=second, path=str(target))["path"] == str(target)
+    assert target.read_text(encoding="utf-8").startswith("# beta two\n\n## You\n\nbeta two")
+    assert driver.do("session_delete", id=alpha)["ok"]
+    assert [s["id"] for s in driver.do("sessions")["sessions"]] == [listed[0]["id"]]
+    assert driver.do("chat_export", format="pdf")["ok"] is False

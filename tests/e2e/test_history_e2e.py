@@ -1,0 +1,78 @@
+"""Chat History and Export Chat against the real `qwen --acp` (0.24.4) and the
+fake model: the list (newest first, filtered), Enter resuming a session in a
+new chat tab whose next prompt continues it (the model's request holds the
+earlier prompt), and the Markdown export of a turn with a tool call and a
+permission."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tests.e2e.test_chat_agent_e2e import answer, asked, option_of
+from tests.e2e.test_chat_e2e import WAIT, RealChat
+from tests.rig.fake_model import Reply, tool_call, user_texts
+from tests.support.editor import PACKAGE
+
+pytestmark = pytest.mark.e2e
+
+
+def open_panel(real_chat: RealChat) -> list[str]:
+    panel = real_chat.host.wait_for(lambda: [q for q in real_chat.host.quick_panels if not q.done], timeout=WAIT)[0]
+    return [str(getattr(item, "trigger", item)) for item in panel.items]
+
+
+def test_history_lists_filters_and_resumes_a_session_in_a_new_tab_that_continues_it(real_chat: RealChat) -> None:
+    real_chat.model.queue("Answer about apples.", "Answer about pears.", "Apples are red or green.")
+    real_chat.send("Tell me about apples")
+    real_chat.ended()
+    apples = real_chat.chat().chat.state.session_id
+    real_chat.host.user.run_command("qwen_chat_new")
+    real_chat.host.wait_for(lambda: real_chat.chat().chat.state.session_id not in (None, apples), timeout=WAIT)
+    pears_chat = real_chat.chat()
+    real_chat.send("Tell me about pears")
+    real_chat.ended(2)
+    pears = pears_chat.chat.state.session_id
+
+    # The apples chat is closed: Enter opens a new tab on its session.
+    first_chat = next(c for c in real_chat.chats.of_window(real_chat.host.window) if c is not pears_chat)
+    real_chat.host.run_on_main(lambda: real_chat.host.window.run_command("qwen_chat_close", {"chat": first_chat.chat_id}))
+    real_chat.host.wait_idle()
+    real_chat.host.user.run_command("qwen_chat_sessions")
+    listed = open_panel(real_chat)
+    assert len(listed) == 2 and "pears" in listed[0] and "apples" in listed[1]  # newest first
+    real_chat.host.user.cancel_quick_panel()
+    real_chat.host.user.run_command("qwen_chat_sessions", {"action": "search"})
+    real_chat.host.wait_for(lambda: [p for p in real_chat.host.app.input_panels if not p.done], timeout=WAIT)
+    real_chat.host.user.submit_input_panel("APPLES")
+    assert open_panel(real_chat) == [listed[1]]
+    real_chat.host.user.choose_quick_panel(0)
+    resumed = real_chat.host.wait_for(
+        lambda: next((c for c in real_chat.chats.of_window(real_chat.host.window)
+                      if c.chat.state.session_id == apples and c.chat.state.agent == "ready"), None), timeout=WAIT)
+    assert resumed is real_chat.chat() and resumed is not pears_chat
+    assert listed[1] in resumed.transcript_view.name()
+    real_chat.send("What colour are they?")
+    real_chat.ended(3)
+    prompts = user_texts(real_chat.model.agent_requests[-1])
+    assert prompts[-1].endswith("What colour are they?") and any("Tell me about apples" in p for p in prompts)
+    assert not any("pears" in p for p in prompts)
+    assert pears_chat.chat.state.session_id == pears
+
+
+def test_the_markdown_export_of_a_turn_with_a_tool_call_and_a_permission(real_chat: RealChat) -> None:
+    real_chat.model.queue(tool_call("run_shell_command", {"command": "echo exported-word > said.txt", "description": "write it"}),
+                          Reply(text="It said exported-word."))
+    real_chat.send("Run echo")
+    event = asked(real_chat)[0]
+    answer(real_chat, option_of(event, "allow_once"))
+    assert real_chat.ended() == ["end_turn"]
+    chat = real_chat.chat()
+    commands = sys.modules[f"{PACKAGE}.plugin.chat.export_commands"]
+    text = real_chat.host.run_on_main(lambda: commands.exported(chat, "markdown")).result(timeout=WAIT)
+    assert text.startswith("# Run echo\n\n## You\n\nRun echo")
+    assert "**Permission** (execute): " in text and " → Allow" in text
+    assert "✓ execute `Shell` — completed\n    Command: echo exported-word > said.txt" in text
+    assert "It said exported-word." in text
+    assert text.index("## You") < text.index("**Permission**") < text.index("It said exported-word.")
