@@ -46,6 +46,7 @@ from .plugin.chat.chat_tabs import (
 )
 from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views, left_chat_tab
 from .plugin.chat.chats import chats, preload_chat
+from .plugin.chat.continue_commands import QwenChatContinueInTerminalCommand
 from .plugin.chat.export_commands import QwenChatCopyCommand, QwenChatExportCommand
 from .plugin.chat.history_commands import QwenChatSessionsCommand
 from .plugin.chat.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
@@ -99,6 +100,7 @@ __all__ = [
     "QwenChatCancelCommand",
     "QwenChatCloseCommand",
     "QwenChatCommand",
+    "QwenChatContinueInTerminalCommand",
     "QwenChatCopyCommand",
     "QwenChatCycleModeCommand",
     "QwenChatDeleteCommand",

@@ -274,7 +274,8 @@ def do_terminal_spec(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """What Open in Terminal would run for the window: `cmd` (a list) or
     `shell_cmd` (a string for the platform's shell), `cwd` and `env` (added
     to the environment), as Terminus would get them; `--mcp-config` gives
-    that qwen the IDE tools. `cli` "gemini" answers for gemini-cli instead."""
+    that qwen the IDE tools. `cli` "gemini" answers for gemini-cli instead;
+    `chat` what Continue in Terminal runs for that chat (`--resume <session>`)."""
     window = driver.window(action)
     terminal = sys.modules[f"{PACKAGE}.plugin.companion.terminal"]
     companion = driver.companions.get(window)
@@ -283,6 +284,13 @@ def do_terminal_spec(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     cli = terminal.chosen_cli(action.get("cli", "qwen"))
     if cli is None:
         raise ValueError(f"cli must be \"qwen\" or \"gemini\", not {action.get('cli')!r}")
+    if action.get("chat") is not None:  # Continue in Terminal: what resumes that chat's session
+        chat = driver.chat_by_id(action["chat"])
+        spec = driver.host.run_on_main(
+            lambda: sys.modules[f"{PACKAGE}.plugin.chat.continue_commands"].continue_spec(window, chat))
+        if spec is None:
+            raise LookupError("the chat has no session yet")
+        return {key: spec[key] for key in ("cmd", "shell_cmd", "cwd", "env") if key in spec}
     spec = driver.host.run_on_main(lambda: terminal.terminal_spec(window, companion, terminal.options(cli), cli=cli))
     return {key: spec[key] for key in ("cmd", "shell_cmd", "cwd", "env") if key in spec}
 
@@ -647,7 +655,7 @@ ACTIONS: dict[str, Action] = {
     "new_window": do_new_window,  # {folders}
     "state": do_state,  # {window?}
     "clipboard": do_clipboard,
-    "terminal_spec": do_terminal_spec,  # {window?, cli?}
+    "terminal_spec": do_terminal_spec,  # {window?, cli?, chat?}
     "wait_idle": do_wait_idle,
     "chat": do_chat,  # {text, chat? | window?}
     "chat_cancel": do_chat_cancel,  # {chat? | window?}

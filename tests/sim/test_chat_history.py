@@ -17,6 +17,7 @@ import pytest
 from tests.sim.test_chat import FAKE_AGENT, WAIT, ChatRig
 from tests.support.editor import PACKAGE, require_built
 from tests.support.headless import HeadlessSublime
+from tests.support.terminus import install_terminus, terminus_calls
 
 QWEN_CAPABILITIES = {  # qwen 0.24.4's initialize answer
     "loadSession": True, "promptCapabilities": {"image": True, "embeddedContext": True},
@@ -211,3 +212,28 @@ def test_the_drivers_history_and_export_verbs(driver: HeadlessSublime, tmp_path:
     assert driver.do("session_delete", id=alpha)["ok"]
     assert [s["id"] for s in driver.do("sessions")["sessions"]] == [listed[0]["id"]]
     assert driver.do("chat_export", format="pdf")["ok"] is False
+
+
+def test_continue_in_terminal_closes_the_chat_and_resumes_its_session_in_terminus(rig: ChatRig, tmp_path: Path) -> None:
+    record = tmp_path / "terminus.jsonl"
+    rig.load([[{"chunks": ["Hello."]}], [{"stall": 30}]])
+    install_terminus(rig.host, record)
+    rig.send("first prompt")
+    rig.ended()
+    chat = rig.chat()
+    session = chat.chat.state.session_id
+    rig.send("a long turn")
+    rig.host.wait_for(lambda: chat.chat.state.agent == "busy", timeout=WAIT)
+    rig.host.user.run_command("qwen_chat_continue_in_terminal")
+    rig.host.wait_idle()
+    assert terminus_calls(record) == [] and rig.chat() is chat  # refused while its turn runs: no second writer
+    assert any("a turn is running" in message for message in rig.host.status_messages)
+    rig.host.run_on_main(lambda: chat.chat.cancel())
+    rig.ended(2)
+    rig.host.user.run_command("qwen_chat_continue_in_terminal")
+    [opened] = rig.host.wait_for(lambda: terminus_calls(record), timeout=WAIT)
+    command = opened.get("cmd") or opened["shell_cmd"]
+    words = command if isinstance(command, list) else command.split()
+    assert words[-2:] == ["--resume", session] and opened["cwd"] == str(rig.editor.workspace)
+    assert opened["env"]["QWEN_CODE_IDE_SERVER_PORT"]  # wired to this window, as Open in Terminal is
+    assert rig.chat() is None  # the chat let go of the session first
