@@ -1,19 +1,23 @@
 """Chat History and Export Chat against the real `qwen --acp` (0.24.4) and the
 fake model: the list (newest first, filtered), Enter resuming a session in a
 new chat tab whose next prompt continues it (the model's request holds the
-earlier prompt), and the Markdown export of a turn with a tool call and a
-permission."""
+earlier prompt), the Markdown export of a turn with a tool call and a
+permission, and Continue in Terminal (the TUI resumes the chat's session)."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
 from tests.e2e.test_chat_agent_e2e import answer, asked, option_of
 from tests.e2e.test_chat_e2e import WAIT, RealChat
+from tests.e2e.test_open_terminal_e2e import terminus_tui
 from tests.rig.fake_model import Reply, tool_call, user_texts
+from tests.rig.qwen_cli import QwenCli
 from tests.support.editor import PACKAGE
+from tests.support.terminus import install_terminus, terminus_calls
 
 pytestmark = pytest.mark.e2e
 
@@ -76,3 +80,29 @@ def test_the_markdown_export_of_a_turn_with_a_tool_call_and_a_permission(real_ch
     assert "✓ execute `Shell` — completed\n    Command: echo exported-word > said.txt" in text
     assert "It said exported-word." in text
     assert text.index("## You") < text.index("**Permission**") < text.index("It said exported-word.")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="replays Terminus's Linux command line")
+def test_continue_in_terminal_resumes_the_chats_session_in_the_tui(
+        real_chat: RealChat, qwen_cli: QwenCli, tmux_bin: str, qwen_env: dict[str, str], tmp_path: Path) -> None:
+    record = tmp_path / "terminus-calls.jsonl"
+    install_terminus(real_chat.host, record)
+    real_chat.model.queue("Answer in the chat.", "Answer in the terminal.")
+    real_chat.send("CHAT-PROMPT about apples")
+    real_chat.ended()
+    session = real_chat.chat().chat.state.session_id
+    real_chat.host.user.run_command("qwen_chat_continue_in_terminal")
+    [args] = real_chat.host.wait_for(lambda: terminus_calls(record), timeout=WAIT)
+    assert real_chat.chat() is None
+    tui = terminus_tui(args, qwen_env, qwen_cli, tmp_path, tmux_bin)
+    try:
+        tui.start()
+        tui.wait_ready(60)
+        tui.wait_for("CHAT-PROMPT about apples", timeout=30)  # the TUI shows the chat's conversation
+        tui.submit("TERMINAL-PROMPT")
+        real_chat.model.wait_for_requests(2)
+        prompts = user_texts(real_chat.model.agent_requests[-1])
+        assert prompts[-1].endswith("TERMINAL-PROMPT") and any("CHAT-PROMPT about apples" in p for p in prompts)
+    finally:
+        tui.close()
+    assert session is not None
