@@ -73,8 +73,15 @@ def redacted(blocks: list[Block], excludes: Excludes) -> list[Block]:
     """`blocks` with what excluded files gave left out (see the module's note)."""
     secrets: list[str] = []
     out: list[Block] = []
+    seen: dict[str, bool] = {}  # a word asked about once: "✓", "read", "completed" come on every tool line
+
+    def excluded(path: str) -> bool:
+        if path not in seen:
+            seen[path] = excludes(path)
+        return seen[path]
+
     for block in blocks:
-        if block.kind in ("tool", "permission") and any(excludes(path) for path in _named_paths(block.text) if path):
+        if block.kind in ("tool", "permission") and any(excluded(path) for path in _named_paths(block.text) if path):
             first, _, rest = block.text.partition("\n")
             secrets += [line.strip() for line in rest.split("\n") if len(line.strip()) >= MIN_SECRET_LINE]
             out.append(Block(block.kind, block.turn, f"{first}\n{LEFT_OUT}\n\n"))
