@@ -507,6 +507,8 @@ def do_session_resume(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
         window, entry.session_id, entry.title, entry.cwd or None, lister.agent))
     if chat is None:
         raise LookupError("the chat is not available")
+    if chat is not lister:
+        driver.host.run_on_main(lambda: _history(driver).let_go_if_unused(window, lister))
     driver.host.wait_for(lambda: chat.chat.state.session_id == entry.session_id and chat.chat.state.agent == "ready",
                          timeout=WAIT * 3)
     driver.host.wait_idle()

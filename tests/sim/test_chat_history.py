@@ -237,3 +237,19 @@ def test_continue_in_terminal_closes_the_chat_and_resumes_its_session_in_terminu
     assert words[-2:] == ["--resume", session] and opened["cwd"] == str(rig.editor.workspace)
     assert opened["env"]["QWEN_CODE_IDE_SERVER_PORT"]  # wired to this window, as Open in Terminal is
     assert rig.chat() is None  # the chat let go of the session first
+
+
+def test_history_from_a_window_without_a_chat_leaves_only_the_resumed_one(rig: ChatRig) -> None:
+    rig.script_extras.update(capabilities=QWEN_CAPABILITIES)
+    rig.load()
+    alpha, _, _ = three_sessions(rig)
+    rig.host.user.run_command("qwen_chat_close")
+    rig.host.wait_idle()
+    assert rig.chats.of_window(rig.host.window) == []
+    rig.host.user.run_command("qwen_chat_sessions")  # a chat is made to ask the agent, its tabs not opened
+    open_panel(rig)
+    rig.host.user.choose_quick_panel(2)
+    rig.host.wait_for(lambda: rig.chat() is not None and rig.chat().chat.state.session_id == alpha, timeout=WAIT)
+    rig.host.wait_idle()
+    [only] = rig.chats.of_window(rig.host.window)
+    assert only.chat.state.session_id == alpha and only.transcript_view is not None

@@ -16,7 +16,7 @@ import sublime_plugin
 from ...core.chat.agents import TITLE_MAX_CHARS
 from ...core.chat.history import SessionEntry, annotation, details, filtered
 from ..background import when_done
-from .chat_tabs import rename_chat, select_chat
+from .chat_tabs import close_chat, rename_chat, select_chat
 from .chat_views import open_chat
 from .chats import WindowChat, chats, forget_session
 
@@ -59,6 +59,13 @@ def resume_in_new_chat(window: sublime.Window, session_id: str, title: str, cwd:
     open_chat(window, chat)
     chat.chat.resume_session(session_id, cwd)
     return chat
+
+
+def let_go_if_unused(window: sublime.Window, lister: WindowChat) -> None:
+    """The chat made only to ask for the list (a window without one) is closed
+    once the picked session has a chat of its own: no empty chat stays behind."""
+    if lister.transcript_view is None and not lister.chat.history and lister in chats.of_window(window):
+        close_chat(window, lister)
 
 
 def rename_listed(window: sublime.Window, lister: WindowChat, session_id: str, title: str) -> None:
@@ -161,6 +168,8 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
                                             "from the history?", "Delete"):
                     delete_listed(window, lister, entry.session_id)
             else:
-                resume_in_new_chat(window, entry.session_id, entry.title, entry.cwd or None, lister.agent)
+                resumed = resume_in_new_chat(window, entry.session_id, entry.title, entry.cwd or None, lister.agent)
+                if resumed is not None and resumed is not lister:
+                    let_go_if_unused(window, lister)
 
         window.show_quick_panel(items, picked, placeholder=placeholder)
