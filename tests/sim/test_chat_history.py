@@ -67,6 +67,8 @@ def test_history_lists_every_page_newest_first_and_enter_resumes_in_a_new_tab(ri
                       timeout=WAIT)
     assert [m["params"]["sessionId"] for m in rig.received("session/resume")] == [alpha]
     assert rig.received("session/load") == []  # resumed: nothing replayed
+    rig.host.wait_for(lambda: "> Resumed: the agent has this conversation's earlier messages"
+                      in resumed.chat.streamer.transcript.text(), timeout=WAIT)
     assert "alpha one" in resumed.transcript_view.name()
     assert rig.host.window.active_view() == resumed.composer_view  # the user's pick takes the keys
     rig.send("delta four")

@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CANCEL_TIMEOUT = 5.0
+RESUMED_NOTE = "Resumed: the agent has this conversation's earlier messages; they are not shown again here."
 AUTH_REQUIRED = -32000
 
 
@@ -302,6 +303,7 @@ class Chat:
             bridge, lambda: bridge.resume_session(session_id, cwd or self._cwd(), self._setup.mcp_servers())
         )
         self._adopt(session_id, raw)
+        self._write_note(RESUMED_NOTE)
 
     def _adopt(self, session_id: str, raw: JsonObject) -> None:
         """Take the session and what its answer offers (modes, models)."""
