@@ -255,3 +255,16 @@ def test_history_from_a_window_without_a_chat_leaves_only_the_resumed_one(rig: C
     rig.host.wait_idle()
     [only] = rig.chats.of_window(rig.host.window)
     assert only.chat.state.session_id == alpha and only.transcript_view is not None
+
+
+def test_an_agent_that_can_list_but_not_resume_says_so_and_opens_nothing(rig: ChatRig) -> None:
+    rig.script_extras.update(capabilities={"sessionCapabilities": {"list": {}}})
+    rig.load()
+    three_sessions(rig)
+    rig.host.user.run_command("qwen_chat_sessions")
+    panel = open_panel(rig)
+    assert panel.placeholder == "Earlier chats (this agent cannot resume or load them)"
+    rig.host.user.choose_quick_panel(2)
+    rig.host.wait_idle()
+    assert len(rig.chats.of_window(rig.host.window)) == 1
+    assert "Qwen Code: this agent cannot resume or load its earlier sessions" in rig.host.status_messages

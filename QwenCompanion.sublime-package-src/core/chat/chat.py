@@ -238,6 +238,9 @@ class Chat:
                     self._write_note(f"The previous conversation could not be reloaded ({error}); this is a new one.")
                     await self._new(bridge)
             else:
+                if resume_in is not None:
+                    self._write_note(f"{bridge.command.agent} cannot resume or load earlier conversations; "
+                                     "this is a new one.")
                 await self._new(bridge)
             self._session_bridge = bridge
             self.state.agent = "ready"

@@ -13,7 +13,7 @@ from concurrent.futures import Future
 import sublime
 import sublime_plugin
 
-from ...core.chat.agents import TITLE_MAX_CHARS
+from ...core.chat.agents import TITLE_MAX_CHARS, can_load, can_resume
 from ...core.chat.history import SessionEntry, annotation, details, filtered
 from ..background import when_done
 from .chat_tabs import close_chat, rename_chat, select_chat
@@ -155,6 +155,11 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
         placeholder = PLACEHOLDERS[action]
         if action != "resume" and not is_qwen(lister.chat.connection.initialized):
             placeholder += " (this agent cannot rename or delete its sessions)"
+        initialized = lister.chat.connection.initialized
+        capabilities = initialized.agent_capabilities if initialized is not None else None
+        resumable = can_resume(capabilities) or can_load(capabilities)
+        if action == "resume" and not resumable:
+            placeholder = "Earlier chats (this agent cannot resume or load them)"
 
         def picked(index: int) -> None:
             if index < 0 or not window.is_valid():
@@ -167,6 +172,8 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
                 if sublime.ok_cancel_dialog(f"Qwen Code: delete the chat “{entry.title}” and its conversation "
                                             "from the history?", "Delete"):
                     delete_listed(window, lister, entry.session_id)
+            elif not resumable:
+                window.status_message("Qwen Code: this agent cannot resume or load its earlier sessions")
             else:
                 resumed = resume_in_new_chat(window, entry.session_id, entry.title, entry.cwd or None, lister.agent)
                 if resumed is not None and resumed is not lister:
