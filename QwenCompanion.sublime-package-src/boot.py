@@ -30,7 +30,6 @@ from .plugin.chat.chat_commands import (
     QwenChatModeCommand,
     QwenChatModelCommand,
     QwenChatNewCommand,
-    QwenChatSessionsCommand,
     QwenChatShowAgentLogCommand,
 )
 from .plugin.chat.chat_listener import ChatListener
@@ -44,6 +43,9 @@ from .plugin.chat.chat_tabs import (
 from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views, left_chat_tab
 from .plugin.chat.chats import chats, preload_chat
 from .plugin.chat.composer_commands import QwenChatHistoryCommand, QwenChatSendCommand
+from .plugin.chat.continue_commands import QwenChatContinueInTerminalCommand
+from .plugin.chat.export_commands import QwenChatCopyCommand, QwenChatExportCommand
+from .plugin.chat.history_commands import QwenChatSessionsCommand
 from .plugin.chat.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
 from .plugin.chat.prestart import prestart_all
 from .plugin.chat.rewind_commands import (
@@ -96,9 +98,12 @@ __all__ = [
     "QwenChatCancelCommand",
     "QwenChatCloseCommand",
     "QwenChatCommand",
+    "QwenChatContinueInTerminalCommand",
+    "QwenChatCopyCommand",
     "QwenChatCycleModeCommand",
     "QwenChatDeleteCommand",
     "QwenChatEditPromptCommand",
+    "QwenChatExportCommand",
     "QwenChatHistoryCommand",
     "QwenChatMentionCommand",
     "QwenChatModeCommand",

@@ -274,7 +274,8 @@ def do_terminal_spec(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """What Open in Terminal would run for the window: `cmd` (a list) or
     `shell_cmd` (a string for the platform's shell), `cwd` and `env` (added
     to the environment), as Terminus would get them; `--mcp-config` gives
-    that qwen the IDE tools. `cli` "gemini" answers for gemini-cli instead."""
+    that qwen the IDE tools. `cli` "gemini" answers for gemini-cli instead;
+    `chat` what Continue in Terminal runs for that chat (`--resume <session>`)."""
     window = driver.window(action)
     terminal = sys.modules[f"{PACKAGE}.plugin.companion.terminal"]
     companion = driver.companions.get(window)
@@ -283,6 +284,13 @@ def do_terminal_spec(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     cli = terminal.chosen_cli(action.get("cli", "qwen"))
     if cli is None:
         raise ValueError(f"cli must be \"qwen\" or \"gemini\", not {action.get('cli')!r}")
+    if action.get("chat") is not None:  # Continue in Terminal: what resumes that chat's session
+        chat = driver.chat_by_id(action["chat"])
+        spec = driver.host.run_on_main(
+            lambda: sys.modules[f"{PACKAGE}.plugin.chat.continue_commands"].continue_spec(window, chat))
+        if spec is None:
+            raise LookupError("the chat has no session yet")
+        return {key: spec[key] for key in ("cmd", "shell_cmd", "cwd", "env") if key in spec}
     spec = driver.host.run_on_main(lambda: terminal.terminal_spec(window, companion, terminal.options(cli), cli=cli))
     return {key: spec[key] for key in ("cmd", "shell_cmd", "cwd", "env") if key in spec}
 
@@ -458,6 +466,89 @@ def do_chat_rewind(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return {"chat": chat.chat_id, "filesRestored": outcome.files_restored, "notRestored": outcome.not_restored}
 
 
+def _history(driver: Driver) -> Any:
+    return sys.modules[f"{PACKAGE}.plugin.chat.history_commands"]
+
+
+def _listed(driver: Driver, action: dict[str, Any]) -> tuple[Any, Any, list[Any]]:
+    """(window, the chat that listed, the sessions of the window's folders) as Chat History lists them."""
+    window = driver.window(action)
+    asked = driver.host.run_on_main(lambda: _history(driver).history_of(window))
+    if asked is None:
+        raise LookupError("the chat is not available")
+    lister, future = asked
+    return window, lister, future.result(timeout=WAIT * 3)
+
+
+def _listed_entry(driver: Driver, action: dict[str, Any]) -> tuple[Any, Any, Any]:
+    window, lister, sessions = _listed(driver, action)
+    entry = next((e for e in sessions if e.session_id == action["id"]), None)
+    if entry is None:
+        raise LookupError(f"no session {action['id']} in Chat History")
+    return window, lister, entry
+
+
+def do_sessions(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Chat History: the sessions of the window's folders, newest first; with
+    `query`, those whose title or first prompt hold every word."""
+    _, _, sessions = _listed(driver, action)
+    history = sys.modules[f"{PACKAGE}.core.chat.history"]
+    return {"sessions": [
+        {"id": e.session_id, "title": e.title, "updated": e.updated, "messages": e.messages,
+         "firstPrompt": e.first_prompt, "cwd": e.cwd}
+        for e in history.filtered(sessions, str(action.get("query") or ""))
+    ]}
+
+
+def do_session_resume(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Chat History's Enter on session `id`: a new chat tab goes on with it (or the chat that has it open)."""
+    window, lister, entry = _listed_entry(driver, action)
+    chat = driver.host.run_on_main(lambda: _history(driver).resume_in_new_chat(
+        window, entry.session_id, entry.title, entry.cwd or None, lister.agent))
+    if chat is None:
+        raise LookupError("the chat is not available")
+    if chat is not lister:
+        driver.host.run_on_main(lambda: _history(driver).let_go_if_unused(window, lister))
+    driver.host.wait_for(lambda: chat.conversation.state.session_id == entry.session_id and chat.conversation.state.agent == "ready",
+                         timeout=WAIT * 3)
+    driver.host.wait_idle()
+    return {"chat": chat.chat_id}
+
+
+def do_session_rename(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Chat History: Rename… on session `id`; answers once the list shows the new title."""
+    window, lister, entry = _listed_entry(driver, action)
+    title = str(action["title"])
+    driver.host.run_on_main(lambda: _history(driver).rename_listed(window, lister, entry.session_id, title))
+    driver.host.wait_for(lambda: any(e.session_id == entry.session_id and e.title == title.strip()
+                                     for e in _listed(driver, action)[2]), timeout=WAIT)
+    return {"id": entry.session_id, "title": title.strip()}
+
+
+def do_session_delete(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Chat History: Delete… on session `id`, confirmed; answers once the list no longer has it."""
+    window, lister, entry = _listed_entry(driver, action)
+    driver.host.run_on_main(lambda: _history(driver).delete_listed(window, lister, entry.session_id))
+    driver.host.wait_for(lambda: all(e.session_id != entry.session_id for e in _listed(driver, action)[2]),
+                         timeout=WAIT)
+    driver.host.wait_idle()
+    return {"id": entry.session_id}
+
+
+def do_chat_export(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Export Chat in `format` (markdown, html, jsonl): to the file `path`, else the text."""
+    chat = driver.chat(action)
+    commands = sys.modules[f"{PACKAGE}.plugin.chat.export_commands"]
+    fmt = str(action.get("format") or "markdown")
+    if fmt not in commands.FORMATS:
+        raise ValueError(f"format must be one of {', '.join(commands.FORMATS)}")
+    text = driver.host.run_on_main(lambda: commands.exported(chat, fmt)).result(timeout=WAIT)
+    if action.get("path"):
+        commands.write_export(str(action["path"]), text)
+        return {"chat": chat.chat_id, "path": str(action["path"])}
+    return {"chat": chat.chat_id, "text": text}
+
+
 def _turn_review(driver: Driver) -> Any:
     return sys.modules[f"{PACKAGE}.plugin.chat.turn_review"]
 
@@ -566,7 +657,7 @@ ACTIONS: dict[str, Action] = {
     "new_window": do_new_window,  # {folders}
     "state": do_state,  # {window?}
     "clipboard": do_clipboard,
-    "terminal_spec": do_terminal_spec,  # {window?, cli?}
+    "terminal_spec": do_terminal_spec,  # {window?, cli?, chat?}
     "wait_idle": do_wait_idle,
     "chat": do_chat,  # {text, chat? | window?}
     "chat_cancel": do_chat_cancel,  # {chat? | window?}
@@ -579,6 +670,11 @@ ACTIONS: dict[str, Action] = {
     "chat_select": do_chat_select,  # {chat}
     "chat_close": do_chat_close,  # {chat}
     "chat_rewind": do_chat_rewind,  # {chat?, turn, text?}: Rewind to Here, or Edit and Resend with text
+    "chat_export": do_chat_export,  # {chat?, format?, path?} -> {path | text}
+    "sessions": do_sessions,  # {window?, query?} -> {sessions: [{id, title, updated, messages, firstPrompt, cwd}]}
+    "session_resume": do_session_resume,  # {id, window?} -> {chat}
+    "session_rename": do_session_rename,  # {id, title, window?}
+    "session_delete": do_session_delete,  # {id, window?}
     "turn_changes": do_turn_changes,  # {chat?, turn?}
     "reference": do_reference,  # {path}
     "turn_undo": do_turn_undo,  # {chat?, turn?, path?}

@@ -126,29 +126,6 @@ def test_cancel_mid_stream_ends_the_turn_cancelled(real_chat: RealChat) -> None:
     assert "Still here." in real_chat.transcript()
 
 
-def test_history_lists_and_loads_sessions(real_chat: RealChat) -> None:
-    real_chat.model.queue("Answer about apples.")
-    real_chat.send("Tell me about apples")
-    real_chat.ended()
-    first = real_chat.chat().conversation.state.session_id
-    real_chat.host.user.run_command("qwen_chat_new")
-    real_chat.host.wait_for(lambda: real_chat.chat().conversation.state.session_id not in (None, first), timeout=WAIT)
-    real_chat.model.queue("Answer about pears.")
-    real_chat.send("Tell me about pears")
-    real_chat.ended(2)
-    assert "apples" not in real_chat.transcript()
-    real_chat.host.user.run_command("qwen_chat_sessions")
-    panel = real_chat.host.wait_for(lambda: [q for q in real_chat.host.quick_panels if not q.done], timeout=WAIT)[0]
-    titles = [str(getattr(item, "trigger", item)) for item in panel.items]
-    assert len(titles) >= 2
-    index = next(i for i, t in enumerate(titles) if "apples" in t.lower())
-    real_chat.host.user.choose_quick_panel(index)
-    real_chat.host.wait_for(lambda: real_chat.chat().conversation.state.session_id == first, timeout=WAIT)
-    text = real_chat.host.wait_for(lambda: "Answer about apples." in real_chat.transcript() and real_chat.transcript(),
-                                   timeout=WAIT)
-    assert "Tell me about apples" in text and "pears" not in text
-
-
 def test_set_mode_and_set_model_take_effect(real_chat: RealChat) -> None:
     real_chat.send("hello")
     real_chat.ended()

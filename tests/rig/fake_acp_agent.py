@@ -17,6 +17,8 @@ SCRIPT (all keys optional):
      "rewind_delay": 0,               seconds rewindSession takes to answer
      "listed_sessions": {"count": N, "title_chars": M}   session/list answers N made-up sessions
                                       (titles of M characters) besides those in "state"
+     "list_page": 0,                  session/list answers pages of this many sessions with qwen's
+                                      numeric cursor and nextCursor (0: all at once)
      "capabilities": {...},           initialize's agentCapabilities (default: qwen 0.24.4's: load, list,
                                       images, embedded context, MCP over HTTP and SSE)
      "exit_on_start": null,           exit with this code right after starting
@@ -31,7 +33,7 @@ ACTION:
     {"raw": "text"}                      write this line as it is (malformed JSON)
     {"big": N}                           one agent_message_chunk of N characters (a huge line)
     {"update": {...}}                    any session/update
-    {"notify": method, "params": {...}}  any notification
+    {"notify": method, "params": {...}}  any notification (a "sessionId" of "" becomes the prompt's session)
     {"request": method, "params": {...}} ask the client and wait for its answer (logged);
                                          with "wait": false, ask and go on (the answer is not awaited);
                                          a "sessionId" of "" becomes the prompt's session
@@ -98,6 +100,7 @@ class Agent:
         self.rewind_files: list[str] = list(script.get("rewind_files", []))
         self.rewind_delay = float(script.get("rewind_delay", 0))
         self.listed_sessions: dict[str, int] = dict(script.get("listed_sessions", {}))
+        self.list_page = int(script.get("list_page", 0))
         self.prompts: dict[str, list[str]] = {}  # session -> the promptIds of its history (qwen's snapshots)
         self.prompt_count = 0  # qwen numbers promptIds on and never reuses one after a rewind
         self.busy: set[str] = set()
@@ -151,8 +154,17 @@ class Agent:
         entries = [*self.history(session_id), entry]
         (self.state / f"{session_id}.json").write_text(json.dumps(entries))
         meta = self.state / f"{session_id}.meta"
-        if not meta.exists():
-            meta.write_text(json.dumps({"cwd": cwd, "title": entry.get("text", "")[:40]}))
+        info = json.loads(meta.read_text()) if meta.exists() else {"cwd": cwd, "title": entry.get("text", "")[:40],
+                                                                       "preview": entry.get("text", "")[:40]}
+        info["updatedAt"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{time.time_ns() % 10**9:09d}Z"
+        self.write_meta(meta, info)
+
+    @staticmethod
+    def write_meta(meta: Path, info: dict[str, Any]) -> None:
+        """At once: requests are handled on threads of their own, and session/list reads these."""
+        partial = meta.with_suffix(f".{threading.get_ident()}.tmp")
+        partial.write_text(json.dumps(info))
+        os.replace(partial, meta)
 
     def turns_used(self) -> int:
         """Turns taken so far, by this process or an earlier one (restarts)."""
@@ -217,16 +229,29 @@ class Agent:
                 kind = "user_message_chunk" if entry["role"] == "user" else "agent_message_chunk"
                 self.chunk(session_id, entry["text"], kind)
             return self.session_answer(session_id)
+        if method == "session/resume":
+            session_id = params["sessionId"]
+            if self.state is None or not (self.state / f"{session_id}.json").exists():
+                raise RpcError(-32603, "Internal error", {"details": f"session {session_id} not found"})
+            self.prompts[session_id] = [e["promptId"] for e in self.history(session_id) if e["role"] == "user"]
+            return self.session_answer(session_id)  # as qwen 0.24.4: nothing replayed
         if method == "session/list":
             sessions = []
             for meta in sorted((self.state or Path("/nonexistent")).glob("*.meta")):
                 info = json.loads(meta.read_text())
                 sessions.append({"sessionId": meta.stem, "cwd": info["cwd"], "title": info["title"],
-                                 "updatedAt": "2026-01-01T00:00:00Z"})
+                                 "updatedAt": info.get("updatedAt", "2026-01-01T00:00:00Z"),
+                                 "_meta": {"preview": info.get("preview", "")}})
+            sessions.sort(key=lambda entry: entry["updatedAt"], reverse=True)
             title = "t" * self.listed_sessions.get("title_chars", 10)
             sessions += [{"sessionId": f"listed-{n}", "cwd": self.cwd, "title": title, "updatedAt": "2026-01-01T00:00:00Z"}
                          for n in range(self.listed_sessions.get("count", 0))]
-            return {"sessions": sessions}
+            if not self.list_page:
+                return {"sessions": sessions}
+            start = int(params.get("cursor") or 0)
+            following = start + self.list_page
+            return {"sessions": sessions[start:following],
+                    **({"nextCursor": str(following)} if following < len(sessions) else {})}
         if method == "session/set_mode":
             self.mode = params["modeId"]
             self.write({"jsonrpc": "2.0", "method": "qwen/notify/session/mode-update",
@@ -247,6 +272,12 @@ class Agent:
         if method == "session/prompt":
             return self.prompt(params)
         if method in ("renameSession", "deleteSession") and self.agent_name == "qwen-code":
+            meta = (self.state or Path("/nonexistent")) / f"{params.get('sessionId')}.meta"
+            if meta.exists() and method == "renameSession":  # kept, as qwen keeps its sessions' titles
+                self.write_meta(meta, {**json.loads(meta.read_text()), "title": params.get("title", "")})
+            elif meta.exists():
+                meta.unlink()
+                meta.with_suffix(".json").unlink(missing_ok=True)
             return {"success": True}
         if method == "qwen/status/session/rewind_snapshots":
             ids = self.prompts.get(params.get("sessionId", ""), [])
@@ -346,7 +377,10 @@ class Agent:
             elif "update" in action:
                 self.update(session_id, action["update"])
             elif "notify" in action:
-                self.write({"jsonrpc": "2.0", "method": action["notify"], "params": action.get("params", {})})
+                params = dict(action.get("params", {}))
+                if params.get("sessionId") == "":
+                    params["sessionId"] = session_id
+                self.write({"jsonrpc": "2.0", "method": action["notify"], "params": params})
             elif "request" in action and action.get("wait") is False:
                 self.next_id += 1
                 self.write({"jsonrpc": "2.0", "id": self.next_id, "method": action["request"],

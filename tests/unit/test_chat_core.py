@@ -317,8 +317,8 @@ def test_list_load_and_new_sessions(rig: Rig) -> None:
     assert chat.state.session_id != first and view.text == ""
     chat.send("second chat")
     wait_for(lambda: len(events.ended) == 2)
-    sessions = chat.list_sessions().result(WAIT)
-    assert {s.session_id for s in sessions} == {first, chat.state.session_id}
+    sessions = chat.list_history([]).result(WAIT)
+    assert [s.session_id for s in sessions] == [chat.state.session_id, first]  # newest first
     chat.load_session(first or "").result(WAIT)
     wait_for(lambda: "first chat" in view.text)
     assert "second chat" not in view.text and chat.state.session_id == first

@@ -8,8 +8,9 @@ alias). Any other agent needs its whole command, flags included.
 
 What is sent follows what the agent says in its `initialize` answer, never
 its name alone: session/load only with `loadSession`, session/list only with
-`sessionCapabilities.list`, an HTTP or SSE MCP server only with the matching
-`mcpCapabilities`, embedded resources and images only with the matching
+`sessionCapabilities.list`, session/resume only with
+`sessionCapabilities.resume`, an HTTP or SSE MCP server only with the
+matching `mcpCapabilities`, embedded resources and images only with the matching
 `promptCapabilities`. qwen's own extensions go only to an agent that
 `speaks_qwen`.
 """
@@ -147,6 +148,11 @@ def can_load(capabilities: AgentCapabilities | None) -> bool:
 def can_list(capabilities: AgentCapabilities | None) -> bool:
     sessions = capabilities.session_capabilities if capabilities is not None else None
     return sessions is not None and sessions.list is not None
+
+
+def can_resume(capabilities: AgentCapabilities | None) -> bool:
+    sessions = capabilities.session_capabilities if capabilities is not None else None
+    return sessions is not None and sessions.resume is not None
 
 
 def servers_for(servers: list[JsonObject], capabilities: AgentCapabilities | None) -> list[JsonObject]:

@@ -28,7 +28,6 @@ from acp.schema import (
     FileSystemCapabilities,
     Implementation,
     InitializeResponse,
-    ListSessionsResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PromptResponse,
@@ -39,7 +38,7 @@ from ..processes import kill_group, own_group_options
 from ..version import VERSION
 from .acp_client import AgentNotifications, EditorClient
 from .acp_lines import MAX_MESSAGE_BYTES, AgentLines
-from .agents import MAX_LISTED_SESSIONS, TITLE_MAX_CHARS, can_list, can_load, prompt_for, servers_for, speaks_qwen
+from .agents import can_list, can_load, can_resume, prompt_for, servers_for, speaks_qwen
 from .request_handler import AgentRequestHandler
 
 log = logging.getLogger(__name__)
@@ -78,16 +77,6 @@ class AgentGone(AgentError):
     """The agent exited (or closed stdout) before answering."""
 
 
-def bounded_session_list(raw: Any) -> Any:
-    """A session/list answer cut to its first MAX_LISTED_SESSIONS sessions, each
-    title to TITLE_MAX_CHARS (the rest is left for the model to check)."""
-    if not isinstance(raw, dict) or not isinstance(raw.get("sessions"), list):
-        return raw
-    sessions = [
-        {**entry, "title": entry["title"][:TITLE_MAX_CHARS]} if isinstance(entry, dict) and isinstance(entry.get("title"), str) else entry
-        for entry in raw["sessions"][:MAX_LISTED_SESSIONS]
-    ]
-    return {**raw, "sessions": sessions}
 
 
 class AgentBridge:
@@ -215,6 +204,10 @@ class AgentBridge:
         return can_load(self.capabilities)
 
     @property
+    def can_resume(self) -> bool:
+        return can_resume(self.capabilities)
+
+    @property
     def speaks_qwen(self) -> bool:
         """qwen's own methods may be sent (see `agents.speaks_qwen`)."""
         return speaks_qwen(self.initialized.agent_info if self.initialized is not None else None)
@@ -234,10 +227,19 @@ class AgentBridge:
         raw = raw if isinstance(raw, dict) else {}
         return LoadSessionResponse.model_validate(raw), raw
 
-    async def list_sessions(self, cwd: str) -> ListSessionsResponse:
+    async def resume_session(self, session_id: str, cwd: str, mcp_servers: list[JsonObject]) -> JsonObject:
+        """session/resume: the session goes on without replaying its messages."""
+        if not self.can_resume:
+            raise AgentError(f"{self.command.agent} cannot resume earlier sessions")
+        mcp_servers = servers_for(mcp_servers, self.capabilities)
+        raw = await self.request("session/resume", {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers})
+        return raw if isinstance(raw, dict) else {}
+
+    async def list_page(self, cwd: str, cursor: str | None) -> Any:
+        """One page of session/list as the agent sent it (history.py bounds it)."""
         if not can_list(self.capabilities):
             raise AgentError(f"{self.command.agent} cannot list its sessions")
-        return ListSessionsResponse.model_validate(bounded_session_list(await self.request("session/list", {"cwd": cwd})))
+        return await self.request("session/list", {"cwd": cwd, **({"cursor": cursor} if cursor else {})})
 
     async def prompt(self, session_id: str, blocks: list[JsonObject]) -> PromptResponse:
         return PromptResponse.model_validate(

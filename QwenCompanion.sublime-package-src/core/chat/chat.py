@@ -20,7 +20,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from acp.schema import AgentMessageChunk, SessionInfo, SessionNotification, UserMessageChunk
+from acp.schema import AgentMessageChunk, SessionNotification, UserMessageChunk
 
 from ..json_types import JsonObject
 from ..qwen_home import SIGN_IN_HINT
@@ -28,6 +28,7 @@ from .agent_connection import AgentConnection
 from .bridge import AgentBridge, AgentCommand, AgentError, AgentGone
 from .chat_state import ChatState
 from .chat_thread import ChatThread
+from .history import SessionEntry, list_folder, newest_first
 from .render import UpdateRenderer, chunk_text
 from .request_handler import AgentRequestHandler
 from .rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, rewind
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CANCEL_TIMEOUT = 5.0
+RESUMED_NOTE = "Resumed: the agent has this conversation's earlier messages; they are not shown again here."
 AUTH_REQUIRED = -32000
 
 
@@ -85,6 +87,7 @@ class Conversation:
         self._replaying = False
         self._cancelling = False
         self._turn_lost_agent = False  # the running turn's agent went away (see `exited`)
+        self._resume_in: str | None = None  # the folder of the session the start resumes
         if setup.key is not None:
             self.state.session_id = setup.store.get(setup.key)
 
@@ -111,8 +114,15 @@ class Conversation:
     def load_session(self, session_id: str) -> Future[None]:
         return self._submit(self._guarded(self._load_session(session_id)))
 
-    def list_sessions(self) -> Future[list[SessionInfo]]:
-        return self._submit(self._list_sessions())
+    def resume_session(self, session_id: str, cwd: str | None = None) -> Future[None]:
+        """Go on with an earlier session (of folder `cwd`, default the agent's):
+        a chat not started yet starts on it, with session/resume where the
+        agent offers it (nothing replayed), else session/load."""
+        return self._submit(self._guarded(self._resume_session(session_id, cwd)))
+
+    def list_history(self, folders: list[str]) -> Future[list[SessionEntry]]:
+        """The sessions of `folders` (default: the agent's folder), newest first, bounded."""
+        return self._submit(self._list_history(folders))
 
     def set_mode(self, mode_id: str) -> Future[None]:
         return self._submit(self._guarded(self._set_mode(mode_id)))
@@ -213,7 +223,14 @@ class Conversation:
             self.state.agent_name = self.connection.agent_name
             self.state.accepts_images = self.connection.accepts_images
             session_id = self.state.session_id
-            if session_id is not None and bridge.can_load:
+            resume_in, self._resume_in = self._resume_in, None
+            if session_id is not None and resume_in is not None and bridge.can_resume:
+                try:
+                    await self._resume(bridge, session_id, resume_in)
+                except AgentError as error:
+                    self._write_note(f"The conversation could not be resumed ({error}); this is a new one.")
+                    await self._new(bridge)
+            elif session_id is not None and bridge.can_load:
                 try:
                     await self._load(bridge, session_id)
                 except AgentError as error:
@@ -221,6 +238,9 @@ class Conversation:
                     self._write_note(f"The previous conversation could not be reloaded ({error}); this is a new one.")
                     await self._new(bridge)
             else:
+                if resume_in is not None:
+                    self._write_note(f"{bridge.command.agent} cannot resume or load earlier conversations; "
+                                     "this is a new one.")
                 await self._new(bridge)
             self._session_bridge = bridge
             self.state.agent = "ready"
@@ -276,6 +296,17 @@ class Conversation:
             self._replaying = False
             self._layout.end_blocks()
         self._adopt(session_id, raw)
+
+    async def _resume(self, bridge: AgentBridge, session_id: str, cwd: str) -> None:
+        self.connection.claim(session_id, self)
+        self._layout.clear()
+        self.state.usage.new_session()
+        self.prompts.clear()
+        raw = await self._authenticated(
+            bridge, lambda: bridge.resume_session(session_id, cwd or self._cwd(), self._setup.mcp_servers())
+        )
+        self._adopt(session_id, raw)
+        self._write_note(RESUMED_NOTE)
 
     def _adopt(self, session_id: str, raw: JsonObject) -> None:
         """Take the session and what its answer offers (modes, models)."""
@@ -384,9 +415,17 @@ class Conversation:
             return
         await self._load(bridge, session_id)
 
-    async def _list_sessions(self) -> list[SessionInfo]:
+    async def _resume_session(self, session_id: str, cwd: str | None) -> None:
+        if self._session_bridge is None:
+            self.state.session_id = session_id  # not started: its start takes this session
+            self._resume_in = cwd or ""
         bridge = await self._ensure_ready()
-        return list((await bridge.list_sessions(self._cwd())).sessions)
+        if session_id != self.state.session_id:
+            await self._load(bridge, session_id)
+
+    async def _list_history(self, folders: list[str]) -> list[SessionEntry]:
+        bridge = await self._ensure_ready()
+        return newest_first([await list_folder(bridge.list_page, folder) for folder in folders or [self._cwd()]])
 
     async def _set_mode(self, mode_id: str) -> None:
         bridge = await self._ensure_ready()

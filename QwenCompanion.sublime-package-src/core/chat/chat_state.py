@@ -7,13 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp.schema import AvailableCommandsUpdate, ConfigOptionUpdate, CurrentModeUpdate, UsageUpdate
+from acp.schema import AvailableCommandsUpdate, ConfigOptionUpdate, CurrentModeUpdate, SessionInfoUpdate, UsageUpdate
 
 from ..json_types import JsonObject
+from .agents import TITLE_MAX_CHARS
 from .usage import ChatUsage
 
 MODE_NOTIFICATION = "qwen/notify/session/mode-update"
 MODEL_NOTIFICATION = "qwen/notify/session/model-update"
+TITLE_NOTIFICATION = "qwen/notify/session/title-update"  # qwen 0.24.4, with session_info_update, on a rename
 
 
 # The longest mode, model or command name (and description) kept from an
@@ -71,6 +73,8 @@ class ChatState:
     config_only: dict[str, bool] = field(default_factory=dict)
     # Whether the agent takes image blocks (its promptCapabilities); None until it has started.
     accepts_images: bool | None = None
+    # The session's title as the agent sets it (session_info_update, qwen's title notice): one line, bounded.
+    session_title: str = ""
 
     @property
     def context_used(self) -> int | None:
@@ -145,7 +149,7 @@ class ChatState:
 
     def adopt_update(self, update: object) -> bool:
         """A session update about the session itself (commands, mode, usage,
-        config options); False for any other kind."""
+        config options, title); False for any other kind."""
         if isinstance(update, AvailableCommandsUpdate):
             self.commands = [Choice(c.name, c.name, c.description) for c in update.available_commands]
         elif isinstance(update, CurrentModeUpdate):
@@ -154,18 +158,26 @@ class ChatState:
             self.usage.set_context(update.used, update.size)
         elif isinstance(update, ConfigOptionUpdate):
             self.adopt_config_options([o.model_dump(by_alias=True) for o in update.config_options])
+        elif isinstance(update, SessionInfoUpdate):
+            self._adopt_title(update.title)
         else:
             return False
         return True
+
+    def _adopt_title(self, title: object) -> None:
+        if isinstance(title, str):
+            self.session_title = " ".join(title[: TITLE_MAX_CHARS * 2].split())[:TITLE_MAX_CHARS]
 
     def adopt_usage(self, meta: dict[str, Any] | None, *, replaying: bool = False) -> bool:
         """A model request's tokens, from an answer chunk's `_meta` (qwen's own); False without them."""
         return self.usage.add_request(meta, replaying=replaying)
 
     def adopt_notification(self, method: str, params: JsonObject) -> bool:
-        """qwen's mode and model notices; False for any other."""
+        """qwen's mode, model and title notices; False for any other."""
         if method == MODE_NOTIFICATION and isinstance(params.get("currentModeId"), str):
             self.mode_id = params["currentModeId"]
+        elif method == TITLE_NOTIFICATION:
+            self._adopt_title(params.get("title"))
         elif method == MODEL_NOTIFICATION:
             model = params.get("currentModelId") or params.get("modelId")
             if isinstance(model, str):

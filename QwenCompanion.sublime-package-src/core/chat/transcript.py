@@ -144,3 +144,8 @@ class Transcript:
     def text(self) -> str:
         with self._lock:
             return "".join(self._joined(i) for i in self._ids)
+
+    def blocks(self) -> list[tuple[str, str]]:
+        """Every block as (id, text), in order (an export's snapshot)."""
+        with self._lock:
+            return [(i, self._joined(i)) for i in self._ids]

@@ -4,19 +4,15 @@ Chat History…, its mode and model, and Show Agent Log."""
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import TYPE_CHECKING
 
 import sublime
 import sublime_plugin
 
 from ..background import when_done
 from ..companion.terminal import window_cwd
-from .chat_tabs import open_new_chat, select_chat
+from .chat_tabs import open_new_chat
 from .chats import chat_imported_or_later, chats
 from .command_bases import ActiveChatCommand, WindowChatCommand
-
-if TYPE_CHECKING:
-    from acp.schema import SessionInfo
 
 AGENT_LOG_PANEL = "Qwen Agent Log"
 
@@ -52,49 +48,6 @@ class QwenChatCancelCommand(ActiveChatCommand):
         chat = self.active_chat()
         if chat is not None:
             chat.conversation.cancel()
-
-
-class QwenChatSessionsCommand(WindowChatCommand):
-    """Qwen Code: Chat History… — the folder's sessions; picking one loads it."""
-
-    def run(self) -> None:
-        chat = self.window_chat(show=True)
-        if chat is None:
-            return
-        window = self.window
-
-        def listed(done: Future[list[SessionInfo]]) -> None:
-            try:
-                sessions = done.result()
-            except Exception as error:
-                sublime.status_message(f"Qwen Code: could not list the sessions: {error}")
-                return
-            if not sessions:
-                sublime.status_message("Qwen Code: no earlier chats in this folder")
-                return
-            open_in = {c.conversation.state.session_id: c for c in chats.of_window(window)}
-            items = [
-                sublime.QuickPanelItem(
-                    s.title or s.session_id,
-                    annotation=("open · " if s.session_id in open_in else "")
-                    + (s.updated_at or "")[:16].replace("T", " "),
-                    details=str((s.field_meta or {}).get("preview") or "")[:200],
-                )
-                for s in sessions
-            ]
-
-            def picked(index: int) -> None:
-                if index < 0:
-                    return
-                holder = open_in.get(sessions[index].session_id)
-                if holder is not None and holder in chats.of_window(window):
-                    select_chat(window, holder)  # open in a chat already: that chat comes to the front
-                else:
-                    chat.conversation.load_session(sessions[index].session_id)
-
-            window.show_quick_panel(items, picked, placeholder="Load which chat?")
-
-        when_done(chat.conversation.list_sessions(), listed)
 
 
 class _ChoiceCommand(WindowChatCommand):

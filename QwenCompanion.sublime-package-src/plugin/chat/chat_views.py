@@ -18,6 +18,7 @@ from ...core.chat.usage import status_text as usage_status
 from ..editor import end_visible
 from ..settings import userprefs
 from .chats import WindowChat, chats, is_chat_view, window_by_id
+from .notify import TITLE_MARK
 
 if TYPE_CHECKING:
     from sublime_types import WindowLayout
@@ -55,15 +56,17 @@ def tab_name(chat: WindowChat, base: str) -> str:
     """The tab's name: the window's first chat keeps the plain name; a chat
     whose agent is not qwen has the agent's name in it."""
     shown = base if chat.agent == QWEN else base.replace(TRANSCRIPT_NAME, AGENT_CHAT_NAME.format(chat.agent), 1)
-    if chat.custom_title:
-        return f"{shown}: {chat.custom_title}" if base == TRANSCRIPT_NAME else f"{shown} ({chat.custom_title})"
+    title = chat.custom_title or chat.conversation.state.session_title
+    if title:
+        return f"{shown}: {title}" if base == TRANSCRIPT_NAME else f"{shown} ({title})"
     return shown if chat.number == 1 else f"{shown} {chat.number}"
 
 
 def name_tabs(chat: WindowChat) -> None:
     transcript, composer = chat_views(chat)
     if transcript is not None:
-        transcript.set_name(tab_name(chat, TRANSCRIPT_NAME))
+        mark = TITLE_MARK if transcript.name().startswith(TITLE_MARK) else ""  # it still waits unseen
+        transcript.set_name(mark + tab_name(chat, TRANSCRIPT_NAME))
     if composer is not None:
         composer.set_name(tab_name(chat, COMPOSER_NAME))
 
@@ -247,6 +250,8 @@ def refresh_status(window_id: int) -> None:
         session, transcript = each.conversation.state.session_id, each.transcript_view
         if session and transcript is not None and transcript.settings().get(SESSION_SETTING) != session:
             transcript.settings().set(SESSION_SETTING, session)
+        if transcript is not None and transcript.name().removeprefix(TITLE_MARK) != tab_name(each, TRANSCRIPT_NAME):
+            name_tabs(each)  # the agent set the session's title
     text = status_text(chat) if userprefs().status_bar else ""
     for view in window.views():
         if text:

@@ -136,9 +136,9 @@ class WindowChat:
 
     @property
     def title(self) -> str:
-        """What its tab and the chat list call it: its name, else its first prompt."""
-        if self.custom_title:
-            return self.custom_title
+        """What its tab and the chat list call it: its name, else its session's title, else its first prompt."""
+        if self.custom_title or self.conversation.state.session_title:
+            return self.custom_title or self.conversation.state.session_title
         history = self.conversation.history
         first = history[0].strip().splitlines()[0] if history and history[0].strip() else ""
         return first[:60] or f"Chat {self.number}"

@@ -6,6 +6,7 @@ import dataclasses
 import itertools
 import logging
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import sublime
@@ -46,6 +47,11 @@ NO_FOLDER_MESSAGE = (
 )
 
 _serials = itertools.count(1)  # tells apart the terminals opened when reuse is off
+
+
+def new_serial() -> int:
+    """A number no terminal of ours has yet (a terminal that must not be reused)."""
+    return next(_serials)
 
 
 def terminus_installed() -> bool:
@@ -119,10 +125,11 @@ def mcp_config_args(companion: Companion) -> list[str]:
 
 def terminal_spec(
     window: sublime.Window, companion: Companion, chosen: TerminalOptions, serial: int | None = None,
-    cli: Cli = "qwen",
+    cli: Cli = "qwen", more_args: Sequence[str] = (),
 ) -> dict[str, Json]:
     """The `terminus_open` arguments that start `cli` for `window` (the IDE
-    tools' `--mcp-config` is a qwen option: gemini has no such flag)."""
+    tools' `--mcp-config` is a qwen option: gemini has no such flag), with
+    `more_args` after the command's own (e.g. `--resume <session>`)."""
     return terminus_args(
         window_id=window.id(),
         port=companion.port,
@@ -131,7 +138,7 @@ def terminal_spec(
         options=chosen,
         serial=serial,
         login_shell=login_shell(),
-        extra_args=mcp_config_args(companion) if cli == "qwen" else (),
+        extra_args=[*(mcp_config_args(companion) if cli == "qwen" else ()), *more_args],
         windows=sublime.platform() == "windows",
         cli=cli,
         ide_pid=companion.ppid,

@@ -1,0 +1,142 @@
+"""A chat exported (pure): Markdown (the transcript as it reads), HTML (a page
+of its own, every text escaped) or JSON Lines (one object per block, for
+tools), and the last answer alone.
+
+What the user excluded from what is sent (`excluded_file_patterns`: keys,
+`.env`) never leaves through an export: a tool call or permission request
+that names such a file keeps its line, but its output or input is left out,
+and any line elsewhere (an answer quoting it) that holds a line of what was
+left out goes too. Runs off the main thread (a 5,000-message chat is one
+pass over its blocks).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+FORMATS = {"markdown": "md", "html": "html", "jsonl": "jsonl"}
+LEFT_OUT = "*(left out of the export: it names a file excluded from what is sent)*"
+LINE_LEFT_OUT = "*(line left out of the export: it quotes an excluded file)*"
+# Lines of excluded output shorter than this are too common ("}", "ok") to hunt for elsewhere.
+MIN_SECRET_LINE = 6
+MAX_SECRET_LINES = 2000  # lines hunted for elsewhere (a huge excluded file is cut from its own block all the same)
+
+AGENT_HEADER = "## Qwen\n\n"  # render.AGENT_HEADER (render imports the protocol's models: not on the main thread)
+BLOCK_KIND = re.compile(r"t(\d+)\.(user|agent\d*|note|footer|plan|thought)(\.end)?$")
+
+Excludes = Callable[[str], bool]
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: str  # user | agent | note | usage | plan | thought | tool | permission | other
+    turn: int  # the transcript's turn it belongs to (0: before any)
+    text: str
+
+
+def blocks_of(raw: Iterable[tuple[str, str]]) -> list[Block]:
+    """The transcript's blocks, by kind; a tool call or request belongs to the turn before it."""
+    out: list[Block] = []
+    turn = 0
+    for block_id, text in raw:
+        match = BLOCK_KIND.match(block_id)
+        if match:
+            turn = int(match[1])
+            kind = match[2].rstrip("0123456789")
+            kind = {"footer": "usage"}.get(kind, kind)
+            if match[3]:  # a thought's closing blank line
+                kind = "thought"
+        elif block_id.startswith("tool."):
+            kind = "tool"
+        elif block_id.startswith("perm"):
+            kind = "permission"
+        else:
+            kind = "other"
+        if text:
+            out.append(Block(kind, turn, text))
+    return out
+
+
+def _named_paths(text: str) -> list[str]:
+    """The words of a tool call's line and of a request's "Files:" line, as paths."""
+    head = text.split("\n", 2)
+    lines = [head[0]] + [line[len("Files: "):] for line in head[1:2] if line.startswith("Files: ")]
+    words = " ".join(lines).replace(",", " ").split()
+    return [re.sub(r":\d+$", "", word.strip("`*()[]")) for word in words]
+
+
+def redacted(blocks: list[Block], excludes: Excludes) -> list[Block]:
+    """`blocks` with what excluded files gave left out (see the module's note)."""
+    secrets: list[str] = []
+    out: list[Block] = []
+    seen: dict[str, bool] = {}  # a word asked about once: "✓", "read", "completed" come on every tool line
+
+    def excluded(path: str) -> bool:
+        if path not in seen:
+            seen[path] = excludes(path)
+        return seen[path]
+
+    for block in blocks:
+        if block.kind in ("tool", "permission") and any(excluded(path) for path in _named_paths(block.text) if path):
+            first, _, rest = block.text.partition("\n")
+            secrets += [line.strip() for line in rest.split("\n") if len(line.strip()) >= MIN_SECRET_LINE]
+            out.append(Block(block.kind, block.turn, f"{first}\n{LEFT_OUT}\n\n"))
+        else:
+            out.append(block)
+    hunted = list(dict.fromkeys(secrets))[:MAX_SECRET_LINES]
+    return [Block(block.kind, block.turn, _scrub(block.text, hunted)) for block in out] if hunted else out
+
+
+def _scrub(text: str, secrets: list[str]) -> str:
+    if not any(secret in text for secret in secrets):
+        return text
+    return "\n".join(LINE_LEFT_OUT if any(secret in line for secret in secrets) else line
+                     for line in text.split("\n"))
+
+
+def markdown(blocks: list[Block], title: str) -> str:
+    return f"# {title}\n\n" + "".join(block.text for block in blocks).rstrip("\n") + "\n"
+
+
+def jsonl(blocks: list[Block], title: str, session_id: str | None) -> str:
+    head = json.dumps({"kind": "chat", "title": title, "sessionId": session_id}, ensure_ascii=False)
+    lines = [json.dumps({"kind": b.kind, "turn": b.turn, "text": b.text}, ensure_ascii=False) for b in blocks]
+    return "\n".join([head, *lines]) + "\n"
+
+
+HTML_STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:60em;margin:2em auto;padding:0 1em}"
+    "section{margin:1em 0}pre{white-space:pre-wrap;font-family:inherit;margin:0}"
+    ".user{background:#eef4ff;padding:.5em}.tool,.permission,.usage,.plan,.thought,.note"
+    "{font-family:monospace;font-size:.9em;color:#444}"
+)
+
+
+def html_page(blocks: list[Block], title: str) -> str:
+    sections = "\n".join(f'<section class="{b.kind}"><pre>{html.escape(b.text.rstrip())}</pre></section>'
+                         for b in blocks)
+    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
+            f"<style>{HTML_STYLE}</style></head>\n<body><h1>{html.escape(title)}</h1>\n{sections}\n</body></html>\n")
+
+
+def export(raw: Iterable[tuple[str, str]], fmt: str, title: str, session_id: str | None, excludes: Excludes) -> str:
+    """The chat in `fmt` (a key of FORMATS)."""
+    blocks = redacted(blocks_of(raw), excludes)
+    if fmt == "html":
+        return html_page(blocks, title)
+    if fmt == "jsonl":
+        return jsonl(blocks, title, session_id)
+    return markdown(blocks, title)
+
+
+def answer(raw: Iterable[tuple[str, str]], turn: int | None, excludes: Excludes) -> str:
+    """The agent's words of turn `turn` (default: the last turn with any),
+    without the transcript's heading; "" when there are none."""
+    blocks = [b for b in redacted(blocks_of(raw), excludes) if b.kind == "agent"]
+    chosen = turn if turn is not None else (blocks[-1].turn if blocks else None)
+    text = "".join(b.text for b in blocks if b.turn == chosen)
+    return text.removeprefix(AGENT_HEADER).strip()

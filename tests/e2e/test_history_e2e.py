@@ -1,0 +1,108 @@
+"""Chat History and Export Chat against the real `qwen --acp` (0.24.4) and the
+fake model: the list (newest first, filtered), Enter resuming a session in a
+new chat tab whose next prompt continues it (the model's request holds the
+earlier prompt), the Markdown export of a turn with a tool call and a
+permission, and Continue in Terminal (the TUI resumes the chat's session)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_chat_agent_e2e import answer, asked, option_of
+from tests.e2e.test_chat_e2e import WAIT, RealChat
+from tests.e2e.test_open_terminal_e2e import terminus_tui
+from tests.rig.fake_model import Reply, tool_call, user_texts
+from tests.rig.qwen_cli import QwenCli
+from tests.support.editor import PACKAGE
+from tests.support.terminus import install_terminus, terminus_calls
+
+pytestmark = pytest.mark.e2e
+
+
+def open_panel(real_chat: RealChat) -> list[str]:
+    panel = real_chat.host.wait_for(lambda: [q for q in real_chat.host.quick_panels if not q.done], timeout=WAIT)[0]
+    return [str(getattr(item, "trigger", item)) for item in panel.items]
+
+
+def test_history_lists_filters_and_resumes_a_session_in_a_new_tab_that_continues_it(real_chat: RealChat) -> None:
+    real_chat.model.queue("Answer about apples.", "Answer about pears.", "Apples are red or green.")
+    real_chat.send("Tell me about apples")
+    real_chat.ended()
+    apples = real_chat.chat().conversation.state.session_id
+    real_chat.host.user.run_command("qwen_chat_new")
+    real_chat.host.wait_for(lambda: real_chat.chat().conversation.state.session_id not in (None, apples), timeout=WAIT)
+    pears_chat = real_chat.chat()
+    real_chat.send("Tell me about pears")
+    real_chat.ended(2)
+    pears = pears_chat.conversation.state.session_id
+
+    # The apples chat is closed: Enter opens a new tab on its session.
+    first_chat = next(c for c in real_chat.chats.of_window(real_chat.host.window) if c is not pears_chat)
+    real_chat.host.run_on_main(lambda: real_chat.host.window.run_command("qwen_chat_close", {"chat": first_chat.chat_id}))
+    real_chat.host.wait_idle()
+    real_chat.host.user.run_command("qwen_chat_sessions")
+    listed = open_panel(real_chat)
+    assert len(listed) == 2 and "pears" in listed[0] and "apples" in listed[1]  # newest first
+    real_chat.host.user.cancel_quick_panel()
+    real_chat.host.user.run_command("qwen_chat_sessions", {"action": "search"})
+    real_chat.host.wait_for(lambda: [p for p in real_chat.host.app.input_panels if not p.done], timeout=WAIT)
+    real_chat.host.user.submit_input_panel("APPLES")
+    assert open_panel(real_chat) == [listed[1]]
+    real_chat.host.user.choose_quick_panel(0)
+    resumed = real_chat.host.wait_for(
+        lambda: next((c for c in real_chat.chats.of_window(real_chat.host.window)
+                      if c.conversation.state.session_id == apples and c.conversation.state.agent == "ready"), None), timeout=WAIT)
+    assert resumed is real_chat.chat() and resumed is not pears_chat
+    assert listed[1] in resumed.transcript_view.name()
+    real_chat.send("What colour are they?")
+    real_chat.ended(3)
+    prompts = user_texts(real_chat.model.agent_requests[-1])
+    assert prompts[-1].endswith("What colour are they?") and any("Tell me about apples" in p for p in prompts)
+    assert not any("pears" in p for p in prompts)
+    assert pears_chat.conversation.state.session_id == pears
+
+
+def test_the_markdown_export_of_a_turn_with_a_tool_call_and_a_permission(real_chat: RealChat) -> None:
+    real_chat.model.queue(tool_call("run_shell_command", {"command": "echo exported-word > said.txt", "description": "write it"}),
+                          Reply(text="It said exported-word."))
+    real_chat.send("Run echo")
+    event = asked(real_chat)[0]
+    answer(real_chat, option_of(event, "allow_once"))
+    assert real_chat.ended() == ["end_turn"]
+    chat = real_chat.chat()
+    commands = sys.modules[f"{PACKAGE}.plugin.chat.export_commands"]
+    text = real_chat.host.run_on_main(lambda: commands.exported(chat, "markdown")).result(timeout=WAIT)
+    assert text.startswith("# Run echo\n\n## You\n\nRun echo")
+    assert "**Permission** (execute): " in text and " → Allow" in text
+    assert "✓ execute `Shell` — completed\n    Command: echo exported-word > said.txt" in text
+    assert "It said exported-word." in text
+    assert text.index("## You") < text.index("**Permission**") < text.index("It said exported-word.")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="replays Terminus's Linux command line")
+def test_continue_in_terminal_resumes_the_chats_session_in_the_tui(
+        real_chat: RealChat, qwen_cli: QwenCli, tmux_bin: str, qwen_env: dict[str, str], tmp_path: Path) -> None:
+    record = tmp_path / "terminus-calls.jsonl"
+    install_terminus(real_chat.host, record)
+    real_chat.model.queue("Answer in the chat.", "Answer in the terminal.")
+    real_chat.send("CHAT-PROMPT about apples")
+    real_chat.ended()
+    session = real_chat.chat().conversation.state.session_id
+    real_chat.host.user.run_command("qwen_chat_continue_in_terminal")
+    [args] = real_chat.host.wait_for(lambda: terminus_calls(record), timeout=WAIT)
+    assert real_chat.chat() is None
+    tui = terminus_tui(args, qwen_env, qwen_cli, tmp_path, tmux_bin)
+    try:
+        tui.start()
+        tui.wait_ready(60)
+        tui.wait_for("CHAT-PROMPT about apples", timeout=30)  # the TUI shows the chat's conversation
+        tui.submit("TERMINAL-PROMPT")
+        real_chat.model.wait_for_requests(2)
+        prompts = user_texts(real_chat.model.agent_requests[-1])
+        assert prompts[-1].endswith("TERMINAL-PROMPT") and any("CHAT-PROMPT about apples" in p for p in prompts)
+    finally:
+        tui.close()
+    assert session is not None

@@ -1,0 +1,87 @@
+"""Export Chat, Copy Conversation and Copy Answer in the simulated editor with
+the BUILT package: a new tab, a file the user picks, the clipboard; what an
+excluded file (`.env`) gave never leaves, whatever the way out."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.sim.test_chat import WAIT, ChatRig
+from tests.sim.test_chat_agent_work import shell_permission
+from tests.support.editor import PACKAGE
+
+SECRET = "API_KEY=sk-live-0123456789"
+
+
+def tool_read_env(rig: ChatRig) -> dict[str, object]:
+    env = str(rig.editor.workspace / ".env")
+    return {"update": {"sessionUpdate": "tool_call", "toolCallId": "r1", "title": "ReadFile .env", "kind": "read",
+                       "status": "completed", "locations": [{"path": env}],
+                       "content": [{"type": "content", "content": {"type": "text", "text": f"{SECRET}\nDEBUG=1"}}]}}
+
+
+def a_turn_with_a_tool_call_and_a_permission(rig: ChatRig) -> None:
+    rig.load([[tool_read_env(rig), shell_permission("ls -la"),
+               {"chunks": [f"Your key is\n{SECRET}\nand the folder is listed."]}],
+              [{"chunks": ["Glad to help."]}]])
+    rig.send("what is in .env?")
+    transcript, _ = rig.open()
+    rig.host.user.focus(transcript)
+    rig.host.wait_for(lambda: rig.chat().requests().pending.oldest(), timeout=WAIT)
+    rig.host.user.press_key("1")
+    rig.ended()
+    rig.send("thanks")
+    rig.ended(2)
+    assert SECRET in rig.transcript()  # shown to the user in the editor, never exported
+
+
+def test_export_to_a_new_tab_in_markdown(rig: ChatRig, monkeypatch: pytest.MonkeyPatch) -> None:
+    a_turn_with_a_tool_call_and_a_permission(rig)
+    commands = sys.modules[f"{PACKAGE}.plugin.chat.export_commands"]
+    made_on: list[str] = []
+
+    def export(*args: Any) -> str:
+        made_on.append(threading.current_thread().name)
+        return str(real_export(*args))
+
+    real_export = commands.export
+    monkeypatch.setattr(commands, "export", export)
+    before = set(rig.host.window.views())
+    rig.host.user.run_command("qwen_chat_export", {"format": "markdown"})
+    tab = rig.host.wait_for(lambda: next(iter(set(rig.host.window.views()) - before), None), timeout=WAIT)
+    text = rig.host.wait_for(lambda: rig.editor.text(tab) or None, timeout=WAIT)
+    assert tab.name().endswith(".md") and rig.host.window.active_view() == tab
+    assert "## You\n\nwhat is in .env?" in text and "ReadFile .env" in text
+    assert "**Permission** (execute): Shell → Allow" in text and "Glad to help." in text
+    assert SECRET not in text and "DEBUG=1" not in text
+    assert made_on == ["QwenCompanion chat export"]  # not Sublime's main thread
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html", "jsonl"])
+def test_export_to_a_file_the_user_picks(rig: ChatRig, tmp_path: Path, fmt: str) -> None:
+    a_turn_with_a_tool_call_and_a_permission(rig)
+    target = tmp_path / f"exported.{fmt}"
+    rig.host.answers.push("save", str(target))
+    rig.host.user.run_command("qwen_chat_export", {"format": fmt, "to": "file"})
+    text = rig.host.wait_for(lambda: target.exists() and target.read_text(encoding="utf-8").endswith("\n")
+                             and target.read_text(encoding="utf-8"), timeout=WAIT)
+    assert "Glad to help." in text and SECRET not in text
+    if fmt == "jsonl":
+        assert [json.loads(line)["kind"] for line in text.splitlines()][:2] == ["chat", "user"]
+
+
+def test_copy_conversation_and_copy_answer_from_the_transcript(rig: ChatRig) -> None:
+    a_turn_with_a_tool_call_and_a_permission(rig)
+    transcript = rig.chat().transcript_view
+    rig.host.run_on_main(lambda: transcript.run_command("qwen_chat_copy", {"what": "answer"}))
+    rig.host.wait_for(lambda: rig.host.app.clipboard == "Glad to help.", timeout=WAIT)
+    rig.host.run_on_main(lambda: transcript.run_command("qwen_chat_copy", {"what": "conversation"}))
+    copied = rig.host.wait_for(lambda: "what is in .env?" in rig.host.app.clipboard and rig.host.app.clipboard,
+                               timeout=WAIT)
+    assert "Glad to help." in copied and SECRET not in copied
