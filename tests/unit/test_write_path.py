@@ -29,6 +29,7 @@ OWN_FILES = {
     ("core/companion/gemini_discovery.py", "unlink"): "gemini's discovery file in the temp folder",
     ("core/companion/runtime.py", "unlink"): "the companion's own config file it wrote",
     ("plugin/chat/rewind_commands.py", "replace_text"): "the chat's composer, a view of the package's own",
+    ("plugin/chat/export_commands.py", "replace_text"): "the new scratch tab an export to a tab opens",
     ("plugin/chat/export_commands.py", "open"): "a chat exported to the file the user picked in the save dialog",
 }
 _OS_WRITES = {"replace", "rename", "renames", "unlink", "remove", "rmdir", "removedirs", "truncate", "ftruncate",

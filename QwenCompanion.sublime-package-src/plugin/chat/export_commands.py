@@ -17,8 +17,8 @@ import sublime_plugin
 from ...core.chat.export import FORMATS, answer, export
 from ..background import in_background, when_done
 from ..editor import replace_text
-from .prompt_context import context_options
 from .chats import WindowChat, chat_of_view, chat_role, chats
+from .prompt_context import context_options
 from .rewind_commands import TURN_OF_BLOCK
 
 FORMAT_NAMES = {"markdown": "Markdown", "html": "HTML", "jsonl": "JSON Lines"}
