@@ -33,7 +33,7 @@ def a_turn_with_a_tool_call_and_a_permission(rig: ChatRig) -> None:
     rig.send("what is in .env?")
     transcript, _ = rig.open()
     rig.host.user.focus(transcript)
-    rig.host.wait_for(lambda: rig.chat().requests().pending.oldest(), timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat().request_handler().pending.oldest(), timeout=WAIT)
     rig.host.user.press_key("1")
     rig.ended()
     rig.send("thanks")
