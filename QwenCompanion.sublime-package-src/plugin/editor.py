@@ -6,7 +6,6 @@ would open it without stalling the editor."""
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,7 @@ import sublime
 import sublime_plugin
 
 from ..core.paths import deepest_root, path_identity, path_style
+from .background import in_background
 from .settings import fallback_encoding
 
 # The core's reader needs pydantic, which may be missing: it is imported when
@@ -104,4 +104,4 @@ def read_off_main(path: str, done: Callable[[DiskFile | UnreadableFile], None]) 
             result = error
         sublime.set_timeout(lambda: done(result))
 
-    threading.Thread(target=read, name="QwenCompanion file read", daemon=True).start()
+    in_background(read, "file read")

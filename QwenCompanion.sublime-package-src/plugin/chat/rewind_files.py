@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from concurrent.futures import ThreadPoolExecutor
 
 import sublime
 
+from ...core import threads
 from ...core.chat.agent_files import Refused, read_bytes
 from ...core.chat.rewind import RewindOutcome, changes_since, covers
 from ...core.chat.turn_changes import REVERTED, FileChange, TurnChanges, restore_on_disk, still_as_written
@@ -67,7 +67,7 @@ def _restore_on_disk(changes: list[FileChange]) -> tuple[list[str], list[str]]:
     """(restored, why others were not): each file back only if it still holds
     what the agent wrote (a thread of ours; a few files at once, as each
     write waits for the disk)."""
-    with ThreadPoolExecutor(DISK_WRITERS, thread_name_prefix="QwenCompanion rewind") as writers:
+    with threads.pool("QwenCompanion rewind", DISK_WRITERS) as writers:
         results = list(writers.map(_restore_file, changes))
     restored = [change.path for change, why in zip(changes, results, strict=True) if why == ""]
     return restored, [why for why in results if why]

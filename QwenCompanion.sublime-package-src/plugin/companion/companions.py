@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import sublime
 
+from ...core import threads
 from ...core.companion import gemini_discovery, lockfile, reservation
 from ...core.dependencies import host_python_message, missing_dependency_message, startup_problem
 from ...core.loop_thread import LoopThread
@@ -37,13 +38,12 @@ SessionsListener = Callable[[int, int], None]
 """(window id, connected CLI count); called on the server thread."""
 StartedListener = Callable[[sublime.Window, "Companion"], None]
 """Called on a thread of ours once a window's companion is listening."""
-THREAD_PREFIX = "QwenCompanion "  # plugin/background.in_background names its threads so
 
 
 def _previous_lifecycle_threads() -> list[threading.Thread]:
     """The start and stop threads of an earlier load of the package (a reload)."""
     me = threading.current_thread()
-    names = (THREAD_PREFIX + "start", THREAD_PREFIX + "stop", THREAD_PREFIX + "preload")
+    names = (threads.PREFIX + "start", threads.PREFIX + "stop", threads.PREFIX + "preload")
     return [t for t in threading.enumerate() if t is not me and t.name in names and t.is_alive()]
 
 
