@@ -17,11 +17,12 @@ another thread is reported to it (and fails that test run).
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal, ParamSpec, Protocol, TypeVar
+from typing import Literal, ParamSpec, Protocol, TypeVar, cast
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,9 @@ def runs_on(*wanted: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Mark a function for one of the places `wanted` (MAIN, WORKER, a loop's name, OURS)."""
 
     def mark(function: Callable[P, R]) -> Callable[P, R]:
+        if inspect.iscoroutinefunction(function):
+            return cast("Callable[P, R]", _mark_coroutine(function, wanted))
+
         @functools.wraps(function)
         def checked(*args: P.args, **kwargs: P.kwargs) -> R:
             referee = _referee
@@ -83,6 +87,20 @@ def runs_on(*wanted: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
         return checked
 
     return mark
+
+
+def _mark_coroutine[**P, T](function: Callable[P, Awaitable[T]], wanted: tuple[str, ...]) -> Callable[P, Awaitable[T]]:
+    """Checked where it runs, not where it is made: a coroutine is often made
+    on one thread and handed to a loop's."""
+
+    @functools.wraps(function)
+    async def checked(*args: P.args, **kwargs: P.kwargs) -> T:
+        referee = _referee
+        if referee is not None:
+            _check(referee, function, wanted)
+        return await function(*args, **kwargs)
+
+    return checked
 
 
 def _check(referee: Referee, function: Callable[..., object], wanted: tuple[str, ...]) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
+from ...core import threads
 from ...core.chat.accepted_edits import AcceptedEdits
 from ...core.chat.agent_files import Refused, check_path, confine, real
 from ..paths import path_display
@@ -152,9 +153,10 @@ class EditorRequests:
         self._reviewing.add(prompt.key)
         return disk
 
+    @threads.on_main
     def _show(self, prompt: PermissionPrompt, disk: DiskFile | None, turn: int) -> None:
         """Bring the prompt to the user's sight, never to their keys: the chat in
-        view with focus left where the user has it, the diff in a review (main thread)."""
+        view with focus left where the user has it, the diff in a review."""
         chat = self._chat()
         if chat is None or not self.window.is_valid() or self.pending.get(prompt.key) is None:
             return
@@ -218,9 +220,10 @@ class EditorRequests:
             chat.chat.send(reason)
         return answered
 
+    @threads.on_main
     def accepted_in_review(self, prompt: PermissionPrompt, text: str, turn: int) -> None:
         """The user accepted `text` in the review of the prompt asked in `turn`;
-        an edited text is what the tool call's write will write (main thread)."""
+        an edited text is what the tool call's write will write."""
         from ...core.chat.permissions import cancelled
         from ...core.companion.diffs import buffer_text
 
