@@ -102,8 +102,7 @@ def run_capped(argv: Sequence[str], *, cwd: str | None, limit: int, timeout: flo
         expired.set()
         kill_group(process.pid)
 
-    timer = threading.Timer(timeout, expire)
-    timer.start()
+    timer = threads.timer("QwenCompanion process deadline", timeout, expire)
     try:
         data = process.stdout.read(limit + 1)
         truncated = len(data) > limit

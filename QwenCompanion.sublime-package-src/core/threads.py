@@ -140,6 +140,21 @@ def start(name: str, work: Callable[[], object], place: str = OURS) -> threading
     return thread
 
 
+def timer(name: str, seconds: float, then: Callable[[], object]) -> threading.Timer:
+    """Run `then` after `seconds` on a thread called `name` unless cancelled first (a deadline)."""
+    if not name.startswith(PREFIX) or name == PREFIX:
+        raise ValueError(f"a timer of ours is named {PREFIX!r} and what it does, not {name!r}")
+
+    def run() -> None:
+        _place.name = OURS
+        then()
+
+    deadline = threading.Timer(seconds, run)
+    deadline.name = name
+    deadline.start()
+    return deadline
+
+
 def pool(name: str, workers: int | None = None) -> ThreadPoolExecutor:
     """A pool of `workers` threads (by default as many as `ThreadPoolExecutor`
     makes) called `name` and their number, for work that waits."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import sublime
 import sublime_plugin
 
+from ..core import threads
 from ..core.paths import deepest_root, path_identity, path_style
 from .background import in_background
 from .settings import fallback_encoding
@@ -36,8 +37,9 @@ def end_visible(view: sublime.View) -> bool:
     return view.visible_region().end() >= view.size()
 
 
+@threads.on_main
 def replace_text(view: sublime.View, text: str) -> None:
-    """Replace the view's whole text as one undo step (main thread)."""
+    """Replace the view's whole text as one undo step."""
     view.run_command(REPLACE_BUFFER_COMMAND, {"text": text})
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..core import threads
 from . import placement, settings
 from .actions.answer import is_answer_view
 from .chat.agent_requests import editor_requests
@@ -49,8 +50,9 @@ def _hooks() -> list[tuple[list[Any], Callable[..., Any]]]:
     ]
 
 
+@threads.on_main
 def register_all() -> None:
-    """Loading (main thread): the settings are read and followed, and every hook is in place."""
+    """Loading: the settings are read and followed, and every hook is in place."""
     settings.watch()
     # The chat answers the agent's requests in the editor and renders its work there.
     chats.requests = editor_requests

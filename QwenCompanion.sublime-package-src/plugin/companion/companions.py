@@ -99,8 +99,9 @@ class Companions:
 
         in_background(start, "start")
 
+    @threads.may_block
     def start(self) -> None:
-        """Start the server thread and a server for every open window (blocks)."""
+        """Start the server thread and a server for every open window."""
         # An earlier load's start may still be importing the modules a reload
         # just forgot, and its stop still closing servers: this load begins
         # after them, so two loads never import or sweep lock files at once.
@@ -235,8 +236,9 @@ class Companions:
 
         in_background(run, "window")
 
+    @threads.on_main
     def stop_soon(self) -> None:
-        """For plugin_unloaded and on_exit (main thread, which never waits): no
+        """For plugin_unloaded and on_exit (nothing here waits): no
         more starts; every lock file goes now (a file removal, and Sublime may
         end the process right after on_exit), the servers close on a thread of
         ours after any start still running, which removes what it added."""
@@ -246,9 +248,10 @@ class Companions:
             companion.remove_files()
         in_background(self.stop_all, "stop")
 
+    @threads.may_block
     def stop_all(self) -> None:
         """Stop every server and the thread; leaves no socket, thread or lock
-        file (blocks: a thread of ours, see stop_soon)."""
+        file (see stop_soon)."""
         with self._lock:
             self._running = False
             self._closed = True
