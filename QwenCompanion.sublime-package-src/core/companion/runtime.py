@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import threads
 from ..ide_tools.answers import CodeKnowledge, UnavailableKnowledge
 from ..loop_thread import LoopThread
 from . import gemini_discovery, lockfile
@@ -209,11 +210,13 @@ class Companion:
         except OSError as error:
             log.error("cannot write %s (the terminal's qwen gets no IDE tools): %s", config, error.strerror or error)
 
-    # --- tools (DiffBackend, on the server thread) -----------------------
+    # --- tools (DiffBackend) ----------------------------------------------
 
+    @threads.on_server_loop
     async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> ToolAnswer:
         return await self.diff_backend.open_diff(session_id, arguments)
 
+    @threads.on_server_loop
     async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> ToolAnswer:
         return await self.diff_backend.close_diff(session_id, arguments)
 

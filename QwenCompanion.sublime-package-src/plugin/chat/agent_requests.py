@@ -124,11 +124,12 @@ class EditorRequests:
             chat.chat.upsert(prompt.key, render_answer(prompt, answer))
         return answer
 
+    @threads.on_chat_loop
     async def _review_file(self, prompt: PermissionPrompt) -> DiskFile | None:
         """The file an edit request would change, read off the main thread, if
         it may have a review: a regular file of bounded size inside the window's
         folders (or open in it), while fewer than MAX_OPEN_REVIEWS are open. Else
-        None, and the prompt says why (chat thread)."""
+        None, and the prompt says why."""
         from ...core.companion.diffs import MAX_OPEN_REVIEWS, UnreadableFile, read_disk_file
 
         assert prompt.diff is not None

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
+from ...core import threads
 from ...core.chat.agent_files import Refused, read_text
 from ...core.chat.mention_tools import MentionError, clipboard_image, git_diff
 from ...core.ide_tools.answers import ToolRefusal
@@ -60,13 +61,14 @@ def _excluded(path: str) -> bool:
     return bool(ContextOptions.from_settings(userprefs().context_values()).excludes(path))
 
 
-# --- what each mention reads (on a thread of our own) ------------------------------------------
+# --- what each mention reads --------------------------------------------------------------------
 
 
 def symbol_builder(window: sublime.Window, name: str) -> Callable[[], Mention]:
     """The open files' definitions first, with their buffers' text (unsaved
     edits move rows); else the index's, whose rows are those of the disk."""
 
+    @threads.may_block
     def build() -> Mention:
         from ...core.chat.mentions import symbol_mention
 
@@ -92,6 +94,7 @@ def diagnostics_builder(window: sublime.Window, whole_window: bool, editor_file:
     path = None if whole_window else editor_file
     folder = (window.folders() or [os.path.expanduser("~")])[0]
 
+    @threads.may_block
     def build() -> Mention:
         from ...core.chat.mentions import diagnostics_mention
 
@@ -116,7 +119,8 @@ def diagnostics_builder(window: sublime.Window, whole_window: bool, editor_file:
 def diff_builder(window: sublime.Window, active: str | None) -> Callable[[], Mention]:
     folders = window.folders()
 
-    def build() -> Mention:  # on a thread of ours: resolving paths touches the disk
+    @threads.may_block
+    def build() -> Mention:  # resolving paths touches the disk
         from ...core.chat.mentions import diff_mention
 
         folder, boundary = diff_folder(active, folders)
@@ -139,6 +143,7 @@ def diff_folder(active: str | None, folders: list[str]) -> tuple[str | None, str
 
 
 def terminal_builder(window: sublime.Window) -> Callable[[], Mention]:
+    @threads.may_block
     def build() -> Mention:
         from ...core.chat.mentions import terminal_mention
 
@@ -154,6 +159,7 @@ def terminal_builder(window: sublime.Window) -> Callable[[], Mention]:
 
 
 def image_builder() -> Callable[[], Mention]:
+    @threads.may_block
     def build() -> Mention:
         from ...core.chat.mentions import image_mention
 
