@@ -14,8 +14,6 @@ import functools
 import sys
 from collections.abc import Callable
 
-from . import threads
-
 # Characters: below this, what is kept is not worth a trim. glibc gives back
 # the top of its heap by itself; ten 1 MB reviews leave ~2 MiB, and a trim
 # would make the next review fault its pages in again (~0.5 ms at 1 MB).
@@ -36,10 +34,9 @@ def _malloc_trim() -> Callable[[int], int] | None:
     return trim
 
 
-@threads.on_worker
 def release_freed_memory() -> bool:
-    """Return the allocator's free pages to the system (it takes a few
-    milliseconds); False where the C library cannot."""
+    """Return the allocator's free pages to the system (a worker thread's job:
+    it takes a few milliseconds); False where the C library cannot."""
     trim = _malloc_trim()
     if trim is None:
         return False
