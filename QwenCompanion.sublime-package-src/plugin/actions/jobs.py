@@ -269,7 +269,7 @@ class Actions:
 
     def thread(self) -> LoopThread:
         if self._thread is None or not self._thread.alive:
-            self._thread = LoopThread("QwenCompanion actions")
+            self._thread = LoopThread(threads.ACTIONS_LOOP)
             self._thread.start()
         return self._thread
 

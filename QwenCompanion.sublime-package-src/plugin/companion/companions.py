@@ -152,7 +152,7 @@ class Companions:
                     for unused in claims.values():
                         unused.release(lock_directory)
                     return
-                self._thread = LoopThread("QwenCompanion server")
+                self._thread = LoopThread(threads.SERVER_LOOP)
                 self._thread.start()
                 self._running = True
             for window in windows:
