@@ -116,7 +116,6 @@ on_main = runs_on(MAIN)
 on_worker = runs_on(WORKER)
 on_chat_loop = runs_on(CHAT_LOOP)
 on_server_loop = runs_on(SERVER_LOOP)
-on_actions_loop = runs_on(ACTIONS_LOOP)
 # Waits (a process, the disk, the network, another thread): any thread of
 # ours, never Sublime's two (a test's own thread counts as ours).
 may_block = runs_on(OURS)
