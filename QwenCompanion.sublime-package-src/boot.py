@@ -15,6 +15,7 @@ import sublime
 for _cached in [name for name in sys.modules if name.startswith(f"{__package__}.") and name != __name__]:
     del sys.modules[_cached]
 
+from .core import threads
 from .plugin import log, wiring
 from .plugin.actions.action_commands import QwenActionCommand, QwenAnswerHistoryCommand, QwenCancelActionCommand
 from .plugin.actions.action_listeners import ActionsListener
@@ -158,6 +159,7 @@ def plugin_loaded() -> None:
     companions.start_soon(preload=preload_libraries, then=after_start)
 
 
+@threads.may_block
 def preload_libraries() -> None:
     """The ACP and pydantic models the chat uses take about a second of CPU
     to import: done on our start thread, not by the first Chat on Sublime's
@@ -165,8 +167,9 @@ def preload_libraries() -> None:
     preload_chat()
 
 
+@threads.on_worker
 def after_start() -> None:
-    """On the worker thread, once the servers run and the libraries are imported."""
+    """Once the servers run and the libraries are imported."""
     prestart_all()
     # Chat tabs left by an earlier load are adopted on the main thread.
     if any(left_chat_tab(view) for window in sublime.windows() for view in window.views()):

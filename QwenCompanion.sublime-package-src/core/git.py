@@ -32,7 +32,7 @@ The system's git configuration is still read (`GIT_CONFIG_NOSYSTEM` is not
 set): a workspace cannot write it, and on Windows it holds what makes git
 work there (line endings, the credential and SSL setup).
 
-Blocking (it waits for a process): call it on a thread of ours only."""
+Its runners wait for a process: `threads.may_block`."""
 
 from __future__ import annotations
 
@@ -43,6 +43,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from . import threads
 from .processes import kill_group, own_group_options
 
 GIT_TIMEOUT = 10.0  # seconds
@@ -87,6 +88,7 @@ def git_environment() -> dict[str, str]:
     return environment
 
 
+@threads.may_block
 def run_capped(argv: Sequence[str], *, cwd: str | None, limit: int, timeout: float,
                env: dict[str, str] | None = None) -> tuple[int, bytes, bool]:
     """Run `argv` (no shell, no stdin, its own process group), reading at most
@@ -104,8 +106,7 @@ def run_capped(argv: Sequence[str], *, cwd: str | None, limit: int, timeout: flo
         expired.set()
         kill_group(process.pid)
 
-    timer = threading.Timer(timeout, expire)
-    timer.start()
+    timer = threads.timer("QwenCompanion process deadline", timeout, expire)
     try:
         data = process.stdout.read(limit + 1)
         truncated = len(data) > limit
@@ -146,6 +147,7 @@ def _filters_off(git: str, folder: str, timeout: float) -> dict[str, str]:
     return environment
 
 
+@threads.may_block
 def run_git(folder: str, args: Sequence[str], *, limit: int, git: str | None = None,
             timeout: float = GIT_TIMEOUT, may_filter: bool = False) -> GitOutput:
     """Run `git -C folder <args>` hardened as the module says. `may_filter`:

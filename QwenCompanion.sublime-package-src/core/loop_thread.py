@@ -1,6 +1,8 @@
 """A daemon thread that runs one asyncio loop, for work handed to it from
 any thread: Sublime's threads never run asyncio code, and they wait for an
-answer only with a timeout (or not at all).
+answer only with a timeout (or not at all). What the loop hands to a thread
+(`asyncio.to_thread`, `run_in_executor(None, ...)`) runs on a pool of ours
+named after the loop.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any, TypeVar
+
+from . import threads
 
 T = TypeVar("T")
 CALL_TIMEOUT = 10.0
@@ -36,6 +40,7 @@ class LoopThread:
         if self.alive:
             return
         loop = asyncio.new_event_loop()
+        loop.set_default_executor(threads.pool(f"{self._name} blocking"))
 
         def run() -> None:
             asyncio.set_event_loop(loop)
@@ -45,8 +50,7 @@ class LoopThread:
             loop.close()
 
         self._loop = loop
-        self._thread = threading.Thread(target=run, name=self._name, daemon=True)
-        self._thread.start()
+        self._thread = threads.start(self._name, run, place=self._name)
 
     def submit(self, coroutine: Coroutine[Any, Any, T]) -> Future[T]:
         if self._loop is None or not self.alive:

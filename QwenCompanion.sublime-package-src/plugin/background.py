@@ -4,28 +4,18 @@ thread (`set_timeout_async`) is shared by every package, so neither may wait."""
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 
 import sublime
 
-log = logging.getLogger(__name__)
+from ..core import threads
 
 
 def in_background(work: Callable[[], object], name: str) -> threading.Thread:
-    """Run `work` now on a new daemon thread named after it; failures are logged."""
-
-    def run() -> None:
-        try:
-            work()
-        except Exception:
-            log.exception("%s failed", name)
-
-    thread = threading.Thread(target=run, name=f"QwenCompanion {name}", daemon=True)
-    thread.start()
-    return thread
+    """Run `work` now on a new daemon thread called "QwenCompanion `name`"; failures are logged."""
+    return threads.start(threads.PREFIX + name, work)
 
 
 def when_done[T](future: Future[T], then: Callable[[Future[T]], None]) -> None:

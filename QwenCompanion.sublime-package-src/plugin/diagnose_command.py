@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import sublime
 import sublime_plugin
 
+from ..core import threads
 from ..core.companion import lockfile
 from ..core.diagnose import (
     Facts,
@@ -69,8 +70,9 @@ def gather_gemini(companion: Companion | None) -> GeminiFacts | None:
     return GeminiFacts(probe_cli(argv[0]), file, companion.gemini_error if companion is not None else None)
 
 
+@threads.may_block
 def gather(window: sublime.Window, folder: str | None) -> Facts:
-    """Everything the report needs; blocks on `qwen --version` (worker thread)."""
+    """Everything the report needs; blocks on `qwen --version`."""
     companion = companions.get(window)
     argv = command_argv(terminal.options().command, windows=sublime.platform() == "windows") or [DEFAULT_COMMAND]
     home = qwen_home(os.environ)
@@ -134,8 +136,9 @@ def gather(window: sublime.Window, folder: str | None) -> Facts:
     )
 
 
+@threads.on_main
 def show_report(window: sublime.Window, text: str) -> None:
-    """Show `text` in the window's report view, reusing it (main thread). The
+    """Show `text` in the window's report view, reusing it. The
     report view is known from our record, not its settings: a project's
     settings reach every view, and the report replaces the view's text."""
     view = next((v for v in window.views() if v.id() in _report_views), None)

@@ -6,14 +6,15 @@ would open it without stalling the editor."""
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
 
 import sublime
 import sublime_plugin
 
+from ..core import threads
 from ..core.paths import deepest_root, path_identity, path_style
 from ..core.reviews import DiskFile, UnreadableFile, read_disk_file
+from .background import in_background
 from .settings import fallback_encoding
 
 REPLACE_BUFFER_COMMAND = "qwen_chat_replace_buffer"
@@ -31,8 +32,9 @@ def end_visible(view: sublime.View) -> bool:
     return view.visible_region().end() >= view.size()
 
 
+@threads.on_main
 def replace_text(view: sublime.View, text: str) -> None:
-    """Replace the view's whole text as one undo step (main thread)."""
+    """Replace the view's whole text as one undo step."""
     view.run_command(REPLACE_BUFFER_COMMAND, {"text": text})
 
 
@@ -97,4 +99,4 @@ def read_off_main(path: str, done: Callable[[DiskFile | UnreadableFile], None]) 
             result = error
         sublime.set_timeout(lambda: done(result))
 
-    threading.Thread(target=read, name="QwenCompanion file read", daemon=True).start()
+    in_background(read, "file read")

@@ -12,6 +12,7 @@ from collections import deque
 
 import sublime
 
+from ..core import threads
 from .settings import userprefs
 
 ROOT_LOGGER = __name__.split(".", 1)[0]
@@ -60,8 +61,9 @@ class PanelHandler(logging.Handler):
             if panel is not None:
                 _append(panel, text)
 
+    @threads.on_main
     def show(self, window: sublime.Window) -> None:
-        """Open the log panel in `window`, filled with the history (main thread)."""
+        """Open the log panel in `window`, filled with the history."""
         if window.find_output_panel(PANEL_NAME) is None:
             panel = window.create_output_panel(PANEL_NAME)
             panel.settings().update({"word_wrap": False, "gutter": False, "scroll_past_end": False})

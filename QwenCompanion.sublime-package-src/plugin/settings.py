@@ -19,6 +19,7 @@ from typing import Any, TypeVar, cast
 
 import sublime
 
+from ..core import threads
 from ..core.chat.agents import entry_problem, known_agents
 from ..core.encodings import DEFAULT_FALLBACK
 
@@ -212,8 +213,9 @@ def _preferences_changed() -> None:
     _preferences = Preferences(sublime.load_settings(PREFERENCES))
 
 
+@threads.on_main
 def watch() -> None:
-    """Read both files and follow their changes (main thread, when loading)."""
+    """Read both files and follow their changes (when loading)."""
     for name, changed in ((PACKAGE_SETTINGS, _package_changed), (PREFERENCES, _preferences_changed)):
         settings = sublime.load_settings(name)
         settings.clear_on_change(_ON_CHANGE_TAG)  # a reloaded module's old callback

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..core import threads
 from . import placement, settings
 from .actions.answer import is_answer_view
 from .chat.agent_work import turn_ended, work_renderer
@@ -48,8 +49,9 @@ def _hooks() -> list[tuple[list[Any], Callable[..., Any]]]:
     ]
 
 
+@threads.on_main
 def register_all() -> None:
-    """Loading (main thread): the settings are read and followed, and every hook is in place."""
+    """Loading: the settings are read and followed, and every hook is in place."""
     settings.watch()
     # The chat answers the agent's requests in the editor and renders its work there. Set
     # here, not given when `chats` is built: their modules look chats up in that registry.

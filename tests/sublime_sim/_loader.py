@@ -15,14 +15,16 @@ import importlib.util
 import sys
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 
 from . import _runtime, sublime_plugin
 
 
 class PackageLoader:
-    def __init__(self, packages_dir: Path) -> None:
+    def __init__(self, packages_dir: Path, imported: Callable[[str], None] = lambda package: None) -> None:
         self.packages_dir = packages_dir
+        self._on_import = imported  # a plugin module of the package was imported, before it starts
         self.loaded: dict[str, list[str]] = {}  # package -> plugin module names
         # Every package this host imported, disabled ones too (their modules stay
         # imported, as in Sublime): the host forgets them all when it closes.
@@ -89,6 +91,7 @@ class PackageLoader:
                     _runtime.report_exception(f"loading plugin {modname}", exc)
                     continue
                 names.append(modname)
+                self._on_import(name)
                 if at_startup:
                     registered.append(sublime_plugin.register_module(module))
                 else:

@@ -23,6 +23,10 @@ either thread that waits (a Future, a process, a thread, a socket, a sleep) or
 runs more than ``watchdog_ms`` (200) of CPU time fails the test when the host
 closes.
 
+The thread referee (``_thread_referee``, ``host.thread_referee``): a function
+a package marks for one thread (QwenCompanion's ``core/threads.py``) that runs
+on another fails the test when the host closes.
+
 The focus guard (``_focus_guard``, ``host.app.focus_guard``): a focus change
 (a view, sheet, group or window) not made by the user or a continuation of
 their command fails the test when the host closes.
@@ -128,6 +132,7 @@ from ._app import App
 from ._loader import PackageLoader
 from ._records import CommandRecord, DialogAnswers, DialogRecord, ErrorRecord
 from ._state import InputPanelRecord, QuickPanelRecord, ViewState, WindowState
+from ._thread_referee import ThreadReferee
 from ._user import User
 from ._watchdog import DEFAULT_LIMIT_MS, Watchdog
 
@@ -175,7 +180,8 @@ class SimulatedHost:
         sublime_plugin.reset()
         install_modules()
         _runtime.install(self.app)
-        self.loader = PackageLoader(self.packages_dir)
+        self.thread_referee = ThreadReferee(self.app.main.is_current, self.app.worker.is_current)
+        self.loader = PackageLoader(self.packages_dir, self.thread_referee.adopt)
         self.user = User(self)
         self._closed = False
         self.has_quit = False
@@ -473,8 +479,10 @@ class SimulatedHost:
             for folder in [f for f in sys.path_importer_cache if f.startswith(str(self._tmp))]:
                 del sys.path_importer_cache[folder]  # finders of folders that are gone
             _watchdog.uninstall()
+            self.thread_referee.release()
         self.watchdog.check()
         self.app.focus_guard.check()
+        self.thread_referee.check()
 
     def __enter__(self) -> SimulatedHost:
         return self

@@ -35,6 +35,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+from .. import threads
 from ..json_types import JsonObject
 from .bridge import AgentBridge, AgentCommand, AgentError
 from .chat_thread import ChatThread
@@ -139,14 +140,16 @@ class AgentConnection:
         info = self.initialized.agent_info if self.initialized is not None else None
         return f"{info.name} {info.version}" if info is not None else ""
 
-    # --- sessions (chat thread) -------------------------------------------
+    # --- sessions ---------------------------------------------------------
 
     @property
+    @threads.on_chat_loop
     def accepts_images(self) -> bool:
         capabilities = self.initialized.agent_capabilities if self.initialized is not None else None
         prompts = capabilities.prompt_capabilities if capabilities is not None else None
         return prompts is not None and bool(prompts.image)
 
+    @threads.on_chat_loop
     def claim(self, session_id: str, chat: SessionOwner) -> None:
         """`chat` holds `session_id` from now on; updates that came for it
         before (a new session's first ones) are delivered now."""
@@ -163,6 +166,7 @@ class AgentConnection:
             chat.session_update(notification)
 
     @contextlib.contextmanager
+    @threads.on_chat_loop
     def opening(self) -> Iterator[None]:
         """While a session/new is answered, updates of unknown sessions are held."""
         self._opening += 1
@@ -173,8 +177,9 @@ class AgentConnection:
             if not self._opening:
                 self._unclaimed.clear()
 
-    # --- lifecycle (chat thread) ------------------------------------------
+    # --- lifecycle --------------------------------------------------------
 
+    @threads.on_chat_loop
     async def ready(self, say: Callable[[str], None]) -> AgentBridge:
         """The running agent, started (and initialized) now if it is not;
         `say` tells the user of a back-off wait."""
@@ -204,6 +209,7 @@ class AgentConnection:
             self.auth_methods = [m.id for m in self.initialized.auth_methods or []]
             return bridge
 
+    @threads.on_chat_loop
     async def _backoff(self, say: Callable[[str], None]) -> None:
         if self.failures == 0:
             return
@@ -213,6 +219,7 @@ class AgentConnection:
             say(f"Restarting the agent in {wait:.0f} s…")
             await asyncio.sleep(wait)
 
+    @threads.on_chat_loop
     async def stop(self) -> None:
         """End the agent as asked (no chat reports it as an error); the next
         use starts it again."""
@@ -230,11 +237,13 @@ class AgentConnection:
 
         return self._thread.submit(ask())
 
+    @threads.on_chat_loop
     def turn_succeeded(self) -> None:
         self.failures = 0
 
-    # --- from the bridge (chat thread) ------------------------------------
+    # --- from the bridge --------------------------------------------------
 
+    @threads.on_chat_loop
     def session_update(self, notification: SessionNotification) -> None:
         chat = self.owner_of(notification.session_id)
         if chat is not None:
@@ -245,6 +254,7 @@ class AgentConnection:
             self._warn_once("update", "dropped a session/update for a session no chat holds: %.100r",
                             notification.session_id)
 
+    @threads.on_chat_loop
     def ext_notification(self, method: str, params: JsonObject) -> None:
         session_id = params.get("sessionId")
         if session_id is None:  # about the agent, not one session
@@ -257,6 +267,7 @@ class AgentConnection:
         else:
             chat.ext_notification(method, params)
 
+    @threads.on_chat_loop
     def exited(self, bridge: AgentBridge, returncode: int | None, stderr_tail: list[str]) -> None:
         """Every chat whose session was on `bridge` hears of its exit; one that
         was replaced already (a restart) was ended on purpose."""
@@ -266,10 +277,12 @@ class AgentConnection:
         for chat in self.owners():
             chat.exited(bridge, returncode, stderr_tail, expected=expected)
 
+    @threads.on_chat_loop
     def refused(self, message: str) -> None:
         for chat in self.owners():
             chat.refused(message)
 
+    @threads.on_chat_loop
     def _warn_once(self, key: str, message: str, *args: Any) -> None:
         if key not in self._warned:
             self._warned.add(key)

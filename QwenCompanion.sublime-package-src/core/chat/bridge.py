@@ -33,6 +33,7 @@ from acp.schema import (
     PromptResponse,
 )
 
+from .. import threads
 from ..json_types import JsonObject
 from ..processes import kill_group, own_group_options
 from ..version import VERSION
@@ -160,8 +161,9 @@ class AgentBridge:
             except TimeoutError:
                 log.warning("agent pid %s did not exit after it was killed", self.pid)
 
+    @threads.on_chat_loop
     def release(self) -> None:
-        """Close the pipes to a process that is gone (chat thread), so the
+        """Close the pipes to a process that is gone, so the
         loop can close without leaving transports behind."""
         process = self._process
         transport = getattr(process, "_transport", None) if process is not None else None

@@ -22,6 +22,7 @@ from typing import Any, Protocol, TypeVar
 
 from acp.schema import AgentMessageChunk, SessionNotification, UserMessageChunk
 
+from .. import threads
 from ..json_types import JsonObject
 from ..qwen_home import SIGN_IN_HINT
 from .agent_connection import AgentConnection
@@ -173,12 +174,14 @@ class Conversation:
         bridge = self._bridge
         return list(bridge.stderr_lines) if bridge is not None else []
 
+    @threads.on_chat_loop
     def upsert(self, block_id: str, text: str) -> None:
-        """A block of the editor's own in the transcript, e.g. a permission prompt (chat thread)."""
+        """A block of the editor's own in the transcript, e.g. a permission prompt."""
         self._layout.upsert(block_id, text)
 
-    # --- chat thread -----------------------------------------------------
+    # --- the agent's work ------------------------------------------------
 
+    @threads.on_chat_loop
     async def _guarded(self, coroutine: Coroutine[Any, Any, None]) -> None:
         try:
             await coroutine
@@ -187,6 +190,7 @@ class Conversation:
         finally:
             self._changed()
 
+    @threads.on_chat_loop
     def _changed(self) -> None:
         bridge = self._bridge
         self.state.pid = bridge.pid if bridge is not None and bridge.running else None
@@ -194,17 +198,21 @@ class Conversation:
         self.state.queued = len(self._queue)
         self._events.state_changed()
 
+    @threads.on_chat_loop
     def _error(self, message: str) -> None:
         log.warning("chat: %s", message)
         self._write_note(message)
         self._events.error(message)
 
+    @threads.on_chat_loop
     async def _note(self, text: str) -> None:
         self._write_note(text)
 
+    @threads.on_chat_loop
     def _write_note(self, text: str) -> None:
         self._layout.note(text)
 
+    @threads.on_chat_loop
     async def _ensure_ready(self) -> AgentBridge:
         if self._ready_lock is None:
             self._ready_lock = asyncio.Lock()
@@ -246,9 +254,11 @@ class Conversation:
             self.state.agent = "ready"
             return bridge
 
+    @threads.on_chat_loop
     async def _start(self) -> None:
         await self._ensure_ready()
 
+    @threads.on_chat_loop
     async def _authenticated(self, bridge: AgentBridge, call: Callable[[], Coroutine[Any, Any, T]]) -> T:
         """`call()`, authenticating first when qwen says it must (its first
         method signs in from its settings and environment). Another agent's
@@ -270,9 +280,11 @@ class Conversation:
             raise AgentError(f"{bridge.command.agent} is not signed in ({error}). {SIGN_IN_HINT}; then send again.") from error
         return await call()
 
+    @threads.on_chat_loop
     def _cwd(self) -> str:
         return self._bridge.command.cwd if self._bridge is not None else ""
 
+    @threads.on_chat_loop
     async def _new(self, bridge: AgentBridge) -> None:
         self.state.usage.new_session()
         with self.connection.opening():
@@ -282,6 +294,7 @@ class Conversation:
             self.connection.claim(response.session_id, self)
         self._adopt(response.session_id, raw)
 
+    @threads.on_chat_loop
     async def _load(self, bridge: AgentBridge, session_id: str) -> None:
         self.connection.claim(session_id, self)  # its replay comes to this chat
         self._layout.clear()
@@ -297,6 +310,7 @@ class Conversation:
             self._layout.end_blocks()
         self._adopt(session_id, raw)
 
+    @threads.on_chat_loop
     async def _resume(self, bridge: AgentBridge, session_id: str, cwd: str) -> None:
         self.connection.claim(session_id, self)
         self._layout.clear()
@@ -308,6 +322,7 @@ class Conversation:
         self._adopt(session_id, raw)
         self._write_note(RESUMED_NOTE)
 
+    @threads.on_chat_loop
     def _adopt(self, session_id: str, raw: JsonObject) -> None:
         """Take the session and what its answer offers (modes, models)."""
         self.state.session_id = session_id
@@ -316,11 +331,13 @@ class Conversation:
         self.state.adopt_session(raw)
         self._changed()
 
+    @threads.on_chat_loop
     async def _enqueue(self, text: str, context: list[JsonObject]) -> None:
         self._queue.append((text, context))
         self._changed()
         await self._drain()
 
+    @threads.on_chat_loop
     async def _drain(self) -> None:
         if self._draining or self._rewinding:  # a prompt sent while a rewind runs waits for its end
             return
@@ -333,6 +350,7 @@ class Conversation:
             self._draining = False
             self._changed()
 
+    @threads.on_chat_loop
     async def _turn_of(self, text: str, context: list[JsonObject]) -> None:
         try:  # first: reloading a session replaces the transcript
             bridge = await self._ensure_ready()
@@ -378,6 +396,7 @@ class Conversation:
         self.prompts.turn_ended()
         self._events.turn_ended(stop_reason)
 
+    @threads.on_chat_loop
     async def _cancel(self) -> None:
         dropped = len(self._queue)
         self._queue.clear()
@@ -399,22 +418,26 @@ class Conversation:
         except (TimeoutError, ConnectionError) as error:
             log.warning("chat: session/cancel could not be sent (%s); the restart is offered", error or "timed out")
 
+    @threads.on_chat_loop
     def _check_cancelled(self, turn: int) -> None:
         if self._cancelling and self.state.agent == "busy" and self._layout.turn == turn:
             self._events.cancel_timed_out()
 
+    @threads.on_chat_loop
     async def _new_session(self) -> None:
         bridge = await self._ensure_ready()
         self._layout.clear()
         self.prompts.clear()
         await self._new(bridge)
 
+    @threads.on_chat_loop
     async def _load_session(self, session_id: str) -> None:
         bridge = await self._ensure_ready()
         if session_id == self.state.session_id:
             return
         await self._load(bridge, session_id)
 
+    @threads.on_chat_loop
     async def _resume_session(self, session_id: str, cwd: str | None) -> None:
         if self._session_bridge is None:
             self.state.session_id = session_id  # not started: its start takes this session
@@ -423,22 +446,26 @@ class Conversation:
         if session_id != self.state.session_id:
             await self._load(bridge, session_id)
 
+    @threads.on_chat_loop
     async def _list_history(self, folders: list[str]) -> list[SessionEntry]:
         bridge = await self._ensure_ready()
         return newest_first([await list_folder(bridge.list_page, folder) for folder in folders or [self._cwd()]])
 
+    @threads.on_chat_loop
     async def _set_mode(self, mode_id: str) -> None:
         bridge = await self._ensure_ready()
         if not await self._set_config("mode", mode_id, bridge):
             await bridge.request("session/set_mode", {"sessionId": self.state.session_id, "modeId": mode_id})
         self.state.mode_id = mode_id
 
+    @threads.on_chat_loop
     async def _set_model(self, model_id: str) -> None:
         bridge = await self._ensure_ready()
         if not await self._set_config("model", model_id, bridge):
             await bridge.request("session/set_model", {"sessionId": self.state.session_id, "modelId": model_id})
         self.state.model_id = model_id
 
+    @threads.on_chat_loop
     async def _set_config(self, category: str, value: str, bridge: AgentBridge) -> bool:
         """session/set_config_option, when that is how the agent offers `category`."""
         if category not in self.state.config_ids or not self.state.config_only.get(category):
@@ -450,6 +477,7 @@ class Conversation:
             self.state.adopt_config_options(answer.get("configOptions"))
         return True
 
+    @threads.on_chat_loop
     async def _rewind(self, turn: int, text: str | None, files: FileRestorer | None) -> RewindOutcome:
         if self._rewinding:
             raise RewindRefused("a rewind is running already", for_now=True)
@@ -465,14 +493,16 @@ class Conversation:
             if self._queue:
                 self._submit(self._drain())
 
+    @threads.on_chat_loop
     async def _restart(self) -> None:
         self.state.agent = "stopped"  # an exit asked for: no error line
         await self.connection.stop()  # the other chats reload their sessions when next used
         await self._start()
         self._write_note("The agent was restarted and the conversation reloaded.")
 
-    # --- from the bridge (chat thread) ------------------------------------
+    # --- from the bridge --------------------------------------------------
 
+    @threads.on_chat_loop
     def session_update(self, notification: SessionNotification) -> None:
         if notification.session_id != self.state.session_id and not self._replaying:
             return
@@ -488,11 +518,13 @@ class Conversation:
         else:
             self._setup.renderer().render(self._layout, notification.session_id, update)
 
+    @threads.on_chat_loop
     def _agent_text(self, text: str, meta: dict[str, Any] | None) -> None:
         if self.state.adopt_usage(meta, replaying=self._replaying):
             self._changed()
         self._layout.agent_text(text, replaying=self._replaying)
 
+    @threads.on_chat_loop
     def ext_notification(self, method: str, params: JsonObject) -> None:
         if params.get("sessionId") not in (None, self.state.session_id):
             return
@@ -501,6 +533,7 @@ class Conversation:
         else:
             log.debug("ignored notification %s", method)
 
+    @threads.on_chat_loop
     def exited(self, bridge: AgentBridge, returncode: int | None, stderr_tail: list[str], *,
                expected: bool = False) -> None:
         if bridge is not self._session_bridge:
@@ -517,6 +550,7 @@ class Conversation:
         self._setup.request_handler().cancel_pending()  # nobody is left to wait for them
         self._changed()
 
+    @threads.on_chat_loop
     def refused(self, message: str) -> None:
         """The agent sent what the editor drops (too large)."""
         self._error(message)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from .. import threads
 from ..loop_thread import LoopThread
 from .bridge import AgentBridge
 
@@ -18,7 +19,7 @@ class ChatThread(LoopThread):
     it (turns waiting for an agent, pipes of killed agents)."""
 
     def __init__(self) -> None:
-        super().__init__("QwenCompanion chat")
+        super().__init__(threads.CHAT_LOOP)
         self.bridges: list[AgentBridge] = []
 
     def stop(self, timeout: float = 5.0) -> None:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
 from collections.abc import Callable
 from typing import TypeVar
+
+from .. import threads
 
 T = TypeVar("T")
 
@@ -61,7 +62,7 @@ class FileJobs:
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
                 loop.call_soon_threadsafe(settle, outcome)
 
-        threading.Thread(target=job, name="QwenCompanion file job", daemon=True).start()
+        threads.start("QwenCompanion file job", job)
         try:
             return await asyncio.wait_for(asyncio.shield(done), max(deadline - loop.time(), 0.0))
         except TimeoutError:

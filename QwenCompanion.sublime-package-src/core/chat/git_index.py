@@ -1,11 +1,12 @@
 """A file's text as git's index (the staging area) holds it: what Sublime's
 diff gutter compares a file of a repository with, so Keep gives a view that
-reference back. Blocking (it runs git): a thread of ours only."""
+reference back."""
 
 from __future__ import annotations
 
 import os
 
+from .. import threads
 from ..encodings import DEFAULT_FALLBACK
 from ..git import GitError, run_git
 from .agent_files import MAX_FILE_BYTES, decode
@@ -13,6 +14,7 @@ from .agent_files import MAX_FILE_BYTES, decode
 GIT_TIMEOUT = 5.0
 
 
+@threads.may_block
 def index_text(path: str, git: str | None, *, timeout: float = GIT_TIMEOUT,
                fallback_encoding: str = DEFAULT_FALLBACK) -> str | None:
     """`path`'s staged text (newlines as "\\n"), or None: no `git`, the file is

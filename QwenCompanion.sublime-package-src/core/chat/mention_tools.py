@@ -1,7 +1,6 @@
 """The outside tools mentions read from: `git` for `@diff`, the platform's
 clipboard tool for a pasted image. Each runs as an argument list (never a
-shell), with a time limit and a cap on what is read of its output; callers
-run these on a thread of their own (they wait for a process)."""
+shell), with a time limit and a cap on what is read of its output."""
 
 from __future__ import annotations
 
@@ -11,6 +10,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .. import threads
 from ..git import DIFF_OPTIONS, GitError, GitOutput, find_git, run_capped, run_git
 
 TOOL_TIMEOUT = 10.0  # seconds
@@ -31,6 +31,7 @@ class ToolOutput:
     truncated: bool  # more was written than `limit`
 
 
+@threads.may_block
 def run_tool(argv: Sequence[str], *, cwd: str | None = None, limit: int, timeout: float = TOOL_TIMEOUT) -> ToolOutput:
     """Run `argv` (no shell), reading at most `limit` bytes of its output; past
     the limit or the time it is ended. Raises MentionError when it cannot start."""
@@ -43,6 +44,7 @@ def run_tool(argv: Sequence[str], *, cwd: str | None = None, limit: int, timeout
     return ToolOutput(returncode, data, truncated)
 
 
+@threads.may_block
 def git_diff(folder: str, *, boundary: str | None = None, git: str | None = None) -> tuple[str, str, list[str], bool]:
     """(repository root, `git diff HEAD` text, untracked files, diff cut short)
     of the repository holding `folder`. When that repository reaches above
@@ -128,6 +130,7 @@ def missing_tools_message(platform: str) -> str:
     return "pasting an image needs wl-paste (package wl-clipboard) on Wayland or xclip on X11, and neither is on the PATH"
 
 
+@threads.may_block
 def clipboard_image(platform: str = sys.platform, environ: dict[str, str] | None = None,
                     which: Callable[[str], str | None] = shutil.which) -> bytes:
     """The clipboard's image as the first present tool gives it (at most

@@ -24,6 +24,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .. import threads
 from ..json_types import JsonObject
 from .agents import QWEN_AGENT_NAME
 from .turn_changes import CHANGED, OUTSIDE, REVERTED, FileChange, TurnChanges
@@ -270,9 +271,10 @@ class RewindTarget:
     resend: Callable[[str, list[JsonObject]], None]  # queues a prompt
 
 
+@threads.on_chat_loop
 async def rewind(chat: RewindTarget, index: int, text: str | None, files: FileRestorer | None) -> RewindOutcome:
     """Rewind `chat` to before its prompt `index`; with `text`, send it in
-    that prompt's place (chat thread). `RewindRefused` when it cannot."""
+    that prompt's place. `RewindRefused` when it cannot."""
     why = refusal(chat.state, chat.queued())
     if why is not None:
         raise RewindRefused(why, for_now=chat.state.agent == "busy" or chat.queued() > 0)

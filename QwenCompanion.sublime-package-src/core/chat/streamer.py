@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from .. import threads
 from .transcript import Edit, Transcript
 
 FLUSH_INTERVAL = 0.05
@@ -31,8 +32,7 @@ class BlockStreamer:
         self._pending: list[tuple[str, list[str]]] = []  # (block id, its pieces): joined once, when taken
         self._due = False
         self._closed = False
-        self._thread = threading.Thread(target=self._run, name="QwenCompanion chat streamer", daemon=True)
-        self._thread.start()
+        self._thread = threads.start("QwenCompanion chat streamer", self._run)
 
     def append(self, block_id: str, text: str) -> None:
         if not text:

@@ -23,6 +23,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from .. import threads
 from ..encodings import DEFAULT_FALLBACK
 from ..user_files import remove_file, replace_bytes
 from .agent_files import MAX_FILE_BYTES, Refused, decode, read_bytes, real
@@ -119,8 +120,9 @@ def first_changed_line(before: str, after: str) -> int:
     return line
 
 
+@threads.may_block
 def checkpoint_of(path: str, fallback_encoding: str = DEFAULT_FALLBACK, buffer_text: str | None = None) -> Before:
-    """The file's bytes now (a thread that may block): `Refused` past the size
+    """The file's bytes now: `Refused` past the size
     the editor rewrites, so the write it precedes is refused too."""
     try:
         data = read_bytes(path, MAX_FILE_BYTES)
@@ -274,8 +276,9 @@ def changed_on_disk(path: str, mark: tuple[bytes, str]) -> bool:
         return False  # unreadable now (too large, not a regular file): nothing is claimed
 
 
+@threads.may_block
 def restore_on_disk(change: FileChange) -> None:
-    """Put the checkpoint's bytes back in the file (a thread that may block).
+    """Put the checkpoint's bytes back in the file.
     `Refused`, writing nothing, unless the file still holds what the agent
     wrote: a change by the user or a command since is never overwritten."""
     before = change.before
@@ -291,8 +294,9 @@ def restore_on_disk(change: FileChange) -> None:
         replace_bytes(change.path, before.data, before.mode)
 
 
+@threads.may_block
 def still_as_written(change: FileChange) -> bool:
-    """Whether the file on disk still holds what the agent last wrote (a thread that may block)."""
+    """Whether the file on disk still holds what the agent last wrote."""
     before = change.before
     return before is not None and _holds(change.path, change.after, before.fallback_encoding)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import sublime
 
+from ...core import threads
 from ..editor import end_visible
 from ..placement import code_group, new_view_beside, show_without_focus
 from ..settings import userprefs
@@ -68,10 +69,10 @@ def _new_tab(window: sublime.Window, group: int) -> sublime.View:
     return view
 
 
+@threads.on_main
 def show_answer(window: sublime.Window, code: sublime.View) -> sublime.View:
     """The window's answer view, opened where the setting says and made
-    visible; the focus stays in `code` except in a tab of the code's group
-    (main thread)."""
+    visible; the focus stays in `code` except in a tab of the code's group."""
     place = answer_place()
     if place == "panel":
         panel = window.find_output_panel(PANEL) or _prepare(window.create_output_panel(PANEL))

@@ -19,6 +19,7 @@ from typing import Any
 
 import sublime
 
+from ...core import threads
 from ...core.actions.pool import ActionPool
 from ...core.actions.process import Invocation
 from ...core.actions.prompt import ACTIONS, PROPOSING, ActionContext, render
@@ -79,8 +80,9 @@ class ActionJob:
         elif not self.done and self.started_at == 0.0:  # still waiting for a place
             sublime.set_timeout(lambda: self._finish_on_main(None))
 
-    # --- main thread -------------------------------------------------------------------
+    # --- the editor's side ----------------------------------------------------------
 
+    @threads.on_main
     def _show_start(self) -> None:
         if self.cancelled:
             self._finish_on_main(None)
@@ -98,9 +100,11 @@ class ActionJob:
         future = self.owner.thread().submit(self.run.run())
         future.add_done_callback(self._ran)
 
+    # The future's callback: main only when the run had ended before it was added.
+    @threads.runs_on(threads.ACTIONS_LOOP, threads.MAIN)
     def _ran(self, done: Any) -> None:
-        """The run ended (the actions' thread): the file a proposal would review
-        is read on a thread of its own, then the job concludes on the main thread."""
+        """The run ended: the file a proposal would review is read on a thread
+        of its own, then the job concludes on the main thread."""
         outcome = None if done.cancelled() or done.exception() else done.result()
         path = self._target_path() if outcome is not None and outcome.kind == "answered" else None
         if path is None:
@@ -119,6 +123,7 @@ class ActionJob:
             return None
         return source if self.context.action in PROPOSING else test_file_for(source, self.window.folders())
 
+    @threads.on_main
     def disk_of(self, path: str) -> DiskFile:
         """What `path` held when the run ended, as read then; `UnreadableFile` if it
         could not be read, or was not the file read (the tab was renamed meanwhile)."""
@@ -129,6 +134,7 @@ class ActionJob:
             raise disk
         return disk
 
+    @threads.on_main
     def _header(self) -> str:
         context = self.context
         model = f"`{self.model}`" if self.model else "the CLI's default model"
@@ -139,8 +145,9 @@ class ActionJob:
                 + (f"> {context.question}\n\n" if context.question else "")
                 + (f"Cases:\n{cases}\n" if cases else ""))
 
+    @threads.on_main
     def _name_model(self, model: str) -> None:
-        """The header names the model the CLI reports (main thread)."""
+        """The header names the model the CLI reports."""
         if model == self.model or self.done or not self.window.is_valid():
             return
         self.model = model
@@ -152,6 +159,7 @@ class ActionJob:
             header, self.header = self.header, self._header()
             set_text(view, self.header + text[len(header):])
 
+    @threads.on_main
     def _tick(self) -> None:
         """The elapsed time in the status bar of the code's tab and the answer's
         (a status belongs to a view; the answer view has the focus)."""
@@ -162,10 +170,12 @@ class ActionJob:
             view.set_status(STATUS_KEY, f"Qwen: {ACTIONS[self.context.action]}… {seconds} s")
         sublime.set_timeout(self._tick, 1000)
 
+    @threads.on_main
     def _status_views(self) -> list[sublime.View]:
         views = [self.view, self.stream.view] if self.stream is not None else [self.view]
         return [view for view in views if view.is_valid()]
 
+    @threads.on_main
     def _finish_on_main(self, outcome: RunOutcome | None) -> None:
         if self.done:
             return
@@ -181,6 +191,7 @@ class ActionJob:
         log.info("action %s in window %d: %s", self.context.action, self.window_id, kind)
         self.owner.finished(self, kind)
 
+    @threads.on_main
     def _conclude(self, outcome: RunOutcome | None) -> str:
         """Show how the run ended; the outcome for the observers."""
         if outcome is None or outcome.kind == "cancelled" or self.cancelled:
@@ -204,6 +215,7 @@ class ActionJob:
             return propose_test_file(self, outcome.text)
         return "answered"
 
+    @threads.on_main
     def _propose(self, answer: str) -> str:
         block = last_code_block(answer)
         if block is None:
@@ -215,19 +227,22 @@ class ActionJob:
             return "answered"
         return "proposed"
 
+    @threads.on_main
     def follow_up(self, action: str, change: Callable[[ActionContext], ActionContext]) -> None:
-        """The next step of a two-step action, as a new job (main thread)."""
+        """The next step of a two-step action, as a new job."""
         context = change(replace(self.context, action=action))
         prompt = render(load_template(action), load_template("_context"), context)
         invocation = replace(self.invocation, prompt=prompt)
         self.owner.submit(ActionJob(self.owner, self.window, self.view, context, invocation))
 
+    @threads.on_main
     def answer_view(self) -> sublime.View | None:
         """This job's answer view while it is open (the user may have closed it)."""
         if self.answer is not None and self.answer.is_valid():
             return self.answer
         return find_answer(self.window) if self.window.is_valid() else None
 
+    @threads.on_main
     def say(self, text: str) -> None:
         view = self.answer_view()
         if view is not None:
@@ -250,7 +265,7 @@ class Actions:
 
     def thread(self) -> LoopThread:
         if self._thread is None or not self._thread.alive:
-            self._thread = LoopThread("QwenCompanion actions")
+            self._thread = LoopThread(threads.ACTIONS_LOOP)
             self._thread.start()
         return self._thread
 

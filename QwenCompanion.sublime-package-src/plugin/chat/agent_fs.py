@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
+from ...core import threads
 from ...core.chat.agent_files import (
     MAX_FILE_BYTES,
     Refused,
@@ -54,9 +55,10 @@ def refusal(path: str, reason: str) -> RequestError:
     return core_refusal(path, reason)
 
 
+@threads.on_main
 def _buffer_text(view: sublime.View, line: int | None, limit: int | None) -> tuple[str, bool]:
     """(the buffer's whole text, or only the lines asked for when it is too
-    large to copy; whether it is whole) — main thread."""
+    large to copy; whether it is whole)."""
     size = view.size()
     if size <= MAX_FILE_BYTES:
         return view_text(view), True
@@ -230,9 +232,10 @@ def _settle(answer: asyncio.Future[bool], allowed: bool) -> None:
         answer.set_result(allowed)
 
 
+@threads.on_main
 def follow_agent(window: sublime.Window, path: str, line: int) -> None:
     """Open the file at the 0-based `line` as a transient preview in the code's
-    group; the focus stays where it was (the composer) — main thread."""
+    group; the focus stays where it was (the composer)."""
     if not userprefs().chat_follow_agent or not window.is_valid():
         return
     keep = window.active_view()
@@ -241,6 +244,7 @@ def follow_agent(window: sublime.Window, path: str, line: int) -> None:
         window.focus_view(keep)
 
 
+@threads.on_main
 def _settings() -> tuple[str, Any]:
-    """(`chat_guarded_files`, the context options holding excluded_file_patterns) — main thread."""
+    """(`chat_guarded_files`, the context options holding excluded_file_patterns)."""
     return userprefs().chat_guarded_files, context_options()

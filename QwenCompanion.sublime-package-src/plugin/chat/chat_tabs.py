@@ -11,6 +11,7 @@ from concurrent.futures import Future
 import sublime
 import sublime_plugin
 
+from ...core import threads
 from ...core.chat.agents import TITLE_MAX_CHARS
 from ..background import when_done
 from .chat_views import chat_views, name_tabs, open_chat
@@ -32,15 +33,17 @@ def open_new_chat(window: sublime.Window, agent: str | None = None) -> WindowCha
     return chat
 
 
+@threads.on_main
 def select_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) -> None:
-    """Make `chat` the active chat and bring its tabs to the front (main thread)."""
+    """Make `chat` the active chat and bring its tabs to the front."""
     chats.select(chat)
     open_chat(window, chat, focus=focus)
 
 
+@threads.on_main
 def close_chat(window: sublime.Window, chat: WindowChat) -> None:
     """Close the chat and its tabs; its running turn is cancelled first. The
-    window's next chat comes to the front (main thread)."""
+    window's next chat comes to the front."""
     if chat.conversation.state.agent == "busy":
         chat.conversation.cancel()
     following = chats.close_chat(chat)

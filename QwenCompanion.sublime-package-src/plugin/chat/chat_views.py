@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import sublime
 import sublime_plugin
 
+from ...core import threads
 from ...core.chat.agents import QWEN
 from ...core.chat.folds import WorkFolds
 from ...core.chat.usage import status_text as usage_status
@@ -170,9 +171,10 @@ def left_chat_tab(view: sublime.View) -> str | None:
     return None
 
 
+@threads.on_main
 def adopt_chat_views() -> None:
     """Chat tabs left by an earlier load of the package become their window's
-    chats again, one per pair of tabs; extra copies close (main thread). No
+    chats again, one per pair of tabs; extra copies close. No
     agent starts: that waits for the user (sending, or opening the chat)."""
     for window in sublime.windows():
         pairs: dict[object, dict[str, list[sublime.View]]] = {}  # the earlier chat's id -> its tabs by role

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
+from ...core import threads
 from ...core.chat.agents import session_key
 from ...core.chat.store import SessionStore, project_key
 from ...core.chat.streamer import BlockStreamer
@@ -75,9 +76,10 @@ def session_store() -> SessionStore:
 
 def forget_session(window: sublime.Window, session_id: str) -> None:
     """A deleted conversation is no longer the one the window's chat reloads
-    (a thread of ours: the store is a file)."""
+    (the store is a file: forgotten off Sublime's threads)."""
     store, key = session_store(), project_key(window.project_file_name(), window.folders())
 
+    @threads.may_block
     def forget() -> None:
         if key is not None and store.get(key) == session_id:
             store.put(key, None)
@@ -183,8 +185,9 @@ class WindowChat:
         view.run_command("qwen_chat_apply", {"edits": [[e.offset, e.erase, e.text] for e in edits]})
         view.clear_undo_stack()  # the transcript has no undo history
 
+    @threads.on_main
     def fill(self, view: sublime.View) -> None:
-        """Make a new transcript view show the whole transcript (main thread)."""
+        """Make a new transcript view show the whole transcript."""
         with self.conversation.streamer.locked(), self._pending_lock:
             text = self.conversation.streamer.transcript.text()
             self._pending.clear()
@@ -192,8 +195,9 @@ class WindowChat:
         view.run_command("qwen_chat_apply", {"edits": [[0, view.size(), text]]})
         view.clear_undo_stack()
 
-    # --- ConversationEvents (chat thread) -----------------------------------------
+    # --- ConversationEvents -----------------------------------------------
 
+    @threads.on_chat_loop
     def state_changed(self) -> None:
         if self._owner.closed:  # an agent reaped after quitting has no status left to show
             return
@@ -203,17 +207,21 @@ class WindowChat:
             self._status_due = True
         sublime.set_timeout(self._refresh_status)
 
+    @threads.on_main
     def _refresh_status(self) -> None:
         with self._pending_lock:
             self._status_due = False
         self._owner.refresh_status(self.window_id)
 
+    @threads.on_chat_loop
     def turn_ended(self, stop_reason: str) -> None:
         self._owner.tell("chat_turn_ended", {"window": self.window_id, "chat": self.chat_id, "stopReason": stop_reason})
 
+    @threads.on_chat_loop
     def error(self, message: str) -> None:
         self._owner.tell("chat_error", {"window": self.window_id, "chat": self.chat_id, "message": message})
 
+    @threads.on_chat_loop
     def cancel_timed_out(self) -> None:
         def ask() -> None:
             if sublime.ok_cancel_dialog(
@@ -360,9 +368,10 @@ class Chats:
         if held is not None:
             self._end(held)
 
+    @threads.on_main
     def stop_all(self) -> None:
         """Unloading or quitting: end every agent now and the chat thread soon
-        (main thread: nothing here waits)."""
+        (nothing here waits)."""
         with self._lock:
             self._closed = True
             windows = list(self._by_window.values())

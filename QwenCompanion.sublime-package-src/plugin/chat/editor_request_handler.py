@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import sublime
 
+from ...core import threads
 from ...core.chat.accepted_edits import AcceptedEdits
 from ...core.chat.agent_files import Refused, check_path, confine, real
 from ...core.reviews import MAX_OPEN_REVIEWS, DiskFile, Review, UnreadableFile, buffer_text, read_disk_file
@@ -123,11 +124,12 @@ class EditorRequestHandler:
             chat.conversation.upsert(prompt.key, render_answer(prompt, answer))
         return answer
 
+    @threads.on_chat_loop
     async def _review_file(self, prompt: PermissionPrompt) -> DiskFile | None:
         """The file an edit request would change, read off the main thread, if
         it may have a review: a regular file of bounded size inside the window's
         folders (or open in it), while fewer than MAX_OPEN_REVIEWS are open. Else
-        None, and the prompt says why (chat thread)."""
+        None, and the prompt says why."""
         assert prompt.diff is not None
         path = prompt.diff.path
 
@@ -150,9 +152,10 @@ class EditorRequestHandler:
         self._reviewing.add(prompt.key)
         return disk
 
+    @threads.on_main
     def _show(self, prompt: PermissionPrompt, disk: DiskFile | None, turn: int) -> None:
         """Bring the prompt to the user's sight, never to their keys: the chat in
-        view with focus left where the user has it, the diff in a review (main thread)."""
+        view with focus left where the user has it, the diff in a review."""
         chat = self._chat()
         if chat is None or not self.window.is_valid() or self.pending.get(prompt.key) is None:
             return
@@ -216,9 +219,10 @@ class EditorRequestHandler:
             chat.conversation.send(reason)
         return answered
 
+    @threads.on_main
     def accepted_in_review(self, prompt: PermissionPrompt, text: str, turn: int) -> None:
         """The user accepted `text` in the review of the prompt asked in `turn`;
-        an edited text is what the tool call's write will write (main thread)."""
+        an edited text is what the tool call's write will write."""
         from ...core.chat.permissions import cancelled
 
         assert prompt.diff is not None

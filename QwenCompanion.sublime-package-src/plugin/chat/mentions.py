@@ -18,6 +18,7 @@ from typing import Any
 
 import sublime
 
+from ...core import threads
 from ...core.chat.agent_files import Refused, read_text
 from ...core.chat.mention_tools import MentionError, clipboard_image, git_diff
 from ...core.chat.mentions import (
@@ -64,13 +65,14 @@ def _excluded(path: str) -> bool:
     return bool(ContextOptions.from_settings(userprefs().context_values()).excludes(path))
 
 
-# --- what each mention reads (on a thread of our own) ------------------------------------------
+# --- what each mention reads --------------------------------------------------------------------
 
 
 def symbol_builder(window: sublime.Window, name: str) -> Callable[[], Mention]:
     """The open files' definitions first, with their buffers' text (unsaved
     edits move rows); else the index's, whose rows are those of the disk."""
 
+    @threads.may_block
     def build() -> Mention:
         found = []
         for source in (sublime.SymbolSource.OPEN_FILES, sublime.SymbolSource.INDEX):
@@ -94,6 +96,7 @@ def diagnostics_builder(window: sublime.Window, whole_window: bool, editor_file:
     path = None if whole_window else editor_file
     folder = (window.folders() or [os.path.expanduser("~")])[0]
 
+    @threads.may_block
     def build() -> Mention:
         if lsp_plugin_api() is None:
             raise MentionError(NO_LSP)
@@ -116,7 +119,8 @@ def diagnostics_builder(window: sublime.Window, whole_window: bool, editor_file:
 def diff_builder(window: sublime.Window, active: str | None) -> Callable[[], Mention]:
     folders = window.folders()
 
-    def build() -> Mention:  # on a thread of ours: resolving paths touches the disk
+    @threads.may_block
+    def build() -> Mention:  # resolving paths touches the disk
         folder, boundary = diff_folder(active, folders)
         if folder is None or boundary is None:
             raise MentionError("this window has no folder, so there is no repository to diff")
@@ -137,6 +141,7 @@ def diff_folder(active: str | None, folders: list[str]) -> tuple[str | None, str
 
 
 def terminal_builder(window: sublime.Window) -> Callable[[], Mention]:
+    @threads.may_block
     def build() -> Mention:
         live = live_terminal(window, terminal_tag(window.id()), serials=True)
         if live is None:
@@ -150,6 +155,7 @@ def terminal_builder(window: sublime.Window) -> Callable[[], Mention]:
 
 
 def image_builder() -> Callable[[], Mention]:
+    @threads.may_block
     def build() -> Mention:
         return image_mention(clipboard_image(), next(_image_serials))
 

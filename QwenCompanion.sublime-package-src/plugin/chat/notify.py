@@ -26,6 +26,7 @@ from typing import ClassVar
 
 import sublime
 
+from ...core import threads
 from ...core.notifications import DesktopCommand, clean_text, desktop_command
 from ...core.processes import own_group_options
 from ..background import in_background
@@ -121,9 +122,10 @@ runner: Callable[[DesktopCommand], None] = run_desktop_command
 _desktop_told: set[int] = set()  # chats whose desktop notification went out and that were not seen since
 
 
+@threads.on_main
 def notify(window: sublime.Window, chat: WindowChat, kind: str, text: str, *, desktop: bool = True) -> None:
     """The chat needs the user (`kind`: turn_ended, permission, question) and
-    is out of sight: say so until it is seen (main thread)."""
+    is out of sight: say so until it is seen."""
     line = clean_text(text)
     window.status_message(f"Qwen Code: {line}")
     for view in window.views():
@@ -153,9 +155,10 @@ def waiting(window: sublime.Window, chat: WindowChat, kind: str, text: str, show
         notify(window, chat, kind, text)
 
 
+@threads.on_main
 def chat_seen(window: sublime.Window) -> None:
     """A chat is in sight again: its marks go; the status bar's once no chat
-    of the window waits unseen (main thread)."""
+    of the window waits unseen."""
     if AppFocus.showing:
         return
     waiting_unseen = False

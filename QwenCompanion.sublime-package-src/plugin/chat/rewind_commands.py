@@ -15,6 +15,7 @@ from typing import Any
 
 import sublime
 
+from ...core import threads
 from ...core.chat.rewind import RewindOutcome, RewindRefused
 from ..editor import replace_text
 from ..paths import path_display
@@ -78,9 +79,10 @@ def rewind_asking(window: sublime.Window, chat: WindowChat, index: int, text: st
     rewind(window, chat, index, text, answer == sublime.DialogResult.YES)
 
 
+@threads.on_main
 def _refused(window: sublime.Window, chat: WindowChat, index: int, text: str | None, message: str,
              for_now: bool) -> None:
-    """Main thread: say why; an edited prompt goes back into an empty composer
+    """Say why; an edited prompt goes back into an empty composer
     (no typing is lost), still replacing its prompt when sent if the refusal
     was for now (a turn ran), else as a prompt of its own."""
     window.status_message(message)

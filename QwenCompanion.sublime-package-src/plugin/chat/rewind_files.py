@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from concurrent.futures import ThreadPoolExecutor
 
 import sublime
 
+from ...core import threads
 from ...core.chat.agent_files import Refused, read_bytes
 from ...core.chat.rewind import RewindOutcome, changes_since, covers
 from ...core.chat.turn_changes import REVERTED, FileChange, TurnChanges, restore_on_disk, still_as_written
@@ -40,9 +40,10 @@ class EditorRestorer:
     def covers(self, since: int | None) -> bool:
         return self._turns is not None and covers(self._turns, since)
 
+    @threads.on_chat_loop
     async def restore(self, since: int) -> RewindOutcome:
-        """Put back what the turns from `since` on changed (the chat's thread:
-        disk work on threads of ours, views on the main thread)."""
+        """Put back what the turns from `since` on changed (disk work on
+        threads of ours, views on the main thread)."""
         turns = self._turns
         if turns is None:
             return RewindOutcome([])
@@ -63,11 +64,12 @@ class EditorRestorer:
         return RewindOutcome(restored, refused + found.not_restored())
 
 
+@threads.may_block
 def _restore_on_disk(changes: list[FileChange]) -> tuple[list[str], list[str]]:
     """(restored, why others were not): each file back only if it still holds
-    what the agent wrote (a thread of ours; a few files at once, as each
+    what the agent wrote (a few files at once, as each
     write waits for the disk)."""
-    with ThreadPoolExecutor(DISK_WRITERS, thread_name_prefix="QwenCompanion rewind") as writers:
+    with threads.pool("QwenCompanion rewind", DISK_WRITERS) as writers:
         results = list(writers.map(_restore_file, changes))
     restored = [change.path for change, why in zip(changes, results, strict=True) if why == ""]
     return restored, [why for why in results if why]
@@ -106,8 +108,9 @@ def _not_saved_over(changes: list[FileChange], refused: list[str]) -> list[FileC
     return kept
 
 
+@threads.on_main
 def _restore_in_views(opened: dict[str, sublime.View], changes: list[FileChange], refused: list[str]) -> list[str]:
-    """Main thread: one undo step per view."""
+    """One undo step per view."""
     restored: list[str] = []
     for change in changes:
         view = opened[change.path]

@@ -22,6 +22,7 @@ from typing import Any
 import sublime
 import sublime_plugin
 
+from ...core import threads
 from ...core.chat.agent_files import Refused, real
 from ...core.chat.git_index import index_text
 from ...core.chat.turn_changes import (
@@ -101,8 +102,9 @@ def turn_ended(window_id: int, chat_id: int) -> None:
     in_background(summarise, SUMMARY_THREAD)
 
 
+@threads.on_main
 def _show_turn(window_id: int, chat_id: int, turn: int, files: list[FileSummary], references: dict[str, str]) -> None:
-    """Main thread: the open views diff against their checkpoints; the turn is announced."""
+    """The open views diff against their checkpoints; the turn is announced."""
     window = window_by_id(window_id)
     if window is None:
         return
@@ -123,8 +125,9 @@ def _show_turn(window_id: int, chat_id: int, turn: int, files: list[FileSummary]
     chats.tell("turn_changes", {"window": window_id, "chat": chat_id, "turn": turn, "files": summary(files)})
 
 
+@threads.on_main
 def _link_turn_line(window_id: int, chat_id: int, turn: int, line: str, tries: int) -> None:
-    """Main thread: once the turn's end line is in the chat's transcript view, a
+    """Once the turn's end line is in the chat's transcript view, a
     link after it opens the turn's list (looked for again a little later until then)."""
     window = window_by_id(window_id)
     chat = chats.by_id(chat_id)
@@ -165,9 +168,10 @@ def _chosen(window: sublime.Window, turn: int | None, path: str | None,
     return turns, chosen, [real(path)] if path is not None else turns.paths(chosen)
 
 
+@threads.on_main
 def keep(window: sublime.Window, turn: int | None = None, path: str | None = None,
          chat_id: int | None = None) -> int | None:
-    """Keep the agent's changes (main thread): each open view's reference goes
+    """Keep the agent's changes: each open view's reference goes
     back to what Sublime compares it with, git's index for a file of a
     repository (when its diff gutter is on), else its current text. git is
     asked on a thread of ours."""
@@ -190,17 +194,19 @@ def keep(window: sublime.Window, turn: int | None = None, path: str | None = Non
     return chosen
 
 
+@threads.on_main
 def _keep_references(opened: dict[str, sublime.View], staged: dict[str, str | None]) -> None:
-    """Main thread: the kept files' views compare with git's index, or their own text."""
+    """The kept files' views compare with git's index, or their own text."""
     for path, view in opened.items():
         if view.is_valid():
             reference = staged.get(path)
             view.set_reference_document(reference if reference is not None else view_text(view))
 
 
+@threads.on_main
 def undo(window: sublime.Window, turn: int | None = None, path: str | None = None,
          chat_id: int | None = None) -> int | None:
-    """Put the turn's files (or one) back to their checkpoints (main thread).
+    """Put the turn's files (or one) back to their checkpoints.
     The texts are made and the files on disk restored on a thread of ours;
     then each open view gets its text back as one undo step."""
     found = _chosen(window, turn, path, chat_id)
@@ -238,9 +244,10 @@ def undo(window: sublime.Window, turn: int | None = None, path: str | None = Non
     return chosen
 
 
+@threads.on_main
 def _undo_in_views(window_id: int, turns: TurnChanges, turn: int, opened: dict[str, sublime.View],
                    in_views: list[tuple[str, str, bool, str | None]], refused: list[str]) -> None:
-    """Main thread: one undo step per view; saved (in the view's own encoding
+    """One undo step per view; saved (in the view's own encoding
     and line endings: the checkpoint's bytes) only when neither the view now
     nor the buffer before the turn held unsaved text, which stays unsaved for
     the user to decide (the user's edits stay in the view's undo history)."""
@@ -260,9 +267,10 @@ def _undo_in_views(window_id: int, turns: TurnChanges, turn: int, opened: dict[s
         window.status_message(f"Qwen Code: not undone: {'; '.join(refused[:3])}{more}")
 
 
+@threads.on_main
 def open_at_first_change(window: sublime.Window, turn: int, path: str, chat_id: int | None = None) -> None:
     """Open a file of the turn at its first change, its checkpoint as reference
-    (main thread; the texts are compared on a thread of ours)."""
+    (the texts are compared on a thread of ours)."""
     turns = turns_of(window, chat_id)
     change = turns.change(turn, path) if turns is not None else None
     view = window.open_file(path, group=code_group(window))  # not the active group: that may be the chat's column

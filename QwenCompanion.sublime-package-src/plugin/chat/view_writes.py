@@ -2,16 +2,18 @@
 user's file through its open buffer (the chat agent's writes, Undo Turn,
 Rewind, an accepted quick-action proposal) is made here and nowhere else (a test scans the package for it); the disk side is
 core/user_files.py. A buffer is saved only when that loses nothing the user
-typed or saved since the agent last wrote it. Main thread only."""
+typed or saved since the agent last wrote it."""
 
 from __future__ import annotations
 
 import sublime
 
+from ...core import threads
 from ...core.line_endings import lf_line_breaks
 from ..editor import replace_text, view_text
 
 
+@threads.on_main
 def write_view(view: sublime.View, text: str) -> None:
     """The agent's write into an open buffer (its caller checked the buffer
     holds what the agent last read): one undo step, then saved."""
@@ -19,6 +21,7 @@ def write_view(view: sublime.View, text: str) -> None:
     view.run_command("save")
 
 
+@threads.on_main
 def put_back(view: sublime.View, path: str, text: str, saved: bool, agent_text: str | None) -> str | None:
     """The view's text before a turn as one undo step; saved only when the
     view is clean and the text was saved before the turn. None when done,

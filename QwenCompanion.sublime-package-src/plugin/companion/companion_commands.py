@@ -7,6 +7,7 @@ import logging
 import sublime
 import sublime_plugin
 
+from ...core import threads
 from .. import log as package_log
 from ..background import in_background
 from .companions import companions
@@ -14,8 +15,9 @@ from .companions import companions
 log = logging.getLogger(__name__)
 
 
+@threads.may_block
 def _restart(window: sublime.Window) -> None:
-    """Stop the window's server and start a new one (a thread of ours: it waits for both)."""
+    """Stop the window's server and start a new one (it waits for both)."""
     companions.forget_window(window.id())
     companion = companions.ensure_window(window)
     if companion is None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import sublime
 
+from ...core import threads
 from ...core.companion import gemini_discovery, lockfile, reservation
 from ...core.dependencies import host_python_message, missing_dependency_message, startup_problem
 from ...core.loop_thread import LoopThread
@@ -39,13 +40,12 @@ SessionsListener = Callable[[int, int], None]
 """(window id, connected CLI count); called on the server thread."""
 StartedListener = Callable[[sublime.Window, "Companion"], None]
 """Called on a thread of ours once a window's companion is listening."""
-THREAD_PREFIX = "QwenCompanion "  # plugin/background.in_background names its threads so
 
 
 def _previous_lifecycle_threads() -> list[threading.Thread]:
     """The start and stop threads of an earlier load of the package (a reload)."""
     me = threading.current_thread()
-    names = (THREAD_PREFIX + "start", THREAD_PREFIX + "stop", THREAD_PREFIX + "preload")
+    names = (threads.PREFIX + "start", threads.PREFIX + "stop", threads.PREFIX + "preload")
     return [t for t in threading.enumerate() if t is not me and t.name in names and t.is_alive()]
 
 
@@ -101,8 +101,9 @@ class Companions:
 
         in_background(start, "start")
 
+    @threads.may_block
     def start(self) -> None:
-        """Start the server thread and a server for every open window (blocks)."""
+        """Start the server thread and a server for every open window."""
         # An earlier load's start may still be importing the modules a reload
         # just forgot, and its stop still closing servers: this load begins
         # after them, so two loads never import or sweep lock files at once.
@@ -153,7 +154,7 @@ class Companions:
                     for unused in claims.values():
                         unused.release(lock_directory)
                     return
-                self._thread = LoopThread("QwenCompanion server")
+                self._thread = LoopThread(threads.SERVER_LOOP)
                 self._thread.start()
                 self._running = True
             for window in windows:
@@ -241,8 +242,9 @@ class Companions:
 
         in_background(run, "window")
 
+    @threads.on_main
     def stop_soon(self) -> None:
-        """For plugin_unloaded and on_exit (main thread, which never waits): no
+        """For plugin_unloaded and on_exit (nothing here waits): no
         more starts; every lock file goes now (a file removal, and Sublime may
         end the process right after on_exit), the servers close on a thread of
         ours after any start still running, which removes what it added."""
@@ -252,9 +254,10 @@ class Companions:
             companion.remove_files()
         in_background(self.stop_all, "stop")
 
+    @threads.may_block
     def stop_all(self) -> None:
         """Stop every server and the thread; leaves no socket, thread or lock
-        file (blocks: a thread of ours, see stop_soon)."""
+        file (see stop_soon)."""
         with self._lock:
             self._running = False
             self._closed = True

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import sublime
 import sublime_plugin
 
+from ...core import threads
 from ...core.context_rules import ContextOptions, debounce_ms, selection_read_end
 from ..reviews.marks import DIFF_VIEW
 from ..settings import userprefs
@@ -62,8 +63,9 @@ class ContextTracker:
         self._build_lock = threading.Lock()
         self._models: dict[int, WindowFiles] = {}
 
-    # --- events (main thread: record and arm, nothing more) -----------------
+    # --- events: record and arm, nothing more --------------------------------
 
+    @threads.on_main
     def changed(self, window_id: int, *, structure: bool = False, focused_view: int | None = None) -> None:
         with self._lock:
             if self._delay_ms is None:
@@ -79,6 +81,7 @@ class ContextTracker:
             delay = self._delay_ms
         sublime.set_timeout_async(self._fire, delay)
 
+    @threads.on_main
     def selection_moved(self, view_id: int) -> None:
         """Only the active view's caret is sent; other views' moves cost a lookup."""
         with self._lock:
@@ -86,6 +89,7 @@ class ContextTracker:
         if window_id is not None:
             self.changed(window_id)
 
+    @threads.on_main
     def view_gone(self, view_id: int) -> None:
         """Closed or moved away: its window is no longer known from the view."""
         with self._lock:
@@ -93,12 +97,14 @@ class ContextTracker:
         if window_id is not None:
             self.changed(window_id, structure=True)
 
+    @threads.on_main
     def window_closing(self, window_id: int) -> None:
         with self._lock:
             self._pending.pop(window_id, None)
         # The model goes on the worker thread: a refresh may be holding it.
         sublime.set_timeout_async(lambda: self._forget(window_id))
 
+    @threads.on_worker
     def _forget(self, window_id: int) -> None:
         with self._build_lock:
             self._models.pop(window_id, None)
@@ -106,9 +112,10 @@ class ContextTracker:
 
     # --- settings -------------------------------------------------------------
 
+    @threads.may_block
     def companion_started(self, window: sublime.Window, companion: Companion) -> None:
-        """A new server gets its window's context at once (worker thread, where
-        the core and its dependencies are imported)."""
+        """A new server gets its window's context at once (on the thread that
+        started it, where the core and its dependencies are imported)."""
         self._read_delay()
         self._refresh(window.id(), _Pending(structure=True))
 
@@ -130,8 +137,9 @@ class ContextTracker:
     def _options(self) -> ContextOptions:
         return ContextOptions.from_settings(userprefs().context_values())
 
-    # --- refresh (worker thread) ----------------------------------------------
+    # --- refresh --------------------------------------------------------------
 
+    @threads.on_worker
     def _fire(self) -> None:
         with self._lock:
             remaining_ms = math.ceil((self._last_event - time.monotonic()) * 1000) + (self._delay_ms or 0)
@@ -149,6 +157,7 @@ class ContextTracker:
             except Exception:
                 log.exception("could not update the editor context of window %d", window_id)
 
+    @threads.runs_on(threads.WORKER, threads.OURS)
     def _refresh(self, window_id: int, changes: _Pending) -> None:
         window = sublime.Window(window_id)
         if not window.is_valid():

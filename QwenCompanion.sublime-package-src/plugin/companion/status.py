@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import sublime
 import sublime_plugin
 
+from ...core import threads
 from ...core.companion.status import STATUS_KEY, status_text
 from ..settings import userprefs
 from .companions import companions
@@ -37,8 +38,9 @@ def _apply(view: sublime.View, text: str | None) -> None:
         view.set_status(STATUS_KEY, text)
 
 
+@threads.on_main
 def refresh(window: sublime.Window) -> None:
-    """Set the window's status text on all its views (main thread)."""
+    """Set the window's status text on all its views."""
     if not window.is_valid():
         return
     text = _text(window)

@@ -20,6 +20,7 @@ from typing import Any
 
 import sublime
 
+from ...core import threads
 from ...core.ide_tools.lsp_results import uris_in
 
 LSP_MODULE = "LSP.plugin"
@@ -53,9 +54,10 @@ def lsp_plugin_api() -> ModuleType | None:
     return sys.modules.get(LSP_MODULE)
 
 
+@threads.may_block
 def ask(view: sublime.View, method: str, capability: str, params: dict[str, Any]) -> LspAnswer | None:
     """The answer of the language server serving the open `view` with
-    `capability`, or None when none does. Waits: never on the main thread."""
+    `capability`, or None when none does."""
     lsp = lsp_plugin_api()
     window = view.window()
     if lsp is None or window is None:
@@ -93,11 +95,12 @@ def _paths(lsp: ModuleType, uris: Iterable[str]) -> dict[str, str | None]:
     return paths
 
 
+@threads.on_worker
 def _send(
     lsp: ModuleType, question: _Question, window: sublime.Window, view: sublime.View, method: str,
     capability: str, params: dict[str, Any],
 ) -> None:
-    """On Sublime's worker thread, as LSP's sessions require."""
+    """LSP's sessions require Sublime's worker thread."""
     try:
         for session in lsp.LspWindowCommand(window).sessions():
             session_view = session.session_view_for_view_async(view)

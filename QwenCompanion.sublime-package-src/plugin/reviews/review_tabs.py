@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import sublime
 
+from ...core import threads
 from ...core.memory import LARGE_TEXT, release_freed_memory
 from ...core.reviews import (
     DiffRegistry,
@@ -97,13 +98,15 @@ class DiffReviews:
     def is_review_view(self, view: sublime.View) -> bool:
         return view.id() in self._by_view
 
-    # --- focus (main thread) ----------------------------------------------
+    # --- focus --------------------------------------------------------------
 
+    @threads.on_main
     def view_activated(self, view: sublime.View) -> None:
         window = view.window()
         if window is not None:
             self._focused[window.id()] = view
 
+    @threads.on_main
     def _terminal_with_focus(self, window: sublime.Window) -> sublime.View | None:
         """The qwen terminal (a Terminus tab or panel) the user is typing in, if any:
         the CLI asks "Apply this change?" there as the review opens, so keys typed
@@ -113,7 +116,7 @@ class DiffReviews:
             return view
         return None
 
-    # --- opening (main thread) ------------------------------------------
+    # --- opening ----------------------------------------------------------
 
     def propose(
         self, path: str, text: str, owner: ReviewOwner, disk: DiskFile,
@@ -122,9 +125,10 @@ class DiffReviews:
         """Register the review of `text` proposed for `path`, whose decision goes
         to `owner`; `disk`, the file as read off the main thread (any thread);
         `refusal` may refuse it (ReviewRefused, see DiffRegistry.open).
-        Then `show` it (main thread) with the review it replaced."""
+        Then `show` it with the review it replaced."""
         return self.registry.open(path, text, owner, disk, refusal)
 
+    @threads.on_main
     def show(self, review: Review, replaced: Review | None) -> None:
         if replaced is not None:
             self.dismiss(replaced.id, REPLACED_NOTE, "replaced")
@@ -174,6 +178,7 @@ class DiffReviews:
             {"filePath": review.file_path, "original_view": left.id(), "proposed_view": right.id()},
         )
 
+    @threads.on_main
     def _new_view(
         self,
         window: sublime.Window,
@@ -201,6 +206,7 @@ class DiffReviews:
         return view
 
     @staticmethod
+    @threads.on_main
     def _show_first_change(left: sublime.View, right: sublime.View, original: str, proposed: str) -> None:
         point = first_change(original, proposed)
         right.sel().clear()
@@ -208,8 +214,9 @@ class DiffReviews:
         right.show(point)
         left.show(left.text_point(proposed.count("\n", 0, point), 0))
 
-    # --- decisions (main thread) ------------------------------------------
+    # --- decisions --------------------------------------------------------
 
+    @threads.on_main
     def accept(self, item: OpenReview, disk_checked: bool = False) -> None:
         review = item.review
         text = view_text(item.proposed)
@@ -246,6 +253,7 @@ class DiffReviews:
             ),
         )
 
+    @threads.on_main
     def _accept_after_read(self, item: OpenReview, now: DiskFile | UnreadableFile) -> None:
         if self._by_id.get(item.review.id) is not item:
             return  # decided meanwhile
@@ -255,12 +263,14 @@ class DiffReviews:
         else:
             self.accept(item, disk_checked=True)
 
+    @threads.on_main
     def _warn_disk_changed(self, item: OpenReview) -> None:
         item.warned_of_disk_change = True
         item.notes.append(disk_changed_warning(item.name))
         self._render(item)
         item.window.status_message(f"Qwen Code: {item.name} changed on disk since this was proposed; not accepted")
 
+    @threads.on_main
     def reject(self, review: Review, *, later: bool = False, keep: str | None = None) -> None:
         self.registry.reject(review)
         item = self._by_id.get(review.id)
@@ -268,6 +278,7 @@ class DiffReviews:
             item.window.status_message(f"Qwen Code: rejected the change to {item.name}")
             self._close(item, "rejected", keep, later=later)
 
+    @threads.on_main
     def view_closed(self, view_id: int) -> None:
         """A view closed: if it was a tab of a review, that rejects it."""
         for window_id, focused in list(self._focused.items()):
