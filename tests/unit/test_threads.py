@@ -18,9 +18,6 @@ from qwencompanion_src.core.loop_thread import LoopThread
 
 PACKAGE = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package-src"
 EXECUTORS = {PACKAGE / "core" / "threads.py", PACKAGE / "core" / "loop_thread.py"}  # the second makes loops, through the first
-# Being split by its own change; it starts its attach thread through
-# in_background once that lands. Kept honest below: it must still start one.
-NOT_YET = {Path("plugin/chat/chat_commands.py")}
 
 # What starts a thread: the classes, the pools, the low-level call, the timer
 # (a thread), and an asyncio loop of its own (its default pool is unnamed).
@@ -126,9 +123,7 @@ def _spelled(given: ast.expr | None, constants: dict[str, str], loops: dict[str,
 
 def test_no_module_but_the_executors_starts_a_thread() -> None:
     found = thread_starts_outside_the_executors(_package_sources())
-    assert [place for place in found if Path(place.split(":")[0]) not in NOT_YET] == []
-    for waiting in NOT_YET:  # the exemption goes once that module starts its threads here
-        assert any(Path(place.split(":")[0]) == waiting for place in found), f"{waiting} starts no thread now: drop it from NOT_YET"
+    assert found == []
 
 
 def test_every_thread_of_ours_is_named_for_what_it_does() -> None:

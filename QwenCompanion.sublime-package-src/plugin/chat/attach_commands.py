@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import contextvars
 import os
-import threading
 from typing import TYPE_CHECKING
 
 import sublime
 import sublime_plugin
 
+from ...core import threads
 from ...core.chat.prompt_context import ActiveFile, active_file_blocks, attached_file_block
 from ..background import in_background
 from ..editor import view_text
@@ -53,6 +53,7 @@ class QwenChatAddSelectionCommand(sublime_plugin.TextCommand):
         composer.run_command("append", {"characters": f"@{token} "})
 
 
+@threads.may_block
 def project_files(folders: list[str]) -> list[str]:
     """Up to MAX_PROJECT_FILES files under `folders`: a walk that takes seconds
     on a big or network project, so never on Sublime's main or worker thread."""
@@ -134,8 +135,9 @@ class QwenChatAttachFileCommand(ActiveChatCommand):
 
         command = contextvars.copy_context()  # the keys back in the composer: part of the user's pick
 
+        @threads.may_block
         def read() -> None:
             made = make()
             sublime.set_timeout(lambda: command.run(finish, *made))
 
-        threading.Thread(target=read, name="QwenCompanion attach", daemon=True).start()
+        in_background(read, "attach")

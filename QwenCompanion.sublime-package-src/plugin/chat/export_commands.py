@@ -24,7 +24,7 @@ from .rewind_commands import TURN_OF_BLOCK
 FORMAT_NAMES = {"markdown": "Markdown", "html": "HTML", "jsonl": "JSON Lines"}
 
 
-def _off_main(work: Callable[[], str], name: str) -> Future[str]:
+def _off_main(work: Callable[[], str]) -> Future[str]:
     done: Future[str] = Future()
 
     def run() -> None:
@@ -34,7 +34,7 @@ def _off_main(work: Callable[[], str], name: str) -> Future[str]:
             done.set_exception(error)
             raise
 
-    in_background(run, name)
+    in_background(run, "chat export")
     return done
 
 
@@ -42,7 +42,7 @@ def exported(chat: WindowChat, fmt: str) -> Future[str]:
     """The chat in `fmt`, made off the main thread (call on the main thread)."""
     excludes = context_options().excludes
     transcript, title, session_id = chat.conversation.streamer.transcript, chat.title, chat.conversation.state.session_id
-    return _off_main(lambda: export(transcript.blocks(), fmt, title, session_id, excludes), "chat export")
+    return _off_main(lambda: export(transcript.blocks(), fmt, title, session_id, excludes))
 
 
 def write_export(path: str, text: str) -> None:
@@ -102,7 +102,7 @@ class QwenChatExportCommand(sublime_plugin.WindowCommand):
             write_export(path, text.result())  # on our thread: waiting for the text blocks no thread of Sublime's
             return path
 
-        when_done(_off_main(write, "chat export file"), written)
+        when_done(_off_main(write), written)
 
     def _to_tab(self, chat: WindowChat, fmt: str, done: Future[str]) -> None:
         window = self.window
@@ -137,7 +137,7 @@ class QwenChatCopyCommand(sublime_plugin.TextCommand):
                 match = TURN_OF_BLOCK.match(block or "")
                 turn = int(match[1]) if match else None
             excludes, transcript = context_options().excludes, chat.conversation.streamer.transcript
-            future = _off_main(lambda: answer(transcript.blocks(), turn, excludes), "chat copy answer")
+            future = _off_main(lambda: answer(transcript.blocks(), turn, excludes))
         else:
             future = exported(chat, "markdown")
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import sublime
 
+from ...core import threads
 from ...core.chat.prompt_context import ActiveFile, active_file_blocks
 from ...core.context_rules import ContextOptions, selection_read_end
 from ..settings import userprefs
@@ -51,8 +52,9 @@ def context_options() -> ContextOptions:
     return ContextOptions.from_settings(userprefs().context_values())
 
 
+@threads.on_main
 def active_context(window: sublime.Window) -> list[JsonObject]:
-    """The active file, cursor and selection as prompt blocks (main thread, bounded)."""
+    """The active file, cursor and selection as prompt blocks (bounded)."""
     view = editor_view(window)
     if view is None or not view.file_name() or not userprefs().chat_send_context:
         return []
