@@ -63,6 +63,8 @@ class ConversationSetup:
     key: str | None
     # The agent process this chat shares with others (None: one of its own).
     connection: AgentConnection | None = None
+    # The folder its session works in (a worktree of its own); None: the agent's.
+    cwd: str | None = None
 
 
 class Conversation:
@@ -251,6 +253,8 @@ class Conversation:
         return await call()
 
     def _cwd(self) -> str:
+        if self._setup.cwd is not None:
+            return self._setup.cwd
         return self._bridge.command.cwd if self._bridge is not None else ""
 
     async def _new(self, bridge: AgentBridge) -> None:

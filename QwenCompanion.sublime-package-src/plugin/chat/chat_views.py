@@ -33,6 +33,7 @@ STATUS_KEY = "qwen_chat"
 TRANSCRIPT_NAME = "Qwen Chat"
 COMPOSER_NAME = "Qwen Chat: message"
 AGENT_CHAT_NAME = "Chat · {}"  # the tabs of a chat whose agent is not qwen
+WORKTREE_CHAT_NAME = "{} ⎇ {}"  # the tabs of a chat in a worktree: its name after the chat's
 # Code on the left; transcript over composer on the right.
 CHAT_LAYOUT: WindowLayout = {
     "cols": [0.0, 0.6, 1.0],
@@ -55,6 +56,9 @@ def tab_name(chat: WindowChat, base: str) -> str:
     """The tab's name: the window's first chat keeps the plain name; a chat
     whose agent is not qwen has the agent's name in it."""
     shown = base if chat.agent == QWEN else base.replace(TRANSCRIPT_NAME, AGENT_CHAT_NAME.format(chat.agent), 1)
+    if chat.worktree is not None:  # its name tells the chats apart: no number
+        shown = WORKTREE_CHAT_NAME.format(shown, chat.worktree.name)
+        return f"{shown} ({chat.custom_title})" if chat.custom_title else shown
     if chat.custom_title:
         return f"{shown}: {chat.custom_title}" if base == TRANSCRIPT_NAME else f"{shown} ({chat.custom_title})"
     return shown if chat.number == 1 else f"{shown} {chat.number}"
@@ -218,6 +222,8 @@ def status_text(chat: WindowChat) -> str:
     if state.agent == "stopped" and state.session_id is None:
         return ""
     parts = ["Chat"] if chat.agent == QWEN else ["Chat", chat.agent]
+    if chat.worktree is not None:
+        parts.append(f"worktree {chat.worktree.name}")
     mode = state.mode_name()
     model = state.model_name()
     if mode:
