@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
-from tests.sim.test_chat import WAIT, ChatRig
+from tests.sim.test_chat import FAKE_AGENT, WAIT, ChatRig
 from tests.sim.test_chat_agent_work import request
-from tests.support.editor import PACKAGE, wait_for_package_threads
+from tests.support.editor import PACKAGE, require_built, wait_for_package_threads
+from tests.support.headless import HeadlessSublime
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None or sys.platform == "win32", reason="needs git")
 
@@ -192,3 +193,35 @@ def test_worktrees_lists_them_and_reopens_a_closed_chat_on_its_conversation(repo
     loads = rig.host.wait_for(lambda: rig.received("session/load"), timeout=WAIT)
     assert [load["params"]["cwd"] for load in loads] == [chat.worktree.path]
     assert "remember me" in rig.editor.text(reopened.transcript_view)
+
+
+def test_the_driver_makes_lists_and_discards_worktree_chats(tmp_path: Path) -> None:
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    as_repository(workspace)
+    turns = tmp_path / "script.json"
+    turns.write_text(json.dumps({"turns": [[{"echo": "answer to "}]], "log": str(tmp_path / "agent-log.jsonl")}))
+    user = home / ".config" / "sublime-text" / "Packages" / "User"
+    user.mkdir(parents=True)
+    (user / "QwenCompanion.sublime-settings").write_text(json.dumps({
+        "qwen_command": [sys.executable, str(FAKE_AGENT), str(turns)], "worktrees_folder": str(tmp_path / "trees")}))
+    editor = HeadlessSublime(workspace, home)
+    try:
+        made = editor.do("chat_new", worktree="task")
+        assert made["ok"], made
+        path = Path(made["worktree"]["path"])
+        assert made["worktree"]["branch"] == "qwen/task" and path.is_relative_to(tmp_path / "trees")
+        assert editor.do("chat", chat=made["chat"], text="hi")["ok"]
+        editor.wait_event(lambda e: e.get("event") == "chat_turn_ended" and e["chat"] == made["chat"])
+        assert "answer to hi" in editor.do("chat_text", chat=made["chat"])["text"]
+        listed = editor.do("worktrees")["worktrees"]
+        assert listed == [{"name": "task", "path": str(path), "branch": "qwen/task", "chat": made["chat"]}]
+        refused = editor.do("chat_new", worktree="task")
+        assert not refused["ok"] and "already exists" in refused["error"]
+        gone = editor.do("worktree_discard", chat=made["chat"])
+        assert gone["ok"] and gone["worktree"]["path"] == str(path)
+        assert not path.exists() and branches(workspace) == ["main"]
+        assert editor.do("worktrees")["worktrees"] == []
+    finally:
+        editor.kill()
