@@ -66,6 +66,13 @@ def repository_folder(worktrees_folder: str, repository: str) -> str:
     return os.path.join(worktrees_folder, f"{os.path.basename(top) or 'repository'}-{digest}")
 
 
+def _inside(path: str, folder: str) -> bool:
+    try:
+        return os.path.commonpath([os.path.normcase(path), os.path.normcase(folder)]) == os.path.normcase(folder)
+    except ValueError:  # another drive on Windows
+        return False
+
+
 def _text(folder: str, args: list[str], *, git: str | None) -> tuple[int, str]:
     output = run_git(folder, args, limit=_QUERY_LIMIT, git=git)
     return output.returncode, output.stdout.decode("utf-8", "surrogateescape").strip()
@@ -141,6 +148,9 @@ def create(folder: str, name: str, worktrees_folder: str, *, git: str | None = N
         if name.lower() in (used.removeprefix(BRANCH_PREFIX).lower() for used in _branch_names(repository, git)):
             raise WorktreeRefused(f"the branch {branch} already exists: choose another name")
         parent = repository_folder(worktrees_folder, repository)
+        if _inside(os.path.realpath(parent), os.path.realpath(repository)):
+            raise WorktreeRefused(f"the worktrees folder {worktrees_folder} is inside the repository: "
+                                  "choose a folder outside it (the worktrees_folder setting)")
         path = os.path.join(parent, name)
         taken = os.listdir(parent) if os.path.isdir(parent) else []
         if name.lower() in (each.lower() for each in taken):

@@ -127,6 +127,13 @@ def test_a_name_used_by_an_earlier_worktree_is_refused(repo: Path, store: Path) 
     assert state_of(repo) == before and len(worktrees.listed(str(repo), str(store))) == 1
 
 
+def test_a_worktrees_folder_inside_the_repository_is_refused(repo: Path) -> None:
+    before = state_of(repo)
+    with pytest.raises(WorktreeRefused, match="inside the repository"):
+        worktrees.create(str(repo), "task", str(repo / "trees"))
+    assert state_of(repo) == before and not (repo / "trees").exists()
+
+
 @pytest.fixture
 def with_submodule(repo: Path, tmp_path: Path) -> Path:
     library = tmp_path / "library"
