@@ -195,6 +195,24 @@ def test_worktrees_lists_them_and_reopens_a_closed_chat_on_its_conversation(repo
     assert "remember me" in rig.editor.text(reopened.transcript_view)
 
 
+def test_a_reload_leaves_no_worktree_chat_running_in_the_project(repo_rig: ChatRig) -> None:
+    rig, workspace = repo_rig, repo_rig.editor.workspace
+    rig.send("in the project")
+    rig.ended()
+    chat = new_worktree_chat(rig, "kept")
+    send_to(rig, chat, "in the worktree")
+    rig.ended(2)
+    rig.host.reload_package(PACKAGE)
+    rig.watch()
+    window = rig.host.window
+    rig.host.wait_for(lambda: len(rig.chats.of_window(window)) == 1, timeout=WAIT)
+    rig.editor.wait_for_package_threads("start", "preload")
+    rig.host.wait_idle()
+    assert [c.worktree for c in rig.chats.of_window(window)] == [None]
+    assert sorted(view.name() for view in window.views()) == ["Qwen Chat", "Qwen Chat: message"]
+    assert Path(chat.worktree.path).is_dir() and "qwen/kept" in branches(workspace)  # Worktrees… reopens it
+
+
 def test_the_driver_makes_lists_and_discards_worktree_chats(tmp_path: Path) -> None:
     require_built()
     home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()

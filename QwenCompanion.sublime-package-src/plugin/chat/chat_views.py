@@ -28,6 +28,7 @@ VIEW_SETTING = "qwen_chat.view"  # "transcript" | "composer"
 WINDOW_SETTING = "qwen_chat.window"
 CHAT_SETTING = "qwen_chat.chat"  # the chat's id
 SESSION_SETTING = "qwen_chat.session"  # the transcript's conversation, for the next load of the package
+WORKTREE_SETTING = "qwen_chat.worktree"  # a worktree chat's tab: not adopted as a plain chat by the next load
 SYNTAX = "Packages/QwenCompanion/syntaxes/QwenChat.sublime-syntax"
 STATUS_KEY = "qwen_chat"
 TRANSCRIPT_NAME = "Qwen Chat"
@@ -151,6 +152,9 @@ def open_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) -> s
             composer = _new_chat_view(window, composer_group, tab_name(chat, COMPOSER_NAME), "composer",
                                       chat.chat_id)
             chat.composer_view = composer
+        if chat.worktree is not None:
+            for view in (transcript, composer):
+                view.settings().set(WORKTREE_SETTING, chat.worktree.name)
     window.focus_view(transcript)
     if focus:
         window.focus_view(composer)
@@ -179,7 +183,11 @@ def adopt_chat_views() -> None:
         pairs: dict[object, dict[str, list[sublime.View]]] = {}  # the earlier chat's id -> its tabs by role
         for view in window.views():
             role = left_chat_tab(view)
-            if role is not None:
+            if role is not None and view.settings().get(WORKTREE_SETTING):
+                # Its session belongs in its worktree: as a plain chat it would run in the
+                # project. Worktrees… reopens it there.
+                view.close()
+            elif role is not None:
                 tabs = pairs.setdefault(view.settings().get(CHAT_SETTING), {"transcript": [], "composer": []})
                 tabs[role].append(view)
         adopted: list[WindowChat] = []
