@@ -29,6 +29,8 @@ OWN_FILES = {
     ("core/companion/gemini_discovery.py", "unlink"): "gemini's discovery file in the temp folder",
     ("core/companion/runtime.py", "unlink"): "the companion's own config file it wrote",
     ("plugin/chat/rewind_commands.py", "replace_text"): "the chat's composer, a view of the package's own",
+    ("core/worktrees.py", "makedirs"): "a repository's folder of worktrees, outside the project (worktrees_folder)",
+    ("core/worktrees.py", "rmtree"): "a worktree's folder git left half-made, which was not there before",
 }
 _OS_WRITES = {"replace", "rename", "renames", "unlink", "remove", "rmdir", "removedirs", "truncate", "ftruncate",
               "makedirs", "mkdir", "symlink", "link", "chmod", "fchmod", "chown", "utime", "mkfifo"}
