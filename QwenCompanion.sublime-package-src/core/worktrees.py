@@ -25,6 +25,7 @@ MAX_NAME_LENGTH = 40
 # Checking out a large repository takes a while; reading refs does not.
 ADD_TIMEOUT = 300.0
 _QUERY_LIMIT = 1024 * 1024
+_INDEX_LIMIT = 256 * 1024 * 1024  # `ls-files --stage` of a very large repository (about 100 bytes a file)
 # Short and safe as a folder name on every system and as a ref (check-ref-format):
 # letters, digits, ".", "_", "-"; starting with a letter or digit.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -111,9 +112,12 @@ def _dirty_submodules(repository: str, git: str | None) -> list[str]:
     """Submodules whose checkout differs from the commit the repository
     records, or holds changes: a worktree would not have that work. Each is
     asked in its own folder, so the runner empties its own filter drivers."""
-    code, staged = _text(repository, ["ls-files", "--stage", "-z"], git=git)
+    listing = run_git(repository, ["ls-files", "--stage", "-z"], limit=_INDEX_LIMIT, git=git)
+    if listing.truncated:
+        raise WorktreeRefused("the repository's index is too large to check its submodules")
+    staged = listing.stdout.decode("utf-8", "surrogateescape")
     dirty = []
-    for entry in staged.split("\0") if code == 0 else []:
+    for entry in staged.split("\0") if listing.returncode == 0 else []:
         mode_and_hash, _, path = entry.partition("\t")
         mode, _, recorded = mode_and_hash.partition(" ")
         if mode != "160000":

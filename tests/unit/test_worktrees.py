@@ -164,6 +164,15 @@ def test_a_submodule_at_another_commit_is_refused(repo: Path, store: Path, with_
     assert not store.exists()
 
 
+def test_an_index_too_large_to_read_whole_is_refused_not_half_checked(repo: Path, store: Path, with_submodule: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    (with_submodule / "lib.txt").write_text("changed in the submodule\n")
+    monkeypatch.setattr(worktrees, "_INDEX_LIMIT", 40)  # the submodule's entry comes after the cut
+    with pytest.raises(WorktreeRefused, match="too large"):
+        worktrees.create(str(repo), "task", str(store))
+    assert not store.exists()
+
+
 def test_a_clean_submodule_is_no_obstacle(repo: Path, store: Path, with_submodule: Path) -> None:
     assert worktrees.create(str(repo), "task", str(store)).branch == "qwen/task"
 
