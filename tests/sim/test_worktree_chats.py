@@ -195,6 +195,24 @@ def test_worktrees_lists_them_and_reopens_a_closed_chat_on_its_conversation(repo
     assert "remember me" in rig.editor.text(reopened.transcript_view)
 
 
+def test_worktrees_discards_a_worktree_whose_chat_is_closed(repo_rig: ChatRig) -> None:
+    rig, workspace = repo_rig, repo_rig.editor.workspace
+    chat = new_worktree_chat(rig, "closed")
+    path = Path(chat.worktree.path)
+    rig.host.user.run_command("qwen_chat_close", {"chat": chat.chat_id})
+    rig.host.user.run_command("qwen_worktrees")
+    wait_for_package_threads(rig.host, "worktree")
+    rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)
+    rig.host.user.choose_quick_panel(0)
+    rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)
+    rig.host.user.choose_quick_panel(1)  # Discard Worktree…
+    wait_for_package_threads(rig.host, "worktree")
+    rig.host.wait_idle()
+    assert [d.kind for d in rig.host.dialogs] == ["ok_cancel"]
+    assert not path.exists() and branches(workspace) == ["main"]
+    assert any(e == "worktree_discarded" for e, _ in rig.events)
+
+
 def test_a_reload_leaves_no_worktree_chat_running_in_the_project(repo_rig: ChatRig) -> None:
     rig, workspace = repo_rig, repo_rig.editor.workspace
     rig.send("in the project")

@@ -177,7 +177,10 @@ class QwenWorktreesCommand(sublime_plugin.WindowCommand):
             if index < 0:
                 return
             worktree = found[index]
-            window.show_quick_panel(["Open Its Chat", "Discard Worktree…"], lambda action: act(worktree, action))
+            # Shown once the first panel has closed (Sublime closes it after this callback).
+            then = contextvars.copy_context()
+            sublime.set_timeout(lambda: then.run(window.show_quick_panel, ["Open Its Chat", "Discard Worktree…"],
+                                                 lambda action: act(worktree, action)))
 
         def act(worktree: Worktree, action: int) -> None:
             def reopen() -> None:
