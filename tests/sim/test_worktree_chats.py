@@ -192,7 +192,7 @@ def test_worktrees_lists_them_and_reopens_a_closed_chat_on_its_conversation(repo
     rig.host.wait_for(lambda: reopened.conversation.state.session_id == session, timeout=WAIT)
     loads = rig.host.wait_for(lambda: rig.received("session/load"), timeout=WAIT)
     assert [load["params"]["cwd"] for load in loads] == [chat.worktree.path]
-    assert "remember me" in rig.editor.text(reopened.transcript_view)
+    rig.host.wait_for(lambda: "remember me" in rig.editor.text(reopened.transcript_view), timeout=WAIT)  # replayed
 
 
 def test_worktrees_discards_a_worktree_whose_chat_is_closed(repo_rig: ChatRig) -> None:
