@@ -205,12 +205,29 @@ def test_worktrees_discards_a_worktree_whose_chat_is_closed(repo_rig: ChatRig) -
     rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)
     rig.host.user.choose_quick_panel(0)
     rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)
-    rig.host.user.choose_quick_panel(1)  # Discard Worktree…
+    rig.host.user.choose_quick_panel(2)  # Discard Worktree…
     wait_for_package_threads(rig.host, "worktree")
     rig.host.wait_idle()
     assert [d.kind for d in rig.host.dialogs] == ["ok_cancel"]
     assert not path.exists() and branches(workspace) == ["main"]
     assert any(e == "worktree_discarded" for e, _ in rig.events)
+
+
+def test_worktrees_opens_a_worktree_in_a_new_window(repo_rig: ChatRig) -> None:
+    rig = repo_rig
+    chat = new_worktree_chat(rig, "look")
+    first = rig.host.window
+    rig.host.user.run_command("qwen_worktrees")
+    wait_for_package_threads(rig.host, "worktree")
+    rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)
+    rig.host.user.choose_quick_panel(0)
+    panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
+    assert [str(item) for item in panel.items][1] == "Open Worktree in New Window"
+    rig.host.user.choose_quick_panel(1)
+    rig.host.wait_idle()
+    others = [w for w in rig.host.sublime.windows() if w.id() != first.id()]
+    assert len(others) == 1 and others[0].folders() == [chat.worktree.path]
+    assert first.folders() == [str(rig.editor.workspace)]
 
 
 def test_a_reload_leaves_no_worktree_chat_running_in_the_project(repo_rig: ChatRig) -> None:

@@ -1,7 +1,8 @@
 """Chats in git worktrees of their own: New Chat in a Worktree (a task name,
 a worktree on the branch qwen/<name> from HEAD, a chat whose session works
 there), Discard Worktree (after a yes), and Worktrees… (the package's
-worktrees of the window's repository: reopen a chat, or discard).
+worktrees of the window's repository: reopen a chat, open the worktree in a
+new window, or discard).
 
 Git runs on threads of ours (core/worktrees.py through the hardened
 runner); the main thread only asks, and opens the chat once git is done.
@@ -27,6 +28,7 @@ from .chat_views import open_chat
 from .chats import CACHE_FOLDER, WindowChat, chat_imported_or_later, chats
 
 WORKTREES = "worktrees"
+ACTIONS = ("Open Its Chat", "Open Worktree in New Window", "Discard Worktree…")  # what Worktrees… offers for one
 
 
 def worktrees_folder() -> str:
@@ -95,6 +97,14 @@ class QwenChatNewWorktreeCommand(sublime_plugin.WindowCommand):
 
         if window.is_valid() and chat_imported_or_later(open_it):
             open_it()
+
+
+def open_in_new_window(window: sublime.Window, worktree: Worktree) -> None:
+    """A new window on the worktree's folder, for a closer look (main thread)."""
+    window.run_command("new_window")
+    opened = sublime.active_window()
+    if opened.id() != window.id():
+        opened.set_project_data({"folders": [{"path": worktree.path}]})
 
 
 def discard_worktree(window: sublime.Window, worktree: Worktree, then: Callable[[], None] | None = None) -> None:
@@ -179,7 +189,7 @@ class QwenWorktreesCommand(sublime_plugin.WindowCommand):
             worktree = found[index]
             # Shown once the first panel has closed (Sublime closes it after this callback).
             then = contextvars.copy_context()
-            sublime.set_timeout(lambda: then.run(window.show_quick_panel, ["Open Its Chat", "Discard Worktree…"],
+            sublime.set_timeout(lambda: then.run(window.show_quick_panel, list(ACTIONS),
                                                  lambda action: act(worktree, action)))
 
         def act(worktree: Worktree, action: int) -> None:
@@ -189,6 +199,8 @@ class QwenWorktreesCommand(sublime_plugin.WindowCommand):
             if action == 0 and chat_imported_or_later(reopen):
                 reopen()
             elif action == 1:
+                open_in_new_window(window, worktree)
+            elif action == 2:
                 discard_worktree(window, worktree)
 
         window.show_quick_panel(items, chosen)
