@@ -230,6 +230,17 @@ def test_worktrees_opens_a_worktree_in_a_new_window(repo_rig: ChatRig) -> None:
     assert first.folders() == [str(rig.editor.workspace)]
 
 
+def test_a_request_handler_made_after_its_worktree_chat_closed_still_confines_to_the_worktree(
+        repo_rig: ChatRig) -> None:
+    rig = repo_rig
+    rig.editor.open("open.txt", "the user's\n")
+    chat = new_worktree_chat(rig, "late")
+    rig.host.user.run_command("qwen_chat_close", {"chat": chat.chat_id})
+    rig.host.wait_idle()
+    handler = rig.host.run_on_main(lambda: rig.chats.request_handler(rig.host.window, chat.chat_id))
+    assert rig.host.run_on_main(handler._where) == ([chat.worktree.path], [])
+
+
 def test_a_reload_leaves_no_worktree_chat_running_in_the_project(repo_rig: ChatRig) -> None:
     rig, workspace = repo_rig, repo_rig.editor.workspace
     rig.send("in the project")

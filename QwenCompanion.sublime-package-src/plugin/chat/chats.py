@@ -93,9 +93,9 @@ def default_request_handler(window: sublime.Window, chat_id: int) -> AgentReques
 def agent_folders(window: sublime.Window, chat_id: int) -> list[str]:
     """The folders the chat's agent may read and write in: its worktree alone
     for a worktree chat, else the window's folders."""
-    chat = chats.by_id(chat_id)
-    if chat is not None and chat.worktree is not None:
-        return [chat.worktree.path]
+    worktree = chats.worktree_of(chat_id)
+    if worktree is not None:
+        return [worktree.path]
     return window.folders() if window.is_valid() else []
 
 
@@ -266,6 +266,9 @@ class Chats:
         self._thread: ChatThread | None = None
         self._closed = False
         self.status_listeners: list[Callable[[int], None]] = []
+        # Every worktree chat's worktree by chat id, kept after the chat closes: a
+        # request handler made late (its chat gone) still confines to the worktree.
+        self._worktrees: dict[int, Worktree] = {}
 
     def get(self, window: sublime.Window | None) -> WindowChat | None:
         """The window's active chat."""
@@ -308,7 +311,14 @@ class Chats:
                               remembered=worktree is not None or (not held.chats and not fresh), worktree=worktree)
             held.chats.append(chat)
             held.active = chat
+            if worktree is not None:
+                self._worktrees[chat.chat_id] = worktree
             return chat
+
+    def worktree_of(self, chat_id: int) -> Worktree | None:
+        """The worktree chat `chat_id` works in (also once closed), or None."""
+        with self._lock:
+            return self._worktrees.get(chat_id)
 
     def of_window(self, window: sublime.Window | None) -> list[WindowChat]:
         """The window's chats in tab order."""

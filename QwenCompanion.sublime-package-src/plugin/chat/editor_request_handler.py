@@ -46,10 +46,10 @@ class EditorRequestHandler:
         self.accepted = AcceptedEdits()  # the user's own texts for the agent's writes
         self._reviews: dict[str, Review] = {}  # prompt key -> its open review
         self._reviewing: set[str] = set()  # prompt keys given a review (chat thread)
-        chat = chats.by_id(chat_id)
+        worktree = chats.worktree_of(chat_id)
         # A worktree chat's agent reads and writes in its worktree only: never the
         # main tree's files, nor a main-tree file open in the window (an unsaved buffer).
-        self.worktree = chat.worktree.path if chat is not None and chat.worktree is not None else None
+        self.worktree = worktree.path if worktree is not None else None
         self.files = AgentFiles(window, self.worktree)
 
     def _chat(self) -> WindowChat | None:
