@@ -61,6 +61,11 @@ from .plugin.chat.turn_review import (
     QwenTurnUndoCommand,
     TurnReferenceListener,
 )
+from .plugin.chat.worktree_commands import (
+    QwenChatNewWorktreeCommand,
+    QwenWorktreeDiscardCommand,
+    QwenWorktreesCommand,
+)
 from .plugin.companion import status
 from .plugin.companion.companion_commands import QwenRestartServerCommand, QwenShowLogCommand
 from .plugin.companion.companion_listeners import CompanionWindowListener
@@ -110,6 +115,7 @@ __all__ = [
     "QwenChatModeCommand",
     "QwenChatModelCommand",
     "QwenChatNewCommand",
+    "QwenChatNewWorktreeCommand",
     "QwenChatPasteImageCommand",
     "QwenChatPermissionCommand",
     "QwenChatPromptMenuCommand",
@@ -136,6 +142,8 @@ __all__ = [
     "QwenTurnChangesCommand",
     "QwenTurnKeepCommand",
     "QwenTurnUndoCommand",
+    "QwenWorktreeDiscardCommand",
+    "QwenWorktreesCommand",
     "TurnReferenceListener",
     "plugin_loaded",
     "plugin_unloaded",

@@ -19,6 +19,8 @@ Output, one JSON object a line:
     {"event": "chat_turn_ended", "window": 1, "chat": 1, "stopReason": "end_turn"}   also "cancelled", "error"
         (`chat` in events and verbs: a chat's id, unique across windows; a window has several)
     {"event": "chat_error", "window": 1, "chat": 1, "message": "..."}
+    {"event": "worktree_created", "window": 1, "chat": 2, "worktree": {"path", "branch"}}   also "worktree_discarded" (no chat)
+    {"event": "worktree_refused", "window": 1, "message": "..."}   nothing was made or removed
     {"event": "notification", "window": 1, "chat": 1, "kind": "permission", "text": "asks: Shell"}   also "turn_ended", "question"
     {"event": "turn_changes", "window": 1, "chat": 1, "turn": 1, "files": [{"path", "added", "removed", "state"}]}
     {"event": "permission_requested", "window": 1, "chat": 1, "toolCall": {"toolCallId", "kind", "title", "locations"}, "options": [{"optionId", "kind", "name"}]}
@@ -367,9 +369,36 @@ def do_chat_mode(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return {"chat": chat.chat_id, "mode": chat.conversation.state.mode_id}
 
 
+def _worktree_event(driver: Driver, window: Any, command: str, args: dict[str, Any], wanted: str) -> dict[str, Any]:
+    """Run a worktree command of the window and wait for its outcome: the
+    `wanted` event's details, or a refusal raised with its message."""
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def observe(event: str, details: dict[str, Any]) -> None:
+        if event in (wanted, "worktree_refused") and details.get("window") == window.id():
+            seen.append((event, details))
+
+    driver.chats.observers.append(observe)
+    try:
+        driver.host.run_on_main(lambda: window.run_command(command, args))
+        event, details = driver.host.wait_for(lambda: seen[0] if seen else None, timeout=WAIT * 30)
+    finally:
+        driver.chats.observers.remove(observe)
+    wait_for_package_threads(driver.host, "worktree", "preload")
+    driver.host.wait_idle()
+    if event == "worktree_refused":
+        raise ValueError(details["message"])
+    return details
+
+
 def do_chat_new(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Qwen Code: New Chat — a new chat (with `agent`, a name of chat_agents; default: chat_agent), made the active one."""
+    """Qwen Code: New Chat — a new chat (with `agent`, a name of chat_agents; default: chat_agent), made the active one.
+    With `worktree` (a task name): New Chat in a Worktree, answering `{chat, worktree: {path, branch}}`."""
     window = driver.window(action)
+    if action.get("worktree") is not None:
+        made = _worktree_event(driver, window, "qwen_chat_new_worktree", {"name": str(action["worktree"])},
+                               "worktree_created")
+        return {"chat": made["chat"], "worktree": made["worktree"]}
     before = {chat.chat_id for chat in driver.chats.of_window(window)}
     args = {"agent": action["agent"]} if action.get("agent") is not None else {}
     driver.host.run_on_main(lambda: window.run_command("qwen_chat_new", args))
@@ -379,6 +408,29 @@ def do_chat_new(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     if not made:
         raise LookupError("no chat was made")
     return {"chat": made[0].chat_id}
+
+
+def do_worktree_discard(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Qwen Code: Discard Worktree of chat `chat`, answering its yes as the user would
+    (the simulated user's ok_cancel answer): `{worktree: {path, branch}}` once both are gone."""
+    chat = driver.chat_by_id(action["chat"])
+    if chat.worktree is None:
+        raise ValueError(f"chat {chat.chat_id} works in no worktree")
+    window = driver.windows[chat.window_id]
+    gone = _worktree_event(driver, window, "qwen_worktree_discard", {"chat": chat.chat_id}, "worktree_discarded")
+    return {"worktree": gone["worktree"]}
+
+
+def do_worktrees(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """What Qwen Code: Worktrees… lists: the package's worktrees of the window's repository."""
+    window = driver.window(action)
+    commands = sys.modules[f"{PACKAGE}.plugin.chat.worktree_commands"]
+    terminal = sys.modules[f"{PACKAGE}.plugin.companion.terminal"]
+    folder, store = driver.host.run_on_main(lambda: (terminal.window_cwd(window), commands.worktrees_folder()))
+    found = commands.listed(folder, store)  # git, on the driver's thread
+    chats = {chat.worktree.path: chat.chat_id for chat in driver.chats.of_window(window) if chat.worktree is not None}
+    return {"worktrees": [{"name": w.name, "path": w.path, "branch": w.branch, "chat": chats.get(w.path)}
+                          for w in found]}
 
 
 def do_chats(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
@@ -665,7 +717,9 @@ ACTIONS: dict[str, Action] = {
     "chat_mode": do_chat_mode,  # {chat?, mode}: the agent's mode id
     "mention": do_mention,  # {kind, name?, chat?}: @symbol/@diagnostics/@diff/@terminal into the composer
     "paste_image": do_paste_image,  # {chat?}: the clipboard's image into the composer
-    "chat_new": do_chat_new,  # {window?, agent?} -> {chat}
+    "chat_new": do_chat_new,  # {window?, agent?, worktree?} -> {chat, worktree?: {path, branch}}
+    "worktree_discard": do_worktree_discard,  # {chat} -> {worktree: {path, branch}}
+    "worktrees": do_worktrees,  # {window?} -> {worktrees: [{name, path, branch, chat}]}
     "chats": do_chats,  # {window?} -> {chats: [{chat, sessionId, title, active, state}]}
     "chat_select": do_chat_select,  # {chat}
     "chat_close": do_chat_close,  # {chat}

@@ -153,6 +153,8 @@ class Settings:
         self.chat_agent: str = read.read(
             "chat_agent", "qwen", lambda value: isinstance(value, str) and value in known_agents(self.chat_agents),
             "the name of an agent of chat_agents (or qwen or gemini)")
+        # Where New Chat in a Worktree puts worktrees ("": the package's cache folder).
+        self.worktrees_folder: str = read.read("worktrees_folder", "", lambda value: isinstance(value, str), "a string")
 
     def context_values(self) -> dict[str, object]:
         """The keys `ContextOptions.from_settings` reads (the CLIs' editor

@@ -66,6 +66,8 @@ class ConversationSetup:
     key: str | None
     # The agent process this chat shares with others (None: one of its own).
     connection: AgentConnection | None = None
+    # The folder its session works in (a worktree of its own); None: the agent's.
+    cwd: str | None = None
 
 
 class Conversation:
@@ -282,6 +284,8 @@ class Conversation:
 
     @threads.on_chat_loop
     def _cwd(self) -> str:
+        if self._setup.cwd is not None:
+            return self._setup.cwd
         return self._bridge.command.cwd if self._bridge is not None else ""
 
     @threads.on_chat_loop

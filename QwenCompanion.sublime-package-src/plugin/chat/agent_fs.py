@@ -83,8 +83,9 @@ def _view_too_large(view: sublime.View, size: int) -> Exception:
 class AgentFiles:
     """One window's file reads and writes for the agent (chat thread)."""
 
-    def __init__(self, window: sublime.Window) -> None:
+    def __init__(self, window: sublime.Window, worktree: str | None = None) -> None:
         self.window = window
+        self.worktree = worktree  # a worktree chat's only folder
         self.jobs = FileJobs()
         self.seen = SeenTexts()
         self.turns = TurnChanges()  # each turn's checkpoints, taken before its first write of a file
@@ -123,6 +124,8 @@ class AgentFiles:
     async def write(self, shown: str, resolved: str, view: sublime.View | None, content: str) -> None:
         def folders_and_fallback() -> tuple[list[str], str, bool]:
             folders = self.window.folders() if self.window.is_valid() else []
+            if self.worktree is not None:
+                folders = [self.worktree]
             return folders, fallback_encoding(), userprefs().chat_follow_agent
 
         folders, fallback, following = await on_main(folders_and_fallback)

@@ -30,11 +30,13 @@ VIEW_SETTING = "qwen_chat.view"  # "transcript" | "composer"
 WINDOW_SETTING = "qwen_chat.window"
 CHAT_SETTING = "qwen_chat.chat"  # the chat's id
 SESSION_SETTING = "qwen_chat.session"  # the transcript's conversation, for the next load of the package
+WORKTREE_SETTING = "qwen_chat.worktree"  # a worktree chat's tab: not adopted as a plain chat by the next load
 SYNTAX = "Packages/QwenCompanion/syntaxes/QwenChat.sublime-syntax"
 STATUS_KEY = "qwen_chat"
 TRANSCRIPT_NAME = "Qwen Chat"
 COMPOSER_NAME = "Qwen Chat: message"
 AGENT_CHAT_NAME = "Chat · {}"  # the tabs of a chat whose agent is not qwen
+WORKTREE_CHAT_NAME = "{} ⎇ {}"  # the tabs of a chat in a worktree: its name after the chat's
 # Code on the left; transcript over composer on the right.
 CHAT_LAYOUT: WindowLayout = {
     "cols": [0.0, 0.6, 1.0],
@@ -58,6 +60,9 @@ def tab_name(chat: WindowChat, base: str) -> str:
     whose agent is not qwen has the agent's name in it."""
     shown = base if chat.agent == QWEN else base.replace(TRANSCRIPT_NAME, AGENT_CHAT_NAME.format(chat.agent), 1)
     title = chat.custom_title or chat.conversation.state.session_title
+    if chat.worktree is not None:  # its name tells the chats apart: no number
+        shown = WORKTREE_CHAT_NAME.format(shown, chat.worktree.name)
+        return f"{shown} ({title})" if title else shown
     if title:
         return f"{shown}: {title}" if base == TRANSCRIPT_NAME else f"{shown} ({title})"
     return shown if chat.number == 1 else f"{shown} {chat.number}"
@@ -151,6 +156,9 @@ def open_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) -> s
             composer = _new_chat_view(window, composer_group, tab_name(chat, COMPOSER_NAME), "composer",
                                       chat.chat_id)
             chat.composer_view = composer
+        if chat.worktree is not None:
+            for view in (transcript, composer):
+                view.settings().set(WORKTREE_SETTING, chat.worktree.name)
     window.focus_view(transcript)
     if focus:
         window.focus_view(composer)
@@ -180,7 +188,11 @@ def adopt_chat_views() -> None:
         pairs: dict[object, dict[str, list[sublime.View]]] = {}  # the earlier chat's id -> its tabs by role
         for view in window.views():
             role = left_chat_tab(view)
-            if role is not None:
+            if role is not None and view.settings().get(WORKTREE_SETTING):
+                # Its session belongs in its worktree: as a plain chat it would run in the
+                # project. Worktrees… reopens it there.
+                view.close()
+            elif role is not None:
                 tabs = pairs.setdefault(view.settings().get(CHAT_SETTING), {"transcript": [], "composer": []})
                 tabs[role].append(view)
         adopted: list[WindowChat] = []
@@ -223,6 +235,8 @@ def status_text(chat: WindowChat) -> str:
     if state.agent == "stopped" and state.session_id is None:
         return ""
     parts = ["Chat"] if chat.agent == QWEN else ["Chat", chat.agent]
+    if chat.worktree is not None:
+        parts.append(f"worktree {chat.worktree.name}")
     mode = state.mode_name()
     model = state.model_name()
     if mode:

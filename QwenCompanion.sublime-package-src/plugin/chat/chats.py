@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ...core.chat.request_handler import AgentRequestHandler
     from ...core.chat.transcript import Edit
     from ...core.json_types import JsonObject
+    from ...core.worktrees import Worktree
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +91,16 @@ def forget_session(window: sublime.Window, session_id: str) -> None:
 def default_request_handler(window: sublime.Window, chat_id: int) -> AgentRequestHandler:
     from ...core.chat.request_handler import DiskRequestHandler
 
-    return DiskRequestHandler(lambda: window.folders() if window.is_valid() else [])
+    return DiskRequestHandler(lambda: agent_folders(window, chat_id))
+
+
+def agent_folders(window: sublime.Window, chat_id: int) -> list[str]:
+    """The folders the chat's agent may read and write in: its worktree alone
+    for a worktree chat, else the window's folders."""
+    worktree = chats.worktree_of(chat_id)
+    if worktree is not None:
+        return [worktree.path]
+    return window.folders() if window.is_valid() else []
 
 
 def default_renderer(window: sublime.Window, chat_id: int) -> UpdateRenderer:
@@ -103,7 +113,8 @@ class WindowChat:
     """One chat of a window and the ids of its two views (main-thread state)."""
 
     def __init__(self, owner: Chats, window: sublime.Window, thread: ChatThread, connection: AgentConnection,
-                 *, agent: str = DEFAULT_AGENT, number: int = 1, remembered: bool = True) -> None:
+                 *, agent: str = DEFAULT_AGENT, number: int = 1, remembered: bool = True,
+                 worktree: Worktree | None = None) -> None:
         from ...core.chat.chat import Conversation, ConversationSetup
 
         self.window_id = window.id()
@@ -111,6 +122,7 @@ class WindowChat:
         self.agent = agent  # its name in chat_agents, fixed for the chat's life
         self.number = number  # its place among the window's chats, for its tab's name
         self.custom_title = ""  # given by Rename Chat
+        self.worktree = worktree  # the git worktree its agent works in, fixed for the chat's life
         self._owner = owner
         self._window = window
         self.transcript_view: sublime.View | None = None
@@ -124,6 +136,9 @@ class WindowChat:
         self._renderer: UpdateRenderer | None = None
         self._hooks_lock = threading.Lock()  # the agent's thread and the main thread both resolve hooks
         store = session_store()
+        project = project_key(window.project_file_name(), window.folders())
+        if worktree is not None:  # its conversation is the worktree's: reopening the worktree reloads it
+            project = project_key(None, [worktree.path])
         setup = ConversationSetup(
             command=lambda: agent_command(window, self.agent),
             mcp_servers=self._mcp_servers,
@@ -131,8 +146,9 @@ class WindowChat:
             renderer=self.renderer,
             store=store,
             # The window's first chat reloads the folder's last conversation (of its agent); a new chat starts a new one.
-            key=session_key(project_key(window.project_file_name(), window.folders()), self.agent) if remembered else None,
+            key=session_key(project, self.agent) if remembered else None,
             connection=connection,
+            cwd=worktree.path if worktree is not None else None,
         )
         self.conversation: Conversation = Conversation(thread, setup, BlockStreamer(Transcript(), self._sink), self)
 
@@ -256,6 +272,9 @@ class Chats:
         self._thread: ChatThread | None = None
         self._closed = False
         self.status_listeners: list[Callable[[int], None]] = []
+        # Every worktree chat's worktree by chat id, kept after the chat closes: a
+        # request handler made late (its chat gone) still confines to the worktree.
+        self._worktrees: dict[int, Worktree] = {}
 
     def get(self, window: sublime.Window | None) -> WindowChat | None:
         """The window's active chat."""
@@ -273,10 +292,12 @@ class Chats:
                 return existing
             return self.new_chat(window)
 
-    def new_chat(self, window: sublime.Window, agent: str | None = None, *, fresh: bool = False) -> WindowChat | None:
+    def new_chat(self, window: sublime.Window, agent: str | None = None, *, fresh: bool = False,
+                 worktree: Worktree | None = None) -> WindowChat | None:
         """A new chat in the window running `agent` (default: the chat_agent
         setting), made its active chat (None once unloading). The window's
-        first chat reloads the folder's last conversation unless `fresh`."""
+        first chat reloads the folder's last conversation unless `fresh`; a
+        chat in `worktree` (its session's folder) reloads the worktree's."""
         from ...core.chat.agent_connection import AgentConnection
         from ...core.chat.chat_thread import ChatThread
 
@@ -293,10 +314,17 @@ class Chats:
             if connection is None or not connection.owners():  # one that ended with its last chat is not reused
                 connection = held.connections[chosen] = AgentConnection(thread, lambda: agent_command(window, chosen))
             chat = WindowChat(self, window, thread, connection, agent=chosen, number=next(held.numbers),
-                              remembered=not held.chats and not fresh)
+                              remembered=worktree is not None or (not held.chats and not fresh), worktree=worktree)
             held.chats.append(chat)
             held.active = chat
+            if worktree is not None:
+                self._worktrees[chat.chat_id] = worktree
             return chat
+
+    def worktree_of(self, chat_id: int) -> Worktree | None:
+        """The worktree chat `chat_id` works in (also once closed), or None."""
+        with self._lock:
+            return self._worktrees.get(chat_id)
 
     def of_window(self, window: sublime.Window | None) -> list[WindowChat]:
         """The window's chats in tab order."""

@@ -36,7 +36,7 @@ class QwenChatSendCommand(sublime_plugin.TextCommand):
         if local and run_local(chat, local[1]):
             chat.conversation.history.append(body)
             return
-        blocks = active_context(window)
+        blocks = active_context(window) if chat.worktree is None else []  # the main tree's text stays home
         for token in ATTACHMENT.findall(body):
             block = chat.attachments.pop(token, None)
             if block is not None:

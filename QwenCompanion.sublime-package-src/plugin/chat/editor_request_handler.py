@@ -47,10 +47,21 @@ class EditorRequestHandler:
         self.accepted = AcceptedEdits()  # the user's own texts for the agent's writes
         self._reviews: dict[str, Review] = {}  # prompt key -> its open review
         self._reviewing: set[str] = set()  # prompt keys given a review (chat thread)
-        self.files = AgentFiles(window)
+        worktree = chats.worktree_of(chat_id)
+        # A worktree chat's agent reads and writes in its worktree only: never the
+        # main tree's files, nor a main-tree file open in the window (an unsaved buffer).
+        self.worktree = worktree.path if worktree is not None else None
+        self.files = AgentFiles(window, self.worktree)
 
     def _chat(self) -> WindowChat | None:
         return chats.by_id(self.chat_id)
+
+    def _where(self) -> tuple[list[str], list[str]]:
+        """The folders the agent may use and the files open in the window it may
+        use too (main thread)."""
+        if self.worktree is not None:
+            return [self.worktree], []
+        return (self.window.folders() if self.window.is_valid() else []), open_paths(self.window)
 
     # --- files -----------------------------------------------------------
 
@@ -65,8 +76,7 @@ class EditorRequestHandler:
             raise RequestError.invalid_params({"path": path, "reason": str(refused)}) from refused
 
         def find() -> tuple[list[str], list[str], sublime.View | None]:
-            folders = self.window.folders() if self.window.is_valid() else []
-            return folders, open_paths(self.window), open_view(self.window, real(path))
+            return *self._where(), open_view(self.window, real(path))
 
         folders, opened, view = await on_main(find)
         try:
@@ -133,10 +143,7 @@ class EditorRequestHandler:
         assert prompt.diff is not None
         path = prompt.diff.path
 
-        def where() -> tuple[list[str], list[str]]:
-            return (self.window.folders() if self.window.is_valid() else []), open_paths(self.window)
-
-        folders, opened = await on_main(where)
+        folders, opened = await on_main(self._where)
         try:
             resolved = confine(path, folders, opened)
             disk = await asyncio.to_thread(read_disk_file, resolved, fallback_encoding())

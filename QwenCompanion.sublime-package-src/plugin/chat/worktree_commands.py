@@ -1,0 +1,206 @@
+"""Chats in git worktrees of their own: New Chat in a Worktree (a task name,
+a worktree on the branch qwen/<name> from HEAD, a chat whose session works
+there), Discard Worktree (after a yes), and Worktrees… (the package's
+worktrees of the window's repository: reopen a chat, open the worktree in a
+new window, or discard).
+
+Git runs on threads of ours (core/worktrees.py through the hardened
+runner); the main thread only asks, and opens the chat once git is done.
+Events for the driver go to `chats.observers`: "worktree_created",
+"worktree_refused", "worktree_discarded"."""
+
+from __future__ import annotations
+
+import contextvars
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import sublime
+import sublime_plugin
+
+from ...core.worktrees import Worktree, WorktreeRefused, create, discard, listed
+from ..background import in_background
+from ..companion.terminal import window_cwd
+from ..settings import userprefs
+from .chat_tabs import close_chat, select_chat
+from .chat_views import open_chat
+from .chats import CACHE_FOLDER, WindowChat, chat_imported_or_later, chats
+
+WORKTREES = "worktrees"
+ACTIONS = ("Open Its Chat", "Open Worktree in New Window", "Discard Worktree…")  # what Worktrees… offers for one
+
+
+def worktrees_folder() -> str:
+    """The `worktrees_folder` setting, or the package's cache folder (main thread)."""
+    configured = userprefs().worktrees_folder.strip()
+    if configured:
+        return os.path.abspath(os.path.expanduser(configured))
+    return str(Path(sublime.cache_path()) / CACHE_FOLDER / WORKTREES)
+
+
+def _refused(window: sublime.Window, message: str) -> None:
+    chats.tell("worktree_refused", {"window": window.id(), "message": message})
+    sublime.error_message(f"Qwen Code: no worktree was made or changed.\n\n{message}")
+
+
+def open_worktree_chat(window: sublime.Window, worktree: Worktree) -> WindowChat | None:
+    """The window's chat in `worktree` brought to the front, or a new one (its
+    session the worktree's last, if it had one) (main thread)."""
+    existing = next((c for c in chats.of_window(window) if c.worktree is not None and c.worktree.path == worktree.path),
+                    None)
+    if existing is not None:
+        select_chat(window, existing)
+        return existing
+    chat = chats.new_chat(window, worktree=worktree)
+    if chat is None:
+        sublime.status_message("Qwen Code: the chat is not available while the package is unloading")
+        return None
+    open_chat(window, chat)
+    chat.conversation.note(
+        f"This chat works in the worktree {worktree.name} (branch {worktree.branch}) at {worktree.path}. "
+        "Its agent reads and writes files there only: your files and their unsaved changes are not read, "
+        "and the editor's selection is not sent.")
+    chat.conversation.start()
+    return chat
+
+
+class QwenChatNewWorktreeCommand(sublime_plugin.WindowCommand):
+    """Qwen Code: New Chat in a Worktree — asks for a task name; the chat's agent
+    works in a new worktree of the window's repository, not in the user's files."""
+
+    def run(self, name: str | None = None) -> None:
+        if name is None:
+            self.window.show_input_panel("Worktree task name (letters, digits, . _ -):", "",
+                                         lambda text: self.run(text.strip()), None, None)
+            return
+        window, folder, store = self.window, window_cwd(self.window), worktrees_folder()
+        command = contextvars.copy_context()  # the chat opens as the user's doing: they asked for it
+
+        def make() -> None:
+            try:
+                worktree = create(folder, name, store)
+            except WorktreeRefused as refused:
+                message = str(refused)
+                sublime.set_timeout(lambda: _refused(window, message))
+                return
+            sublime.set_timeout(lambda: command.run(self._made, window, worktree))
+
+        in_background(make, "worktree")
+
+    @staticmethod
+    def _made(window: sublime.Window, worktree: Worktree) -> None:
+        def open_it() -> None:
+            chat = open_worktree_chat(window, worktree)
+            chats.tell("worktree_created", {"window": window.id(), "chat": chat.chat_id if chat else None,
+                                            "worktree": {"path": worktree.path, "branch": worktree.branch}})
+
+        if window.is_valid() and chat_imported_or_later(open_it):
+            open_it()
+
+
+def open_in_new_window(window: sublime.Window, worktree: Worktree) -> None:
+    """A new window on the worktree's folder, for a closer look (main thread)."""
+    window.run_command("new_window")
+    opened = sublime.active_window()
+    if opened.id() != window.id():
+        opened.set_project_data({"folders": [{"path": worktree.path}]})
+
+
+def discard_worktree(window: sublime.Window, worktree: Worktree, then: Callable[[], None] | None = None) -> None:
+    """After a yes: close the window's chat in it, then remove the worktree and
+    its branch on a thread of ours (main thread)."""
+    if not sublime.ok_cancel_dialog(
+        f"Discard the worktree {worktree.name}?\n\nIts folder {worktree.path} and the branch {worktree.branch} "
+        "are deleted, with every change in them. Your own files are not touched.",
+        "Discard Worktree",
+    ):
+        return
+    for chat in chats.of_window(window):
+        if chat.worktree is not None and chat.worktree.path == worktree.path:
+            close_chat(window, chat)
+
+    def remove() -> None:
+        try:
+            discard(worktree)
+        except WorktreeRefused as refused:
+            message = str(refused)
+            sublime.set_timeout(lambda: _refused(window, message))
+            return
+        chats.tell("worktree_discarded", {"window": window.id(), "worktree": {"path": worktree.path,
+                                                                               "branch": worktree.branch}})
+        sublime.set_timeout(lambda: sublime.status_message(f"Qwen Code: worktree {worktree.name} discarded"))
+        if then is not None:
+            sublime.set_timeout(then)
+
+    in_background(remove, "worktree")
+
+
+class QwenWorktreeDiscardCommand(sublime_plugin.WindowCommand):
+    """Qwen Code: Discard Worktree — the active chat's (or chat `chat`'s) worktree and branch, after a yes."""
+
+    def run(self, chat: int | None = None) -> None:
+        found = self._chat(chat)
+        if found is not None and found.worktree is not None:
+            discard_worktree(self.window, found.worktree)
+
+    def is_enabled(self, chat: int | None = None) -> bool:
+        found = self._chat(chat)
+        return found is not None and found.worktree is not None
+
+    def _chat(self, chat: int | None) -> WindowChat | None:
+        found = chats.by_id(chat) if chat is not None else chats.get(self.window)
+        return found if found is not None and found.window_id == self.window.id() else None
+
+
+class QwenWorktreesCommand(sublime_plugin.WindowCommand):
+    """Qwen Code: Worktrees… — the package's worktrees of the window's
+    repository (listed by git on a thread of ours): open its chat, or discard it."""
+
+    def run(self) -> None:
+        window, folder, store = self.window, window_cwd(self.window), worktrees_folder()
+        command = contextvars.copy_context()  # the panel and what is chosen in it are the user's doing
+
+        def find() -> None:
+            try:
+                found = listed(folder, store)
+            except WorktreeRefused as refused:
+                message = str(refused)
+                sublime.set_timeout(lambda: _refused(window, message))
+                return
+            sublime.set_timeout(lambda: command.run(self._show, window, found))
+
+        in_background(find, "worktree")
+
+    @staticmethod
+    def _show(window: sublime.Window, found: list[Worktree]) -> None:
+        if not window.is_valid():
+            return
+        if not found:
+            sublime.status_message("Qwen Code: no worktrees of this repository (New Chat in a Worktree makes one)")
+            return
+        open_paths = {c.worktree.path for c in chats.of_window(window) if c.worktree is not None}
+        items = [sublime.QuickPanelItem(w.name, annotation="chat open" if w.path in open_paths else "",
+                                        details=f"{w.branch} · {w.path}") for w in found]
+
+        def chosen(index: int) -> None:
+            if index < 0:
+                return
+            worktree = found[index]
+            # Shown once the first panel has closed (Sublime closes it after this callback).
+            then = contextvars.copy_context()
+            sublime.set_timeout(lambda: then.run(window.show_quick_panel, list(ACTIONS),
+                                                 lambda action: act(worktree, action)))
+
+        def act(worktree: Worktree, action: int) -> None:
+            def reopen() -> None:
+                open_worktree_chat(window, worktree)
+
+            if action == 0 and chat_imported_or_later(reopen):
+                reopen()
+            elif action == 1:
+                open_in_new_window(window, worktree)
+            elif action == 2:
+                discard_worktree(window, worktree)
+
+        window.show_quick_panel(items, chosen)
