@@ -17,7 +17,7 @@ import pytest
 
 from qwencompanion_src.core.chat import agent_connection
 from qwencompanion_src.core.chat.acp_lines import redact
-from qwencompanion_src.core.chat.bridge import AgentCommand
+from qwencompanion_src.core.chat.bridge import AgentBridge, AgentCommand
 from qwencompanion_src.core.chat.chat import Conversation, ConversationSetup
 from qwencompanion_src.core.chat.chat_thread import ChatThread
 from qwencompanion_src.core.chat.render import PlainRenderer
@@ -293,6 +293,22 @@ def test_an_agent_that_will_not_start_is_not_restarted_in_a_loop(rig: Rig, monke
     # The note reaches the transcript with the streamer's next flush, which may
     # come after the turn's end was told: waited for, not read at once.
     wait_for(lambda: "Restarting the agent in" in chat.streamer.transcript.text())
+
+
+def test_an_agent_that_failed_to_start_is_not_taken_for_a_running_one(rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its pipe closes before its exit is reaped: for a moment it still looks
+    running. The next prompt waited for no back-off and sent session/new to
+    the dead agent (one run in eight of the test above, under load). Here the
+    exit is never reaped."""
+    monkeypatch.setattr(agent_connection, "time", SimpleNamespace(monotonic=lambda: 1000.0))
+    monkeypatch.setattr(AgentBridge, "running", property(lambda self: self._process is not None))
+    chat, _, events = rig.chat(exit_on_start=1)
+    chat.send("one")
+    wait_for(lambda: events.ended)
+    chat.send("two")
+    wait_for(lambda: len(events.ended) == 2)
+    wait_for(lambda: "Restarting the agent in" in chat.streamer.transcript.text())
+    assert not any("session/new" in error for error in events.errors)
 
 
 def test_the_session_is_remembered_and_reloaded_by_a_new_chat(rig: Rig) -> None:

@@ -90,6 +90,10 @@ class AgentConnection:
         self._unclaimed: list[SessionNotification] = []
         self._expected_exit = False
         self.failures = 0
+        # The agent of the last start that failed: its process may not be
+        # reaped yet (`running` still true), and it must not be taken for a
+        # running agent; kept as `bridge` for its stderr (Show Agent Log).
+        self._failed_start: AgentBridge | None = None
         self._last_start = 0.0
         self._warned: set[str] = set()
         self._router = SessionRequestRouter(self)
@@ -187,7 +191,7 @@ class AgentConnection:
             self._ready_lock = asyncio.Lock()
         async with self._ready_lock:
             bridge = self.bridge
-            if bridge is not None and bridge.running and not self._expected_exit:
+            if bridge is not None and bridge.running and not self._expected_exit and bridge is not self._failed_start:
                 return bridge
             await self._backoff(say)
             try:
@@ -204,6 +208,7 @@ class AgentConnection:
                 self.initialized = await bridge.start()
             except (OSError, AgentError) as error:
                 self.failures += 1
+                self._failed_start = bridge
                 bridge.kill()
                 raise AgentError(f"could not start the agent ({' '.join(bridge.command.argv)}): {error}") from error
             self.auth_methods = [m.id for m in self.initialized.auth_methods or []]
