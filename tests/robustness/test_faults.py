@@ -191,7 +191,7 @@ def test_an_unwritable_lock_directory_shows_in_the_log_and_the_status(
         editor.host.load_package(PACKAGE)
         editor.host.wait_for(lambda: view.get_status("qwen_companion") == "Qwen ⚠ no lock file", timeout=WAIT)
 
-        editor.window.run_command("qwen_show_log")
+        editor.host.run_on_main(lambda: editor.window.run_command("qwen_show_log"))
         editor.host.wait_idle()
         panel = editor.window.find_output_panel(LOG_PANEL)
         assert panel is not None
@@ -250,7 +250,7 @@ def test_a_stale_lock_that_cannot_be_deleted_does_not_stop_the_servers(
         assert (editor.lock_dir / f"{lock['port']}.lock").exists()
         assert stuck.exists()
 
-        editor.window.run_command("qwen_show_log")
+        editor.host.run_on_main(lambda: editor.window.run_command("qwen_show_log"))
         editor.host.wait_idle()
         panel = editor.window.find_output_panel(LOG_PANEL)
         assert panel is not None

@@ -38,7 +38,7 @@ def mac(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, record: Path) -> Iterat
 
 def open_terminal(host: SimulatedHost, record: Path, settings: dict[str, object] | None = None) -> dict[str, object]:
     if settings:
-        host.sublime.load_settings("QwenCompanion.sublime-settings").update(settings)
+        host.run_on_main(lambda: host.sublime.load_settings("QwenCompanion.sublime-settings").update(settings))
         host.wait_idle()
     host.user.run_command("qwen_open_terminal")
     host.wait_for(lambda: terminus_calls(record), timeout=WAIT)

@@ -102,8 +102,10 @@ def test_a_value_of_the_wrong_type_gets_the_default_and_one_warning(editor: Edit
 
 def test_a_set_from_code_is_seen_at_once(editor: Editor) -> None:
     """Sublime calls the change callbacks for `Settings.set` too: the watched copy follows."""
-    editor.sublime.load_settings("QwenCompanion.sublime-settings").set("terminal_location", "tab")
-    editor.sublime.load_settings("Preferences.sublime-settings").set("fallback_encoding", "Cyrillic (Windows 1251)")
+    editor.host.run_on_main(lambda: [
+        editor.sublime.load_settings("QwenCompanion.sublime-settings").set("terminal_location", "tab"),
+        editor.sublime.load_settings("Preferences.sublime-settings").set("fallback_encoding", "Cyrillic (Windows 1251)"),
+    ])
     settings = module("settings")
     assert settings.userprefs().terminal_location == "tab"
     assert settings.fallback_encoding() == "Cyrillic (Windows 1251)"

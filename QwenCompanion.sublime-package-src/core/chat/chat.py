@@ -181,6 +181,15 @@ class Conversation:
         """A block of the editor's own in the transcript, e.g. a permission prompt."""
         self._layout.upsert(block_id, text)
 
+    def upsert_soon(self, block_id: str, text: str) -> None:
+        """`upsert` from any thread (the user's answer on the main thread): the
+        transcript's layout is the chat thread's."""
+        self._submit(self._upsert_async(block_id, text))
+
+    @threads.on_chat_loop
+    async def _upsert_async(self, block_id: str, text: str) -> None:
+        self.upsert(block_id, text)
+
     # --- the agent's work ------------------------------------------------
 
     @threads.on_chat_loop

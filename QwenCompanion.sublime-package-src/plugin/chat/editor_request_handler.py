@@ -206,7 +206,7 @@ class EditorRequestHandler:
         if len(prompt.answers) < len(prompt.questions):
             chat = self._chat()
             if chat is not None:
-                chat.conversation.upsert(prompt.key, render_questions(prompt))
+                chat.conversation.upsert_soon(prompt.key, render_questions(prompt))
             return True
         option = prompt.option("allow_once") or prompt.option("allow_always")
         return option is not None and self.pending.answer(key, answered(prompt, option.option_id))
