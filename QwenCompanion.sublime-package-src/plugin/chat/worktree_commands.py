@@ -43,6 +43,23 @@ def _refused(window: sublime.Window, message: str) -> None:
     chats.tell("worktree_refused", {"window": window.id(), "message": message})
     sublime.error_message(f"Qwen Code: no worktree was made or changed.\n\n{message}")
 
+def _git_then[T](window: sublime.Window, work: Callable[[], T], then: Callable[[T], None]) -> None:
+    """`work` (git, which waits for a process) on a thread of ours, then `then`
+    with its result on the main thread as part of the user's command; a
+    refusal is told instead."""
+    command = contextvars.copy_context()
+
+    def go() -> None:
+        try:
+            result = work()
+        except WorktreeRefused as refused:
+            message = str(refused)
+            sublime.set_timeout(lambda: _refused(window, message))
+            return
+        sublime.set_timeout(lambda: command.run(then, result))
+
+    in_background(go, "worktree")
+
 
 def open_worktree_chat(window: sublime.Window, worktree: Worktree) -> WindowChat | None:
     """The window's chat in `worktree` brought to the front, or a new one (its
@@ -75,18 +92,8 @@ class QwenChatNewWorktreeCommand(sublime_plugin.WindowCommand):
                                          lambda text: self.run(text.strip()), None, None)
             return
         window, folder, store = self.window, window_cwd(self.window), worktrees_folder()
-        command = contextvars.copy_context()  # the chat opens as the user's doing: they asked for it
-
-        def make() -> None:
-            try:
-                worktree = create(folder, name, store)
-            except WorktreeRefused as refused:
-                message = str(refused)
-                sublime.set_timeout(lambda: _refused(window, message))
-                return
-            sublime.set_timeout(lambda: command.run(self._made, window, worktree))
-
-        in_background(make, "worktree")
+        # The chat opens as the user's doing: they asked for it.
+        _git_then(window, lambda: create(folder, name, store), lambda worktree: self._made(window, worktree))
 
     @staticmethod
     def _made(window: sublime.Window, worktree: Worktree) -> None:
@@ -159,18 +166,8 @@ class QwenWorktreesCommand(sublime_plugin.WindowCommand):
 
     def run(self) -> None:
         window, folder, store = self.window, window_cwd(self.window), worktrees_folder()
-        command = contextvars.copy_context()  # the panel and what is chosen in it are the user's doing
-
-        def find() -> None:
-            try:
-                found = listed(folder, store)
-            except WorktreeRefused as refused:
-                message = str(refused)
-                sublime.set_timeout(lambda: _refused(window, message))
-                return
-            sublime.set_timeout(lambda: command.run(self._show, window, found))
-
-        in_background(find, "worktree")
+        # The panel and what is chosen in it are the user's doing.
+        _git_then(window, lambda: listed(folder, store), lambda found: self._show(window, found))
 
     @staticmethod
     def _show(window: sublime.Window, found: list[Worktree]) -> None:
