@@ -46,7 +46,7 @@ WAIT = 120.0
 class Bench:
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
-        self.host = SimulatedHost(workdir / "Packages")
+        self.host = SimulatedHost(workdir / "Packages", check_threads=False)
         self.script = workdir / "script.json"
         self.log = workdir / "cli.jsonl"
         self.finished = threading.Semaphore(0)

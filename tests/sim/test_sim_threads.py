@@ -200,3 +200,13 @@ def test_the_referee_leaves_the_package_when_the_host_closes(packages_dir: Path)
         host.close()
     assert threads._referee is None
     marked.paint("no host")  # nobody checks any more
+
+
+def test_a_host_that_does_not_check_threads_gives_the_package_no_referee(packages_dir: Path) -> None:
+    """The bench's host: a marked function costs what it costs in Sublime."""
+    host = SimulatedHost(packages_dir, check_threads=False)
+    try:
+        load_marked(host)
+        assert sys.modules["Marked.threads"]._referee is None
+    finally:
+        host.close()
