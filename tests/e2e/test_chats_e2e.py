@@ -78,4 +78,6 @@ def test_two_chats_in_one_window_keep_separate_histories_on_one_agent(real_chat:
     assert alive(pid) and real_chat.chat() is second
     real_chat.host.user.run_command("qwen_chat_close")
     real_chat.host.wait_for(lambda: not alive(pid), timeout=WAIT)
-    assert acp_agents(real_chat.editor.workspace) == []
+    # Its whole process group was signalled; the node it re-runs the CLI in
+    # may end a moment after it (seen once in a fresh-clone run).
+    real_chat.host.wait_for(lambda: acp_agents(real_chat.editor.workspace) == [], timeout=WAIT)
