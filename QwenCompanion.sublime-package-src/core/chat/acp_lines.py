@@ -164,7 +164,7 @@ class AgentLines:
                 continue
             try:
                 message = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # nested deeper than the decoder goes: not a message either
                 message = None
             if isinstance(message, dict):
                 trace("<-", message)

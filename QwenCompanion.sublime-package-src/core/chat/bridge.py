@@ -25,6 +25,9 @@ from acp.client import ClientSideConnection
 from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    ElicitationUrlCapabilities,
     FileSystemCapabilities,
     Implementation,
     InitializeResponse,
@@ -132,7 +135,10 @@ class AgentBridge:
         self.initialized = await self._ask("initialize", lambda connection: connection.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(
-                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                # Forms and links (elicitation/create), asked in the chat (plugin/chat/forms.py).
+                elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities(),
+                                                    url=ElicitationUrlCapabilities()),
             ),
             client_info=CLIENT_INFO,
         ))

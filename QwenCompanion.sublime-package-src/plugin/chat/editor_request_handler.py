@@ -24,6 +24,7 @@ from .agent_fs import AgentFiles
 from .buffers import on_main, open_paths, open_view
 from .chat_views import open_chat
 from .chats import WindowChat, chats
+from .forms import ELICITATION_CREATE, ChatForms
 
 if TYPE_CHECKING:
     from acp import schema
@@ -52,6 +53,7 @@ class EditorRequestHandler:
         # main tree's files, nor a main-tree file open in the window (an unsaved buffer).
         self.worktree = worktree.path if worktree is not None else None
         self.files = AgentFiles(window, self.worktree)
+        self.forms = ChatForms(window, chat_id)
 
     def _chat(self) -> WindowChat | None:
         return chats.by_id(self.chat_id)
@@ -244,6 +246,7 @@ class EditorRequestHandler:
     def cancel_pending(self) -> None:
         """The turn was cancelled or the chat is closing: answer every prompt."""
         self.files.refuse_questions()
+        self.forms.cancel()
         count = self.pending.cancel_all()
         if count:
             log.info("chat: %d pending permission request(s) answered cancelled", count)
@@ -251,6 +254,8 @@ class EditorRequestHandler:
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         from acp import RequestError
 
+        if method == ELICITATION_CREATE:
+            return await self.forms.create(params)
         log.debug("chat: the agent asked %s; not known here", method)
         raise RequestError.method_not_found(method)
 
