@@ -24,6 +24,7 @@ Output, one JSON object a line:
     {"event": "notification", "window": 1, "chat": 1, "kind": "permission", "text": "asks: Shell"}   also "turn_ended", "question"
     {"event": "turn_changes", "window": 1, "chat": 1, "turn": 1, "files": [{"path", "added", "removed", "state"}]}
     {"event": "permission_requested", "window": 1, "chat": 1, "toolCall": {"toolCallId", "kind", "title", "locations"}, "options": [{"optionId", "kind", "name"}]}
+    {"event": "elicitation_requested", "window": 1, "chat": 1, "mode": "form", "message": "...", "fields": [{"name", "type", "title", "required", "default", "choices"}]}   mode "url": a "url", no fields
     {"event": "tool_call", "window": 1, "chat": 1, "toolCallId": "...", "status": "pending", "title": "...", "kind": "edit"}
     {"event": "mention_added", "window": 1, "chat": 1, "token": "diff", "summary": "..."}   what the composer's @token will send
     {"event": "mention_failed", "window": 1, "chat": 1, "message": "..."}   why a mention could not be made
@@ -671,6 +672,25 @@ def do_permission(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return {"window": window.id()}
 
 
+def do_elicitation(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Answer the chat's waiting form: `values` (every field's, checked as the
+    panels check them), or `decline` / `cancel` true; as the command palette's
+    Answer Form would. A refused value leaves the form waiting: `error` says why."""
+    args = {key: action[key] for key in ("values", "decline", "cancel") if key in action}
+    if not args:
+        raise ValueError("elicitation needs values, decline or cancel")
+    window = driver.window(action)
+    form = driver.host.wait_for(lambda: _open_form(driver, window), timeout=WAIT)
+    driver.host.user.run_command("qwen_chat_answer_form", args, via="palette")
+    return {"error": form.problem} if not form.settled else {}
+
+
+def _open_form(driver: Driver, window: Any) -> Any:
+    chat = driver.chats.get(window)
+    forms = getattr(chat.request_handler(), "forms", None) if chat is not None else None
+    return forms.open if forms is not None else None
+
+
 def _pending_permission(driver: Driver, window: Any) -> Any:
     chat = driver.chats.get(window)
     return chat is not None and getattr(chat.request_handler(), "pending", None) is not None and chat.request_handler().pending.oldest()
@@ -736,6 +756,7 @@ ACTIONS: dict[str, Action] = {
     "choose": do_choose,  # {index}: the open quick panel's item
     "input": do_input,  # {text}: the command palette's input for a command
     "permission": do_permission,  # {option, window?}: answers the waiting permission request
+    "elicitation": do_elicitation,  # {values | decline | cancel, window?}: answers the waiting form
     "action": do_action,  # {action, question?, path? | view? | window?}: a quick action on the selection
     "action_cancel": do_action_cancel,  # {window?}
 }

@@ -229,3 +229,43 @@ def test_chat_rewind_verb_rewinds_and_edits_and_resends(tmp_path: Path) -> None:
         assert editor.quit()["ok"]
     finally:
         editor.kill()
+
+
+def test_elicitation_event_and_verb(tmp_path: Path) -> None:
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    log = tmp_path / "agent-log.jsonl"
+    schema = {"type": "object", "required": ["name"], "properties": {
+        "name": {"type": "string", "minLength": 2}, "count": {"type": "integer", "maximum": 9},
+        "color": {"type": "string", "enum": ["red", "green"]}}}
+    ask = {"request": "elicitation/create", "params": {"sessionId": "", "mode": "form", "message": "Who?",
+                                                         "requestedSchema": schema}}
+    script.write_text(json.dumps({"log": str(log), "turns": [[ask], [ask]]}))
+    use_scripted_agent(home, script)
+
+    editor = HeadlessSublime(workspace, home)
+    try:
+        editor.do("chat", text="ask me")
+        asked = editor.wait_event(lambda e: e.get("event") == "elicitation_requested")
+        assert asked["mode"] == "form" and asked["message"] == "Who?"
+        assert [(f["name"], f["type"], f["required"]) for f in asked["fields"]] == [
+            ("name", "string", True), ("count", "integer", False), ("color", "choice", False)]
+        assert asked["fields"][2]["choices"] == ["red", "green"]
+        refused = editor.do("elicitation", values={"name": "A", "count": 3})
+        assert refused["ok"] and "name: shorter than 2" in refused["error"]
+        assert editor.do("elicitation", values={"name": "Ada", "count": 3, "color": "green"}) == {
+            "ok": True, "do": "elicitation"}
+        first_end = editor.wait_event(lambda e: e.get("event") == "chat_turn_ended")
+        editor.do("chat", text="again")
+        editor.wait_event(lambda e: e.get("event") == "elicitation_requested" and e is not asked)
+        assert editor.do("elicitation", cancel=True)["ok"]
+        editor.wait_event(lambda e: e.get("event") == "chat_turn_ended" and e is not first_end)
+        answers = [m["answer"] for m in map(json.loads, log.read_text().splitlines())
+                   if m.get("answer_to") == "elicitation/create"]
+        assert answers == [{"action": "accept", "content": {"name": "Ada", "count": 3, "color": "green"}},
+                           {"action": "cancel"}]
+        assert editor.quit()["ok"]
+    finally:
+        editor.kill()
