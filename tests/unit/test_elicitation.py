@@ -5,7 +5,6 @@ the answers as they go on the wire."""
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -196,9 +195,8 @@ def test_a_nested_object_field_is_refused_with_its_type() -> None:
 def test_a_pattern_whose_check_could_hang_is_left_to_the_agent(pattern: str) -> None:
     field = read_form({"x": {"type": "string", "pattern": pattern}}).fields[0]
     assert field.checked_pattern is None and "checked by the agent" in field.hint()
-    started = time.perf_counter()
+    # Were the pattern run, this value would keep the check (and the GIL) for ages.
     assert field.check_text("a" * 10_000 + "!") == "a" * 10_000 + "!"
-    assert time.perf_counter() - started < 5  # a hang guard, not a timing check
 
 
 def test_a_checked_pattern_takes_values_only_up_to_its_bound() -> None:
