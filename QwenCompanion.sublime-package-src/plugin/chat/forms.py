@@ -211,7 +211,8 @@ class FormPanels:
         if current is None:
             self._settle("accept", self.answers.values)
             return
-        self._picked = list(current.default) if current.kind == "choices" and current.default else []
+        allowed = [choice.value for choice in current.choices]
+        self._picked = [v for v in current.default or () if v in allowed] if current.kind == "choices" else []
         sublime.set_timeout(lambda: self._ask(current, None, current.prefill()))
 
     def _ask(self, field: FormField, problem: str | None, text: str) -> None:
@@ -224,7 +225,8 @@ class FormPanels:
         else:
             hint = field.hint()
             why = f"✗ {problem}. " if problem else ""
-            caption = f"{why}{field.label}{' — ' + hint if hint else ''}:"
+            about = f" ({shown(field.description, 120)})" if field.description else ""
+            caption = f"{why}{field.label}{about}{' — ' + hint if hint else ''}:"
             self.window.show_input_panel(caption, text, lambda typed: self._typed(field, typed), None,
                                          self._cancelled)
 
