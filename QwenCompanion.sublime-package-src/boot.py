@@ -46,7 +46,7 @@ from .plugin.chat.chats import chats, preload_chat
 from .plugin.chat.composer_commands import QwenChatHistoryCommand, QwenChatSendCommand
 from .plugin.chat.continue_commands import QwenChatContinueInTerminalCommand
 from .plugin.chat.export_commands import QwenChatCopyCommand, QwenChatExportCommand
-from .plugin.chat.forms import QwenChatAnswerFormCommand
+from .plugin.chat.form_commands import QwenChatAnswerFormCommand
 from .plugin.chat.history_commands import QwenChatSessionsCommand
 from .plugin.chat.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
 from .plugin.chat.prestart import prestart_all

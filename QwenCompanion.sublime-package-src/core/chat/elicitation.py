@@ -13,14 +13,17 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from re import _parser  # type: ignore[attr-defined]  # the stdlib's own parse of a pattern
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from acp import CreateElicitationRequest
 from acp.schema import (
     AcceptElicitationResponse,
     CancelElicitationResponse,
     DeclineElicitationResponse,
 )
+from pydantic import TypeAdapter, ValidationError
 
 from ..json_types import JsonObject
 
@@ -41,6 +44,7 @@ URL_SCHEMES = ("http", "https")
 
 FieldKind = Literal["string", "number", "integer", "boolean", "choice", "choices"]
 Action = Literal["accept", "decline", "cancel"]
+REQUESTS: TypeAdapter[CreateElicitationRequest] = TypeAdapter(CreateElicitationRequest)  # built once: a union of six models
 
 
 class FormRefused(ValueError):
@@ -214,16 +218,13 @@ class UrlRequest:
 def read_request(params: JsonObject) -> Form | UrlRequest:
     """The agent's `elicitation/create` params as a form or a URL to open;
     FormRefused says why it cannot be asked."""
-    from acp import CreateElicitationRequest
-    from pydantic import TypeAdapter, ValidationError
-
     schema = params.get("requestedSchema")
     properties = schema.get("properties") if isinstance(schema, dict) else None
     # Counted before the SDK's models read them: 10,000 fields are refused, not parsed.
     if isinstance(properties, dict) and len(properties) > MAX_FIELDS:
         raise FormRefused(f"the form has {len(properties)} fields; this editor asks at most {MAX_FIELDS}")
     try:
-        request = TypeAdapter(CreateElicitationRequest).validate_python(params)
+        request = REQUESTS.validate_python(params)
     except ValidationError as error:
         raise FormRefused(f"the request is not a valid elicitation: {shown(error, 500)}") from None
     if request.mode == "url":
@@ -296,8 +297,6 @@ def _safe_pattern(name: str, pattern: str) -> re.Pattern[str] | None:
         raise FormRefused(f"the field {shown(name, 80)!r} has a pattern of {len(pattern)} characters; "
                           f"at most {MAX_PATTERN} are taken")
     try:
-        from re import _parser  # type: ignore[attr-defined]  # the stdlib's own parse of a pattern
-
         parsed = _parser.parse(pattern)
         compiled = re.compile(pattern)
     except (re.error, RecursionError, OverflowError) as error:

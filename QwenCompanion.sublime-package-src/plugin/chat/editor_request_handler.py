@@ -24,13 +24,13 @@ from .agent_fs import AgentFiles
 from .buffers import on_main, open_paths, open_view
 from .chat_views import open_chat
 from .chats import WindowChat, chats
-from .forms import ELICITATION_CREATE, ChatForms
 
 if TYPE_CHECKING:
     from acp import schema
 
     from ...core.chat.permissions import PendingPermissions, PermissionPrompt
     from ...core.chat.request_handler import AgentRequestHandler
+    from .forms import ChatForms
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,7 @@ class EditorRequestHandler:
 
     def __init__(self, window: sublime.Window, chat_id: int) -> None:
         from ...core.chat.permissions import PendingPermissions
+        from .forms import ChatForms
 
         self.window = window
         self.window_id = window.id()
@@ -53,7 +54,7 @@ class EditorRequestHandler:
         # main tree's files, nor a main-tree file open in the window (an unsaved buffer).
         self.worktree = worktree.path if worktree is not None else None
         self.files = AgentFiles(window, self.worktree)
-        self.forms = ChatForms(window, chat_id)
+        self.forms: ChatForms = ChatForms(window, chat_id)
 
     def _chat(self) -> WindowChat | None:
         return chats.by_id(self.chat_id)
@@ -253,6 +254,8 @@ class EditorRequestHandler:
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         from acp import RequestError
+
+        from .forms import ELICITATION_CREATE
 
         if method == ELICITATION_CREATE:
             return await self.forms.create(params)

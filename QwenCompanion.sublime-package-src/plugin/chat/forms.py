@@ -17,7 +17,6 @@ import threading
 from typing import Any
 
 import sublime
-import sublime_plugin
 
 from ...core import threads
 from ...core.chat.elicitation import (
@@ -291,37 +290,3 @@ class FormPanels:
         placeholder = f"✗ {problem}. {field.label}" if problem else f"{field.label}: pick, then Done"
         self.window.show_quick_panel(items, picked, selected_index=selected, placeholder=placeholder)
 
-
-class QwenChatAnswerFormCommand(sublime_plugin.WindowCommand):
-    """Open the active chat's waiting form in panels; with `values` (every
-    field's value, checked as the panels check them), `decline` or `cancel`,
-    answer it at once."""
-
-    def run(self, values: JsonObject | None = None, decline: bool = False, cancel: bool = False) -> None:
-        form = _open_form(self.window)
-        if form is None:
-            self.window.status_message("Qwen Code: no form is waiting in this chat")
-        elif cancel or decline:
-            form.settle(answer("cancel" if cancel else "decline"))
-        elif values is not None:
-            forms = _forms_of(self.window)
-            problem = forms.answer_whole(values) if forms is not None else "no form is waiting"
-            if problem:
-                self.window.status_message(f"Qwen Code: the form was not sent: {problem}")
-        else:
-            FormPanels(self.window, form).start()
-
-    def is_enabled(self, values: JsonObject | None = None, decline: bool = False, cancel: bool = False) -> bool:
-        return _open_form(self.window) is not None
-
-
-def _forms_of(window: sublime.Window) -> ChatForms | None:
-    from .editor_request_handler import request_handler_of
-
-    handler = request_handler_of(window)
-    return handler.forms if handler is not None else None
-
-
-def _open_form(window: sublime.Window) -> OpenForm | None:
-    forms = _forms_of(window)
-    return forms.open if forms is not None else None
