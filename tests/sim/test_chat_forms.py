@@ -16,6 +16,8 @@ import pytest
 
 from tests.sim.test_chat import WAIT, ChatRig
 from tests.sim.test_chat_agent_work import request, wait_answers
+from tests.sim.test_chat_notify import MARKED, hide_transcript_behind, notifications
+from tests.support.desktop import DesktopTools
 
 FORM = "elicitation/create"
 PROFILE = {
@@ -250,3 +252,20 @@ def test_a_line_nested_deeper_than_the_json_decoder_goes_is_skipped_and_the_agen
     rig.send("go")
     assert rig.ended() == ["end_turn"]
     assert "still here" in rig.transcript()
+
+
+def test_a_form_arriving_out_of_sight_is_told_and_the_users_tab_keeps_the_keys(
+        rig: ChatRig, desktop_tools: DesktopTools) -> None:
+    rig.load([[{"stall": 0.5}, form({"name": {"type": "string"}}, message="Deploy where?")]])
+    rig.send("deploy")
+    transcript, notes = hide_transcript_behind(rig)
+    note = rig.host.wait_for(lambda: notifications(rig), timeout=WAIT)[0]
+    assert (note["kind"], note["text"]) == ("form", "asks: Deploy where?")
+    assert transcript.name() == MARKED  # brought to view, marked until seen
+    rig.host.wait_idle()
+    assert rig.host.window.active_view() == notes and rig.host.quick_panels == []
+    rig.host.user.run_command("qwen_chat_answer_form", via="palette")
+    rig.host.user.choose_quick_panel(0)
+    rig.host.wait_for(lambda: next((p for p in rig.host.input_panels if not p.done), None), timeout=WAIT)
+    rig.host.user.submit_input_panel("staging")
+    assert wait_answers(rig, FORM) == [{"action": "accept", "content": {"name": "staging"}}]
