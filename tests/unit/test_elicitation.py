@@ -11,6 +11,7 @@ import pytest
 
 from qwencompanion_src.core.chat.elicitation import (
     MAX_CHOICES,
+    MAX_DEFAULT,
     MAX_FIELDS,
     MAX_MESSAGE,
     MAX_SHOWN,
@@ -217,3 +218,9 @@ def test_a_form_with_no_fields_or_an_unknown_mode_is_refused() -> None:
         read_form({})
     with pytest.raises(FormRefused, match="not '_custom'"):
         read_request({"sessionId": "s1", "mode": "_custom", "message": "m"})
+
+
+def test_a_default_too_long_for_a_panel_is_refused() -> None:
+    with pytest.raises(FormRefused, match=f"default of {MAX_DEFAULT + 1} characters"):
+        read_form({"x": {"type": "string", "default": "d" * (MAX_DEFAULT + 1)}})
+    assert read_form({"x": {"type": "string", "default": "d" * MAX_DEFAULT}}).fields[0].prefill() == "d" * MAX_DEFAULT

@@ -32,6 +32,7 @@ MAX_CHOICES = 1_000  # the options of one enum or multi-select
 MAX_SHOWN = 300  # characters of a title, description or option shown; the rest is cut
 MAX_MESSAGE = 2_000  # characters of the form's message shown
 MAX_PATTERN = 500
+MAX_DEFAULT = 10_000  # characters of a default put in an input panel
 # A pattern runs in-process, where Python's regex engine holds the GIL: only
 # patterns whose backtracking stays polynomial and small are checked (no nested
 # or more than two repetitions, no back-references or lookarounds), on values of
@@ -274,9 +275,13 @@ def _read_field(name: str, prop: dict[str, Any], required: bool) -> FormField:
     choices = _choices(name, prop.get("enum"), prop.get("oneOf"))
     if choices:
         return FormField(kind="choice", choices=choices, default=prop.get("default"), **common)
+    default = prop.get("default")
+    if isinstance(default, str) and len(default) > MAX_DEFAULT:
+        raise FormRefused(f"the field {shown(name, 80)!r} has a default of {len(default)} characters; "
+                          f"at most {MAX_DEFAULT} are put in a panel")
     pattern = prop.get("pattern")
     fmt = prop.get("format")
-    return FormField(kind="string", default=prop.get("default"), min_length=prop.get("minLength"),
+    return FormField(kind="string", default=default, min_length=prop.get("minLength"),
                      max_length=prop.get("maxLength"), pattern=pattern,
                      checked_pattern=_safe_pattern(name, pattern) if pattern is not None else None,
                      format=fmt if fmt in FORMATS else None, **common)
