@@ -181,6 +181,7 @@ def test_a_link_opens_in_the_browser_only_on_the_users_yes(rig: ChatRig) -> None
     assert (event["mode"], event["url"]) == ("url", "https://example.org/sign-in")
     rig.host.wait_idle()
     assert rig.host.opened_urls == []
+    assert any("asks you to open a link: Sign in to go on" in m for m in rig.host.status_messages)
     rig.host.user.run_command("qwen_chat_answer_form", via="palette")
     panel = quick_panel(rig)
     assert titles(panel) == ["Open the link in the browser", "Decline"]

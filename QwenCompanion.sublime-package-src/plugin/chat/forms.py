@@ -154,10 +154,10 @@ class ChatForms:
         chat = chats.by_id(self.chat_id)
         if chat is None or not self.window.is_valid() or form.settled:
             return
-        kind = "link" if isinstance(form.request, UrlRequest) else "form"
+        kind, what = ("link", "open a link") if isinstance(form.request, UrlRequest) else ("form", "fill in a form")
         asked = shown(form.request.message, 120)
         if chats.get(self.window) is chat:
-            self.window.status_message(f"Qwen Code asks you to fill in a {kind}: {asked} (Qwen Code: Answer Form…)")
+            self.window.status_message(f"Qwen Code asks you to {what}: {asked} (Qwen Code: Answer Form…)")
             notify.waiting(self.window, chat, kind, f"asks: {asked}", lambda: open_chat(self.window, chat, focus=False))
         else:
             self.window.status_message(f"Qwen Code asks in the chat “{chat.title}”: {asked} "
