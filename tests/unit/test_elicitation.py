@@ -166,9 +166,15 @@ def test_a_form_of_ten_thousand_fields_is_refused_before_it_is_parsed() -> None:
         read_request(form_params(properties))
 
 
-def test_an_enum_of_too_many_choices_is_refused() -> None:
-    with pytest.raises(FormRefused, match=f"{MAX_CHOICES + 1} choices"):
+def test_too_many_choices_in_all_are_refused_before_they_are_parsed() -> None:
+    with pytest.raises(FormRefused, match=f"{MAX_CHOICES + 1} choices in all"):
         read_form({"x": {"type": "string", "enum": [str(n) for n in range(MAX_CHOICES + 1)]}})
+    titled = [{"const": str(n), "title": "t"} for n in range(MAX_CHOICES)]
+    many = {f"f{n}": {"type": "string", "oneOf": titled} for n in range(50)}  # each field within the bound
+    many["tags"] = {"type": "array", "items": {"anyOf": titled}}
+    with pytest.raises(FormRefused, match=f"{51 * MAX_CHOICES} choices in all"):
+        read_form(many)
+    assert len(read_form({"x": {"type": "string", "oneOf": titled}}).fields[0].choices) == MAX_CHOICES
 
 
 def test_giant_titles_messages_and_options_are_cut_to_one_line() -> None:

@@ -28,7 +28,9 @@ from pydantic import TypeAdapter, ValidationError
 from ..json_types import JsonObject
 
 MAX_FIELDS = 100  # more is no form a user fills in panel by panel
-MAX_CHOICES = 1_000  # the options of one enum or multi-select
+# The options of all the form's enums and multi-selects together: the SDK's
+# models read them holding the GIL (1,000 take about 15 ms, 100,000 over a second).
+MAX_CHOICES = 1_000
 MAX_SHOWN = 300  # characters of a title, description or option shown; the rest is cut
 MAX_MESSAGE = 2_000  # characters of the form's message shown
 MAX_PATTERN = 500
@@ -58,7 +60,7 @@ class Invalid(ValueError):
 
 def shown(text: object, limit: int = MAX_SHOWN) -> str:
     """`text` on one line, cut to `limit` characters."""
-    one_line = " ".join(str(text).split())
+    one_line = " ".join(str(text)[: limit * 4].split())  # a 30 MB title is not split whole
     return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
 
 
@@ -224,6 +226,9 @@ def read_request(params: JsonObject) -> Form | UrlRequest:
     # Counted before the SDK's models read them: 10,000 fields are refused, not parsed.
     if isinstance(properties, dict) and len(properties) > MAX_FIELDS:
         raise FormRefused(f"the form has {len(properties)} fields; this editor asks at most {MAX_FIELDS}")
+    choices = sum(_raw_choices(prop) for prop in properties.values()) if isinstance(properties, dict) else 0
+    if choices > MAX_CHOICES:
+        raise FormRefused(f"the form has {choices} choices in all; this editor shows at most {MAX_CHOICES}")
     try:
         request = REQUESTS.validate_python(params)
     except ValidationError as error:
@@ -287,10 +292,16 @@ def _read_field(name: str, prop: dict[str, Any], required: bool) -> FormField:
                      format=fmt if fmt in FORMATS else None, **common)
 
 
+def _raw_choices(prop: object) -> int:
+    """How many options a property of the request, as sent, lists."""
+    if not isinstance(prop, dict):
+        return 0
+    items = prop.get("items")
+    lists = [prop.get("enum"), prop.get("oneOf")] + ([items.get("enum"), items.get("anyOf")] if isinstance(items, dict) else [])
+    return sum(len(each) for each in lists if isinstance(each, list))
+
+
 def _choices(name: str, enum: list[str] | None, titled: list[dict[str, Any]] | None) -> tuple[Choice, ...]:
-    count = len(enum or titled or ())
-    if count > MAX_CHOICES:
-        raise FormRefused(f"the field {shown(name, 80)!r} has {count} choices; this editor shows at most {MAX_CHOICES}")
     if titled:
         return tuple(Choice(option["const"], shown(option["title"])) for option in titled)
     return tuple(Choice(value, shown(value)) for value in enum or ())
