@@ -4,8 +4,9 @@ permission, until the user opens it (no panel takes their keys by itself);
 its panels check each value against the schema and ask again with the
 reason; Esc at any step answers "cancel", Decline "decline"; a link opens
 only on the user's yes and only if http(s); a hostile agent's forms (10,000
-fields, giant texts, deep nesting, a second form while one is open) are
-refused or bounded, the main thread never blocked past 100 ms."""
+fields, 100,000 choices, giant texts, deep nesting, a second form while
+one is open) are refused or bounded, the main thread never blocked past
+100 ms."""
 
 from __future__ import annotations
 
@@ -214,7 +215,9 @@ def test_a_hostile_agents_forms_are_refused_or_bounded_and_never_block(rig: Chat
     deep: dict[str, Any] = {"type": "string"}
     for _ in range(200):  # within what the JSON decoder reads; deeper lines are the next test's
         deep = {"type": "object", "properties": {"inner": deep}}
+    choices = {f"f{n}": {"type": "string", "enum": [str(i) for i in range(1000)]} for n in range(100)}
     rig.load([[form(ten_thousand, message="many"), form({"deep": deep}, message="deep"),
+               form(choices, message="choices"),
                form({"x": {"type": "string", "title": giant, "enum": [giant, "b"]}}, message=giant) | {"wait": False},
                {"stall": 0.5}, form({"y": {"type": "string"}}, message="second"), {"stall": 30}]])
     rig.open()
@@ -223,9 +226,10 @@ def test_a_hostile_agents_forms_are_refused_or_bounded_and_never_block(rig: Chat
     rig.host.watchdog.limit_ms = 100  # the issue's goal
     try:
         rig.send("hostile")
-        many, nested, second = wait_answers(rig, FORM, 3)
+        many, nested, options, second = wait_answers(rig, FORM, 4)
         assert many["code"] == -32602 and "10000 fields; this editor asks at most 100" in many["message"]
         assert nested["code"] == -32602 and "of type 'object'" in nested["message"]
+        assert options["code"] == -32602 and "100000 choices in all" in options["message"]
         assert second["code"] == -32602 and "a form is already open in this chat" in second["message"]
         panel = open_form(rig)
         assert len(panel.placeholder) <= 200
