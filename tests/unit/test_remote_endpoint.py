@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from qwencompanion_src.core.companion import runtime
+from qwencompanion_src.core.companion import lockfile, runtime
 from qwencompanion_src.core.companion.diff_tools import DiffBackend
 from qwencompanion_src.core.companion.ide_messages import (
     DIFF_ACCEPTED,
@@ -202,3 +202,13 @@ def test_the_remote_endpoint_listens_on_127_0_0_1_only(
 
 def test_a_companion_without_maps_has_no_remote_endpoint(companion: runtime.Companion) -> None:
     assert companion.remote_port == 0 and companion.remote_lock_file is None and companion.remote_token is None
+
+
+def test_remote_lock_files_an_earlier_run_left_are_swept(tmp_path: Path) -> None:
+    directory = tmp_path / "remote"
+    assert lockfile.sweep_remote_locks(directory) == []  # no folder yet
+    directory.mkdir()
+    (directory / "4242.lock").write_text("{}")
+    (directory / "notes.txt").write_text("not ours")
+    assert [p.name for p in lockfile.sweep_remote_locks(directory)] == ["4242.lock"]
+    assert [p.name for p in directory.iterdir()] == ["notes.txt"]

@@ -19,7 +19,6 @@ whose pid it cannot see.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from ..path_maps import PathTranslator
@@ -96,7 +95,3 @@ def remote_lock_content(*, port: int, translator: PathTranslator, token: str) ->
         "ideName": lockfile.IDE_NAME,
         "ideInfo": dict(lockfile.IDE_INFO),
     }
-
-
-def remote_lock_path(directory: Path, port: int) -> Path:
-    return lockfile.lock_path(directory, port)

@@ -157,6 +157,7 @@ class Companions:
             gemini_folder = gemini_directory()
             if gemini_folder is not None:
                 gemini_discovery.sweep_stale(gemini_folder)  # never raises
+            lockfile.sweep_remote_locks(remote_directory())  # never raises
             # Ports and lock files first, so a qwen started now finds its window.
             windows = sublime.windows()
             claims = {w.id(): reservation.reserve(w.folders(), lock_directory) for w in windows}
