@@ -4,6 +4,7 @@ lock file (never a token), and says why when the window has no remote endpoint."
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from tests.support.editor import Editor, open_editor
 from tests.support.mcp_client import WAIT
+from tests.support.terminus import install_terminus, terminus_calls
 
 REMOTE = "/workspaces/app"
 
@@ -58,3 +60,32 @@ def test_a_map_that_holds_none_of_the_folders_is_refused(editor: Editor, tmp_pat
     copy(editor, {"via": "container", "target": "dev"})
     assert editor.host.app.clipboard == ""
     assert any(d.kind == "error" and "none of this window's folders" in d.message for d in editor.host.dialogs)
+
+
+def test_open_in_terminal_wsl_hands_the_port_workspace_and_lock_file_over_wslenv(editor: Editor, tmp_path: Path) -> None:
+    # On Linux the WSL maps stay off (they are Windows paths'); path_maps gives the mapped folder.
+    record = tmp_path / "terminus-calls.jsonl"
+    install_terminus(editor.host, record)
+    lock = editor.load([editor.workspace], settings={
+        "path_maps": [{"local": str(editor.workspace), "remote": REMOTE}], "wsl_distro": "Ubuntu",
+    })
+    editor.user.run_command("qwen_open_terminal", {"profile": "wsl"})
+    [call] = editor.host.wait_for(lambda: terminus_calls(record) or None, timeout=WAIT)
+    assert call["cmd"][:5] == ["wsl.exe", "-d", "Ubuntu", "--", "sh"]
+    env = call["env"]
+    lock_file = Path(env["QWEN_COMPANION_LOCK_FILE"])
+    assert lock_file.is_file() and int(env["QWEN_CODE_IDE_SERVER_PORT"]) == int(lock_file.stem) != lock["port"]
+    assert env["QWEN_CODE_IDE_WORKSPACE_PATH"] == REMOTE
+    assert env["WSLENV"].endswith("QWEN_CODE_IDE_SERVER_PORT/u:QWEN_CODE_IDE_WORKSPACE_PATH/u:QWEN_COMPANION_LOCK_FILE/pu")
+    assert lock["authToken"] not in json.dumps(call)
+    editor.host.assert_no_errors()
+
+
+def test_open_in_terminal_wsl_without_a_distribution_says_so(editor: Editor, tmp_path: Path) -> None:
+    record = tmp_path / "terminus-calls.jsonl"
+    install_terminus(editor.host, record)
+    editor.load([editor.workspace], settings={"path_maps": [{"local": str(editor.workspace), "remote": REMOTE}]})
+    editor.user.run_command("qwen_open_terminal", {"profile": "wsl"})
+    editor.host.wait_idle()
+    assert terminus_calls(record) == []
+    assert any(d.kind == "error" and "wsl_distro" in d.message for d in editor.host.dialogs)
