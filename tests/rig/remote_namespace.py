@@ -10,7 +10,7 @@ path crosses network namespaces, a TCP port does not).
     unshare -n -m -- python tests/rig/remote_namespace.py \\
         --bind SRC DST --forward PORT SOCKET ... -- COMMAND...
 
-Needs root (or user namespaces); `available()` says whether it works here.
+Needs root or unprivileged user namespaces; `available()` says whether it works here.
 """
 
 from __future__ import annotations
@@ -29,19 +29,25 @@ import time
 from pathlib import Path
 
 
+def _unshare() -> list[str]:
+    """`unshare` for a new network and mount namespace; without root, inside a
+    new user namespace too (where this process counts as root)."""
+    return ["unshare", "-n", "-m", *(["-r"] if os.geteuid() != 0 else []), "--"]
+
+
 def available() -> str | None:
     """None when namespaces can be made here, else why not."""
     for tool in ("unshare", "ip", "mount"):
         if shutil.which(tool) is None:
             return f"{tool} is not installed"
-    probe = subprocess.run(["unshare", "-n", "-m", "--", "ip", "link", "set", "lo", "up"],
+    probe = subprocess.run([*_unshare(), "ip", "link", "set", "lo", "up"],
                            capture_output=True, text=True, timeout=30, check=False)
     return None if probe.returncode == 0 else f"cannot make namespaces here: {probe.stderr.strip()}"
 
 
 def command(binds: list[tuple[Path, Path]], forwards: list[tuple[int, Path]], argv: list[str]) -> list[str]:
     """The argv that runs `argv` inside a fresh simulated remote."""
-    words = ["unshare", "-n", "-m", "--", sys.executable, str(Path(__file__).resolve())]
+    words = [*_unshare(), sys.executable, str(Path(__file__).resolve())]
     for source, target in binds:
         words += ["--bind", str(source), str(target)]
     for port, path in forwards:
