@@ -73,7 +73,11 @@ from .plugin.companion.companion_listeners import CompanionWindowListener
 from .plugin.companion.companions import companions
 from .plugin.companion.context_listener import ContextListener
 from .plugin.companion.status import QwenStatusListener
-from .plugin.companion.terminal import QwenCopyConnectCommandCommand, QwenOpenTerminalCommand
+from .plugin.companion.terminal import (
+    QwenCopyConnectCommandCommand,
+    QwenCopyRemoteConnectCommandCommand,
+    QwenOpenTerminalCommand,
+)
 from .plugin.diagnose_command import QwenDiagnoseConnectionCommand, QwenReplaceReportCommand
 from .plugin.editor import QwenChatReplaceBufferCommand
 from .plugin.placement import PlacementListener
@@ -130,6 +134,7 @@ __all__ = [
     "QwenChatSwitchCommand",
     "QwenChooseActionModelCommand",
     "QwenCopyConnectCommandCommand",
+    "QwenCopyRemoteConnectCommandCommand",
     "QwenDiagnoseConnectionCommand",
     "QwenOpenTerminalCommand",
     "QwenRejectDiffCommand",
