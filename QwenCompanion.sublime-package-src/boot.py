@@ -49,6 +49,7 @@ from .plugin.chat.export_commands import QwenChatCopyCommand, QwenChatExportComm
 from .plugin.chat.history_commands import QwenChatSessionsCommand
 from .plugin.chat.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
 from .plugin.chat.prestart import prestart_all
+from .plugin.chat.queue_commands import QwenChatQueuedCommand
 from .plugin.chat.rewind_commands import (
     QwenChatEditPromptCommand,
     QwenChatPromptMenuCommand,
@@ -119,6 +120,7 @@ __all__ = [
     "QwenChatPasteImageCommand",
     "QwenChatPermissionCommand",
     "QwenChatPromptMenuCommand",
+    "QwenChatQueuedCommand",
     "QwenChatRenameCommand",
     "QwenChatReplaceBufferCommand",
     "QwenChatRewindCommand",
