@@ -433,10 +433,10 @@ class Conversation:
     @threads.on_chat_loop
     async def _cancel(self, *, drop_queue: bool) -> None:
         dropped = self.queue.clear() if drop_queue else 0
+        if dropped:
+            self._write_note(f"{dropped} queued prompt(s) dropped")
         bridge = self._bridge
         if self.state.agent != "busy" or bridge is None or self.state.session_id is None:
-            if dropped:
-                self._write_note(f"{dropped} queued prompt(s) dropped")
             self._changed()
             return
         self._cancelling = True
