@@ -5,10 +5,20 @@ reason goes before the prompts already queued, Esc drops them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 from qwencompanion_src.core.chat.prompt_queue import MAX_QUEUED, QUEUE_FULL, PromptQueue, QueuedPrompt, QueueFull
-from tests.unit.test_chat_core import Rig, rig, wait_for  # noqa: F401  (rig: the fixture)
+from tests.unit.test_chat_core import Rig, wait_for
+
+
+@pytest.fixture
+def rig(tmp_path: Path) -> Iterator[Rig]:
+    scripted = Rig(tmp_path)  # the scripted ACP agent's chats
+    yield scripted
+    scripted.close()
 
 
 def texts(queue: PromptQueue) -> list[str]:
