@@ -6,15 +6,18 @@ before the prompts queued already."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e.test_chat_e2e import WAIT, RealChat
 from tests.headless import ACTIONS, Driver
-from tests.rig.fake_model import Reply, tool_call, user_texts
+from tests.rig.fake_model import Reply, is_agent_request, tool_call, user_texts
 
 pytestmark = pytest.mark.e2e
+COMMANDS = Path(__file__).resolve().parents[2] / "Default.sublime-commands"
 SLOW = Reply(text="slow words " * 400, chunk_size=5, delay=0.05)  # about 40 s unless cancelled
 
 
@@ -84,3 +87,34 @@ def test_a_rejections_reason_is_the_models_next_request_before_the_queue(real_ch
     text = real_chat.transcript()
     assert "## You\n\nkeep the build folder, the tests read it" in text  # the user's words
     assert text.index("Understood, the build folder stays.") < text.index("## You\n\nqueued one")
+
+
+def test_qwen_offers_no_way_to_add_to_a_running_turn_so_no_steer_is_shown(real_chat: RealChat) -> None:
+    """Steer would need a method that adds words to the running turn. 0.24.4
+    advertises none at initialize, answers ACP's draft session/inject "method
+    not found", and its qwen/control/session/btw answers a side question
+    from a fork of the session (a request without tools) that the running
+    turn never sees. So the editor offers no Steer."""
+    real_chat.model.queue(Reply(text="slow words " * 60, chunk_size=5, delay=0.05))
+    real_chat.send("work")
+    streaming(real_chat)
+    conversation = real_chat.chat().conversation
+    bridge = conversation.connection.bridge
+    session = {"sessionId": conversation.state.session_id}
+
+    def ask(method: str, params: dict[str, Any]) -> Any:
+        try:  # on the chat's own thread, where its agent connection lives
+            return conversation._thread.submit(bridge.request(method, params)).result(WAIT)
+        except Exception as error:
+            return error
+
+    refused = ask("session/inject", {**session, "prompt": [{"type": "text", "text": "STEER-INJECT"}]})
+    assert "Method not found" in str(refused)
+    side = ask("qwen/control/session/btw", {**session, "question": "STEER-BTW what now?"})
+    assert side == {**session, "answer": "OK."}  # the fake model's answer to a side request
+    assert any("STEER-BTW" in json.dumps(body) for body in real_chat.model.requests if not is_agent_request(body))
+    assert real_chat.ended() == ["end_turn"]
+    turn_requests = [json.dumps(body) for body in real_chat.model.agent_requests]
+    assert turn_requests and not any("STEER" in body for body in turn_requests)  # the turn never saw either
+    palette = [entry["caption"] for entry in json.loads(COMMANDS.read_text())]
+    assert not any("Steer" in caption for caption in palette)
