@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.sim.test_chat import WAIT, ChatRig
-from tests.sim.test_chat_permission_rejects import permission
+from tests.sim.test_chat_permission_rejects import REJECTED_ONCE, permission
 
 QUEUE_KEY = "qwen_chat_queue"
 
@@ -118,15 +118,24 @@ def test_a_plain_enter_does_not_send_now(rig: ChatRig) -> None:
     assert sent(rig) == ["running"] and rig.chat().conversation.state.agent == "busy"
 
 
-def test_a_reason_is_the_next_prompt_before_those_queued(rig: ChatRig) -> None:
-    rig.load([[permission({"toolCallId": "sh1", "status": "pending", "kind": "execute", "title": "Shell",
-                           "rawInput": {"command": "rm -rf build"}}), {"stall": 1}],
+@pytest.mark.parametrize(("kind", "raw_input"), [
+    ("execute", {"command": "rm -rf build"}),
+    ("fetch", {"url": "https://example.com/build"}),
+    ("edit", {"file_path": "build/out.txt", "content": "x"}),
+    ("delete", {"path": "build"}),
+])
+def test_a_reason_is_the_next_prompt_before_those_queued(rig: ChatRig, kind: str, raw_input: dict[str, Any]) -> None:
+    rig.load([[permission({"toolCallId": "t1", "status": "pending", "kind": kind, "title": f"A {kind}",
+                           "rawInput": raw_input}), {"stall": 1}],
               [{"chunks": ["understood"]}], [{"chunks": ["queued one answered"]}]])
     rig.send("clean")
     rig.host.wait_for(lambda: any(e == "permission_requested" for e, _ in rig.events), timeout=WAIT)
     rig.send("queued one")
-    rig.host.user.run_command("qwen_chat_permission", {"reason": True})
+    rig.host.user.run_command("qwen_chat_permission")  # every kind offers it, after the agent's options
+    assert rig.host.quick_panels[-1].items[-1] == "Reject with a reason…"
+    rig.host.user.choose_quick_panel("Reject with a reason…")
     rig.host.user.submit_input_panel("keep the build folder")
+    assert rig.answered("session/request_permission") == [REJECTED_ONCE]
     assert rig.ended(3) == ["end_turn"] * 3
     assert sent(rig) == ["clean", "keep the build folder", "queued one"]
     assert "## You\n\nkeep the build folder" in rig.transcript()  # the user's words
