@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from qwencompanion_src.core.chat.prompt_queue import MAX_QUEUED, QUEUE_FULL, PromptQueue, QueuedPrompt, QueueFull
-from tests.unit.test_chat_core import Rig, wait_for
+from tests.unit.test_chat_core import WAIT, Rig, wait_for
 
 
 @pytest.fixture
@@ -143,3 +143,13 @@ def test_a_full_queue_refuses_the_prompt_in_the_transcript(rig: Rig) -> None:
     wait_for(lambda: events.ended == ["cancelled"])
     wait_for(lambda: f"{MAX_QUEUED} queued prompt(s) dropped" in view.text)
     assert len(chat.queue) == 0 and sent_prompts(rig) == ["running"]
+
+
+def test_send_now_of_a_prompt_a_turn_already_took_does_not_cancel_that_turn(rig: Rig) -> None:
+    chat, view, events = rig.chat([[{"chunks": ["partial "]}, {"stall": 1}]])
+    chat.send("second")
+    wait_for(lambda: "partial" in view.text)  # its turn runs: the prompt has left the queue
+    taken = QueuedPrompt("second")  # Send Now's prompt, taken by a turn's end before it reached the chat's thread
+    rig.thread.submit(chat._send_now(taken)).result(WAIT)
+    wait_for(lambda: events.ended)
+    assert events.ended == ["end_turn"] and not rig.received("session/cancel")

@@ -116,7 +116,7 @@ class Conversation:
         """Send queued `prompt` next, stopping the running turn for it
         (ValueError: it is no longer queued)."""
         self.queue.move(prompt, 0)
-        self._submit(self._cancel(drop_queue=False))
+        self._submit(self._send_now(prompt))
 
     def queue_changed(self) -> None:
         """The user changed the queue: the status and its display follow."""
@@ -371,6 +371,13 @@ class Conversation:
     @threads.on_chat_loop
     async def _queue_changed(self) -> None:
         self._changed()
+
+    @threads.on_chat_loop
+    async def _send_now(self, prompt: QueuedPrompt) -> None:
+        if prompt in self.queue:  # a turn that ended meanwhile took it: the running turn is its own
+            await self._cancel(drop_queue=False)
+        else:
+            self._changed()
 
     @threads.on_chat_loop
     async def _drain(self) -> None:

@@ -37,6 +37,10 @@ class PromptQueue:
         with self._lock:
             return len(self._prompts)
 
+    def __contains__(self, prompt: object) -> bool:
+        with self._lock:
+            return any(queued is prompt for queued in self._prompts)
+
     def full(self) -> bool:
         return len(self) >= MAX_QUEUED
 
