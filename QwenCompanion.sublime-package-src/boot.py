@@ -50,6 +50,7 @@ from .plugin.chat.form_commands import QwenChatAnswerFormCommand
 from .plugin.chat.history_commands import QwenChatSessionsCommand
 from .plugin.chat.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
 from .plugin.chat.prestart import prestart_all
+from .plugin.chat.queue_commands import QwenChatQueuedCommand
 from .plugin.chat.rewind_commands import (
     QwenChatEditPromptCommand,
     QwenChatPromptMenuCommand,
@@ -125,6 +126,7 @@ __all__ = [
     "QwenChatPasteImageCommand",
     "QwenChatPermissionCommand",
     "QwenChatPromptMenuCommand",
+    "QwenChatQueuedCommand",
     "QwenChatRenameCommand",
     "QwenChatReplaceBufferCommand",
     "QwenChatRewindCommand",

@@ -309,12 +309,13 @@ def do_wait_idle(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 
 def do_chat(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Type a prompt into the chat's composer and press Enter."""
+    """Type a prompt into the chat's composer and press Enter; `queued`: the
+    prompts waiting after it (while a turn runs, this one among them)."""
     chat = driver.chat(action)
     composer = chat.composer_view
     driver.host.user.type(composer, action["text"])
     driver.host.user.press_key("enter")
-    return {"window": chat.window_id, "chat": chat.chat_id, "agent": chat.agent}
+    return {"window": chat.window_id, "chat": chat.chat_id, "agent": chat.agent, "queued": len(chat.conversation.queue)}
 
 
 def do_chat_cancel(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
@@ -665,10 +666,15 @@ def do_input(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 
 def do_permission(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Answer the chat's waiting permission request with `option` (an optionId), as a click would."""
+    """Answer the chat's waiting permission request with `option` (an optionId), as a click would;
+    with `reason` instead: Reject with a Reason, the reason typed into its input panel."""
     window = driver.window(action)
     driver.host.wait_for(lambda: _pending_permission(driver, window), timeout=WAIT)
-    driver.host.user.run_command("qwen_chat_permission", {"option": action["option"]}, via="palette")
+    if action.get("reason") is not None:
+        driver.host.user.run_command("qwen_chat_permission", {"reason": True}, via="palette")
+        driver.host.user.submit_input_panel(str(action["reason"]))
+    else:
+        driver.host.user.run_command("qwen_chat_permission", {"option": action["option"]}, via="palette")
     return {"window": window.id()}
 
 
@@ -689,6 +695,40 @@ def _open_form(driver: Driver, window: Any) -> Any:
     chat = driver.chats.get(window)
     forms = getattr(chat.request_handler(), "forms", None) if chat is not None else None
     return forms.open if forms is not None else None
+
+
+def do_queue(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The chat's queued prompts, the next one first."""
+    chat = driver.chat(action)
+    return {"chat": chat.chat_id, "prompts": [p.text for p in chat.conversation.queue.prompts()]}
+
+
+def _queued(driver: Driver, action: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+    """Run Edit Queued Prompt… with `args` on queued prompt `index` (0-based), from the palette."""
+    chat = driver.chat(action)
+    index, count = int(action["index"]), len(chat.conversation.queue)
+    if not 0 <= index < count:
+        raise IndexError(f"no queued prompt {index} (0-based; {count} queued)")
+    driver.host.user.run_command("qwen_chat_queued", {"chat": chat.chat_id, "index": index, **args}, via="palette")
+    driver.host.wait_idle()
+    return do_queue(driver, {"chat": chat.chat_id})
+
+
+def do_queue_edit(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    return _queued(driver, action, {"action": "edit", "text": str(action["text"])})
+
+
+def do_queue_remove(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    return _queued(driver, action, {"action": "remove"})
+
+
+def do_queue_move(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    return _queued(driver, action, {"action": "move", "to": int(action["to"])})
+
+
+def do_send_now(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Send queued prompt `index` next, cancelling the running turn."""
+    return _queued(driver, action, {"action": "send_now"})
 
 
 def _pending_permission(driver: Driver, window: Any) -> Any:
@@ -755,8 +795,13 @@ ACTIONS: dict[str, Action] = {
     "turn_keep": do_turn_keep,  # {chat?, turn?, path?}
     "choose": do_choose,  # {index}: the open quick panel's item
     "input": do_input,  # {text}: the command palette's input for a command
-    "permission": do_permission,  # {option, window?}: answers the waiting permission request
     "elicitation": do_elicitation,  # {values | decline | cancel, window?}: answers the waiting form
+    "permission": do_permission,  # {option | reason, window?}: answers the waiting permission request
+    "queue": do_queue,  # {chat?} -> {prompts}: the queued prompts, next first
+    "queue_edit": do_queue_edit,  # {chat?, index, text} -> {prompts}; index 0-based
+    "queue_remove": do_queue_remove,  # {chat?, index} -> {prompts}
+    "queue_move": do_queue_move,  # {chat?, index, to} -> {prompts}
+    "send_now": do_send_now,  # {chat?, index} -> {prompts}: cancels the running turn, sends it next
     "action": do_action,  # {action, question?, path? | view? | window?}: a quick action on the selection
     "action_cancel": do_action_cancel,  # {window?}
 }

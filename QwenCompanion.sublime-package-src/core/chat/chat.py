@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from .bridge import AgentBridge, AgentCommand, AgentError, AgentGone
 from .chat_state import ChatState
 from .chat_thread import ChatThread
 from .history import SessionEntry, list_folder, newest_first
+from .prompt_queue import PromptQueue, QueuedPrompt, QueueFull
 from .render import UpdateRenderer, chunk_text
 from .request_handler import AgentRequestHandler
 from .rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, rewind
@@ -82,7 +82,7 @@ class Conversation:
         self.connection.attach(self)
         self._session_bridge: AgentBridge | None = None  # the agent process our session is open on
         self.prompts = PromptLog()  # the session's prompts, for a rewind
-        self._queue: deque[tuple[str, list[JsonObject]]] = deque()
+        self.queue = PromptQueue()  # the user changes it from the main thread (prompt_queue.py)
         self._ready_lock: asyncio.Lock | None = None
         self._draining = False
         self._rewinding = False
@@ -99,17 +99,36 @@ class Conversation:
     def _submit(self, coroutine: Coroutine[Any, Any, T]) -> Future[T]:
         return self._thread.submit(coroutine)
 
-    def send(self, text: str, context: list[JsonObject] | None = None) -> None:
-        """Queue a prompt: `text` plus context blocks (resources, images)."""
+    def send(self, text: str, context: list[JsonObject] | None = None, *, first: bool = False) -> bool:
+        """Queue a prompt: `text` plus context blocks (resources, images);
+        `first`: before the prompts queued already. False: the queue is full
+        (the transcript says so)."""
+        try:
+            self.queue.add(QueuedPrompt(text, list(context or [])), first=first)
+        except QueueFull as full:
+            self.note(str(full))
+            return False
         self.history.append(text)
-        self._submit(self._enqueue(text, list(context or [])))
+        self._submit(self._enqueue())
+        return True
+
+    def send_now(self, prompt: QueuedPrompt) -> None:
+        """Send queued `prompt` next, stopping the running turn for it
+        (ValueError: it is no longer queued)."""
+        self.queue.move(prompt, 0)
+        self._submit(self._send_now(prompt))
+
+    def queue_changed(self) -> None:
+        """The user changed the queue: the status and its display follow."""
+        self._submit(self._queue_changed())
 
     def start(self) -> Future[None]:
         """Start the agent and its session now (prestart, or a picker)."""
         return self._submit(self._guarded(self._start()))
 
     def cancel(self) -> None:
-        self._submit(self._cancel())
+        """Stop the running turn and drop the queued prompts."""
+        self._submit(self._cancel(drop_queue=True))
 
     def new_session(self) -> Future[None]:
         return self._submit(self._guarded(self._new_session()))
@@ -206,7 +225,7 @@ class Conversation:
         bridge = self._bridge
         self.state.pid = bridge.pid if bridge is not None and bridge.running else None
         self.state.started_at = bridge.started_at if bridge is not None else 0.0
-        self.state.queued = len(self._queue)
+        self.state.queued = len(self.queue)
         self._events.state_changed()
 
     @threads.on_chat_loop
@@ -345,10 +364,20 @@ class Conversation:
         self._changed()
 
     @threads.on_chat_loop
-    async def _enqueue(self, text: str, context: list[JsonObject]) -> None:
-        self._queue.append((text, context))
+    async def _enqueue(self) -> None:
         self._changed()
         await self._drain()
+
+    @threads.on_chat_loop
+    async def _queue_changed(self) -> None:
+        self._changed()
+
+    @threads.on_chat_loop
+    async def _send_now(self, prompt: QueuedPrompt) -> None:
+        if prompt in self.queue:  # a turn that ended meanwhile took it: the running turn is its own
+            await self._cancel(drop_queue=False)
+        else:
+            self._changed()
 
     @threads.on_chat_loop
     async def _drain(self) -> None:
@@ -356,9 +385,8 @@ class Conversation:
             return
         self._draining = True
         try:
-            while self._queue:
-                text, context = self._queue.popleft()
-                await self._turn_of(text, context)
+            while (prompt := self.queue.take()) is not None:
+                await self._turn_of(prompt.text, prompt.context)
         finally:
             self._draining = False
             self._changed()
@@ -410,13 +438,12 @@ class Conversation:
         self._events.turn_ended(stop_reason)
 
     @threads.on_chat_loop
-    async def _cancel(self) -> None:
-        dropped = len(self._queue)
-        self._queue.clear()
+    async def _cancel(self, *, drop_queue: bool) -> None:
+        dropped = self.queue.clear() if drop_queue else 0
+        if dropped:
+            self._write_note(f"{dropped} queued prompt(s) dropped")
         bridge = self._bridge
         if self.state.agent != "busy" or bridge is None or self.state.session_id is None:
-            if dropped:
-                self._write_note(f"{dropped} queued prompt(s) dropped")
             self._changed()
             return
         self._cancelling = True
@@ -495,7 +522,7 @@ class Conversation:
         if self._rewinding:
             raise RewindRefused("a rewind is running already", for_now=True)
         bridge = await self._ensure_ready()
-        target = RewindTarget(self.state, self.prompts, lambda: len(self._queue) + self._draining,
+        target = RewindTarget(self.state, self.prompts, lambda: len(self.queue) + self._draining,
                               bridge.request, self._layout.cut, self.send)
         self._rewinding = True
         try:
@@ -503,7 +530,7 @@ class Conversation:
         finally:
             self._rewinding = False
             self._changed()
-            if self._queue:
+            if self.queue:
                 self._submit(self._drain())
 
     @threads.on_chat_loop

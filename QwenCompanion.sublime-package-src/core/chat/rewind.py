@@ -268,7 +268,7 @@ class RewindTarget:
     queued: Callable[[], int]
     request: Callable[[str, JsonObject], Coroutine[Any, Any, Any]]  # to the running agent
     cut_transcript: Callable[[int], None]  # from a transcript turn on
-    resend: Callable[[str, list[JsonObject]], None]  # queues a prompt
+    resend: Callable[[str, list[JsonObject]], bool]  # queues a prompt (False: the queue is full)
 
 
 @threads.on_chat_loop

@@ -20,6 +20,7 @@ from ..editor import end_visible
 from ..settings import userprefs
 from .chats import WindowChat, chats, is_chat_view, window_by_id
 from .notify import TITLE_MARK
+from .queue_view import show_queue
 
 if TYPE_CHECKING:
     from sublime_types import WindowLayout
@@ -268,6 +269,7 @@ def refresh_status(window_id: int) -> None:
             transcript.settings().set(SESSION_SETTING, session)
         if transcript is not None and transcript.name().removeprefix(TITLE_MARK) != tab_name(each, TRANSCRIPT_NAME):
             name_tabs(each)  # the agent set the session's title
+        show_queue(each)
     text = status_text(chat) if userprefs().status_bar else ""
     for view in window.views():
         if text:

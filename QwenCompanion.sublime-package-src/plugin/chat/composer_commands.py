@@ -29,6 +29,11 @@ class QwenChatSendCommand(sublime_plugin.TextCommand):
         body = view_text(self.view) if text is None else text
         if not body.strip():
             return
+        if chat.conversation.queue.full():  # refused before the composer is emptied: the words stay there
+            from ...core.chat.prompt_queue import QUEUE_FULL
+
+            window.status_message(f"Qwen Code: {QUEUE_FULL}")
+            return
         if text is None:
             self.view.erase(edit, sublime.Region(0, self.view.size()))
         chat.history_index = len(chat.conversation.history) + 1

@@ -216,7 +216,7 @@ class EditorRequestHandler:
 
     def reject(self, key: str, reason: str | None = None) -> bool:
         """Reject the prompt (its reject_once option, else "cancelled"); a
-        reason goes to the agent as the next prompt."""
+        reason goes to the agent as the next prompt, before those queued."""
         from ...core.chat.permissions import cancelled, selected
 
         prompt = self.pending.get(key)
@@ -226,7 +226,7 @@ class EditorRequestHandler:
         answered = self.pending.answer(key, selected(option.option_id) if option else cancelled())
         chat = self._chat()
         if answered and reason and chat is not None:
-            chat.conversation.send(reason)
+            chat.conversation.send(reason, first=True)
         return answered
 
     @threads.on_main
