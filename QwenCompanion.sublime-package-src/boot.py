@@ -31,6 +31,7 @@ from .plugin.chat.chat_commands import (
     QwenChatModeCommand,
     QwenChatModelCommand,
     QwenChatNewCommand,
+    QwenChatSessionOptionsCommand,
     QwenChatShowAgentLogCommand,
 )
 from .plugin.chat.chat_listener import ChatListener
@@ -123,6 +124,7 @@ __all__ = [
     "QwenChatReplaceBufferCommand",
     "QwenChatRewindCommand",
     "QwenChatSendCommand",
+    "QwenChatSessionOptionsCommand",
     "QwenChatSessionsCommand",
     "QwenChatShowAgentLogCommand",
     "QwenChatSwitchCommand",

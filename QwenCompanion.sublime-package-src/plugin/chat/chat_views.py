@@ -243,6 +243,9 @@ def status_text(chat: WindowChat) -> str:
         parts.append(mode)
     if model:
         parts.append(model)
+    options = state.options.status_text()  # the other session options: thought level, switches
+    if options:
+        parts.append(options)
     usage = usage_status(state.usage)
     if usage:
         parts.append(usage)
