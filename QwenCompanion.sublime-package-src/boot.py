@@ -22,7 +22,12 @@ from .plugin.actions.action_listeners import ActionsListener
 from .plugin.actions.jobs import actions
 from .plugin.actions.models import QwenChooseActionModelCommand
 from .plugin.actions.send_to_terminal import QwenSendSelectionToTerminalCommand
-from .plugin.chat.agent_work import ChatSeenListener, PermissionKeysListener, QwenChatPermissionCommand
+from .plugin.chat.agent_work import (
+    ChatSeenListener,
+    PermissionKeysListener,
+    QwenChatPermissionCommand,
+    QwenChatShowShellOutputCommand,
+)
 from .plugin.chat.attach_commands import QwenChatAddSelectionCommand, QwenChatAttachFileCommand
 from .plugin.chat.chat_commands import (
     QwenChatCancelCommand,
@@ -127,6 +132,7 @@ __all__ = [
     "QwenChatSessionOptionsCommand",
     "QwenChatSessionsCommand",
     "QwenChatShowAgentLogCommand",
+    "QwenChatShowShellOutputCommand",
     "QwenChatSwitchCommand",
     "QwenChooseActionModelCommand",
     "QwenCopyConnectCommandCommand",

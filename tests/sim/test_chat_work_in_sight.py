@@ -159,10 +159,15 @@ def test_shell_output_streams_into_its_tool_call_keeping_the_last_lines(rig: Cha
     rig.host.wait_for(lambda: "(running 12 s, 1000 lines)" in rig.chat().conversation.streamer.transcript.text(), timeout=WAIT)
     running = rig.chat().conversation.streamer.transcript.text()
     assert "    line 999\n" in running and "    line 800\n" in running and "line 799\n" not in running
-    assert "… 800 earlier line(s) not kept" in running
+    assert "… 800 earlier line(s) not shown" in running
     assert rig.ended() == ["end_turn"]
     text = rig.transcript()
     assert "— completed\n" in text and "(running" not in text and "    line 999\n" in text
+    rig.host.user.run_command("qwen_chat_show_shell_output")
+    rig.host.wait_idle()
+    shown = rig.host.window.active_view()
+    assert shown.name() == "Shell output: yes | head" and shown.is_read_only() and shown.is_scratch()
+    assert rig.editor.text(shown) == "".join(f"line {n}\n" for n in range(1000))
 
 
 def test_endless_shell_output_keeps_memory_flat_and_the_block_bounded(rig: ChatRig) -> None:
@@ -176,4 +181,4 @@ def test_endless_shell_output_keeps_memory_flat_and_the_block_bounded(rig: ChatR
     assert block.count("\n") < 210 and len(block) < 210 * 510
     renderer = rig.chat().renderer()
     tail = next(iter(renderer._shells.values()))
-    assert len(tail.lines) == 200 and len(tail.open_line) <= 500 and tail.dropped > 10_000
+    assert len(tail.lines) == 2_000 and len(tail.open_line) <= 500 and tail.dropped > 10_000

@@ -12,6 +12,7 @@ from acp.schema import AgentPlanUpdate
 from qwencompanion_src.core.chat.session_options import MAX_CHOICES, MAX_OPTIONS, parse_options
 from qwencompanion_src.core.chat.tool_calls import AgentWorkRenderer, pinned_plan, render_plan
 from qwencompanion_src.core.chat.work_reports import (
+    SHELL_KEPT_LINES,
     SHELL_TAIL_LINES,
     ShellTail,
     UnlistedUpdate,
@@ -80,16 +81,22 @@ def test_the_renderer_keeps_one_notice_line_per_turn_and_one_per_compaction() ->
                                      "> • later\n\n")
 
 
-def test_a_shell_tail_keeps_the_last_lines_and_counts_the_rest() -> None:
+def test_a_shell_tail_shows_the_last_lines_keeps_more_and_counts_the_rest() -> None:
     tail = ShellTail()
     tail.add("a\nb")
     tail.add("c\n")
     assert list(tail.lines) == ["a", "bc"] and tail.open_line == "" and tail.dropped == 0
-    tail.add("".join(f"{n}\n" for n in range(1_000)) + "open")
-    assert len(tail.lines) == SHELL_TAIL_LINES and tail.lines[-1] == "999" and tail.open_line == "open"
-    assert tail.dropped == 1_002 - SHELL_TAIL_LINES
+    assert tail.render() == "    a\n    bc\n"
+    tail.add("".join(f"{n}\n" for n in range(5_000)) + "open")
+    assert len(tail.lines) == SHELL_KEPT_LINES and tail.lines[-1] == "4999" and tail.open_line == "open"
+    assert tail.dropped == 5_002 - SHELL_KEPT_LINES
     rendered = tail.render()
-    assert rendered.startswith("    … 802 earlier line(s) not kept") and rendered.endswith("    999\n    open\n")
+    assert rendered.startswith("    … 4802 earlier line(s) not shown (the last 200; Qwen Code: Show Shell Output has")
+    assert rendered.endswith("    4999\n    open\n") and rendered.count("\n") == SHELL_TAIL_LINES + 2
+    full = tail.full_text()
+    assert full.startswith("[3002 earlier line(s) not kept]\n3000\n") and full.endswith("4999\nopen\n")
+    tail.add("x" * 100_000 + "\n")
+    assert tail.lines[-1] == "open" + "x" * 496
 
 
 def test_endless_shell_output_keeps_memory_flat() -> None:
@@ -101,9 +108,8 @@ def test_endless_shell_output_keeps_memory_flat() -> None:
             renderer.render(out, "s", UnlistedUpdate("shell_output", {"output": f"{n} " + "y" * 200 + "\n" + "z" * (n % 700)}))
 
     async def measured() -> tuple[int, int]:
-        flood(1_000)
         tracemalloc.start()
-        flood(1_000)
+        flood(4_000)  # the kept lines are full, and all of them allocated while traced
         first = tracemalloc.get_traced_memory()[0]
         flood(10_000)
         second = tracemalloc.get_traced_memory()[0]
@@ -112,9 +118,9 @@ def test_endless_shell_output_keeps_memory_flat() -> None:
         return first, second
 
     first, second = asyncio.run(measured())
-    assert second - first < 200_000  # ten times the output, the same memory
+    assert second - first < 200_000  # over twice the output, the same memory
     text = out.transcript.text()
-    assert text.count("\n") < SHELL_TAIL_LINES + 10 and "… 11800 earlier line(s) not kept" in text
+    assert text.count("\n") < SHELL_TAIL_LINES + 10 and "… 13800 earlier line(s) not shown" in text
     assert out.edits < 200  # rewritten a few times, not once per chunk
 
 
@@ -130,6 +136,7 @@ def test_shell_output_goes_to_the_call_it_names_else_the_running_command() -> No
     renderer.render(out, "s", progress(toolCallId="a", status="completed"))
     renderer.render(out, "s", UnlistedUpdate("shell_output", {"output": "orphan\n"}))
     assert out.transcript.text().endswith("Shell output:\n    orphan\n\n")
+    assert renderer.shell_outputs() == [("Shell output", "orphan\n"), ("two", "to b\n"), ("one", "to a\n")]
 
 
 def test_qwens_shell_heartbeat_shows_on_the_line_while_it_runs() -> None:

@@ -8,6 +8,7 @@ updates in a turn stay cheap."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -170,7 +171,7 @@ def pinned_plan(update: AgentPlanUpdate) -> PinnedPlan:
 ToolCallListener = Callable[[ToolCallLine], None]
 PlanListener = Callable[[PinnedPlan], None]
 SHELL_RENDER_INTERVAL = 0.1  # a streaming command's block is rewritten at most this often
-SHELL_TAILS_KEPT = 16  # the commands whose output tails are kept (the most recent ones)
+SHELL_TAILS_KEPT = 8  # the commands whose output is kept (the most recent ones)
 
 
 class AgentWorkRenderer:
@@ -191,6 +192,7 @@ class AgentWorkRenderer:
         self.pinned: PinnedPlan | None = None
         self._notices: tuple[int, int] = (-1, 0)  # (turn, notices seen in it)
         self._shells: OrderedDict[str, ShellTail] = OrderedDict()  # block id -> its command's output
+        self._shells_lock = threading.Lock()  # Show Shell Output reads them from the main thread
         self._running_shell = ""  # the latest execute call still running: where unnamed output goes
         self._shell_rendered: dict[str, float] = {}
         self._shell_due: set[str] = set()
@@ -222,15 +224,17 @@ class AgentWorkRenderer:
             self._running_shell = key
         elif self._running_shell == key:
             self._running_shell = ""
-        out.upsert(f"tool.{key}", self._tool_text(f"tool.{key}", line))
+        with self._shells_lock:
+            tail = self._shells.get(f"tool.{key}")
+            shell_output = tail.render() if tail is not None else None
+        out.upsert(f"tool.{key}", self._tool_text(line, shell_output))
         if self._on_tool_call is not None and (before.status != line.status or isinstance(update, ToolCallStart)):
             self._on_tool_call(line)
 
-    def _tool_text(self, block_id: str, line: ToolCallLine) -> str:
-        tail = self._shells.get(block_id)
-        if tail is None or line.output:  # the call's own result, once it has one, says it all
+    def _tool_text(self, line: ToolCallLine, shell_output: str | None) -> str:
+        if shell_output is None or line.output:  # the call's own result, once it has one, says it all
             return line.render()
-        return line.render()[:-1] + tail.render() + "\n"
+        return line.render()[:-1] + shell_output + "\n"
 
     def _thought(self, out: TranscriptWriter, text: str) -> None:
         block_id = f"t{out.turn}.thought"
@@ -259,14 +263,25 @@ class AgentWorkRenderer:
         named = shell_output_call(fields)
         call = named if named is not None and named in self._calls else self._running_shell
         block_id = f"tool.{call}" if call else f"t{out.turn}.shell"
-        tail = self._shells.get(block_id)
-        if tail is None:
-            tail = self._shells[block_id] = ShellTail()
-            while len(self._shells) > SHELL_TAILS_KEPT:
-                dropped, _ = self._shells.popitem(last=False)
-                self._shell_rendered.pop(dropped, None)
-        tail.add(shell_output_text(fields))
+        with self._shells_lock:
+            tail = self._shells.get(block_id)
+            if tail is None:
+                tail = self._shells[block_id] = ShellTail()
+                while len(self._shells) > SHELL_TAILS_KEPT:
+                    dropped, _ = self._shells.popitem(last=False)
+                    self._shell_rendered.pop(dropped, None)
+            tail.add(shell_output_text(fields))
         self._render_shell_soon(out, block_id)
+
+    def shell_outputs(self) -> list[tuple[str, str]]:
+        """The kept output of the latest commands, newest first: (title, text). Any thread."""
+        with self._shells_lock:
+            kept = [(block_id, tail.full_text()) for block_id, tail in self._shells.items()]
+        titled = []
+        for block_id, text in reversed(kept):
+            line = self.call(block_id.removeprefix("tool.")) if block_id.startswith("tool.") else None
+            titled.append((one_line(line.title, 160) if line is not None and line.title else "Shell output", text))
+        return titled
 
     def _render_shell_soon(self, out: TranscriptWriter, block_id: str) -> None:
         """Rewrite the command's block now, or once SHELL_RENDER_INTERVAL has
@@ -283,12 +298,14 @@ class AgentWorkRenderer:
 
     def _render_shell(self, out: TranscriptWriter, block_id: str) -> None:
         self._shell_due.discard(block_id)
-        tail = self._shells.get(block_id)
-        if tail is None:
+        with self._shells_lock:
+            tail = self._shells.get(block_id)
+            rendered = tail.render() if tail is not None else None
+        if rendered is None:
             return
         self._shell_rendered[block_id] = time.monotonic()
         line = self.call(block_id.removeprefix("tool.")) if block_id.startswith("tool.") else None
         if line is not None:
-            out.upsert(block_id, self._tool_text(block_id, line))
+            out.upsert(block_id, self._tool_text(line, rendered))
         else:
-            out.upsert(block_id, "Shell output:\n" + tail.render() + "\n")
+            out.upsert(block_id, "Shell output:\n" + rendered + "\n")

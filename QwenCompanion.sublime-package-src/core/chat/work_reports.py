@@ -1,7 +1,8 @@
 """What the agent reports while it works, besides its words and tool calls:
 ACP's `notice` and `compaction_update` (one line each per turn, updated in
-place) and a running shell command's output (`shell_output`, qwen's), kept
-as the last SHELL_TAIL_LINES lines of its tool call's block.
+place) and a running shell command's output (`shell_output`, qwen's): its
+tool call's block shows the last SHELL_TAIL_LINES lines, and the last
+SHELL_KEPT_LINES are kept for Show Shell Output (the rest only counted).
 
 The vendored SDK's schema predates these updates, so they arrive here as an
 `UnlistedUpdate` (their JSON as sent) instead of being dropped as malformed.
@@ -12,13 +13,16 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from .render import one_line
 
 # The session updates taken although the SDK's schema lacks them (see acp_lines.py).
 UNLISTED_KINDS = frozenset({"notice", "compaction_update", "shell_output"})
-SHELL_TAIL_LINES = 200  # a shell command's output kept in its block; the earlier lines are counted
+SHELL_TAIL_LINES = 200  # a shell command's output shown in its block
+SHELL_KEPT_LINES = 2_000  # kept for Show Shell Output; the earlier lines are counted
+SHOW_COMMAND = "Qwen Code: Show Shell Output"
 SHELL_LINE_MAX_CHARS = 500  # one line of output as kept (a 10 MB line without a newline too)
 REPORT_MAX_CHARS = 300
 SEVERITY_MARKS = {"info": "•", "warning": "⚠", "error": "✗"}
@@ -62,16 +66,14 @@ def compaction_line(fields: dict[str, Any]) -> str:
 
 @dataclass
 class ShellTail:
-    """The last SHELL_TAIL_LINES lines of a command's output, the line still
+    """The last SHELL_KEPT_LINES lines of a command's output, the line still
     open (bounded) and how many lines went before them."""
 
-    lines: deque[str] = field(default_factory=lambda: deque(maxlen=SHELL_TAIL_LINES))
+    lines: deque[str] = field(default_factory=lambda: deque(maxlen=SHELL_KEPT_LINES))
     open_line: str = ""
     dropped: int = 0
-    total_chars: int = 0
 
     def add(self, text: str) -> None:
-        self.total_chars += len(text)
         pieces = text.split("\n")
         if len(pieces) == 1:
             self.open_line = (self.open_line + text)[:SHELL_LINE_MAX_CHARS]
@@ -79,16 +81,26 @@ class ShellTail:
         finished = [self.open_line + pieces[0], *pieces[1:-1]]
         self.open_line = pieces[-1][:SHELL_LINE_MAX_CHARS]
         # Only the lines that can stay are cut and kept: a million-line chunk costs its split, no more.
-        kept = finished[-SHELL_TAIL_LINES:]
-        overflow = len(self.lines) + len(kept) - SHELL_TAIL_LINES
+        kept = finished[-SHELL_KEPT_LINES:]
+        overflow = len(self.lines) + len(kept) - SHELL_KEPT_LINES
         self.dropped += len(finished) - len(kept) + max(0, overflow)
         self.lines.extend(line[:SHELL_LINE_MAX_CHARS] for line in kept)
 
+    def shown_lines(self, count: int) -> list[str]:
+        start = max(0, len(self.lines) - count)
+        return [*islice(self.lines, start, None)] + ([self.open_line] if self.open_line else [])
+
     def render(self) -> str:
         """The output as the tool call's block shows it (indented, as a tool's output)."""
-        shown = list(self.lines) + ([self.open_line] if self.open_line else [])
-        head = f"    … {self.dropped} earlier line(s) not kept (the last {SHELL_TAIL_LINES} are shown)\n" if self.dropped else ""
-        return head + "".join(f"    {line}\n" for line in shown)
+        hidden = self.dropped + max(0, len(self.lines) - SHELL_TAIL_LINES)
+        head = (f"    … {hidden} earlier line(s) not shown (the last {SHELL_TAIL_LINES}; {SHOW_COMMAND} has the last "
+                f"{SHELL_KEPT_LINES:,})\n") if hidden else ""
+        return head + "".join(f"    {line}\n" for line in self.shown_lines(SHELL_TAIL_LINES))
+
+    def full_text(self) -> str:
+        """All that is kept, for Show Shell Output."""
+        head = f"[{self.dropped} earlier line(s) not kept]\n" if self.dropped else ""
+        return head + "\n".join(self.shown_lines(SHELL_KEPT_LINES)) + "\n"
 
 
 def shell_output_text(fields: dict[str, Any]) -> str:

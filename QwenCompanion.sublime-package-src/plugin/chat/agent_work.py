@@ -15,6 +15,7 @@ import sublime_plugin
 from ..paths import path_display
 from . import notify
 from .chats import chat_of_view, chat_role, chats, window_by_id
+from .command_bases import ActiveChatCommand
 from .editor_request_handler import EditorRequestHandler, request_handler_of
 
 if TYPE_CHECKING:
@@ -102,6 +103,36 @@ def turn_ended(event: str, details: dict[str, Any]) -> None:
     if handler is not None:
         handler.accepted.turn_ended()
     notify.turn_ended(window_id, chat_id, str(details["stopReason"]))
+
+
+class QwenChatShowShellOutputCommand(ActiveChatCommand):
+    """Qwen Code: Show Shell Output — what is kept of the chat's latest shell
+    commands' output (their blocks show the last lines), in a tab of its own."""
+
+    def run(self, chat: int | None = None) -> None:
+        from ...core.chat.tool_calls import AgentWorkRenderer
+
+        found = self.active_chat(chat)
+        renderer = found.renderer() if found is not None else None
+        outputs = renderer.shell_outputs() if isinstance(renderer, AgentWorkRenderer) else []
+        if not outputs:
+            self.window.status_message("Qwen Code: no shell output is kept in this chat")
+            return
+
+        def show(index: int) -> None:
+            if index < 0:
+                return
+            title, text = outputs[index]
+            view = self.window.new_file()
+            view.set_scratch(True)
+            view.set_name(f"Shell output: {title[:60]}")
+            view.run_command("append", {"characters": text})
+            view.set_read_only(True)
+
+        if len(outputs) == 1:
+            show(0)
+        else:
+            self.window.show_quick_panel([title for title, _ in outputs], show, placeholder="Shell output of")
 
 
 class QwenChatPermissionCommand(sublime_plugin.WindowCommand):
