@@ -24,13 +24,16 @@ from acp import PROTOCOL_VERSION, RequestError, connect_to_agent
 from acp.client import ClientSideConnection
 from acp.schema import (
     AgentCapabilities,
+    BooleanConfigOptionCapabilities,
     ClientCapabilities,
+    ClientSessionCapabilities,
     FileSystemCapabilities,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PromptResponse,
+    SessionConfigOptionsCapabilities,
 )
 
 from .. import threads
@@ -132,7 +135,10 @@ class AgentBridge:
         self.initialized = await self._ask("initialize", lambda connection: connection.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(
-                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                # Session Options sets switches too (session_options.py): agents may offer them.
+                session=ClientSessionCapabilities(config_options=SessionConfigOptionsCapabilities(
+                    boolean=BooleanConfigOptionCapabilities())),
             ),
             client_info=CLIENT_INFO,
         ))
