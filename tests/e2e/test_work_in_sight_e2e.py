@@ -86,6 +86,9 @@ def test_session_options_are_the_ones_qwen_offers_and_are_set_through_set_config
     # qwen's answer to session/set_config_option (every option as it now is) says so
     real_chat.host.wait_for(lambda: conversation.state.options.get("mode").current == "auto-edit", timeout=WAIT)
     assert conversation.state.mode_id == "auto-edit"
+    # Chat Mode… and Shift+Tab go the same way on qwen, which offers modes both ways: its answer holds the options.
+    conversation.set_mode("plan").result(WAIT)
+    assert conversation.state.options.get("mode").current == "plan"
 
 
 def test_a_quiet_shell_command_shows_qwens_heartbeat_on_its_line(real_chat: RealChat, real_env: dict[str, str]) -> None:
