@@ -49,6 +49,8 @@ def test_the_plan_is_pinned_under_the_composer_updated_in_place_and_collapses_wh
     rig.host.wait_for(lambda: "all steps done" in "".join(composer_plan(rig)), timeout=WAIT)
     assert len(composer_plan(rig)) == 1 and "step 1" not in composer_plan(rig)[0]
     assert rig.host.window.views()[0].get_status("qwen_chat_plan") == "Plan 3/3"
+    rig.chat().conversation.new_session().result(WAIT)  # another conversation: not its plan
+    rig.host.wait_for(lambda: not composer_plan(rig) and pinned(rig) is None, timeout=WAIT)
 
 
 def test_a_hostile_plan_is_bounded_in_the_composer_and_the_transcript(rig: ChatRig) -> None:

@@ -135,6 +135,7 @@ class PinnedPlan:
     progress: PlanProgress
     above: int = 0
     below: int = 0
+    session_id: str = ""  # the session it is the plan of: another session's chat no longer shows it
 
     @property
     def finished(self) -> bool:
@@ -155,7 +156,7 @@ class PinnedPlan:
         return lines
 
 
-def pinned_plan(update: AgentPlanUpdate) -> PinnedPlan:
+def pinned_plan(update: AgentPlanUpdate, session_id: str = "") -> PinnedPlan:
     entries = update.entries
     statuses = [str(entry.status) for entry in entries]
     done = statuses.count("completed")
@@ -165,7 +166,8 @@ def pinned_plan(update: AgentPlanUpdate) -> PinnedPlan:
     shown = entries[start:start + PINNED_STEPS]
     steps = tuple(PlanStep(step_text(entry.content), statuses[start + i], start + i == current)
                   for i, entry in enumerate(shown))
-    return PinnedPlan(steps, PlanProgress(done, len(entries)), above=start, below=len(entries) - start - len(shown))
+    return PinnedPlan(steps, PlanProgress(done, len(entries)), above=start, below=len(entries) - start - len(shown),
+                      session_id=session_id)
 
 
 ToolCallListener = Callable[[ToolCallLine], None]
@@ -206,7 +208,7 @@ class AgentWorkRenderer:
             self._tool_call(out, update)
         elif isinstance(update, AgentPlanUpdate):
             text, self.plan = render_plan(update)
-            self.pinned = pinned_plan(update)
+            self.pinned = pinned_plan(update, session_id)
             out.upsert(f"t{out.turn}.plan", text)
             if self._on_plan is not None:
                 self._on_plan(self.pinned)

@@ -14,7 +14,7 @@ import sublime_plugin
 
 from ..paths import path_display
 from . import notify
-from .chats import chat_of_view, chat_role, chats, window_by_id
+from .chats import WindowChat, chat_of_view, chat_role, chats, window_by_id
 from .command_bases import ActiveChatCommand
 from .editor_request_handler import EditorRequestHandler, request_handler_of
 
@@ -85,6 +85,18 @@ def show_pinned_plan(window_id: int, chat_id: int) -> None:
     if composer is not None and composer.is_valid():
         composer.erase_phantoms(PLAN_PHANTOM_KEY)
         composer.add_phantom(PLAN_PHANTOM_KEY, sublime.Region(composer.size()), content, sublime.PhantomLayout.BLOCK)
+
+
+def drop_stale_plan(chat: WindowChat) -> None:
+    """Take the pinned plan away once the chat is on another session (a new
+    or loaded conversation): it was the plan of the one before."""
+    pinned = pinned_plans.get(chat.chat_id)
+    if pinned is None or pinned.session_id == chat.conversation.state.session_id:
+        return
+    del pinned_plans[chat.chat_id]
+    composer = chat.composer_view
+    if composer is not None and composer.is_valid():
+        composer.erase_phantoms(PLAN_PHANTOM_KEY)
 
 
 def show_plan(window_id: int, label: str) -> None:

@@ -265,7 +265,10 @@ def refresh_status(window_id: int) -> None:
     chat = chats.get(window)
     if window is None or chat is None:
         return
+    from .agent_work import drop_stale_plan  # here: agent_work's imports import this module
+
     for each in chats.of_window(window):
+        drop_stale_plan(each)
         session, transcript = each.conversation.state.session_id, each.transcript_view
         if session and transcript is not None and transcript.settings().get(SESSION_SETTING) != session:
             transcript.settings().set(SESSION_SETTING, session)
