@@ -131,8 +131,9 @@ def test_notices_and_compaction_are_one_line_each_updated_in_place(rig: ChatRig)
     for n in range(50):
         updates.append({"update": {"sessionUpdate": "notice", "severity": "warning", "title": f"MCP server slow {n}",
                                    "description": "d" * 5_000}})
-    updates += [{"update": {"sessionUpdate": "compaction_update", "compactionId": "c1", "status": "in_progress"}},
-                {"update": {"sessionUpdate": "compaction_update", "compactionId": "c1", "status": "completed"}},
+    updates += [{"update": {"sessionUpdate": "compaction_update", "compactionId": f"c{n}", "status": "in_progress"}}
+                for n in range(1_000)]
+    updates += [{"update": {"sessionUpdate": "compaction_update", "compactionId": "c999", "status": "completed"}},
                 {"chunks": ["Done."]}]
     rig.load([updates])
     rig.send("work")

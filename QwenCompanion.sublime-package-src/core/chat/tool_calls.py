@@ -254,10 +254,8 @@ class AgentWorkRenderer:
             seen = seen + 1 if turn == out.turn else 1
             self._notices = (out.turn, seen)
             out.upsert(f"t{out.turn}.notice", notice_line(update.fields, seen - 1))
-        elif update.kind == "compaction_update":
-            compaction = update.fields.get("compactionId")
-            name = compaction[:100] if isinstance(compaction, str) else "current"
-            out.upsert(f"t{out.turn}.compaction.{name}", compaction_line(update.fields))
+        elif update.kind == "compaction_update":  # the turn's latest, whatever ids an agent makes up
+            out.upsert(f"t{out.turn}.compaction", compaction_line(update.fields))
         elif update.kind == "shell_output":
             self._shell_output(out, update.fields)
 
