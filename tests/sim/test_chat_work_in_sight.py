@@ -185,3 +185,20 @@ def test_endless_shell_output_keeps_memory_flat_and_the_block_bounded(rig: ChatR
     renderer = rig.chat().renderer()
     tail = next(iter(renderer._shells.values()))
     assert len(tail.lines) == 2_000 and len(tail.open_line) <= 500 and tail.dropped > 10_000
+
+
+def test_session_options_of_an_agent_without_config_options_are_its_modes_and_models(rig: ChatRig) -> None:
+    rig.load()
+    rig.open()
+    rig.chat().conversation.start().result(WAIT)
+    assert not rig.chat().conversation.state.options.options
+    rig.host.user.run_command("qwen_chat_session_options")
+    panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
+    assert [str(getattr(i, "trigger", i)) for i in panel.items] == ["Mode", "Model"]
+    rig.host.user.choose_quick_panel(0)
+    modes = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
+    assert [str(getattr(i, "trigger", i)) for i in modes.items] == ["Plan", "Default", "YOLO"]
+    rig.host.user.choose_quick_panel(2)
+    rig.host.wait_for(lambda: rig.chat().conversation.state.mode_id == "yolo", timeout=WAIT)
+    assert [m["params"]["modeId"] for m in rig.received("session/set_mode")] == ["yolo"]
+    assert not rig.received("session/set_config_option")
