@@ -22,7 +22,12 @@ from .plugin.actions.action_listeners import ActionsListener
 from .plugin.actions.jobs import actions
 from .plugin.actions.models import QwenChooseActionModelCommand
 from .plugin.actions.send_to_terminal import QwenSendSelectionToTerminalCommand
-from .plugin.chat.agent_work import ChatSeenListener, PermissionKeysListener, QwenChatPermissionCommand
+from .plugin.chat.agent_work import (
+    ChatSeenListener,
+    PermissionKeysListener,
+    QwenChatPermissionCommand,
+    QwenChatShowShellOutputCommand,
+)
 from .plugin.chat.attach_commands import QwenChatAddSelectionCommand, QwenChatAttachFileCommand
 from .plugin.chat.chat_commands import (
     QwenChatCancelCommand,
@@ -31,6 +36,7 @@ from .plugin.chat.chat_commands import (
     QwenChatModeCommand,
     QwenChatModelCommand,
     QwenChatNewCommand,
+    QwenChatSessionOptionsCommand,
     QwenChatShowAgentLogCommand,
 )
 from .plugin.chat.chat_listener import ChatListener
@@ -131,8 +137,10 @@ __all__ = [
     "QwenChatReplaceBufferCommand",
     "QwenChatRewindCommand",
     "QwenChatSendCommand",
+    "QwenChatSessionOptionsCommand",
     "QwenChatSessionsCommand",
     "QwenChatShowAgentLogCommand",
+    "QwenChatShowShellOutputCommand",
     "QwenChatSwitchCommand",
     "QwenChooseActionModelCommand",
     "QwenCopyConnectCommandCommand",

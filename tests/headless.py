@@ -371,6 +371,60 @@ def do_chat_mode(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return {"chat": chat.chat_id, "mode": chat.conversation.state.mode_id}
 
 
+def do_plan(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The chat's pinned plan as its composer shows it: the steps around the
+    current one, how many are above and below, the progress."""
+    chat = driver.chat(action)
+    driver.host.wait_idle()
+    pinned = sys.modules[f"{PACKAGE}.plugin.chat.agent_work"].pinned_plans.get(chat.chat_id)
+    if pinned is None:
+        return {"chat": chat.chat_id, "entries": [], "done": 0, "total": 0}
+    return {
+        "chat": chat.chat_id,
+        "entries": [{"content": s.content, "status": s.status, "current": s.current} for s in pinned.steps],
+        "done": pinned.progress.done, "total": pinned.progress.total,
+        "above": pinned.above, "below": pinned.below, "finished": pinned.finished, "lines": pinned.lines(),
+    }
+
+
+def _option_json(option: Any) -> dict[str, Any]:
+    return {"id": option.id, "name": option.name, "kind": option.kind, "category": option.category,
+            "current": option.current, "currentName": option.current_name(),
+            "choices": [{"value": c.id, "name": c.name} for c in option.choices],
+            "choicesLeftOut": option.choices_left_out}
+
+
+def _started_chat(driver: Driver, action: dict[str, Any]) -> Any:
+    chat = driver.chat(action)
+    if chat.conversation.state.session_id is None:
+        chat.conversation.start().result(timeout=WAIT)
+    return chat
+
+
+def do_session_options(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The config options the chat's agent offers (what Session Options… lists)."""
+    chat = _started_chat(driver, action)
+    options = chat.conversation.state.options
+    return {"chat": chat.chat_id, "options": [_option_json(o) for o in options], "leftOut": options.left_out}
+
+
+def do_session_option(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Set option `id` to `value` (a choice's value or name; true/false or
+    on/off for a switch) as Session Options… would; `applied`: the agent now says so."""
+    chat = _started_chat(driver, action)
+    option = chat.conversation.state.options.get(str(action["id"]))
+    if option is None:
+        raise LookupError(f"the agent offers no option {action['id']!r}")
+    raw = action["value"]
+    value = raw if isinstance(raw, bool) and option.kind == "boolean" else option.value_of(str(raw))
+    if value is None:
+        raise ValueError(f"{raw!r} is not a value of {option.name}")
+    chat.conversation.set_option(option.id, value).result(timeout=WAIT)
+    now = chat.conversation.state.options.get(option.id)
+    return {"chat": chat.chat_id, "option": _option_json(now) if now else None,
+            "applied": now is not None and now.current == value}
+
+
 def _worktree_event(driver: Driver, window: Any, command: str, args: dict[str, Any], wanted: str) -> dict[str, Any]:
     """Run a worktree command of the window and wait for its outcome: the
     `wanted` event's details, or a refusal raised with its message."""
@@ -775,6 +829,9 @@ ACTIONS: dict[str, Action] = {
     "chat_cancel": do_chat_cancel,  # {chat? | window?}
     "chat_text": do_chat_text,  # {chat? | window?}
     "chat_mode": do_chat_mode,  # {chat?, mode}: the agent's mode id
+    "plan": do_plan,  # {chat?} -> {entries: [{content, status, current}], done, total, above, below, finished}
+    "session_options": do_session_options,  # {chat?} -> {options: [{id, name, kind, current, choices}], leftOut}
+    "session_option": do_session_option,  # {chat?, id, value} -> {option, applied}
     "mention": do_mention,  # {kind, name?, chat?}: @symbol/@diagnostics/@diff/@terminal into the composer
     "paste_image": do_paste_image,  # {chat?}: the clipboard's image into the composer
     "chat_new": do_chat_new,  # {window?, agent?, worktree?} -> {chat, worktree?: {path, branch}}

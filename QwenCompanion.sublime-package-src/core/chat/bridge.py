@@ -24,7 +24,9 @@ from acp import PROTOCOL_VERSION, RequestError, connect_to_agent
 from acp.client import ClientSideConnection
 from acp.schema import (
     AgentCapabilities,
+    BooleanConfigOptionCapabilities,
     ClientCapabilities,
+    ClientSessionCapabilities,
     ElicitationCapabilities,
     ElicitationFormCapabilities,
     ElicitationUrlCapabilities,
@@ -34,6 +36,7 @@ from acp.schema import (
     LoadSessionResponse,
     NewSessionResponse,
     PromptResponse,
+    SessionConfigOptionsCapabilities,
 )
 
 from .. import threads
@@ -139,6 +142,9 @@ class AgentBridge:
                 # Forms and links (elicitation/create), asked in the chat (plugin/chat/forms.py).
                 elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities(),
                                                     url=ElicitationUrlCapabilities()),
+                # Session Options sets switches too (session_options.py): agents may offer them.
+                session=ClientSessionCapabilities(config_options=SessionConfigOptionsCapabilities(
+                    boolean=BooleanConfigOptionCapabilities())),
             ),
             client_info=CLIENT_INFO,
         ))

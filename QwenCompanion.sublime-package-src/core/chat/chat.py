@@ -152,6 +152,10 @@ class Conversation:
     def set_model(self, model_id: str) -> Future[None]:
         return self._submit(self._guarded(self._set_model(model_id)))
 
+    def set_option(self, option_id: str, value: str | bool) -> Future[None]:
+        """One of the agent's config options (`state.options`), through session/set_config_option."""
+        return self._submit(self._guarded(self._set_option(option_id, value)))
+
     def rewind(self, turn: int, text: str | None = None, files: FileRestorer | None = None) -> Future[RewindOutcome]:
         """Back to before prompt `turn` (0-based), files too; with `text`, Edit
         and Resend (rewind.py). Fails with `RewindRefused` while a turn runs."""
@@ -507,15 +511,26 @@ class Conversation:
 
     @threads.on_chat_loop
     async def _set_config(self, category: str, value: str, bridge: AgentBridge) -> bool:
-        """session/set_config_option, when that is how the agent offers `category`."""
-        if category not in self.state.config_ids or not self.state.config_only.get(category):
+        """session/set_config_option, when the agent offers `category` as a
+        config option (ACP's way; the older methods only for agents without)."""
+        if category not in self.state.config_ids:
             return False
-        answer = await bridge.request("session/set_config_option", {
-            "sessionId": self.state.session_id, "configId": self.state.config_ids[category], "value": value,
-        })
-        if isinstance(answer, dict):
-            self.state.adopt_config_options(answer.get("configOptions"))
+        await self._request_option(bridge, self.state.config_ids[category], value)
         return True
+
+    @threads.on_chat_loop
+    async def _set_option(self, option_id: str, value: str | bool) -> None:
+        bridge = await self._ensure_ready()
+        await self._request_option(bridge, option_id, value)
+
+    @threads.on_chat_loop
+    async def _request_option(self, bridge: AgentBridge, option_id: str, value: str | bool) -> None:
+        params: JsonObject = {"sessionId": self.state.session_id, "configId": option_id, "value": value}
+        if isinstance(value, bool):
+            params["type"] = "boolean"  # ACP tells a boolean's request by its type
+        answer = await bridge.request("session/set_config_option", params)
+        if isinstance(answer, dict):  # every option as it now is
+            self.state.adopt_config_options(answer.get("configOptions"))
 
     @threads.on_chat_loop
     async def _rewind(self, turn: int, text: str | None, files: FileRestorer | None) -> RewindOutcome:

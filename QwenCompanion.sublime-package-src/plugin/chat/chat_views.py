@@ -244,6 +244,9 @@ def status_text(chat: WindowChat) -> str:
         parts.append(mode)
     if model:
         parts.append(model)
+    options = state.options.status_text()  # the other session options: thought level, switches
+    if options:
+        parts.append(options)
     usage = usage_status(state.usage)
     if usage:
         parts.append(usage)
@@ -263,7 +266,10 @@ def refresh_status(window_id: int) -> None:
     chat = chats.get(window)
     if window is None or chat is None:
         return
+    from .agent_work import drop_stale_plan  # here: agent_work's imports import this module
+
     for each in chats.of_window(window):
+        drop_stale_plan(each)
         session, transcript = each.conversation.state.session_id, each.transcript_view
         if session and transcript is not None and transcript.settings().get(SESSION_SETTING) != session:
             transcript.settings().set(SESSION_SETTING, session)
