@@ -42,6 +42,7 @@ EMPTY, APPLIED, NOT_APPLIED, FOLDER_GONE = "empty", "applied", "changes not appl
 _LISTING_LIMIT = 64 * 1024 * 1024
 _BINARY_PROBE = 8000  # git's: a NUL in the first 8000 bytes makes a file binary
 _REGULAR_MODES = ("100644", "100755", "000000")
+_ARGUMENTS_BUDGET = 16_000  # characters of paths per git call
 
 
 @dataclass(frozen=True)
@@ -137,32 +138,34 @@ def _names(data: bytes) -> list[str]:
     return [name for name in data.decode("utf-8", "surrogateescape").split("\0") if name]
 
 
-def changes(worktree: Worktree, *, git: str | None = None) -> list[ChangedFile]:
+def changes(worktree: Worktree, *, counts: bool = True, git: str | None = None) -> list[ChangedFile]:
     """The worktree's files that differ from its base (committed or not,
-    untracked included; ignored files left out), by path."""
+    untracked included; ignored files left out), by path; without `counts`,
+    their lines added and removed are not counted (a binary file is then
+    told by its bytes, when it is applied)."""
     if not worktree.base:
         raise WorktreeRefused(f"the commit {worktree.branch} was made from is not known: its changes cannot be listed")
     check_still_a_worktree(worktree, git)
     raw = _names(_git(worktree.path, ["diff", "--raw", "-z", "--no-renames", *DIFF_OPTIONS, worktree.base, "--"],
                       git=git, may_filter=True))
     numbers = _names(_git(worktree.path, ["diff", "--numstat", "-z", "--no-renames", *DIFF_OPTIONS, worktree.base,
-                                          "--"], git=git, may_filter=True))
-    counts = {}
+                                          "--"], git=git, may_filter=True)) if counts else []
+    counted: dict[str, tuple[int, int] | None] = {}
     for entry in numbers:
         added, removed, path = entry.split("\t", 2)
-        counts[path] = (int(added), int(removed)) if added != "-" else None
+        counted[path] = (int(added), int(removed)) if added != "-" else None
     found = {}
     for header, path in zip(raw[0::2], raw[1::2], strict=True):
         old_mode, new_mode, _, _, status = header.lstrip(":").split(" ")
         kind = ADDED if status == "A" else DELETED if status == "D" else MODIFIED
-        numbers_of = counts.get(path)
+        numbers_of = counted.get(path, (0, 0) if not counts else None)
         why_not = ("a link or a submodule: change it by hand" if not {old_mode, new_mode} <= set(_REGULAR_MODES)
                    else "a binary file: copy it by hand if you want it" if numbers_of is None else "")
         found[path] = ChangedFile(path, kind, *(numbers_of or (0, 0)), why_not=why_not)
     untracked = _names(_git(worktree.path, ["ls-files", "--others", "--exclude-standard", "-z", "--"], git=git))
     for path in untracked:
         data, why_not = _worktree_bytes(worktree, path)
-        text_lines = (data or b"").count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        text_lines = (data or b"").count(b"\n") + (1 if data and not data.endswith(b"\n") else 0) if counts else 0
         why_not = why_not or ("a binary file: copy it by hand if you want it" if is_binary(data) else "")
         found[path] = ChangedFile(path, ADDED, 0 if why_not else text_lines, 0, why_not)
     return [found[path] for path in sorted(found)]
@@ -181,16 +184,43 @@ def _worktree_bytes(worktree: Worktree, path: str) -> tuple[bytes | None, str]:
         return None, str(error)
 
 
-def base_bytes(worktree: Worktree, path: str, *, git: str | None = None) -> bytes | None:
-    """The file at the worktree's base (None: it had none), read from the repository
-    (a blob is read with no filter)."""
-    listed = _git(worktree.repository, ["ls-tree", "-z", worktree.base, "--", path], git=git)
-    if not listed:
-        return None
-    data = _git(worktree.repository, ["cat-file", "blob", f"{worktree.base}:{path}"], git=git)
-    if len(data) > MAX_FILE_BYTES:
-        raise Refused(f"{path} holds more than the {MAX_FILE_BYTES:,} bytes the editor rewrites whole")
-    return data
+def base_bytes(worktree: Worktree, file: ChangedFile, *, git: str | None = None) -> bytes | None:
+    """The file at the worktree's base (None: it had none, the worktree added it),
+    read from the repository (a blob is read with no filter)."""
+    return bases(worktree, [file], git=git)[file.path]
+
+
+def bases(worktree: Worktree, files: Sequence[ChangedFile], *, git: str | None = None) -> dict[str, bytes | None]:
+    """Each file at the worktree's base (None: the worktree added it), a few
+    git calls for all: their sizes (`ls-tree -l`), then the blobs one after
+    the other (`show`, no textconv, which applies no filter to a blob), cut
+    by those sizes. The arguments go in batches (Windows takes 32 K characters)."""
+    found: dict[str, bytes | None] = {file.path: None for file in files if file.kind == ADDED}
+    wanted = [file.path for file in files if file.kind != ADDED]
+    while wanted:
+        batch: list[str] = []
+        while wanted and sum(len(path) + 48 for path in batch) < _ARGUMENTS_BUDGET:
+            batch.append(wanted.pop())
+        listed = _names(_git(worktree.repository, ["--literal-pathspecs", "ls-tree", "-z", "-l", worktree.base, "--",
+                                                   *batch], git=git))
+        sizes = []
+        for entry in listed:
+            header, _, path = entry.partition("\t")
+            _, kind, _, listed_size = header.split(maxsplit=3)
+            if kind == "blob" and int(listed_size) > MAX_FILE_BYTES:
+                raise Refused(f"{path} holds more than the {MAX_FILE_BYTES:,} bytes the editor rewrites whole")
+            if kind == "blob":
+                sizes.append((path, int(listed_size)))
+        data = _git(worktree.repository, ["show", "--no-textconv", "--format=",
+                                          *(f"{worktree.base}:{path}" for path, _ in sizes)], git=git) if sizes else b""
+        if len(data) != sum(size for _, size in sizes):
+            raise WorktreeRefused("git show gave other blobs than listed: the base cannot be read")
+        start = 0
+        for path, size in sizes:
+            found[path] = data[start:start + size]
+            start += size
+        found.update({path: None for path in batch if path not in found})  # not a blob at the base
+    return found
 
 
 def worktree_file(worktree: Worktree, path: str) -> str:
@@ -224,24 +254,26 @@ def apply(worktree: Worktree, paths: Collection[str] | None = None, *, policy: s
     edits (refused); `in_views`: paths open in a clean view (their new bytes
     are returned for the view, not written here)."""
     report = ApplyReport()
-    changed = {file.path: file for file in changes(worktree, git=git)}
+    changed = {file.path: file for file in changes(worktree, counts=False, git=git)}
     chosen = sorted(changed) if paths is None else list(paths)
     planned: list[tuple[str, bytes | None, Decision]] = []
     dirty = _uncommitted(worktree.repository, git) if policy == REFUSE else set()
+    at_base = bases(worktree, [changed[path] for path in chosen if path in changed and not changed[path].why_not],
+                    git=git)
     for path in chosen:
         file = changed.get(path)
         why = ("not among the worktree's changes" if file is None else file.why_not
                or target_problem(worktree.repository, path)
                or ("open with unsaved edits: save or revert it first" if path in unsaved else "")
                or ("has uncommitted changes in your files" if path in dirty else ""))
-        if why:
+        if why or file is None:
             report.refused.append(Outcome(path, why))
             continue
         try:
             theirs, why = _worktree_bytes(worktree, path)
             ours = _user_bytes(worktree.repository, path)
             decision = (Decision(why=why) if why
-                        else decide(path, base_bytes(worktree, path, git=git), theirs, ours, worktree.name))
+                        else decide(path, at_base.get(path), theirs, ours, worktree.name))
         except (Refused, OSError) as error:
             decision, ours = Decision(why=str(error)), None
         if decision.why:
@@ -304,7 +336,7 @@ def drop(worktree: Worktree, path: str, *, git: str | None = None) -> None:
     file = changed.get(path)
     if file is None or file.why_not or target_problem(worktree.path, path):
         raise Refused(f"{path}: {file.why_not if file else 'not among the worktree changes'}")
-    data = base_bytes(worktree, path, git=git)
+    data = base_bytes(worktree, file, git=git)
     full = worktree_file(worktree, path)
     if data is None:
         remove_file(full, within=worktree.path)
@@ -317,14 +349,15 @@ def state(worktree: Worktree, *, git: str | None = None) -> str:
     user's files), NOT_APPLIED, or FOLDER_GONE (removed by hand: Discard prunes it)."""
     if not os.path.isdir(worktree.path):
         return FOLDER_GONE
-    listed = changes(worktree, git=git)
+    listed = changes(worktree, counts=False, git=git)
     if not listed:
         return EMPTY
+    at_base = bases(worktree, [file for file in listed if not file.why_not], git=git)
     for file in listed:
         try:
             theirs, _ = _worktree_bytes(worktree, file.path)
             ours = _user_bytes(worktree.repository, file.path)
-            decision = decide(file.path, base_bytes(worktree, file.path, git=git), theirs, ours, worktree.name)
+            decision = decide(file.path, at_base.get(file.path), theirs, ours, worktree.name)
         except (Refused, OSError):
             return NOT_APPLIED
         if decision.why or decision.remove or decision.data not in (None, ours):

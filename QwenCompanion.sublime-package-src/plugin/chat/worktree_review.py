@@ -86,7 +86,7 @@ def _panel(window: sublime.Window, worktree: Worktree, files: list[ChangedFile])
 
     def act(file: ChangedFile, action: int) -> None:
         if action == 0:
-            open_changed_file(window, worktree, file.path)
+            open_changed_file(window, worktree, file)
         elif action == 1:
             keep(window, worktree, file.path)
         elif action == 2:
@@ -103,18 +103,18 @@ def _label(worktree: Worktree, file: ChangedFile) -> str:
 
 
 @threads.on_main
-def open_changed_file(window: sublime.Window, worktree: Worktree, path: str) -> None:
+def open_changed_file(window: sublime.Window, worktree: Worktree, file: ChangedFile) -> None:
     """The worktree's file at its first change, its base as reference (a
     deleted file: its base in a view of its own is not made; it is listed only)."""
     encoding = fallback_encoding()
-    full = worktree_file(worktree, path)
+    full = worktree_file(worktree, file.path)
     if not os.path.isfile(full):
-        window.status_message(f"Qwen Code: {path} was deleted in the worktree")
+        window.status_message(f"Qwen Code: {file.path} was deleted in the worktree")
         return
 
     def texts() -> tuple[str, str] | None:
         try:
-            base = base_bytes(worktree, path)
+            base = base_bytes(worktree, file)
             return (decode(base, encoding).text if base is not None else "", read_text(full, encoding))
         except (WorktreeRefused, Refused, OSError):
             return None
