@@ -30,6 +30,7 @@ import stat
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
+from . import threads
 from .chat.agent_files import MAX_FILE_BYTES, Refused, read_bytes
 from .git import DIFF_OPTIONS, GitError, run_git
 from .merge3 import merge
@@ -130,7 +131,7 @@ def _git(folder: str, args: Sequence[str], *, git: str | None, may_filter: bool 
     except GitError as error:
         raise WorktreeRefused(f"git: {error}") from None
     if output.returncode != 0 or output.truncated:
-        raise WorktreeRefused(f"git {args[0]} in {folder} failed (it ended with {output.returncode})")
+        raise WorktreeRefused(f"git's {args[0]} in {folder} failed (it ended with {output.returncode})")
     return output.stdout
 
 
@@ -138,6 +139,7 @@ def _names(data: bytes) -> list[str]:
     return [name for name in data.decode("utf-8", "surrogateescape").split("\0") if name]
 
 
+@threads.may_block
 def changes(worktree: Worktree, *, counts: bool = True, git: str | None = None) -> list[ChangedFile]:
     """The worktree's files that differ from its base (committed or not,
     untracked included; ignored files left out), by path; without `counts`,
@@ -190,6 +192,7 @@ def base_bytes(worktree: Worktree, file: ChangedFile, *, git: str | None = None)
     return bases(worktree, [file], git=git)[file.path]
 
 
+@threads.may_block
 def bases(worktree: Worktree, files: Sequence[ChangedFile], *, git: str | None = None) -> dict[str, bytes | None]:
     """Each file at the worktree's base (None: the worktree added it), a few
     git calls for all: their sizes (`ls-tree -l`), then the blobs one after
@@ -247,6 +250,7 @@ def _uncommitted(repository: str, git: str | None) -> set[str]:
     return {entry[3:] for entry in entries if len(entry) > 3}
 
 
+@threads.may_block
 def apply(worktree: Worktree, paths: Collection[str] | None = None, *, policy: str = MARKERS,
           unsaved: Collection[str] = (), in_views: Collection[str] = (), git: str | None = None) -> ApplyReport:
     """Apply the worktree's changes of `paths` (default: all) to the user's
@@ -328,6 +332,7 @@ def _carry_out(worktree: Worktree, path: str, ours: bytes | None, decision: Deci
     done.append(outcome)
 
 
+@threads.may_block
 def drop(worktree: Worktree, path: str, *, git: str | None = None) -> None:
     """The worktree's file back to its base (inside the worktree only): a file
     the worktree added is removed. Refused (nothing changed) for a path git
@@ -344,6 +349,7 @@ def drop(worktree: Worktree, path: str, *, git: str | None = None) -> None:
         replace_bytes(full, data, None, within=worktree.path)
 
 
+@threads.may_block
 def state(worktree: Worktree, *, git: str | None = None) -> str:
     """EMPTY (no changes), APPLIED (applying again would change none of the
     user's files), NOT_APPLIED, or FOLDER_GONE (removed by hand: Discard prunes it)."""

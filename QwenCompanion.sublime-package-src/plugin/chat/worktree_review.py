@@ -18,6 +18,7 @@ collects the open views and puts merged text into them."""
 
 from __future__ import annotations
 
+import contextvars
 import os
 from dataclasses import asdict
 from typing import Any
@@ -79,8 +80,10 @@ def _panel(window: sublime.Window, worktree: Worktree, files: list[ChangedFile])
     def chosen(index: int) -> None:
         if 0 <= index < len(files):
             file = files[index]
-            then = lambda action: act(file, action)  # noqa: E731 - shown once the first panel has closed
-            sublime.set_timeout(lambda: window.show_quick_panel(list(FILE_ACTIONS), then, placeholder=file.path))
+            # Shown once the first panel has closed (Sublime closes it after this callback), as the user's doing.
+            then = contextvars.copy_context()
+            sublime.set_timeout(lambda: then.run(window.show_quick_panel, list(FILE_ACTIONS),
+                                                 lambda action: act(file, action), placeholder=file.path))
         elif index == len(files):
             apply_to_my_files(window, worktree)
 
