@@ -21,7 +21,7 @@ from qwencompanion_src.core.worktrees import repository_folder
 from tests.sim.test_chat import FAKE_AGENT, WAIT, ChatRig
 from tests.sim.test_chat_agent_work import request
 from tests.sim.test_worktree_chats import as_repository, git, new_worktree_chat, script, send_to, worktree_path
-from tests.support.editor import require_built, wait_for_package_threads
+from tests.support.editor import PACKAGE, require_built, wait_for_package_threads
 from tests.support.headless import HeadlessSublime
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None or sys.platform == "win32", reason="needs git")
@@ -238,3 +238,27 @@ def test_the_driver_lists_and_applies_a_worktrees_changes(tmp_path: Path) -> Non
         assert [w["state"] for w in editor.do("worktrees")["worktrees"]] == ["applied"]
     finally:
         editor.kill()
+
+
+def test_a_merge_goes_into_a_view_only_while_it_is_clean_and_holds_the_text_merged_from(repo_rig: ChatRig) -> None:
+    rig, workspace = repo_rig, repo_rig.editor.workspace
+    writes = sys.modules[f"{PACKAGE}.plugin.chat.view_writes"]
+    view = rig.host.user.open_file(workspace / "b.txt")
+    saved_since = rig.host.run_on_main(lambda: writes.write_merged(view, "merged\n", "what it was merged from\n"))
+    assert saved_since is not None and rig.editor.text(view) == LINES
+    rig.host.user.type(view, "typed ")
+    typed = rig.editor.text(view)
+    unsaved = rig.host.run_on_main(lambda: writes.write_merged(view, "merged\n", typed))
+    assert unsaved is not None and rig.editor.text(view) == typed and view.is_dirty()
+
+
+def test_a_file_with_unsaved_edits_in_another_window_is_refused_too(repo_rig: ChatRig) -> None:
+    rig, workspace = repo_rig, repo_rig.editor.workspace
+    chat = agent_edits(rig, "elsewhere", {"b.txt": LINES.replace("line 3\n", "line 3!\n")})
+    rig.host.run_on_main(lambda: rig.host.window.run_command("new_window"))
+    other = next(w for w in rig.host.sublime.windows() if w.id() != rig.host.window.id())
+    typed = rig.host.user.open_file(workspace / "b.txt", window=other)
+    rig.host.user.type(typed, "mine ")
+    done = apply(rig, chat)
+    assert done["refused"] == [("b.txt", "open with unsaved edits: save or revert it first")]
+    assert (workspace / "b.txt").read_text() == LINES and typed.is_dirty()

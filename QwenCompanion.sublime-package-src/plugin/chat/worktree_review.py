@@ -163,11 +163,13 @@ def drop_file(window: sublime.Window, worktree: Worktree, path: str) -> None:
 @threads.on_main
 def apply_to_my_files(window: sublime.Window, worktree: Worktree, files: list[str] | None = None) -> None:
     """Merge the worktree's changes (or `files`) into the user's files; the
-    open views' texts are read here, the merge runs on a thread of ours."""
+    open views (of every window: a file open with unsaved edits in another
+    window is not written under it either) are looked at here, the merge runs
+    on a thread of ours."""
     unsaved: set[str] = set()
     clean: dict[str, sublime.View] = {}
     top = os.path.realpath(worktree.repository)
-    for view in window.views():
+    for view in (each for open_window in sublime.windows() for each in open_window.views()):  # every window's
         name = view.file_name()
         relative = os.path.relpath(os.path.realpath(name), top) if name else os.pardir
         if relative.split(os.sep)[0] == os.pardir:
