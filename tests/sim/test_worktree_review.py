@@ -255,10 +255,13 @@ def test_a_merge_goes_into_a_view_only_while_it_is_clean_and_holds_the_text_merg
 def test_a_file_with_unsaved_edits_in_another_window_is_refused_too(repo_rig: ChatRig) -> None:
     rig, workspace = repo_rig, repo_rig.editor.workspace
     chat = agent_edits(rig, "elsewhere", {"b.txt": LINES.replace("line 3\n", "line 3!\n")})
-    rig.host.run_on_main(lambda: rig.host.window.run_command("new_window"))
-    other = next(w for w in rig.host.sublime.windows() if w.id() != rig.host.window.id())
+    first = rig.host.window
+    rig.host.run_on_main(lambda: first.run_command("new_window"))
+    other = next(w for w in rig.host.sublime.windows() if w.id() != first.id())
     typed = rig.host.user.open_file(workspace / "b.txt", window=other)
     rig.host.user.type(typed, "mine ")
+    rig.host.user.focus(chat.composer_view)  # back in the chat's window: the command runs there
+    assert rig.host.window.id() == first.id()
     done = apply(rig, chat)
     assert done["refused"] == [("b.txt", "open with unsaved edits: save or revert it first")]
     assert (workspace / "b.txt").read_text() == LINES and typed.is_dirty()
