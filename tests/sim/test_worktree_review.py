@@ -265,3 +265,21 @@ def test_a_file_with_unsaved_edits_in_another_window_is_refused_too(repo_rig: Ch
     done = apply(rig, chat)
     assert done["refused"] == [("b.txt", "open with unsaved edits: save or revert it first")]
     assert (workspace / "b.txt").read_text() == LINES and typed.is_dirty()
+
+
+def test_a_worktree_folder_removed_by_hand_is_listed_as_such_and_discard_prunes_it(repo_rig: ChatRig) -> None:
+    rig, workspace = repo_rig, repo_rig.editor.workspace
+    chat = agent_edits(rig, "removed", {"a.txt": "x\n"})
+    rig.host.user.run_command("qwen_chat_close", {"chat": chat.chat_id})
+    rig.host.wait_idle()
+    shutil.rmtree(chat.worktree.path)
+    rig.host.user.run_command("qwen_worktrees")
+    wait_for_package_threads(rig.host, "worktree")
+    assert [item.annotation for item in open_panel(rig).items] == ["folder removed"]
+    rig.host.user.choose_quick_panel(0)
+    open_panel(rig)
+    rig.host.user.choose_quick_panel(2)  # Discard Worktree…
+    wait_for_package_threads(rig.host, "worktree")
+    rig.host.wait_idle()
+    assert git(workspace, "branch", "--format=%(refname:short)").split() == ["main"]
+    assert git(workspace, "worktree", "list", "--porcelain").count("worktree ") == 1
