@@ -1,4 +1,4 @@
-"""Worktree commands' git, off the main thread: the one helper that runs
+"""Worktree commands' git, off the main thread: the one function that runs
 it on a thread of ours and tells a refusal."""
 
 from __future__ import annotations
