@@ -238,7 +238,8 @@ def target_problem(repository: str, path: str) -> str:
     if any(part.casefold().rstrip(". ") == ".git" for part in parts):  # also .GIT and ".git." on Windows
         return "a path into .git: never written"
     full = os.path.join(repository, *parts)
-    if os.path.realpath(full) != os.path.join(os.path.realpath(repository), *parts):
+    # Compared without case where the system ignores it (Windows: a file's real name may differ in case).
+    if os.path.normcase(os.path.realpath(full)) != os.path.normcase(os.path.join(os.path.realpath(repository), *parts)):
         return "it leads out of place (a link on the way): never written"
     return ""
 
@@ -324,8 +325,9 @@ def _carry_out(worktree: Worktree, path: str, ours: bytes | None, decision: Deci
         if decision.remove:
             remove_file(target, within=worktree.repository)
         else:
-            mode = os.stat(worktree_file(worktree, path)).st_mode & 0o777
-            replace_bytes(target, decision.data or b"", mode if ours is None else None, within=worktree.repository)
+            # The user's file keeps its permission bits; a new one takes the worktree's (executable or not).
+            mode = os.stat(target if ours is not None else worktree_file(worktree, path)).st_mode & 0o7777
+            replace_bytes(target, decision.data or b"", mode, within=worktree.repository)
     except (Refused, OSError) as error:
         report.refused.append(Outcome(path, str(error)))
         return

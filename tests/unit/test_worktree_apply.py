@@ -170,6 +170,17 @@ def test_apply_writes_clean_merges_and_leaves_the_users_tree_as_git_expects(repo
     assert worktree_changes.state(tree) == APPLIED
 
 
+def test_the_users_file_keeps_its_permission_bits_and_a_new_file_takes_the_worktrees(repo: Path,
+                                                                                     tree: Worktree) -> None:
+    (repo / "a.txt").chmod(0o750)
+    (Path(tree.path) / "a.txt").write_text(LINES + "more\n")
+    (Path(tree.path) / "run.sh").write_text("#!/bin/sh\n")
+    (Path(tree.path) / "run.sh").chmod(0o755)
+    report = worktree_changes.apply(tree)
+    assert sorted(o.path for o in report.applied) == ["a.txt", "run.sh"]
+    assert (repo / "a.txt").stat().st_mode & 0o777 == 0o750 and (repo / "run.sh").stat().st_mode & 0o777 == 0o755
+
+
 def test_a_conflict_leaves_markers_and_is_reported_per_file(repo: Path, tree: Worktree) -> None:
     agent_work(tree)
     (repo / "a.txt").write_text(LINES.replace("line 18\n", "line 18 (yours)\n"))
