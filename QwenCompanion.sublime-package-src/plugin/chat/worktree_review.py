@@ -166,26 +166,33 @@ def apply_to_my_files(window: sublime.Window, worktree: Worktree, files: list[st
     open views (of every window: a file open with unsaved edits in another
     window is not written under it either) are looked at here, the merge runs
     on a thread of ours."""
-    unsaved: set[str] = set()
-    clean: dict[str, sublime.View] = {}
-    top = os.path.realpath(worktree.repository)
-    for view in (each for open_window in sublime.windows() for each in open_window.views()):  # every window's
-        name = view.file_name()
-        relative = os.path.relpath(os.path.realpath(name), top) if name else os.pardir
-        if relative.split(os.sep)[0] == os.pardir:
-            continue
-        key = relative.replace(os.sep, "/")
-        (unsaved.add(key) if view.is_dirty() else clean.__setitem__(key, view))
+    # Only the views' names and states here; their paths are resolved on a thread of ours.
+    opened = [(name, view, view.is_dirty()) for open_window in sublime.windows() for view in open_window.views()
+              if (name := view.file_name())]
     policy = userprefs().worktree_apply_conflicts
     encoding = fallback_encoding()
 
-    def work() -> tuple[ApplyReport, list[tuple[str, str, str]]]:
-        report = apply(worktree, files, policy=policy, unsaved=unsaved, in_views=set(clean))
+    def work() -> tuple[ApplyReport, list[tuple[str, str, str]], dict[str, sublime.View]]:
+        unsaved: set[str] = set()
+        clean: dict[str, sublime.View] = {}
+        top = os.path.realpath(worktree.repository)
+        for name, view, dirty in opened:
+            try:
+                relative = os.path.relpath(os.path.realpath(name), top)
+            except ValueError:  # another drive on Windows
+                continue
+            if relative.split(os.sep)[0] != os.pardir:
+                key = relative.replace(os.sep, "/")
+                if dirty:
+                    unsaved.add(key)
+                else:
+                    clean[key] = view
+        report = apply(worktree, files, policy=policy, unsaved=unsaved, in_views=set(clean) - unsaved)
         # The views get texts: (path, the text merged from, the merged text), decoded as Sublime decodes files.
         texts = [(path, decode(ours, encoding).text, decode(new, encoding).text) for path, ours, new in report.in_views]
-        return report, texts
+        return report, texts, clean
 
-    git_then(window, work, lambda done: _into_views(window, worktree, *done, clean))
+    git_then(window, work, lambda done: _into_views(window, worktree, *done))
 
 
 def _into_views(window: sublime.Window, worktree: Worktree, report: ApplyReport, texts: list[tuple[str, str, str]],
