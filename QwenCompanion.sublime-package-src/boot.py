@@ -74,6 +74,7 @@ from .plugin.chat.worktree_commands import (
     QwenWorktreeDiscardCommand,
     QwenWorktreesCommand,
 )
+from .plugin.chat.worktree_review import QwenWorktreeApplyCommand, QwenWorktreeChangesCommand
 from .plugin.companion import status
 from .plugin.companion.companion_commands import QwenRestartServerCommand, QwenShowLogCommand
 from .plugin.companion.companion_listeners import CompanionWindowListener
@@ -159,6 +160,8 @@ __all__ = [
     "QwenTurnChangesCommand",
     "QwenTurnKeepCommand",
     "QwenTurnUndoCommand",
+    "QwenWorktreeApplyCommand",
+    "QwenWorktreeChangesCommand",
     "QwenWorktreeDiscardCommand",
     "QwenWorktreesCommand",
     "TurnReferenceListener",

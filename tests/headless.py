@@ -21,6 +21,7 @@ Output, one JSON object a line:
     {"event": "chat_error", "window": 1, "chat": 1, "message": "..."}
     {"event": "worktree_created", "window": 1, "chat": 2, "worktree": {"path", "branch"}}   also "worktree_discarded" (no chat)
     {"event": "worktree_refused", "window": 1, "message": "..."}   nothing was made or removed
+    {"event": "worktree_applied", "window": 1, "worktree": {"path", "branch"}, "applied": [{"path", "why"}], "conflicts": [...], "refused": [...]}
     {"event": "notification", "window": 1, "chat": 1, "kind": "permission", "text": "asks: Shell"}   also "turn_ended", "question"
     {"event": "turn_changes", "window": 1, "chat": 1, "turn": 1, "files": [{"path", "added", "removed", "state"}]}
     {"event": "permission_requested", "window": 1, "chat": 1, "toolCall": {"toolCallId", "kind", "title", "locations"}, "options": [{"optionId", "kind", "name"}]}
@@ -478,15 +479,43 @@ def do_worktree_discard(driver: Driver, action: dict[str, Any]) -> dict[str, Any
 
 
 def do_worktrees(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """What Qwen Code: Worktrees… lists: the package's worktrees of the window's repository."""
+    """What Qwen Code: Worktrees… lists: the package's worktrees of the window's repository, with their states."""
     window = driver.window(action)
     commands = sys.modules[f"{PACKAGE}.plugin.chat.worktree_commands"]
     terminal = sys.modules[f"{PACKAGE}.plugin.companion.terminal"]
     folder, store = driver.host.run_on_main(lambda: (terminal.window_cwd(window), commands.worktrees_folder()))
-    found = commands.listed(folder, store)  # git, on the driver's thread
+    found = commands.with_states(commands.listed(folder, store))  # git, on the driver's thread
     chats = {chat.worktree.path: chat.chat_id for chat in driver.chats.of_window(window) if chat.worktree is not None}
-    return {"worktrees": [{"name": w.name, "path": w.path, "branch": w.branch, "chat": chats.get(w.path)}
-                          for w in found]}
+    return {"worktrees": [{"name": w.name, "path": w.path, "branch": w.branch, "chat": chats.get(w.path),
+                           "state": state} for w, state in found]}
+
+
+def _chats_worktree(driver: Driver, action: dict[str, Any]) -> Any:
+    """Chat `chat`'s worktree (also once the chat is closed)."""
+    worktree = driver.chats.worktree_of(int(action["chat"]))
+    if worktree is None:
+        raise ValueError(f"chat {action['chat']} works in no worktree")
+    return worktree
+
+
+def do_worktree_changes(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """What Qwen Code: Worktree Changes lists for chat `chat`: `{files: [{path, added, removed, state, kind}]}`."""
+    worktree = _chats_worktree(driver, action)
+    review = sys.modules[f"{PACKAGE}.plugin.chat.worktree_review"]
+    changes = sys.modules[f"{PACKAGE}.core.worktree_changes"]
+    files = changes.changes(worktree)  # git, on the driver's thread
+    return {"files": driver.host.run_on_main(lambda: review.listing(worktree, files))}
+
+
+def do_worktree_apply(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Qwen Code: Apply to My Files for chat `chat`'s worktree (only `files`, paths as
+    Worktree Changes lists them, when given): `{applied, conflicts, refused}`, lists of {path, why}."""
+    worktree = _chats_worktree(driver, action)
+    window = driver.window(action)
+    args = {"chat": int(action["chat"]), **({"files": list(action["files"])} if action.get("files") else {})}
+    done = _worktree_event(driver, window, "qwen_worktree_apply", args, "worktree_applied")
+    assert done["worktree"]["path"] == worktree.path
+    return {kind: done[kind] for kind in ("applied", "conflicts", "refused")}
 
 
 def do_chats(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
@@ -836,7 +865,9 @@ ACTIONS: dict[str, Action] = {
     "paste_image": do_paste_image,  # {chat?}: the clipboard's image into the composer
     "chat_new": do_chat_new,  # {window?, agent?, worktree?} -> {chat, worktree?: {path, branch}}
     "worktree_discard": do_worktree_discard,  # {chat} -> {worktree: {path, branch}}
-    "worktrees": do_worktrees,  # {window?} -> {worktrees: [{name, path, branch, chat}]}
+    "worktrees": do_worktrees,  # {window?} -> {worktrees: [{name, path, branch, chat, state}]}
+    "worktree_changes": do_worktree_changes,  # {chat} -> {files: [{path, added, removed, state, kind}]}
+    "worktree_apply": do_worktree_apply,  # {chat, files?} -> {applied, conflicts, refused}: [{path, why}]
     "chats": do_chats,  # {window?} -> {chats: [{chat, sessionId, title, active, state}]}
     "chat_select": do_chat_select,  # {chat}
     "chat_close": do_chat_close,  # {chat}

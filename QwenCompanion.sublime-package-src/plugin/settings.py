@@ -162,6 +162,7 @@ class Settings:
             "the name of an agent of chat_agents (or qwen or gemini)")
         # Where New Chat in a Worktree puts worktrees ("": the package's cache folder).
         self.worktrees_folder: str = read.read("worktrees_folder", "", lambda value: isinstance(value, str), "a string")
+        self.worktree_apply_conflicts: str = read.choice("worktree_apply_conflicts", "markers", ("markers", "refuse"))
 
     def context_values(self) -> dict[str, object]:
         """The keys `ContextOptions.from_settings` reads (the CLIs' editor
