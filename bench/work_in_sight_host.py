@@ -59,11 +59,11 @@ def main(workdir: Path, plan_updates: int, shell_chunks: int) -> dict[str, Any]:
     try:
         bench = BenchChat(host, folder, [sys.executable, str(AGENT), str(script)], WAIT)
         window_chat, turn = bench.window_chat, bench.turn
-        agent_work = sys.modules[f"{PACKAGE}.plugin.chat.agent_work"]
+        plan_view = sys.modules[f"{PACKAGE}.plugin.chat.plan_view"]
 
         # 1. Plan updates: main-thread CPU of each (its pin, and the transcript's edit).
         plan_ms: list[float] = []
-        original_pin, original_apply = agent_work.show_pinned_plan, window_chat.apply_pending
+        original_pin, original_apply = plan_view.show_pinned_plan, window_chat.apply_pending
 
         def timed(call: Any) -> Any:
             def run(*args: Any) -> None:
@@ -72,9 +72,9 @@ def main(workdir: Path, plan_updates: int, shell_chunks: int) -> dict[str, Any]:
                 plan_ms.append((time.thread_time() - start) * 1000)
             return run
 
-        agent_work.show_pinned_plan, window_chat.apply_pending = timed(original_pin), timed(original_apply)
+        plan_view.show_pinned_plan, window_chat.apply_pending = timed(original_pin), timed(original_apply)
         turn("plans")
-        agent_work.show_pinned_plan, window_chat.apply_pending = original_pin, original_apply
+        plan_view.show_pinned_plan, window_chat.apply_pending = original_pin, original_apply
 
         # 2. Shell output: the package's time, and the memory the turn adds.
         applies: list[float] = []

@@ -377,7 +377,7 @@ def do_plan(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     current one, how many are above and below, the progress."""
     chat = driver.chat(action)
     driver.host.wait_idle()
-    pinned = sys.modules[f"{PACKAGE}.plugin.chat.agent_work"].pinned_plans.get(chat.chat_id)
+    pinned = sys.modules[f"{PACKAGE}.plugin.chat.plan_view"].pinned_plans.get(chat.chat_id)
     if pinned is None:
         return {"chat": chat.chat_id, "entries": [], "done": 0, "total": 0}
     return {

@@ -20,6 +20,7 @@ from ..editor import end_visible
 from ..settings import userprefs
 from .chats import WindowChat, chats, is_chat_view, window_by_id
 from .notify import TITLE_MARK
+from .plan_view import drop_stale_plan
 from .queue_view import show_queue
 
 if TYPE_CHECKING:
@@ -266,8 +267,6 @@ def refresh_status(window_id: int) -> None:
     chat = chats.get(window)
     if window is None or chat is None:
         return
-    from .agent_work import drop_stale_plan  # here: agent_work's imports import this module
-
     for each in chats.of_window(window):
         drop_stale_plan(each)
         session, transcript = each.conversation.state.session_id, each.transcript_view
