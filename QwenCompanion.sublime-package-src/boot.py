@@ -24,6 +24,7 @@ from .plugin.actions.models import QwenChooseActionModelCommand
 from .plugin.actions.send_to_terminal import QwenSendSelectionToTerminalCommand
 from .plugin.chat.agent_work import ChatSeenListener, PermissionKeysListener, QwenChatPermissionCommand
 from .plugin.chat.attach_commands import QwenChatAddSelectionCommand, QwenChatAttachFileCommand
+from .plugin.chat.branch_commands import QwenChatBranchCommand, QwenChatBranchMenuCommand
 from .plugin.chat.chat_commands import (
     QwenChatCancelCommand,
     QwenChatCommand,
@@ -101,6 +102,8 @@ __all__ = [
     "QwenChatAddSelectionCommand",
     "QwenChatApplyCommand",
     "QwenChatAttachFileCommand",
+    "QwenChatBranchCommand",
+    "QwenChatBranchMenuCommand",
     "QwenChatCancelCommand",
     "QwenChatCloseCommand",
     "QwenChatCommand",

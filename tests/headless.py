@@ -518,6 +518,21 @@ def do_chat_rewind(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return {"chat": chat.chat_id, "filesRestored": outcome.files_restored, "notRestored": outcome.not_restored}
 
 
+def do_chat_branch(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Branch from Here after the chat's prompt `turn` (0-based, as chat_rewind):
+    answers once the new chat is ready on the branch's session, its conversation shown."""
+    window = _chat_window(driver, action)
+    chat = driver.chat(action)
+    branch = sys.modules[f"{PACKAGE}.plugin.chat.branch_commands"].branch
+    future = driver.host.run_on_main(lambda: branch(window, chat, int(action["turn"])))
+    made = future.result(timeout=WAIT * 3)
+    if made is None:
+        raise LookupError("the chat is not available")
+    driver.host.wait_for(lambda: made.conversation.state.agent == "ready", timeout=WAIT * 3)
+    driver.host.wait_idle()
+    return {"chat": made.chat_id}
+
+
 def _history(driver: Driver) -> Any:
     return sys.modules[f"{PACKAGE}.plugin.chat.history_commands"]
 
@@ -724,6 +739,7 @@ ACTIONS: dict[str, Action] = {
     "chat_select": do_chat_select,  # {chat}
     "chat_close": do_chat_close,  # {chat}
     "chat_rewind": do_chat_rewind,  # {chat?, turn, text?}: Rewind to Here, or Edit and Resend with text
+    "chat_branch": do_chat_branch,  # {chat?, turn} -> {chat}: Branch from Here, a new chat on a new session
     "chat_export": do_chat_export,  # {chat?, format?, path?} -> {path | text}
     "sessions": do_sessions,  # {window?, query?} -> {sessions: [{id, title, updated, messages, firstPrompt, cwd}]}
     "session_resume": do_session_resume,  # {id, window?} -> {chat}

@@ -82,6 +82,45 @@ def test_the_markdown_export_of_a_turn_with_a_tool_call_and_a_permission(real_ch
     assert text.index("## You") < text.index("**Permission**") < text.index("It said exported-word.")
 
 
+def session_file(home: str, session_id: str) -> Path:
+    """The session's record as qwen keeps it (`~/.qwen/projects/<project>/chats/<id>.jsonl`)."""
+    [found] = Path(home, ".qwen", "projects").glob(f"*/chats/{session_id}.jsonl")
+    return found
+
+
+def test_branch_from_here_continues_from_the_turn_and_leaves_the_original_untouched(
+        real_chat: RealChat, real_env: dict[str, str]) -> None:
+    real_chat.model.queue("Answer ALPHA.", "Answer BETA.", "Answer GAMMA.", "Branch answer.", "Original answer.")
+    for word in ("ALPHA", "BETA", "GAMMA"):
+        real_chat.send(f"Prompt {word}")
+    assert real_chat.ended(3) == ["end_turn"] * 3
+    original = real_chat.chat()
+    source = original.conversation.state.session_id
+    recorded = session_file(real_env["HOME"], source).read_bytes()
+
+    real_chat.host.user.run_command("qwen_chat_branch", {"turn": 1})
+    branched = real_chat.host.wait_for(
+        lambda: next((c for c in real_chat.chats.of_window(real_chat.host.window)
+                      if c is not original and c.conversation.state.agent == "ready"), None), timeout=WAIT)
+    assert real_chat.chat() is branched and branched.conversation.state.session_id not in (None, source)
+    shown = real_chat.transcript()  # the branch's conversation, replayed up to the turn
+    assert "Prompt ALPHA" in shown and "Answer BETA." in shown and "GAMMA" not in shown
+    assert session_file(real_env["HOME"], source).read_bytes() == recorded  # qwen copied it, wrote nothing there
+
+    real_chat.send("BRANCH-NEXT")
+    real_chat.ended(4)
+    prompts = [p.rsplit(">", 1)[-1] for p in user_texts(real_chat.model.agent_requests[-1])]
+    assert prompts == ["Prompt ALPHA", "Prompt BETA", "BRANCH-NEXT"]
+
+    tabs = sys.modules[f"{PACKAGE}.plugin.chat.chat_tabs"]
+    real_chat.host.run_on_main(lambda: tabs.select_chat(real_chat.host.window, original))
+    real_chat.send("ORIGINAL-NEXT")
+    real_chat.ended(5)
+    prompts = [p.rsplit(">", 1)[-1] for p in user_texts(real_chat.model.agent_requests[-1])]
+    assert prompts == ["Prompt ALPHA", "Prompt BETA", "Prompt GAMMA", "ORIGINAL-NEXT"]
+    assert original.conversation.state.session_id == source
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="replays Terminus's Linux command line")
 def test_continue_in_terminal_resumes_the_chats_session_in_the_tui(
         real_chat: RealChat, qwen_cli: QwenCli, tmux_bin: str, qwen_env: dict[str, str], tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from .. import threads
 from ..json_types import JsonObject
 from ..qwen_home import SIGN_IN_HINT
 from .agent_connection import AgentConnection
+from .branch import Branch, branch, branch_point_of
 from .bridge import AgentBridge, AgentCommand, AgentError, AgentGone
 from .chat_state import ChatState
 from .chat_thread import ChatThread
@@ -117,11 +118,17 @@ class Conversation:
     def load_session(self, session_id: str) -> Future[None]:
         return self._submit(self._guarded(self._load_session(session_id)))
 
-    def resume_session(self, session_id: str, cwd: str | None = None) -> Future[None]:
+    def resume_session(self, session_id: str, cwd: str | None = None, replay: bool = False) -> Future[None]:
         """Go on with an earlier session (of folder `cwd`, default the agent's):
         a chat not started yet starts on it, with session/resume where the
-        agent offers it (nothing replayed), else session/load."""
-        return self._submit(self._guarded(self._resume_session(session_id, cwd)))
+        agent offers it (nothing replayed), else session/load; with `replay`,
+        session/load, which shows its conversation (a branch's)."""
+        return self._submit(self._guarded(self._resume_session(session_id, cwd, replay)))
+
+    def branch(self, turn: int) -> Future[Branch]:
+        """A new session holding prompts 0..`turn` and their answers (branch.py);
+        this chat's session is left as it is. Fails with `BranchRefused`."""
+        return self._submit(self._branch(turn))
 
     def list_history(self, folders: list[str]) -> Future[list[SessionEntry]]:
         """The sessions of `folders` (default: the agent's folder), newest first, bounded."""
@@ -381,9 +388,11 @@ class Conversation:
         self._changed()
         blocks: list[JsonObject] = [{"type": "text", "text": text}, *context]
         session_id = self.state.session_id or ""
+        branch_point = None
         try:
             response = await bridge.prompt(session_id, blocks)
             stop_reason = str(response.stop_reason)
+            branch_point = branch_point_of(response.field_meta)
         except AgentGone:
             if self._cancelling:  # the agent was restarted to stop the turn
                 stop_reason = "cancelled"
@@ -406,7 +415,7 @@ class Conversation:
                 self.connection.turn_succeeded()
         self.streamer.flush()
         self._changed()
-        self.prompts.turn_ended()
+        self.prompts.turn_ended(branch_point)
         self._events.turn_ended(stop_reason)
 
     @threads.on_chat_loop
@@ -451,10 +460,10 @@ class Conversation:
         await self._load(bridge, session_id)
 
     @threads.on_chat_loop
-    async def _resume_session(self, session_id: str, cwd: str | None) -> None:
+    async def _resume_session(self, session_id: str, cwd: str | None, replay: bool) -> None:
         if self._session_bridge is None:
             self.state.session_id = session_id  # not started: its start takes this session
-            self._resume_in = cwd or ""
+            self._resume_in = None if replay else cwd or ""
         bridge = await self._ensure_ready()
         if session_id != self.state.session_id:
             await self._load(bridge, session_id)
@@ -505,6 +514,12 @@ class Conversation:
             self._changed()
             if self._queue:
                 self._submit(self._drain())
+
+    @threads.on_chat_loop
+    async def _branch(self, turn: int) -> Branch:
+        bridge = await self._ensure_ready()
+        return await branch(self.state, self.prompts, len(self._queue) + self._draining, bridge.request, turn,
+                            self._cwd())
 
     @threads.on_chat_loop
     async def _restart(self) -> None:

@@ -43,10 +43,11 @@ def _open_holder(window: sublime.Window, session_id: str) -> WindowChat | None:
 
 
 def resume_in_new_chat(window: sublime.Window, session_id: str, title: str, cwd: str | None,
-                       agent: str | None) -> WindowChat | None:
+                       agent: str | None, replay: bool = False) -> WindowChat | None:
     """The session goes on in a new chat tab named after it (the user's own
     pick: the new chat takes the keys). One open in a chat already: that chat
-    comes forward instead, as two writers on one session would fork it."""
+    comes forward instead, as two writers on one session would fork it. With
+    `replay` its conversation is shown (session/load)."""
     holder = _open_holder(window, session_id)
     if holder is not None:
         select_chat(window, holder)
@@ -57,7 +58,7 @@ def resume_in_new_chat(window: sublime.Window, session_id: str, title: str, cwd:
         return None
     chat.custom_title = title[:TITLE_MAX_CHARS]
     open_chat(window, chat)
-    chat.conversation.resume_session(session_id, cwd)
+    chat.conversation.resume_session(session_id, cwd, replay)
     return chat
 
 
