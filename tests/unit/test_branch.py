@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from qwencompanion_src.core.chat.agents import TITLE_MAX_CHARS
 from qwencompanion_src.core.chat.branch import (
     BRANCH_METHOD,
     TRANSCRIPT_METHOD,
@@ -21,7 +22,6 @@ from qwencompanion_src.core.chat.branch import (
     refusal,
     transcript_branch_point,
 )
-from qwencompanion_src.core.chat.agents import TITLE_MAX_CHARS
 from qwencompanion_src.core.chat.chat_state import ChatState
 from qwencompanion_src.core.chat.rewind import PromptLog
 
