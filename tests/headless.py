@@ -568,10 +568,11 @@ def do_sessions(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 
 def do_session_resume(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Chat History's Enter on session `id`: a new chat tab goes on with it (or the chat that has it open)."""
+    """Chat History's Enter on session `id`: a new chat tab goes on with it (or the chat that has it open);
+    refused while qwen in a terminal holds it."""
     window, lister, entry = _listed_entry(driver, action)
-    chat = driver.host.run_on_main(lambda: _history(driver).resume_in_new_chat(
-        window, entry.session_id, entry.title, entry.cwd or None, lister.agent))
+    chat = driver.host.run_on_main(lambda: _history(driver).resume_unless_held(
+        window, entry.session_id, entry.title, entry.cwd or None, lister.agent)).result(timeout=WAIT)
     if chat is None:
         raise LookupError("the chat is not available")
     if chat is not lister:

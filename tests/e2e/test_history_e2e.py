@@ -6,11 +6,13 @@ permission, and Continue in Terminal (the TUI resumes the chat's session)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.conftest import StartTui
 from tests.e2e.test_chat_agent_e2e import answer, asked, option_of
 from tests.e2e.test_chat_e2e import WAIT, RealChat
 from tests.e2e.test_open_terminal_e2e import terminus_tui
@@ -145,3 +147,56 @@ def test_continue_in_terminal_resumes_the_chats_session_in_the_tui(
     finally:
         tui.close()
     assert session is not None
+
+
+HELD = "open in qwen in a terminal"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the TUI runs in tmux")
+def test_a_session_qwen_holds_in_a_terminal_is_not_written_by_a_second_writer(
+        real_chat: RealChat, real_env: dict[str, str], start_tui: StartTui, tmp_path: Path) -> None:
+    record = tmp_path / "terminus-calls.jsonl"
+    install_terminus(real_chat.host, record)
+    real_chat.model.queue("Answer in the chat.", "Answer after the terminal quit.")
+    real_chat.send("HELD-PROMPT")
+    real_chat.ended()
+    chat = real_chat.chat()
+    session = chat.conversation.state.session_id
+    tui = start_tui(args=["--resume", session])  # the user's own terminal on the chat's conversation
+
+    # qwen's registry says so, with the start token the package computes for the TUI's process
+    live = sys.modules[f"{PACKAGE}.core.chat.live_sessions"]
+    registered = [json.loads(p.read_text()) for p in Path(real_env["HOME"], ".qwen", "sessions").glob("*.json")]
+    [terminal] = [r for r in registered if r["kind"] == "tui"]
+    assert terminal["sessionId"] == session and terminal["procStart"] == live.linux_proc_start(terminal["pid"])
+
+    # Continue in Terminal: refused, the chat stays, no second terminal
+    real_chat.host.user.run_command("qwen_chat_continue_in_terminal")
+    real_chat.host.wait_for(lambda: any(HELD in m for m in real_chat.host.status_messages), timeout=WAIT)
+    real_chat.host.wait_idle()
+    assert real_chat.chat() is chat and terminus_calls(record) == []
+
+    # Chat History's Enter on it from another chat (its own closed): refused, no chat opens it
+    real_chat.host.user.run_command("qwen_chat_new")
+    real_chat.host.wait_for(lambda: real_chat.chat() is not chat and real_chat.chat().conversation.state.agent == "ready",
+                            timeout=WAIT)
+    real_chat.host.run_on_main(lambda: real_chat.host.window.run_command("qwen_chat_close", {"chat": chat.chat_id}))
+    real_chat.host.wait_idle()
+    before = len(real_chat.host.status_messages)
+    real_chat.host.user.run_command("qwen_chat_sessions")
+    open_panel(real_chat)
+    real_chat.host.user.choose_quick_panel(0)
+    real_chat.host.wait_for(lambda: any(HELD in m for m in real_chat.host.status_messages[before:]), timeout=WAIT)
+    real_chat.host.wait_idle()
+    assert not [c for c in real_chat.chats.all() if c.conversation.state.session_id == session]
+
+    # qwen in the terminal quit: Enter resumes it
+    tui.close()
+    real_chat.host.wait_for(lambda: not live.is_running(terminal["pid"], terminal["procStart"]), timeout=WAIT)
+    real_chat.host.user.run_command("qwen_chat_sessions")
+    open_panel(real_chat)
+    real_chat.host.user.choose_quick_panel(0)
+    resumed = real_chat.host.wait_for(
+        lambda: next((c for c in real_chat.chats.all() if c.conversation.state.session_id == session
+                      and c.conversation.state.agent == "ready"), None), timeout=WAIT)
+    assert resumed is real_chat.chat()

@@ -1,7 +1,8 @@
 """Qwen Code: Chat History… — every earlier session of the window's folders,
 newest first (title, time, first prompt), fetched off the main thread by the
 chat's own thread. Enter resumes the picked session in a new chat tab (or
-brings forward the chat that has it open); with `action` "rename" or
+brings forward the chat that has it open; refused while qwen in a terminal
+holds it); with `action` "rename" or
 "delete" the picked session is renamed or deleted (delete asks first), and
 "search" asks for words first and lists only the sessions whose title or
 first prompt hold them all."""
@@ -15,10 +16,12 @@ import sublime_plugin
 
 from ...core.chat.agents import TITLE_MAX_CHARS, can_load, can_resume
 from ...core.chat.history import SessionEntry, annotation, details, filtered
+from ...core.chat.live_sessions import SessionHeld
 from ..background import when_done
 from .chat_tabs import close_chat, rename_chat, select_chat
 from .chat_views import open_chat
 from .chats import WindowChat, chats, forget_session
+from .live_writers import unless_held
 
 ACTIONS = ("resume", "rename", "delete", "search")
 PLACEHOLDERS = {
@@ -60,6 +63,25 @@ def resume_in_new_chat(window: sublime.Window, session_id: str, title: str, cwd:
     open_chat(window, chat)
     chat.conversation.resume_session(session_id, cwd, replay)
     return chat
+
+
+def resume_unless_held(window: sublime.Window, session_id: str, title: str, cwd: str | None,
+                       agent: str | None) -> Future[WindowChat | None]:
+    """Chat History's Enter: `resume_in_new_chat`, refused (the status bar says
+    why, the future fails with `SessionHeld`) while qwen in a terminal holds the session."""
+    if _open_holder(window, session_id) is not None:
+        done: Future[WindowChat | None] = Future()
+        done.set_result(resume_in_new_chat(window, session_id, title, cwd, agent))
+        return done
+    opened = unless_held(session_id, cwd, lambda: resume_in_new_chat(window, session_id, title, cwd, agent)
+                         if window.is_valid() else None)
+
+    def refused(done: Future[WindowChat | None]) -> None:
+        if isinstance(done.exception(), SessionHeld):
+            window.status_message(str(done.exception()))
+
+    when_done(opened, refused)
+    return opened
 
 
 def let_go_if_unused(window: sublime.Window, lister: WindowChat) -> None:
@@ -176,8 +198,12 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
             elif not resumable:
                 window.status_message("Qwen Code: this agent cannot resume or load its earlier sessions")
             else:
-                resumed = resume_in_new_chat(window, entry.session_id, entry.title, entry.cwd or None, lister.agent)
-                if resumed is not None and resumed is not lister:
-                    let_go_if_unused(window, lister)
+                resumed = resume_unless_held(window, entry.session_id, entry.title, entry.cwd or None, lister.agent)
+
+                def let_go(done: Future[WindowChat | None]) -> None:
+                    if done.exception() is None and done.result() not in (None, lister):
+                        let_go_if_unused(window, lister)
+
+                when_done(resumed, let_go)
 
         window.show_quick_panel(items, picked, placeholder=placeholder)
