@@ -557,13 +557,17 @@ def _listed_entry(driver: Driver, action: dict[str, Any]) -> tuple[Any, Any, Any
 
 def do_sessions(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Chat History: the sessions of the window's folders, newest first; with
-    `query`, those whose title or first prompt hold every word."""
+    `query`, those whose title or first prompt hold every word, or whose
+    prompts and answers do (Search in Conversations)."""
     _, _, sessions = _listed(driver, action)
     history = sys.modules[f"{PACKAGE}.core.chat.history"]
+    query = str(action.get("query") or "")
+    index = sys.modules[f"{PACKAGE}.plugin.chat.conversation_index"]
+    said = driver.host.run_on_main(lambda: index.sessions_matching(query)).result(timeout=WAIT) if query.strip() else set()
     return {"sessions": [
         {"id": e.session_id, "title": e.title, "updated": e.updated, "messages": e.messages,
          "firstPrompt": e.first_prompt, "cwd": e.cwd}
-        for e in history.filtered(sessions, str(action.get("query") or ""))
+        for e in history.filtered(sessions, query, said)
     ]}
 
 

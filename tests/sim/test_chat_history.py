@@ -2,7 +2,8 @@
 scripted agent: every page of session/list newest first with its first
 prompt, Enter resuming the picked session in a new chat tab (session/resume
 where the agent offers it, else session/load), search, rename and delete from
-the list, and a paging agent's endless list bounded."""
+the list (its answers too, through the package's index), and a paging
+agent's endless list bounded."""
 
 from __future__ import annotations
 
@@ -107,6 +108,24 @@ def test_search_matches_titles_and_first_prompts(rig: ChatRig) -> None:
     rig.host.wait_for(lambda: [p for p in rig.host.app.input_panels if not p.done], timeout=WAIT)
     rig.host.user.submit_input_panel("TWO bet")
     assert triggers(open_panel(rig)) == ["beta two"]
+
+
+def test_search_in_conversations_matches_answers_through_an_index_in_the_cache_folder(rig: ChatRig) -> None:
+    rig.load([[{"chunks": ["The answer mentions ", "ZEBRA stripes."]}], [{"chunks": ["Nothing to see."]}]])
+    before = sorted(rig.editor.workspace.rglob("*"))
+    rig.send("first question")
+    rig.ended()
+    rig.chat().conversation.new_session().result(WAIT)
+    rig.send("second question")
+    rig.ended(2)
+    index = Path(rig.host.app.cache_dir) / "QwenCompanion" / "conversations-index.jsonl"
+    rig.host.wait_for(lambda: sorted(rig.editor.workspace.rglob("*")) != before
+                      or (index.exists() and index.read_text(encoding="utf-8").count("\n") == 2), timeout=WAIT)
+    assert sorted(rig.editor.workspace.rglob("*")) == before  # nothing of the index in the project
+    rig.host.user.run_command("qwen_chat_sessions", {"action": "search"})
+    rig.host.wait_for(lambda: [p for p in rig.host.app.input_panels if not p.done], timeout=WAIT)
+    rig.host.user.submit_input_panel("zebra QUESTION")  # a word of the answer, one of the prompt
+    assert triggers(open_panel(rig)) == ["first question"]
 
 
 @pytest.mark.parametrize("open_in_a_chat", [False, True])

@@ -34,6 +34,7 @@ from .history import SessionEntry, list_folder, newest_first
 from .render import UpdateRenderer, chunk_text
 from .request_handler import AgentRequestHandler
 from .rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, rewind
+from .search_index import TEXT_MAX_CHARS
 from .store import SessionStore
 from .streamer import BlockStreamer
 from .transcript_layout import TranscriptLayout
@@ -69,6 +70,8 @@ class ConversationSetup:
     connection: AgentConnection | None = None
     # The folder its session works in (a worktree of its own); None: the agent's.
     cwd: str | None = None
+    # Takes each finished turn (session, prompt, answer) for Search in Conversations; must not block.
+    index_turn: Callable[[str, str, str], None] | None = None
 
 
 class Conversation:
@@ -92,6 +95,8 @@ class Conversation:
         self._cancelling = False
         self._turn_lost_agent = False  # the running turn's agent went away (see `exited`)
         self._resume_in: str | None = None  # the folder of the session the start resumes
+        self._answer: list[str] = []  # the running turn's answer, up to TEXT_MAX_CHARS, for the search index
+        self._answer_chars = 0
         if setup.key is not None:
             self.state.session_id = setup.store.get(setup.key)
 
@@ -385,6 +390,7 @@ class Conversation:
         self.state.usage.start_turn()
         self._cancelling = False
         self._turn_lost_agent = False
+        self._answer, self._answer_chars = [], 0
         self._changed()
         blocks: list[JsonObject] = [{"type": "text", "text": text}, *context]
         session_id = self.state.session_id or ""
@@ -416,6 +422,8 @@ class Conversation:
         self.streamer.flush()
         self._changed()
         self.prompts.turn_ended(branch_point)
+        if self._setup.index_turn is not None and stop_reason != "error" and session_id:
+            self._setup.index_turn(session_id, text, "".join(self._answer))
         self._events.turn_ended(stop_reason)
 
     @threads.on_chat_loop
@@ -550,6 +558,9 @@ class Conversation:
     def _agent_text(self, text: str, meta: dict[str, Any] | None) -> None:
         if self.state.adopt_usage(meta, replaying=self._replaying):
             self._changed()
+        if not self._replaying and self._answer_chars < TEXT_MAX_CHARS:
+            self._answer.append(text[:TEXT_MAX_CHARS - self._answer_chars])
+            self._answer_chars += len(self._answer[-1])
         self._layout.agent_text(text, replaying=self._replaying)
 
     @threads.on_chat_loop

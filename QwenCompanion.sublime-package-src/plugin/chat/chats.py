@@ -44,6 +44,7 @@ from ..background import in_background
 from ..companion.companions import ide_tools_server
 from ..settings import userprefs
 from .agents import agent_command, default_agent
+from .conversation_index import turn_indexer
 
 if TYPE_CHECKING:
     from ...core.chat.agent_connection import AgentConnection
@@ -149,6 +150,7 @@ class WindowChat:
             key=session_key(project, self.agent) if remembered else None,
             connection=connection,
             cwd=worktree.path if worktree is not None else None,
+            index_turn=turn_indexer(),
         )
         self.conversation: Conversation = Conversation(thread, setup, BlockStreamer(Transcript(), self._sink), self)
 

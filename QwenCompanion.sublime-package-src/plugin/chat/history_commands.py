@@ -5,7 +5,8 @@ brings forward the chat that has it open; refused while qwen in a terminal
 holds it); with `action` "rename" or
 "delete" the picked session is renamed or deleted (delete asks first), and
 "search" asks for words first and lists only the sessions whose title or
-first prompt hold them all."""
+first prompt hold them all, or whose prompts and answers do (the package's
+index of the chats it saw, conversation_index.py)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from ..background import when_done
 from .chat_tabs import close_chat, rename_chat, select_chat
 from .chat_views import open_chat
 from .chats import WindowChat, chats, forget_session
+from .conversation_index import sessions_matching
 from .live_writers import unless_held
 
 ACTIONS = ("resume", "rename", "delete", "search")
@@ -154,15 +156,25 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
         if asked is None:
             return
         lister, future = asked
-        when_done(future, lambda done: self._listed(lister, done, action if action in PLACEHOLDERS else "resume",
-                                                    query))
+        action = action if action in PLACEHOLDERS else "resume"
+        if not query.strip():
+            when_done(future, lambda done: self._listed(lister, done, action, query, set()))
+            return
 
-    def _listed(self, lister: WindowChat, done: Future[list[SessionEntry]], action: str, query: str) -> None:
+        def with_answers(done: Future[list[SessionEntry]]) -> None:  # the index's matches join the list's
+            when_done(sessions_matching(query), lambda said: self._listed(
+                lister, done, action, query, said.result() if said.exception() is None else set()))
+
+        when_done(future, with_answers)
+
+    def _listed(self, lister: WindowChat, done: Future[list[SessionEntry]], action: str, query: str,
+                said: set[str]) -> None:
+        """`said`: the sessions whose prompts and answers hold the query (the package's index)."""
         from ...core.chat.qwen_sessions import is_qwen
 
         window = self.window
         try:
-            sessions = filtered(done.result(), query)
+            sessions = filtered(done.result(), query, said)
         except Exception as error:
             window.status_message(f"Qwen Code: could not list the sessions: {error}")
             return
