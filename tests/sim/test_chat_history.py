@@ -175,6 +175,42 @@ def test_a_paging_agents_endless_list_is_bounded(rig: ChatRig) -> None:
     assert len(rig.received("session/list")) == cap // 100  # no page asked beyond the cap
 
 
+def test_a_giant_list_of_giant_titles_is_bounded(rig: ChatRig) -> None:
+    rig.script_extras.update(listed_sessions={"count": 5000, "title_chars": 20_000}, list_page=500)  # 10 MB pages
+    rig.load()
+    rig.send("hello")
+    rig.ended()
+    rig.host.user.run_command("qwen_chat_sessions")
+    panel = open_panel(rig)
+    cap = sys.modules[f"{PACKAGE}.core.chat.agents"].MAX_LISTED_SESSIONS
+    assert len(panel.items) == cap and len(rig.received("session/list")) == 2
+    assert all(len(item.trigger) <= 200 and len(item.details) <= 200 and len(item.annotation) <= 60
+               for item in panel.items)
+
+
+def test_branch_from_here_says_why_an_agent_other_than_qwen_cannot(rig: ChatRig) -> None:
+    rig.load()  # the scripted agent, not qwen
+    rig.send("hello")
+    rig.ended()
+    rig.host.user.run_command("qwen_chat_branch", {"turn": 0})
+    rig.host.wait_for(lambda: any("cannot branch: fake-acp 1.0 cannot branch a conversation (only qwen offers it)"
+                                  in m for m in rig.host.status_messages), timeout=WAIT)
+    rig.host.wait_idle()
+    assert len(rig.chats.of_window(rig.host.window)) == 1 and rig.received("qwen/control/session/branch") == []
+
+
+def test_branch_from_here_on_qwen_without_its_branch_point_says_why(rig: ChatRig) -> None:
+    rig.script_extras.update(agent_name="qwen-code")  # qwen by name; its prompt answers carry no branch point
+    rig.load()
+    rig.send("hello")
+    rig.ended()
+    rig.host.user.run_command("qwen_chat_branch", {"turn": 0})
+    rig.host.wait_for(lambda: any("cannot branch: qwen gave no branch point for prompt 1" in m
+                                  for m in rig.host.status_messages), timeout=WAIT)
+    rig.host.wait_idle()
+    assert len(rig.chats.of_window(rig.host.window)) == 1
+
+
 def test_the_tabs_show_the_title_the_agent_sets_bounded_to_one_line(rig: ChatRig) -> None:
     rig.load([[{"update": {"sessionUpdate": "session_info_update", "title": "Fix the\nparser " + "x" * 5000}},
                {"chunks": ["Done."]}],
