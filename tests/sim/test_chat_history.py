@@ -269,6 +269,8 @@ def test_the_drivers_history_and_export_verbs(driver: HeadlessSublime, tmp_path:
     assert driver.do("session_delete", id=alpha)["ok"]
     assert [s["id"] for s in driver.do("sessions")["sessions"]] == [listed[0]["id"]]
     assert driver.do("chat_export", format="pdf")["ok"] is False
+    refused = driver.do("chat_branch", chat=second, turn=0)  # qwen by name, without its branch point
+    assert refused["ok"] is False and "no branch point for prompt 1" in refused["error"]
 
 
 def test_continue_in_terminal_closes_the_chat_and_resumes_its_session_in_terminus(rig: ChatRig, tmp_path: Path) -> None:
