@@ -176,12 +176,16 @@ def test_a_session_qwen_holds_in_a_terminal_is_not_written_by_a_second_writer(
     real_chat.host.wait_idle()
     assert real_chat.chat() is chat and terminus_calls(record) == []
 
-    # Chat History's Enter on it from another chat (its own closed): refused, no chat opens it
-    real_chat.host.user.run_command("qwen_chat_new")
-    real_chat.host.wait_for(lambda: real_chat.chat() is not chat and real_chat.chat().conversation.state.agent == "ready",
-                            timeout=WAIT)
+    # Its chat closed, the window's next chat (which reopens the folder's last conversation) starts a new one
     real_chat.host.run_on_main(lambda: real_chat.host.window.run_command("qwen_chat_close", {"chat": chat.chat_id}))
     real_chat.host.wait_idle()
+    real_chat.host.user.run_command("qwen_chat")
+    other = real_chat.host.wait_for(lambda: real_chat.chat() if real_chat.chat() is not None
+                                    and real_chat.chat().conversation.state.agent == "ready" else None, timeout=WAIT)
+    assert other.conversation.state.session_id not in (None, session)
+    assert HELD in other.conversation.streamer.transcript.text()
+
+    # Chat History's Enter on it: refused, no chat opens it
     before = len(real_chat.host.status_messages)
     real_chat.host.user.run_command("qwen_chat_sessions")
     open_panel(real_chat)

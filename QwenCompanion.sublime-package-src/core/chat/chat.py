@@ -72,6 +72,8 @@ class ConversationSetup:
     cwd: str | None = None
     # Takes each finished turn (session, prompt, answer) for Search in Conversations; must not block.
     index_turn: Callable[[str, str, str], None] | None = None
+    # Why a session may not be opened here (a live qwen terminal writes it), else None; may read small files.
+    held_elsewhere: Callable[[str], str | None] | None = None
 
 
 class Conversation:
@@ -255,6 +257,10 @@ class Conversation:
             self.state.accepts_images = self.connection.accepts_images
             session_id = self.state.session_id
             resume_in, self._resume_in = self._resume_in, None
+            held = self._setup.held_elsewhere(session_id) if session_id and self._setup.held_elsewhere else None
+            if held is not None:  # e.g. the folder's last conversation, continued in the terminal since
+                self._write_note(f"{held}. This is a new conversation.")
+                session_id = self.state.session_id = None
             if session_id is not None and resume_in is not None and bridge.can_resume:
                 try:
                     await self._resume(bridge, session_id, resume_in)

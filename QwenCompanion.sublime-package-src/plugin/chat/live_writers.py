@@ -20,6 +20,12 @@ def _holders_message(session_id: str, cwd: str | None) -> str | None:
     return held_message(holders) if holders else None
 
 
+def held_by_terminal(session_id: str) -> str | None:
+    """Why a chat does not open `session_id` (a live qwen terminal holds it), or
+    None; for the chat's own thread, which reads the registry itself."""
+    return _holders_message(session_id, None)
+
+
 def unless_held[T](session_id: str, cwd: str | None, then: Callable[[], T]) -> Future[T]:
     """`then()` on the main thread once no live qwen terminal holds
     `session_id`; else the future fails with `SessionHeld` (its message says why)."""
