@@ -123,6 +123,26 @@ def test_branch_from_here_continues_from_the_turn_and_leaves_the_original_untouc
     assert original.conversation.state.session_id == source
 
 
+def test_branch_from_a_reloaded_conversation_takes_the_turn_from_qwens_transcript(real_chat: RealChat) -> None:
+    real_chat.model.queue("Answer ALPHA.", "Answer BETA.", "Branch answer.")
+    for word in ("ALPHA", "BETA"):
+        real_chat.send(f"Prompt {word}")
+    real_chat.ended(2)
+    original = real_chat.chat()
+    original.conversation.restart().result(WAIT)  # session/load replays it: no prompt answer gave its branch point
+    assert original.conversation.prompts.texts() == ["Prompt ALPHA", "Prompt BETA"]
+    assert original.conversation.prompts.get(0).branch_point is None
+
+    real_chat.host.user.run_command("qwen_chat_branch", {"turn": 0})
+    branched = real_chat.host.wait_for(
+        lambda: next((c for c in real_chat.chats.of_window(real_chat.host.window)
+                      if c is not original and c.conversation.state.agent == "ready"), None), timeout=WAIT)
+    real_chat.send("BRANCH-NEXT")
+    real_chat.ended(3)
+    prompts = [p.rsplit(">", 1)[-1] for p in user_texts(real_chat.model.agent_requests[-1])]
+    assert prompts == ["Prompt ALPHA", "BRANCH-NEXT"] and real_chat.chat() is branched
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="replays Terminus's Linux command line")
 def test_continue_in_terminal_resumes_the_chats_session_in_the_tui(
         real_chat: RealChat, qwen_cli: QwenCli, tmux_bin: str, qwen_env: dict[str, str], tmp_path: Path) -> None:
