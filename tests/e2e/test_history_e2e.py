@@ -186,6 +186,7 @@ def test_a_session_qwen_holds_in_a_terminal_is_not_written_by_a_second_writer(
 
     # qwen's registry says so, with the start token the package computes for the TUI's process
     live = sys.modules[f"{PACKAGE}.core.chat.live_sessions"]
+    lockfile = sys.modules[f"{PACKAGE}.core.companion.lockfile"]
     registered = [json.loads(p.read_text()) for p in Path(real_env["HOME"], ".qwen", "sessions").glob("*.json")]
     [terminal] = [r for r in registered if r["kind"] == "tui"]
     assert terminal["sessionId"] == session and terminal["procStart"] == live.linux_proc_start(terminal["pid"])
@@ -216,7 +217,7 @@ def test_a_session_qwen_holds_in_a_terminal_is_not_written_by_a_second_writer(
 
     # qwen in the terminal quit: Enter resumes it
     tui.close()
-    real_chat.host.wait_for(lambda: not live.is_running(terminal["pid"], terminal["procStart"]), timeout=WAIT)
+    real_chat.host.wait_for(lambda: not live.is_running(terminal["pid"], terminal["procStart"], lockfile.pid_alive), timeout=WAIT)
     real_chat.host.user.run_command("qwen_chat_sessions")
     open_panel(real_chat)
     real_chat.host.user.choose_quick_panel(0)

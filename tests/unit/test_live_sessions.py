@@ -24,6 +24,7 @@ from qwencompanion_src.core.chat.live_sessions import (
     linux_proc_start,
     terminal_holders,
 )
+from qwencompanion_src.core.companion.lockfile import pid_alive
 
 SESSION = "13576e6b-b5ce-4aab-b8c6-d5f7ae9f84b5"
 
@@ -55,8 +56,8 @@ def start_of(pid: int) -> str | None:
 
 def test_a_live_terminal_holding_the_session_is_found(tmp_path: Path) -> None:
     home = registry(tmp_path, {"101.json": record(101), "102-aa2ca7b2.json": record(102, kind="headless", start="boot:200")})
-    assert terminal_holders(home, SESSION, start_of, alive) == [Holder(101, "/project")]
-    assert terminal_holders(home, "another-session", start_of, alive) == []
+    assert terminal_holders(home, SESSION, alive, start_of) == [Holder(101, "/project")]
+    assert terminal_holders(home, "another-session", alive, start_of) == []
     message = held_message([Holder(101, "/project")])
     assert "open in qwen in a terminal (process 101, in /project)" in message and "quit qwen there first" in message
 
@@ -68,9 +69,9 @@ def test_records_of_processes_that_are_gone_or_not_the_one_recorded_hold_nothing
         "103.json": record(101),  # a record under another pid's name: qwen trusts neither
         "101.json.0123456789ab.tmp": record(101),  # qwen's temporary file
     })
-    assert terminal_holders(home, SESSION, start_of, alive) == []
-    assert is_running(101, None, start_of, alive)  # no token recorded (not Linux): alive is enough
-    assert is_running(101, "boot:100", lambda pid: None, alive)  # token unreadable now: alive is enough
+    assert terminal_holders(home, SESSION, alive, start_of) == []
+    assert is_running(101, None, alive, start_of)  # no token recorded (not Linux): alive is enough
+    assert is_running(101, "boot:100", alive, lambda pid: None)  # token unreadable now: alive is enough
 
 
 def test_hostile_records_are_skipped_and_the_reading_is_bounded(tmp_path: Path) -> None:
@@ -82,11 +83,11 @@ def test_hostile_records_are_skipped_and_the_reading_is_bounded(tmp_path: Path) 
     files.update({f"{200 + n}.json": record(200 + n, session="other") for n in range(MAX_RECORDS)})
     files["999.json"] = record(999)  # sorted after the bound: never read
     home = registry(tmp_path, files)
-    assert terminal_holders(home, SESSION, start_of, lambda pid: True) == []
+    assert terminal_holders(home, SESSION, lambda pid: True, start_of) == []
     bool_pid = record(101)
     bool_pid["pid"] = True
-    assert terminal_holders(registry(tmp_path / "b", {"1.json": bool_pid}), SESSION, start_of, alive) == []
-    assert terminal_holders(str(tmp_path / "nowhere"), SESSION, start_of, alive) == []
+    assert terminal_holders(registry(tmp_path / "b", {"1.json": bool_pid}), SESSION, alive, start_of) == []
+    assert terminal_holders(str(tmp_path / "nowhere"), SESSION, alive, start_of) == []
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="qwen's start token exists on Linux only")
@@ -107,6 +108,6 @@ def test_a_process_that_exited_and_awaits_its_parent_runs_no_more() -> None:
             if token == "":
                 break
             time.sleep(0.01)
-        assert token == "" and not is_running(child.pid, "boot:1")
+        assert token == "" and not is_running(child.pid, "boot:1", pid_alive)
     finally:
         child.wait()

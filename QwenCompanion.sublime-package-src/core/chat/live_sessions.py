@@ -22,8 +22,6 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..companion.lockfile import pid_alive
-
 REGISTRY_DIR = "sessions"
 RECORD_NAME = re.compile(r"^\d+(-[0-9a-f]{8})?\.json$")  # qwen's own pattern; temp files are skipped
 TERMINAL_KIND = "tui"
@@ -31,6 +29,7 @@ MAX_RECORDS = 500  # files read at most (a registry left full of dead records)
 MAX_RECORD_BYTES = 64 * 1024
 
 ProcStart = Callable[[int], str | None]
+Alive = Callable[[int], bool]  # is a process of this pid running (the companion's `pid_alive`, given by the caller)
 
 
 class SessionHeld(Exception):
@@ -73,8 +72,7 @@ def _record(path: str) -> dict[str, object] | None:
     return data if isinstance(data, dict) else None
 
 
-def is_running(pid: int, recorded_start: object, proc_start: ProcStart = linux_proc_start,
-               alive: Callable[[int], bool] = pid_alive) -> bool:
+def is_running(pid: int, recorded_start: object, alive: Alive, proc_start: ProcStart = linux_proc_start) -> bool:
     """The recorded process still runs: alive, and the same process (its start token, where both are known)."""
     if not alive(pid):
         return False
@@ -82,8 +80,8 @@ def is_running(pid: int, recorded_start: object, proc_start: ProcStart = linux_p
     return current is None or current == recorded_start
 
 
-def terminal_holders(qwen_home: str, session_id: str, proc_start: ProcStart = linux_proc_start,
-                     alive: Callable[[int], bool] = pid_alive) -> list[Holder]:
+def terminal_holders(qwen_home: str, session_id: str, alive: Alive,
+                     proc_start: ProcStart = linux_proc_start) -> list[Holder]:
     """The live qwen terminals that hold `session_id` (none when the registry cannot be read)."""
     folder = os.path.join(qwen_home, REGISTRY_DIR)
     try:
@@ -98,7 +96,7 @@ def terminal_holders(qwen_home: str, session_id: str, proc_start: ProcStart = li
         pid = record.get("pid")
         if not isinstance(pid, int) or isinstance(pid, bool) or str(pid) != name.split("-")[0].split(".")[0]:
             continue  # qwen trusts a record only under its own pid's name
-        if is_running(pid, record.get("procStart"), proc_start, alive):
+        if is_running(pid, record.get("procStart"), alive, proc_start):
             cwd = record.get("cwd")
             holders.append(Holder(pid, cwd[:4096] if isinstance(cwd, str) else ""))
     return holders

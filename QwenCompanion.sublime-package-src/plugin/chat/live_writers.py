@@ -11,12 +11,13 @@ from collections.abc import Callable
 from concurrent.futures import Future
 
 from ...core.chat.live_sessions import SessionHeld, held_message, terminal_holders
+from ...core.companion.lockfile import pid_alive
 from ...core.qwen_home import qwen_home
 from ..background import in_background, when_done
 
 
 def _holders_message(session_id: str, cwd: str | None) -> str | None:
-    holders = terminal_holders(qwen_home(os.environ, cwd=cwd or None), session_id)
+    holders = terminal_holders(qwen_home(os.environ, cwd=cwd or None), session_id, pid_alive)
     return held_message(holders) if holders else None
 
 
