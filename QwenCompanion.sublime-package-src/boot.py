@@ -29,6 +29,7 @@ from .plugin.chat.agent_work import (
     QwenChatShowShellOutputCommand,
 )
 from .plugin.chat.attach_commands import QwenChatAddSelectionCommand, QwenChatAttachFileCommand
+from .plugin.chat.branch_commands import QwenChatBranchCommand, QwenChatBranchMenuCommand
 from .plugin.chat.chat_commands import (
     QwenChatCancelCommand,
     QwenChatCommand,
@@ -115,6 +116,8 @@ __all__ = [
     "QwenChatAnswerFormCommand",
     "QwenChatApplyCommand",
     "QwenChatAttachFileCommand",
+    "QwenChatBranchCommand",
+    "QwenChatBranchMenuCommand",
     "QwenChatCancelCommand",
     "QwenChatCloseCommand",
     "QwenChatCommand",

@@ -603,6 +603,21 @@ def do_chat_rewind(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return {"chat": chat.chat_id, "filesRestored": outcome.files_restored, "notRestored": outcome.not_restored}
 
 
+def do_chat_branch(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Branch from Here after the chat's prompt `turn` (0-based, as chat_rewind):
+    answers once the new chat is ready on the branch's session, its conversation shown."""
+    window = _chat_window(driver, action)
+    chat = driver.chat(action)
+    branch = sys.modules[f"{PACKAGE}.plugin.chat.branch_commands"].branch
+    future = driver.host.run_on_main(lambda: branch(window, chat, int(action["turn"])))
+    made = future.result(timeout=WAIT * 3)
+    if made is None:
+        raise LookupError("the chat is not available")
+    driver.host.wait_for(lambda: made.conversation.state.agent == "ready", timeout=WAIT * 3)
+    driver.host.wait_idle()
+    return {"chat": made.chat_id}
+
+
 def _history(driver: Driver) -> Any:
     return sys.modules[f"{PACKAGE}.plugin.chat.history_commands"]
 
@@ -627,21 +642,26 @@ def _listed_entry(driver: Driver, action: dict[str, Any]) -> tuple[Any, Any, Any
 
 def do_sessions(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Chat History: the sessions of the window's folders, newest first; with
-    `query`, those whose title or first prompt hold every word."""
+    `query`, those whose title or first prompt hold every word, or whose
+    prompts and answers do (Search in Conversations)."""
     _, _, sessions = _listed(driver, action)
     history = sys.modules[f"{PACKAGE}.core.chat.history"]
+    query = str(action.get("query") or "")
+    index = sys.modules[f"{PACKAGE}.plugin.chat.conversation_index"]
+    said = driver.host.run_on_main(lambda: index.sessions_matching(query)).result(timeout=WAIT) if query.strip() else set()
     return {"sessions": [
         {"id": e.session_id, "title": e.title, "updated": e.updated, "messages": e.messages,
          "firstPrompt": e.first_prompt, "cwd": e.cwd}
-        for e in history.filtered(sessions, str(action.get("query") or ""))
+        for e in history.filtered(sessions, query, said)
     ]}
 
 
 def do_session_resume(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Chat History's Enter on session `id`: a new chat tab goes on with it (or the chat that has it open)."""
+    """Chat History's Enter on session `id`: a new chat tab goes on with it (or the chat that has it open);
+    refused while qwen in a terminal holds it."""
     window, lister, entry = _listed_entry(driver, action)
-    chat = driver.host.run_on_main(lambda: _history(driver).resume_in_new_chat(
-        window, entry.session_id, entry.title, entry.cwd or None, lister.agent))
+    chat = driver.host.run_on_main(lambda: _history(driver).resume_unless_held(
+        window, entry.session_id, entry.title, entry.cwd or None, lister.agent)).result(timeout=WAIT)
     if chat is None:
         raise LookupError("the chat is not available")
     if chat is not lister:
@@ -872,6 +892,7 @@ ACTIONS: dict[str, Action] = {
     "chat_select": do_chat_select,  # {chat}
     "chat_close": do_chat_close,  # {chat}
     "chat_rewind": do_chat_rewind,  # {chat?, turn, text?}: Rewind to Here, or Edit and Resend with text
+    "chat_branch": do_chat_branch,  # {chat?, turn} -> {chat}: Branch from Here, a new chat on a new session
     "chat_export": do_chat_export,  # {chat?, format?, path?} -> {path | text}
     "sessions": do_sessions,  # {window?, query?} -> {sessions: [{id, title, updated, messages, firstPrompt, cwd}]}
     "session_resume": do_session_resume,  # {id, window?} -> {chat}

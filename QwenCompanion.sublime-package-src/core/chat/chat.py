@@ -25,6 +25,7 @@ from .. import threads
 from ..json_types import JsonObject
 from ..qwen_home import SIGN_IN_HINT
 from .agent_connection import AgentConnection
+from .branch import Branch, branch, branch_point_of
 from .bridge import AgentBridge, AgentCommand, AgentError, AgentGone
 from .chat_state import ChatState
 from .chat_thread import ChatThread
@@ -33,6 +34,7 @@ from .prompt_queue import PromptQueue, QueuedPrompt, QueueFull
 from .render import UpdateRenderer, chunk_text
 from .request_handler import AgentRequestHandler
 from .rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, rewind
+from .search_index import TEXT_MAX_CHARS
 from .store import SessionStore
 from .streamer import BlockStreamer
 from .transcript_layout import TranscriptLayout
@@ -68,6 +70,10 @@ class ConversationSetup:
     connection: AgentConnection | None = None
     # The folder its session works in (a worktree of its own); None: the agent's.
     cwd: str | None = None
+    # Takes each finished turn (session, prompt, answer) for Search in Conversations; must not block.
+    index_turn: Callable[[str, str, str], None] | None = None
+    # Why a session may not be opened here (a live qwen terminal writes it), else None; may read small files.
+    held_elsewhere: Callable[[str], str | None] | None = None
 
 
 class Conversation:
@@ -91,6 +97,8 @@ class Conversation:
         self._cancelling = False
         self._turn_lost_agent = False  # the running turn's agent went away (see `exited`)
         self._resume_in: str | None = None  # the folder of the session the start resumes
+        self._answer: list[str] = []  # the running turn's answer, up to TEXT_MAX_CHARS, for the search index
+        self._answer_chars = 0
         if setup.key is not None:
             self.state.session_id = setup.store.get(setup.key)
 
@@ -136,11 +144,17 @@ class Conversation:
     def load_session(self, session_id: str) -> Future[None]:
         return self._submit(self._guarded(self._load_session(session_id)))
 
-    def resume_session(self, session_id: str, cwd: str | None = None) -> Future[None]:
+    def resume_session(self, session_id: str, cwd: str | None = None, replay: bool = False) -> Future[None]:
         """Go on with an earlier session (of folder `cwd`, default the agent's):
         a chat not started yet starts on it, with session/resume where the
-        agent offers it (nothing replayed), else session/load."""
-        return self._submit(self._guarded(self._resume_session(session_id, cwd)))
+        agent offers it (nothing replayed), else session/load; with `replay`,
+        session/load, which shows its conversation (a branch's)."""
+        return self._submit(self._guarded(self._resume_session(session_id, cwd, replay)))
+
+    def branch(self, turn: int) -> Future[Branch]:
+        """A new session holding prompts 0..`turn` and their answers (branch.py);
+        this chat's session is left as it is. Fails with `BranchRefused`."""
+        return self._submit(self._branch(turn))
 
     def list_history(self, folders: list[str]) -> Future[list[SessionEntry]]:
         """The sessions of `folders` (default: the agent's folder), newest first, bounded."""
@@ -266,6 +280,10 @@ class Conversation:
             self.state.accepts_images = self.connection.accepts_images
             session_id = self.state.session_id
             resume_in, self._resume_in = self._resume_in, None
+            held = self._setup.held_elsewhere(session_id) if session_id and self._setup.held_elsewhere else None
+            if held is not None:  # e.g. the folder's last conversation, continued in the terminal since
+                self._write_note(f"{held}. This is a new conversation.")
+                session_id = self.state.session_id = None
             if session_id is not None and resume_in is not None and bridge.can_resume:
                 try:
                     await self._resume(bridge, session_id, resume_in)
@@ -410,12 +428,15 @@ class Conversation:
         self.state.usage.start_turn()
         self._cancelling = False
         self._turn_lost_agent = False
+        self._answer, self._answer_chars = [], 0
         self._changed()
         blocks: list[JsonObject] = [{"type": "text", "text": text}, *context]
         session_id = self.state.session_id or ""
+        branch_point = None
         try:
             response = await bridge.prompt(session_id, blocks)
             stop_reason = str(response.stop_reason)
+            branch_point = branch_point_of(response.field_meta)
         except AgentGone:
             if self._cancelling:  # the agent was restarted to stop the turn
                 stop_reason = "cancelled"
@@ -438,7 +459,9 @@ class Conversation:
                 self.connection.turn_succeeded()
         self.streamer.flush()
         self._changed()
-        self.prompts.turn_ended()
+        self.prompts.turn_ended(branch_point)
+        if self._setup.index_turn is not None and stop_reason != "error" and session_id:
+            self._setup.index_turn(session_id, text, "".join(self._answer))
         self._events.turn_ended(stop_reason)
 
     @threads.on_chat_loop
@@ -482,10 +505,10 @@ class Conversation:
         await self._load(bridge, session_id)
 
     @threads.on_chat_loop
-    async def _resume_session(self, session_id: str, cwd: str | None) -> None:
+    async def _resume_session(self, session_id: str, cwd: str | None, replay: bool) -> None:
         if self._session_bridge is None:
             self.state.session_id = session_id  # not started: its start takes this session
-            self._resume_in = cwd or ""
+            self._resume_in = None if replay else cwd or ""
         bridge = await self._ensure_ready()
         if session_id != self.state.session_id:
             await self._load(bridge, session_id)
@@ -549,6 +572,12 @@ class Conversation:
                 self._submit(self._drain())
 
     @threads.on_chat_loop
+    async def _branch(self, turn: int) -> Branch:
+        bridge = await self._ensure_ready()
+        return await branch(self.state, self.prompts, len(self._queue) + self._draining, bridge.request, turn,
+                            self._cwd())
+
+    @threads.on_chat_loop
     async def _restart(self) -> None:
         self.state.agent = "stopped"  # an exit asked for: no error line
         await self.connection.stop()  # the other chats reload their sessions when next used
@@ -577,6 +606,9 @@ class Conversation:
     def _agent_text(self, text: str, meta: dict[str, Any] | None) -> None:
         if self.state.adopt_usage(meta, replaying=self._replaying):
             self._changed()
+        if not self._replaying and self._answer_chars < TEXT_MAX_CHARS:
+            self._answer.append(text[:TEXT_MAX_CHARS - self._answer_chars])
+            self._answer_chars += len(self._answer[-1])
         self._layout.agent_text(text, replaying=self._replaying)
 
     @threads.on_chat_loop
