@@ -574,7 +574,7 @@ class Conversation:
     @threads.on_chat_loop
     async def _branch(self, turn: int) -> Branch:
         bridge = await self._ensure_ready()
-        return await branch(self.state, self.prompts, len(self._queue) + self._draining, bridge.request, turn,
+        return await branch(self.state, self.prompts, len(self.queue) + self._draining, bridge.request, turn,
                             self._cwd())
 
     @threads.on_chat_loop
