@@ -17,6 +17,9 @@ SCRIPT (all keys optional):
      "rewind_files": [],              what rewindSession says it restored, as qwen 0.24.4 would
                                       (only with a promptId and rewindFiles not false)
      "rewind_delay": 0,               seconds rewindSession takes to answer
+     "branch_points": false,          each prompt's answer gives its branch point (_meta "qwen.branchPoint"), and
+                                      qwen/control/session/branch copies the session up to one into a new
+                                      session in the same folder, as qwen 0.24.4's does
      "listed_sessions": {"count": N, "title_chars": M}   session/list answers N made-up sessions
                                       (titles of M characters) besides those in "state"
      "list_page": 0,                  session/list answers pages of this many sessions with qwen's
@@ -102,6 +105,7 @@ class Agent:
         self.agent_name = str(script.get("agent_name", "fake-acp"))
         self.rewind_files: list[str] = list(script.get("rewind_files", []))
         self.rewind_delay = float(script.get("rewind_delay", 0))
+        self.branch_points = bool(script.get("branch_points"))
         self.listed_sessions: dict[str, int] = dict(script.get("listed_sessions", {}))
         self.list_page = int(script.get("list_page", 0))
         self.prompts: dict[str, list[str]] = {}  # session -> the promptIds of its history (qwen's snapshots)
@@ -296,6 +300,8 @@ class Agent:
                                   for index, prompt_id in enumerate(ids)]}
         if method == "rewindSession":
             return self.rewind(params)
+        if method == "qwen/control/session/branch" and self.branch_points:
+            return self.branch(params)
         raise RpcError(-32601, f"Method not found: {method}")
 
     def rewind(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -327,6 +333,23 @@ class Agent:
         return {"success": True, "historyBeforeRewind": [], "targetTurnIndex": index, "apiTruncateIndex": index,
                 "filesChanged": self.rewind_files if restores else [], "filesFailed": []}
 
+    def branch(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A new session holding the source's entries up to the turn of branch point `atRecordId` (its promptId)."""
+        source = str(params.get("sessionId", ""))
+        entries = self.history(source)
+        users = [n for n, entry in enumerate(entries) if entry["role"] == "user"]
+        turn = next((k for k, n in enumerate(users) if entries[n].get("promptId") == params.get("atRecordId")), None)
+        meta = (self.state or Path("/nonexistent")) / f"{source}.meta"
+        if self.state is None or turn is None or not meta.exists():
+            raise RpcError(-32009, "Not a branch point")
+        new_id = str(uuid.uuid4())
+        kept = entries[: users[turn + 1]] if turn + 1 < len(users) else entries
+        (self.state / f"{new_id}.json").write_text(json.dumps(kept))
+        info = json.loads(meta.read_text())
+        self.write_meta(self.state / f"{new_id}.meta", {**info, "title": f"{info['title']} (branch)"})
+        self.prompts[new_id] = [entry["promptId"] for entry in kept if entry["role"] == "user"]
+        return {"newSessionId": new_id, "title": f"{info['title']} (branch)", "displayName": info["title"]}
+
     def announce_commands(self, session_id: str) -> None:
         time.sleep(0.05)
         self.update(session_id, {"sessionUpdate": "available_commands_update", "availableCommands": [
@@ -344,9 +367,12 @@ class Agent:
         self.prompts.setdefault(session_id, []).append(prompt_id)
         self.busy.add(session_id)
         try:
-            return self.run_turn(session_id, text)
+            answer = self.run_turn(session_id, text)
         finally:
             self.busy.discard(session_id)
+        if self.branch_points and answer["stopReason"] == "end_turn":
+            answer["_meta"] = {"qwen.branchPoint": {"checkpointUuid": prompt_id}}
+        return answer
 
     def run_turn(self, session_id: str, text: str) -> dict[str, Any]:
         used = self.turns_used()

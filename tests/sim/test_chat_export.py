@@ -1,6 +1,7 @@
 """Export Chat, Copy Conversation and Copy Answer in the simulated editor with
 the BUILT package: a new tab, a file the user picks, the clipboard; what an
-excluded file (`.env`) gave never leaves, whatever the way out."""
+excluded file (`.env`) gave never leaves, whatever the way out, nor reaches
+Search in Conversations' index in the cache folder."""
 
 from __future__ import annotations
 
@@ -85,3 +86,14 @@ def test_copy_conversation_and_copy_answer_from_the_transcript(rig: ChatRig) -> 
     copied = rig.host.wait_for(lambda: "what is in .env?" in rig.host.app.clipboard and rig.host.app.clipboard,
                                timeout=WAIT)
     assert "Glad to help." in copied and SECRET not in copied
+
+
+def test_what_an_excluded_file_gave_never_reaches_the_search_index(rig: ChatRig) -> None:
+    a_turn_with_a_tool_call_and_a_permission(rig)
+    index = Path(rig.host.app.cache_dir) / "QwenCompanion" / "conversations-index.jsonl"
+    text = rig.host.wait_for(lambda: index.exists() and index.read_text(encoding="utf-8").count("\n") == 2
+                             and index.read_text(encoding="utf-8"), timeout=WAIT)
+    first, second = (json.loads(line) for line in text.splitlines())
+    assert first["prompt"] == "what is in .env?" and "and the folder is listed." in first["answer"]
+    assert second["answer"] == "Glad to help."
+    assert SECRET not in text and "sk-live" not in text

@@ -2,7 +2,8 @@
 the BUILT package: the list kept and shown is bounded (MAX_LISTED_SESSIONS),
 each title is cut to the cap qwen puts on renameSession (TITLE_MAX_CHARS),
 and the message read from the agent is let go once handled, not held while
-the agent is idle (counted in objects, not timed)."""
+the agent is idle (counted in objects, not timed); a list longer than the
+editor takes is answered with a clear message, not waited for."""
 
 from __future__ import annotations
 
@@ -47,3 +48,17 @@ def test_a_huge_session_list_is_bounded_titles_are_capped_and_nothing_is_held_on
     rig.host.wait_idle()
     del panel
     assert held_session_lists(cap) == 0  # the agent's whole list is gone, the agent idle
+
+
+def test_a_session_list_longer_than_the_editor_takes_is_answered_with_a_clear_message(rig: ChatRig) -> None:
+    # Two titles of 17 MiB: one session/list answer of more than MAX_MESSAGE_BYTES (32 MiB).
+    rig.script_extras["listed_sessions"] = {"count": 2, "title_chars": 17 * 1024 * 1024}
+    rig.load([[{"chunks": ["Hi."]}]])
+    rig.send("hello")
+    assert rig.ended() == ["end_turn"]
+    rig.host.wait_idle()
+    rig.host.user.run_command("qwen_chat_sessions")
+    said = rig.host.wait_for(lambda: [m for m in rig.host.status_messages if "could not list the sessions" in m],
+                             timeout=WAIT)
+    assert "the agent's answer was 34 MB, more than the 32 MB the editor takes" in said[0]
+    assert not [q for q in rig.host.quick_panels if not q.done]

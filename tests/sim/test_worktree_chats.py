@@ -4,7 +4,8 @@ worktree and a chat whose session works there (its tabs and the status bar
 name it); the agent's file methods reach the worktree only, never the
 user's files or their unsaved buffers; refusals make nothing; Discard
 Worktree asks first and leaves no branch and no folder; Worktrees… reopens
-a worktree's chat on its conversation."""
+a worktree's chat on its conversation; Branch from Here in a worktree chat
+opens the branch in the same worktree."""
 
 from __future__ import annotations
 
@@ -290,3 +291,32 @@ def test_the_driver_makes_lists_and_discards_worktree_chats(tmp_path: Path) -> N
         assert editor.do("worktrees")["worktrees"] == []
     finally:
         editor.kill()
+
+
+def test_branch_from_here_in_a_worktree_chat_opens_a_chat_in_the_same_worktree(repo_rig: ChatRig) -> None:
+    rig, workspace = repo_rig, repo_rig.editor.workspace
+    (rig.tmp / "script.json").write_text(json.dumps({
+        "turns": [[{"chunks": ["one"]}], [{"chunks": ["two"]}], [{"chunks": ["three"]}]],
+        "state": str(rig.tmp / "agent-state"), "log": str(rig.log),
+        "agent_name": "qwen-code", "branch_points": True}))  # qwen's branch, as qwen 0.24.4 answers it
+    chat = new_worktree_chat(rig, "fork")
+    send_to(rig, chat, "first question")
+    rig.ended()
+    send_to(rig, chat, "second question")
+    rig.ended(2)
+    before = {c.chat_id for c in rig.chats.all()}
+    rig.host.user.run_command("qwen_chat_branch", {"turn": 0, "chat": chat.chat_id})
+    branched = rig.host.wait_for(lambda: next((c for c in rig.chats.all() if c.chat_id not in before), None),
+                                 timeout=WAIT)
+    assert branched.worktree == chat.worktree  # the same worktree record: confined to it, listed with it
+    loads = rig.host.wait_for(lambda: rig.received("session/load"), timeout=WAIT)
+    assert [load["params"]["cwd"] for load in loads] == [chat.worktree.path]
+    rig.host.wait_for(lambda: "first question" in rig.editor.text(branched.transcript_view), timeout=WAIT)
+    assert "second question" not in rig.editor.text(branched.transcript_view)
+    assert "⎇ fork" in branched.transcript_view.name() and "⎇ fork" in branched.composer_view.name()
+    send_to(rig, branched, "third question")
+    rig.ended(3)
+    prompts = rig.received("session/prompt")
+    assert prompts[-1]["params"]["sessionId"] == branched.conversation.state.session_id != chat.conversation.state.session_id
+    assert [m["params"]["cwd"] for m in rig.received("session/new")] == [chat.worktree.path]  # no session in the project
+    assert git(workspace, "status", "--porcelain") == ""

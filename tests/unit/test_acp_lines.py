@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from acp.schema import SessionNotification
 
-from qwencompanion_src.core.chat.acp_lines import MAX_MESSAGE_BYTES, AgentLines
+from qwencompanion_src.core.chat.acp_lines import MAX_MESSAGE_BYTES, AgentLines, answered_id
 
 
 class Writer:
@@ -141,3 +141,35 @@ def test_a_line_longer_than_the_limit_is_dropped_and_reported() -> None:
     assert message == {"jsonrpc": "2.0", "id": 1, "result": 2}
     assert lines.oversized == [MAX_MESSAGE_BYTES + 11]
 
+
+
+def test_an_answer_longer_than_the_limit_answers_its_request_with_an_error_and_the_stream_goes_on() -> None:
+    padding = "t" * (MAX_MESSAGE_BYTES + 10)
+
+    async def scenario() -> tuple[Lines, list[dict[str, Any] | None]]:
+        lines = Lines()
+        lines.agent_sends({"jsonrpc": "2.0", "id": 7, "result": {"sessions": [{"title": padding}]}},
+                          {"jsonrpc": "2.0", "id": 8, "method": "fs/write_text_file", "params": {"content": padding}},
+                          {"jsonrpc": "2.0", "id": 9, "result": 2})
+        answer = dict(await lines.lines.receive() or {})  # emptied at the next read, as the SDK took it
+        return lines, [answer, await lines.lines.receive()]
+
+    lines, (answer, following) = run(scenario())
+    assert answer["id"] == 7 and "result" not in answer
+    assert answer["error"]["message"] == "the agent's answer was 32 MB, more than the 32 MB the editor takes"
+    assert following == {"jsonrpc": "2.0", "id": 9, "result": 2}  # the agent's own oversized request: only skipped
+    assert len(lines.oversized) == 2
+
+
+def test_whose_answer_a_skipped_line_was_is_read_only_when_its_start_says_so() -> None:
+    assert answered_id(b'{"jsonrpc":"2.0","id":12,"result":{"sessions":[{"ti') == 12
+    assert answered_id(b' { "id" : "a\\"b" ,\n "jsonrpc": "2.0", "error": {"code"') == 'a"b'
+    assert answered_id(b'{"jsonrpc":"2.0","result":{"x":1},"id":12}') is None  # the id after the result
+    assert answered_id(b'{"jsonrpc":"2.0","id":3,"method":"fs/write_text_file","params":{') is None  # a request
+    assert answered_id(b'{"jsonrpc":"2.0","method":"session/update","params":{') is None  # a notification
+    assert answered_id(b'{"jsonrpc":"2.0","id":3,"id":4,"result":') is None  # which one the SDK reads is a guess
+    assert answered_id(b'{"jsonrpc":"2.0","id":true,"result":') is None  # no id JSON-RPC allows
+    assert answered_id(b'{"jsonrpc":"2.0","id":{"n":1},"result":') is None
+    assert answered_id(b'{"jsonrpc":"2.0","id":12') is None  # cut off before the result
+    assert answered_id(b'{"jsonrpc":"2.0","params":"' + b"p" * 5000) is None
+    assert answered_id(b'[{"id":1,"result":') is None

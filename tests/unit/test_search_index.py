@@ -1,14 +1,16 @@
 """Search in Conversations' index: a session matches when its prompts and
 answers together hold every word (any case); the file stays bounded (the
 oldest turns go first); lines it cannot read (a crash's cut line, a huge
-one, not an object) are skipped."""
+one, not an object) are skipped; a turn is indexed without what an export
+leaves out of it (what tool calls on excluded files gave)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from qwencompanion_src.core.chat.search_index import MAX_LINE_BYTES, TEXT_MAX_CHARS, SearchIndex
+from qwencompanion_src.core.chat.export import LINE_LEFT_OUT
+from qwencompanion_src.core.chat.search_index import MAX_LINE_BYTES, TEXT_MAX_CHARS, SearchIndex, indexed_text
 
 
 def test_a_session_matches_on_the_words_of_its_prompts_and_answers(tmp_path: Path) -> None:
@@ -45,3 +47,16 @@ def test_lines_it_cannot_read_are_skipped(tmp_path: Path) -> None:
     ]) + "\n")
     assert SearchIndex(str(path)).sessions_matching("needle") == {"s3"}
     assert SearchIndex(str(path)).sessions_matching("none") == set()  # a missing answer is no text
+
+
+def test_a_turn_is_indexed_without_what_its_tool_calls_on_excluded_files_gave() -> None:
+    turn = [("t3.user", "## You\n\nwhat is in .env?\n\n"),
+            ("tool.r1", "ReadFile .env ✓\nAPI_KEY=sk-live-0123456789\nDEBUG=1\n\n"),
+            ("tool.r2", "ReadFile notes.txt ✓\nshopping list\n\n"),
+            ("t3.agent1", "## Qwen\n\nYour key is ...\n\n")]
+    answer = "Your key is\nAPI_KEY=sk-live-0123456789\nand your shopping list is short."
+    prompt, kept = indexed_text("is API_KEY=sk-live-0123456789 mine?", answer, turn, lambda path: path.endswith(".env"))
+    assert prompt == LINE_LEFT_OUT
+    assert kept == f"Your key is\n{LINE_LEFT_OUT}\nand your shopping list is short."  # a kept file's words stay
+    nothing_excluded = indexed_text("a question", answer, turn, lambda path: False)
+    assert nothing_excluded == ("a question", answer)

@@ -6,7 +6,10 @@ not JSON, dispatches each notification as a task of its own, and keeps the
 last message read until the next one arrives. Here:
 
 - a line longer than MAX_MESSAGE_BYTES is skipped piece by piece, never held,
-  and reported; a line that is not a JSON object is logged once and skipped;
+  and reported; when its start shows it is the answer to one of our requests
+  (qwen and the SDK write "jsonrpc" and "id" before "result"), that request is
+  answered with an error instead, so nothing waits for it forever; a line that
+  is not a JSON object is logged once and skipped;
 - notifications are validated as the SDK's router would and handed to where
   the client's own go (`AgentNotifications`) as they are read, in order, not
   to the SDK: a streamed answer is thousands of session/update notifications,
@@ -30,6 +33,7 @@ import json
 import logging
 from collections import deque
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any
 
 from acp import CLIENT_METHODS
@@ -45,6 +49,10 @@ traffic_log = logging.getLogger(__name__ + ".traffic")
 # The longest message taken from the agent (a file it writes, a long
 # replay); a longer line is skipped piece by piece, never held whole.
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+# How much of a skipped line is kept to find whose answer it was.
+SKIPPED_HEAD_BYTES = 4096
+# JSON-RPC's "internal error", what the SDK answers when a request fails on its side.
+INTERNAL_ERROR = -32603
 EXTENSION = "_"
 SESSION_UPDATE = CLIENT_METHODS["session_update"]
 # The agent's requests the SDK's router gives the client under their ACP names.
@@ -52,6 +60,51 @@ ROUTED_BY_THE_SDK = frozenset(CLIENT_METHODS[name] for name in (
     "fs_read_text_file", "fs_write_text_file", "session_request_permission", "terminal_create",
     "terminal_output", "terminal_release", "terminal_wait_for_exit", "terminal_kill",
 ))
+
+
+@dataclass(frozen=True)
+class SkippedLine:
+    """A line longer than MAX_MESSAGE_BYTES: its size and its first bytes."""
+
+    size: int
+    head: bytes
+
+
+def answered_id(head: bytes) -> int | str | None:
+    """The id of the response a line starting with `head` is, when its keys
+    before "result" or "error" say so unambiguously (an "id" given once, no
+    "method"); None for anything else (a request, a notification, an id that
+    comes after the result or is cut off)."""
+    text = head.decode("utf-8", "ignore")
+    decoder = json.JSONDecoder()
+    seen: dict[str, Any] = {}
+
+    def after_space(position: int) -> int:
+        while position < len(text) and text[position] in " \t\r\n":
+            position += 1
+        return position
+
+    position = after_space(0)
+    if not text.startswith("{", position):
+        return None
+    position += 1
+    try:
+        while True:
+            key, position = decoder.raw_decode(text, after_space(position))
+            position = after_space(position)
+            if not isinstance(key, str) or key in seen or not text.startswith(":", position):
+                return None
+            if key in ("result", "error"):
+                request_id = seen.get("id")
+                valid_id = isinstance(request_id, (int, str)) and not isinstance(request_id, bool)
+                return request_id if valid_id and "method" not in seen else None
+            seen[key], position = decoder.raw_decode(text, after_space(position + 1))
+            position = after_space(position)
+            if not text.startswith(",", position):
+                return None
+            position += 1
+    except ValueError:  # cut off or not JSON: whose answer it was is unknown
+        return None
 
 
 def redact(message: Any) -> Any:
@@ -163,6 +216,16 @@ class AgentLines:
         """The next JSON object the agent sent, or None at the end."""
         while True:
             line = await self._read_line()
+            if isinstance(line, SkippedLine):
+                self._on_oversized(line.size)
+                request_id = answered_id(line.head)
+                if request_id is None:  # whose answer it was is unknown: nothing is failed on a guess
+                    continue
+                megabytes = line.size / (1024 * 1024)
+                return {"jsonrpc": "2.0", "id": request_id, "error": {
+                    "code": INTERNAL_ERROR,
+                    "message": f"the agent's answer was {megabytes:.0f} MB, more than the "
+                               f"{MAX_MESSAGE_BYTES // (1024 * 1024)} MB the editor takes"}}
             if not line:
                 return None
             line = line.strip()
@@ -180,11 +243,13 @@ class AgentLines:
                 log.warning("skipped a line from the agent that is not a JSON-RPC message: %.200r "
                             "(further ones are skipped silently)", line)
 
-    async def _read_line(self) -> bytes:
+    async def _read_line(self) -> bytes | SkippedLine:
         """The next line, or b"" at the end; a line longer than
-        MAX_MESSAGE_BYTES is read to its end and dropped (reported once per line)."""
+        MAX_MESSAGE_BYTES is read to its end and dropped, only its size and
+        first bytes kept."""
         reader = self._reader
         pieces: list[bytes] = []
+        head = b""
         held = 0
         while True:
             try:
@@ -196,6 +261,8 @@ class AgentLines:
             except asyncio.IncompleteReadError as error:
                 piece = error.partial
                 ended = True
+            if len(head) < SKIPPED_HEAD_BYTES:
+                head += piece[:SKIPPED_HEAD_BYTES - len(head)]
             held += len(piece)
             if held <= MAX_MESSAGE_BYTES:
                 pieces.append(piece)
@@ -203,9 +270,8 @@ class AgentLines:
                 pieces.clear()  # too long: what was kept goes, the rest is skipped as it comes
             if ended:
                 if held > MAX_MESSAGE_BYTES:
-                    self._on_oversized(held)
                     if piece.endswith(b"\n"):
-                        held = 0
-                        continue
+                        return SkippedLine(held, head)
+                    self._on_oversized(held)  # the output's last line: the agent is gone, nothing is answered
                     return b""
                 return b"".join(pieces)

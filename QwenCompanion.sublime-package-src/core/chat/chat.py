@@ -70,8 +70,9 @@ class ConversationSetup:
     connection: AgentConnection | None = None
     # The folder its session works in (a worktree of its own); None: the agent's.
     cwd: str | None = None
-    # Takes each finished turn (session, prompt, answer) for Search in Conversations; must not block.
-    index_turn: Callable[[str, str, str], None] | None = None
+    # Takes each finished turn (session, prompt, answer, the turn's transcript blocks as (id, text))
+    # for Search in Conversations; must not block.
+    index_turn: Callable[[str, str, str, list[tuple[str, str]]], None] | None = None
     # Why a session may not be opened here (a live qwen terminal writes it), else None; may read small files.
     held_elsewhere: Callable[[str], str | None] | None = None
 
@@ -423,6 +424,7 @@ class Conversation:
             self._events.turn_ended("error")
             return
         self._layout.prompt(text, context)
+        prompt_block = f"t{self._layout.turn}.user"
         self.prompts.sent(text, context, self._layout.turn)
         self.state.agent = "busy"
         self.state.usage.start_turn()
@@ -461,7 +463,9 @@ class Conversation:
         self._changed()
         self.prompts.turn_ended(branch_point)
         if self._setup.index_turn is not None and stop_reason != "error" and session_id:
-            self._setup.index_turn(session_id, text, "".join(self._answer))
+            # The turn's tool calls and requests: what they show of excluded files is kept out of the index.
+            turn_blocks = self.streamer.transcript.blocks_from(prompt_block)
+            self._setup.index_turn(session_id, text, "".join(self._answer), turn_blocks)
         self._events.turn_ended(stop_reason)
 
     @threads.on_chat_loop

@@ -3,6 +3,8 @@ search its sessions (session/list gives titles and first prompts only), so
 the package keeps, as chats happen, each turn's prompt and answer (cut to
 TEXT_MAX_CHARS each) with its session's id, one JSON line a turn, in the
 user's cache folder (the caller gives the path; never a project's folder).
+It keeps no more than an export would: what the turn's tool calls and
+requests gave from excluded files is left out as export.py leaves it out.
 
 Bounded: past MAX_BYTES the oldest turns are dropped (the file is rewritten
 with its newer half). Written and read on a thread of ours (`writer`),
@@ -17,11 +19,21 @@ import threading
 from collections.abc import Iterable
 
 from .. import threads
+from .export import Block, Excludes, blocks_of, redacted
 
 FILE_NAME = "conversations-index.jsonl"
 TEXT_MAX_CHARS = 4000  # of a prompt, and of an answer, per turn
 MAX_BYTES = 8 * 1024 * 1024  # the index's size before its oldest half goes
 MAX_LINE_BYTES = 64 * 1024  # a longer line (not ours) is skipped
+
+
+def indexed_text(prompt: str, answer: str, turn_blocks: list[tuple[str, str]], excludes: Excludes) -> tuple[str, str]:
+    """The prompt and answer with what an export leaves out left out: lines
+    quoting what the turn's tool calls and requests on excluded files gave
+    (`turn_blocks`: the turn's transcript blocks as (id, text))."""
+    named = [block for block in blocks_of(turn_blocks) if block.kind in ("tool", "permission")]
+    kept_prompt, kept_answer, *_ = redacted([Block("user", 0, prompt), Block("agent", 0, answer), *named], excludes)
+    return kept_prompt.text, kept_answer.text
 
 
 class SearchIndex:

@@ -149,3 +149,10 @@ class Transcript:
         """Every block as (id, text), in order (an export's snapshot)."""
         with self._lock:
             return [(i, self._joined(i)) for i in self._ids]
+
+    def blocks_from(self, block_id: str) -> list[tuple[str, str]]:
+        """The block `block_id` and every block after it as (id, text) (one
+        turn's, not the whole transcript's); none when there is no such block."""
+        with self._lock:
+            position = self._positions.get(block_id)
+            return [] if position is None else [(i, self._joined(i)) for i in self._ids[position:]]

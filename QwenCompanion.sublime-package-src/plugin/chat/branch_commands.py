@@ -1,7 +1,8 @@
 """Branch from Here: on a prompt of the transcript (the one at the caret, or
 under the mouse in the transcript's context menu), a new chat tab goes on
 from the end of that prompt's turn, its conversation shown; the original
-chat and its session are left as they are (core/chat/branch.py)."""
+chat and its session are left as they are (core/chat/branch.py). A worktree
+chat's branch is a chat in the same worktree, confined to it like the original."""
 
 from __future__ import annotations
 
@@ -36,7 +37,9 @@ def branch(window: sublime.Window, chat: WindowChat, index: int) -> Future[Windo
             opened.set_result(None)
             return
         title = made_branch.title or f"{chat.custom_title or 'Chat'} (branch)"
-        opened.set_result(resume_in_new_chat(window, made_branch.session_id, title, None, chat.agent, replay=True))
+        # qwen made the branch in the chat's folder: a worktree chat's branch works in the same worktree.
+        opened.set_result(resume_in_new_chat(window, made_branch.session_id, title, None, chat.agent, replay=True,
+                                             worktree=chat.worktree))
 
     when_done(chat.conversation.branch(index), lambda done: command.run(made, done))
     return opened

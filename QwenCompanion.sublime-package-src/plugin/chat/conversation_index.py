@@ -1,6 +1,7 @@
 """Search in Conversations' index (core/chat/search_index.py) in the user's
 cache folder, Sublime's `cache_path()` (never a project's folder): each turn
-is added, and the index searched, on a thread of ours."""
+is added, without what an export leaves out of it, and the index searched,
+on a thread of ours."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from pathlib import Path
 
 import sublime
 
-from ...core.chat.search_index import FILE_NAME, SearchIndex
+from ...core.chat.search_index import FILE_NAME, SearchIndex, indexed_text
+from ...core.context_rules import ContextOptions
 from ..background import in_background
+from ..settings import userprefs
 
 CACHE_FOLDER = "QwenCompanion"
 
@@ -20,12 +23,18 @@ def index_path() -> str:
     return str(Path(sublime.cache_path()) / CACHE_FOLDER / FILE_NAME)
 
 
-def turn_indexer() -> Callable[[str, str, str], None]:
-    """What a chat gives each finished turn: it is added off the caller's thread."""
+def turn_indexer() -> Callable[[str, str, str, list[tuple[str, str]]], None]:
+    """What a chat gives each finished turn: the settings' excluded files are
+    read on the main thread, the turn filtered and added on a thread of ours."""
     index = SearchIndex(index_path())
 
-    def index_turn(session_id: str, prompt: str, answer: str) -> None:
-        in_background(lambda: index.add(session_id, prompt, answer), "search index")
+    def index_turn(session_id: str, prompt: str, answer: str, turn_blocks: list[tuple[str, str]]) -> None:
+        def with_the_settings() -> None:
+            excludes = ContextOptions.from_settings(userprefs().context_values()).excludes
+            in_background(lambda: index.add(session_id, *indexed_text(prompt, answer, turn_blocks, excludes)),
+                          "search index")
+
+        sublime.set_timeout(with_the_settings)
 
     return index_turn
 

@@ -18,6 +18,7 @@ import sublime_plugin
 from ...core.chat.agents import TITLE_MAX_CHARS, can_load, can_resume
 from ...core.chat.history import SessionEntry, annotation, details, filtered
 from ...core.chat.live_sessions import SessionHeld
+from ...core.worktrees import Worktree
 from ..background import when_done
 from .chat_tabs import close_chat, rename_chat, select_chat
 from .chat_views import open_chat
@@ -48,16 +49,17 @@ def _open_holder(window: sublime.Window, session_id: str) -> WindowChat | None:
 
 
 def resume_in_new_chat(window: sublime.Window, session_id: str, title: str, cwd: str | None,
-                       agent: str | None, replay: bool = False) -> WindowChat | None:
+                       agent: str | None, replay: bool = False, worktree: Worktree | None = None) -> WindowChat | None:
     """The session goes on in a new chat tab named after it (the user's own
     pick: the new chat takes the keys). One open in a chat already: that chat
     comes forward instead, as two writers on one session would fork it. With
-    `replay` its conversation is shown (session/load)."""
+    `replay` its conversation is shown (session/load); with `worktree` the new
+    chat works in that worktree (the session's folder), confined to it."""
     holder = _open_holder(window, session_id)
     if holder is not None:
         select_chat(window, holder)
         return holder
-    chat = chats.new_chat(window, agent, fresh=True)
+    chat = chats.new_chat(window, agent, fresh=True, worktree=worktree)
     if chat is None:
         sublime.status_message("Qwen Code: the chat is not available while the package is unloading")
         return None
