@@ -139,6 +139,23 @@ def test_the_cwds_of_our_session_list_are_local() -> None:
     assert paths.incoming(other) == other  # not an answer to a list of ours
 
 
+def test_the_files_of_our_rewind_are_local_or_shown_as_the_agent_named_them() -> None:
+    paths = RemotePaths(CONTAINER)
+    paths.outgoing(request("rewindSession", {"sessionId": "s", "promptId": "p", "rewindFiles": True}, 4))
+    got = paths.incoming({"jsonrpc": "2.0", "id": 4, "result": {
+        "success": True, "filesChanged": ["/workspaces/app/a.py", "/srv/b.py"], "filesFailed": ["/workspaces/app/c.py"]}})
+    assert got == {"jsonrpc": "2.0", "id": 4, "result": {
+        "success": True, "filesChanged": ["/home/me/app/a.py", "/srv/b.py"], "filesFailed": ["/home/me/app/c.py"]}}
+
+
+@pytest.mark.parametrize("request_id", [[4], {"a": 1}, None, 4.5])
+def test_an_answer_with_an_id_of_any_json_type_passes(request_id: Any) -> None:
+    paths = RemotePaths(CONTAINER)
+    paths.outgoing(request("session/list", {"cwd": "/home/me/app"}, 4))
+    answer = {"jsonrpc": "2.0", "id": request_id, "result": {"sessions": [{"cwd": "/workspaces/app"}]}}
+    assert paths.incoming(answer) == answer
+
+
 # --- at the agent's lines -----------------------------------------------------
 
 

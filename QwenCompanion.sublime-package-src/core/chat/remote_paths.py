@@ -9,7 +9,8 @@ fields are mapped with the chat's `PathTranslator`:
   (file://) of a prompt's resource links, embedded resources and images;
 - from the agent: the `path` of fs/read_text_file and fs/write_text_file, the
   `locations[].path` and diff `path` of tool calls (session/update and
-  session/request_permission), and the `cwd` of session/list's answer.
+  session/request_permission), the `cwd`s of session/list's answer and the
+  files of qwen's rewindSession answer (shown only).
 
 A path that maps outside the window's folders is refused: an fs request is
 answered with an error and never reaches the editor's client, a diff becomes
@@ -28,6 +29,8 @@ from ..path_maps import PathTranslator
 FS_METHODS = ("fs/read_text_file", "fs/write_text_file")
 CWD_METHODS = ("session/new", "session/load", "session/resume", "session/list")
 TOOL_CALL_UPDATES = ("tool_call", "tool_call_update")
+REWIND_METHOD = "rewindSession"  # qwen's own, answered with the files it restored
+REWIND_FILES = ("filesChanged", "filesFailed")
 INVALID_PARAMS = -32602
 
 
@@ -55,7 +58,8 @@ class RemotePaths:
 
     def __init__(self, translator: PathTranslator) -> None:
         self.translator = translator
-        self._listing: set[Any] = set()  # ids of our session/list requests: their answers carry cwds
+        # Our requests whose answers carry paths, by id: session/list (cwds), rewindSession (files).
+        self._asked: dict[Any, str] = {}
 
     # --- to the agent -------------------------------------------------------
 
@@ -72,8 +76,8 @@ class RemotePaths:
                 raise PathRefused(f"the folder {params['cwd']} has no path where the agent runs "
                                   "(no path_maps entry holds it)")
             params = {**params, "cwd": remote}
-            if method == "session/list" and "id" in message:
-                self._listing.add(message["id"])
+        if method in ("session/list", REWIND_METHOD) and "id" in message:
+            self._asked[message["id"]] = method
         if method == "session/prompt" and isinstance(params.get("prompt"), list):
             params = {**params, "prompt": [self._prompt_block(block) for block in params["prompt"]]}
         return {**message, "params": params}
@@ -123,20 +127,29 @@ class RemotePaths:
         return message
 
     def _answer(self, message: dict[str, Any]) -> dict[str, Any]:
-        if message.get("id") not in self._listing:
-            return message
-        self._listing.discard(message.get("id"))
+        request_id = message.get("id")  # the agent's: of any JSON type
+        asked = self._asked.pop(request_id, None) if isinstance(request_id, (str, int)) else None
         result = message.get("result")
-        if not (isinstance(result, dict) and isinstance(result.get("sessions"), list)):
+        if asked is None or not isinstance(result, dict):
+            return message
+        if asked == REWIND_METHOD:  # shown only: a file the editor cannot name keeps the agent's name
+            return {**message, "result": {**result, **{
+                key: [self._local_or_as_is(path) for path in result[key]]
+                for key in REWIND_FILES if isinstance(result.get(key), list)}}}
+        if not isinstance(result.get("sessions"), list):
             return message
         sessions = result["sessions"]
         # A session of a folder the editor cannot name keeps the agent's cwd: it lists under no window folder.
         local_sessions = [
-            {**session, "cwd": self.translator.to_local(session["cwd"]) or session["cwd"]}
+            {**session, "cwd": self._local_or_as_is(session["cwd"])}
             if isinstance(session, dict) and isinstance(session.get("cwd"), str) else session
             for session in sessions
         ]
         return {**message, "result": {**result, "sessions": local_sessions}}
+
+    def _local_or_as_is(self, path: Any) -> Any:
+        local = self.translator.to_local(path) if isinstance(path, str) else None
+        return path if local is None else local
 
     def _tool_call(self, call: dict[str, Any]) -> dict[str, Any]:
         call = dict(call)
