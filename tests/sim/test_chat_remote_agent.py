@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from tests.sim.test_chat import FAKE_AGENT, ChatRig
+from tests.sim.test_chat import FAKE_AGENT, WAIT, ChatRig
 
 REMOTE_ROOT = "/workspaces/app"
 SAVED = "value = 1\n"
@@ -59,3 +59,29 @@ def test_an_agent_elsewhere_reads_and_writes_the_local_files_by_its_own_paths(ri
     assert rig.editor.text(view) == WRITTEN and not view.is_dirty()
     assert "src/app.py" in rig.transcript()  # the location, shown by its local name
     assert theirs not in rig.transcript()
+
+
+def test_path_map_true_takes_the_path_maps_setting(rig: ChatRig) -> None:
+    workspace = rig.editor.workspace
+    (workspace / "a.py").write_text(SAVED)
+    rig.load([[request("fs/read_text_file", path=f"{REMOTE_ROOT}/a.py")]])
+    script = str(rig.tmp / "script.json")
+    rig.editor.settings({"chat_agent": "remote", "path_maps": [{"local": str(workspace), "remote": REMOTE_ROOT}],
+                         "chat_agents": {"remote": {"command": [sys.executable, str(FAKE_AGENT), script],
+                                                    "path_map": True}}})
+    rig.host.wait_idle()
+    rig.send("read it")
+    assert rig.ended() == ["end_turn"]
+    assert rig.received("session/new")[0]["params"]["cwd"] == REMOTE_ROOT
+    assert rig.answered("fs/read_text_file") == [{"content": SAVED}]
+
+
+def test_path_map_true_without_maps_says_what_to_set_and_starts_nothing(rig: ChatRig) -> None:
+    rig.load()
+    script = str(rig.tmp / "script.json")
+    rig.editor.settings({"chat_agent": "remote", "chat_agents": {"remote": {
+        "command": [sys.executable, str(FAKE_AGENT), script], "path_map": True}}})
+    rig.host.wait_idle()
+    rig.send("hi")
+    rig.host.wait_for(lambda: "neither path_maps nor wsl_distro is set" in rig.transcript(), timeout=WAIT)
+    assert not rig.received("initialize")  # never started here as if it ran here
