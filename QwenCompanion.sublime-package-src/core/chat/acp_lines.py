@@ -23,6 +23,9 @@ last message read until the next one arrives. Here:
   its own: one "_" is added to what comes in outside the methods the SDK
   routes to the client, and taken off what goes out, so both ends see the
   names as they are on the wire;
+- for an agent elsewhere (WSL, a container, SSH) every path field is
+  translated here, both ways, and an fs request for a path outside the
+  window's folders is answered with an error here (remote_paths.py);
 - the traffic is logged at DEBUG, text and file contents left out.
 """
 
@@ -41,6 +44,7 @@ from acp.schema import SessionNotification
 from pydantic import ValidationError
 
 from .acp_client import AgentNotifications, WarnOnce
+from .remote_paths import RemotePaths, refusal
 from .work_reports import UNLISTED_KINDS, UnlistedUpdate
 
 log = logging.getLogger(__name__)
@@ -133,8 +137,10 @@ def trace(arrow: str, message: dict[str, Any]) -> None:
 
 class AgentLines:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, notifications: AgentNotifications,
-                 on_oversized: Callable[[int], None], warn_once: WarnOnce) -> None:
+                 on_oversized: Callable[[int], None], warn_once: WarnOnce,
+                 remote_paths: RemotePaths | None = None) -> None:
         self._reader = reader
+        self._remote_paths = remote_paths
         self._writer = writer
         self._notifications = notifications
         self._on_oversized = on_oversized
@@ -151,6 +157,11 @@ class AgentLines:
             message = {**message, "method": method[len(EXTENSION):]}
         elif method is None and "id" in message:
             self._answered(message["id"])
+        if self._remote_paths is not None:
+            message = self._remote_paths.outgoing(message)
+        await self._write(message)
+
+    async def _write(self, message: dict[str, Any]) -> None:
         trace("->", message)
         self._writer.write((json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8"))
         await self._writer.drain()
@@ -165,6 +176,13 @@ class AgentLines:
             self._handled_response.clear()
             self._handled_response = None
         while (message := await self._next_message()) is not None:
+            if self._remote_paths is not None:
+                translated = self._remote_paths.incoming(message)
+                if isinstance(translated, str):  # an fs request for a path outside the folders
+                    log.warning("refused the agent's %.40s: %s", message.get("method"), translated)
+                    await self._write(refusal(message.get("id"), translated))
+                    continue
+                message = translated
             method = message.get("method")
             if method is None:
                 self._handled_response = message

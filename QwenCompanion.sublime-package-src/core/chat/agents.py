@@ -5,6 +5,10 @@ each. `qwen` and `gemini` are always known: without a `command` they run
 `qwen_command` / `gemini_command` with `--acp` (the flag of qwen 0.24.4 and of
 gemini-cli 0.61.0, which keeps `--experimental-acp` only as a deprecated
 alias). Any other agent needs its whole command, flags included.
+An agent that runs elsewhere (`wsl.exe -d Ubuntu qwen --acp`, `docker exec`,
+`ssh`) says so with `"path_map": true` (the `path_maps` and `wsl_distro`
+settings) or its own `"path_maps": [{"local": …, "remote": …}]`: its paths
+are then translated (remote_paths.py).
 
 What is sent follows what the agent says in its `initialize` answer, never
 its name alone: session/load only with `loadSession`, session/list only with
@@ -22,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..json_types import JsonObject
+from ..path_maps import parse_path_maps
 from .command import ACP_FLAG, CommandNotFound, agent_argv
 
 if TYPE_CHECKING:  # the settings import this module: the ACP library's models load later, off the main thread
@@ -52,6 +57,8 @@ class AgentEntry:
 
     command: str | list[str] | None = None
     env: dict[str, str] = field(default_factory=dict)
+    # Where it runs elsewhere: True for the path_maps / wsl_distro settings, or its own maps (raw entries).
+    path_maps: bool | list[JsonObject] = False
 
 
 @dataclass(frozen=True)
@@ -77,7 +84,15 @@ def entry_problem(name: str, raw: object) -> str | None:
     env = raw.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in env.items()):
         return "needs an \"env\" that maps names to strings"
-    unknown = sorted(set(raw) - {"command", "env"})
+    if not isinstance(raw.get("path_map", False), bool):
+        return "needs a \"path_map\" that is true or false"
+    if "path_maps" in raw:
+        if "path_map" in raw:
+            return "has both \"path_map\" and \"path_maps\": give one"
+        maps = raw["path_maps"]
+        if not maps or parse_path_maps(maps)[1]:
+            return "needs \"path_maps\" that is a list of {\"local\": absolute path, \"remote\": path starting with /}"
+    unknown = sorted(set(raw) - {"command", "env", "path_map", "path_maps"})
     if unknown:
         return f"has keys no agent uses: {', '.join(unknown)}"
     return None
@@ -91,6 +106,7 @@ def known_agents(configured: Mapping[str, JsonObject]) -> dict[str, AgentEntry]:
         agents[name] = AgentEntry(
             command.strip() if isinstance(command, str) else list(command) if isinstance(command, list) else None,
             dict(raw.get("env") or {}),
+            list(raw["path_maps"]) if isinstance(raw.get("path_maps"), list) else raw.get("path_map") is True,
         )
     return agents
 

@@ -41,11 +41,13 @@ from acp.schema import (
 
 from .. import threads
 from ..json_types import JsonObject
+from ..path_maps import PathTranslator
 from ..processes import kill_group, own_group_options
 from ..version import VERSION
 from .acp_client import AgentNotifications, EditorClient
 from .acp_lines import MAX_MESSAGE_BYTES, AgentLines
 from .agents import can_list, can_load, can_resume, prompt_for, servers_for, speaks_qwen
+from .remote_paths import PathRefused, RemotePaths
 from .request_handler import AgentRequestHandler
 
 log = logging.getLogger(__name__)
@@ -74,6 +76,8 @@ class AgentCommand:
     cwd: str
     env: dict[str, str] = field(default_factory=dict)
     agent: str = "qwen"  # its name in the chat_agents setting
+    # An agent elsewhere (WSL, a container, SSH): its paths, translated at its lines.
+    remote_paths: PathTranslator | None = None
 
 
 class AgentError(Exception):
@@ -130,7 +134,9 @@ class AgentBridge:
         self.started_at = time.time()
         assert self._process.stdin is not None and self._process.stdout is not None
         client = EditorClient(self._requests, self._events, self._warn_once)
-        lines = AgentLines(self._process.stdout, self._process.stdin, self._events, self._oversized, self._warn_once)
+        remote = RemotePaths(self.command.remote_paths) if self.command.remote_paths is not None else None
+        lines = AgentLines(self._process.stdout, self._process.stdin, self._events, self._oversized, self._warn_once,
+                           remote)
         self._connection = connect_to_agent(client, lines)
         self._stderr_task = asyncio.create_task(self._read_stderr())
         self._waiter = asyncio.create_task(self._wait_exit())
@@ -204,7 +210,7 @@ class AgentBridge:
             raise AgentGone("the agent is not running")
         try:
             return await call(self._connection)
-        except RequestError as error:
+        except (RequestError, PathRefused) as error:
             raise AgentError(f"{method}: {error}") from error
         except ConnectionError as error:
             raise AgentGone(f"{method}: the agent closed the connection") from error
@@ -226,8 +232,13 @@ class AgentBridge:
         """qwen's own methods may be sent (see `agents.speaks_qwen`)."""
         return speaks_qwen(self.initialized.agent_info if self.initialized is not None else None)
 
+    def _servers_for(self, mcp_servers: list[JsonObject]) -> list[JsonObject]:
+        """The MCP servers handed to the agent: none for an agent elsewhere,
+        which cannot reach this machine's loopback server or run its command."""
+        return [] if self.command.remote_paths is not None else servers_for(mcp_servers, self.capabilities)
+
     async def new_session(self, cwd: str, mcp_servers: list[JsonObject]) -> tuple[NewSessionResponse, JsonObject]:
-        mcp_servers = servers_for(mcp_servers, self.capabilities)
+        mcp_servers = self._servers_for(mcp_servers)
         raw = await self.request("session/new", {"cwd": cwd, "mcpServers": mcp_servers})
         return NewSessionResponse.model_validate(raw), raw
 
@@ -236,7 +247,7 @@ class AgentBridge:
     ) -> tuple[LoadSessionResponse, JsonObject]:
         if not self.can_load:
             raise AgentError(f"{self.command.agent} cannot load earlier sessions")
-        mcp_servers = servers_for(mcp_servers, self.capabilities)
+        mcp_servers = self._servers_for(mcp_servers)
         raw = await self.request("session/load", {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers})
         raw = raw if isinstance(raw, dict) else {}
         return LoadSessionResponse.model_validate(raw), raw
@@ -245,7 +256,7 @@ class AgentBridge:
         """session/resume: the session goes on without replaying its messages."""
         if not self.can_resume:
             raise AgentError(f"{self.command.agent} cannot resume earlier sessions")
-        mcp_servers = servers_for(mcp_servers, self.capabilities)
+        mcp_servers = self._servers_for(mcp_servers)
         raw = await self.request("session/resume", {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers})
         return raw if isinstance(raw, dict) else {}
 

@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING
 
 import sublime
 
-from ...core.chat.agents import agent_launch, known_agents
+from ...core.chat.agents import AgentEntry, agent_launch, known_agents
 from ...core.chat.command import CommandNotFound
+from ...core.path_maps import PathTranslator, parse_path_maps
+from ...core.paths import path_style
 from ...core.terminal import cli_env, command_line
-from ..companion.companions import companions
+from ..companion.companions import companions, remote_translator
 from ..companion.terminal import chosen_cli, login_shell, options, window_cwd
 from ..settings import userprefs
 
@@ -51,7 +53,24 @@ def agent_command(window: sublime.Window, agent: str) -> AgentCommand:
         path=os.environ.get("PATH"),
         home=os.path.expanduser("~"),
     )
-    return AgentCommand(launch.argv, window_cwd(window), {**env, **launch.env}, agent)
+    return AgentCommand(launch.argv, window_cwd(window), {**env, **launch.env}, agent,
+                        remote_paths(window, agent, entry))
+
+
+def remote_paths(window: sublime.Window, agent: str, entry: AgentEntry) -> PathTranslator | None:
+    """How an agent elsewhere names the window's files (None: it runs here)."""
+    if entry.path_maps is False:
+        return None
+    folders = window.folders()
+    if entry.path_maps is True:
+        translator = remote_translator()
+        if translator is None:
+            raise CommandNotFound(f"The chat agent “{agent}” has \"path_map\": true, but neither path_maps nor "
+                                  "wsl_distro is set in the Qwen Companion settings.", agent)
+        return translator(folders)
+    style = path_style(sublime.platform())
+    maps, _ = parse_path_maps(entry.path_maps, style)  # entries were checked when the settings were read
+    return PathTranslator(maps, folders, style)
 
 
 def agent_rows(window: sublime.Window) -> list[tuple[str, str]]:
