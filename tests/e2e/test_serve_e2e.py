@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from qwencompanion_src.core.serve import daemon
-from qwencompanion_src.core.serve.http import Address, request_json
+from qwencompanion_src.core.serve.http import Address
 from qwencompanion_src.core.serve.session import ServeSession, SessionGone
 from tests.rig.fake_model import FakeModel, Reply, write_file
 from tests.rig.qwen_cli import QwenCli, cli_env
@@ -64,15 +64,15 @@ async def wait_until(condition: Any, what: str) -> None:
 
 
 @pytest.fixture
-def started(qwen_cli: QwenCli, fake_model: FakeModel, workspace: Path, qwen_home: Path,
-            tmp_path: Path) -> Iterator[daemon.StartedDaemon]:
-    token = daemon.new_token()
-    cache = tmp_path / "cache"
-    env = daemon.serve_env(cli_env(qwen_cli, qwen_home, fake_model.base_url), token)
-    argv = daemon.serve_argv(qwen_cli.argv(), [str(workspace)])
-    found = daemon.start_daemon(argv, str(workspace), env, token, [str(workspace)],
-                                daemon.output_path(cache, [str(workspace)]))
-    daemon.write_record(daemon.record_path(cache, [str(workspace)]), found.record)
+def serve_env(qwen_cli: QwenCli, fake_model: FakeModel, qwen_home: Path) -> dict[str, str]:
+    return cli_env(qwen_cli, qwen_home, fake_model.base_url)
+
+
+@pytest.fixture
+def started(qwen_cli: QwenCli, serve_env: dict[str, str], workspace: Path,
+            tmp_path: Path) -> Iterator[daemon.Attached]:
+    found = daemon.attach_or_start(tmp_path / "cache", [str(workspace)], qwen_cli.argv(), serve_env)
+    assert found.process is not None
     try:
         yield found
     finally:
@@ -80,24 +80,25 @@ def started(qwen_cli: QwenCli, fake_model: FakeModel, workspace: Path, qwen_home
         found.process.wait(10)
 
 
-def daemon_tree(found: daemon.StartedDaemon) -> list[int]:
+def daemon_tree(found: daemon.Attached) -> list[int]:
     """The daemon and the agent processes it started (it starts its first agent ahead of a session)."""
     deadline = time.monotonic() + WAIT
-    while not descendants(found.process.pid):
+    while not descendants(found.record.pid):
         if time.monotonic() > deadline:
             raise AssertionError("the daemon started no agent")
         time.sleep(0.1)
-    return [found.process.pid, *descendants(found.process.pid)]
+    return [found.record.pid, *descendants(found.record.pid)]
 
 
-def address_of(found: daemon.StartedDaemon) -> Address:
+def address_of(found: daemon.Attached) -> Address:
     return Address(found.record.host, found.record.port, found.record.token)
 
 
-def test_the_token_is_in_no_command_line_and_no_log(started: daemon.StartedDaemon, workspace: Path,
+def test_the_token_is_in_no_command_line_and_no_log(started: daemon.Attached, workspace: Path,
                                                     qwen_home: Path, tmp_path: Path) -> None:
     token = started.record.token.encode()
     pids = daemon_tree(started)
+    assert started.process is not None
     for pid in pids:
         assert token not in Path(f"/proc/{pid}/cmdline").read_bytes()
     # The daemon deletes QWEN_SERVER_TOKEN before it starts its agents: the
@@ -111,7 +112,7 @@ def test_the_token_is_in_no_command_line_and_no_log(started: daemon.StartedDaemo
 
 
 async def test_a_prompt_streams_a_permission_is_answered_and_a_turn_is_cancelled(
-    started: daemon.StartedDaemon, fake_model: FakeModel, workspace: Path
+    started: daemon.Attached, fake_model: FakeModel, workspace: Path
 ) -> None:
     target = workspace / "new.txt"
     fake_model.queue(write_file(str(target), "content\n"), Reply(text="written " * 8, chunk_size=4),
@@ -136,7 +137,7 @@ async def test_a_prompt_streams_a_permission_is_answered_and_a_turn_is_cancelled
         session.close()
 
 
-async def test_a_reattach_replays_what_was_missed_once(started: daemon.StartedDaemon, fake_model: FakeModel,
+async def test_a_reattach_replays_what_was_missed_once(started: daemon.Attached, fake_model: FakeModel,
                                                        workspace: Path, tmp_path: Path) -> None:
     fake_model.queue(Reply(text="".join(f"<{n}>" for n in range(60)), chunk_size=4, delay=0.02))
     first = Recorder()
@@ -149,16 +150,9 @@ async def test_a_reattach_replays_what_was_missed_once(started: daemon.StartedDa
     turn.cancel()
     seen_before, cursor = list(first.updates), session.last_event_id
 
-    record = daemon.read_record(daemon.record_path(tmp_path / "cache", [str(workspace)]))
-    assert record == started.record
-
-    def probe(found: daemon.DaemonRecord, with_token: bool) -> int:
-        return asyncio.run_coroutine_threadsafe(
-            request_json(address_of(started), "GET", "/health", with_token=with_token), loop
-        ).result(WAIT).status
-
-    loop = asyncio.get_running_loop()
-    await asyncio.to_thread(daemon.check_record, record, probe)
+    # The window comes back: the record leads to the same daemon, checked (no new one started).
+    found = await asyncio.to_thread(daemon.attach_or_start, tmp_path / "cache", [str(workspace)], ["no-qwen"], {})
+    assert (found.process, found.record) == (None, started.record)
 
     second = Recorder()
     again = ServeSession(address_of(started), session.session_id, session.client_id, second, cursor)
@@ -175,7 +169,7 @@ async def test_a_reattach_replays_what_was_missed_once(started: daemon.StartedDa
         again.close()
 
 
-async def test_an_unknown_session_ends_the_reader(started: daemon.StartedDaemon) -> None:
+async def test_an_unknown_session_ends_the_reader(started: daemon.Attached) -> None:
     recorder = Recorder()
     session = ServeSession(address_of(started), "no-such-session", None, recorder)
     session.start()
@@ -186,9 +180,10 @@ async def test_an_unknown_session_ends_the_reader(started: daemon.StartedDaemon)
     session.close()
 
 
-def test_stop_ends_the_daemon_and_its_agents(started: daemon.StartedDaemon) -> None:
+def test_stop_ends_the_daemon_and_its_agents(started: daemon.Attached, workspace: Path, tmp_path: Path) -> None:
     tree = daemon_tree(started)
-    daemon.stop_daemon(started.record)
+    assert daemon.stop_recorded(tmp_path / "cache", [str(workspace)]) == started.record
+    assert started.process is not None
     started.process.wait(10)
     for pid in tree:
         assert_gone(pid)
@@ -200,3 +195,23 @@ def assert_gone(pid: int) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"process {pid} outlived the daemon's Stop")
         time.sleep(0.05)
+
+
+def test_a_recorded_daemon_without_auth_is_not_attached_to(qwen_cli: QwenCli, serve_env: dict[str, str],
+                                                           workspace: Path, tmp_path: Path) -> None:
+    """A daemon on the recorded port that serves without a token (the CLI's
+    loopback default) is refused, not driven, and no second one is started."""
+    output = tmp_path / "open.out"
+    argv = [*qwen_cli.argv(), "serve", "--hostname", "127.0.0.1", "--port", "0", "--no-web",
+            "--workspace", str(workspace)]
+    token = daemon.new_token()  # what the forged record claims; this daemon ignores it
+    tokenless = daemon.start_daemon(argv, str(workspace), serve_env, token, [str(workspace)], output)
+    try:
+        path = daemon.record_path(tmp_path / "cache", [str(workspace)])
+        daemon.write_record(path, tokenless.record)
+        with pytest.raises(daemon.DaemonRefused, match="answers without a token"):
+            daemon.attach_or_start(tmp_path / "cache", [str(workspace)], qwen_cli.argv(), serve_env)
+        assert daemon.read_record(path) == tokenless.record
+    finally:
+        daemon.stop_daemon(tokenless.record)
+        tokenless.process.wait(10)

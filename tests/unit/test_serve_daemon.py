@@ -173,14 +173,14 @@ def test_a_daemon_that_does_not_answer_is_not_attached_to() -> None:
     def silent(found: DaemonRecord, with_token: bool) -> int:
         raise ConnectionRefusedError(111, "Connection refused")
 
-    with pytest.raises(DaemonRefused, match="does not answer"):
+    with pytest.raises(daemon.StaleRecord, match="does not answer"):
         daemon.check_record(record(), silent)
 
 
 def test_a_dead_daemon_is_not_attached_to() -> None:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
-    with pytest.raises(DaemonRefused, match="not running as this user"):
+    with pytest.raises(daemon.StaleRecord, match="has exited"):
         daemon.check_record(record(pid=child.pid), secure_probe)
 
 
@@ -192,3 +192,51 @@ def test_a_daemon_of_another_user_is_not_attached_to(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(daemon.os, "kill", not_permitted)
     with pytest.raises(DaemonRefused, match="not running as this user"):
         daemon.check_record(record(), secure_probe)
+
+
+# --- attach or start ----------------------------------------------------------------
+
+
+def attach(stand_in: Path, tmp_path: Path, probe: daemon.Probe, started_pids: list[int]) -> daemon.Attached:
+    qwen = [sys.executable, str(stand_in), str(tmp_path / "report.json"), "127.0.0.1"]
+    found = daemon.attach_or_start(tmp_path / "cache", [str(tmp_path)], qwen, {"PATH": os.environ.get("PATH", "")},
+                                   probe)
+    if found.process is not None:
+        started_pids.append(found.process.pid)
+    return found
+
+
+def test_the_recorded_daemon_is_attached_to_and_a_gone_one_replaced(
+    stand_in: Path, tmp_path: Path, started_pids: list[int]
+) -> None:
+    first = attach(stand_in, tmp_path, secure_probe, started_pids)
+    assert first.process is not None
+    again = attach(stand_in, tmp_path, secure_probe, started_pids)
+    assert (again.process, again.record) == (None, first.record)
+
+    daemon.stop_daemon(first.record)
+    first.process.wait(10)
+    replaced = attach(stand_in, tmp_path, secure_probe, started_pids)
+    assert replaced.process is not None and replaced.record.pid != first.record.pid
+    assert replaced.record.token != first.record.token
+    assert "has exited" in replaced.note
+
+
+def test_a_recorded_daemon_that_fails_a_safety_check_is_refused_and_not_replaced(
+    stand_in: Path, tmp_path: Path, started_pids: list[int]
+) -> None:
+    first = attach(stand_in, tmp_path, secure_probe, started_pids)
+    with pytest.raises(DaemonRefused, match="without a token"):
+        attach(stand_in, tmp_path, lambda found, with_token: 200, started_pids)
+    assert len(started_pids) == 1
+    assert daemon.read_record(daemon.record_path(tmp_path / "cache", [str(tmp_path)])) == first.record
+
+
+def test_stop_ends_the_recorded_daemon_and_forgets_it(stand_in: Path, tmp_path: Path,
+                                                      started_pids: list[int]) -> None:
+    first = attach(stand_in, tmp_path, secure_probe, started_pids)
+    assert first.process is not None
+    assert daemon.stop_recorded(tmp_path / "cache", [str(tmp_path)]) == first.record
+    assert first.process.wait(10) is not None
+    assert daemon.read_record(daemon.record_path(tmp_path / "cache", [str(tmp_path)])) is None
+    assert daemon.stop_recorded(tmp_path / "cache", [str(tmp_path)]) is None

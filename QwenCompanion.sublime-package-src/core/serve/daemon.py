@@ -19,6 +19,7 @@ the chat's thread or a worker of ours, never from Sublime's threads.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -35,6 +36,7 @@ from pathlib import Path
 
 from ..companion.lockfile import pid_alive, write_private_json
 from ..processes import kill_group, own_group_options
+from .http import Address, HttpError, request_json
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +51,15 @@ START_POLL_SECONDS = 0.1
 # a handful of lines before it listens; more is not a daemon starting.
 MAX_STARTUP_OUTPUT_BYTES = 256 * 1024
 RECORD_FOLDER = "serve"
+PROBE_TIMEOUT_SECONDS = 5.0
 
 
 class DaemonRefused(Exception):
     """A daemon that must not be used (or could not be started); the message says why."""
+
+
+class StaleRecord(DaemonRefused):
+    """The record names a daemon that is gone: a new one may take its place."""
 
 
 @dataclass(frozen=True)
@@ -190,13 +197,15 @@ def check_record(record: DaemonRecord, probe: Probe) -> None:
     the token while accepting one with it."""
     if not is_loopback(record.host):
         raise DaemonRefused(f"{record.describe()} is not on a loopback address: not attached to")
+    if not pid_alive(record.pid):
+        raise StaleRecord(f"{record.describe()} has exited")
     if not is_users_process(record.pid):
         raise DaemonRefused(f"{record.describe()} is not running as this user: not attached to")
     try:
         without_token = probe(record, False)
         with_token = probe(record, True)
     except OSError as error:
-        raise DaemonRefused(f"{record.describe()} does not answer: {error.strerror or error}") from None
+        raise StaleRecord(f"{record.describe()} does not answer: {error.strerror or error}") from None
     if without_token != 401:
         raise DaemonRefused(
             f"{record.describe()} answers without a token (HTTP {without_token}): any local process could "
@@ -269,8 +278,66 @@ def _wait_for_port(process: subprocess.Popen[bytes], output: Path, timeout: floa
         time.sleep(START_POLL_SECONDS)
 
 
+def http_probe(record: DaemonRecord, with_token: bool) -> int:
+    """The status of `GET /health` at the record's address (a Probe); blocks,
+    so never on a thread that runs an event loop."""
+    address = Address(record.host, record.port, record.token)
+    try:
+        return asyncio.run(request_json(address, "GET", "/health", with_token=with_token,
+                                        timeout=PROBE_TIMEOUT_SECONDS)).status
+    except (HttpError, TimeoutError) as error:
+        raise OSError(str(error)) from None
+
+
+@dataclass(frozen=True)
+class Attached:
+    record: DaemonRecord
+    process: subprocess.Popen[bytes] | None  # None: found again through the record
+    note: str  # for the log: why a daemon was started rather than attached to
+
+
+def attach_or_start(
+    cache_dir: Path,
+    folders: Sequence[str],
+    qwen_argv: Sequence[str],
+    base_env: Mapping[str, str],
+    probe: Probe = http_probe,
+    web: bool = False,
+) -> Attached:
+    """The folders' daemon: the recorded one when it passes `check_record`,
+    else (none recorded, or it has exited) a new one, recorded. A recorded
+    daemon that fails a safety check raises DaemonRefused: it is the user's
+    to look into, and another one on the same folders is not started."""
+    path = record_path(cache_dir, folders)
+    found = read_record(path)
+    note = "no daemon was recorded for these folders"
+    if found is not None:
+        try:
+            check_record(found, probe)
+            return Attached(found, None, "")
+        except StaleRecord as stale:
+            note = str(stale)
+            remove_record(path)
+    token = new_token()
+    started = start_daemon(serve_argv(qwen_argv, folders, web), folders[0], serve_env(base_env, token), token,
+                           folders, output_path(cache_dir, folders))
+    write_record(path, started.record)
+    return Attached(started.record, started.process, note)
+
+
 def stop_daemon(record: DaemonRecord) -> None:
     """End the daemon and its children (its process group: the agents it started)."""
     if is_users_process(record.pid):
         kill_group(record.pid)
         log.info("stopped %s", record.describe())
+
+
+def stop_recorded(cache_dir: Path, folders: Sequence[str]) -> DaemonRecord | None:
+    """Stop the folders' recorded daemon and forget it; the record, or None when there was none.
+    A record that is not the user's private file is left alone (DaemonRefused)."""
+    path = record_path(cache_dir, folders)
+    found = read_record(path)
+    if found is not None:
+        stop_daemon(found)
+        remove_record(path)
+    return found
