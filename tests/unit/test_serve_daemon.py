@@ -114,6 +114,11 @@ def test_the_record_is_private(tmp_path: Path) -> None:
     assert daemon.read_record(path) == record()
 
 
+def test_a_record_shown_in_a_log_or_traceback_shows_no_token() -> None:
+    assert TOKEN not in repr(record())
+    assert TOKEN not in repr(daemon.Attached(record(), None, ""))
+
+
 def test_one_record_per_set_of_folders_in_any_order(tmp_path: Path) -> None:
     assert daemon.record_path(tmp_path, ["/a", "/b"]) == daemon.record_path(tmp_path, ["/b", "/a"])
     assert daemon.record_path(tmp_path, ["/a"]) != daemon.record_path(tmp_path, ["/a", "/b"])

@@ -72,6 +72,7 @@ class FakeDaemon:
     def __init__(self) -> None:
         self.events: Events = self.no_events
         self.event_requests: list[web.Request] = []
+        self.runs = [1]  # the daemon's run (its event epoch) serving each event request, the last one after
         self.prompts: list[Any] = []
         self.votes: list[tuple[str, Any]] = []
         self.prompt_answer: Callable[[], Awaitable[web.Response]] = self.accepted
@@ -114,7 +115,8 @@ class FakeDaemon:
         if request.match_info["id"] != SESSION:
             return web.json_response({"error": "No session", "code": "session_not_found"}, status=404)
         self.event_requests.append(request)
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        epoch = f"run-{self.runs[min(len(self.event_requests), len(self.runs)) - 1]}"
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "X-Qwen-Event-Epoch": epoch})
         await response.prepare(request)
         await self.events(request, response)
         return response
@@ -252,6 +254,29 @@ async def test_a_reconnect_sends_last_event_id_and_shows_each_event_once(fake: F
         assert recorder.texts()[:6] == [f"line {n}" for n in range(1, 7)]
         assert [r.headers.get("Last-Event-ID") for r in fake.event_requests[:3]] == [None, "2", "4"]
         assert recorder.refusals == []
+    finally:
+        session.close()
+
+
+async def test_a_restarted_daemon_counts_its_events_again_and_none_is_lost(fake: FakeDaemon) -> None:
+    fake.runs = [1, 2]
+
+    async def restarts(request: web.Request, response: web.StreamResponse) -> None:
+        if len(fake.event_requests) == 1:
+            for event_id in range(1, 4):
+                await response.write(chunk(event_id, f"first run {event_id}"))
+            return  # the daemon goes; the next one counts from 1 again
+        for event_id in range(1, 3):
+            await response.write(chunk(event_id, f"second run {event_id}"))
+        await asyncio.sleep(3600)
+
+    fake.events = restarts
+    session, recorder = await opened(fake)
+    try:
+        await until(lambda: len(recorder.texts()) == 5)
+        assert recorder.texts() == ["first run 1", "first run 2", "first run 3", "second run 1", "second run 2"]
+        assert len(recorder.refusals) == 1 and "restarted" in recorder.refusals[0]
+        assert (session.epoch, session.last_event_id) == ("run-2", 2)
     finally:
         session.close()
 

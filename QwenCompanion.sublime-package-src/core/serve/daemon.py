@@ -31,7 +31,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..companion.lockfile import pid_alive, write_private_json
@@ -69,9 +69,9 @@ class DaemonRecord:
     pid: int
     port: int
     host: str
-    token: str
-    folders: tuple[str, ...]
-    started_at: float
+    token: str = field(repr=False)  # a record in a log or a traceback shows no token
+    folders: tuple[str, ...] = ()
+    started_at: float = 0.0
 
     def to_json(self) -> dict[str, object]:
         data = asdict(self)

@@ -14,7 +14,8 @@ into what the stdio transport hands the chat:
 
 The stream is read with `Last-Event-ID`: an event whose id is not above the
 last one handed over is a replay already shown and is dropped, so a reattach
-shows no line twice. A daemon that only replays (more than MAX_STALE_EVENTS
+shows no line twice (ids count within one run of the daemon, its
+`X-Qwen-Event-Epoch`: a new run starts the count again). A daemon that only replays (more than MAX_STALE_EVENTS
 old events in a row), sends events of another session, or lines too long, is
 bounded: those are dropped and said once through `refused`.
 
@@ -82,11 +83,12 @@ def _failed(answer: JsonAnswer, what: str) -> ServeError:
 
 class ServeSession:
     def __init__(self, address: Address, session_id: str, client_id: str | None, events: ServeEvents,
-                 last_event_id: int = 0) -> None:
+                 last_event_id: int = 0, epoch: str | None = None) -> None:
         self.address = address
         self.session_id = session_id
         self.client_id = client_id
         self.last_event_id = last_event_id
+        self.epoch = epoch  # the daemon's run (X-Qwen-Event-Epoch) the event ids count in
         self._events = events
         self._turns: dict[str, asyncio.Future[TurnResult]] = {}
         self._early_ends: dict[str, JsonObject] = {}  # a turn's end read before its 202 was
@@ -148,6 +150,7 @@ class ServeSession:
                 with contextlib.suppress(ValueError):
                     body = json.loads(body)
                 raise _failed(JsonAnswer(response.status, body), "GET events")
+            self._check_epoch(response.headers.get("x-qwen-event-epoch"))
             parser = SseParser()
             stale = 0
             async for piece in response.chunks():
@@ -167,6 +170,14 @@ class ServeSession:
                         return
         finally:
             response.close()
+
+    def _check_epoch(self, epoch: str | None) -> None:
+        """Event ids restart with each run of the daemon: after a restart the
+        old cursor would hide the new run's events as replays."""
+        if epoch and self.epoch and epoch != self.epoch:
+            self.last_event_id = 0
+            self._say("epoch", "the daemon was restarted: what it streamed before is gone")
+        self.epoch = epoch or self.epoch
 
     def _dispatch(self, event: SseEvent) -> None:
         if event.oversized:
