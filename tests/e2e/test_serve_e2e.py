@@ -169,6 +169,17 @@ async def test_a_reattach_replays_what_was_missed_once(started: daemon.Attached,
         again.close()
 
 
+async def test_the_status_tells_pid_port_version_and_sessions(started: daemon.Attached, workspace: Path) -> None:
+    before = await asyncio.to_thread(daemon.daemon_status, started.record)
+    assert (before.port, before.version, before.require_auth, before.loopback) == (
+        started.record.port, "0.24.4", True, True)
+    assert before.pid in daemon_tree(started)
+    session = await ServeSession.open(address_of(started), str(workspace), Recorder())
+    after = await asyncio.to_thread(daemon.daemon_status, started.record)
+    assert after.sessions == before.sessions + 1
+    session.close()
+
+
 async def test_an_unknown_session_ends_the_reader(started: daemon.Attached) -> None:
     recorder = Recorder()
     session = ServeSession(address_of(started), "no-such-session", None, recorder)

@@ -290,6 +290,41 @@ def http_probe(record: DaemonRecord, with_token: bool) -> int:
 
 
 @dataclass(frozen=True)
+class DaemonStatus:
+    """What Diagnose and the driver's `serve_status` show of a daemon."""
+
+    pid: int
+    port: int
+    version: str
+    sessions: int
+    require_auth: bool
+    loopback: bool
+
+
+def daemon_status(record: DaemonRecord) -> DaemonStatus:
+    """`GET /daemon/status` of the record's daemon; blocks (like `http_probe`).
+    Raises OSError when it does not answer or answers something else."""
+    address = Address(record.host, record.port, record.token)
+    try:
+        answer = asyncio.run(request_json(address, "GET", "/daemon/status", timeout=PROBE_TIMEOUT_SECONDS))
+    except (HttpError, TimeoutError) as error:
+        raise OSError(str(error)) from None
+    body = answer.body
+    if answer.status != 200 or not isinstance(body, dict):
+        raise OSError(f"GET /daemon/status answered HTTP {answer.status}")
+    facts, security = body.get("daemon") or {}, body.get("security") or {}
+    sessions = ((body.get("runtime") or {}).get("sessions") or {}).get("active")
+    return DaemonStatus(
+        pid=int(facts.get("pid") or record.pid),
+        port=record.port,
+        version=str(facts.get("qwenCodeVersion") or ""),
+        sessions=sessions if isinstance(sessions, int) else 0,
+        require_auth=security.get("requireAuth") is True,
+        loopback=security.get("loopbackBind") is True,
+    )
+
+
+@dataclass(frozen=True)
 class Attached:
     record: DaemonRecord
     process: subprocess.Popen[bytes] | None  # None: found again through the record
