@@ -169,6 +169,28 @@ async def test_a_reattach_replays_what_was_missed_once(started: daemon.Attached,
         again.close()
 
 
+async def test_a_prompt_of_a_second_client_appears_in_the_first(started: daemon.Attached, fake_model: FakeModel,
+                                                               workspace: Path) -> None:
+    fake_model.queue(Reply(text="answer for the other client", chunk_size=6))
+    mine, theirs = Recorder(), Recorder()
+    first = await ServeSession.open(address_of(started), str(workspace), mine)
+    second = await ServeSession.open(address_of(started), str(workspace), theirs)
+    assert second.session_id == first.session_id and second.client_id != first.client_id
+    first.start()
+    second.start()
+    await asyncio.wait_for(first.connected.wait(), WAIT)
+    try:
+        result = await asyncio.wait_for(second.prompt([{"type": "text", "text": "asked elsewhere"}]), WAIT)
+        assert result.stop_reason == "end_turn"
+        await wait_until(lambda: "answer for the other client" in mine.texts(), "the other client's answer")
+        echoes = [u["update"]["content"]["text"] for u in mine.updates
+                  if u["update"].get("sessionUpdate") == "user_message_chunk"]
+        assert echoes == ["asked elsewhere"]
+    finally:
+        first.close()
+        second.close()
+
+
 async def test_the_status_tells_pid_port_version_and_sessions(started: daemon.Attached, workspace: Path) -> None:
     before = await asyncio.to_thread(daemon.daemon_status, started.record)
     assert (before.port, before.version, before.require_auth, before.loopback) == (

@@ -76,6 +76,7 @@ class FakeDaemon:
         self.prompts: list[Any] = []
         self.votes: list[tuple[str, Any]] = []
         self.prompt_answer: Callable[[], Awaitable[web.Response]] = self.accepted
+        self.slow_events: Callable[[web.Request], Awaitable[web.StreamResponse]] | None = None
         self.runner: web.AppRunner | None = None
         self.port = 0
 
@@ -97,7 +98,7 @@ class FakeDaemon:
     async def start(self) -> None:
         app = web.Application(middlewares=[self.auth])
         app.router.add_get("/health", self.health)
-        app.router.add_get("/session/{id}/events", self.serve_events)
+        app.router.add_get("/session/{id}/events", self.events_route)
         app.router.add_post("/session/{id}/prompt", self.prompt)
         app.router.add_post("/session/{id}/permission/{request}", self.vote)
         # A stream the client left ends its handler (else cleanup waits for the handlers' sleeps).
@@ -110,6 +111,9 @@ class FakeDaemon:
     @staticmethod
     async def health(request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
+
+    async def events_route(self, request: web.Request) -> web.StreamResponse:
+        return await (self.slow_events or self.serve_events)(request)
 
     async def serve_events(self, request: web.Request) -> web.StreamResponse:
         if request.match_info["id"] != SESSION:
@@ -329,6 +333,35 @@ def permission(event_id: int, request_id: str) -> bytes:
         "toolCall": {"toolCallId": "call_1", "title": "Writing to a.txt"},
         "options": [{"kind": "allow_once", "name": "Allow", "optionId": "proceed_once"}],
     })
+
+
+async def test_a_prompt_waits_for_the_event_stream_so_its_first_events_are_read(fake: FakeDaemon) -> None:
+    """Like the real daemon, this one streams an event only to the readers
+    connected when it happens; its streams open slowly."""
+    readers: list[web.StreamResponse] = []
+
+    async def live_only(request: web.Request, response: web.StreamResponse) -> None:
+        readers.append(response)
+        await asyncio.sleep(3600)
+
+    async def slow_stream(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(0.3)
+        return await fake.serve_events(request)
+
+    async def echoed() -> web.Response:
+        for reader in readers:
+            await reader.write(chunk(1, "echo of the prompt"))
+            await reader.write(envelope(2, "turn_complete", {"sessionId": SESSION, "promptId": "p-1",
+                                                             "stopReason": "end_turn"}))
+        return web.json_response({"promptId": "p-1", "lastEventId": 0}, status=202)
+
+    fake.events, fake.prompt_answer, fake.slow_events = live_only, echoed, slow_stream
+    session, recorder = await opened(fake)
+    try:
+        result = await asyncio.wait_for(session.prompt([{"type": "text", "text": "hi"}]), WAIT)
+        assert (result.stop_reason, recorder.texts()) == ("end_turn", ["echo of the prompt"])
+    finally:
+        session.close()
 
 
 async def test_a_permission_is_asked_as_acp_and_the_answer_is_voted(fake: FakeDaemon) -> None:

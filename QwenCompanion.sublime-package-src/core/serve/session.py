@@ -43,6 +43,7 @@ JsonObject = dict[str, Any]
 MAX_STALE_EVENTS = 10_000  # replayed events in a row before the stream is given up
 RECONNECT_DELAYS = (0.2, 0.5, 1.0, 2.0, 5.0)
 CLIENT_ID_HEADER = "X-Qwen-Client-Id"
+CONNECT_WAIT_SECONDS = 30.0
 
 
 class ServeError(Exception):
@@ -97,6 +98,9 @@ class ServeSession:
         self._closed = False
         self._reader: asyncio.Task[None] | None = None
         self.gone: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        # Set while the event stream is open: the daemon streams only to readers
+        # connected when an event happens (or asking for it by Last-Event-ID).
+        self.connected = asyncio.Event()
 
     # --- opening ------------------------------------------------------------
 
@@ -151,6 +155,7 @@ class ServeSession:
                     body = json.loads(body)
                 raise _failed(JsonAnswer(response.status, body), "GET events")
             self._check_epoch(response.headers.get("x-qwen-event-epoch"))
+            self.connected.set()
             parser = SseParser()
             stale = 0
             async for piece in response.chunks():
@@ -169,6 +174,7 @@ class ServeSession:
                     if self.gone.done():
                         return
         finally:
+            self.connected.clear()
             response.close()
 
     def _check_epoch(self, epoch: str | None) -> None:
@@ -228,7 +234,11 @@ class ServeSession:
     # --- prompts -------------------------------------------------------------
 
     async def prompt(self, blocks: list[JsonObject]) -> TurnResult:
-        """Send a prompt and wait for its turn to end (streamed meanwhile through `session_update`)."""
+        """Send a prompt and wait for its turn to end (streamed meanwhile through
+        `session_update`); the end comes on the event stream: `start()` first."""
+        if self._reader is None:
+            raise ServeError("the session's events are not read: start() it before prompting")
+        await self._until_connected()
         answer = await request_json(self.address, "POST", _path(self.session_id, "/prompt"), {"prompt": blocks},
                                     self._headers())
         body = answer.body
@@ -246,6 +256,22 @@ class ServeSession:
             return await future
         finally:
             self._turns.pop(prompt_id, None)
+
+    async def _until_connected(self) -> None:
+        """Wait for the event stream, so that the prompt's first events are read."""
+        if self.connected.is_set():
+            return
+        waiting: asyncio.Future[object] = asyncio.ensure_future(self.connected.wait())
+        ended: asyncio.Future[object] = asyncio.ensure_future(asyncio.shield(self.gone))
+        try:
+            await asyncio.wait([waiting, ended], timeout=CONNECT_WAIT_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting.cancel()
+            ended.cancel()
+        if self.gone.done():
+            raise SessionGone(self.gone.result())
+        if not self.connected.is_set():
+            raise ServeError(f"the daemon's event stream did not open within {CONNECT_WAIT_SECONDS:.0f} s")
 
     def _turn_ended(self, envelope: JsonObject, data: JsonObject) -> None:
         prompt_id = str(data.get("promptId") or envelope.get("promptId"))
