@@ -124,6 +124,21 @@ def test_one_record_per_set_of_folders_in_any_order(tmp_path: Path) -> None:
     assert daemon.record_path(tmp_path, ["/a"]) != daemon.record_path(tmp_path, ["/a", "/b"])
 
 
+@pytest.mark.parametrize(("style", "same"), [("macos", True), ("windows", True), ("posix", False)])
+def test_folders_spelled_in_another_case_share_a_record_where_the_file_system_ignores_case(
+    tmp_path: Path, style: daemon.PathStyle, same: bool
+) -> None:
+    upper, lower = daemon.record_path(tmp_path, ["/Work/App"], style), daemon.record_path(tmp_path, ["/work/app"], style)
+    assert (upper == lower) is same
+
+
+@posix_only
+def test_a_folder_reached_through_a_symlink_shares_its_record(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    assert daemon.record_path(tmp_path, [str(tmp_path / "link")]) == daemon.record_path(tmp_path, [str(tmp_path / "real")])
+
+
 def test_no_record_is_none_and_a_broken_one_is_refused(tmp_path: Path) -> None:
     path = daemon.record_path(tmp_path, ["/w"])
     assert daemon.read_record(path) is None

@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..companion.lockfile import pid_alive, write_private_json
+from ..paths import HOST_STYLE, PathStyle, path_identity
 from ..processes import kill_group, own_group_options
 from .http import Address, HttpError, request_json
 
@@ -119,15 +120,15 @@ def serve_env(base: Mapping[str, str], token: str) -> dict[str, str]:
     return env
 
 
-def folders_key(folders: Sequence[str]) -> str:
-    """One record per set of folders, whatever their order or (on Windows and
-    macOS) their case."""
-    normalized = sorted(os.path.normcase(os.path.normpath(folder)) for folder in folders)
+def folders_key(folders: Sequence[str], style: PathStyle = HOST_STYLE) -> str:
+    """One record per set of folders, whatever their order, their symlinks or
+    (on Windows and macOS) their case."""
+    normalized = sorted(path_identity(folder, style) for folder in folders)
     return hashlib.sha256("\0".join(normalized).encode("utf-8")).hexdigest()[:32]
 
 
-def record_path(cache_dir: Path, folders: Sequence[str]) -> Path:
-    return cache_dir / RECORD_FOLDER / f"{folders_key(folders)}.json"
+def record_path(cache_dir: Path, folders: Sequence[str], style: PathStyle = HOST_STYLE) -> Path:
+    return cache_dir / RECORD_FOLDER / f"{folders_key(folders, style)}.json"
 
 
 def output_path(cache_dir: Path, folders: Sequence[str]) -> Path:
