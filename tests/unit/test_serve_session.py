@@ -6,6 +6,7 @@ here or elsewhere, and a turn's end read before its prompt's answer."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -283,6 +284,35 @@ async def test_a_restarted_daemon_counts_its_events_again_and_none_is_lost(fake:
         assert (session.epoch, session.last_event_id) == ("run-2", 2)
     finally:
         session.close()
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"f" * 200_000 + b"\r\n",  # an endless chunk size
+    b"HTTP/1.1 200 OK\r\nX-Filler: " + b"h" * 200_000 + b"\r\n\r\n",  # an endless header
+    b"SSH-2.0-not-http\r\n\r\n",
+])
+async def test_a_broken_answer_is_retried_not_fatal(answer: bytes) -> None:
+    attempts: list[int] = []
+
+    async def broken(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        attempts.append(1)
+        writer.write(answer)
+        with contextlib.suppress(ConnectionError):
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(broken, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    recorder = Recorder()
+    session = ServeSession(Address("127.0.0.1", port, TOKEN), SESSION, None, recorder)
+    session.start()
+    try:
+        await until(lambda: len(attempts) >= 2)
+        assert session._reader is not None and not session._reader.done()
+        assert recorder.updates == []
+    finally:
+        session.close()
+        server.close()
 
 
 async def test_an_unknown_session_ends_the_session(fake: FakeDaemon) -> None:

@@ -54,11 +54,9 @@ class Response:
         """The body as it arrives (chunked or not), until the connection ends."""
         if self.headers.get("transfer-encoding", "").lower() == "chunked":
             while True:
-                size_line = await self.reader.readline()
-                if not size_line:
-                    return
-                try:
-                    size = int(size_line.split(b";")[0].strip(), 16)
+                try:  # readline raises ValueError past the stream's limit (MAX_HEADER_BYTES)
+                    size_line = await self.reader.readline()
+                    size = int(size_line.split(b";")[0].strip(), 16) if size_line else 0
                 except ValueError:
                     raise HttpError("bad chunk size") from None
                 if size == 0:
