@@ -414,6 +414,21 @@ async def test_a_permission_is_asked_as_acp_and_the_answer_is_voted(fake: FakeDa
         session.close()
 
 
+async def test_a_question_that_cannot_be_asked_is_answered_cancelled(fake: FakeDaemon) -> None:
+    async def asks(request: web.Request, response: web.StreamResponse) -> None:
+        await response.write(permission(1, "r-1"))
+        await asyncio.sleep(3600)
+
+    fake.events = asks
+    session, recorder = await opened(fake)
+    recorder.answer.set_exception(RuntimeError("no window to show the review in"))
+    try:
+        await until(lambda: bool(fake.votes))
+        assert fake.votes == [("r-1", {"outcome": {"outcome": "cancelled"}})]
+    finally:
+        session.close()
+
+
 async def test_a_permission_answered_elsewhere_is_withdrawn(fake: FakeDaemon) -> None:
     async def answered_elsewhere(request: web.Request, response: web.StreamResponse) -> None:
         await response.write(permission(1, "r-1"))

@@ -308,7 +308,11 @@ class ServeSession:
 
     async def _answer_permission(self, request_id: str, params: JsonObject) -> None:
         try:
-            answer = await self._events.request_permission(params)
+            try:
+                answer = await self._events.request_permission(params)
+            except Exception:  # the question could not be put to the user: the tool does not run
+                log.exception("cannot ask permission %s", request_id)
+                answer = {}
             outcome = answer.get("outcome") if isinstance(answer, dict) else None
             vote = await request_json(
                 self.address, "POST", _path(self.session_id, f"/permission/{quote(request_id, safe='')}"),
