@@ -315,6 +315,56 @@ async def test_a_broken_answer_is_retried_not_fatal(answer: bytes) -> None:
         server.close()
 
 
+async def test_a_daemon_that_closes_every_stream_at_once_is_asked_ever_less_often(
+    fake: FakeDaemon, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failures: list[int] = []
+
+    def recorded(count: int) -> float:
+        failures.append(count)
+        return 0.0
+
+    async def closes_at_once(request: web.Request, response: web.StreamResponse) -> None:
+        return
+
+    fake.events = closes_at_once
+    recorder = Recorder()
+    session = ServeSession(fake.address(), SESSION, None, recorder)
+    monkeypatch.setattr(session, "reconnect_delay", recorded)
+    session.start()
+    try:
+        await until(lambda: len(failures) >= 4)
+        assert failures[:4] == [1, 2, 3, 4]
+    finally:
+        session.close()
+
+
+async def test_an_endless_error_answer_is_read_no_further_than_needed(
+    fake: FakeDaemon, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def endless_error(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(status=500)
+        await response.prepare(request)
+        while True:
+            await response.write(b"e" * 65536)
+
+    fake.slow_events = endless_error
+    recorder = Recorder()
+    session = ServeSession(fake.address(), SESSION, None, recorder)
+    broken: list[int] = []
+
+    def recorded(count: int) -> float:
+        broken.append(count)
+        return 0.0
+
+    monkeypatch.setattr(session, "reconnect_delay", recorded)
+    session.start()
+    try:
+        await until(lambda: len(broken) >= 2)
+    finally:
+        session.close()
+
+
 async def test_an_unknown_session_ends_the_session(fake: FakeDaemon) -> None:
     recorder = Recorder()
     session = ServeSession(fake.address(), "gone", None, recorder)

@@ -128,8 +128,9 @@ class ServeSession:
         failures = 0
         while not self._closed:
             try:
-                await self._stream_once()
-                failures = 0
+                # A stream that brought nothing new counts as a failure: a daemon
+                # that closes at once, or only replays, is asked again ever less often.
+                failures = 0 if await self._stream_once() else failures + 1
             except SessionGone as gone:
                 self._end(str(gone))
                 return
@@ -138,9 +139,14 @@ class ServeSession:
                 failures += 1
             if self._closed or self.gone.done():
                 return
-            await asyncio.sleep(RECONNECT_DELAYS[min(failures, len(RECONNECT_DELAYS) - 1)])
+            await asyncio.sleep(self.reconnect_delay(failures))
 
-    async def _stream_once(self) -> None:
+    @staticmethod
+    def reconnect_delay(failures: int) -> float:
+        return RECONNECT_DELAYS[min(failures, len(RECONNECT_DELAYS) - 1)]
+
+    async def _stream_once(self) -> int:
+        """Read one connection's events; how many new ones it brought."""
         headers = {"Accept": "text/event-stream", **self._headers()}
         if self.last_event_id:
             headers["Last-Event-ID"] = str(self.last_event_id)
@@ -149,15 +155,17 @@ class ServeSession:
             if response.status != 200:
                 data = bytearray()
                 async for piece in response.chunks():
-                    data += piece[: 4096 - len(data)]
-                body: Any = data.decode("utf-8", "replace")
+                    data += piece
+                    if len(data) >= 4096:  # enough to say why; the rest may never end
+                        break
+                body: Any = bytes(data[:4096]).decode("utf-8", "replace")
                 with contextlib.suppress(ValueError):
                     body = json.loads(body)
                 raise _failed(JsonAnswer(response.status, body), "GET events")
             self._check_epoch(response.headers.get("x-qwen-event-epoch"))
             self.connected.set()
             parser = SseParser()
-            stale = 0
+            stale = fresh = 0
             async for piece in response.chunks():
                 for event in parser.feed(piece):
                     if event.id is not None and event.id <= self.last_event_id:
@@ -165,14 +173,15 @@ class ServeSession:
                         if stale > MAX_STALE_EVENTS:
                             self._say("replay", f"the daemon replayed more than {MAX_STALE_EVENTS} old events "
                                       "in a row: the stream was dropped")
-                            return
+                            return fresh
                         continue
-                    stale = 0
+                    stale, fresh = 0, fresh + 1
                     if event.id is not None:
                         self.last_event_id = event.id
                     self._dispatch(event)
                     if self.gone.done():
-                        return
+                        return fresh
+            return fresh
         finally:
             self.connected.clear()
             response.close()
