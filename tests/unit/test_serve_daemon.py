@@ -128,7 +128,7 @@ def test_one_record_per_set_of_folders_in_any_order(tmp_path: Path) -> None:
 def test_folders_spelled_in_another_case_share_a_record_where_the_file_system_ignores_case(
     tmp_path: Path, style: daemon.PathStyle, same: bool
 ) -> None:
-    upper, lower = daemon.record_path(tmp_path, ["/Work/App"], style), daemon.record_path(tmp_path, ["/work/app"], style)
+    upper, lower = daemon.record_path(tmp_path, ["/Projects/App"], style), daemon.record_path(tmp_path, ["/projects/app"], style)
     assert (upper == lower) is same
 
 
