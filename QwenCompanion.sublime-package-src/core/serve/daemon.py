@@ -102,14 +102,17 @@ def new_token() -> str:
     return secrets.token_hex(32)
 
 
-def serve_argv(qwen_argv: Sequence[str], folders: Sequence[str], web: bool = False) -> list[str]:
-    """`qwen serve` for these folders: loopback, a free port, auth required.
+def serve_flags(folders: Sequence[str], web: bool = False) -> list[str]:
+    """`serve` for these folders: loopback, a free port, auth required.
     The token is deliberately absent: see `serve_env`."""
-    argv = [*qwen_argv, "serve", "--hostname", LOOPBACK_HOST, "--port", "0", "--require-auth"]
-    argv.append("--web" if web else "--no-web")
+    flags = ["serve", "--hostname", LOOPBACK_HOST, "--port", "0", "--require-auth", "--web" if web else "--no-web"]
     for folder in folders:
-        argv += ["--workspace", folder]
-    return argv
+        flags += ["--workspace", folder]
+    return flags
+
+
+def serve_argv(qwen_argv: Sequence[str], folders: Sequence[str], web: bool = False) -> list[str]:
+    return [*qwen_argv, *serve_flags(folders, web)]
 
 
 def serve_env(base: Mapping[str, str], token: str) -> dict[str, str]:
@@ -339,11 +342,14 @@ def attach_or_start(
     base_env: Mapping[str, str],
     probe: Probe = http_probe,
     web: bool = False,
+    daemon_argv: Sequence[str] | None = None,
 ) -> Attached:
     """The folders' daemon: the recorded one when it passes `check_record`,
     else (none recorded, or it has exited) a new one, recorded. A recorded
     daemon that fails a safety check raises DaemonRefused: it is the user's
-    to look into, and another one on the same folders is not started."""
+    to look into, and another one on the same folders is not started.
+    `daemon_argv`, when given, is the whole command line (the editor's, whose
+    login shell needs the flags inside its command); else `qwen_argv` + the flags."""
     path = record_path(cache_dir, folders)
     found = read_record(path)
     note = "no daemon was recorded for these folders"
@@ -355,7 +361,8 @@ def attach_or_start(
             note = str(stale)
             remove_record(path)
     token = new_token()
-    started = start_daemon(serve_argv(qwen_argv, folders, web), folders[0], serve_env(base_env, token), token,
+    argv = list(daemon_argv) if daemon_argv is not None else serve_argv(qwen_argv, folders, web)
+    started = start_daemon(argv, folders[0], serve_env(base_env, token), token,
                            folders, output_path(cache_dir, folders))
     write_record(path, started.record)
     return Attached(started.record, started.process, note)

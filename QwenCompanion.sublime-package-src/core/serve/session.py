@@ -105,10 +105,12 @@ class ServeSession:
     # --- opening ------------------------------------------------------------
 
     @classmethod
-    async def open(cls, address: Address, cwd: str, events: ServeEvents) -> ServeSession:
+    async def open(cls, address: Address, cwd: str, events: ServeEvents, own: bool = False) -> ServeSession:
         """`POST /session` for `cwd` (the daemon's session of that folder:
-        created, or attached to when another client has it)."""
-        answer = await request_json(address, "POST", "/session", {"cwd": cwd})
+        created, or attached to when another client has it); `own`: a new
+        session of its own (`sessionScope: "thread"`), for a further chat."""
+        body_sent: JsonObject = {"cwd": cwd, **({"sessionScope": "thread"} if own else {})}
+        answer = await request_json(address, "POST", "/session", body_sent)
         body = answer.body
         if answer.status != 200 or not isinstance(body, dict) or not isinstance(body.get("sessionId"), str):
             raise _failed(answer, "POST /session")

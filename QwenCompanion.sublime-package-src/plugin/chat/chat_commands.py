@@ -36,11 +36,13 @@ class QwenChatCommand(WindowChatCommand):
 class QwenChatNewCommand(sublime_plugin.WindowCommand):
     """Qwen Code: New Chat — a new conversation in a tab of its own (the others stay)."""
 
-    def run(self, agent: str = "") -> None:
-        """`agent`: a name of the chat_agents setting (default: chat_agent)."""
-        if not chat_imported_or_later(lambda: self.window.run_command("qwen_chat_new", {"agent": agent})):
+    def run(self, agent: str = "", transport: str = "") -> None:
+        """`agent`: a name of the chat_agents setting (default: chat_agent);
+        `transport`: "stdio" or "serve" (default: chat_transport)."""
+        if not chat_imported_or_later(lambda: self.window.run_command("qwen_chat_new",
+                                                                       {"agent": agent, "transport": transport})):
             return
-        open_new_chat(self.window, agent or None)
+        open_new_chat(self.window, agent or None, transport or None)
 
 
 class QwenChatCancelCommand(ActiveChatCommand):

@@ -1,0 +1,120 @@
+"""The chat on `chat_transport: "serve"` against the real `qwen serve` of
+0.24.4 and the fake model, through the package loaded in the simulator: an
+answer streamed into the transcript (the daemon's echo of the prompt not
+shown twice), a write's permission asked through the usual question and its
+answer reaching the daemon, a cancel, what the daemon has no route for
+refused plainly, and with `serve_keep_running: false` no process of the
+daemon outliving the window's chats."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_chat_agent_e2e import answer, asked, option_of
+from tests.e2e.test_chat_e2e import WAIT, RealChat
+from tests.rig.fake_model import FakeModel, Reply, write_file
+from tests.rig.qwen_cli import QwenCli
+from tests.support.editor import PACKAGE, open_editor
+from tests.support.processes import alive, descendants
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def serve_chat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_env: dict[str, str], qwen_cli: QwenCli,
+               fake_model: FakeModel, workspace: Path) -> Iterator[RealChat]:
+    with open_editor(tmp_path, monkeypatch, home=Path(real_env["HOME"]), workspace=workspace, load=False) as editor:
+        monkeypatch.delenv("QWEN_HOME", raising=False)
+        editor.load([workspace], {"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)],
+                                  "chat_transport": "serve", "serve_keep_running": False})
+        chat = RealChat(editor, fake_model)
+        try:
+            yield chat
+        finally:
+            daemon = sys.modules[f"{PACKAGE}.core.serve.daemon"]
+            for record in Path(tmp_path).rglob("serve/*.json"):  # a test that failed midway leaves none running
+                found = daemon.read_record(record)
+                if found is not None:
+                    daemon.stop_daemon(found)
+
+
+def daemon_pid(chat: RealChat) -> int:
+    pid = chat.host.wait_for(lambda: chat.chat().conversation.pid, timeout=WAIT)
+    assert isinstance(pid, int)
+    return pid
+
+
+def test_an_answer_streams_into_the_transcript_from_the_daemon(serve_chat: RealChat) -> None:
+    reply = "Streamed by the daemon in small pieces. " * 20
+    serve_chat.model.queue(Reply(text=reply, chunk_size=6))
+    serve_chat.send("Say something from serve")
+    assert serve_chat.ended() == ["end_turn"]
+    text = serve_chat.transcript()
+    assert text.count("Say something from serve") == 1  # the daemon's echo of the prompt is not shown again
+    assert reply.strip() in text
+    conversation = serve_chat.chat().conversation
+    assert conversation.state.agent_name.startswith("qwen serve 0.24.4")
+    cmdline = Path(f"/proc/{daemon_pid(serve_chat)}/cmdline").read_bytes().split(b"\0")
+    assert b"serve" in cmdline and b"--require-auth" in cmdline
+
+
+def test_a_write_asks_through_the_chat_and_the_answer_reaches_the_daemon(serve_chat: RealChat,
+                                                                          workspace: Path) -> None:
+    allowed, refused = workspace / "allowed.txt", workspace / "refused.txt"
+    serve_chat.model.queue(write_file(str(refused), "no\n"))  # 0.24.4 ends the turn on a rejection
+    serve_chat.send("Write the refused file")
+    event = asked(serve_chat)[0]
+    assert event["toolCall"]["kind"] == "edit"
+    answer(serve_chat, option_of(event, "reject_once"))
+    serve_chat.ended()
+    assert not refused.exists()
+    serve_chat.model.queue(write_file(str(allowed), "yes\n"), Reply(text="Written."))
+    serve_chat.send("Write the allowed file")
+    event = asked(serve_chat, 2)[1]
+    answer(serve_chat, option_of(event, "allow_once"))
+    assert serve_chat.ended(2)[-1] == "end_turn"
+    assert allowed.read_text() == "yes\n"
+    assert "Written." in serve_chat.transcript()
+
+
+def test_cancel_ends_the_daemons_turn(serve_chat: RealChat) -> None:
+    serve_chat.model.queue(Reply(text="slow words " * 400, chunk_size=5, delay=0.05))
+    serve_chat.send("Write slowly")
+    serve_chat.host.wait_for(lambda: "slow words" in serve_chat.chat().conversation.streamer.transcript.text(),
+                             timeout=WAIT)
+    serve_chat.host.user.press_key("escape")
+    assert serve_chat.ended() == ["cancelled"]
+    serve_chat.model.queue("Still here.")
+    serve_chat.send("Are you there?")
+    assert serve_chat.ended(2)[-1] == "end_turn"
+    assert "Still here." in serve_chat.transcript()
+
+
+def test_what_the_daemon_has_no_route_for_is_refused_plainly(serve_chat: RealChat) -> None:
+    serve_chat.model.queue("Ready.")
+    serve_chat.send("hello")
+    serve_chat.ended()
+    conversation = serve_chat.chat().conversation
+    with pytest.raises(Exception, match="cannot rewind"):
+        conversation.rewind(0).result(WAIT)
+    conversation.set_mode("plan").result(WAIT)  # the error goes to the transcript
+    assert "not on the serve transport" in serve_chat.transcript()
+
+
+def test_without_keep_running_the_daemon_ends_with_the_windows_last_chat(serve_chat: RealChat) -> None:
+    serve_chat.model.queue("Here.")
+    serve_chat.send("hello")
+    serve_chat.ended()
+    pid = daemon_pid(serve_chat)
+    tree = [pid, *descendants(pid)]
+    assert len(tree) > 1  # the daemon and the agent it started
+    serve_chat.host.user.run_command("qwen_chat_close")
+    deadline = time.monotonic() + WAIT
+    while any(alive(each) for each in tree):
+        assert time.monotonic() < deadline, [each for each in tree if alive(each)]
+        time.sleep(0.1)
