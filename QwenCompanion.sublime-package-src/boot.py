@@ -32,6 +32,7 @@ from .plugin.chat.chat_commands import (
     QwenChatModelCommand,
     QwenChatNewCommand,
     QwenChatShowAgentLogCommand,
+    QwenServeStopCommand,
 )
 from .plugin.chat.chat_listener import ChatListener
 from .plugin.chat.chat_tabs import (
@@ -136,6 +137,7 @@ __all__ = [
     "QwenReviewFillCommand",
     "QwenReviewListener",
     "QwenSendSelectionToTerminalCommand",
+    "QwenServeStopCommand",
     "QwenShowLogCommand",
     "QwenStatusListener",
     "QwenTurnChangesAtCaretCommand",

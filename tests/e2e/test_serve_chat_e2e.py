@@ -118,3 +118,28 @@ def test_without_keep_running_the_daemon_ends_with_the_windows_last_chat(serve_c
     while any(alive(each) for each in tree):
         assert time.monotonic() < deadline, [each for each in tree if alive(each)]
         time.sleep(0.1)
+
+
+def test_status_and_stop_serve_daemon(serve_chat: RealChat) -> None:
+    serve_daemon = sys.modules[f"{PACKAGE}.plugin.chat.serve_daemon"]
+    window = serve_chat.host.window
+    serve_chat.model.queue("One.")
+    serve_chat.send("hello")
+    serve_chat.ended()
+    pid = daemon_pid(serve_chat)
+    status = serve_daemon.serve_status(window)
+    assert (status.pid, status.version, status.require_auth, status.loopback) == (pid, "0.24.4", True, True)
+    assert status.sessions >= 1
+    report = sys.modules[f"{PACKAGE}.plugin.chat.chat_report"].chat_report(window)
+    assert f"pid {pid}, port {status.port}, token required, loopback" in report
+    serve_chat.host.user.run_command("qwen_serve_stop")
+    deadline = time.monotonic() + WAIT
+    while alive(pid):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    serve_chat.host.wait_for(lambda: serve_daemon.serve_status(window) is None, timeout=WAIT)
+    serve_chat.model.queue("Two.")
+    serve_chat.send("again")  # the next prompt starts a daemon again
+    assert serve_chat.ended(2)[-1] == "end_turn"
+    assert daemon_pid(serve_chat) != pid
+    assert "Two." in serve_chat.transcript()

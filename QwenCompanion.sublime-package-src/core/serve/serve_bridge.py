@@ -16,6 +16,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,13 +116,13 @@ class ServeBridge(AgentBridge):
             raise OSError("no daemon attached")
         return daemon_status(self.attached.record)
 
-    async def stop(self) -> None:
-        """Stop reading the sessions; end the daemon unless it is kept running."""
+    async def stop(self, end_daemon: bool = False) -> None:
+        """Stop reading the sessions; end the daemon when asked or when it is not kept running."""
         self._live = False
         for session in self._sessions.values():
             session.close()
         self._sessions.clear()
-        if not self._serve.keep_running:
+        if end_daemon or not self._serve.keep_running:
             await asyncio.get_running_loop().run_in_executor(None, self._end_daemon)
         if not self._ended:
             self._ended = True
@@ -231,3 +232,18 @@ class ServeConnection(AgentConnection):
         if not isinstance(command, ServeCommand):
             raise AgentError("the serve transport needs the daemon's command")
         return ServeBridge(command, lambda: self._router, events)
+
+    def end_daemon(self) -> Future[bool]:
+        """Stop Serve Daemon (any thread): the daemon and its agents end whatever
+        serve_keep_running says; the chats hear of it as an asked-for stop and
+        the next prompt starts a daemon again. True when one was attached."""
+
+        async def end() -> bool:
+            bridge = self.bridge
+            if not isinstance(bridge, ServeBridge) or not bridge.running:
+                return False
+            self._expected_exit = True
+            await bridge.stop(end_daemon=True)
+            return True
+
+        return self._thread.submit(end())

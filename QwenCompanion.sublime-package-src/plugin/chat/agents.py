@@ -81,9 +81,14 @@ def serve_command(window: sublime.Window) -> ServeCommand:
     from .chats import CACHE_FOLDER
 
     agent = agent_command(window, "qwen")  # the companion's variables, and qwen found or the fix said
-    folders = tuple(window.folders()) or (agent.cwd,)
+    folders = serve_folders(window)
     argv = agent_argv(userprefs().qwen_command, windows=sublime.platform() == "windows", login_shell=login_shell(),
                       path=os.environ.get("PATH"), flags=serve_flags(folders), home=os.path.expanduser("~"))
     return ServeCommand(argv, agent.cwd, {**os.environ, **agent.env}, "qwen", folders=folders,
                         cache_dir=Path(sublime.cache_path()) / CACHE_FOLDER,
                         keep_running=userprefs().serve_keep_running)
+
+
+def serve_folders(window: sublime.Window) -> tuple[str, ...]:
+    """The folders the window's daemon serves (and its record is found by)."""
+    return tuple(window.folders()) or (window_cwd(window),)

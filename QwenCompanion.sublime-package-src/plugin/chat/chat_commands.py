@@ -8,7 +8,7 @@ from concurrent.futures import Future
 import sublime
 import sublime_plugin
 
-from ..background import when_done
+from ..background import in_background, when_done
 from ..companion.terminal import window_cwd
 from .chat_tabs import open_new_chat
 from .chats import chat_imported_or_later, chats
@@ -43,6 +43,23 @@ class QwenChatNewCommand(sublime_plugin.WindowCommand):
                                                                        {"agent": agent, "transport": transport})):
             return
         open_new_chat(self.window, agent or None, transport or None)
+
+
+class QwenServeStopCommand(sublime_plugin.WindowCommand):
+    """Qwen Code: Stop Serve Daemon — end the `qwen serve` daemon of the window's
+    folders and the agents it started (whatever serve_keep_running says)."""
+
+    def run(self) -> None:
+        window = self.window
+
+        def work() -> None:
+            from .serve_daemon import stop_serve
+
+            stopped = stop_serve(window)
+            sublime.set_timeout(lambda: window.status_message(
+                "Qwen Code: the serve daemon was stopped" if stopped else "Qwen Code: no serve daemon runs for these folders"))
+
+        in_background(work, "serve stop")  # it waits for the daemon's end
 
 
 class QwenChatCancelCommand(ActiveChatCommand):

@@ -285,6 +285,12 @@ class Chats:
             held = self._by_window.get(window.id())
             return held.active if held is not None else None
 
+    def serve_connection(self, window: sublime.Window) -> AgentConnection | None:
+        """The window's connection to its folders' `qwen serve` daemon, if a chat made one."""
+        with self._lock:
+            held = self._by_window.get(window.id())
+            return held.connections.get(SERVE_CONNECTION) if held is not None else None
+
     def ensure(self, window: sublime.Window) -> WindowChat | None:
         """The window's active chat, made now if it has none (None once unloading)."""
         with self._lock:
