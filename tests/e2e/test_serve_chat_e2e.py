@@ -33,10 +33,10 @@ def serve_chat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_env: dict[s
         editor.load([workspace], {"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)],
                                   "chat_transport": "serve", "serve_keep_running": False})
         chat = RealChat(editor, fake_model)
+        daemon = sys.modules[f"{PACKAGE}.core.serve.daemon"]  # a test may unload the package
         try:
             yield chat
         finally:
-            daemon = sys.modules[f"{PACKAGE}.core.serve.daemon"]
             for record in Path(tmp_path).rglob("serve/*.json"):  # a test that failed midway leaves none running
                 found = daemon.read_record(record)
                 if found is not None:
@@ -49,7 +49,8 @@ def daemon_pid(chat: RealChat) -> int:
     return pid
 
 
-def test_an_answer_streams_into_the_transcript_from_the_daemon(serve_chat: RealChat) -> None:
+def test_an_answer_streams_into_the_transcript_from_the_daemon(serve_chat: RealChat,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
     reply = "Streamed by the daemon in small pieces. " * 20
     serve_chat.model.queue(Reply(text=reply, chunk_size=6))
     serve_chat.send("Say something from serve")
@@ -61,6 +62,10 @@ def test_an_answer_streams_into_the_transcript_from_the_daemon(serve_chat: RealC
     assert conversation.state.agent_name.startswith("qwen serve 0.24.4")
     cmdline = Path(f"/proc/{daemon_pid(serve_chat)}/cmdline").read_bytes().split(b"\0")
     assert b"serve" in cmdline and b"--require-auth" in cmdline
+    record = sys.modules[f"{PACKAGE}.plugin.chat.serve_daemon"].window_record(serve_chat.host.window)
+    assert record.pid == daemon_pid(serve_chat) and len(record.token) >= 32
+    assert record.token.encode() not in b"".join(cmdline)
+    assert record.token not in caplog.text and record.token not in text
 
 
 def test_a_write_asks_through_the_chat_and_the_answer_reaches_the_daemon(serve_chat: RealChat,
@@ -143,3 +148,16 @@ def test_status_and_stop_serve_daemon(serve_chat: RealChat) -> None:
     assert serve_chat.ended(2)[-1] == "end_turn"
     assert daemon_pid(serve_chat) != pid
     assert "Two." in serve_chat.transcript()
+
+
+def test_without_keep_running_unloading_the_package_ends_the_daemon(serve_chat: RealChat) -> None:
+    serve_chat.model.queue("Here.")
+    serve_chat.send("hello")
+    serve_chat.ended()
+    pid = daemon_pid(serve_chat)
+    tree = [pid, *descendants(pid)]
+    serve_chat.host.unload_package(PACKAGE)
+    deadline = time.monotonic() + WAIT
+    while any(alive(each) for each in tree):
+        assert time.monotonic() < deadline, [each for each in tree if alive(each)]
+        time.sleep(0.1)
