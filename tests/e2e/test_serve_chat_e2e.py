@@ -161,3 +161,25 @@ def test_without_keep_running_unloading_the_package_ends_the_daemon(serve_chat: 
     while any(alive(each) for each in tree):
         assert time.monotonic() < deadline, [each for each in tree if alive(each)]
         time.sleep(0.1)
+
+
+def test_with_keep_running_a_reload_attaches_to_the_same_daemon(serve_chat: RealChat, qwen_cli: QwenCli) -> None:
+    serve_chat.editor.settings({"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)],
+                                "chat_transport": "serve", "serve_keep_running": True})
+    serve_chat.model.queue("Before the reload.")
+    serve_chat.send("first")
+    serve_chat.ended()
+    pid = daemon_pid(serve_chat)
+    serve_chat.host.reload_package(PACKAGE)
+    assert alive(pid)
+    after = RealChat(serve_chat.editor, serve_chat.model)  # the reloaded package's chats
+    after.host.user.run_command("qwen_chat")
+    after.editor.wait_for_package_threads("start", "preload")
+    after.host.wait_idle()
+    after.chat().conversation.start().result(WAIT)
+    assert after.chat().conversation.pid == pid  # found again through its record, not started anew
+    after.model.queue("After the reload.")
+    after.send("second")
+    assert after.ended() == ["end_turn"]
+    text = after.transcript()
+    assert text.count("After the reload.") == 1 and text.count("second") == 1
