@@ -183,3 +183,20 @@ def test_with_keep_running_a_reload_attaches_to_the_same_daemon(serve_chat: Real
     assert after.ended() == ["end_turn"]
     text = after.transcript()
     assert text.count("After the reload.") == 1 and text.count("second") == 1
+
+
+def test_a_second_chat_gets_a_session_of_its_own_on_the_same_daemon(serve_chat: RealChat) -> None:
+    serve_chat.model.queue("First chat.")
+    serve_chat.send("one")
+    serve_chat.ended()
+    first = serve_chat.chat()
+    serve_chat.host.user.run_command("qwen_chat_new")
+    serve_chat.host.wait_idle()
+    second = serve_chat.host.wait_for(lambda: serve_chat.chat() is not first and serve_chat.chat(), timeout=WAIT)
+    serve_chat.model.queue("Second chat.")
+    serve_chat.send("two")
+    assert serve_chat.ended(2) == ["end_turn", "end_turn"]
+    assert second.conversation.pid == first.conversation.pid  # one daemon for the window's folders
+    assert second.conversation.state.session_id not in (None, first.conversation.state.session_id)
+    assert "Second chat." in serve_chat.transcript()
+    assert "Second chat." not in first.conversation.streamer.transcript.text()
