@@ -8,6 +8,8 @@ daemon outliving the window's chats."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -200,3 +202,20 @@ def test_a_second_chat_gets_a_session_of_its_own_on_the_same_daemon(serve_chat: 
     assert second.conversation.state.session_id not in (None, first.conversation.state.session_id)
     assert "Second chat." in serve_chat.transcript()
     assert "Second chat." not in first.conversation.streamer.transcript.text()
+
+
+def test_a_daemon_that_died_is_reported_and_the_next_prompt_starts_one(serve_chat: RealChat) -> None:
+    serve_chat.model.queue("Before.")
+    serve_chat.send("one")
+    serve_chat.ended()
+    pid = daemon_pid(serve_chat)
+    os.killpg(pid, signal.SIGKILL)  # the daemon and its agents, as a crash would leave them
+    serve_chat.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+    serve_chat.send("two")
+    assert serve_chat.ended(2)[-1] == "error"
+    assert "The agent exited" in serve_chat.transcript()
+    serve_chat.model.queue("After.")
+    serve_chat.send("three")
+    assert serve_chat.ended(3)[-1] == "end_turn"
+    assert daemon_pid(serve_chat) != pid
+    assert "After." in serve_chat.transcript()

@@ -38,7 +38,15 @@ from ..chat.agent_connection import AgentConnection
 from ..chat.bridge import AgentBridge, AgentCommand, AgentError, AgentGone, BridgeEvents
 from ..chat.request_handler import AgentRequestHandler
 from ..json_types import JsonObject
-from .daemon import Attached, DaemonRefused, DaemonStatus, attach_or_start, daemon_status, stop_recorded
+from .daemon import (
+    Attached,
+    DaemonRefused,
+    DaemonStatus,
+    attach_or_start,
+    daemon_status,
+    is_users_process,
+    stop_recorded,
+)
 from .http import Address, HttpError
 from .session import ServeError, ServeSession, SessionGone
 
@@ -178,8 +186,11 @@ class ServeBridge(AgentBridge):
         raise NotOnServe(f"{method} (modes, models, rewind and sign-in)")
 
     async def prompt(self, session_id: str, blocks: list[JsonObject]) -> PromptResponse:
+        self._check_alive()
         session = self._sessions.get(session_id)
-        if session is None or not self._live:
+        if not self._live:
+            raise AgentGone("the qwen serve daemon is gone")
+        if session is None:
             raise AgentError("the session is not open on the qwen serve daemon")
         try:
             result = await session.prompt(blocks)
@@ -187,8 +198,26 @@ class ServeBridge(AgentBridge):
             self._sessions.pop(session_id, None)
             raise AgentError(f"the daemon's session ended: {gone}") from gone
         except (ServeError, OSError, HttpError) as error:
+            self._check_alive()
             raise AgentError(f"the prompt failed: {error}") from error
         return PromptResponse.model_validate({"stopReason": result.stop_reason})
+
+    def _check_alive(self) -> None:
+        """A daemon that died (killed, crashed) is reported like an agent that
+        exited: the chats say so and the next prompt starts a daemon again."""
+        attached = self.attached
+        if attached is None or not self._live:
+            return
+        # A daemon this plugin host started is its child: until reaped it still answers a signal.
+        gone = attached.process.poll() is not None if attached.process is not None else not is_users_process(attached.record.pid)
+        if gone:
+            self._live = False
+            for session in self._sessions.values():
+                session.close()
+            self._sessions.clear()
+            if not self._ended:
+                self._ended = True
+                self._events.exited(None, ["the qwen serve daemon is gone"])
 
     async def cancel(self, session_id: str) -> None:
         session = self._sessions.get(session_id)
