@@ -35,10 +35,10 @@ TEST_WORKERS ?= 2
 PYTEST_ARGS ?=
 PYTEST = $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
-.PHONY: install build release cli test typecheck lint headless sublime-install tmux clean bench actionlint \
+.PHONY: install build release cli test typecheck lint headless sublime-install os-tools clean bench actionlint \
 	check unit unit-sim
 
-install: $(VENV_STAMP) build tmux $(CLI_CACHE)/.stamp $(GEMINI_CACHE)/.stamp sublime-install
+install: $(VENV_STAMP) build os-tools $(CLI_CACHE)/.stamp $(GEMINI_CACHE)/.stamp sublime-install
 
 $(VENV_STAMP): requirements-dev.txt
 	rm -rf $(VENV)
@@ -85,8 +85,11 @@ $(GEMINI_CACHE)/.stamp: tests/rig/gemini-package.json tests/rig/gemini-package-l
 		--engine-strict=false --loglevel=error </dev/null
 	touch $@
 
-tmux:
+# What the tests run besides Python and Node: tmux (the terminal tests) and
+# iproute2's `ip` (the remote e2e's network namespace; `unshare`, `mount` are util-linux's).
+os-tools:
 	@command -v tmux >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux; }
+	@command -v ip >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2; }
 
 sublime-install: $(BUILT)
 	@$(PY) tools/sublime_install.py $(DIST)/QwenCompanion
@@ -124,7 +127,7 @@ unit-sim: $(VENV_STAMP) $(BUILT)
 # new seed each run (tests/order.py; the header prints it, TEST_ORDER=file or
 # shuffle:SEED runs another): a test that depends on what ran before fails.
 TEST_ORDER ?= shuffle
-test: $(VENV_STAMP) $(BUILT) tmux $(CLI_CACHE)/.stamp $(GEMINI_CACHE)/.stamp check
+test: $(VENV_STAMP) $(BUILT) os-tools $(CLI_CACHE)/.stamp $(GEMINI_CACHE)/.stamp check
 	QWEN_E2E_REQUIRED=1 $(PYTEST) --order=$(TEST_ORDER) tests/unit tests/robustness tests/e2e tests/sim
 
 # Benchmarks against a peer on the VS Code companion's stack (bench/peer, Node 22

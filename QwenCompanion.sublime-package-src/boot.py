@@ -22,8 +22,14 @@ from .plugin.actions.action_listeners import ActionsListener
 from .plugin.actions.jobs import actions
 from .plugin.actions.models import QwenChooseActionModelCommand
 from .plugin.actions.send_to_terminal import QwenSendSelectionToTerminalCommand
-from .plugin.chat.agent_work import ChatSeenListener, PermissionKeysListener, QwenChatPermissionCommand
+from .plugin.chat.agent_work import (
+    ChatSeenListener,
+    PermissionKeysListener,
+    QwenChatPermissionCommand,
+    QwenChatShowShellOutputCommand,
+)
 from .plugin.chat.attach_commands import QwenChatAddSelectionCommand, QwenChatAttachFileCommand
+from .plugin.chat.branch_commands import QwenChatBranchCommand, QwenChatBranchMenuCommand
 from .plugin.chat.chat_commands import (
     QwenChatCancelCommand,
     QwenChatCommand,
@@ -31,6 +37,7 @@ from .plugin.chat.chat_commands import (
     QwenChatModeCommand,
     QwenChatModelCommand,
     QwenChatNewCommand,
+    QwenChatSessionOptionsCommand,
     QwenChatShowAgentLogCommand,
     QwenServeStopCommand,
 )
@@ -47,9 +54,11 @@ from .plugin.chat.chats import chats, preload_chat
 from .plugin.chat.composer_commands import QwenChatHistoryCommand, QwenChatSendCommand
 from .plugin.chat.continue_commands import QwenChatContinueInTerminalCommand
 from .plugin.chat.export_commands import QwenChatCopyCommand, QwenChatExportCommand
+from .plugin.chat.form_commands import QwenChatAnswerFormCommand
 from .plugin.chat.history_commands import QwenChatSessionsCommand
 from .plugin.chat.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
 from .plugin.chat.prestart import prestart_all
+from .plugin.chat.queue_commands import QwenChatQueuedCommand
 from .plugin.chat.rewind_commands import (
     QwenChatEditPromptCommand,
     QwenChatPromptMenuCommand,
@@ -67,13 +76,18 @@ from .plugin.chat.worktree_commands import (
     QwenWorktreeDiscardCommand,
     QwenWorktreesCommand,
 )
+from .plugin.chat.worktree_review import QwenWorktreeApplyCommand, QwenWorktreeChangesCommand
 from .plugin.companion import status
 from .plugin.companion.companion_commands import QwenRestartServerCommand, QwenShowLogCommand
 from .plugin.companion.companion_listeners import CompanionWindowListener
 from .plugin.companion.companions import companions
 from .plugin.companion.context_listener import ContextListener
 from .plugin.companion.status import QwenStatusListener
-from .plugin.companion.terminal import QwenCopyConnectCommandCommand, QwenOpenTerminalCommand
+from .plugin.companion.terminal import (
+    QwenCopyConnectCommandCommand,
+    QwenCopyRemoteConnectCommandCommand,
+    QwenOpenTerminalCommand,
+)
 from .plugin.diagnose_command import QwenDiagnoseConnectionCommand, QwenReplaceReportCommand
 from .plugin.editor import QwenChatReplaceBufferCommand
 from .plugin.placement import PlacementListener
@@ -100,8 +114,11 @@ __all__ = [
     "QwenAnswerHistoryCommand",
     "QwenCancelActionCommand",
     "QwenChatAddSelectionCommand",
+    "QwenChatAnswerFormCommand",
     "QwenChatApplyCommand",
     "QwenChatAttachFileCommand",
+    "QwenChatBranchCommand",
+    "QwenChatBranchMenuCommand",
     "QwenChatCancelCommand",
     "QwenChatCloseCommand",
     "QwenChatCommand",
@@ -120,15 +137,19 @@ __all__ = [
     "QwenChatPasteImageCommand",
     "QwenChatPermissionCommand",
     "QwenChatPromptMenuCommand",
+    "QwenChatQueuedCommand",
     "QwenChatRenameCommand",
     "QwenChatReplaceBufferCommand",
     "QwenChatRewindCommand",
     "QwenChatSendCommand",
+    "QwenChatSessionOptionsCommand",
     "QwenChatSessionsCommand",
     "QwenChatShowAgentLogCommand",
+    "QwenChatShowShellOutputCommand",
     "QwenChatSwitchCommand",
     "QwenChooseActionModelCommand",
     "QwenCopyConnectCommandCommand",
+    "QwenCopyRemoteConnectCommandCommand",
     "QwenDiagnoseConnectionCommand",
     "QwenOpenTerminalCommand",
     "QwenRejectDiffCommand",
@@ -144,6 +165,8 @@ __all__ = [
     "QwenTurnChangesCommand",
     "QwenTurnKeepCommand",
     "QwenTurnUndoCommand",
+    "QwenWorktreeApplyCommand",
+    "QwenWorktreeChangesCommand",
     "QwenWorktreeDiscardCommand",
     "QwenWorktreesCommand",
     "TurnReferenceListener",

@@ -88,9 +88,10 @@ ALL_CPUS = set(range(os.cpu_count() or 1))
 WAIT = 60.0
 # What --only can pick, in the order a full run measures them.
 PARTS = ("listener", "context", "round-trips", "diff", "fanout", "startup", "memory", "chat", "ide-tools", "actions",
-         "hostile", "turn-changes", "chats", "rewind")
+         "hostile", "turn-changes", "chats", "rewind", "queue", "work-in-sight", "worktrees", "history")
 # The parts measured with no peer (ours alone).
-SOLO_PARTS = {"ide-tools", "actions", "hostile", "turn-changes", "chats", "rewind"}
+SOLO_PARTS = {"ide-tools", "actions", "hostile", "turn-changes", "chats", "rewind", "queue", "work-in-sight", "worktrees",
+              "history"}
 # The parts measured against the MCP peer, in one run of both servers.
 COMPANION_PARTS = set(PARTS) - {"chat"} - SOLO_PARTS
 
@@ -669,6 +670,9 @@ def report(rows: list[Row], rounds: int) -> str:
         "  whose views keep a reference as a string (Sublime's native diff of it is not measured).",
         "- chats rows (12): the simulated host, its chats on bench/chat_agent.py (bench/chats_host.py); no peer.",
         "- rewind row (12): the simulated host on tests/rig/fake_acp_agent.py posing as qwen (bench/rewind_host.py).",
+        "- queue row (38): the simulated host on tests/rig/fake_acp_agent.py, a turn running (bench/queue_host.py); no peer.",
+        "- work-in-sight rows (13): the simulated host on tests/rig/fake_acp_agent.py (bench/work_in_sight_host.py).",
+        "- history rows (13): the simulated host on tests/rig/fake_acp_agent.py (bench/history_host.py).",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),

@@ -21,9 +21,11 @@ Output, one JSON object a line:
     {"event": "chat_error", "window": 1, "chat": 1, "message": "..."}
     {"event": "worktree_created", "window": 1, "chat": 2, "worktree": {"path", "branch"}}   also "worktree_discarded" (no chat)
     {"event": "worktree_refused", "window": 1, "message": "..."}   nothing was made or removed
+    {"event": "worktree_applied", "window": 1, "worktree": {"path", "branch"}, "applied": [{"path", "why"}], "conflicts": [...], "refused": [...]}
     {"event": "notification", "window": 1, "chat": 1, "kind": "permission", "text": "asks: Shell"}   also "turn_ended", "question"
     {"event": "turn_changes", "window": 1, "chat": 1, "turn": 1, "files": [{"path", "added", "removed", "state"}]}
     {"event": "permission_requested", "window": 1, "chat": 1, "toolCall": {"toolCallId", "kind", "title", "locations"}, "options": [{"optionId", "kind", "name"}]}
+    {"event": "elicitation_requested", "window": 1, "chat": 1, "mode": "form", "message": "...", "fields": [{"name", "type", "title", "required", "default", "choices"}]}   mode "url": a "url", no fields
     {"event": "tool_call", "window": 1, "chat": 1, "toolCallId": "...", "status": "pending", "title": "...", "kind": "edit"}
     {"event": "mention_added", "window": 1, "chat": 1, "token": "diff", "summary": "..."}   what the composer's @token will send
     {"event": "mention_failed", "window": 1, "chat": 1, "message": "..."}   why a mention could not be made
@@ -308,12 +310,13 @@ def do_wait_idle(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 
 def do_chat(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Type a prompt into the chat's composer and press Enter."""
+    """Type a prompt into the chat's composer and press Enter; `queued`: the
+    prompts waiting after it (while a turn runs, this one among them)."""
     chat = driver.chat(action)
     composer = chat.composer_view
     driver.host.user.type(composer, action["text"])
     driver.host.user.press_key("enter")
-    return {"window": chat.window_id, "chat": chat.chat_id, "agent": chat.agent}
+    return {"window": chat.window_id, "chat": chat.chat_id, "agent": chat.agent, "queued": len(chat.conversation.queue)}
 
 
 def do_chat_cancel(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
@@ -367,6 +370,60 @@ def do_chat_mode(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     chat = driver.chat(action)
     chat.conversation.set_mode(str(action["mode"])).result(timeout=WAIT)
     return {"chat": chat.chat_id, "mode": chat.conversation.state.mode_id}
+
+
+def do_plan(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The chat's pinned plan as its composer shows it: the steps around the
+    current one, how many are above and below, the progress."""
+    chat = driver.chat(action)
+    driver.host.wait_idle()
+    pinned = sys.modules[f"{PACKAGE}.plugin.chat.plan_view"].pinned_plans.get(chat.chat_id)
+    if pinned is None:
+        return {"chat": chat.chat_id, "entries": [], "done": 0, "total": 0}
+    return {
+        "chat": chat.chat_id,
+        "entries": [{"content": s.content, "status": s.status, "current": s.current} for s in pinned.steps],
+        "done": pinned.progress.done, "total": pinned.progress.total,
+        "above": pinned.above, "below": pinned.below, "finished": pinned.finished, "lines": pinned.lines(),
+    }
+
+
+def _option_json(option: Any) -> dict[str, Any]:
+    return {"id": option.id, "name": option.name, "kind": option.kind, "category": option.category,
+            "current": option.current, "currentName": option.current_name(),
+            "choices": [{"value": c.id, "name": c.name} for c in option.choices],
+            "choicesLeftOut": option.choices_left_out}
+
+
+def _started_chat(driver: Driver, action: dict[str, Any]) -> Any:
+    chat = driver.chat(action)
+    if chat.conversation.state.session_id is None:
+        chat.conversation.start().result(timeout=WAIT)
+    return chat
+
+
+def do_session_options(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The config options the chat's agent offers (what Session Options… lists)."""
+    chat = _started_chat(driver, action)
+    options = chat.conversation.state.options
+    return {"chat": chat.chat_id, "options": [_option_json(o) for o in options], "leftOut": options.left_out}
+
+
+def do_session_option(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Set option `id` to `value` (a choice's value or name; true/false or
+    on/off for a switch) as Session Options… would; `applied`: the agent now says so."""
+    chat = _started_chat(driver, action)
+    option = chat.conversation.state.options.get(str(action["id"]))
+    if option is None:
+        raise LookupError(f"the agent offers no option {action['id']!r}")
+    raw = action["value"]
+    value = raw if isinstance(raw, bool) and option.kind == "boolean" else option.value_of(str(raw))
+    if value is None:
+        raise ValueError(f"{raw!r} is not a value of {option.name}")
+    chat.conversation.set_option(option.id, value).result(timeout=WAIT)
+    now = chat.conversation.state.options.get(option.id)
+    return {"chat": chat.chat_id, "option": _option_json(now) if now else None,
+            "applied": now is not None and now.current == value}
 
 
 def _worktree_event(driver: Driver, window: Any, command: str, args: dict[str, Any], wanted: str) -> dict[str, Any]:
@@ -438,15 +495,43 @@ def do_worktree_discard(driver: Driver, action: dict[str, Any]) -> dict[str, Any
 
 
 def do_worktrees(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """What Qwen Code: Worktrees… lists: the package's worktrees of the window's repository."""
+    """What Qwen Code: Worktrees… lists: the package's worktrees of the window's repository, with their states."""
     window = driver.window(action)
     commands = sys.modules[f"{PACKAGE}.plugin.chat.worktree_commands"]
     terminal = sys.modules[f"{PACKAGE}.plugin.companion.terminal"]
     folder, store = driver.host.run_on_main(lambda: (terminal.window_cwd(window), commands.worktrees_folder()))
-    found = commands.listed(folder, store)  # git, on the driver's thread
+    found = commands.with_states(commands.listed(folder, store))  # git, on the driver's thread
     chats = {chat.worktree.path: chat.chat_id for chat in driver.chats.of_window(window) if chat.worktree is not None}
-    return {"worktrees": [{"name": w.name, "path": w.path, "branch": w.branch, "chat": chats.get(w.path)}
-                          for w in found]}
+    return {"worktrees": [{"name": w.name, "path": w.path, "branch": w.branch, "chat": chats.get(w.path),
+                           "state": state} for w, state in found]}
+
+
+def _chats_worktree(driver: Driver, action: dict[str, Any]) -> Any:
+    """Chat `chat`'s worktree (also once the chat is closed)."""
+    worktree = driver.chats.worktree_of(int(action["chat"]))
+    if worktree is None:
+        raise ValueError(f"chat {action['chat']} works in no worktree")
+    return worktree
+
+
+def do_worktree_changes(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """What Qwen Code: Worktree Changes lists for chat `chat`: `{files: [{path, added, removed, state, kind}]}`."""
+    worktree = _chats_worktree(driver, action)
+    review = sys.modules[f"{PACKAGE}.plugin.chat.worktree_review"]
+    changes = sys.modules[f"{PACKAGE}.core.worktree_changes"]
+    files = changes.changes(worktree)  # git, on the driver's thread
+    return {"files": driver.host.run_on_main(lambda: review.listing(worktree, files))}
+
+
+def do_worktree_apply(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Qwen Code: Apply to My Files for chat `chat`'s worktree (only `files`, paths as
+    Worktree Changes lists them, when given): `{applied, conflicts, refused}`, lists of {path, why}."""
+    worktree = _chats_worktree(driver, action)
+    window = driver.window(action)
+    args = {"chat": int(action["chat"]), **({"files": list(action["files"])} if action.get("files") else {})}
+    done = _worktree_event(driver, window, "qwen_worktree_apply", args, "worktree_applied")
+    assert done["worktree"]["path"] == worktree.path
+    return {kind: done[kind] for kind in ("applied", "conflicts", "refused")}
 
 
 def do_chats(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
@@ -534,6 +619,21 @@ def do_chat_rewind(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return {"chat": chat.chat_id, "filesRestored": outcome.files_restored, "notRestored": outcome.not_restored}
 
 
+def do_chat_branch(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Branch from Here after the chat's prompt `turn` (0-based, as chat_rewind):
+    answers once the new chat is ready on the branch's session, its conversation shown."""
+    window = _chat_window(driver, action)
+    chat = driver.chat(action)
+    branch = sys.modules[f"{PACKAGE}.plugin.chat.branch_commands"].branch
+    future = driver.host.run_on_main(lambda: branch(window, chat, int(action["turn"])))
+    made = future.result(timeout=WAIT * 3)
+    if made is None:
+        raise LookupError("the chat is not available")
+    driver.host.wait_for(lambda: made.conversation.state.agent == "ready", timeout=WAIT * 3)
+    driver.host.wait_idle()
+    return {"chat": made.chat_id}
+
+
 def _history(driver: Driver) -> Any:
     return sys.modules[f"{PACKAGE}.plugin.chat.history_commands"]
 
@@ -558,21 +658,26 @@ def _listed_entry(driver: Driver, action: dict[str, Any]) -> tuple[Any, Any, Any
 
 def do_sessions(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Chat History: the sessions of the window's folders, newest first; with
-    `query`, those whose title or first prompt hold every word."""
+    `query`, those whose title or first prompt hold every word, or whose
+    prompts and answers do (Search in Conversations)."""
     _, _, sessions = _listed(driver, action)
     history = sys.modules[f"{PACKAGE}.core.chat.history"]
+    query = str(action.get("query") or "")
+    index = sys.modules[f"{PACKAGE}.plugin.chat.conversation_index"]
+    said = driver.host.run_on_main(lambda: index.sessions_matching(query)).result(timeout=WAIT) if query.strip() else set()
     return {"sessions": [
         {"id": e.session_id, "title": e.title, "updated": e.updated, "messages": e.messages,
          "firstPrompt": e.first_prompt, "cwd": e.cwd}
-        for e in history.filtered(sessions, str(action.get("query") or ""))
+        for e in history.filtered(sessions, query, said)
     ]}
 
 
 def do_session_resume(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Chat History's Enter on session `id`: a new chat tab goes on with it (or the chat that has it open)."""
+    """Chat History's Enter on session `id`: a new chat tab goes on with it (or the chat that has it open);
+    refused while qwen in a terminal holds it."""
     window, lister, entry = _listed_entry(driver, action)
-    chat = driver.host.run_on_main(lambda: _history(driver).resume_in_new_chat(
-        window, entry.session_id, entry.title, entry.cwd or None, lister.agent))
+    chat = driver.host.run_on_main(lambda: _history(driver).resume_unless_held(
+        window, entry.session_id, entry.title, entry.cwd or None, lister.agent)).result(timeout=WAIT)
     if chat is None:
         raise LookupError("the chat is not available")
     if chat is not lister:
@@ -680,11 +785,69 @@ def do_input(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 
 def do_permission(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Answer the chat's waiting permission request with `option` (an optionId), as a click would."""
+    """Answer the chat's waiting permission request with `option` (an optionId), as a click would;
+    with `reason` instead: Reject with a Reason, the reason typed into its input panel."""
     window = driver.window(action)
     driver.host.wait_for(lambda: _pending_permission(driver, window), timeout=WAIT)
-    driver.host.user.run_command("qwen_chat_permission", {"option": action["option"]}, via="palette")
+    if action.get("reason") is not None:
+        driver.host.user.run_command("qwen_chat_permission", {"reason": True}, via="palette")
+        driver.host.user.submit_input_panel(str(action["reason"]))
+    else:
+        driver.host.user.run_command("qwen_chat_permission", {"option": action["option"]}, via="palette")
     return {"window": window.id()}
+
+
+def do_elicitation(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Answer the chat's waiting form: `values` (every field's, checked as the
+    panels check them), or `decline` / `cancel` true; as the command palette's
+    Answer Form would. A refused value leaves the form waiting: `error` says why."""
+    args = {key: action[key] for key in ("values", "decline", "cancel") if key in action}
+    if not args:
+        raise ValueError("elicitation needs values, decline or cancel")
+    window = driver.window(action)
+    form = driver.host.wait_for(lambda: _open_form(driver, window), timeout=WAIT)
+    driver.host.user.run_command("qwen_chat_answer_form", args, via="palette")
+    return {"error": form.problem} if not form.settled else {}
+
+
+def _open_form(driver: Driver, window: Any) -> Any:
+    chat = driver.chats.get(window)
+    forms = getattr(chat.request_handler(), "forms", None) if chat is not None else None
+    return forms.open if forms is not None else None
+
+
+def do_queue(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The chat's queued prompts, the next one first."""
+    chat = driver.chat(action)
+    return {"chat": chat.chat_id, "prompts": [p.text for p in chat.conversation.queue.prompts()]}
+
+
+def _queued(driver: Driver, action: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+    """Run Edit Queued Prompt… with `args` on queued prompt `index` (0-based), from the palette."""
+    chat = driver.chat(action)
+    index, count = int(action["index"]), len(chat.conversation.queue)
+    if not 0 <= index < count:
+        raise IndexError(f"no queued prompt {index} (0-based; {count} queued)")
+    driver.host.user.run_command("qwen_chat_queued", {"chat": chat.chat_id, "index": index, **args}, via="palette")
+    driver.host.wait_idle()
+    return do_queue(driver, {"chat": chat.chat_id})
+
+
+def do_queue_edit(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    return _queued(driver, action, {"action": "edit", "text": str(action["text"])})
+
+
+def do_queue_remove(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    return _queued(driver, action, {"action": "remove"})
+
+
+def do_queue_move(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    return _queued(driver, action, {"action": "move", "to": int(action["to"])})
+
+
+def do_send_now(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Send queued prompt `index` next, cancelling the running turn."""
+    return _queued(driver, action, {"action": "send_now"})
 
 
 def _pending_permission(driver: Driver, window: Any) -> Any:
@@ -731,17 +894,23 @@ ACTIONS: dict[str, Action] = {
     "chat_cancel": do_chat_cancel,  # {chat? | window?}
     "chat_text": do_chat_text,  # {chat? | window?}
     "chat_mode": do_chat_mode,  # {chat?, mode}: the agent's mode id
+    "plan": do_plan,  # {chat?} -> {entries: [{content, status, current}], done, total, above, below, finished}
+    "session_options": do_session_options,  # {chat?} -> {options: [{id, name, kind, current, choices}], leftOut}
+    "session_option": do_session_option,  # {chat?, id, value} -> {option, applied}
     "mention": do_mention,  # {kind, name?, chat?}: @symbol/@diagnostics/@diff/@terminal into the composer
     "paste_image": do_paste_image,  # {chat?}: the clipboard's image into the composer
     "chat_new": do_chat_new,  # {window?, agent?, transport?, worktree?} -> {chat, worktree?: {path, branch}}
     "serve_status": do_serve_status,  # {window?} -> {pid, port, sessions, version} (null: no daemon)
     "serve_stop": do_serve_stop,  # {window?} -> {stopped}
     "worktree_discard": do_worktree_discard,  # {chat} -> {worktree: {path, branch}}
-    "worktrees": do_worktrees,  # {window?} -> {worktrees: [{name, path, branch, chat}]}
+    "worktrees": do_worktrees,  # {window?} -> {worktrees: [{name, path, branch, chat, state}]}
+    "worktree_changes": do_worktree_changes,  # {chat} -> {files: [{path, added, removed, state, kind}]}
+    "worktree_apply": do_worktree_apply,  # {chat, files?} -> {applied, conflicts, refused}: [{path, why}]
     "chats": do_chats,  # {window?} -> {chats: [{chat, sessionId, title, active, state}]}
     "chat_select": do_chat_select,  # {chat}
     "chat_close": do_chat_close,  # {chat}
     "chat_rewind": do_chat_rewind,  # {chat?, turn, text?}: Rewind to Here, or Edit and Resend with text
+    "chat_branch": do_chat_branch,  # {chat?, turn} -> {chat}: Branch from Here, a new chat on a new session
     "chat_export": do_chat_export,  # {chat?, format?, path?} -> {path | text}
     "sessions": do_sessions,  # {window?, query?} -> {sessions: [{id, title, updated, messages, firstPrompt, cwd}]}
     "session_resume": do_session_resume,  # {id, window?} -> {chat}
@@ -753,7 +922,13 @@ ACTIONS: dict[str, Action] = {
     "turn_keep": do_turn_keep,  # {chat?, turn?, path?}
     "choose": do_choose,  # {index}: the open quick panel's item
     "input": do_input,  # {text}: the command palette's input for a command
-    "permission": do_permission,  # {option, window?}: answers the waiting permission request
+    "elicitation": do_elicitation,  # {values | decline | cancel, window?}: answers the waiting form
+    "permission": do_permission,  # {option | reason, window?}: answers the waiting permission request
+    "queue": do_queue,  # {chat?} -> {prompts}: the queued prompts, next first
+    "queue_edit": do_queue_edit,  # {chat?, index, text} -> {prompts}; index 0-based
+    "queue_remove": do_queue_remove,  # {chat?, index} -> {prompts}
+    "queue_move": do_queue_move,  # {chat?, index, to} -> {prompts}
+    "send_now": do_send_now,  # {chat?, index} -> {prompts}: cancels the running turn, sends it next
     "action": do_action,  # {action, question?, path? | view? | window?}: a quick action on the selection
     "action_cancel": do_action_cancel,  # {window?}
 }

@@ -55,6 +55,14 @@ class GeminiFacts:
 
 
 @dataclass(frozen=True)
+class RemoteFacts:
+    """The window's remote endpoint (the `path_maps` / `wsl_distro` settings)."""
+    port: int
+    lock_file: str | None  # None while it is not written
+    folders: list[str]  # the window's folders as the remote CLI names them
+
+
+@dataclass(frozen=True)
 class QwenSettings:
     path: str
     exists: bool
@@ -104,6 +112,7 @@ class Facts:
     suggested_command: list[str] | None = None  # a qwen_command that needs no PATH
     relative_qwen_home: str | None = None  # QWEN_HOME when it is a relative path
     gemini: GeminiFacts | None = None  # None: gemini is not in `companion_clis`
+    remote: RemoteFacts | None = None  # None: no remote endpoint
 
 
 def _read_checked(path: Path, expected_types: dict[str, type]) -> dict[str, Any] | LockCheck:
@@ -431,6 +440,18 @@ def _gemini_lines(gemini: GeminiFacts | None, display: Callable[[str], str]) -> 
     return lines
 
 
+def _remote_lines(remote: RemoteFacts | None) -> list[str]:
+    lines = ["", "Remote endpoint (WSL, containers, SSH)"]
+    if remote is None:
+        return [*lines, _row("state", "none (set path_maps, or wsl_distro on Windows)")]
+    lines.append(_row("port", str(remote.port)))
+    lines.append(_row("lock file", remote.lock_file or "not written"))
+    if not remote.folders:
+        return [*lines, _row("folders there", "none: no path_maps entry holds a folder of this window")]
+    lines.append(_row("folders there", remote.folders[0]))
+    return lines + [_row("", folder) for folder in remote.folders[1:]]
+
+
 def build_report(facts: Facts, display: Callable[[str], str] = str) -> str:
     """The report; `display` shows a file's path as the user reads it (relative
     to the window's folder). The folders themselves are shown whole."""
@@ -494,6 +515,7 @@ def build_report(facts: Facts, display: Callable[[str], str] = str) -> str:
     lines.append(_row("", approval_advice(mode)))
     lines.append(_row("Terminus", "installed" if facts.terminus else "not installed"))
     lines += _gemini_lines(facts.gemini, display)
+    lines += _remote_lines(facts.remote)
 
     if facts.folder is not None:
         lines += ["", f"Folder checked: {facts.folder}"]

@@ -80,10 +80,21 @@ def _new_temp(folder: str, name: str, descriptor: int | None) -> tuple[int, str]
             continue
 
 
-def replace_bytes(path: str, data: bytes, mode: int | None) -> None:
+def _check_within(path: str, within: str | None) -> None:
+    """Refuse a path outside the folder `within` (resolved: no link leads out of it)."""
+    if within is None:
+        return
+    root = os.path.normcase(os.path.realpath(within))
+    resolved = os.path.normcase(os.path.realpath(path))
+    if resolved == root or os.path.commonpath([resolved, root]) != root:
+        raise LeadsElsewhere(errno.EXDEV, f"{path} is not inside {within}; nothing was written")
+
+
+def replace_bytes(path: str, data: bytes, mode: int | None, within: str | None = None) -> None:
     """`path` holds `data` (permission bits `mode`, or 0666 less the umask as
     an editor makes a file), atomically: a temp file beside it, synced, then
-    a rename; missing folders are made."""
+    a rename; missing folders are made. `within`: refused unless it lies in that folder."""
+    _check_within(path, within)
     folder, name = os.path.split(path)
     if _WALKS_BY_FOLDER:
         descriptor: int | None = _open_folder(folder, make=True)
@@ -119,9 +130,10 @@ def _set_mode(handle: int, temp: str, mode: int) -> None:
         os.chmod(temp, mode)
 
 
-def remove_file(path: str) -> None:
+def remove_file(path: str, within: str | None = None) -> None:
     """Remove the file at `path` (a file the agent made), relative to its
-    folder opened without following links."""
+    folder opened without following links. `within`: refused unless it lies in that folder."""
+    _check_within(path, within)
     folder, name = os.path.split(path)
     if not _WALKS_BY_FOLDER:
         _check_resolves_to_itself(folder)

@@ -42,6 +42,7 @@ class Worktree:
     path: str  # its folder
     branch: str  # qwen/<name>
     repository: str  # the main working tree's top folder
+    base: str = ""  # the commit it was made from: what its changes are against
 
 
 def name_problem(name: str) -> str | None:
@@ -145,7 +146,7 @@ def create(folder: str, name: str, worktrees_folder: str, *, git: str | None = N
         branch = BRANCH_PREFIX + name
         if _text(repository, ["check-ref-format", "--branch", branch], git=git)[0] != 0:
             raise WorktreeRefused(f"“{name}” is not a valid branch name")
-        code, _ = _text(repository, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], git=git)
+        code, base = _text(repository, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], git=git)
         if code != 0:
             raise WorktreeRefused(f"{repository} has no commit yet: commit once, then make a worktree")
         # Compared without case: on macOS and Windows "Fix" and "fix" are one folder (and one loose ref).
@@ -164,7 +165,8 @@ def create(folder: str, name: str, worktrees_folder: str, *, git: str | None = N
             raise WorktreeRefused(f"the submodule {dirty[0]} has changes or another commit checked out: "
                                   "commit them in the repository first")
         os.makedirs(parent, exist_ok=True)
-        added = run_git(repository, ["worktree", "add", "--quiet", "-b", branch, path, "HEAD"], limit=_QUERY_LIMIT,
+        # From the commit read above: HEAD may move meanwhile, the recorded base may not.
+        added = run_git(repository, ["worktree", "add", "--quiet", "-b", branch, path, base], limit=_QUERY_LIMIT,
                         git=git, timeout=ADD_TIMEOUT, may_filter=True)
     except GitError as error:
         raise WorktreeRefused(f"git: {error}") from None
@@ -172,7 +174,19 @@ def create(folder: str, name: str, worktrees_folder: str, *, git: str | None = N
         _remove(repository, path, branch, git)  # what git left of it
         shutil.rmtree(path, ignore_errors=True)  # the folder was not there before: all in it is git's
         raise WorktreeRefused(f"git could not make the worktree (git worktree add ended with {added.returncode})")
-    return Worktree(name, path, branch, repository)
+    return Worktree(name, path, branch, repository, base)
+
+
+def base_of(repository: str, branch: str, git: str | None) -> str:
+    """The commit `branch` was made from: the oldest entry of its reflog (git
+    writes "branch: Created from ..." there), else where it meets HEAD; ""
+    when neither is known."""
+    code, entries = _text(repository, ["reflog", "show", "--format=%H", f"refs/heads/{branch}", "--"], git=git)
+    oldest = entries.splitlines()[-1] if code == 0 and entries else ""
+    if oldest:
+        return oldest
+    code, meeting = _text(repository, ["merge-base", "HEAD", f"refs/heads/{branch}"], git=git)
+    return meeting if code == 0 else ""
 
 
 def _remove(repository: str, path: str, branch: str, git: str | None) -> None:
@@ -197,17 +211,19 @@ def discard(worktree: Worktree, *, git: str | None = None) -> None:
 
 def listed(folder: str, worktrees_folder: str, *, git: str | None = None) -> list[Worktree]:
     """The package's worktrees of the repository `folder` is in: those git
-    knows on a qwen/ branch in the repository's subfolder of `worktrees_folder`."""
+    knows on a qwen/ branch in the repository's subfolder of `worktrees_folder`
+    (also one whose folder was removed by hand: git lists it as prunable
+    until Discard prunes it and deletes its branch)."""
     try:
         repository = repository_of(folder, git=git)
-        records = _worktree_records(repository, git)
+        parent = os.path.normcase(os.path.realpath(repository_folder(worktrees_folder, repository)))
+        found = []
+        for fields in _worktree_records(repository, git):
+            path, branch = fields.get("worktree", ""), fields.get("branch", "").removeprefix("refs/heads/")
+            if (branch.startswith(BRANCH_PREFIX) and path
+                    and os.path.normcase(os.path.dirname(os.path.realpath(path))) == parent):
+                found.append(Worktree(branch.removeprefix(BRANCH_PREFIX), os.path.normpath(path), branch, repository,
+                                      base_of(repository, branch, git)))
     except GitError as error:
         raise WorktreeRefused(f"git: {error}") from None
-    parent = os.path.normcase(os.path.realpath(repository_folder(worktrees_folder, repository)))
-    found = []
-    for fields in records:
-        path, branch = fields.get("worktree", ""), fields.get("branch", "").removeprefix("refs/heads/")
-        if (branch.startswith(BRANCH_PREFIX) and path
-                and os.path.normcase(os.path.dirname(os.path.realpath(path))) == parent):
-            found.append(Worktree(branch.removeprefix(BRANCH_PREFIX), os.path.normpath(path), branch, repository))
     return found

@@ -18,6 +18,7 @@ from ..core.diagnose import (
     Facts,
     GeminiFacts,
     Refusal,
+    RemoteFacts,
     SessionRow,
     approval_mode_from_command,
     build_report,
@@ -68,6 +69,15 @@ def gather_gemini(companion: Companion | None) -> GeminiFacts | None:
             companion.gemini_file, port=companion.port, token=companion.token, workspace_path=companion.workspace_path,
         )
     return GeminiFacts(probe_cli(argv[0]), file, companion.gemini_error if companion is not None else None)
+
+
+def gather_remote(companion: Companion | None) -> RemoteFacts | None:
+    """The window's remote endpoint; None when it has none."""
+    if companion is None or not companion.remote_port:
+        return None
+    lock_file = companion.remote_lock_file
+    written = str(lock_file) if lock_file is not None and lock_file.is_file() else None
+    return RemoteFacts(companion.remote_port, written, companion.translator().remote_folders())
 
 
 @threads.may_block
@@ -133,6 +143,7 @@ def gather(window: sublime.Window, folder: str | None) -> Facts:
         suggested_command=suggested,
         relative_qwen_home=configured if is_relative(configured) else None,
         gemini=gather_gemini(companion),
+        remote=gather_remote(companion),
     )
 
 

@@ -138,6 +138,13 @@ class Settings:
             "workspace_trusted", None, lambda value: value is None or isinstance(value, bool), "true, false or null")
         self.ide_tools: bool = read.boolean("ide_tools", True)
         self.companion_clis: list[str] = read.strings("companion_clis", ["qwen", "gemini"])
+        # A CLI elsewhere (a container, SSH, WSL): entries are checked by core.path_maps.
+        self.path_maps: list[Any] = read.read("path_maps", [], lambda value: isinstance(value, list),
+                                              "a list of {\"local\": …, \"remote\": …}")
+        self.wsl_distro: str = read.read("wsl_distro", "", lambda value: isinstance(value, str), "a string")
+        self.remote_qwen_command: str | list[str] = read.read(
+            "remote_qwen_command", "qwen", lambda value: isinstance(value, str) or _is_strings(value),
+            "a string or a list of strings")
         self.actions_language: str = read.choice("actions_language", "en", ("en", "zh"))
         self.actions_model: str | None = read.read(
             "actions_model", None, lambda value: value is None or isinstance(value, str), "a string or null")
@@ -158,6 +165,7 @@ class Settings:
         self.serve_keep_running: bool = read.boolean("serve_keep_running", True)
         # Where New Chat in a Worktree puts worktrees ("": the package's cache folder).
         self.worktrees_folder: str = read.read("worktrees_folder", "", lambda value: isinstance(value, str), "a string")
+        self.worktree_apply_conflicts: str = read.choice("worktree_apply_conflicts", "markers", ("markers", "refuse"))
 
     def context_values(self) -> dict[str, object]:
         """The keys `ContextOptions.from_settings` reads (the CLIs' editor

@@ -6,11 +6,13 @@ permission, and Continue in Terminal (the TUI resumes the chat's session)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.conftest import StartTui
 from tests.e2e.test_chat_agent_e2e import answer, asked, option_of
 from tests.e2e.test_chat_e2e import WAIT, RealChat
 from tests.e2e.test_open_terminal_e2e import terminus_tui
@@ -82,6 +84,65 @@ def test_the_markdown_export_of_a_turn_with_a_tool_call_and_a_permission(real_ch
     assert text.index("## You") < text.index("**Permission**") < text.index("It said exported-word.")
 
 
+def session_file(home: str, session_id: str) -> Path:
+    """The session's record as qwen keeps it (`~/.qwen/projects/<project>/chats/<id>.jsonl`)."""
+    [found] = Path(home, ".qwen", "projects").glob(f"*/chats/{session_id}.jsonl")
+    return found
+
+
+def test_branch_from_here_continues_from_the_turn_and_leaves_the_original_untouched(
+        real_chat: RealChat, real_env: dict[str, str]) -> None:
+    real_chat.model.queue("Answer ALPHA.", "Answer BETA.", "Answer GAMMA.", "Branch answer.", "Original answer.")
+    for word in ("ALPHA", "BETA", "GAMMA"):
+        real_chat.send(f"Prompt {word}")
+    assert real_chat.ended(3) == ["end_turn"] * 3
+    original = real_chat.chat()
+    source = original.conversation.state.session_id
+    recorded = session_file(real_env["HOME"], source).read_bytes()
+
+    real_chat.host.user.run_command("qwen_chat_branch", {"turn": 1})
+    branched = real_chat.host.wait_for(
+        lambda: next((c for c in real_chat.chats.of_window(real_chat.host.window)
+                      if c is not original and c.conversation.state.agent == "ready"), None), timeout=WAIT)
+    assert real_chat.chat() is branched and branched.conversation.state.session_id not in (None, source)
+    shown = real_chat.transcript()  # the branch's conversation, replayed up to the turn
+    assert "Prompt ALPHA" in shown and "Answer BETA." in shown and "GAMMA" not in shown
+    assert session_file(real_env["HOME"], source).read_bytes() == recorded  # qwen copied it, wrote nothing there
+
+    real_chat.send("BRANCH-NEXT")
+    real_chat.ended(4)
+    prompts = [p.rsplit(">", 1)[-1] for p in user_texts(real_chat.model.agent_requests[-1])]
+    assert prompts == ["Prompt ALPHA", "Prompt BETA", "BRANCH-NEXT"]
+
+    tabs = sys.modules[f"{PACKAGE}.plugin.chat.chat_tabs"]
+    real_chat.host.run_on_main(lambda: tabs.select_chat(real_chat.host.window, original))
+    real_chat.send("ORIGINAL-NEXT")
+    real_chat.ended(5)
+    prompts = [p.rsplit(">", 1)[-1] for p in user_texts(real_chat.model.agent_requests[-1])]
+    assert prompts == ["Prompt ALPHA", "Prompt BETA", "Prompt GAMMA", "ORIGINAL-NEXT"]
+    assert original.conversation.state.session_id == source
+
+
+def test_branch_from_a_reloaded_conversation_takes_the_turn_from_qwens_transcript(real_chat: RealChat) -> None:
+    real_chat.model.queue("Answer ALPHA.", "Answer BETA.", "Branch answer.")
+    for word in ("ALPHA", "BETA"):
+        real_chat.send(f"Prompt {word}")
+    real_chat.ended(2)
+    original = real_chat.chat()
+    original.conversation.restart().result(WAIT)  # session/load replays it: no prompt answer gave its branch point
+    assert original.conversation.prompts.texts() == ["Prompt ALPHA", "Prompt BETA"]
+    assert original.conversation.prompts.get(0).branch_point is None
+
+    real_chat.host.user.run_command("qwen_chat_branch", {"turn": 0})
+    branched = real_chat.host.wait_for(
+        lambda: next((c for c in real_chat.chats.of_window(real_chat.host.window)
+                      if c is not original and c.conversation.state.agent == "ready"), None), timeout=WAIT)
+    real_chat.send("BRANCH-NEXT")
+    real_chat.ended(3)
+    prompts = [p.rsplit(">", 1)[-1] for p in user_texts(real_chat.model.agent_requests[-1])]
+    assert prompts == ["Prompt ALPHA", "BRANCH-NEXT"] and real_chat.chat() is branched
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="replays Terminus's Linux command line")
 def test_continue_in_terminal_resumes_the_chats_session_in_the_tui(
         real_chat: RealChat, qwen_cli: QwenCli, tmux_bin: str, qwen_env: dict[str, str], tmp_path: Path) -> None:
@@ -106,3 +167,61 @@ def test_continue_in_terminal_resumes_the_chats_session_in_the_tui(
     finally:
         tui.close()
     assert session is not None
+
+
+HELD = "open in qwen in a terminal"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the TUI runs in tmux")
+def test_a_session_qwen_holds_in_a_terminal_is_not_written_by_a_second_writer(
+        real_chat: RealChat, real_env: dict[str, str], start_tui: StartTui, tmp_path: Path) -> None:
+    record = tmp_path / "terminus-calls.jsonl"
+    install_terminus(real_chat.host, record)
+    real_chat.model.queue("Answer in the chat.", "Answer after the terminal quit.")
+    real_chat.send("HELD-PROMPT")
+    real_chat.ended()
+    chat = real_chat.chat()
+    session = chat.conversation.state.session_id
+    tui = start_tui(args=["--resume", session])  # the user's own terminal on the chat's conversation
+
+    # qwen's registry says so, with the start token the package computes for the TUI's process
+    live = sys.modules[f"{PACKAGE}.core.chat.live_sessions"]
+    lockfile = sys.modules[f"{PACKAGE}.core.companion.lockfile"]
+    registered = [json.loads(p.read_text()) for p in Path(real_env["HOME"], ".qwen", "sessions").glob("*.json")]
+    [terminal] = [r for r in registered if r["kind"] == "tui"]
+    assert terminal["sessionId"] == session and terminal["procStart"] == live.linux_proc_start(terminal["pid"])
+
+    # Continue in Terminal: refused, the chat stays, no second terminal
+    real_chat.host.user.run_command("qwen_chat_continue_in_terminal")
+    real_chat.host.wait_for(lambda: any(HELD in m for m in real_chat.host.status_messages), timeout=WAIT)
+    real_chat.host.wait_idle()
+    assert real_chat.chat() is chat and terminus_calls(record) == []
+
+    # Its chat closed, the window's next chat (which reopens the folder's last conversation) starts a new one
+    real_chat.host.run_on_main(lambda: real_chat.host.window.run_command("qwen_chat_close", {"chat": chat.chat_id}))
+    real_chat.host.wait_idle()
+    real_chat.host.user.run_command("qwen_chat")
+    other = real_chat.host.wait_for(lambda: real_chat.chat() if real_chat.chat() is not None
+                                    and real_chat.chat().conversation.state.agent == "ready" else None, timeout=WAIT)
+    assert other.conversation.state.session_id not in (None, session)
+    assert HELD in other.conversation.streamer.transcript.text()
+
+    # Chat History's Enter on it: refused, no chat opens it
+    before = len(real_chat.host.status_messages)
+    real_chat.host.user.run_command("qwen_chat_sessions")
+    open_panel(real_chat)
+    real_chat.host.user.choose_quick_panel(0)
+    real_chat.host.wait_for(lambda: any(HELD in m for m in real_chat.host.status_messages[before:]), timeout=WAIT)
+    real_chat.host.wait_idle()
+    assert not [c for c in real_chat.chats.all() if c.conversation.state.session_id == session]
+
+    # qwen in the terminal quit: Enter resumes it
+    tui.close()
+    real_chat.host.wait_for(lambda: not live.is_running(terminal["pid"], terminal["procStart"], lockfile.pid_alive), timeout=WAIT)
+    real_chat.host.user.run_command("qwen_chat_sessions")
+    open_panel(real_chat)
+    real_chat.host.user.choose_quick_panel(0)
+    resumed = real_chat.host.wait_for(
+        lambda: next((c for c in real_chat.chats.all() if c.conversation.state.session_id == session
+                      and c.conversation.state.agent == "ready"), None), timeout=WAIT)
+    assert resumed is real_chat.chat()

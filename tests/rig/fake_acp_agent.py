@@ -9,6 +9,8 @@ SCRIPT (all keys optional):
      "auth_required": false,          session/new fails with -32000 until authenticate
      "auth_fails": false,             authenticate fails as 0.24.4's does with no key configured
      "config_only": false,            modes and models offered only as configOptions
+     "more_options": [],              more configOptions offered (both ways), each as sent; set_config_option
+                                      takes their values (a boolean's with "type": "boolean") and answers them
      "agent_name": "fake-acp",        initialize's agentInfo.name ("qwen-code" poses as qwen: its
                                       renameSession and deleteSession answer {"success": true}, as
                                       qwen 0.24.4's do)
@@ -84,6 +86,7 @@ class Agent:
         self.auth_required = bool(script.get("auth_required"))
         self.auth_fails = bool(script.get("auth_fails"))
         self.config_only = bool(script.get("config_only"))
+        self.more_options: list[dict[str, Any]] = list(script.get("more_options", []))
         self.capabilities = script.get("capabilities", {
             "loadSession": True, "promptCapabilities": {"image": True, "embeddedContext": True},
             "sessionCapabilities": {"list": {}}, "mcpCapabilities": {"http": True, "sse": True},
@@ -185,6 +188,7 @@ class Agent:
              "options": [{"value": m["id"], "name": m["name"]} for m in MODES]},
             {"id": "model", "name": "Model", "category": "model", "type": "select", "currentValue": self.model,
              "options": [{"value": m["modelId"], "name": m["name"]} for m in MODELS]},
+            *self.more_options,
         ]
 
     def session_answer(self, session_id: str) -> dict[str, Any]:
@@ -194,6 +198,7 @@ class Agent:
             "sessionId": session_id,
             "modes": {"currentModeId": self.mode, "availableModes": MODES},
             "models": {"currentModelId": MODELS[0]["modelId"], "availableModels": MODELS},
+            **({"configOptions": self.config_options()} if self.more_options else {}),
         }
 
     def handle(self, message: dict[str, Any]) -> Any:
@@ -262,6 +267,11 @@ class Agent:
                 self.mode = params["value"]
             elif params.get("configId") == "model":
                 self.model = params["value"]
+            elif any(o["id"] == params.get("configId") for o in self.more_options):
+                option = next(o for o in self.more_options if o["id"] == params.get("configId"))
+                if (option["type"] == "boolean") != (params.get("type") == "boolean"):
+                    raise RpcError(-32602, "Invalid params: a boolean option takes a boolean request")
+                option["currentValue"] = params["value"]
             else:
                 raise RpcError(-32602, "Invalid params")
             return {"configOptions": self.config_options()}

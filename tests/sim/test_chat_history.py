@@ -2,7 +2,8 @@
 scripted agent: every page of session/list newest first with its first
 prompt, Enter resuming the picked session in a new chat tab (session/resume
 where the agent offers it, else session/load), search, rename and delete from
-the list, and a paging agent's endless list bounded."""
+the list (its answers too, through the package's index), and a paging
+agent's endless list bounded."""
 
 from __future__ import annotations
 
@@ -109,6 +110,24 @@ def test_search_matches_titles_and_first_prompts(rig: ChatRig) -> None:
     assert triggers(open_panel(rig)) == ["beta two"]
 
 
+def test_search_in_conversations_matches_answers_through_an_index_in_the_cache_folder(rig: ChatRig) -> None:
+    rig.load([[{"chunks": ["The answer mentions ", "ZEBRA stripes."]}], [{"chunks": ["Nothing to see."]}]])
+    before = sorted(rig.editor.workspace.rglob("*"))
+    rig.send("first question")
+    rig.ended()
+    rig.chat().conversation.new_session().result(WAIT)
+    rig.send("second question")
+    rig.ended(2)
+    index = Path(rig.host.app.cache_dir) / "QwenCompanion" / "conversations-index.jsonl"
+    rig.host.wait_for(lambda: sorted(rig.editor.workspace.rglob("*")) != before
+                      or (index.exists() and index.read_text(encoding="utf-8").count("\n") == 2), timeout=WAIT)
+    assert sorted(rig.editor.workspace.rglob("*")) == before  # nothing of the index in the project
+    rig.host.user.run_command("qwen_chat_sessions", {"action": "search"})
+    rig.host.wait_for(lambda: [p for p in rig.host.app.input_panels if not p.done], timeout=WAIT)
+    rig.host.user.submit_input_panel("zebra QUESTION")  # a word of the answer, one of the prompt
+    assert triggers(open_panel(rig)) == ["first question"]
+
+
 @pytest.mark.parametrize("open_in_a_chat", [False, True])
 def test_rename_and_delete_from_the_list(rig: ChatRig, open_in_a_chat: bool) -> None:
     rig.script_extras.update(capabilities=QWEN_CAPABILITIES, agent_name="qwen-code")
@@ -154,6 +173,42 @@ def test_a_paging_agents_endless_list_is_bounded(rig: ChatRig) -> None:
     cap = sys.modules[f"{PACKAGE}.core.chat.agents"].MAX_LISTED_SESSIONS
     assert len(panel.items) == cap == 1000
     assert len(rig.received("session/list")) == cap // 100  # no page asked beyond the cap
+
+
+def test_a_giant_list_of_giant_titles_is_bounded(rig: ChatRig) -> None:
+    rig.script_extras.update(listed_sessions={"count": 5000, "title_chars": 20_000}, list_page=500)  # 10 MB pages
+    rig.load()
+    rig.send("hello")
+    rig.ended()
+    rig.host.user.run_command("qwen_chat_sessions")
+    panel = open_panel(rig)
+    cap = sys.modules[f"{PACKAGE}.core.chat.agents"].MAX_LISTED_SESSIONS
+    assert len(panel.items) == cap and len(rig.received("session/list")) == 2
+    assert all(len(item.trigger) <= 200 and len(item.details) <= 200 and len(item.annotation) <= 60
+               for item in panel.items)
+
+
+def test_branch_from_here_says_why_an_agent_other_than_qwen_cannot(rig: ChatRig) -> None:
+    rig.load()  # the scripted agent, not qwen
+    rig.send("hello")
+    rig.ended()
+    rig.host.user.run_command("qwen_chat_branch", {"turn": 0})
+    rig.host.wait_for(lambda: any("cannot branch: fake-acp 1.0 cannot branch a conversation (only qwen offers it)"
+                                  in m for m in rig.host.status_messages), timeout=WAIT)
+    rig.host.wait_idle()
+    assert len(rig.chats.of_window(rig.host.window)) == 1 and rig.received("qwen/control/session/branch") == []
+
+
+def test_branch_from_here_on_qwen_without_its_branch_point_says_why(rig: ChatRig) -> None:
+    rig.script_extras.update(agent_name="qwen-code")  # qwen by name; its prompt answers carry no branch point
+    rig.load()
+    rig.send("hello")
+    rig.ended()
+    rig.host.user.run_command("qwen_chat_branch", {"turn": 0})
+    rig.host.wait_for(lambda: any("cannot branch: qwen gave no branch point for prompt 1" in m
+                                  for m in rig.host.status_messages), timeout=WAIT)
+    rig.host.wait_idle()
+    assert len(rig.chats.of_window(rig.host.window)) == 1
 
 
 def test_the_tabs_show_the_title_the_agent_sets_bounded_to_one_line(rig: ChatRig) -> None:
@@ -214,6 +269,8 @@ def test_the_drivers_history_and_export_verbs(driver: HeadlessSublime, tmp_path:
     assert driver.do("session_delete", id=alpha)["ok"]
     assert [s["id"] for s in driver.do("sessions")["sessions"]] == [listed[0]["id"]]
     assert driver.do("chat_export", format="pdf")["ok"] is False
+    refused = driver.do("chat_branch", chat=second, turn=0)  # qwen by name, without its branch point
+    assert refused["ok"] is False and "no branch point for prompt 1" in refused["error"]
 
 
 def test_continue_in_terminal_closes_the_chat_and_resumes_its_session_in_terminus(rig: ChatRig, tmp_path: Path) -> None:

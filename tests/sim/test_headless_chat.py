@@ -229,3 +229,78 @@ def test_chat_rewind_verb_rewinds_and_edits_and_resends(tmp_path: Path) -> None:
         assert editor.quit()["ok"]
     finally:
         editor.kill()
+
+
+def test_elicitation_event_and_verb(tmp_path: Path) -> None:
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    log = tmp_path / "agent-log.jsonl"
+    schema = {"type": "object", "required": ["name"], "properties": {
+        "name": {"type": "string", "minLength": 2}, "count": {"type": "integer", "maximum": 9},
+        "color": {"type": "string", "enum": ["red", "green"]}}}
+    ask = {"request": "elicitation/create", "params": {"sessionId": "", "mode": "form", "message": "Who?",
+                                                         "requestedSchema": schema}}
+    script.write_text(json.dumps({"log": str(log), "turns": [[ask], [ask]]}))
+    use_scripted_agent(home, script)
+
+    editor = HeadlessSublime(workspace, home)
+    try:
+        editor.do("chat", text="ask me")
+        asked = editor.wait_event(lambda e: e.get("event") == "elicitation_requested")
+        assert asked["mode"] == "form" and asked["message"] == "Who?"
+        assert [(f["name"], f["type"], f["required"]) for f in asked["fields"]] == [
+            ("name", "string", True), ("count", "integer", False), ("color", "choice", False)]
+        assert asked["fields"][2]["choices"] == ["red", "green"]
+        refused = editor.do("elicitation", values={"name": "A", "count": 3})
+        assert refused["ok"] and "name: shorter than 2" in refused["error"]
+        assert editor.do("elicitation", values={"name": "Ada", "count": 3, "color": "green"}) == {
+            "ok": True, "do": "elicitation"}
+        first_end = editor.wait_event(lambda e: e.get("event") == "chat_turn_ended")
+        editor.do("chat", text="again")
+        editor.wait_event(lambda e: e.get("event") == "elicitation_requested" and e is not asked)
+        assert editor.do("elicitation", cancel=True)["ok"]
+        editor.wait_event(lambda e: e.get("event") == "chat_turn_ended" and e is not first_end)
+        answers = [m["answer"] for m in map(json.loads, log.read_text().splitlines())
+                   if m.get("answer_to") == "elicitation/create"]
+        assert answers == [{"action": "accept", "content": {"name": "Ada", "count": 3, "color": "green"}},
+                           {"action": "cancel"}]
+        assert editor.quit()["ok"]
+    finally:
+        editor.kill()
+
+
+def test_plan_and_session_option_verbs(tmp_path: Path) -> None:
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    steps = [{"content": f"step {i}", "priority": "low", "status": "completed" if i < 4 else "in_progress" if i == 4 else "pending"}
+             for i in range(12)]
+    script.write_text(json.dumps({
+        "turns": [[{"update": {"sessionUpdate": "plan", "entries": steps}}]],
+        "more_options": [{"id": "web", "name": "Web search", "type": "boolean", "currentValue": False}],
+    }))
+    use_scripted_agent(home, script)
+    editor = HeadlessSublime(workspace, home)
+    try:
+        options = editor.do("session_options")
+        assert [(o["id"], o["kind"]) for o in options["options"]] == [("mode", "select"), ("model", "select"),
+                                                                       ("web", "boolean")]
+        assert options["options"][0]["currentName"] == "Default" and options["leftOut"] == 0
+        answer = editor.do("session_option", id="mode", value="Plan")  # a choice's name or value
+        assert answer["applied"] and answer["option"]["current"] == "plan"
+        assert editor.do("session_option", id="web", value=True)["option"]["currentName"] == "on"
+        refused = editor.do("session_option", id="web", value="maybe")
+        assert not refused["ok"] and "not a value of Web search" in refused["error"]
+        assert editor.do("plan")["entries"] == []
+        editor.do("chat", text="plan")
+        editor.wait_event(lambda e: e.get("event") == "chat_turn_ended")
+        shown = editor.do("plan")
+        assert (shown["done"], shown["total"], shown["above"], shown["below"]) == (4, 12, 1, 4)
+        assert [e["content"] for e in shown["entries"] if e["current"]] == ["step 4"]
+        assert shown["lines"][0] == "Plan 4/12"
+    finally:
+        editor.kill()
+

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.sublime_sim import SimulatedHost
 from tests.sublime_sim.fixtures import PROBE_SOURCE, write_package
 
@@ -190,6 +192,30 @@ def test_quick_and_input_panels(sim_host: SimulatedHost) -> None:
     window.show_input_panel("Again:", "", done.append, None, lambda: done.append("<cancel>"))
     sim_host.user.cancel_input_panel()
     assert done == ["typed", "<cancel>"]
+
+
+@pytest.mark.parametrize(("platform", "primary"), [("linux", "ctrl"), ("windows", "ctrl"), ("osx", "super")])
+def test_modifier_keys_held_with_enter_reach_only_a_panel_that_wants_the_event(
+        tmp_path: Path, platform: str, primary: str) -> None:
+    packages = tmp_path / "Packages"
+    packages.mkdir()
+    host = SimulatedHost(packages, platform=platform)
+    try:
+        window, picked = host.window, []
+        window.show_quick_panel(["a", "b"], lambda i, event: picked.append((i, event)), host.sublime.WANT_EVENT)
+        host.user.choose_quick_panel(1, modifiers=("primary",))  # Ctrl+Enter (Cmd+Enter on macOS)
+        assert picked == [(1, {"modifier_keys": {"primary": True, primary: True}})]
+        window.show_quick_panel(["a"], lambda i, event: picked.append((i, event)), host.sublime.WANT_EVENT)
+        host.user.choose_quick_panel(0, modifiers=(primary, "shift"))  # the platform's primary key is "primary" too
+        assert picked[-1] == (0, {"modifier_keys": {"primary": True, primary: True, "shift": True}})
+        window.show_quick_panel(["a"], picked.append)  # no WANT_EVENT: the index alone, the keys are lost
+        host.user.choose_quick_panel(0, modifiers=("primary",))
+        assert picked[-1] == 0
+        window.show_quick_panel(["a"], picked.append)
+        with pytest.raises(ValueError, match="not a modifier key"):
+            host.user.choose_quick_panel(0, modifiers=("cmd",))  # Sublime says "super"
+    finally:
+        host.close()
 
 
 def test_dialogs_are_recorded_and_answered(sim_host: SimulatedHost) -> None:

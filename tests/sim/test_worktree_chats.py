@@ -280,7 +280,8 @@ def test_the_driver_makes_lists_and_discards_worktree_chats(tmp_path: Path) -> N
         editor.wait_event(lambda e: e.get("event") == "chat_turn_ended" and e["chat"] == made["chat"])
         assert "answer to hi" in editor.do("chat_text", chat=made["chat"])["text"]
         listed = editor.do("worktrees")["worktrees"]
-        assert listed == [{"name": "task", "path": str(path), "branch": "qwen/task", "chat": made["chat"]}]
+        assert listed == [{"name": "task", "path": str(path), "branch": "qwen/task", "chat": made["chat"],
+                           "state": "empty"}]
         refused = editor.do("chat_new", worktree="task")
         assert not refused["ok"] and "already exists" in refused["error"]
         gone = editor.do("worktree_discard", chat=made["chat"])

@@ -15,6 +15,9 @@ from ._paths import open_file_key
 from ._settings import to_value
 from ._state import InputPanelRecord, QuickPanelRecord, SheetState, WindowState
 
+# The keys an event's "modifier_keys" may hold (the API reference's `Event`).
+QUICK_PANEL_MODIFIERS = ("primary", "ctrl", "alt", "altgr", "shift", "super")
+
 if TYPE_CHECKING:
     from ._app import App
 
@@ -574,15 +577,30 @@ class WindowOps:
             pick = self.focus_guard.as_user(lambda: self.answer_quick_panel(rec, index))  # the user picks
             self.main.post(pick, 0, label="quick panel answer")
 
-    def answer_quick_panel(self: App, rec: QuickPanelRecord, index: int) -> None:
+    def answer_quick_panel(self: App, rec: QuickPanelRecord, index: int, modifiers: tuple[str, ...] = ()) -> None:
+        """The user's pick; `modifiers` held with Enter reach only a panel shown
+        WANT_EVENT (its event's "modifier_keys"), the others get the index alone."""
+        unknown = set(modifiers) - set(QUICK_PANEL_MODIFIERS)
+        if unknown:
+            raise ValueError(f"not a modifier key Sublime reports: {sorted(unknown)}")
         with self.lock:
             if rec.done:
                 return
             rec.done, rec.chosen = True, index
         if rec.flags & QuickPanelFlags.WANT_EVENT:
-            self.call_plugin("quick panel on_select", rec.on_select, index, {"modifier_keys": {}})
+            self.call_plugin("quick panel on_select", rec.on_select, index, {"modifier_keys": self.modifier_keys(modifiers)})
         else:
             self.call_plugin("quick panel on_select", rec.on_select, index)
+
+    def modifier_keys(self: App, modifiers: tuple[str, ...]) -> dict[str, bool]:
+        """An event's "modifier_keys": only the keys held, each True; "primary"
+        is Ctrl (Cmd, "super", on macOS) and is reported with it."""
+        held = set(modifiers)
+        if "primary" in held:
+            held.add("super" if self.platform == "osx" else "ctrl")
+        elif ("super" if self.platform == "osx" else "ctrl") in held:
+            held.add("primary")
+        return {key: True for key in QUICK_PANEL_MODIFIERS if key in held}
 
     # --------------------------------------------------------------- project
     def folders(self: App, wid: int) -> list[str]:

@@ -188,13 +188,14 @@ class User:
             raise LookupError("no quick panel is open")
         return pending[-1]
 
-    def choose_quick_panel(self, index: int | str, *, window: Window | None = None) -> None:
-        """Pick an item (by index or by its trigger text); -1 cancels."""
+    def choose_quick_panel(self, index: int | str, *, window: Window | None = None, modifiers: tuple[str, ...] = ()) -> None:
+        """Pick an item (by index or by its trigger text); -1 cancels.
+        `modifiers` are held with Enter (e.g. ("primary",): Ctrl/Cmd+Enter)."""
         rec = self._pending_quick_panel(window)
         if isinstance(index, str):
             triggers = [it if isinstance(it, str) else it[0] if isinstance(it, list) else getattr(it, "trigger", "") for it in rec.items]
             index = triggers.index(index)
-        self._host.run_on_main(lambda: self._app.answer_quick_panel(rec, index))
+        self._host.run_on_main(lambda: self._app.answer_quick_panel(rec, index, modifiers))
 
     def cancel_quick_panel(self, *, window: Window | None = None) -> None:
         self.choose_quick_panel(-1, window=window)

@@ -163,6 +163,8 @@ def test_initialize_declares_file_system_and_new_session_gets_the_folder(rig: Ri
     chat.start().result(WAIT)
     init = rig.received("initialize")[0]["params"]
     assert init["clientCapabilities"]["fs"] == {"readTextFile": True, "writeTextFile": True}
+    assert init["clientCapabilities"]["elicitation"] == {"form": {}, "url": {}}  # forms and links are asked
+    assert init["clientCapabilities"]["session"] == {"configOptions": {"boolean": {}}}  # Session Options sets switches
     assert rig.received("session/new")[0]["params"] == {"cwd": str(rig.folder), "mcpServers": []}
     assert [m.id for m in chat.state.modes] == ["plan", "default", "yolo"]
     assert chat.state.model_id == "$runtime|openai|fake-model(openai)"

@@ -20,6 +20,7 @@ from qwencompanion_src.core.diagnose import (
     LockCheck,
     QwenSettings,
     Refusal,
+    RemoteFacts,
     SessionRow,
     approval_mode_from_command,
     build_report,
@@ -373,3 +374,14 @@ def test_the_report_has_a_gemini_section() -> None:
     )))
     assert "  executable:     `gemini` not found on PATH\n" in refused
     assert "  discovery file: not written: cannot write gemini-cli's discovery file in /t: refused\n" in refused
+
+
+def test_the_remote_endpoint_is_reported_with_the_folders_as_seen_there() -> None:
+    assert "Remote endpoint (WSL, containers, SSH)\n  state:          none (set path_maps" in build_report(healthy())
+    report = build_report(healthy(remote=RemoteFacts(4711, "/cache/remote/4711.lock", ["/workspaces/app", "/srv/lib"])))
+    section = report.split("Remote endpoint (WSL, containers, SSH)\n")[1].splitlines()[:4]
+    assert [" ".join(line.split()) for line in section] == [
+        "port: 4711", "lock file: /cache/remote/4711.lock", "folders there: /workspaces/app", "/srv/lib",
+    ]
+    unmapped = build_report(healthy(remote=RemoteFacts(4711, None, [])))
+    assert "lock file:      not written" in unmapped and "no path_maps entry holds a folder" in unmapped

@@ -62,7 +62,7 @@ def test_a_failed_call_and_a_diff_summary() -> None:
 
 def test_the_plan_is_one_checklist_with_its_progress() -> None:
     out, progress_seen = Out(), []
-    renderer = AgentWorkRenderer(on_plan=lambda p: progress_seen.append(p.label()))
+    renderer = AgentWorkRenderer(on_plan=lambda p: progress_seen.append(p.progress.label()))
     entries = [{"content": "one", "priority": "high", "status": "completed"},
                {"content": "two", "priority": "low", "status": "in_progress"},
                {"content": "three", "priority": "low", "status": "pending"}]

@@ -204,7 +204,16 @@ def test_only_the_packages_worktrees_are_listed(repo: Path, store: Path, tmp_pat
     git(repo, "worktree", "add", "-q", "-b", "qwen/elsewhere", str(tmp_path / "elsewhere"), "HEAD")
     git(repo, "worktree", "add", "-q", "-b", "feature", str(Path(made.path).parent / "feature"), "HEAD")
     assert worktrees.listed(str(repo), str(store)) == [made]
-    assert worktrees.listed(made.path, str(store)) == [Worktree("ours", made.path, "qwen/ours", str(repo))]
+    assert worktrees.listed(made.path, str(store)) == [Worktree("ours", made.path, "qwen/ours", str(repo), made.base)]
+
+
+def test_a_worktrees_base_is_the_commit_it_was_made_from_also_after_both_branches_moved(repo: Path,
+                                                                                         store: Path) -> None:
+    made = worktrees.create(str(repo), "moved", str(store))
+    assert made.base == git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "commit", "-q", "--allow-empty", "-m", "the user's")
+    git(Path(made.path), "commit", "-q", "--allow-empty", "-m", "the agent's")
+    assert [w.base for w in worktrees.listed(str(repo), str(store))] == [made.base]
 
 
 def test_making_a_worktree_of_a_hostile_repository_runs_none_of_its_hooks_or_filters(

@@ -31,6 +31,9 @@ OWN_FILES = {
     ("plugin/chat/rewind_commands.py", "replace_text"): "the chat's composer, a view of the package's own",
     ("plugin/chat/export_commands.py", "replace_text"): "the new scratch tab an export to a tab opens",
     ("plugin/chat/export_commands.py", "open"): "a chat exported to the file the user picked in the save dialog",
+    ("core/chat/search_index.py", "makedirs"): "Search in Conversations' index in the package's cache folder",
+    ("core/chat/search_index.py", "open"): "Search in Conversations' index in the package's cache folder",
+    ("core/chat/search_index.py", "replace"): "Search in Conversations' index in the package's cache folder",
     ("core/worktrees.py", "makedirs"): "a repository's folder of worktrees, outside the project (worktrees_folder)",
     ("core/worktrees.py", "rmtree"): "a worktree's folder git left half-made, which was not there before",
 }

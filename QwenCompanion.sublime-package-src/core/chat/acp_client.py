@@ -2,11 +2,11 @@
 interface, whose methods the SDK's router calls with each message's fields
 once it has validated them (`acp.connect_to_agent`).
 
-File reads and writes, permissions and vendor requests go to the chat's
-`AgentRequestHandler`; notifications go to the agent connection. The editor offers
-no terminals and no elicitation (`initialize` declares only the file system):
-an agent asking for them is answered "method not found", as for any method
-it does not know. Runs on the chat's asyncio thread.
+File reads and writes, permissions, forms (`elicitation/create`) and vendor
+requests go to the chat's `AgentRequestHandler`; notifications go to the agent
+connection. The editor offers no terminals (`initialize` declares the file
+system and forms): an agent asking for them is answered "method not found",
+as for any method it does not know. Runs on the chat's asyncio thread.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from ..json_types import JsonObject
 from .request_handler import AgentRequestHandler
 
 METHOD_NOT_FOUND = -32601
+ELICITATION_CREATE = "elicitation/create"
 WarnOnce = Callable[..., None]  # (key, message, *args): logged the first time `key` is seen
 
 
@@ -79,6 +80,10 @@ class EditorClient:
             session_id=session_id, tool_call=tool_call, options=options, field_meta=kwargs or None))
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == ELICITATION_CREATE and "sessionId" not in params:
+            # A form tied to a request (its requestId) has no chat to be asked in.
+            raise RequestError(-32602, "Refused: this editor asks forms within a chat's session only",
+                               {"reason": "no sessionId"})
         try:
             return await self._requests().ext_method(method, params)
         except RequestError as error:
@@ -119,8 +124,9 @@ class EditorClient:
         raise self._not_offered("terminal/kill")
 
     # Elicitation is the protocol's unstable part, which the connection does
-    # not enable: the SDK answers those requests itself (acp_lines.py hands
-    # them to ext_method instead). These two complete the interface.
+    # not enable: the SDK would answer those requests itself, so acp_lines.py
+    # hands them to ext_method, where the chat's handler asks the form. These
+    # two complete the interface.
     async def create_elicitation(self, message: str, mode: ElicitationMode,
                                  **kwargs: Any) -> CreateElicitationResponse:
         raise self._not_offered("elicitation/create")

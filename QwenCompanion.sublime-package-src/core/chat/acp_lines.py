@@ -37,6 +37,7 @@ from acp.schema import SessionNotification
 from pydantic import ValidationError
 
 from .acp_client import AgentNotifications, WarnOnce
+from .work_reports import UNLISTED_KINDS, UnlistedUpdate
 
 log = logging.getLogger(__name__)
 traffic_log = logging.getLogger(__name__ + ".traffic")
@@ -131,12 +132,17 @@ class AgentLines:
             if method != SESSION_UPDATE:
                 self._notifications.ext_notification(str(method), payload)
                 return
+            update = payload.get("update")
+            kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+            if isinstance(update, dict) and kind in UNLISTED_KINDS and isinstance(payload.get("sessionId"), str):
+                # Newer than the SDK's schema: passed on as sent, routed by session like the rest.
+                self._notifications.session_update(SessionNotification.model_construct(
+                    session_id=payload["sessionId"], update=UnlistedUpdate(str(kind), update), field_meta=None))
+                return
             try:
                 notification = SessionNotification.model_validate(payload)
             except ValidationError as error:
-                update = payload.get("update")
-                kind = str(update.get("sessionUpdate", "?")) if isinstance(update, dict) else "?"
-                self._warn_once(f"update:{kind}", "ignored a malformed session/update (%s): %s", kind, error)
+                self._warn_once(f"update:{kind}", "ignored a malformed session/update (%s): %s", kind or "?", error)
                 return
             self._notifications.session_update(notification)
         except Exception:
@@ -164,7 +170,7 @@ class AgentLines:
                 continue
             try:
                 message = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # nested deeper than the decoder goes: not a message either
                 message = None
             if isinstance(message, dict):
                 trace("<-", message)

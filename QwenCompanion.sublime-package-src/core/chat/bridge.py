@@ -24,13 +24,19 @@ from acp import PROTOCOL_VERSION, RequestError, connect_to_agent
 from acp.client import ClientSideConnection
 from acp.schema import (
     AgentCapabilities,
+    BooleanConfigOptionCapabilities,
     ClientCapabilities,
+    ClientSessionCapabilities,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    ElicitationUrlCapabilities,
     FileSystemCapabilities,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PromptResponse,
+    SessionConfigOptionsCapabilities,
 )
 
 from .. import threads
@@ -132,7 +138,13 @@ class AgentBridge:
         self.initialized = await self._ask("initialize", lambda connection: connection.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(
-                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                # Forms and links (elicitation/create), asked in the chat (plugin/chat/forms.py).
+                elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities(),
+                                                    url=ElicitationUrlCapabilities()),
+                # Session Options sets switches too (session_options.py): agents may offer them.
+                session=ClientSessionCapabilities(config_options=SessionConfigOptionsCapabilities(
+                    boolean=BooleanConfigOptionCapabilities())),
             ),
             client_info=CLIENT_INFO,
         ))

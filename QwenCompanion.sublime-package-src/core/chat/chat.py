@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -26,13 +25,16 @@ from .. import threads
 from ..json_types import JsonObject
 from ..qwen_home import SIGN_IN_HINT
 from .agent_connection import AgentConnection
+from .branch import Branch, branch, branch_point_of
 from .bridge import AgentBridge, AgentCommand, AgentError, AgentGone
 from .chat_state import ChatState
 from .chat_thread import ChatThread
 from .history import SessionEntry, list_folder, newest_first
+from .prompt_queue import PromptQueue, QueuedPrompt, QueueFull
 from .render import UpdateRenderer, chunk_text
 from .request_handler import AgentRequestHandler
 from .rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, rewind
+from .search_index import TEXT_MAX_CHARS
 from .store import SessionStore
 from .streamer import BlockStreamer
 from .transcript_layout import TranscriptLayout
@@ -68,6 +70,10 @@ class ConversationSetup:
     connection: AgentConnection | None = None
     # The folder its session works in (a worktree of its own); None: the agent's.
     cwd: str | None = None
+    # Takes each finished turn (session, prompt, answer) for Search in Conversations; must not block.
+    index_turn: Callable[[str, str, str], None] | None = None
+    # Why a session may not be opened here (a live qwen terminal writes it), else None; may read small files.
+    held_elsewhere: Callable[[str], str | None] | None = None
 
 
 class Conversation:
@@ -82,7 +88,7 @@ class Conversation:
         self.connection.attach(self)
         self._session_bridge: AgentBridge | None = None  # the agent process our session is open on
         self.prompts = PromptLog()  # the session's prompts, for a rewind
-        self._queue: deque[tuple[str, list[JsonObject]]] = deque()
+        self.queue = PromptQueue()  # the user changes it from the main thread (prompt_queue.py)
         self._ready_lock: asyncio.Lock | None = None
         self._draining = False
         self._rewinding = False
@@ -91,6 +97,8 @@ class Conversation:
         self._cancelling = False
         self._turn_lost_agent = False  # the running turn's agent went away (see `exited`)
         self._resume_in: str | None = None  # the folder of the session the start resumes
+        self._answer: list[str] = []  # the running turn's answer, up to TEXT_MAX_CHARS, for the search index
+        self._answer_chars = 0
         if setup.key is not None:
             self.state.session_id = setup.store.get(setup.key)
 
@@ -99,17 +107,36 @@ class Conversation:
     def _submit(self, coroutine: Coroutine[Any, Any, T]) -> Future[T]:
         return self._thread.submit(coroutine)
 
-    def send(self, text: str, context: list[JsonObject] | None = None) -> None:
-        """Queue a prompt: `text` plus context blocks (resources, images)."""
+    def send(self, text: str, context: list[JsonObject] | None = None, *, first: bool = False) -> bool:
+        """Queue a prompt: `text` plus context blocks (resources, images);
+        `first`: before the prompts queued already. False: the queue is full
+        (the transcript says so)."""
+        try:
+            self.queue.add(QueuedPrompt(text, list(context or [])), first=first)
+        except QueueFull as full:
+            self.note(str(full))
+            return False
         self.history.append(text)
-        self._submit(self._enqueue(text, list(context or [])))
+        self._submit(self._enqueue())
+        return True
+
+    def send_now(self, prompt: QueuedPrompt) -> None:
+        """Send queued `prompt` next, stopping the running turn for it
+        (ValueError: it is no longer queued)."""
+        self.queue.move(prompt, 0)
+        self._submit(self._send_now(prompt))
+
+    def queue_changed(self) -> None:
+        """The user changed the queue: the status and its display follow."""
+        self._submit(self._queue_changed())
 
     def start(self) -> Future[None]:
         """Start the agent and its session now (prestart, or a picker)."""
         return self._submit(self._guarded(self._start()))
 
     def cancel(self) -> None:
-        self._submit(self._cancel())
+        """Stop the running turn and drop the queued prompts."""
+        self._submit(self._cancel(drop_queue=True))
 
     def new_session(self) -> Future[None]:
         return self._submit(self._guarded(self._new_session()))
@@ -117,11 +144,17 @@ class Conversation:
     def load_session(self, session_id: str) -> Future[None]:
         return self._submit(self._guarded(self._load_session(session_id)))
 
-    def resume_session(self, session_id: str, cwd: str | None = None) -> Future[None]:
+    def resume_session(self, session_id: str, cwd: str | None = None, replay: bool = False) -> Future[None]:
         """Go on with an earlier session (of folder `cwd`, default the agent's):
         a chat not started yet starts on it, with session/resume where the
-        agent offers it (nothing replayed), else session/load."""
-        return self._submit(self._guarded(self._resume_session(session_id, cwd)))
+        agent offers it (nothing replayed), else session/load; with `replay`,
+        session/load, which shows its conversation (a branch's)."""
+        return self._submit(self._guarded(self._resume_session(session_id, cwd, replay)))
+
+    def branch(self, turn: int) -> Future[Branch]:
+        """A new session holding prompts 0..`turn` and their answers (branch.py);
+        this chat's session is left as it is. Fails with `BranchRefused`."""
+        return self._submit(self._branch(turn))
 
     def list_history(self, folders: list[str]) -> Future[list[SessionEntry]]:
         """The sessions of `folders` (default: the agent's folder), newest first, bounded."""
@@ -132,6 +165,10 @@ class Conversation:
 
     def set_model(self, model_id: str) -> Future[None]:
         return self._submit(self._guarded(self._set_model(model_id)))
+
+    def set_option(self, option_id: str, value: str | bool) -> Future[None]:
+        """One of the agent's config options (`state.options`), through session/set_config_option."""
+        return self._submit(self._guarded(self._set_option(option_id, value)))
 
     def rewind(self, turn: int, text: str | None = None, files: FileRestorer | None = None) -> Future[RewindOutcome]:
         """Back to before prompt `turn` (0-based), files too; with `text`, Edit
@@ -206,7 +243,7 @@ class Conversation:
         bridge = self._bridge
         self.state.pid = bridge.pid if bridge is not None and bridge.running else None
         self.state.started_at = bridge.started_at if bridge is not None else 0.0
-        self.state.queued = len(self._queue)
+        self.state.queued = len(self.queue)
         self._events.state_changed()
 
     @threads.on_chat_loop
@@ -243,6 +280,10 @@ class Conversation:
             self.state.accepts_images = self.connection.accepts_images
             session_id = self.state.session_id
             resume_in, self._resume_in = self._resume_in, None
+            held = self._setup.held_elsewhere(session_id) if session_id and self._setup.held_elsewhere else None
+            if held is not None:  # e.g. the folder's last conversation, continued in the terminal since
+                self._write_note(f"{held}. This is a new conversation.")
+                session_id = self.state.session_id = None
             if session_id is not None and resume_in is not None and bridge.can_resume:
                 try:
                     await self._resume(bridge, session_id, resume_in)
@@ -345,10 +386,20 @@ class Conversation:
         self._changed()
 
     @threads.on_chat_loop
-    async def _enqueue(self, text: str, context: list[JsonObject]) -> None:
-        self._queue.append((text, context))
+    async def _enqueue(self) -> None:
         self._changed()
         await self._drain()
+
+    @threads.on_chat_loop
+    async def _queue_changed(self) -> None:
+        self._changed()
+
+    @threads.on_chat_loop
+    async def _send_now(self, prompt: QueuedPrompt) -> None:
+        if prompt in self.queue:  # a turn that ended meanwhile took it: the running turn is its own
+            await self._cancel(drop_queue=False)
+        else:
+            self._changed()
 
     @threads.on_chat_loop
     async def _drain(self) -> None:
@@ -356,9 +407,8 @@ class Conversation:
             return
         self._draining = True
         try:
-            while self._queue:
-                text, context = self._queue.popleft()
-                await self._turn_of(text, context)
+            while (prompt := self.queue.take()) is not None:
+                await self._turn_of(prompt.text, prompt.context)
         finally:
             self._draining = False
             self._changed()
@@ -378,12 +428,15 @@ class Conversation:
         self.state.usage.start_turn()
         self._cancelling = False
         self._turn_lost_agent = False
+        self._answer, self._answer_chars = [], 0
         self._changed()
         blocks: list[JsonObject] = [{"type": "text", "text": text}, *context]
         session_id = self.state.session_id or ""
+        branch_point = None
         try:
             response = await bridge.prompt(session_id, blocks)
             stop_reason = str(response.stop_reason)
+            branch_point = branch_point_of(response.field_meta)
         except AgentGone:
             if self._cancelling:  # the agent was restarted to stop the turn
                 stop_reason = "cancelled"
@@ -406,17 +459,18 @@ class Conversation:
                 self.connection.turn_succeeded()
         self.streamer.flush()
         self._changed()
-        self.prompts.turn_ended()
+        self.prompts.turn_ended(branch_point)
+        if self._setup.index_turn is not None and stop_reason != "error" and session_id:
+            self._setup.index_turn(session_id, text, "".join(self._answer))
         self._events.turn_ended(stop_reason)
 
     @threads.on_chat_loop
-    async def _cancel(self) -> None:
-        dropped = len(self._queue)
-        self._queue.clear()
+    async def _cancel(self, *, drop_queue: bool) -> None:
+        dropped = self.queue.clear() if drop_queue else 0
+        if dropped:
+            self._write_note(f"{dropped} queued prompt(s) dropped")
         bridge = self._bridge
         if self.state.agent != "busy" or bridge is None or self.state.session_id is None:
-            if dropped:
-                self._write_note(f"{dropped} queued prompt(s) dropped")
             self._changed()
             return
         self._cancelling = True
@@ -451,10 +505,10 @@ class Conversation:
         await self._load(bridge, session_id)
 
     @threads.on_chat_loop
-    async def _resume_session(self, session_id: str, cwd: str | None) -> None:
+    async def _resume_session(self, session_id: str, cwd: str | None, replay: bool) -> None:
         if self._session_bridge is None:
             self.state.session_id = session_id  # not started: its start takes this session
-            self._resume_in = cwd or ""
+            self._resume_in = None if replay else cwd or ""
         bridge = await self._ensure_ready()
         if session_id != self.state.session_id:
             await self._load(bridge, session_id)
@@ -480,22 +534,33 @@ class Conversation:
 
     @threads.on_chat_loop
     async def _set_config(self, category: str, value: str, bridge: AgentBridge) -> bool:
-        """session/set_config_option, when that is how the agent offers `category`."""
-        if category not in self.state.config_ids or not self.state.config_only.get(category):
+        """session/set_config_option, when the agent offers `category` as a
+        config option (ACP's way; the older methods only for agents without)."""
+        if category not in self.state.config_ids:
             return False
-        answer = await bridge.request("session/set_config_option", {
-            "sessionId": self.state.session_id, "configId": self.state.config_ids[category], "value": value,
-        })
-        if isinstance(answer, dict):
-            self.state.adopt_config_options(answer.get("configOptions"))
+        await self._request_option(bridge, self.state.config_ids[category], value)
         return True
+
+    @threads.on_chat_loop
+    async def _set_option(self, option_id: str, value: str | bool) -> None:
+        bridge = await self._ensure_ready()
+        await self._request_option(bridge, option_id, value)
+
+    @threads.on_chat_loop
+    async def _request_option(self, bridge: AgentBridge, option_id: str, value: str | bool) -> None:
+        params: JsonObject = {"sessionId": self.state.session_id, "configId": option_id, "value": value}
+        if isinstance(value, bool):
+            params["type"] = "boolean"  # ACP tells a boolean's request by its type
+        answer = await bridge.request("session/set_config_option", params)
+        if isinstance(answer, dict):  # every option as it now is
+            self.state.adopt_config_options(answer.get("configOptions"))
 
     @threads.on_chat_loop
     async def _rewind(self, turn: int, text: str | None, files: FileRestorer | None) -> RewindOutcome:
         if self._rewinding:
             raise RewindRefused("a rewind is running already", for_now=True)
         bridge = await self._ensure_ready()
-        target = RewindTarget(self.state, self.prompts, lambda: len(self._queue) + self._draining,
+        target = RewindTarget(self.state, self.prompts, lambda: len(self.queue) + self._draining,
                               bridge.request, self._layout.cut, self.send)
         self._rewinding = True
         try:
@@ -503,8 +568,14 @@ class Conversation:
         finally:
             self._rewinding = False
             self._changed()
-            if self._queue:
+            if self.queue:
                 self._submit(self._drain())
+
+    @threads.on_chat_loop
+    async def _branch(self, turn: int) -> Branch:
+        bridge = await self._ensure_ready()
+        return await branch(self.state, self.prompts, len(self.queue) + self._draining, bridge.request, turn,
+                            self._cwd())
 
     @threads.on_chat_loop
     async def _restart(self) -> None:
@@ -535,6 +606,9 @@ class Conversation:
     def _agent_text(self, text: str, meta: dict[str, Any] | None) -> None:
         if self.state.adopt_usage(meta, replaying=self._replaying):
             self._changed()
+        if not self._replaying and self._answer_chars < TEXT_MAX_CHARS:
+            self._answer.append(text[:TEXT_MAX_CHARS - self._answer_chars])
+            self._answer_chars += len(self._answer[-1])
         self._layout.agent_text(text, replaying=self._replaying)
 
     @threads.on_chat_loop

@@ -11,28 +11,18 @@ from acp.schema import AvailableCommandsUpdate, ConfigOptionUpdate, CurrentModeU
 
 from ..json_types import JsonObject
 from .agents import TITLE_MAX_CHARS
+from .session_options import (
+    DESCRIPTION_MAX_CHARS as DESCRIPTION_MAX_CHARS,  # kept importable from here
+    NAME_MAX_CHARS,
+    Choice,
+    SessionOptions,
+    parse_options,
+)
 from .usage import ChatUsage
 
 MODE_NOTIFICATION = "qwen/notify/session/mode-update"
 MODEL_NOTIFICATION = "qwen/notify/session/model-update"
 TITLE_NOTIFICATION = "qwen/notify/session/title-update"  # qwen 0.24.4, with session_info_update, on a rename
-
-
-# The longest mode, model or command name (and description) kept from an
-# agent: the status bar and the pickers show them on every refresh.
-NAME_MAX_CHARS = 100
-DESCRIPTION_MAX_CHARS = 300
-
-
-@dataclass(frozen=True)
-class Choice:
-    id: str  # exactly as the agent sent it: it is sent back to choose this
-    name: str
-    description: str = ""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "name", self.name[:NAME_MAX_CHARS])
-        object.__setattr__(self, "description", self.description[:DESCRIPTION_MAX_CHARS])
 
 
 RUNTIME_MODEL_PREFIX = "$runtime|"  # qwen's id of a model set at run time: `$runtime|<auth type>|<model>`
@@ -69,12 +59,12 @@ class ChatState:
     pid: int | None = None
     started_at: float = 0.0
     agent_name: str = ""
-    # "mode" / "model" -> whether the agent offers it only as a config option.
-    config_only: dict[str, bool] = field(default_factory=dict)
     # Whether the agent takes image blocks (its promptCapabilities); None until it has started.
     accepts_images: bool | None = None
     # The session's title as the agent sets it (session_info_update, qwen's title notice): one line, bounded.
     session_title: str = ""
+    # Every config option the agent offers (models, modes, thought level, booleans), as it last said.
+    options: SessionOptions = field(default_factory=SessionOptions)
 
     @property
     def context_used(self) -> int | None:
@@ -104,10 +94,6 @@ class ChatState:
                 for m in modes.get("availableModes") or [] if isinstance(m, dict)
             ]
             self.mode_id = modes.get("currentModeId") or self.mode_id
-        self.config_only = {
-            "mode": not isinstance(modes, dict),
-            "model": not isinstance(raw.get("models"), dict),
-        }
         self.adopt_config_options(raw.get("configOptions"))
         models = raw.get("models")  # not in the ACP schema: qwen's own
         if isinstance(models, dict):
@@ -124,28 +110,24 @@ class ChatState:
             self.usage.set_context_size(limit)
 
     def adopt_config_options(self, options: object) -> None:
-        """Modes and models from `configOptions` (category "mode"/"model"
-        selects), for agents that offer them only that way."""
-        if not isinstance(options, list):
+        """All the config options the agent offers (bounded: session_options.py),
+        and modes and models from its "mode"/"model" selects."""
+        parsed = parse_options(options)
+        if parsed is None:
             return
-        for option in options:
-            if not isinstance(option, dict) or option.get("type") != "select":
+        self.options = parsed
+        for category in ("mode", "model"):
+            option = parsed.by_category(category)
+            if option is None or option.kind != "select":
                 continue
-            category = option.get("category")
-            if category not in ("mode", "model") or not isinstance(option.get("id"), str):
-                continue
-            self.config_ids[category] = option["id"]
-            choices = [
-                Choice(str(o.get("value")), str(o.get("name") or o.get("value")), str(o.get("description") or ""))
-                for o in option.get("options") or [] if isinstance(o, dict)
-            ]
-            current = option.get("currentValue")
+            self.config_ids[category] = option.id
+            current = option.current if isinstance(option.current, str) else None
             if category == "mode":
-                self.modes = self.modes or choices
-                self.mode_id = current if isinstance(current, str) else self.mode_id
+                self.modes = self.modes or list(option.choices)
+                self.mode_id = current or self.mode_id
             else:
-                self.models = self.models or choices
-                self.model_id = current if isinstance(current, str) else self.model_id
+                self.models = self.models or list(option.choices)
+                self.model_id = current or self.model_id
 
     def adopt_update(self, update: object) -> bool:
         """A session update about the session itself (commands, mode, usage,

@@ -11,7 +11,7 @@ ends it, and every text kept is cut (TITLE_MAX_CHARS, PREVIEW_MAX_CHARS).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,8 +102,12 @@ def newest_first(folders: Iterable[list[SessionEntry]], limit: int = MAX_LISTED_
     return ordered[:limit]
 
 
-def filtered(entries: list[SessionEntry], query: str) -> list[SessionEntry]:
-    return [entry for entry in entries if entry.matches(query)] if query.strip() else list(entries)
+def filtered(entries: list[SessionEntry], query: str, said: AbstractSet[str] = frozenset()) -> list[SessionEntry]:
+    """The entries whose title or first prompt hold every word of `query`, or
+    whose id is in `said` (the sessions whose prompts and answers do)."""
+    if not query.strip():
+        return list(entries)
+    return [entry for entry in entries if entry.session_id in said or entry.matches(query)]
 
 
 def annotation(entry: SessionEntry, open_here: bool) -> str:

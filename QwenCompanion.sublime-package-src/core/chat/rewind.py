@@ -61,6 +61,7 @@ class SentPrompt:
     layout_turn: int  # its turn in the transcript (`t<layout_turn>.user`)
     changes_turn: int | None  # its turn in the chat's TurnChanges; None: replayed from a reloaded session
     context_bytes: int = 0  # about what its attachments hold
+    branch_point: str | None = None  # where qwen can branch after its turn (branch.py); None: not given
 
 
 class PromptLog:
@@ -98,9 +99,12 @@ class PromptLog:
             else:
                 self._prompts.append(SentPrompt(text, [], layout_turn, None))
 
-    def turn_ended(self) -> None:
+    def turn_ended(self, branch_point: str | None = None) -> None:
+        """The last prompt's turn ended; qwen gives a branch point for one that ended normally."""
         with self._lock:
             self._turns_ended += 1
+            if branch_point is not None and self._prompts:
+                self._prompts[-1].branch_point = branch_point
 
     def clear(self) -> None:
         with self._lock:
@@ -268,7 +272,7 @@ class RewindTarget:
     queued: Callable[[], int]
     request: Callable[[str, JsonObject], Coroutine[Any, Any, Any]]  # to the running agent
     cut_transcript: Callable[[int], None]  # from a transcript turn on
-    resend: Callable[[str, list[JsonObject]], None]  # queues a prompt
+    resend: Callable[[str, list[JsonObject]], bool]  # queues a prompt (False: the queue is full)
 
 
 @threads.on_chat_loop

@@ -63,7 +63,8 @@ class _ToolArguments(BaseModel):
     @field_validator("filePath", check_fields=False)
     @classmethod
     def _absolute(cls, value: str) -> str:
-        if not isabs(value):
+        # A POSIX path is absolute on Windows too: a CLI in WSL or a container names files so.
+        if not (isabs(value) or value.startswith("/")):
             raise ValueError("filePath must be an absolute path")
         return value
 

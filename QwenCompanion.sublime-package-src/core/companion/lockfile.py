@@ -179,3 +179,15 @@ def remove_stale(paths: list[Path], what: str) -> list[Path]:
     if removed:
         log.info("removed %d stale %s(s) left by closed Sublime sessions", len(removed), what)
     return removed
+
+
+def sweep_remote_locks(directory: Path) -> list[Path]:
+    """Delete the remote endpoints' lock files (see `remote`) an earlier run
+    left (a crash: each holds a token of a server that is gone). Called before
+    this run's servers start, so every one there is stale. Never raises."""
+    try:
+        found = sorted(directory.glob("*.lock")) if directory.is_dir() else []
+    except OSError as error:
+        log.warning("cannot list the remote lock files in %s: %s", directory, error.strerror or error)
+        return []
+    return remove_stale(found, "remote lock file")

@@ -17,10 +17,12 @@ from pathlib import Path
 
 from ..ide_tools.answers import CodeKnowledge, UnavailableKnowledge
 from ..loop_thread import LoopThread
+from ..path_maps import PathTranslator
 from . import gemini_discovery, lockfile
 from .diff_tools import DiffBackend, UnavailableDiffBackend, diff_tools
 from .ide_messages import CONTEXT_UPDATE, IdeContext, Outgoing, empty_context
 from .ide_tools_mcp import IDE_TOOLS_PATH, ide_tools, mcp_config
+from .remote import REMOTE_HOSTS, MappedDiffBackend, remote_context, remote_lock_content, remote_params
 from .reservation import Reservation
 from .server import AuthFailure, CompanionServer, ServerOptions
 
@@ -41,6 +43,9 @@ class Companion:
     What answers the CLI's tools is given when it is built: `diff_backend`
     makes the backend of `openDiff` / `closeDiff` for this companion (whose
     sessions hear the user's decisions), `code_knowledge` answers the IDE tools.
+    With `remote_translator` (the window's folders -> their paths elsewhere) a
+    second server serves a CLI in WSL, a container or over SSH (`remote`), its
+    lock file kept in `remote_directory`.
     """
 
     def __init__(
@@ -57,6 +62,8 @@ class Companion:
         reservation: Reservation | None = None,
         mcp_config_directory: Path | None = None,
         gemini_directory: Path | None = None,
+        remote_translator: Callable[[list[str]], PathTranslator] | None = None,
+        remote_directory: Path | None = None,
     ) -> None:
         self._thread = thread
         self.folders = list(folders)
@@ -70,13 +77,28 @@ class Companion:
         self.gemini_error: str | None = None
         self.started_at = 0.0
         self._context = empty_context()
+        backend = diff_backend(self)
+        self._on_sessions_changed = on_sessions_changed
         self._server = CompanionServer(
             token=self.token,
-            tools=diff_tools(diff_backend(self)),
+            tools=diff_tools(backend),
             context=lambda: self._context,
             options=options,
-            on_sessions_changed=on_sessions_changed,
+            on_sessions_changed=self._sessions_changed,
         )
+        self._remote_translator = remote_translator
+        self.remote_directory = remote_directory
+        self.remote_token = secrets.token_hex(32) if remote_translator is not None else None
+        self._remote: CompanionServer | None = None
+        if self.remote_token is not None:
+            self._remote = CompanionServer(
+                token=self.remote_token,
+                tools=diff_tools(MappedDiffBackend(backend, self.translator)),
+                context=lambda: remote_context(self._context, self.translator()),
+                options=options,
+                on_sessions_changed=self._sessions_changed,
+                hosts=REMOTE_HOSTS,
+            )
         # The IDE tools, with a token of their own, when `mcp_config_directory`
         # says where the terminal's `--mcp-config` file goes.
         self.mcp_config_directory = mcp_config_directory
@@ -105,6 +127,24 @@ class Companion:
         return lockfile.lock_path(self.lock_directory, self.port)
 
     @property
+    def remote_port(self) -> int:
+        """The remote endpoint's port; 0 without one."""
+        return self._remote.port if self._remote is not None else 0
+
+    @property
+    def remote_lock_file(self) -> Path | None:
+        """The lock file a remote CLI needs (the connect command hands it over); None without one."""
+        if self.remote_directory is None or not self.remote_port:
+            return None
+        return lockfile.lock_path(self.remote_directory, self.remote_port)
+
+    def translator(self) -> PathTranslator:
+        """The window's paths <-> the remote CLI's, for its current folders."""
+        if self._remote_translator is None:
+            return PathTranslator([], self.folders)
+        return self._remote_translator(self.folders)
+
+    @property
     def gemini_file(self) -> Path | None:
         if self.gemini_directory is None:
             return None
@@ -131,6 +171,10 @@ class Companion:
         listener = self._reservation.listener if self._reservation is not None else None
         self._reservation = None  # the server owns the socket from here on
         self._thread.run(self._server.start(listener=listener))
+        if self._remote is not None:
+            self._thread.run(self._remote.start())
+            log.info("remote endpoint for %s listening on 127.0.0.1:%d", self.workspace_path or "(no folder)",
+                     self.remote_port)
         self.started_at = time.time()
         self._write_lock()
         self._write_mcp_config()
@@ -139,18 +183,24 @@ class Companion:
     def stop(self) -> None:
         port = self.port  # the server forgets its port once stopped
         config = self.mcp_config_file
-        if port and self._thread.alive:
-            try:
-                self._thread.run(self._server.stop())
-            except Exception:
-                log.exception("stopping the server on port %d failed", port)
-        self.remove_files(port, config)
+        remote_lock = self.remote_lock_file
+        for server in (self._server, self._remote):
+            if server is not None and server.port and self._thread.alive:
+                try:
+                    self._thread.run(server.stop())
+                except Exception:
+                    log.exception("stopping the server on port %d failed", server.port)
+        self.remove_files(port, config, remote_lock)
 
-    def remove_files(self, port: int | None = None, config: Path | None = None) -> None:
-        """Remove the lock file, gemini-cli's discovery file and the `--mcp-config`
-        file (only file removals: safe on any thread, even while the server still runs)."""
+    def remove_files(self, port: int | None = None, config: Path | None = None, remote_lock: Path | None = None) -> None:
+        """Remove the lock file, gemini-cli's discovery file, the `--mcp-config`
+        file and the remote lock file (only file removals: safe on any thread,
+        even while the server still runs)."""
         port = self.port if port is None else port
         config = self.mcp_config_file if config is None else config
+        remote_lock = self.remote_lock_file if remote_lock is None else remote_lock
+        if remote_lock is not None:
+            remote_lock.unlink(missing_ok=True)
         if port:
             lockfile.remove_lock(self.lock_directory, port)
             if self.gemini_directory is not None:
@@ -186,6 +236,13 @@ class Companion:
             )
             if self.gemini_error:
                 log.error("%s; gemini-cli will not find this window's server", self.gemini_error)
+        remote_lock = self.remote_lock_file
+        if remote_lock is not None and self.remote_token is not None:
+            content = remote_lock_content(port=self.remote_port, translator=self.translator(), token=self.remote_token)
+            try:
+                lockfile.write_private_json(remote_lock, content)
+            except OSError as error:
+                log.error("cannot write %s (a remote CLI cannot connect): %s", remote_lock, error.strerror or error)
 
     def _discovery_files_intact(self) -> bool:
         """True when every file this server publishes is there, or cannot be
@@ -215,7 +272,22 @@ class Companion:
         return True
 
     def notify(self, method: str, params: Outgoing, session_id: str | None = None) -> None:
-        self._thread.call_soon(self._server.notify, method, params, session_id)
+        self._thread.call_soon(self._notify, method, params, session_id)
+
+    def _notify(self, method: str, params: Outgoing, session_id: str | None) -> None:
+        """On the server thread: to the local sessions as it is, to the remote
+        ones with their paths (a session id is in one server only)."""
+        self._server.notify(method, params, session_id)
+        if self._remote is not None and (session_id is None or self._remote.sessions.get(session_id) is not None):
+            translated = remote_params(params, self.translator())
+            if translated is not None:
+                self._remote.notify(method, translated, session_id)
+
+    def _sessions_changed(self, connected: int) -> None:
+        """Either server's count changed: the listener hears the window's total."""
+        if self._remote is not None:
+            connected = self._server.sessions.connected_count() + self._remote.sessions.connected_count()
+        self._on_sessions_changed(connected)
 
     # --- state for the status bar and the diagnose report ----------------
 
@@ -224,13 +296,16 @@ class Companion:
             now = time.monotonic()
             return [
                 SessionInfo(s.id[:8], s.client_name, now - s.created, s.stream_open)
-                for s in self._server.sessions
+                for server in (self._server, self._remote) if server is not None
+                for s in server.sessions
             ]
 
         return self._thread.run(snapshot()) if self.running else []
 
     def auth_failures(self) -> list[AuthFailure]:
-        return list(self._server.auth_failures)
+        remote = list(self._remote.auth_failures) if self._remote is not None else []
+        return sorted([*self._server.auth_failures, *remote], key=lambda failure: failure.at)
 
     def has_session(self, session_id: str) -> bool:
-        return self._server.sessions.get(session_id) is not None
+        return any(server is not None and server.sessions.get(session_id) is not None
+                   for server in (self._server, self._remote))

@@ -129,8 +129,10 @@ class CompanionServer:
         options: ServerOptions = ServerOptions(),
         on_sessions_changed: Callable[[int], None] = lambda connected: None,
         path: str = MCP_PATH,
+        hosts: tuple[str, ...] = ("127.0.0.1", "localhost"),
     ) -> None:
         self.path = path
+        self._hosts = hosts  # the names a Host header may give (with this port): DNS rebinding gets none
         self._token = f"Bearer {token}".encode()
         self._tools = {t.definition.name: t for t in tools}
         self._context = context
@@ -248,7 +250,7 @@ class CompanionServer:
         if origin is not None:
             return self._refuse(403, "origin", f"Origin {origin[:80]!r}", "Forbidden: browser requests are not allowed")
         host = headers.get("Host", "")
-        if host.lower() not in (f"127.0.0.1:{self.port}", f"localhost:{self.port}"):
+        if host.lower() not in [f"{name}:{self.port}" for name in self._hosts]:
             return self._refuse(403, "host", f"Host {host[:80]!r}", "Forbidden: invalid Host header")
         auth = headers.get("Authorization")
         if auth is None:

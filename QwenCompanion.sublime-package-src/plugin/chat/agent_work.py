@@ -1,6 +1,6 @@
 """The agent at work in the chat, in Sublime: the renderer of tool calls,
-plans and thoughts (the `chats.renderer` hook), the plan's progress in the
-status bar, and the keys that answer permission prompts (1…n picks the
+plans and thoughts (the `chats.renderer` hook; plans are shown by
+plan_view.py), and the keys that answer permission prompts (1…n picks the
 agent's options in its order, n+1 rejects with a reason, Esc rejects)."""
 
 from __future__ import annotations
@@ -11,16 +11,16 @@ import sublime
 import sublime_plugin
 
 from ..paths import path_display
-from . import notify
+from . import notify, plan_view
 from .chats import chat_of_view, chat_role, chats, window_by_id
+from .command_bases import ActiveChatCommand
 from .editor_request_handler import EditorRequestHandler, request_handler_of
 
 if TYPE_CHECKING:
     from ...core.chat.permissions import PermissionPrompt
     from ...core.chat.render import UpdateRenderer
-    from ...core.chat.tool_calls import PlanProgress, ToolCallLine
+    from ...core.chat.tool_calls import PinnedPlan, ToolCallLine
 
-PLAN_STATUS_KEY = "qwen_chat_plan"
 PENDING_CONTEXT = "qwen_chat.permission_pending"
 
 
@@ -37,18 +37,13 @@ def work_renderer(window: sublime.Window, chat_id: int) -> UpdateRenderer:
             if handler is not None:
                 handler.accepted.call_ended(line.tool_call_id)
 
-    def plan(progress: PlanProgress) -> None:
-        sublime.set_timeout(lambda: show_plan(window_id, progress.label()))
+    def plan(pinned: PinnedPlan) -> None:
+        # Built here, on the chat's thread; only the latest plan reaches the main thread.
+        first = plan_view.plan_due(chat_id, pinned)
+        if first:
+            sublime.set_timeout(lambda: plan_view.show_pinned_plan(window_id, chat_id))
 
     return AgentWorkRenderer(on_tool_call=tool_call, on_plan=plan, display=path_display(window))
-
-
-def show_plan(window_id: int, label: str) -> None:
-    window = window_by_id(window_id)
-    if window is None:
-        return
-    for view in window.views():
-        view.set_status(PLAN_STATUS_KEY, label)
 
 
 def turn_ended(event: str, details: dict[str, Any]) -> None:
@@ -59,6 +54,36 @@ def turn_ended(event: str, details: dict[str, Any]) -> None:
     if handler is not None:
         handler.accepted.turn_ended()
     notify.turn_ended(window_id, chat_id, str(details["stopReason"]))
+
+
+class QwenChatShowShellOutputCommand(ActiveChatCommand):
+    """Qwen Code: Show Shell Output — what is kept of the chat's latest shell
+    commands' output (their blocks show the last lines), in a tab of its own."""
+
+    def run(self, chat: int | None = None) -> None:
+        from ...core.chat.tool_calls import AgentWorkRenderer
+
+        found = self.active_chat(chat)
+        renderer = found.renderer() if found is not None else None
+        outputs = renderer.shell_outputs() if isinstance(renderer, AgentWorkRenderer) else []
+        if not outputs:
+            self.window.status_message("Qwen Code: no shell output is kept in this chat")
+            return
+
+        def show(index: int) -> None:
+            if index < 0:
+                return
+            title, text = outputs[index]
+            view = self.window.new_file()
+            view.set_scratch(True)
+            view.set_name(f"Shell output: {title[:60]}")
+            view.run_command("append", {"characters": text})
+            view.set_read_only(True)
+
+        if len(outputs) == 1:
+            show(0)
+        else:
+            self.window.show_quick_panel([title for title, _ in outputs], show, placeholder="Shell output of")
 
 
 class QwenChatPermissionCommand(sublime_plugin.WindowCommand):

@@ -1,9 +1,10 @@
 """Qwen Code: Chat and the commands on the window's chat: New Chat, Cancel,
-Chat History…, its mode and model, and Show Agent Log."""
+Chat History…, its mode and model, its session options, and Show Agent Log."""
 
 from __future__ import annotations
 
 from concurrent.futures import Future
+from typing import TYPE_CHECKING
 
 import sublime
 import sublime_plugin
@@ -13,6 +14,10 @@ from ..companion.terminal import window_cwd
 from .chat_tabs import open_new_chat
 from .chats import chat_imported_or_later, chats
 from .command_bases import ActiveChatCommand, WindowChatCommand
+
+if TYPE_CHECKING:
+    from ...core.chat.session_options import SessionOption
+    from .chats import WindowChat
 
 AGENT_LOG_PANEL = "Qwen Agent Log"
 
@@ -76,39 +81,39 @@ class _ChoiceCommand(WindowChatCommand):
         chat = self.window_chat()
         if chat is None:
             return
-        window, kind = self.window, self.kind
-
-        def choose() -> None:
-            state = chat.conversation.state
-            choices = state.modes if kind == "mode" else state.models
-            current = state.mode_id if kind == "mode" else state.model_id
-            if not choices:
-                sublime.status_message(f"Qwen Code: the agent offers no {kind}s")
-                return
-            items = [sublime.QuickPanelItem(c.name, annotation="current" if c.id == current else "", details=c.description)
-                     for c in choices]
-            selected = next((i for i, c in enumerate(choices) if c.id == current), -1)
-
-            def picked(index: int) -> None:
-                if index >= 0:
-                    setter = chat.conversation.set_mode if kind == "mode" else chat.conversation.set_model
-                    setter(choices[index].id)
-
-            window.show_quick_panel(items, picked, selected_index=selected, placeholder=f"Chat {kind}")
 
         def started(done: Future[None]) -> None:
             error = done.exception()
             if error is not None:
                 sublime.status_message(f"Qwen Code: {error}")
             elif chat.conversation.state.session_id:
-                choose()
+                self.choose(chat)
             # else the chat's transcript already says why the agent did not start
 
         if chat.conversation.state.session_id:
-            choose()
+            self.choose(chat)
         else:
             sublime.status_message("Qwen Code: starting the agent…")
             when_done(chat.conversation.start(), started)
+
+    def choose(self, chat: WindowChat) -> None:
+        kind = self.kind
+        state = chat.conversation.state
+        choices = state.modes if kind == "mode" else state.models
+        current = state.mode_id if kind == "mode" else state.model_id
+        if not choices:
+            sublime.status_message(f"Qwen Code: the agent offers no {kind}s")
+            return
+        items = [sublime.QuickPanelItem(c.name, annotation="current" if c.id == current else "", details=c.description)
+                 for c in choices]
+        selected = next((i for i, c in enumerate(choices) if c.id == current), -1)
+
+        def picked(index: int) -> None:
+            if index >= 0:
+                setter = chat.conversation.set_mode if kind == "mode" else chat.conversation.set_model
+                setter(choices[index].id)
+
+        self.window.show_quick_panel(items, picked, selected_index=selected, placeholder=f"Chat {kind}")
 
 
 class QwenChatModeCommand(_ChoiceCommand):
@@ -117,6 +122,62 @@ class QwenChatModeCommand(_ChoiceCommand):
 
 class QwenChatModelCommand(_ChoiceCommand):
     kind = "model"
+
+
+class QwenChatSessionOptionsCommand(_ChoiceCommand):
+    """Qwen Code: Session Options — every option the agent offers (model,
+    mode, thought level, switches), set through session/set_config_option;
+    for an agent without config options, its modes and models."""
+
+    def choose(self, chat: WindowChat) -> None:
+        options = chat.conversation.state.options
+        if not options.options:
+            self._older_pickers(chat)
+            return
+        shown = list(options)
+        items = [sublime.QuickPanelItem(o.name, annotation=o.current_name()[:40], details=o.description[:200])
+                 for o in shown]
+        more = f" ({options.left_out} more not shown)" if options.left_out else ""
+
+        def picked(index: int) -> None:
+            if index < 0:
+                return
+            option = shown[index]
+            if option.kind == "boolean":
+                chat.conversation.set_option(option.id, not option.current)
+            else:
+                self._pick_value(chat, option)
+
+        self.window.show_quick_panel(items, picked, placeholder=f"Session options{more}")
+
+    def _pick_value(self, chat: WindowChat, option: SessionOption) -> None:
+        choices = option.choices
+        if not choices:
+            sublime.status_message(f"Qwen Code: the agent offers no values for {option.name}")
+            return
+        items = [sublime.QuickPanelItem(c.name, annotation="current" if c.id == option.current else "",
+                                        details=c.description) for c in choices]
+        selected = next((i for i, c in enumerate(choices) if c.id == option.current), -1)
+        more = f" ({option.choices_left_out} more not shown)" if option.choices_left_out else ""
+
+        def picked(index: int) -> None:
+            if index >= 0:
+                chat.conversation.set_option(option.id, choices[index].id)
+
+        self.window.show_quick_panel(items, picked, selected_index=selected, placeholder=f"{option.name}{more}")
+
+    def _older_pickers(self, chat: WindowChat) -> None:
+        state = chat.conversation.state
+        kinds = [kind for kind, offered in (("mode", state.modes), ("model", state.models)) if offered]
+        if not kinds:
+            sublime.status_message("Qwen Code: the agent offers no session options")
+            return
+
+        def picked(index: int) -> None:
+            if index >= 0:
+                self.window.run_command(f"qwen_chat_{kinds[index]}")
+
+        self.window.show_quick_panel([kind.capitalize() for kind in kinds], picked, placeholder="Session options")
 
 
 class QwenChatCycleModeCommand(ActiveChatCommand):

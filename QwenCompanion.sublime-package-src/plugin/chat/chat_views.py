@@ -20,6 +20,8 @@ from ..editor import end_visible
 from ..settings import userprefs
 from .chats import WindowChat, chats, is_chat_view, window_by_id
 from .notify import TITLE_MARK
+from .plan_view import drop_stale_plan
+from .queue_view import show_queue
 
 if TYPE_CHECKING:
     from sublime_types import WindowLayout
@@ -243,6 +245,9 @@ def status_text(chat: WindowChat) -> str:
         parts.append(mode)
     if model:
         parts.append(model)
+    options = state.options.status_text()  # the other session options: thought level, switches
+    if options:
+        parts.append(options)
     usage = usage_status(state.usage)
     if usage:
         parts.append(usage)
@@ -263,11 +268,13 @@ def refresh_status(window_id: int) -> None:
     if window is None or chat is None:
         return
     for each in chats.of_window(window):
+        drop_stale_plan(each)
         session, transcript = each.conversation.state.session_id, each.transcript_view
         if session and transcript is not None and transcript.settings().get(SESSION_SETTING) != session:
             transcript.settings().set(SESSION_SETTING, session)
         if transcript is not None and transcript.name().removeprefix(TITLE_MARK) != tab_name(each, TRANSCRIPT_NAME):
             name_tabs(each)  # the agent set the session's title
+        show_queue(each)
     text = status_text(chat) if userprefs().status_bar else ""
     for view in window.views():
         if text:

@@ -44,6 +44,8 @@ from ..background import in_background
 from ..companion.companions import ide_tools_server
 from ..settings import userprefs
 from .agents import agent_command, default_agent, serve_command
+from .conversation_index import turn_indexer
+from .live_writers import held_by_terminal
 
 if TYPE_CHECKING:
     from ...core.chat.agent_connection import AgentConnection
@@ -150,6 +152,8 @@ class WindowChat:
             key=session_key(project, self.agent) if remembered else None,
             connection=connection,
             cwd=worktree.path if worktree is not None else None,
+            index_turn=turn_indexer(),
+            held_elsewhere=held_by_terminal,
         )
         self.conversation: Conversation = Conversation(thread, setup, BlockStreamer(Transcript(), self._sink), self)
 

@@ -8,6 +8,7 @@ import re
 import sublime
 import sublime_plugin
 
+from ...core.chat.prompt_queue import QUEUE_FULL
 from ..editor import view_text
 from . import prompt_edits
 from .chats import chat_of_view
@@ -28,6 +29,9 @@ class QwenChatSendCommand(sublime_plugin.TextCommand):
             return
         body = view_text(self.view) if text is None else text
         if not body.strip():
+            return
+        if chat.conversation.queue.full():  # refused before the composer is emptied: the words stay there
+            window.status_message(f"Qwen Code: {QUEUE_FULL}")
             return
         if text is None:
             self.view.erase(edit, sublime.Region(0, self.view.size()))

@@ -1,20 +1,26 @@
 """Qwen Code: Continue in Terminal — a chat's session goes on in qwen's TUI
 in Terminus (`qwen --resume <session>`, wired to this window as Open in
 Terminal is: the IDE companion's environment and tools). The chat is closed
-first, so one writer holds the session at a time; a chat whose turn runs is
-refused with the reason, never forked. (The other way, a session started in
+first, so one writer holds the session at a time; a chat whose turn runs,
+whose session another chat has open too, or that qwen in a terminal holds
+already is refused with the reason, never forked. (The other way, a session started in
 the terminal is in Chat History, and Enter resumes it in a chat.)"""
 
 from __future__ import annotations
+
+from concurrent.futures import Future
 
 import sublime
 import sublime_plugin
 
 from ...core.chat.agents import QWEN
+from ...core.chat.live_sessions import SessionHeld
 from ...core.terminal import Json
+from ..background import when_done
 from ..companion.terminal import new_serial, options, running_companion, terminal_spec, terminus_installed
 from .chat_tabs import close_chat
 from .chats import WindowChat, chats
+from .live_writers import unless_held
 
 RESUME_FLAG = "--resume"  # qwen 0.24.4: resume a session by its id
 
@@ -29,6 +35,9 @@ def continue_refusal(chat: WindowChat) -> str | None:
     if state.agent == "busy" or state.queued:
         return ("Qwen Code: a turn is running in this chat; wait for its end or cancel it, then continue in "
                 "the terminal (two writers on one session would fork it)")
+    if any(other is not chat and other.conversation.state.session_id == state.session_id for other in chats.all()):
+        return ("Qwen Code: this conversation is open in another chat too; close that one first (two writers "
+                "on one session would fork it)")
     return None
 
 
@@ -54,11 +63,20 @@ class QwenChatContinueInTerminalCommand(sublime_plugin.WindowCommand):
         if not terminus_installed():
             window.status_message("Qwen Code: Continue in Terminal needs the Terminus package")
             return
-        spec = continue_spec(window, found)
-        if spec is None:
-            return
-        close_chat(window, found)  # first: the chat never writes the session again
-        window.run_command("terminus_open", spec)
+        session_id = found.conversation.state.session_id or ""
+
+        def hand_over() -> None:
+            spec = continue_spec(window, found) if window.is_valid() and continue_refusal(found) is None else None
+            if spec is None:
+                return
+            close_chat(window, found)  # first: the chat never writes the session again
+            window.run_command("terminus_open", spec)
+
+        def refused(done: Future[None]) -> None:
+            if isinstance(done.exception(), SessionHeld):
+                window.status_message(str(done.exception()))
+
+        when_done(unless_held(session_id, None, hand_over), refused)  # qwen in a terminal on it already: no second
 
     def is_enabled(self, chat: int | None = None) -> bool:
         return chats.get(self.window) is not None if chat is None else chats.by_id(chat) is not None

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from ...core.chat.permissions import PendingPermissions, PermissionPrompt
     from ...core.chat.request_handler import AgentRequestHandler
+    from .forms import ChatForms
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ class EditorRequestHandler:
 
     def __init__(self, window: sublime.Window, chat_id: int) -> None:
         from ...core.chat.permissions import PendingPermissions
+        from .forms import ChatForms
 
         self.window = window
         self.window_id = window.id()
@@ -52,6 +54,7 @@ class EditorRequestHandler:
         # main tree's files, nor a main-tree file open in the window (an unsaved buffer).
         self.worktree = worktree.path if worktree is not None else None
         self.files = AgentFiles(window, self.worktree)
+        self.forms: ChatForms = ChatForms(window, chat_id)
 
     def _chat(self) -> WindowChat | None:
         return chats.by_id(self.chat_id)
@@ -213,7 +216,7 @@ class EditorRequestHandler:
 
     def reject(self, key: str, reason: str | None = None) -> bool:
         """Reject the prompt (its reject_once option, else "cancelled"); a
-        reason goes to the agent as the next prompt."""
+        reason goes to the agent as the next prompt, before those queued."""
         from ...core.chat.permissions import cancelled, selected
 
         prompt = self.pending.get(key)
@@ -223,7 +226,7 @@ class EditorRequestHandler:
         answered = self.pending.answer(key, selected(option.option_id) if option else cancelled())
         chat = self._chat()
         if answered and reason and chat is not None:
-            chat.conversation.send(reason)
+            chat.conversation.send(reason, first=True)
         return answered
 
     @threads.on_main
@@ -244,6 +247,7 @@ class EditorRequestHandler:
     def cancel_pending(self) -> None:
         """The turn was cancelled or the chat is closing: answer every prompt."""
         self.files.refuse_questions()
+        self.forms.cancel()
         count = self.pending.cancel_all()
         if count:
             log.info("chat: %d pending permission request(s) answered cancelled", count)
@@ -251,6 +255,10 @@ class EditorRequestHandler:
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         from acp import RequestError
 
+        from .forms import ELICITATION_CREATE
+
+        if method == ELICITATION_CREATE:
+            return await self.forms.create(params)
         log.debug("chat: the agent asked %s; not known here", method)
         raise RequestError.method_not_found(method)
 

@@ -1,10 +1,12 @@
 """Qwen Code: Chat History… — every earlier session of the window's folders,
 newest first (title, time, first prompt), fetched off the main thread by the
 chat's own thread. Enter resumes the picked session in a new chat tab (or
-brings forward the chat that has it open); with `action` "rename" or
+brings forward the chat that has it open; refused while qwen in a terminal
+holds it); with `action` "rename" or
 "delete" the picked session is renamed or deleted (delete asks first), and
 "search" asks for words first and lists only the sessions whose title or
-first prompt hold them all."""
+first prompt hold them all, or whose prompts and answers do (the package's
+index of the chats it saw, conversation_index.py)."""
 
 from __future__ import annotations
 
@@ -15,10 +17,13 @@ import sublime_plugin
 
 from ...core.chat.agents import TITLE_MAX_CHARS, can_load, can_resume
 from ...core.chat.history import SessionEntry, annotation, details, filtered
+from ...core.chat.live_sessions import SessionHeld
 from ..background import when_done
 from .chat_tabs import close_chat, rename_chat, select_chat
 from .chat_views import open_chat
 from .chats import WindowChat, chats, forget_session
+from .conversation_index import sessions_matching
+from .live_writers import unless_held
 
 ACTIONS = ("resume", "rename", "delete", "search")
 PLACEHOLDERS = {
@@ -43,10 +48,11 @@ def _open_holder(window: sublime.Window, session_id: str) -> WindowChat | None:
 
 
 def resume_in_new_chat(window: sublime.Window, session_id: str, title: str, cwd: str | None,
-                       agent: str | None) -> WindowChat | None:
+                       agent: str | None, replay: bool = False) -> WindowChat | None:
     """The session goes on in a new chat tab named after it (the user's own
     pick: the new chat takes the keys). One open in a chat already: that chat
-    comes forward instead, as two writers on one session would fork it."""
+    comes forward instead, as two writers on one session would fork it. With
+    `replay` its conversation is shown (session/load)."""
     holder = _open_holder(window, session_id)
     if holder is not None:
         select_chat(window, holder)
@@ -57,8 +63,27 @@ def resume_in_new_chat(window: sublime.Window, session_id: str, title: str, cwd:
         return None
     chat.custom_title = title[:TITLE_MAX_CHARS]
     open_chat(window, chat)
-    chat.conversation.resume_session(session_id, cwd)
+    chat.conversation.resume_session(session_id, cwd, replay)
     return chat
+
+
+def resume_unless_held(window: sublime.Window, session_id: str, title: str, cwd: str | None,
+                       agent: str | None) -> Future[WindowChat | None]:
+    """Chat History's Enter: `resume_in_new_chat`, refused (the status bar says
+    why, the future fails with `SessionHeld`) while qwen in a terminal holds the session."""
+    if _open_holder(window, session_id) is not None:
+        done: Future[WindowChat | None] = Future()
+        done.set_result(resume_in_new_chat(window, session_id, title, cwd, agent))
+        return done
+    opened = unless_held(session_id, cwd, lambda: resume_in_new_chat(window, session_id, title, cwd, agent)
+                         if window.is_valid() else None)
+
+    def refused(done: Future[WindowChat | None]) -> None:
+        if isinstance(done.exception(), SessionHeld):
+            window.status_message(str(done.exception()))
+
+    when_done(opened, refused)
+    return opened
 
 
 def let_go_if_unused(window: sublime.Window, lister: WindowChat) -> None:
@@ -131,15 +156,25 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
         if asked is None:
             return
         lister, future = asked
-        when_done(future, lambda done: self._listed(lister, done, action if action in PLACEHOLDERS else "resume",
-                                                    query))
+        action = action if action in PLACEHOLDERS else "resume"
+        if not query.strip():
+            when_done(future, lambda done: self._listed(lister, done, action, query, set()))
+            return
 
-    def _listed(self, lister: WindowChat, done: Future[list[SessionEntry]], action: str, query: str) -> None:
+        def with_answers(done: Future[list[SessionEntry]]) -> None:  # the index's matches join the list's
+            when_done(sessions_matching(query), lambda said: self._listed(
+                lister, done, action, query, said.result() if said.exception() is None else set()))
+
+        when_done(future, with_answers)
+
+    def _listed(self, lister: WindowChat, done: Future[list[SessionEntry]], action: str, query: str,
+                said: set[str]) -> None:
+        """`said`: the sessions whose prompts and answers hold the query (the package's index)."""
         from ...core.chat.qwen_sessions import is_qwen
 
         window = self.window
         try:
-            sessions = filtered(done.result(), query)
+            sessions = filtered(done.result(), query, said)
         except Exception as error:
             window.status_message(f"Qwen Code: could not list the sessions: {error}")
             return
@@ -175,8 +210,12 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
             elif not resumable:
                 window.status_message("Qwen Code: this agent cannot resume or load its earlier sessions")
             else:
-                resumed = resume_in_new_chat(window, entry.session_id, entry.title, entry.cwd or None, lister.agent)
-                if resumed is not None and resumed is not lister:
-                    let_go_if_unused(window, lister)
+                resumed = resume_unless_held(window, entry.session_id, entry.title, entry.cwd or None, lister.agent)
+
+                def let_go(done: Future[WindowChat | None]) -> None:
+                    if done.exception() is None and done.result() not in (None, lister):
+                        let_go_if_unused(window, lister)
+
+                when_done(resumed, let_go)
 
         window.show_quick_panel(items, picked, placeholder=placeholder)

@@ -100,17 +100,26 @@ def prompt_at(chat: WindowChat, point: int) -> int | None:
     return chat.conversation.prompts.index_at_turn(int(match[1])) if match else None
 
 
-def _act(window: sublime.Window, chat: WindowChat | None, point: int | None, edit: bool) -> None:
+def prompt_picked(window: sublime.Window, chat: WindowChat | None, point: int | None) -> int | None:
+    """The index of the prompt at `point` of the chat's transcript (None: at
+    its caret); None, said in the status bar, when there is none."""
     view = chat.transcript_view if chat is not None else None
     if chat is None or view is None or not view.is_valid():
         window.status_message("Qwen Code: the chat has no transcript")
-        return
+        return None
     if point is None:
         point = view.sel()[0].b if len(view.sel()) else view.size()
     index = prompt_at(chat, point)
     if index is None:
         window.status_message("Qwen Code: no prompt of yours at the caret (put it on a prompt of the transcript)")
-    elif edit:
+    return index
+
+
+def _act(window: sublime.Window, chat: WindowChat | None, point: int | None, edit: bool) -> None:
+    index = prompt_picked(window, chat, point)
+    if chat is None or index is None:
+        return
+    if edit:
         _edit_in_composer(window, chat, index)
     else:
         rewind_asking(window, chat, index, None)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -273,15 +274,25 @@ def open_at_first_change(window: sublime.Window, turn: int, path: str, chat_id: 
     (the texts are compared on a thread of ours)."""
     turns = turns_of(window, chat_id)
     change = turns.change(turn, path) if turns is not None else None
-    view = window.open_file(path, group=code_group(window))  # not the active group: that may be the chat's column
     if change is None or change.before is None or change.after is None:
+        window.open_file(path, group=code_group(window))
         return
     before_text, after = change.before, change.after
+    open_with_reference(window, path, lambda: (before_text.text(), after))
+
+
+@threads.on_main
+def open_with_reference(window: sublime.Window, path: str, texts: Callable[[], tuple[str, str] | None]) -> None:
+    """Open `path` in the code's group at its first change against a reference:
+    `texts` (run on a thread of ours) gives (the reference, the file's text), or None: no reference."""
+    view = window.open_file(path, group=code_group(window))  # not the active group: that may be the chat's column
 
     def compare() -> None:
-        before = before_text.text()
-        line = first_changed_line(before, after)
-        sublime.set_timeout(lambda: show(before, line))
+        found = texts()
+        if found is not None:
+            before, after = found
+            line = first_changed_line(before, after)
+            sublime.set_timeout(lambda: show(before, line))
 
     def show(before: str, line: int) -> None:
         if not view.is_valid():

@@ -47,3 +47,16 @@ def apply_proposal(view: sublime.View, text: str, made_from: str) -> str | None:
         return "changed since the proposal was made; nothing was applied"
     replace_text(view, text)
     return None
+
+
+@threads.on_main
+def write_merged(view: sublime.View, text: str, merged_from: str) -> str | None:
+    """A merge of the worktree's changes into a clean open buffer, as one undo
+    step, then saved; only while the buffer is clean and still holds
+    `merged_from` (the file's text the merge was made from): None when
+    written, else why not (nothing typed or saved since is lost)."""
+    if view.is_dirty() or view_text(view) != lf_line_breaks(merged_from):
+        return "changed while it was merged (typed or saved since): nothing was overwritten"
+    replace_text(view, lf_line_breaks(text))
+    view.run_command("save")
+    return None

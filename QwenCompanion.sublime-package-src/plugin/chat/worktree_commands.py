@@ -19,6 +19,7 @@ from pathlib import Path
 import sublime
 import sublime_plugin
 
+from ...core.worktree_changes import state
 from ...core.worktrees import Worktree, WorktreeRefused, create, discard, listed
 from ..background import in_background
 from ..companion.terminal import window_cwd
@@ -26,9 +27,12 @@ from ..settings import userprefs
 from .chat_tabs import close_chat, select_chat
 from .chat_views import open_chat
 from .chats import CACHE_FOLDER, WindowChat, chat_imported_or_later, chats
+from .worktree_git import git_then, refused
+from .worktree_review import apply_to_my_files, show_changes
 
 WORKTREES = "worktrees"
-ACTIONS = ("Open Its Chat", "Open Worktree in New Window", "Discard Worktree…")  # what Worktrees… offers for one
+# What Worktrees… offers for one.
+ACTIONS = ("Open Its Chat", "Open Worktree in New Window", "Discard Worktree…", "Worktree Changes", "Apply to My Files")
 
 
 def worktrees_folder() -> str:
@@ -37,28 +41,6 @@ def worktrees_folder() -> str:
     if configured:
         return os.path.abspath(os.path.expanduser(configured))
     return str(Path(sublime.cache_path()) / CACHE_FOLDER / WORKTREES)
-
-
-def _refused(window: sublime.Window, message: str) -> None:
-    chats.tell("worktree_refused", {"window": window.id(), "message": message})
-    sublime.error_message(f"Qwen Code: no worktree was made or changed.\n\n{message}")
-
-def _git_then[T](window: sublime.Window, work: Callable[[], T], then: Callable[[T], None]) -> None:
-    """`work` (git, which waits for a process) on a thread of ours, then `then`
-    with its result on the main thread as part of the user's command; a
-    refusal is told instead."""
-    command = contextvars.copy_context()
-
-    def go() -> None:
-        try:
-            result = work()
-        except WorktreeRefused as refused:
-            message = str(refused)
-            sublime.set_timeout(lambda: _refused(window, message))
-            return
-        sublime.set_timeout(lambda: command.run(then, result))
-
-    in_background(go, "worktree")
 
 
 def open_worktree_chat(window: sublime.Window, worktree: Worktree) -> WindowChat | None:
@@ -93,7 +75,7 @@ class QwenChatNewWorktreeCommand(sublime_plugin.WindowCommand):
             return
         window, folder, store = self.window, window_cwd(self.window), worktrees_folder()
         # The chat opens as the user's doing: they asked for it.
-        _git_then(window, lambda: create(folder, name, store), lambda worktree: self._made(window, worktree))
+        git_then(window, lambda: create(folder, name, store), lambda worktree: self._made(window, worktree))
 
     @staticmethod
     def _made(window: sublime.Window, worktree: Worktree) -> None:
@@ -130,9 +112,9 @@ def discard_worktree(window: sublime.Window, worktree: Worktree, then: Callable[
     def remove() -> None:
         try:
             discard(worktree)
-        except WorktreeRefused as refused:
-            message = str(refused)
-            sublime.set_timeout(lambda: _refused(window, message))
+        except WorktreeRefused as problem:
+            message = str(problem)
+            sublime.set_timeout(lambda: refused(window, message))
             return
         chats.tell("worktree_discarded", {"window": window.id(), "worktree": {"path": worktree.path,
                                                                                "branch": worktree.branch}})
@@ -162,28 +144,30 @@ class QwenWorktreeDiscardCommand(sublime_plugin.WindowCommand):
 
 class QwenWorktreesCommand(sublime_plugin.WindowCommand):
     """Qwen Code: Worktrees… — the package's worktrees of the window's
-    repository (listed by git on a thread of ours): open its chat, or discard it."""
+    repository with their states (listed by git on a thread of ours): open
+    its chat, review or apply its changes, or discard it."""
 
     def run(self) -> None:
         window, folder, store = self.window, window_cwd(self.window), worktrees_folder()
         # The panel and what is chosen in it are the user's doing.
-        _git_then(window, lambda: listed(folder, store), lambda found: self._show(window, found))
+        git_then(window, lambda: with_states(listed(folder, store)), lambda found: self._show(window, found))
 
     @staticmethod
-    def _show(window: sublime.Window, found: list[Worktree]) -> None:
+    def _show(window: sublime.Window, found: list[tuple[Worktree, str]]) -> None:
         if not window.is_valid():
             return
         if not found:
             sublime.status_message("Qwen Code: no worktrees of this repository (New Chat in a Worktree makes one)")
             return
         open_paths = {c.worktree.path for c in chats.of_window(window) if c.worktree is not None}
-        items = [sublime.QuickPanelItem(w.name, annotation="chat open" if w.path in open_paths else "",
-                                        details=f"{w.branch} · {w.path}") for w in found]
+        items = [sublime.QuickPanelItem(w.name, annotation=" · ".join(
+                     [each for each in ("chat open" if w.path in open_paths else "", status) if each]),
+                                        details=f"{w.branch} · {w.path}") for w, status in found]
 
         def chosen(index: int) -> None:
             if index < 0:
                 return
-            worktree = found[index]
+            worktree = found[index][0]
             # Shown once the first panel has closed (Sublime closes it after this callback).
             then = contextvars.copy_context()
             sublime.set_timeout(lambda: then.run(window.show_quick_panel, list(ACTIONS),
@@ -199,5 +183,20 @@ class QwenWorktreesCommand(sublime_plugin.WindowCommand):
                 open_in_new_window(window, worktree)
             elif action == 2:
                 discard_worktree(window, worktree)
+            elif action == 3:
+                show_changes(window, worktree)
+            elif action == 4:
+                apply_to_my_files(window, worktree)
 
         window.show_quick_panel(items, chosen)
+
+
+def with_states(found: list[Worktree]) -> list[tuple[Worktree, str]]:
+    """Each worktree with its state (git: a thread of ours); one that cannot be read says why."""
+    states = []
+    for worktree in found:
+        try:
+            states.append((worktree, state(worktree)))
+        except WorktreeRefused as problem:
+            states.append((worktree, f"unreadable: {problem}"))
+    return states

@@ -20,6 +20,8 @@ from ...core import threads
 from ...core.companion import gemini_discovery, lockfile, reservation
 from ...core.dependencies import host_python_message, missing_dependency_message, startup_problem
 from ...core.loop_thread import LoopThread
+from ...core.path_maps import PathTranslator, parse_path_maps, wsl_maps
+from ...core.paths import path_style
 from ..background import in_background
 from ..ide_tools.knowledge import SublimeCodeKnowledge
 from ..settings import userprefs
@@ -64,6 +66,30 @@ def mcp_config_directory() -> Path | None:
     if not userprefs().ide_tools:
         return None
     return Path(sublime.cache_path(), "QwenCompanion", "ide-tools")
+
+
+def remote_translator() -> Callable[[list[str]], PathTranslator] | None:
+    """The window's folders -> their paths for a CLI elsewhere, from the
+    `path_maps` and `wsl_distro` settings; None when neither is set (no
+    remote endpoint). Read when a window's server starts."""
+    settings = userprefs()
+    style = path_style(sublime.platform())
+    maps, problems = parse_path_maps(settings.path_maps, style)
+    for problem in problems:
+        log.warning("%s", problem)
+    distro = settings.wsl_distro.strip() if style == "windows" else ""
+    if not maps and not distro:
+        return None
+
+    def translator(folders: list[str]) -> PathTranslator:
+        return PathTranslator([*maps, *(wsl_maps(folders, distro) if distro else [])], folders, style)
+
+    return translator
+
+
+def remote_directory() -> Path:
+    """Where the remote endpoints' lock files wait for a connect command to hand them over."""
+    return Path(sublime.cache_path(), "QwenCompanion", "remote")
 
 
 class Companions:
@@ -131,6 +157,7 @@ class Companions:
             gemini_folder = gemini_directory()
             if gemini_folder is not None:
                 gemini_discovery.sweep_stale(gemini_folder)  # never raises
+            lockfile.sweep_remote_locks(remote_directory())  # never raises
             # Ports and lock files first, so a qwen started now finds its window.
             windows = sublime.windows()
             claims = {w.id(): reservation.reserve(w.folders(), lock_directory) for w in windows}
@@ -199,6 +226,8 @@ class Companions:
                 reservation=claim,
                 mcp_config_directory=mcp_config_directory(),
                 gemini_directory=gemini_directory(),
+                remote_translator=remote_translator(),
+                remote_directory=remote_directory(),
             )
             try:
                 companion.start()

@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING
 import sublime
 import sublime_plugin
 
+from ...core.remote_connect import container_connect, ssh_connect, wsl_terminal
 from ...core.terminal import (
     CLIS,
+    PANEL_NAME,
+    TITLE,
     Cli,
     Json,
     Shell,
@@ -169,14 +172,78 @@ def live_terminal(window: sublime.Window, tag: str, serials: bool = False) -> tu
     return None
 
 
-class QwenOpenTerminalCommand(sublime_plugin.WindowCommand):
-    """Run qwen (or, with `cli: "gemini"`, gemini) in a Terminus terminal wired to this window's server."""
+def show_live_terminal(window: sublime.Window, tag: str) -> bool:
+    """Show and focus the still-running terminal with `tag`, if there is one."""
+    live = live_terminal(window, tag)
+    if live is None:
+        return False
+    view, panel = live
+    if panel is not None:
+        window.run_command("show_panel", {"panel": f"output.{panel}"})
+    window.focus_view(view)
+    return True
 
-    def run(self, cli: str = "qwen") -> None:
+
+NO_REMOTE_MESSAGE = (
+    "Qwen Code: this window's server has no remote endpoint. Set path_maps (or, on Windows, wsl_distro) "
+    "in the Qwen Companion settings, then run “Qwen Code: Restart Server”."
+)
+
+
+def remote_setup(companion: Companion) -> tuple[list[str], str] | str:
+    """(the window's folders as the remote CLI names them, the remote lock
+    file), or a sentence saying why a remote CLI cannot connect."""
+    lock_file = companion.remote_lock_file
+    if lock_file is None or not lock_file.is_file():
+        return NO_REMOTE_MESSAGE
+    folders = companion.translator().remote_folders()
+    if not folders:
+        return ("Qwen Code: none of this window's folders is inside a path_maps entry's \"local\" folder "
+                "(or, for WSL, on a drive or in the wsl_distro distribution), so a remote qwen cannot see them.")
+    return folders, str(lock_file)
+
+
+def wsl_terminal_spec(window: sublime.Window, companion: Companion, chosen: TerminalOptions) -> dict[str, Json] | str:
+    """The `terminus_open` arguments that run qwen inside the `wsl_distro`
+    distribution, wired to the window's remote endpoint; or why not."""
+    settings = userprefs()
+    distro = settings.wsl_distro.strip()
+    if not distro:
+        return "Qwen Code: set wsl_distro (the distribution `wsl.exe -l` lists) in the Qwen Companion settings first."
+    setup = remote_setup(companion)
+    if isinstance(setup, str):
+        return setup
+    folders, lock_file = setup
+    argv, env = wsl_terminal(distro=distro, port=companion.remote_port, folders=folders,
+                             command=settings.remote_qwen_command, lock_file=lock_file,
+                             inherited_wslenv=os.environ.get("WSLENV", ""))
+    args: dict[str, Json] = {
+        "cmd": list[Json](argv),
+        "env": dict[str, Json](env),
+        "cwd": window_cwd(window),
+        "title": f"{TITLE} · WSL {distro}",
+        "tag": f"{terminal_tag(window.id())}-wsl",
+        "auto_close": chosen.auto_close,
+        "focus": True,
+    }
+    if chosen.location == "panel":
+        args["show_in_panel"] = True
+        args["panel_name"] = f"{PANEL_NAME} (WSL)"
+    return args
+
+
+class QwenOpenTerminalCommand(sublime_plugin.WindowCommand):
+    """Run qwen (or, with `cli: "gemini"`, gemini) in a Terminus terminal wired
+    to this window's server; with `profile: "wsl"`, qwen inside WSL."""
+
+    def run(self, cli: str = "qwen", profile: str = "") -> None:
         window = self.window
         which = chosen_cli(cli)
         if which is None:
             window.status_message(f"Qwen Code: no terminal for the CLI {cli!r} (qwen or gemini)")
+            return
+        if profile == "wsl":
+            self._open_in_wsl()
             return
         if not terminus_installed():
             if sublime.ok_cancel_dialog(NO_TERMINUS_MESSAGE, "Copy Connect Command", "Qwen Code"):
@@ -187,19 +254,30 @@ class QwenOpenTerminalCommand(sublime_plugin.WindowCommand):
             return
         chosen = options(which)
         serial = None if chosen.reuse else next(_serials)
-        if serial is None:
-            live = live_terminal(window, terminal_tag(window.id(), cli=which))
-            if live is not None:
-                view, panel = live
-                if panel is not None:
-                    window.run_command("show_panel", {"panel": f"output.{panel}"})
-                window.focus_view(view)
-                return
+        if serial is None and show_live_terminal(window, terminal_tag(window.id(), cli=which)):
+            return
         args = terminal_spec(window, companion, chosen, serial, which)
         log.info("opening %s in Terminus in %s", which, args["cwd"])
         window.run_command("terminus_open", args)
         if not window.folders():
             window.status_message(NO_FOLDER_MESSAGE)
+
+    def _open_in_wsl(self) -> None:
+        window = self.window
+        if not terminus_installed():
+            sublime.error_message(NO_TERMINUS_MESSAGE)
+            return
+        companion = running_companion(window)
+        if companion is None:
+            return
+        args = wsl_terminal_spec(window, companion, options())
+        if isinstance(args, str):
+            sublime.error_message(args)
+            return
+        if show_live_terminal(window, str(args["tag"])):
+            return
+        log.info("opening qwen in WSL in Terminus")
+        window.run_command("terminus_open", args)
 
 
 # Sublime cannot know which shell an external terminal runs, so Windows users
@@ -250,3 +328,44 @@ class QwenCopyConnectCommandCommand(sublime_plugin.WindowCommand):
             NO_FOLDER_MESSAGE if not window.folders()
             else "Qwen Code: connect command copied; paste it into a terminal"
         )
+
+
+REMOTE_PROMPTS = {"container": "Container name or id (docker exec):", "ssh": "SSH destination (user@host):"}
+
+
+class QwenCopyRemoteConnectCommandCommand(sublime_plugin.WindowCommand):
+    """Put the lines that start qwen in a container (`via: "container"`) or on
+    a machine over SSH (`via: "ssh"`), wired to this window's remote endpoint,
+    on the clipboard; asks for the container or destination unless `target`
+    names it. The lines name the remote lock file, never its token."""
+
+    def run(self, via: str = "container", target: str = "") -> None:
+        window = self.window
+        prompt = REMOTE_PROMPTS.get(via)
+        if prompt is None:
+            window.status_message(f"Qwen Code: no connect command for {via!r} (container or ssh)")
+            return
+        if not target.strip():
+            def entered(text: str) -> None:
+                if text.strip():
+                    window.run_command("qwen_copy_remote_connect_command", {"via": via, "target": text.strip()})
+
+            window.show_input_panel(prompt, "", entered, None, None)
+            return
+        companion = running_companion(window)
+        if companion is None:
+            return
+        setup = remote_setup(companion)
+        if isinstance(setup, str):
+            sublime.error_message(setup)
+            return
+        folders, lock_file = setup
+        command = userprefs().remote_qwen_command
+        if via == "container":
+            text = container_connect(container=target, port=companion.remote_port, folders=folders, command=command,
+                                     lock_file=lock_file)
+        else:
+            text = ssh_connect(destination=target, port=companion.remote_port, folders=folders, command=command,
+                               lock_file=lock_file)
+        sublime.set_clipboard(text)
+        window.status_message("Qwen Code: remote connect command copied; paste it into a terminal on this machine")

@@ -1,0 +1,173 @@
+"""The prompt queue in the simulated editor, with the BUILT package and the
+scripted ACP agent: queued prompts shown below the transcript (a phantom,
+never the transcript's text), Edit Queued Prompt… (edit in a prefilled input
+panel, move, remove; Ctrl/Cmd+Enter sends one now), Reject with a Reason
+putting the reason first, and none of it moving the user's keys."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.sim.test_chat import WAIT, ChatRig
+from tests.sim.test_chat_permission_rejects import REJECTED_ONCE, permission
+
+QUEUE_KEY = "qwen_chat_queue"
+
+
+def queue_phantoms(rig: ChatRig) -> list[str]:
+    transcript = rig.chat().transcript_view
+    state = rig.host.app.view(transcript.id())
+    return [p.content for p in state.phantoms.values() if p.key == QUEUE_KEY]
+
+
+def queued_texts(rig: ChatRig) -> list[str]:
+    return [p.text for p in rig.chat().conversation.queue.prompts()]
+
+
+def sent(rig: ChatRig) -> list[str]:
+    return [p["params"]["prompt"][0]["text"] for p in rig.received("session/prompt")]
+
+
+def busy_with(rig: ChatRig, *queued: str) -> None:
+    """A turn that runs until cancelled, and `queued` typed meanwhile."""
+    rig.send("running")
+    rig.host.wait_for(lambda: rig.chat().conversation.state.agent == "busy", timeout=WAIT)
+    for text in queued:
+        rig.send(text)
+    if queued:  # drawn, the last one numbered
+        rig.host.wait_for(lambda: len(queue_phantoms(rig)) == 1 and f"{len(queued)}. " in queue_phantoms(rig)[0],
+                          timeout=WAIT)
+
+
+def test_queued_prompts_show_below_the_transcript_never_in_its_text(rig: ChatRig) -> None:
+    rig.load([[{"stall": 30}], [{"chunks": ["one done"]}], [{"chunks": ["two done"]}]])
+    busy_with(rig, "first <queued>", "second\nwith more lines")
+    transcript = rig.chat().transcript_view
+    phantom = next(p for p in rig.host.app.view(transcript.id()).phantoms.values() if p.key == QUEUE_KEY)
+    assert phantom.region == (transcript.size(), transcript.size())  # after the transcript's end
+    assert "1. first &lt;queued&gt;" in phantom.content and "2. second…" in phantom.content  # escaped, numbered
+    assert "alpha(0.5)" in phantom.content  # dimmed
+    text = rig.transcript()
+    assert "first <queued>" not in text and "second" not in text
+    rig.host.user.run_command("qwen_chat_cancel")  # Esc drops them: the display goes with them
+    rig.host.wait_for(lambda: queue_phantoms(rig) == [], timeout=WAIT)
+    assert "2 queued prompt(s) dropped" in rig.transcript()
+
+
+def test_a_thousand_queued_prompts_show_ten_and_a_count(rig: ChatRig) -> None:
+    rig.load([[{"stall": 30}]])
+    busy_with(rig)
+    conversation = rig.chat().conversation
+    for n in range(1000):
+        assert conversation.send(f"prompt {n}")
+    conversation.queue_changed()
+    rig.host.wait_for(lambda: queue_phantoms(rig) and "… and 990 more" in queue_phantoms(rig)[0], timeout=WAIT)
+    content = queue_phantoms(rig)[0]
+    assert "10. prompt 9<" in content and "prompt 10<" not in content
+    _, composer = rig.open()
+    rig.host.user.type(composer, "one too many")
+    rig.host.user.press_key("enter")
+    assert rig.editor.text(composer) == "one too many"  # refused before the composer was emptied
+    assert len(conversation.queue) == 1000
+
+
+def test_edit_queued_prompt_edits_in_a_prefilled_input_panel(rig: ChatRig) -> None:
+    rig.load([[{"stall": 30}], [{"chunks": ["ok"]}], [{"chunks": ["ok"]}]])
+    busy_with(rig, "fix the tset", "then lint")
+    rig.host.user.run_command("qwen_chat_queued")
+    rig.host.user.choose_quick_panel(0)  # Enter: the prompt's actions
+    rig.host.user.choose_quick_panel("Edit…")
+    assert rig.host.input_panels[-1].initial_text == "fix the tset"
+    rig.host.user.submit_input_panel("fix the test")
+    assert queued_texts(rig) == ["fix the test", "then lint"]
+    rig.host.wait_for(lambda: "1. fix the test" in queue_phantoms(rig)[0], timeout=WAIT)
+
+
+@pytest.mark.parametrize(("action", "expected"), [("Move Down", ["b", "a", "c"]), ("Remove", ["b", "c"])])
+def test_move_and_remove_from_the_actions(rig: ChatRig, action: str, expected: list[str]) -> None:
+    rig.load([[{"stall": 30}]])
+    busy_with(rig, "a", "b", "c")
+    rig.host.user.run_command("qwen_chat_queued")
+    rig.host.user.choose_quick_panel(0)
+    rig.host.user.choose_quick_panel(action)
+    assert queued_texts(rig) == expected
+    rig.host.wait_for(lambda: f"1. {expected[0]}<" in queue_phantoms(rig)[0], timeout=WAIT)
+
+
+def test_ctrl_enter_on_a_queued_prompt_sends_it_now(rig: ChatRig) -> None:
+    rig.load([[{"stall": 30}], [{"chunks": ["b answered"]}], [{"chunks": ["a answered"]}]])
+    busy_with(rig, "a", "b")
+    rig.host.user.run_command("qwen_chat_queued")
+    assert "Ctrl+Enter: send now" in (rig.host.quick_panels[-1].placeholder or "")
+    rig.host.user.choose_quick_panel(1, modifiers=("primary",))
+    assert rig.ended(3) == ["cancelled", "end_turn", "end_turn"]
+    assert sent(rig) == ["running", "b", "a"]
+    text = rig.transcript()
+    assert text.index("## You\n\nb") < text.index("b answered") < text.index("## You\n\na")
+
+
+def test_a_plain_enter_does_not_send_now(rig: ChatRig) -> None:
+    rig.load([[{"stall": 30}]])
+    busy_with(rig, "a", "b")
+    rig.host.user.run_command("qwen_chat_queued")
+    rig.host.user.choose_quick_panel(1, modifiers=("shift",))
+    rig.host.wait_idle()
+    assert rig.host.quick_panels[-1].items[0] == "Edit…"  # the actions, nothing sent
+    assert sent(rig) == ["running"] and rig.chat().conversation.state.agent == "busy"
+
+
+@pytest.mark.parametrize(("kind", "raw_input"), [
+    ("execute", {"command": "rm -rf build"}),
+    ("fetch", {"url": "https://example.com/build"}),
+    ("edit", {"file_path": "build/out.txt", "content": "x"}),
+    ("delete", {"path": "build"}),
+])
+def test_a_reason_is_the_next_prompt_before_those_queued(rig: ChatRig, kind: str, raw_input: dict[str, Any]) -> None:
+    rig.load([[permission({"toolCallId": "t1", "status": "pending", "kind": kind, "title": f"A {kind}",
+                           "rawInput": raw_input}), {"stall": 1}],
+              [{"chunks": ["understood"]}], [{"chunks": ["queued one answered"]}]])
+    rig.send("clean")
+    rig.host.wait_for(lambda: any(e == "permission_requested" for e, _ in rig.events), timeout=WAIT)
+    rig.send("queued one")
+    rig.host.user.run_command("qwen_chat_permission")  # every kind offers it, after the agent's options
+    assert rig.host.quick_panels[-1].items[-1] == "Reject with a reason…"
+    rig.host.user.choose_quick_panel("Reject with a reason…")
+    rig.host.user.submit_input_panel("keep the build folder")
+    assert rig.answered("session/request_permission") == [REJECTED_ONCE]
+    assert rig.ended(3) == ["end_turn"] * 3
+    assert sent(rig) == ["clean", "keep the build folder", "queued one"]
+    assert "## You\n\nkeep the build folder" in rig.transcript()  # the user's words
+
+
+def test_the_queue_changing_never_moves_the_users_keys(rig: ChatRig) -> None:
+    rig.load([[{"stall": 0.5}], [{"stall": 0.5}], [{"chunks": ["done"]}]])
+    code = rig.editor.open("notes.py", "x = 1\n")
+    rig.send("running")
+    rig.send("two")
+    rig.send("three")
+    rig.host.user.focus(code)
+    window = rig.host.window
+    group = window.active_group()
+    assert rig.ended(3) == ["end_turn"] * 3  # the queue drew and emptied meanwhile
+    rig.host.wait_for(lambda: queue_phantoms(rig) == [], timeout=WAIT)
+    assert window.active_view() == code and window.active_group() == group
+
+
+def test_the_driver_verbs_change_the_queue(rig: ChatRig) -> None:
+    from tests.headless import Driver, do_queue, do_queue_edit, do_queue_move, do_queue_remove, do_send_now
+
+    rig.load([[{"stall": 30}], [{"chunks": ["ok"]}], [{"chunks": ["ok"]}]])
+    busy_with(rig, "a", "b", "c")
+    driver = Driver(rig.host, lambda _: None)
+    chat: dict[str, Any] = {"chat": rig.chat().chat_id}
+    assert do_queue(driver, chat)["prompts"] == ["a", "b", "c"]
+    assert do_queue_edit(driver, {**chat, "index": 1, "text": "B"})["prompts"] == ["a", "B", "c"]
+    assert do_queue_move(driver, {**chat, "index": 2, "to": 0})["prompts"] == ["c", "a", "B"]
+    assert do_queue_remove(driver, {**chat, "index": 1})["prompts"] == ["c", "B"]
+    with pytest.raises(IndexError, match="2 queued"):
+        do_queue_remove(driver, {**chat, "index": 2})
+    do_send_now(driver, {**chat, "index": 1})
+    assert rig.ended(3) == ["cancelled", "end_turn", "end_turn"]
+    assert sent(rig) == ["running", "B", "c"]
