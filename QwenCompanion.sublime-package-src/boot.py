@@ -39,6 +39,7 @@ from .plugin.chat.chat_commands import (
     QwenChatNewCommand,
     QwenChatSessionOptionsCommand,
     QwenChatShowAgentLogCommand,
+    QwenServeStopCommand,
 )
 from .plugin.chat.chat_listener import ChatListener
 from .plugin.chat.chat_tabs import (
@@ -157,6 +158,7 @@ __all__ = [
     "QwenReviewFillCommand",
     "QwenReviewListener",
     "QwenSendSelectionToTerminalCommand",
+    "QwenServeStopCommand",
     "QwenShowLogCommand",
     "QwenStatusListener",
     "QwenTurnChangesAtCaretCommand",

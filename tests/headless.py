@@ -448,8 +448,24 @@ def _worktree_event(driver: Driver, window: Any, command: str, args: dict[str, A
     return details
 
 
+def do_serve_status(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The window's folders' `qwen serve` daemon as it reports itself; all null when none was started."""
+    status = sys.modules[f"{PACKAGE}.plugin.chat.serve_daemon"].serve_status(driver.window(action))
+    if status is None:
+        return {"pid": None, "port": None, "sessions": None, "version": None}
+    return {"pid": status.pid, "port": status.port, "sessions": status.sessions, "version": status.version}
+
+
+def do_serve_stop(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Qwen Code: Stop Serve Daemon, waited for: `stopped` false when none ran."""
+    stopped = sys.modules[f"{PACKAGE}.plugin.chat.serve_daemon"].stop_serve(driver.window(action))
+    driver.host.wait_idle()
+    return {"stopped": stopped}
+
+
 def do_chat_new(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Qwen Code: New Chat — a new chat (with `agent`, a name of chat_agents; default: chat_agent), made the active one.
+    """Qwen Code: New Chat — a new chat (with `agent`, a name of chat_agents; default: chat_agent), made the active one;
+    `transport`: "stdio" or "serve" (default: chat_transport).
     With `worktree` (a task name): New Chat in a Worktree, answering `{chat, worktree: {path, branch}}`."""
     window = driver.window(action)
     if action.get("worktree") is not None:
@@ -457,7 +473,7 @@ def do_chat_new(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
                                "worktree_created")
         return {"chat": made["chat"], "worktree": made["worktree"]}
     before = {chat.chat_id for chat in driver.chats.of_window(window)}
-    args = {"agent": action["agent"]} if action.get("agent") is not None else {}
+    args = {key: str(action[key]) for key in ("agent", "transport") if action.get(key) is not None}
     driver.host.run_on_main(lambda: window.run_command("qwen_chat_new", args))
     wait_for_package_threads(driver.host, "preload")
     driver.host.wait_idle()
@@ -883,7 +899,9 @@ ACTIONS: dict[str, Action] = {
     "session_option": do_session_option,  # {chat?, id, value} -> {option, applied}
     "mention": do_mention,  # {kind, name?, chat?}: @symbol/@diagnostics/@diff/@terminal into the composer
     "paste_image": do_paste_image,  # {chat?}: the clipboard's image into the composer
-    "chat_new": do_chat_new,  # {window?, agent?, worktree?} -> {chat, worktree?: {path, branch}}
+    "chat_new": do_chat_new,  # {window?, agent?, transport?, worktree?} -> {chat, worktree?: {path, branch}}
+    "serve_status": do_serve_status,  # {window?} -> {pid, port, sessions, version} (null: no daemon)
+    "serve_stop": do_serve_stop,  # {window?} -> {stopped}
     "worktree_discard": do_worktree_discard,  # {chat} -> {worktree: {path, branch}}
     "worktrees": do_worktrees,  # {window?} -> {worktrees: [{name, path, branch, chat, state}]}
     "worktree_changes": do_worktree_changes,  # {chat} -> {files: [{path, added, removed, state, kind}]}

@@ -160,6 +160,9 @@ class Settings:
         self.chat_agent: str = read.read(
             "chat_agent", "qwen", lambda value: isinstance(value, str) and value in known_agents(self.chat_agents),
             "the name of an agent of chat_agents (or qwen or gemini)")
+        # "serve": chats run on a `qwen serve` daemon, whose agent writes files itself (past the editor's checks).
+        self.chat_transport: str = read.choice("chat_transport", "stdio", ("stdio", "serve"))
+        self.serve_keep_running: bool = read.boolean("serve_keep_running", True)
         # Where New Chat in a Worktree puts worktrees ("": the package's cache folder).
         self.worktrees_folder: str = read.read("worktrees_folder", "", lambda value: isinstance(value, str), "a string")
         self.worktree_apply_conflicts: str = read.choice("worktree_apply_conflicts", "markers", ("markers", "refuse"))

@@ -37,7 +37,7 @@ from acp.schema import (
 
 from .. import threads
 from ..json_types import JsonObject
-from .bridge import AgentBridge, AgentCommand, AgentError
+from .bridge import AgentBridge, AgentCommand, AgentError, BridgeEvents
 from .chat_thread import ChatThread
 from .request_handler import AgentRequestHandler
 
@@ -199,7 +199,7 @@ class AgentConnection:
             except Exception as error:  # e.g. qwen not on PATH: say so, with the fix
                 raise AgentError(str(error)) from error
             events = _BridgeEvents(self)
-            bridge = AgentBridge(command, lambda: self._router, events)
+            bridge = self._new_bridge(command, events)
             events.bridge = self.bridge = bridge
             self._expected_exit = False
             self._thread.bridges[:] = [b for b in self._thread.bridges if b.running] + [bridge]
@@ -213,6 +213,10 @@ class AgentConnection:
                 raise AgentError(f"could not start the agent ({' '.join(bridge.command.argv)}): {error}") from error
             self.auth_methods = [m.id for m in self.initialized.auth_methods or []]
             return bridge
+
+    def _new_bridge(self, command: AgentCommand, events: BridgeEvents) -> AgentBridge:
+        """The agent of `command` (a transport may offer another kind)."""
+        return AgentBridge(command, lambda: self._router, events)
 
     @threads.on_chat_loop
     async def _backoff(self, say: Callable[[str], None]) -> None:

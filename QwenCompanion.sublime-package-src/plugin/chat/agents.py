@@ -6,6 +6,7 @@ CLI the companion serves (qwen, gemini) at the window's server."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import sublime
@@ -21,6 +22,7 @@ from ..settings import userprefs
 
 if TYPE_CHECKING:
     from ...core.chat.bridge import AgentCommand
+    from ...core.serve.serve_bridge import ServeCommand
 
 
 def agent_names() -> list[str]:
@@ -87,3 +89,25 @@ def agent_rows(window: sublime.Window) -> list[tuple[str, str]]:
         else:
             rows.append((label, f"runs {command_line(argv)}"))
     return rows
+
+
+def serve_command(window: sublime.Window) -> ServeCommand:
+    """The `qwen serve` daemon of the window's folders (chat_transport "serve"):
+    qwen_command with the daemon's flags, qwen's environment for this window."""
+    from ...core.chat.command import agent_argv
+    from ...core.serve.daemon import serve_flags
+    from ...core.serve.serve_bridge import ServeCommand
+    from .chats import CACHE_FOLDER
+
+    agent = agent_command(window, "qwen")  # the companion's variables, and qwen found or the fix said
+    folders = serve_folders(window)
+    argv = agent_argv(userprefs().qwen_command, windows=sublime.platform() == "windows", login_shell=login_shell(),
+                      path=os.environ.get("PATH"), flags=serve_flags(folders), home=os.path.expanduser("~"))
+    return ServeCommand(argv, agent.cwd, {**os.environ, **agent.env}, "qwen", folders=folders,
+                        cache_dir=Path(sublime.cache_path()) / CACHE_FOLDER,
+                        keep_running=userprefs().serve_keep_running)
+
+
+def serve_folders(window: sublime.Window) -> tuple[str, ...]:
+    """The folders the window's daemon serves (and its record is found by)."""
+    return tuple(window.folders()) or (window_cwd(window),)

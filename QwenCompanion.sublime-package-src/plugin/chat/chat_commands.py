@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import sublime
 import sublime_plugin
 
-from ..background import when_done
+from ..background import in_background, when_done
 from ..companion.terminal import window_cwd
 from .chat_tabs import open_new_chat
 from .chats import chat_imported_or_later, chats
@@ -41,11 +41,30 @@ class QwenChatCommand(WindowChatCommand):
 class QwenChatNewCommand(sublime_plugin.WindowCommand):
     """Qwen Code: New Chat — a new conversation in a tab of its own (the others stay)."""
 
-    def run(self, agent: str = "") -> None:
-        """`agent`: a name of the chat_agents setting (default: chat_agent)."""
-        if not chat_imported_or_later(lambda: self.window.run_command("qwen_chat_new", {"agent": agent})):
+    def run(self, agent: str = "", transport: str = "") -> None:
+        """`agent`: a name of the chat_agents setting (default: chat_agent);
+        `transport`: "stdio" or "serve" (default: chat_transport)."""
+        if not chat_imported_or_later(lambda: self.window.run_command("qwen_chat_new",
+                                                                       {"agent": agent, "transport": transport})):
             return
-        open_new_chat(self.window, agent or None)
+        open_new_chat(self.window, agent or None, transport or None)
+
+
+class QwenServeStopCommand(sublime_plugin.WindowCommand):
+    """Qwen Code: Stop Serve Daemon — end the `qwen serve` daemon of the window's
+    folders and the agents it started (whatever serve_keep_running says)."""
+
+    def run(self) -> None:
+        window = self.window
+
+        def work() -> None:
+            from .serve_daemon import stop_serve
+
+            stopped = stop_serve(window)
+            sublime.set_timeout(lambda: window.status_message(
+                "Qwen Code: the serve daemon was stopped" if stopped else "Qwen Code: no serve daemon runs for these folders"))
+
+        in_background(work, "serve stop")  # it waits for the daemon's end
 
 
 class QwenChatCancelCommand(ActiveChatCommand):

@@ -8,6 +8,7 @@ import sublime
 from .agents import agent_rows
 from .chat_views import uptime
 from .chats import chats
+from .serve_daemon import serve_report_rows
 
 
 def chat_report(window: sublime.Window) -> str:
@@ -18,6 +19,9 @@ def chat_report(window: sublime.Window) -> str:
 
     chat = chats.get(window)
     lines = ["", "Chat agents (the chat_agents setting)"] + [row(name, text) for name, text in agent_rows(window)]
+    serve_rows = serve_report_rows(window)  # blocks: the report is made on a thread of ours
+    if serve_rows:
+        lines += ["", "qwen serve (the chat_transport setting)"] + [row(name, text) for name, text in serve_rows]
     lines += ["", f"Chat ({chat.agent})" if chat is not None else "Chat"]
     if chat is None:
         return "\n".join([*lines, row("agent", "not started (Qwen Code: Chat starts it)"), ""])

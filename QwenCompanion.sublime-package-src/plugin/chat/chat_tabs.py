@@ -21,10 +21,11 @@ from .command_bases import ActiveChatCommand
 log = logging.getLogger(__name__)
 
 
-def open_new_chat(window: sublime.Window, agent: str | None = None) -> WindowChat | None:
+def open_new_chat(window: sublime.Window, agent: str | None = None, transport: str | None = None) -> WindowChat | None:
     """A new chat in its own tabs, made the active chat; its agent (shared
-    with the window's other chats of that agent) starts while the user types."""
-    chat = chats.new_chat(window, agent, fresh=True)
+    with the window's other chats of that agent) starts while the user types.
+    `transport`: "stdio" or "serve" (default: the chat_transport setting)."""
+    chat = chats.new_chat(window, agent, fresh=True, transport=transport)
     if chat is None:
         sublime.status_message("Qwen Code: the chat is not available while the package is unloading")
         return None

@@ -43,7 +43,7 @@ from ...core.chat.transcript import Transcript
 from ..background import in_background
 from ..companion.companions import ide_tools_server
 from ..settings import userprefs
-from .agents import agent_command, default_agent
+from .agents import agent_command, default_agent, serve_command
 from .conversation_index import turn_indexer
 from .live_writers import held_by_terminal
 
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CACHE_FOLDER = "QwenCompanion"
+SERVE_CONNECTION = "qwen serve"  # the window's connection to its folders' daemon, among its agents' ones
 DEFAULT_AGENT = "qwen"
 Observer = Callable[[str, dict[str, Any]], None]
 _chat_ids = itertools.count(1)  # a chat's id is unique across windows
@@ -288,6 +289,12 @@ class Chats:
             held = self._by_window.get(window.id())
             return held.active if held is not None else None
 
+    def serve_connection(self, window: sublime.Window) -> AgentConnection | None:
+        """The window's connection to its folders' `qwen serve` daemon, if a chat made one."""
+        with self._lock:
+            held = self._by_window.get(window.id())
+            return held.connections.get(SERVE_CONNECTION) if held is not None else None
+
     def ensure(self, window: sublime.Window) -> WindowChat | None:
         """The window's active chat, made now if it has none (None once unloading)."""
         with self._lock:
@@ -297,15 +304,20 @@ class Chats:
             return self.new_chat(window)
 
     def new_chat(self, window: sublime.Window, agent: str | None = None, *, fresh: bool = False,
-                 worktree: Worktree | None = None) -> WindowChat | None:
+                 worktree: Worktree | None = None, transport: str | None = None) -> WindowChat | None:
         """A new chat in the window running `agent` (default: the chat_agent
         setting), made its active chat (None once unloading). The window's
         first chat reloads the folder's last conversation unless `fresh`; a
-        chat in `worktree` (its session's folder) reloads the worktree's."""
+        chat in `worktree` (its session's folder) reloads the worktree's.
+        `transport` (default: chat_transport): "serve" runs qwen's chats on the
+        folders' daemon; other agents and worktree chats stay on stdio."""
         from ...core.chat.agent_connection import AgentConnection
         from ...core.chat.chat_thread import ChatThread
+        from ...core.serve.serve_bridge import ServeConnection
 
         chosen = agent or default_agent()
+        on_serve = (transport or userprefs().chat_transport) == "serve" and chosen == "qwen" and worktree is None
+        key = SERVE_CONNECTION if on_serve else chosen
         with self._lock:
             if self._closed or not window.is_valid():
                 return None
@@ -314,9 +326,11 @@ class Chats:
                 self._thread.start()
             thread = self._thread
             held = self._by_window.setdefault(window.id(), WindowChats())
-            connection = held.connections.get(chosen)
+            connection = held.connections.get(key)
             if connection is None or not connection.owners():  # one that ended with its last chat is not reused
-                connection = held.connections[chosen] = AgentConnection(thread, lambda: agent_command(window, chosen))
+                connection = held.connections[key] = (
+                    ServeConnection(thread, lambda: serve_command(window)) if on_serve
+                    else AgentConnection(thread, lambda: agent_command(window, chosen)))
             chat = WindowChat(self, window, thread, connection, agent=chosen, number=next(held.numbers),
                               remembered=worktree is not None or (not held.chats and not fresh), worktree=worktree)
             held.chats.append(chat)

@@ -1,0 +1,355 @@
+"""One chat session on a `qwen serve` daemon, with ACP-shaped messages.
+
+What the daemon streams (0.24.4, `GET /session/:id/events`) are envelopes
+`{id, v, type, data, promptId?, originatorClientId?}`. This module turns them
+into what the stdio transport hands the chat:
+- `session_update`: `data` is ACP's `session/update` params `{sessionId, update}`;
+- `permission_request`: `data` is ACP's `session/request_permission` params plus
+  `requestId`; the answer (ACP's `{outcome: ...}`) is posted to
+  `POST /session/:id/permission/:requestId`; `permission_resolved` (another
+  client answered first) withdraws the question;
+- `turn_complete` / `turn_error` end the prompt of the same `promptId`
+  (`POST /session/:id/prompt` answers 202 with that id at once);
+- `session_died` ends the session.
+
+The stream is read with `Last-Event-ID`: an event whose id is not above the
+last one handed over is a replay already shown and is dropped, so a reattach
+shows no line twice (ids count within one run of the daemon, its
+`X-Qwen-Event-Epoch`: a new run starts the count again). A daemon that only replays (more than MAX_STALE_EVENTS
+old events in a row), sends events of another session, or lines too long, is
+bounded: those are dropped and said once through `refused`.
+
+Runs on the chat's asyncio thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import quote
+
+from .http import Address, HttpError, JsonAnswer, open_request, request_json
+from .sse import SseEvent, SseParser
+
+log = logging.getLogger(__name__)
+
+JsonObject = dict[str, Any]
+
+MAX_STALE_EVENTS = 10_000  # replayed events in a row before the stream is given up
+RECONNECT_DELAYS = (0.2, 0.5, 1.0, 2.0, 5.0)
+CLIENT_ID_HEADER = "X-Qwen-Client-Id"
+CONNECT_WAIT_SECONDS = 30.0
+
+
+class ServeError(Exception):
+    """The daemon refused a request; the message says what it answered."""
+
+
+class SessionGone(ServeError):
+    """The daemon no longer knows the session (it died, or the daemon restarted)."""
+
+
+class ServeEvents(Protocol):
+    def session_update(self, params: JsonObject) -> None:
+        """ACP `session/update` params."""
+
+    def request_permission(self, params: JsonObject) -> Awaitable[JsonObject]:
+        """ACP `session/request_permission` params; returns ACP's answer `{outcome: ...}`."""
+
+    def refused(self, message: str) -> None:
+        """Something the daemon sent was dropped: tell the user (once per kind)."""
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    stop_reason: str
+
+
+def _path(session_id: str, tail: str = "") -> str:
+    return f"/session/{quote(session_id, safe='')}{tail}"
+
+
+def _failed(answer: JsonAnswer, what: str) -> ServeError:
+    body = answer.body
+    detail = body.get("error") if isinstance(body, dict) else body
+    if answer.status == 404:
+        return SessionGone(f"{what}: the daemon does not know this session ({detail})")
+    return ServeError(f"{what}: HTTP {answer.status} {detail}")
+
+
+class ServeSession:
+    def __init__(self, address: Address, session_id: str, client_id: str | None, events: ServeEvents,
+                 last_event_id: int = 0, epoch: str | None = None) -> None:
+        self.address = address
+        self.session_id = session_id
+        self.client_id = client_id
+        self.last_event_id = last_event_id
+        self.epoch = epoch  # the daemon's run (X-Qwen-Event-Epoch) the event ids count in
+        self._events = events
+        self._turns: dict[str, asyncio.Future[TurnResult]] = {}
+        self._early_ends: dict[str, JsonObject] = {}  # a turn's end read before its 202 was
+        self._permissions: dict[str, asyncio.Task[None]] = {}
+        self._said: set[str] = set()
+        self._closed = False
+        self._reader: asyncio.Task[None] | None = None
+        self.gone: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        # Set while the event stream is open: the daemon streams only to readers
+        # connected when an event happens (or asking for it by Last-Event-ID).
+        self.connected = asyncio.Event()
+
+    # --- opening ------------------------------------------------------------
+
+    @classmethod
+    async def open(cls, address: Address, cwd: str, events: ServeEvents, own: bool = False) -> ServeSession:
+        """`POST /session` for `cwd` (the daemon's session of that folder:
+        created, or attached to when another client has it); `own`: a new
+        session of its own (`sessionScope: "thread"`), for a further chat."""
+        body_sent: JsonObject = {"cwd": cwd, **({"sessionScope": "thread"} if own else {})}
+        answer = await request_json(address, "POST", "/session", body_sent)
+        body = answer.body
+        if answer.status != 200 or not isinstance(body, dict) or not isinstance(body.get("sessionId"), str):
+            raise _failed(answer, "POST /session")
+        client_id = body.get("clientId")
+        return cls(address, body["sessionId"], client_id if isinstance(client_id, str) else None, events)
+
+    def _headers(self) -> dict[str, str]:
+        return {CLIENT_ID_HEADER: self.client_id} if self.client_id else {}
+
+    # --- the event stream ---------------------------------------------------
+
+    def start(self) -> None:
+        """Read the session's events (and read them again after a dropped connection) until `close()`."""
+        self._reader = asyncio.ensure_future(self._read_events())
+
+    async def _read_events(self) -> None:
+        failures = 0
+        while not self._closed:
+            try:
+                # A stream that brought nothing new counts as a failure: a daemon
+                # that closes at once, or only replays, is asked again ever less often.
+                failures = 0 if await self._stream_once() else failures + 1
+            except SessionGone as gone:
+                self._end(str(gone))
+                return
+            except (OSError, HttpError, asyncio.IncompleteReadError, ServeError) as error:
+                log.info("the event stream of session %s broke: %s", self.session_id, error)
+                failures += 1
+            if self._closed or self.gone.done():
+                return
+            await asyncio.sleep(self.reconnect_delay(failures))
+
+    @staticmethod
+    def reconnect_delay(failures: int) -> float:
+        return RECONNECT_DELAYS[min(failures, len(RECONNECT_DELAYS) - 1)]
+
+    async def _stream_once(self) -> int:
+        """Read one connection's events; how many new ones it brought."""
+        headers = {"Accept": "text/event-stream", **self._headers()}
+        if self.last_event_id:
+            headers["Last-Event-ID"] = str(self.last_event_id)
+        response = await open_request(self.address, "GET", _path(self.session_id, "/events"), headers)
+        try:
+            if response.status != 200:
+                data = bytearray()
+                async for piece in response.chunks():
+                    data += piece
+                    if len(data) >= 4096:  # enough to say why; the rest may never end
+                        break
+                body: Any = bytes(data[:4096]).decode("utf-8", "replace")
+                with contextlib.suppress(ValueError):
+                    body = json.loads(body)
+                raise _failed(JsonAnswer(response.status, body), "GET events")
+            self._check_epoch(response.headers.get("x-qwen-event-epoch"))
+            self.connected.set()
+            parser = SseParser()
+            stale = fresh = 0
+            async for piece in response.chunks():
+                for event in parser.feed(piece):
+                    if event.id is not None and event.id <= self.last_event_id:
+                        stale += 1
+                        if stale > MAX_STALE_EVENTS:
+                            self._say("replay", f"the daemon replayed more than {MAX_STALE_EVENTS} old events "
+                                      "in a row: the stream was dropped")
+                            return fresh
+                        continue
+                    stale, fresh = 0, fresh + 1
+                    if event.id is not None:
+                        self.last_event_id = event.id
+                    self._dispatch(event)
+                    if self.gone.done():
+                        return fresh
+            return fresh
+        finally:
+            self.connected.clear()
+            response.close()
+
+    def _check_epoch(self, epoch: str | None) -> None:
+        """Event ids restart with each run of the daemon: after a restart the
+        old cursor would hide the new run's events as replays."""
+        if epoch and self.epoch and epoch != self.epoch:
+            self.last_event_id = 0
+            self._say("epoch", "the daemon was restarted: what it streamed before is gone")
+        self.epoch = epoch or self.epoch
+
+    def _dispatch(self, event: SseEvent) -> None:
+        if event.oversized:
+            self._say("oversized", "the daemon sent an event too large to read: it was dropped")
+            return
+        try:
+            envelope = json.loads(event.data)
+        except ValueError:
+            self._say("malformed", "the daemon sent an event that is not JSON: it was dropped")
+            return
+        if not isinstance(envelope, dict) or not isinstance(envelope.get("data"), dict):
+            self._say("malformed", "the daemon sent an event without data: it was dropped")
+            return
+        kind, data = envelope.get("type"), envelope["data"]
+        session_id = data.get("sessionId")
+        if session_id is not None and session_id != self.session_id:
+            self._say("foreign", "the daemon sent events of another session: they were dropped")
+            return
+        handler = self._handlers().get(kind if isinstance(kind, str) else "")
+        if handler is not None:
+            handler(envelope, data)
+
+    def _handlers(self) -> dict[str, Callable[[JsonObject, JsonObject], None]]:
+        return {
+            "session_update": lambda _envelope, data: self._events.session_update(data),
+            "permission_request": self._permission_asked,
+            "permission_resolved": self._permission_resolved,
+            "turn_complete": self._turn_ended,
+            "turn_error": self._turn_ended,
+            "session_died": lambda _envelope, data: self._end(f"the daemon's session ended ({data.get('reason')})"),
+            "client_evicted": lambda _envelope, _data: None,  # the stream closes; the reader reconnects
+        }
+
+    def _say(self, kind: str, message: str) -> None:
+        if kind not in self._said:
+            self._said.add(kind)
+            self._events.refused(message)
+
+    def _end(self, reason: str) -> None:
+        if not self.gone.done():
+            self.gone.set_result(reason)
+        for future in self._turns.values():
+            if not future.done():
+                future.set_exception(SessionGone(reason))
+        for task in self._permissions.values():
+            task.cancel()
+
+    # --- prompts -------------------------------------------------------------
+
+    async def prompt(self, blocks: list[JsonObject]) -> TurnResult:
+        """Send a prompt and wait for its turn to end (streamed meanwhile through
+        `session_update`); the end comes on the event stream: `start()` first."""
+        if self._reader is None:
+            raise ServeError("the session's events are not read: start() it before prompting")
+        await self._until_connected()
+        answer = await request_json(self.address, "POST", _path(self.session_id, "/prompt"), {"prompt": blocks},
+                                    self._headers())
+        body = answer.body
+        if answer.status not in (200, 202) or not isinstance(body, dict):
+            raise _failed(answer, "POST prompt")
+        if answer.status == 200:  # an older daemon that answers when the turn ended
+            return TurnResult(str(body.get("stopReason", "end_turn")))
+        prompt_id = str(body.get("promptId"))
+        future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
+        early = self._early_ends.pop(prompt_id, None)
+        if early is not None:
+            self._settle(future, early)
+        self._turns[prompt_id] = future
+        try:
+            return await future
+        finally:
+            self._turns.pop(prompt_id, None)
+
+    async def _until_connected(self) -> None:
+        """Wait for the event stream, so that the prompt's first events are read."""
+        if self.connected.is_set():
+            return
+        waiting: asyncio.Future[object] = asyncio.ensure_future(self.connected.wait())
+        ended: asyncio.Future[object] = asyncio.ensure_future(asyncio.shield(self.gone))
+        try:
+            await asyncio.wait([waiting, ended], timeout=CONNECT_WAIT_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting.cancel()
+            ended.cancel()
+        if self.gone.done():
+            raise SessionGone(self.gone.result())
+        if not self.connected.is_set():
+            raise ServeError(f"the daemon's event stream did not open within {CONNECT_WAIT_SECONDS:.0f} s")
+
+    def _turn_ended(self, envelope: JsonObject, data: JsonObject) -> None:
+        prompt_id = str(data.get("promptId") or envelope.get("promptId"))
+        data = {**data, "type": envelope.get("type")}
+        future = self._turns.get(prompt_id)
+        if future is None:
+            if len(self._early_ends) < 64:  # a prompt of another client's ends here too: keep few
+                self._early_ends[prompt_id] = data
+            return
+        self._settle(future, data)
+
+    @staticmethod
+    def _settle(future: asyncio.Future[TurnResult], data: JsonObject) -> None:
+        if future.done():
+            return
+        if data.get("type") == "turn_error":
+            future.set_exception(ServeError(f"the turn failed: {data.get('message') or data.get('code')}"))
+        else:
+            future.set_result(TurnResult(str(data.get("stopReason") or "end_turn")))
+
+    async def cancel(self) -> None:
+        answer = await request_json(self.address, "POST", _path(self.session_id, "/cancel"), {}, self._headers())
+        if answer.status not in (200, 202, 204):
+            raise _failed(answer, "POST cancel")
+
+    # --- permissions ---------------------------------------------------------
+
+    def _permission_asked(self, _envelope: JsonObject, data: JsonObject) -> None:
+        request_id = data.get("requestId")
+        if not isinstance(request_id, str) or request_id in self._permissions:
+            return
+        params = {key: value for key, value in data.items() if key != "requestId"}
+        self._permissions[request_id] = asyncio.ensure_future(self._answer_permission(request_id, params))
+
+    async def _answer_permission(self, request_id: str, params: JsonObject) -> None:
+        try:
+            try:
+                answer = await self._events.request_permission(params)
+            except Exception:  # the question could not be put to the user: the tool does not run
+                log.exception("cannot ask permission %s", request_id)
+                answer = {}
+            outcome = answer.get("outcome") if isinstance(answer, dict) else None
+            vote = await request_json(
+                self.address, "POST", _path(self.session_id, f"/permission/{quote(request_id, safe='')}"),
+                {"outcome": outcome if isinstance(outcome, dict) else {"outcome": "cancelled"}}, self._headers(),
+            )
+            if vote.status == 404:
+                log.info("permission %s was answered elsewhere first", request_id)
+            elif vote.status != 200:
+                log.warning("the daemon refused the permission answer: HTTP %d", vote.status)
+        except (TimeoutError, OSError, HttpError) as error:
+            log.warning("cannot answer permission %s: %s", request_id, error)
+        finally:
+            self._permissions.pop(request_id, None)
+
+    def _permission_resolved(self, _envelope: JsonObject, data: JsonObject) -> None:
+        task = self._permissions.get(str(data.get("requestId")))
+        if task is not None and not task.done():
+            task.cancel()  # another client answered: the question is withdrawn
+
+    # --- closing -------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop reading; the daemon keeps the session (another client, or this
+        one after a reload, may attach again from `last_event_id`)."""
+        self._closed = True
+        if self._reader is not None:
+            self._reader.cancel()
+        for task in list(self._permissions.values()):
+            task.cancel()

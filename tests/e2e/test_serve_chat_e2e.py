@@ -1,0 +1,221 @@
+"""The chat on `chat_transport: "serve"` against the real `qwen serve` of
+0.24.4 and the fake model, through the package loaded in the simulator: an
+answer streamed into the transcript (the daemon's echo of the prompt not
+shown twice), a write's permission asked through the usual question and its
+answer reaching the daemon, a cancel, what the daemon has no route for
+refused plainly, and with `serve_keep_running: false` no process of the
+daemon outliving the window's chats."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_chat_agent_e2e import answer, asked, option_of
+from tests.e2e.test_chat_e2e import WAIT, RealChat
+from tests.rig.fake_model import FakeModel, Reply, write_file
+from tests.rig.qwen_cli import QwenCli
+from tests.support.editor import PACKAGE, open_editor
+from tests.support.processes import alive, descendants
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def serve_chat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_env: dict[str, str], qwen_cli: QwenCli,
+               fake_model: FakeModel, workspace: Path) -> Iterator[RealChat]:
+    with open_editor(tmp_path, monkeypatch, home=Path(real_env["HOME"]), workspace=workspace, load=False) as editor:
+        monkeypatch.delenv("QWEN_HOME", raising=False)
+        editor.load([workspace], {"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)],
+                                  "chat_transport": "serve", "serve_keep_running": False})
+        chat = RealChat(editor, fake_model)
+        daemon = sys.modules[f"{PACKAGE}.core.serve.daemon"]  # a test may unload the package
+        try:
+            yield chat
+        finally:
+            for record in Path(tmp_path).rglob("serve/*.json"):  # a test that failed midway leaves none running
+                found = daemon.read_record(record)
+                if found is not None:
+                    daemon.stop_daemon(found)
+
+
+def daemon_pid(chat: RealChat) -> int:
+    pid = chat.host.wait_for(lambda: chat.chat().conversation.pid, timeout=WAIT)
+    assert isinstance(pid, int)
+    return pid
+
+
+def test_an_answer_streams_into_the_transcript_from_the_daemon(serve_chat: RealChat,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    reply = "Streamed by the daemon in small pieces. " * 20
+    serve_chat.model.queue(Reply(text=reply, chunk_size=6))
+    serve_chat.send("Say something from serve")
+    assert serve_chat.ended() == ["end_turn"]
+    text = serve_chat.transcript()
+    assert text.count("Say something from serve") == 1  # the daemon's echo of the prompt is not shown again
+    assert reply.strip() in text
+    conversation = serve_chat.chat().conversation
+    assert conversation.state.agent_name.startswith("qwen serve 0.24.4")
+    cmdline = Path(f"/proc/{daemon_pid(serve_chat)}/cmdline").read_bytes().split(b"\0")
+    assert b"serve" in cmdline and b"--require-auth" in cmdline
+    record = sys.modules[f"{PACKAGE}.plugin.chat.serve_daemon"].window_record(serve_chat.host.window)
+    assert record.pid == daemon_pid(serve_chat) and len(record.token) >= 32
+    assert record.token.encode() not in b"".join(cmdline)
+    assert record.token not in caplog.text and record.token not in text
+
+
+def test_a_write_asks_through_the_chat_and_the_answer_reaches_the_daemon(serve_chat: RealChat,
+                                                                          workspace: Path) -> None:
+    allowed, refused = workspace / "allowed.txt", workspace / "refused.txt"
+    serve_chat.model.queue(write_file(str(refused), "no\n"))  # 0.24.4 ends the turn on a rejection
+    serve_chat.send("Write the refused file")
+    event = asked(serve_chat)[0]
+    assert event["toolCall"]["kind"] == "edit"
+    answer(serve_chat, option_of(event, "reject_once"))
+    serve_chat.ended()
+    assert not refused.exists()
+    serve_chat.model.queue(write_file(str(allowed), "yes\n"), Reply(text="Written."))
+    serve_chat.send("Write the allowed file")
+    event = asked(serve_chat, 2)[1]
+    answer(serve_chat, option_of(event, "allow_once"))
+    assert serve_chat.ended(2)[-1] == "end_turn"
+    assert allowed.read_text() == "yes\n"
+    assert "Written." in serve_chat.transcript()
+
+
+def test_cancel_ends_the_daemons_turn(serve_chat: RealChat) -> None:
+    serve_chat.model.queue(Reply(text="slow words " * 400, chunk_size=5, delay=0.05))
+    serve_chat.send("Write slowly")
+    serve_chat.host.wait_for(lambda: "slow words" in serve_chat.chat().conversation.streamer.transcript.text(),
+                             timeout=WAIT)
+    serve_chat.host.user.press_key("escape")
+    assert serve_chat.ended() == ["cancelled"]
+    serve_chat.model.queue("Still here.")
+    serve_chat.send("Are you there?")
+    assert serve_chat.ended(2)[-1] == "end_turn"
+    assert "Still here." in serve_chat.transcript()
+
+
+def test_what_the_daemon_has_no_route_for_is_refused_plainly(serve_chat: RealChat) -> None:
+    serve_chat.model.queue("Ready.")
+    serve_chat.send("hello")
+    serve_chat.ended()
+    conversation = serve_chat.chat().conversation
+    with pytest.raises(Exception, match="cannot rewind"):
+        conversation.rewind(0).result(WAIT)
+    conversation.set_mode("plan").result(WAIT)  # the error goes to the transcript
+    assert "not on the serve transport" in serve_chat.transcript()
+
+
+def test_without_keep_running_the_daemon_ends_with_the_windows_last_chat(serve_chat: RealChat) -> None:
+    serve_chat.model.queue("Here.")
+    serve_chat.send("hello")
+    serve_chat.ended()
+    pid = daemon_pid(serve_chat)
+    tree = [pid, *descendants(pid)]
+    assert len(tree) > 1  # the daemon and the agent it started
+    serve_chat.host.user.run_command("qwen_chat_close")
+    deadline = time.monotonic() + WAIT
+    while any(alive(each) for each in tree):
+        assert time.monotonic() < deadline, [each for each in tree if alive(each)]
+        time.sleep(0.1)
+
+
+def test_status_and_stop_serve_daemon(serve_chat: RealChat) -> None:
+    serve_daemon = sys.modules[f"{PACKAGE}.plugin.chat.serve_daemon"]
+    window = serve_chat.host.window
+    serve_chat.model.queue("One.")
+    serve_chat.send("hello")
+    serve_chat.ended()
+    pid = daemon_pid(serve_chat)
+    status = serve_daemon.serve_status(window)
+    assert (status.pid, status.version, status.require_auth, status.loopback) == (pid, "0.24.4", True, True)
+    assert status.sessions >= 1
+    report = sys.modules[f"{PACKAGE}.plugin.chat.chat_report"].chat_report(window)
+    assert f"pid {pid}, port {status.port}, token required, loopback" in report
+    serve_chat.host.user.run_command("qwen_serve_stop")
+    deadline = time.monotonic() + WAIT
+    while alive(pid):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    serve_chat.host.wait_for(lambda: serve_daemon.serve_status(window) is None, timeout=WAIT)
+    serve_chat.model.queue("Two.")
+    serve_chat.send("again")  # the next prompt starts a daemon again
+    assert serve_chat.ended(2)[-1] == "end_turn"
+    assert daemon_pid(serve_chat) != pid
+    assert "Two." in serve_chat.transcript()
+
+
+def test_without_keep_running_unloading_the_package_ends_the_daemon(serve_chat: RealChat) -> None:
+    serve_chat.model.queue("Here.")
+    serve_chat.send("hello")
+    serve_chat.ended()
+    pid = daemon_pid(serve_chat)
+    tree = [pid, *descendants(pid)]
+    serve_chat.host.unload_package(PACKAGE)
+    deadline = time.monotonic() + WAIT
+    while any(alive(each) for each in tree):
+        assert time.monotonic() < deadline, [each for each in tree if alive(each)]
+        time.sleep(0.1)
+
+
+def test_with_keep_running_a_reload_attaches_to_the_same_daemon(serve_chat: RealChat, qwen_cli: QwenCli) -> None:
+    serve_chat.editor.settings({"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)],
+                                "chat_transport": "serve", "serve_keep_running": True})
+    serve_chat.model.queue("Before the reload.")
+    serve_chat.send("first")
+    serve_chat.ended()
+    pid = daemon_pid(serve_chat)
+    serve_chat.host.reload_package(PACKAGE)
+    assert alive(pid)
+    after = RealChat(serve_chat.editor, serve_chat.model)  # the reloaded package's chats
+    after.host.user.run_command("qwen_chat")
+    after.editor.wait_for_package_threads("start", "preload")
+    after.host.wait_idle()
+    after.chat().conversation.start().result(WAIT)
+    assert after.chat().conversation.pid == pid  # found again through its record, not started anew
+    after.model.queue("After the reload.")
+    after.send("second")
+    assert after.ended() == ["end_turn"]
+    text = after.transcript()
+    assert text.count("After the reload.") == 1 and text.count("second") == 1
+
+
+def test_a_second_chat_gets_a_session_of_its_own_on_the_same_daemon(serve_chat: RealChat) -> None:
+    serve_chat.model.queue("First chat.")
+    serve_chat.send("one")
+    serve_chat.ended()
+    first = serve_chat.chat()
+    serve_chat.host.user.run_command("qwen_chat_new")
+    serve_chat.host.wait_idle()
+    second = serve_chat.host.wait_for(lambda: serve_chat.chat() is not first and serve_chat.chat(), timeout=WAIT)
+    serve_chat.model.queue("Second chat.")
+    serve_chat.send("two")
+    assert serve_chat.ended(2) == ["end_turn", "end_turn"]
+    assert second.conversation.pid == first.conversation.pid  # one daemon for the window's folders
+    assert second.conversation.state.session_id not in (None, first.conversation.state.session_id)
+    assert "Second chat." in serve_chat.transcript()
+    assert "Second chat." not in first.conversation.streamer.transcript.text()
+
+
+def test_a_daemon_that_died_is_reported_and_the_next_prompt_starts_one(serve_chat: RealChat) -> None:
+    serve_chat.model.queue("Before.")
+    serve_chat.send("one")
+    serve_chat.ended()
+    pid = daemon_pid(serve_chat)
+    os.killpg(pid, signal.SIGKILL)  # the daemon and its agents, as a crash would leave them
+    serve_chat.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+    serve_chat.send("two")
+    assert serve_chat.ended(2)[-1] == "error"
+    assert "The agent exited" in serve_chat.transcript()
+    serve_chat.model.queue("After.")
+    serve_chat.send("three")
+    assert serve_chat.ended(3)[-1] == "end_turn"
+    assert daemon_pid(serve_chat) != pid
+    assert "After." in serve_chat.transcript()
