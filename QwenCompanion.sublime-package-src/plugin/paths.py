@@ -4,10 +4,19 @@ absolute only outside it (`core.paths.display_path` with Sublime's platform)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import sublime
 
 from ..core.paths import display_path, path_style
+
+CACHE_FOLDER = "QwenCompanion"  # the package's own files in Sublime's cache folder
+
+
+def package_cache() -> Path:
+    """The package's folder in Sublime's cache folder (sessions, worktrees, the
+    search index, the serve record): the user's, never a project's."""
+    return Path(sublime.cache_path()) / CACHE_FOLDER
 
 
 def shown_path(window: sublime.Window | None, path: str) -> str:

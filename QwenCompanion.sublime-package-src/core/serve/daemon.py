@@ -19,7 +19,6 @@ the chat's thread or a worker of ours, never from Sublime's threads.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import logging
@@ -37,7 +36,7 @@ from pathlib import Path
 from ..companion.lockfile import pid_alive, write_private_json
 from ..paths import HOST_STYLE, PathStyle, path_identity
 from ..processes import kill_group, own_group_options
-from .http import Address, HttpError, request_json
+from .http import Address, HttpError, request_json_blocking
 
 log = logging.getLogger(__name__)
 
@@ -287,8 +286,8 @@ def http_probe(record: DaemonRecord, with_token: bool) -> int:
     so never on a thread that runs an event loop."""
     address = Address(record.host, record.port, record.token)
     try:
-        return asyncio.run(request_json(address, "GET", "/health", with_token=with_token,
-                                        timeout=PROBE_TIMEOUT_SECONDS)).status
+        return request_json_blocking(address, "GET", "/health", with_token=with_token,
+                                     timeout=PROBE_TIMEOUT_SECONDS).status
     except (HttpError, TimeoutError) as error:
         raise OSError(str(error)) from None
 
@@ -310,7 +309,7 @@ def daemon_status(record: DaemonRecord) -> DaemonStatus:
     Raises OSError when it does not answer or answers something else."""
     address = Address(record.host, record.port, record.token)
     try:
-        answer = asyncio.run(request_json(address, "GET", "/daemon/status", timeout=PROBE_TIMEOUT_SECONDS))
+        answer = request_json_blocking(address, "GET", "/daemon/status", timeout=PROBE_TIMEOUT_SECONDS)
     except (HttpError, TimeoutError) as error:
         raise OSError(str(error)) from None
     body = answer.body

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.client
 import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -156,3 +157,31 @@ async def request_json(
         return JsonAnswer(response.status, parsed)
 
     return await asyncio.wait_for(ask(), timeout)
+
+
+def request_json_blocking(address: Address, method: str, path: str, with_token: bool = True,
+                          timeout: float = REQUEST_TIMEOUT_SECONDS) -> JsonAnswer:
+    """`request_json` for a thread of ours that may wait (a probe, a status):
+    no event loop of its own, whose default pool would be a thread nobody
+    named (a host name's look-up runs there). Raises HttpError or TimeoutError."""
+    connection = http.client.HTTPConnection(address.host, address.port, timeout=timeout)
+    headers = {"Connection": "close", "Accept": "application/json"}
+    if with_token:
+        headers["Authorization"] = f"Bearer {address.token}"
+    try:
+        connection.request(method, path, headers=headers)
+        response = connection.getresponse()
+        data = response.read(MAX_JSON_BYTES + 1)
+    except TimeoutError:
+        raise
+    except (OSError, http.client.HTTPException) as error:
+        raise HttpError(f"{method} {path}: {error}") from None
+    finally:
+        connection.close()
+    if len(data) > MAX_JSON_BYTES:
+        raise HttpError(f"an answer of more than {MAX_JSON_BYTES} bytes")
+    try:
+        parsed = json.loads(data) if data.strip() else None
+    except ValueError:
+        parsed = data[:200].decode("utf-8", "replace")
+    return JsonAnswer(response.status, parsed)

@@ -6,18 +6,19 @@ CLI the companion serves (qwen, gemini) at the window's server."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import sublime
 
 from ...core.chat.agents import AgentEntry, agent_launch, known_agents
-from ...core.chat.command import CommandNotFound
+from ...core.chat.command import CommandNotFound, agent_argv
 from ...core.path_maps import PathTranslator, parse_path_maps
 from ...core.paths import path_style
+from ...core.serve.daemon import serve_flags
 from ...core.terminal import cli_env, command_line
 from ..companion.companions import companions, remote_translator
 from ..companion.terminal import chosen_cli, login_shell, options, window_cwd
+from ..paths import package_cache
 from ..settings import userprefs
 
 if TYPE_CHECKING:
@@ -94,17 +95,14 @@ def agent_rows(window: sublime.Window) -> list[tuple[str, str]]:
 def serve_command(window: sublime.Window) -> ServeCommand:
     """The `qwen serve` daemon of the window's folders (chat_transport "serve"):
     qwen_command with the daemon's flags, qwen's environment for this window."""
-    from ...core.chat.command import agent_argv
-    from ...core.serve.daemon import serve_flags
     from ...core.serve.serve_bridge import ServeCommand
-    from .chats import CACHE_FOLDER
 
     agent = agent_command(window, "qwen")  # the companion's variables, and qwen found or the fix said
     folders = serve_folders(window)
     argv = agent_argv(userprefs().qwen_command, windows=sublime.platform() == "windows", login_shell=login_shell(),
                       path=os.environ.get("PATH"), flags=serve_flags(folders), home=os.path.expanduser("~"))
     return ServeCommand(argv, agent.cwd, {**os.environ, **agent.env}, "qwen", folders=folders,
-                        cache_dir=Path(sublime.cache_path()) / CACHE_FOLDER,
+                        cache_dir=package_cache(),
                         keep_running=userprefs().serve_keep_running)
 
 

@@ -14,6 +14,7 @@ from ..companion.terminal import window_cwd
 from .chat_tabs import open_new_chat
 from .chats import chat_imported_or_later, chats
 from .command_bases import ActiveChatCommand, WindowChatCommand
+from .serve_daemon import stop_serve
 
 if TYPE_CHECKING:
     from ...core.chat.session_options import SessionOption
@@ -58,8 +59,6 @@ class QwenServeStopCommand(sublime_plugin.WindowCommand):
         window = self.window
 
         def work() -> None:
-            from .serve_daemon import stop_serve
-
             stopped = stop_serve(window)
             sublime.set_timeout(lambda: window.status_message(
                 "Qwen Code: the serve daemon was stopped" if stopped else "Qwen Code: no serve daemon runs for these folders"))

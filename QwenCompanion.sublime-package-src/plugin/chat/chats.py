@@ -30,7 +30,6 @@ import itertools
 import logging
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sublime
@@ -42,6 +41,7 @@ from ...core.chat.streamer import BlockStreamer
 from ...core.chat.transcript import Transcript
 from ..background import in_background
 from ..companion.companions import ide_tools_server
+from ..paths import package_cache
 from ..settings import userprefs
 from .agents import agent_command, default_agent, serve_command
 from .conversation_index import turn_indexer
@@ -59,7 +59,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-CACHE_FOLDER = "QwenCompanion"
 SERVE_CONNECTION = "qwen serve"  # the window's connection to its folders' daemon, among its agents' ones
 DEFAULT_AGENT = "qwen"
 Observer = Callable[[str, dict[str, Any]], None]
@@ -75,7 +74,7 @@ def window_by_id(window_id: int) -> sublime.Window | None:
 
 def session_store() -> SessionStore:
     """Where each project's last conversation is remembered."""
-    return SessionStore(Path(sublime.cache_path()) / CACHE_FOLDER)
+    return SessionStore(package_cache())
 
 
 def forget_session(window: sublime.Window, session_id: str) -> None:

@@ -7,20 +7,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future
-from pathlib import Path
 
 import sublime
 
 from ...core.chat.search_index import FILE_NAME, SearchIndex, indexed_text
 from ...core.context_rules import ContextOptions
 from ..background import in_background
+from ..paths import package_cache
 from ..settings import userprefs
-
-CACHE_FOLDER = "QwenCompanion"
 
 
 def index_path() -> str:
-    return str(Path(sublime.cache_path()) / CACHE_FOLDER / FILE_NAME)
+    return str(package_cache() / FILE_NAME)
 
 
 def turn_indexer() -> Callable[[str, str, str, list[tuple[str, str]]], None]:

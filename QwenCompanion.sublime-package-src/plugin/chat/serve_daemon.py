@@ -5,8 +5,6 @@ thread of ours, never from Sublime's main or worker thread."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import sublime
 
 from ...core.serve.daemon import (
@@ -18,21 +16,17 @@ from ...core.serve.daemon import (
     record_path,
     stop_recorded,
 )
-from ...core.serve.serve_bridge import ServeConnection
+from ..paths import package_cache
 from ..settings import userprefs
 from .agents import serve_folders
-from .chats import CACHE_FOLDER, chats
+from .chats import chats
 
 END_WAIT_SECONDS = 10.0
 
 
-def _cache_dir() -> Path:
-    return Path(sublime.cache_path()) / CACHE_FOLDER
-
-
 def window_record(window: sublime.Window) -> DaemonRecord | None:
     """The record of the daemon of the window's folders, if one was started."""
-    return read_record(record_path(_cache_dir(), serve_folders(window)))
+    return read_record(record_path(package_cache(), serve_folders(window)))
 
 
 def serve_status(window: sublime.Window) -> DaemonStatus | None:
@@ -45,9 +39,11 @@ def serve_status(window: sublime.Window) -> DaemonStatus | None:
 def stop_serve(window: sublime.Window) -> bool:
     """End the daemon of the window's folders and its agents (the window's chats
     on it first, so they do not read a dead stream); True when one ran."""
+    from ...core.serve.serve_bridge import ServeConnection  # acp and pydantic: behind the gate
+
     connection = chats.serve_connection(window)
     ended = isinstance(connection, ServeConnection) and connection.end_daemon().result(END_WAIT_SECONDS)
-    return stop_recorded(_cache_dir(), serve_folders(window)) is not None or ended
+    return stop_recorded(package_cache(), serve_folders(window)) is not None or ended
 
 
 def serve_report_rows(window: sublime.Window) -> list[tuple[str, str]]:

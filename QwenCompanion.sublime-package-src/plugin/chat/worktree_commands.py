@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextvars
 import os
 from collections.abc import Callable
-from pathlib import Path
 
 import sublime
 import sublime_plugin
@@ -23,10 +22,11 @@ from ...core.worktree_changes import state
 from ...core.worktrees import Worktree, WorktreeRefused, create, discard, listed
 from ..background import in_background
 from ..companion.terminal import window_cwd
+from ..paths import package_cache
 from ..settings import userprefs
 from .chat_tabs import close_chat, select_chat
 from .chat_views import open_chat
-from .chats import CACHE_FOLDER, WindowChat, chat_imported_or_later, chats
+from .chats import WindowChat, chat_imported_or_later, chats
 from .worktree_git import git_then, refused
 from .worktree_review import apply_to_my_files, show_changes
 
@@ -40,7 +40,7 @@ def worktrees_folder() -> str:
     configured = userprefs().worktrees_folder.strip()
     if configured:
         return os.path.abspath(os.path.expanduser(configured))
-    return str(Path(sublime.cache_path()) / CACHE_FOLDER / WORKTREES)
+    return str(package_cache() / WORKTREES)
 
 
 def open_worktree_chat(window: sublime.Window, worktree: Worktree) -> WindowChat | None:
