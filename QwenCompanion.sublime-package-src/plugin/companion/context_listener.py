@@ -104,7 +104,7 @@ class ContextTracker:
         # The model goes on the worker thread: a refresh may be holding it.
         sublime.set_timeout_async(lambda: self._forget(window_id))
 
-    @threads.on_worker
+    @threads.runs_on(threads.WORKER, threads.OURS)  # as `_refresh`, which calls it for a window closed meanwhile
     def _forget(self, window_id: int) -> None:
         with self._build_lock:
             self._models.pop(window_id, None)
