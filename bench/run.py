@@ -670,7 +670,7 @@ def report(rows: list[Row], rounds: int) -> str:
         "  whose views keep a reference as a string (Sublime's native diff of it is not measured).",
         "- chats rows (12): the simulated host, its chats on bench/chat_agent.py (bench/chats_host.py); no peer.",
         "- rewind row (12): the simulated host on tests/rig/fake_acp_agent.py posing as qwen (bench/rewind_host.py).",
-        "- queue row (38): the simulated host on tests/rig/fake_acp_agent.py, a turn running (bench/queue_host.py); no peer.",
+        "- queue row (13): the simulated host on tests/rig/fake_acp_agent.py, a turn running (bench/queue_host.py); no peer.",
         "- work-in-sight rows (13): the simulated host on tests/rig/fake_acp_agent.py (bench/work_in_sight_host.py).",
         "- history rows (13): the simulated host on tests/rig/fake_acp_agent.py (bench/history_host.py).",
         "",
