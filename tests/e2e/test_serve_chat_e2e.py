@@ -109,8 +109,8 @@ def test_what_the_daemon_has_no_route_for_is_refused_plainly(serve_chat: RealCha
     conversation = serve_chat.chat().conversation
     with pytest.raises(Exception, match="cannot rewind"):
         conversation.rewind(0).result(WAIT)
-    conversation.set_mode("plan").result(WAIT)  # the error goes to the transcript
-    assert "not on the serve transport" in serve_chat.transcript()
+    conversation.set_mode("plan").result(WAIT)  # the error goes to the transcript, drawn a moment later
+    assert serve_chat.host.wait_for(lambda: "not on the serve transport" in serve_chat.transcript(), timeout=WAIT)
 
 
 def test_without_keep_running_the_daemon_ends_with_the_windows_last_chat(serve_chat: RealChat) -> None:
