@@ -39,7 +39,9 @@ def serve_chat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_env: dict[s
         try:
             yield chat
         finally:
-            for record in Path(tmp_path).rglob("serve/*.json"):  # a test that failed midway leaves none running
+            # Sublime's cache folder (the host's, not under tmp_path): a test that
+            # failed midway, or one that kept the daemon running, leaves none running.
+            for record in Path(editor.host.app.cache_dir).rglob("serve/*.json"):
                 found = daemon.read_record(record)
                 if found is not None:
                     daemon.stop_daemon(found)
