@@ -69,10 +69,8 @@ def _named_paths(text: str) -> list[str]:
     return [re.sub(r":\d+$", "", word.strip("`*()[]")) for word in words]
 
 
-def redacted(blocks: list[Block], excludes: Excludes) -> list[Block]:
-    """`blocks` with what excluded files gave left out (see the module's note)."""
-    secrets: list[str] = []
-    out: list[Block] = []
+def _names_excluded(excludes: Excludes) -> Callable[[str], bool]:
+    """Whether a tool call's or request's text names an excluded file."""
     seen: dict[str, bool] = {}  # a word asked about once: "✓", "read", "completed" come on every tool line
 
     def excluded(path: str) -> bool:
@@ -80,8 +78,26 @@ def redacted(blocks: list[Block], excludes: Excludes) -> list[Block]:
             seen[path] = excludes(path)
         return seen[path]
 
+    return lambda text: any(excluded(path) for path in _named_paths(text) if path)
+
+
+def naming_excluded(raw: Iterable[tuple[str, str]], excludes: Excludes) -> list[Block]:
+    """The tool calls and requests among the transcript blocks `raw` that name
+    an excluded file: all `redacted` needs of a turn's work (a turn of 100,000
+    tool calls gives a handful, not 100,000 blocks)."""
+    names_excluded = _names_excluded(excludes)
+    return blocks_of((block_id, text) for block_id, text in raw
+                     if block_id.startswith(("tool.", "perm")) and names_excluded(text))
+
+
+def redacted(blocks: list[Block], excludes: Excludes) -> list[Block]:
+    """`blocks` with what excluded files gave left out (see the module's note)."""
+    secrets: list[str] = []
+    out: list[Block] = []
+    names_excluded = _names_excluded(excludes)
+
     for block in blocks:
-        if block.kind in ("tool", "permission") and any(excluded(path) for path in _named_paths(block.text) if path):
+        if block.kind in ("tool", "permission") and names_excluded(block.text):
             first, _, rest = block.text.partition("\n")
             secrets += [line.strip() for line in rest.split("\n") if len(line.strip()) >= MIN_SECRET_LINE]
             out.append(Block(block.kind, block.turn, f"{first}\n{LEFT_OUT}\n\n"))

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterable
 
 from .. import threads
-from .export import Block, Excludes, blocks_of, redacted
+from .export import Block, Excludes, naming_excluded, redacted
 
 FILE_NAME = "conversations-index.jsonl"
 TEXT_MAX_CHARS = 4000  # of a prompt, and of an answer, per turn
@@ -31,7 +31,7 @@ def indexed_text(prompt: str, answer: str, turn_blocks: list[tuple[str, str]], e
     """The prompt and answer with what an export leaves out left out: lines
     quoting what the turn's tool calls and requests on excluded files gave
     (`turn_blocks`: the turn's transcript blocks as (id, text))."""
-    named = [block for block in blocks_of(turn_blocks) if block.kind in ("tool", "permission")]
+    named = naming_excluded(turn_blocks, excludes)
     kept_prompt, kept_answer, *_ = redacted([Block("user", 0, prompt), Block("agent", 0, answer), *named], excludes)
     return kept_prompt.text, kept_answer.text
 
