@@ -211,7 +211,7 @@ def bases(worktree: Worktree, files: Sequence[ChangedFile], *, git: str | None =
             header, _, path = entry.partition("\t")
             _, kind, _, listed_size = header.split(maxsplit=3)
             if kind == "blob" and int(listed_size) > MAX_FILE_BYTES:
-                raise Refused(f"{path} holds more than the {MAX_FILE_BYTES:,} bytes the editor rewrites whole")
+                raise WorktreeRefused(f"{path} holds more than the {MAX_FILE_BYTES:,} bytes the editor rewrites whole")
             if kind == "blob":
                 sizes.append((path, int(listed_size)))
         data = _git(worktree.repository, ["show", "--no-textconv", "--format=",

@@ -203,6 +203,20 @@ def test_refuse_refuses_the_whole_apply_when_a_file_has_uncommitted_changes(repo
     assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts} == before
 
 
+def test_a_base_too_big_to_rewrite_refuses_the_apply_and_the_states_with_a_message(
+        repo: Path, tree: Worktree, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refused as a worktree's refusal, which the commands show (it was another
+    class the commands did not catch: Apply and Worktrees… said nothing)."""
+    agent_work(tree)
+    monkeypatch.setattr(worktree_changes, "MAX_FILE_BYTES", 8)
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts}
+    with pytest.raises(WorktreeRefused, match=r"a\.txt holds more than the 8 bytes"):
+        worktree_changes.apply(tree)
+    with pytest.raises(WorktreeRefused, match="holds more than"):
+        worktree_changes.state(tree)
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts} == before
+
+
 def test_refuse_applies_everything_when_the_users_tree_is_clean(repo: Path, tree: Worktree) -> None:
     agent_work(tree)
     report = worktree_changes.apply(tree, policy=REFUSE)
