@@ -48,9 +48,9 @@ def test_a_local_path_outside_the_folders_is_not_sent(local: str) -> None:
 
 def test_a_map_outside_the_windows_folders_maps_nothing() -> None:
     # The map is wider than the window: only what is inside the window's folders crosses.
-    translator = PathTranslator([PathMap("/home/me", "/root")], ["/home/me/app"], "posix")
-    assert translator.to_local("/root/app/x") == "/home/me/app/x"
-    assert translator.to_local("/root/.ssh/id_rsa") is None
+    translator = PathTranslator([PathMap("/home/me", "/remote-home")], ["/home/me/app"], "posix")
+    assert translator.to_local("/remote-home/app/x") == "/home/me/app/x"
+    assert translator.to_local("/remote-home/.ssh/id_rsa") is None
     assert translator.to_remote("/home/me/.ssh/id_rsa") is None
 
 
@@ -98,7 +98,7 @@ def test_a_remote_name_with_a_backslash_that_stays_inside_maps() -> None:
 
 @pytest.mark.parametrize(("windows", "inside"), [
     ("C:\\Users\\me\\app", "/mnt/c/Users/me/app"),
-    ("d:/work/x", "/mnt/d/work/x"),
+    ("d:/code/x", "/mnt/d/code/x"),
     ("C:\\", "/mnt/c"),
     ("\\\\wsl$\\Ubuntu\\home\\me\\app", "/home/me/app"),
     ("\\\\wsl.localhost\\Ubuntu\\home\\me\\app", "/home/me/app"),
