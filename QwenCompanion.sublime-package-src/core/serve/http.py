@@ -150,11 +150,7 @@ async def request_json(
                     raise HttpError(f"an answer of more than {MAX_JSON_BYTES} bytes")
         finally:
             response.close()
-        try:
-            parsed = json.loads(data) if data.strip() else None
-        except ValueError:
-            parsed = bytes(data[:200]).decode("utf-8", "replace")
-        return JsonAnswer(response.status, parsed)
+        return json_answer(response.status, bytes(data))
 
     return await asyncio.wait_for(ask(), timeout)
 
@@ -180,8 +176,13 @@ def request_json_blocking(address: Address, method: str, path: str, with_token: 
         connection.close()
     if len(data) > MAX_JSON_BYTES:
         raise HttpError(f"an answer of more than {MAX_JSON_BYTES} bytes")
+    return json_answer(response.status, data)
+
+
+def json_answer(status: int, data: bytes) -> JsonAnswer:
+    """An answer's body as JSON (empty: None; not JSON: its first 200 characters, to say why)."""
     try:
         parsed = json.loads(data) if data.strip() else None
     except ValueError:
         parsed = data[:200].decode("utf-8", "replace")
-    return JsonAnswer(response.status, parsed)
+    return JsonAnswer(status, parsed)
