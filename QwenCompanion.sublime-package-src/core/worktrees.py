@@ -143,9 +143,7 @@ def create(folder: str, name: str, worktrees_folder: str, *, git: str | None = N
         raise WorktreeRefused(f"“{name}”: {problem}")
     try:
         repository = repository_of(folder, git=git)
-        branch = BRANCH_PREFIX + name
-        if _text(repository, ["check-ref-format", "--branch", branch], git=git)[0] != 0:
-            raise WorktreeRefused(f"“{name}” is not a valid branch name")
+        branch = BRANCH_PREFIX + name  # a valid ref: name_problem allows no name check-ref-format refuses
         code, base = _text(repository, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], git=git)
         if code != 0:
             raise WorktreeRefused(f"{repository} has no commit yet: commit once, then make a worktree")

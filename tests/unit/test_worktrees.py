@@ -5,6 +5,7 @@ checking out a hostile repository runs none of its hooks or filters."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -82,6 +83,21 @@ def test_an_invalid_name_is_refused_and_nothing_is_made(repo: Path, store: Path,
     with pytest.raises(WorktreeRefused):
         worktrees.create(str(repo), name, str(store))
     assert state_of(repo) == before and not store.exists()
+
+
+def test_every_accepted_name_makes_a_branch_git_accepts() -> None:
+    """create() runs no `git check-ref-format`: name_problem alone keeps out what git would refuse.
+    Every name of up to three of the characters allowed (and the ".lock" cases), the longest, and
+    names that only look like devices, each asked of git."""
+    letters = "a9._-"
+    names = [*("".join(chars) for length in (1, 2, 3) for chars in itertools.product(letters, repeat=length)),
+             "x.lock", "x.locks", "x.lock.y", "a.-_b", "A" * 40, "conx", "com0", "lpt10", "nul-1"]
+    accepted = [name for name in names if worktrees.name_problem(name) is None]
+    assert len(accepted) > 50
+    refused = [name for name in accepted if subprocess.run(
+        ["git", "check-ref-format", "--branch", worktrees.BRANCH_PREFIX + name], check=False,
+        capture_output=True).returncode]
+    assert refused == []
 
 
 def test_a_folder_that_is_no_repository_is_refused(tmp_path: Path, store: Path) -> None:
