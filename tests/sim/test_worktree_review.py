@@ -10,6 +10,7 @@ gets nothing applied."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -76,6 +77,14 @@ def reference(rig: ChatRig, view: Any) -> str | None:
     return None if state is None else state.buffer.reference_document
 
 
+def settle(rig: ChatRig) -> None:
+    """A file's action done: its paths resolved on a thread of ours, then (Open) its reference
+    computed on another, each followed by its main-thread part."""
+    for thread in ("worktree", "turn summary"):
+        wait_for_package_threads(rig.host, thread)
+        rig.host.wait_idle()
+
+
 def test_worktree_changes_lists_them_and_opens_a_file_with_its_base_as_reference(repo_rig: ChatRig) -> None:
     rig = repo_rig
     chat = agent_edits(rig, "review", {"b.txt": LINES.replace("line 5\n", "line 5 changed\n"), "new.txt": "n\n"})
@@ -88,8 +97,7 @@ def test_worktree_changes_lists_them_and_opens_a_file_with_its_base_as_reference
     rig.host.user.choose_quick_panel(0)
     assert str(open_panel(rig).items[0]) == "Open with its base as reference"
     rig.host.user.choose_quick_panel(0)
-    wait_for_package_threads(rig.host, "turn summary")
-    rig.host.wait_idle()
+    settle(rig)
     opened = rig.host.wait_for(lambda: next((v for v in rig.host.window.views()
                                              if v.file_name() == str(worktree_path(rig, "review") / "b.txt")), None),
                                timeout=WAIT)
@@ -120,6 +128,53 @@ def test_keep_and_drop(repo_rig: ChatRig) -> None:
     rig.host.user.run_command("qwen_worktree_changes", {"chat": chat.chat_id})
     wait_for_package_threads(rig.host, "worktree")
     assert list(open_panel(rig).items[0]) == ["a.txt", "+1 −1 · modified · kept"]
+
+
+def test_open_keep_and_drop_resolve_no_worktree_path_on_the_main_thread(repo_rig: ChatRig,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Resolving a path reads the disk (a network drive, a cold one): the package's realpath and
+    isfile of a worktree's files run on its threads, never on Sublime's main thread."""
+    rig = repo_rig
+    chat = agent_edits(rig, "paths", {"b.txt": LINES.replace("line 5\n", "line 5 changed\n"), "a.txt": "agent's\n"})
+    tree = str(worktree_path(rig, "paths"))
+    on_main: list[str] = []
+
+    def from_worktree_review() -> bool:
+        frame = sys._getframe(2)
+        while frame is not None and not frame.f_code.co_filename.endswith(f"{PACKAGE}/plugin/chat/worktree_review.py"):
+            frame = frame.f_back
+        return frame is not None
+
+    def watched(original: Any) -> Any:
+        def resolve(path: Any, *args: Any, **kwargs: Any) -> Any:
+            if str(path).startswith(tree) and rig.host.app.main.is_current() and from_worktree_review():
+                on_main.append(f"{original.__name__}({path})")
+            return original(path, *args, **kwargs)
+
+        return resolve
+
+    monkeypatch.setattr(os.path, "realpath", watched(os.path.realpath))
+    monkeypatch.setattr(os.path, "isfile", watched(os.path.isfile))
+
+    def act(row: int, action: int) -> None:
+        rig.host.user.run_command("qwen_worktree_changes", {"chat": chat.chat_id})
+        wait_for_package_threads(rig.host, "worktree")
+        open_panel(rig)
+        rig.host.user.choose_quick_panel(row)
+        open_panel(rig)
+        rig.host.user.choose_quick_panel(action)
+        settle(rig)
+
+    act(1, 0)  # b.txt: open with its base as reference
+    opened = rig.host.wait_for(lambda: next((v for v in rig.host.window.views()
+                                             if v.file_name() == str(Path(tree) / "b.txt")), None), timeout=WAIT)
+    rig.host.wait_for(lambda: reference(rig, opened) == LINES, timeout=WAIT)
+    act(1, 1)  # b.txt: Keep, its open view's reference becomes its own text
+    rig.host.wait_for(lambda: reference(rig, opened) == LINES.replace("line 5\n", "line 5 changed\n"), timeout=WAIT)
+    act(0, 2)  # a.txt: Drop
+    rig.host.wait_for(lambda: any(e == "worktree_dropped" for e, _ in rig.events), timeout=WAIT)
+    assert (Path(tree) / "a.txt").read_text() == "one\n"
+    assert on_main == []
 
 
 def test_apply_updates_a_clean_open_file_in_one_undo_step_and_refuses_one_with_unsaved_edits(

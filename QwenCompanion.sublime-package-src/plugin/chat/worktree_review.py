@@ -32,7 +32,6 @@ from ...core.worktree_changes import ApplyReport, ChangedFile, Outcome, apply, b
 from ...core.worktrees import Worktree, WorktreeRefused
 from ..editor import view_text
 from ..settings import fallback_encoding, userprefs
-from .buffers import open_view
 from .chats import chats
 from .turn_review import open_with_reference
 from .view_writes import write_merged
@@ -105,43 +104,68 @@ def _label(worktree: Worktree, file: ChangedFile) -> str:
     return f"+{file.added} −{file.removed} · {file.kind}{state}"
 
 
+def _named_views(window: sublime.Window) -> list[tuple[str, sublime.View]]:
+    """The window's views of files, by name as Sublime gives it (main thread: no path is resolved here)."""
+    return [(name, view) for view in window.views() if (name := view.file_name())] if window.is_valid() else []
+
+
+def _views_of(full: str, named: list[tuple[str, sublime.View]]) -> list[sublime.View]:
+    """Those of `named` that show the file `full` (a thread of ours: resolving a path reads the disk)."""
+    real = os.path.realpath(full)
+    return [view for name, view in named if os.path.realpath(name) == real]
+
+
 @threads.on_main
 def open_changed_file(window: sublime.Window, worktree: Worktree, file: ChangedFile) -> None:
     """The worktree's file at its first change, its base as reference (a
-    deleted file: its base in a view of its own is not made; it is listed only)."""
+    deleted file: its base in a view of its own is not made; it is listed only).
+    Whether it is still there is asked on a thread of ours."""
     encoding = fallback_encoding()
     full = worktree_file(worktree, file.path)
-    if not os.path.isfile(full):
-        window.status_message(f"Qwen Code: {file.path} was deleted in the worktree")
-        return
 
-    def texts() -> tuple[str, str] | None:
-        try:
-            base = base_bytes(worktree, file)
-            return (decode(base, encoding).text if base is not None else "", read_text(full, encoding))
-        except (WorktreeRefused, Refused, OSError):
-            return None
+    def opened(there: bool) -> None:
+        if not there:
+            window.status_message(f"Qwen Code: {file.path} was deleted in the worktree")
+            return
 
-    open_with_reference(window, full, texts)
+        def texts() -> tuple[str, str] | None:
+            try:
+                base = base_bytes(worktree, file)
+                return (decode(base, encoding).text if base is not None else "", read_text(full, encoding))
+            except (WorktreeRefused, Refused, OSError):
+                return None
+
+        open_with_reference(window, full, texts)
+
+    git_then(window, lambda: os.path.isfile(full), opened)
 
 
 @threads.on_main
 def keep(window: sublime.Window, worktree: Worktree, path: str) -> None:
-    """The file is reviewed: listed as kept; its open view's reference becomes its own text."""
+    """The file is reviewed: listed as kept; its open view's reference becomes
+    its own text (the view found on a thread of ours)."""
     _kept.setdefault(worktree.path, set()).add(path)
-    view = open_view(window, os.path.realpath(worktree_file(worktree, path)))
-    if view is not None:
-        view.set_reference_document(view_text(view))
+    named = _named_views(window)
+
+    def kept(views: list[sublime.View]) -> None:
+        for view in views:
+            if view.is_valid():
+                view.set_reference_document(view_text(view))
+
+    git_then(window, lambda: _views_of(worktree_file(worktree, path), named), kept)
 
 
 @threads.on_main
 def drop_file(window: sublime.Window, worktree: Worktree, path: str) -> None:
     """The worktree's file back to its base (on a thread of ours); refused while
-    it is open with unsaved edits."""
-    view = open_view(window, os.path.realpath(worktree_file(worktree, path)))
-    if view is not None and view.is_dirty():
-        window.status_message(f"Qwen Code: {path} has unsaved edits in the worktree: not dropped")
-        return
+    it is open with unsaved edits (its views found on a thread of ours too)."""
+    named = _named_views(window)
+
+    def found(views: list[sublime.View]) -> None:
+        if any(view.is_valid() and view.is_dirty() for view in views):
+            window.status_message(f"Qwen Code: {path} has unsaved edits in the worktree: not dropped")
+            return
+        git_then(window, work, done)
 
     def work() -> str | None:
         try:
@@ -157,7 +181,7 @@ def drop_file(window: sublime.Window, worktree: Worktree, path: str) -> None:
         window.status_message(f"Qwen Code: {path} not dropped: {why_not}" if why_not
                               else f"Qwen Code: {path} is back to its base in the worktree {worktree.name}")
 
-    git_then(window, work, done)
+    git_then(window, lambda: _views_of(worktree_file(worktree, path), named), found)
 
 
 @threads.on_main
