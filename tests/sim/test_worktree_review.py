@@ -85,6 +85,12 @@ def settle(rig: ChatRig) -> None:
         rig.host.wait_idle()
 
 
+def dropped(rig: ChatRig) -> None:
+    """Drop done: its views looked for, then the file put back, each on a thread of ours."""
+    rig.host.wait_for(lambda: any(e == "worktree_dropped" for e, _ in rig.events), timeout=WAIT)
+    rig.host.wait_idle()
+
+
 def test_worktree_changes_lists_them_and_opens_a_file_with_its_base_as_reference(repo_rig: ChatRig) -> None:
     rig = repo_rig
     chat = agent_edits(rig, "review", {"b.txt": LINES.replace("line 5\n", "line 5 changed\n"), "new.txt": "n\n"})
@@ -114,8 +120,7 @@ def test_keep_and_drop(repo_rig: ChatRig) -> None:
     rig.host.user.choose_quick_panel(1)  # b.txt
     open_panel(rig)
     rig.host.user.choose_quick_panel(2)  # Drop
-    wait_for_package_threads(rig.host, "worktree")
-    rig.host.wait_idle()
+    dropped(rig)
     tree = worktree_path(rig, "pick")
     assert (tree / "b.txt").read_text() == LINES and (rig.editor.workspace / "b.txt").read_text() == LINES
     rig.host.user.run_command("qwen_worktree_changes", {"chat": chat.chat_id})
@@ -172,7 +177,7 @@ def test_open_keep_and_drop_resolve_no_worktree_path_on_the_main_thread(repo_rig
     act(1, 1)  # b.txt: Keep, its open view's reference becomes its own text
     rig.host.wait_for(lambda: reference(rig, opened) == LINES.replace("line 5\n", "line 5 changed\n"), timeout=WAIT)
     act(0, 2)  # a.txt: Drop
-    rig.host.wait_for(lambda: any(e == "worktree_dropped" for e, _ in rig.events), timeout=WAIT)
+    dropped(rig)
     assert (Path(tree) / "a.txt").read_text() == "one\n"
     assert on_main == []
 
