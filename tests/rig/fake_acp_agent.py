@@ -34,6 +34,8 @@ ACTION:
     {"echo": "prefix"}                   one agent_message_chunk: the prefix and the prompt's text
     {"stream": N, "size": 10}            N chunks of `size` characters
     {"stall": seconds}                   wait (a session/cancel ends the turn "cancelled")
+    {"gate": "file"}                     wait until the file exists (a session/cancel ends the turn
+                                         "cancelled"): the test decides when the turn goes on
     {"deaf": seconds}                    wait, deaf to session/cancel (a hung agent)
     {"raw": "text"}                      write this line as it is (malformed JSON)
     {"big": N}                           one agent_message_chunk of N characters (a huge line)
@@ -130,6 +132,13 @@ class Agent:
 
     def chunk(self, session_id: str, text: str, kind: str = "agent_message_chunk") -> None:
         self.update(session_id, {"sessionUpdate": kind, "content": {"type": "text", "text": text}})
+
+    def wait_for_file(self, gate: Path) -> bool:
+        """Wait until `gate` exists; True when a session/cancel came first."""
+        while not gate.exists():
+            if self.cancelled.wait(0.01):
+                return True
+        return False
 
     def ask(self, method: str, params: Any) -> Any:
         return self.ask_all([(method, params)])[0]
@@ -402,6 +411,10 @@ class Agent:
                     self.chunk(session_id, piece)
             elif "stall" in action:
                 if self.cancelled.wait(action["stall"]):
+                    stop = "cancelled"
+                    break
+            elif "gate" in action:
+                if self.wait_for_file(Path(action["gate"])):
                     stop = "cancelled"
                     break
             elif "deaf" in action:
