@@ -27,6 +27,8 @@ SCRIPT (all keys optional):
      "capabilities": {...},           initialize's agentCapabilities (default: qwen 0.24.4's: load, list,
                                       images, embedded context, MCP over HTTP and SSE)
      "exit_on_start": null,           exit with this code right after starting
+     "start_gate": null,              answer initialize only once this file exists (the test decides
+                                      when the agent has started)
      "grandchild": "pid file"}        start tests/rig/grandchild.py first (its pid appended to the file)
 
 ACTION:
@@ -113,6 +115,7 @@ class Agent:
         self.prompts: dict[str, list[str]] = {}  # session -> the promptIds of its history (qwen's snapshots)
         self.prompt_count = 0  # qwen numbers promptIds on and never reuses one after a rewind
         self.busy: set[str] = set()
+        self.start_gate = Path(script["start_gate"]) if script.get("start_gate") else None
 
     # --- io ----------------------------------------------------------------
 
@@ -217,6 +220,8 @@ class Agent:
     def handle(self, message: dict[str, Any]) -> Any:
         method, params = message.get("method"), message.get("params") or {}
         if method == "initialize":
+            if self.start_gate is not None:
+                self.wait_for_file(self.start_gate)
             return {
                 "protocolVersion": 1,
                 "agentInfo": {"name": self.agent_name, "version": "1.0"},
