@@ -27,6 +27,8 @@ SCRIPT (all keys optional):
      "capabilities": {...},           initialize's agentCapabilities (default: qwen 0.24.4's: load, list,
                                       images, embedded context, MCP over HTTP and SSE)
      "exit_on_start": null,           exit with this code right after starting
+     "start_gate": null,              answer initialize only once this file exists (the test decides
+                                      when the agent has started)
      "grandchild": "pid file"}        start tests/rig/grandchild.py first (its pid appended to the file)
 
 ACTION:
@@ -34,6 +36,8 @@ ACTION:
     {"echo": "prefix"}                   one agent_message_chunk: the prefix and the prompt's text
     {"stream": N, "size": 10}            N chunks of `size` characters
     {"stall": seconds}                   wait (a session/cancel ends the turn "cancelled")
+    {"gate": "file"}                     wait until the file exists (a session/cancel ends the turn
+                                         "cancelled"): the test decides when the turn goes on
     {"deaf": seconds}                    wait, deaf to session/cancel (a hung agent)
     {"raw": "text"}                      write this line as it is (malformed JSON)
     {"big": N}                           one agent_message_chunk of N characters (a huge line)
@@ -111,6 +115,7 @@ class Agent:
         self.prompts: dict[str, list[str]] = {}  # session -> the promptIds of its history (qwen's snapshots)
         self.prompt_count = 0  # qwen numbers promptIds on and never reuses one after a rewind
         self.busy: set[str] = set()
+        self.start_gate = Path(script["start_gate"]) if script.get("start_gate") else None
 
     # --- io ----------------------------------------------------------------
 
@@ -130,6 +135,13 @@ class Agent:
 
     def chunk(self, session_id: str, text: str, kind: str = "agent_message_chunk") -> None:
         self.update(session_id, {"sessionUpdate": kind, "content": {"type": "text", "text": text}})
+
+    def wait_for_file(self, gate: Path) -> bool:
+        """Wait until `gate` exists; True when a session/cancel came first."""
+        while not gate.exists():
+            if self.cancelled.wait(0.01):
+                return True
+        return False
 
     def ask(self, method: str, params: Any) -> Any:
         return self.ask_all([(method, params)])[0]
@@ -208,6 +220,8 @@ class Agent:
     def handle(self, message: dict[str, Any]) -> Any:
         method, params = message.get("method"), message.get("params") or {}
         if method == "initialize":
+            if self.start_gate is not None:
+                self.wait_for_file(self.start_gate)
             return {
                 "protocolVersion": 1,
                 "agentInfo": {"name": self.agent_name, "version": "1.0"},
@@ -402,6 +416,10 @@ class Agent:
                     self.chunk(session_id, piece)
             elif "stall" in action:
                 if self.cancelled.wait(action["stall"]):
+                    stop = "cancelled"
+                    break
+            elif "gate" in action:
+                if self.wait_for_file(Path(action["gate"])):
                     stop = "cancelled"
                     break
             elif "deaf" in action:

@@ -18,7 +18,9 @@ import typing
 from collections.abc import Callable
 from pathlib import Path
 
-from . import _runtime, sublime_plugin
+from . import _compile_cache, _runtime, sublime_plugin
+
+_compile_cache.install()
 
 
 class PackageLoader:

@@ -68,7 +68,8 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
 
 
 def test_two_chats_share_one_process_and_each_gets_only_its_own_answers(rig: Rig) -> None:
-    shared = SharedRig(rig, [[{"stall": 1}, {"echo": "first: "}], [{"echo": "second: "}]])
+    gate = rig.tmp / "first-turn-may-end"  # the first turn runs until the test opens it, however slow the machine
+    shared = SharedRig(rig, [[{"gate": str(gate)}, {"echo": "first: "}], [{"echo": "second: "}]])
     first, first_view, first_events = shared.chat()
     second, second_view, second_events = shared.chat()
     first.send("alpha")
@@ -76,6 +77,7 @@ def test_two_chats_share_one_process_and_each_gets_only_its_own_answers(rig: Rig
     second.send("beta")  # answered while the first chat's turn still runs
     wait_for(lambda: second_events.ended)
     assert first_events.ended == []  # the second turn did not wait for the first
+    gate.touch()
     wait_for(lambda: first_events.ended)
     wait_for(lambda: "first: alpha" in first_view.text and "second: beta" in second_view.text)
     assert "beta" not in first_view.text and "alpha" not in second_view.text

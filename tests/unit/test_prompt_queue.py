@@ -120,11 +120,14 @@ def test_the_users_order_is_the_order_the_turns_take(rig: Rig) -> None:
 
 
 def test_a_reason_goes_before_the_prompts_queued_already(rig: Rig) -> None:
-    chat, view, events = rig.chat([[{"stall": 0.5}], [{"chunks": ["a"]}], [{"chunks": ["b"]}]])
+    gate = rig.tmp / "running-turn-may-end"  # both prompts are queued before it ends, however slow the machine
+    chat, view, events = rig.chat([[{"gate": str(gate)}], [{"chunks": ["a"]}], [{"chunks": ["b"]}]])
     chat.send("running")
     wait_for(lambda: rig.turns_taken() == 1)
     chat.send("queued earlier")
     chat.send("do not touch the tests", first=True)
+    wait_for(lambda: chat.state.queued == 2)
+    gate.touch()
     wait_for(lambda: len(events.ended) == 3)
     assert sent_prompts(rig) == ["running", "do not touch the tests", "queued earlier"]
     assert "## You\n\ndo not touch the tests" in view.text  # the user's words, as the user's
@@ -146,10 +149,12 @@ def test_a_full_queue_refuses_the_prompt_in_the_transcript(rig: Rig) -> None:
 
 
 def test_send_now_of_a_prompt_a_turn_already_took_does_not_cancel_that_turn(rig: Rig) -> None:
-    chat, view, events = rig.chat([[{"chunks": ["partial "]}, {"stall": 1}]])
+    gate = rig.tmp / "turn-may-end"  # the turn still runs when Send Now comes, however slow the machine
+    chat, view, events = rig.chat([[{"chunks": ["partial "]}, {"gate": str(gate)}]])
     chat.send("second")
     wait_for(lambda: "partial" in view.text)  # its turn runs: the prompt has left the queue
     taken = QueuedPrompt("second")  # Send Now's prompt, taken by a turn's end before it reached the chat's thread
     rig.thread.submit(chat._send_now(taken)).result(WAIT)
+    gate.touch()
     wait_for(lambda: events.ended)
     assert events.ended == ["end_turn"] and not rig.received("session/cancel")
