@@ -75,7 +75,7 @@ def gather_remote(companion: Companion | None) -> RemoteFacts | None:
     """The window's remote endpoint; None when it has none."""
     if companion is None or not companion.remote_port:
         return None
-    lock_file = companion.remote_lock_file
+    lock_file = companion.remote_connect_file
     written = str(lock_file) if lock_file is not None and lock_file.is_file() else None
     return RemoteFacts(companion.remote_port, written, companion.translator().remote_folders())
 

@@ -14,17 +14,20 @@ lands in that file.
 
 from __future__ import annotations
 
+import json
 import shlex
 import stat
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
+from tests.e2e.test_ide_tools_e2e import assert_right_answers, received, symbols_then_definition, write_project
 from tests.rig import remote_namespace
 from tests.rig.fake_model import FakeModel, edit, message_text, read_file
 from tests.rig.qwen_cli import QwenCli, TuiSession, cli_env, make_home
@@ -97,15 +100,15 @@ def copied_lines(editor: Editor) -> tuple[str, Path, str]:
     return install_words[6], Path(install_words[-1]), start_words[6]
 
 
-def test_a_cli_on_a_remote_with_a_mapped_workspace_connects_sees_context_and_its_accepted_edit_lands(
+@contextmanager
+def remote_tui(
     editor: Editor, qwen_cli: QwenCli, tmux_bin: str, fake_model: FakeModel, workspace: Path, remote_root: Path,
     sockets: Path, tmp_path: Path,
-) -> None:
-    path = workspace / "greet.py"
-    path.write_bytes(b"def greet():\n    return 'hello'\n")
+) -> Iterator[tuple[TuiSession, Path]]:
+    """The copied container lines run in the simulated remote: (its TUI, its home)."""
     install, lock_file, start = copied_lines(editor)
     token = editor.lock_info()["authToken"]
-    assert token not in install + start  # nor the remote token: the lock file's content travels on stdin
+    assert token not in install + start  # nor the remote tokens: the connect file's content travels on stdin
     assert stat.S_IMODE(lock_file.stat().st_mode) == 0o600
 
     remote_port = next(int(w.split("=")[1]) for w in shlex.split(start) if w.startswith("QWEN_CODE_IDE_SERVER_PORT="))
@@ -124,8 +127,22 @@ def test_a_cli_on_a_remote_with_a_mapped_workspace_connects_sees_context_and_its
     try:
         tui.start()
         tui.wait_ready(60)
+        yield tui, remote_home
+    finally:
+        tui.close()
+        for forward in forwards:
+            forward.close()
+
+
+def test_a_cli_on_a_remote_with_a_mapped_workspace_connects_sees_context_and_its_accepted_edit_lands(
+    editor: Editor, qwen_cli: QwenCli, tmux_bin: str, fake_model: FakeModel, workspace: Path, remote_root: Path,
+    sockets: Path, tmp_path: Path,
+) -> None:
+    path = workspace / "greet.py"
+    path.write_bytes(b"def greet():\n    return 'hello'\n")
+    with remote_tui(editor, qwen_cli, tmux_bin, fake_model, workspace, remote_root, sockets, tmp_path) as (tui, home):
         tui.wait_ide_status("✓ Connected", timeout=30)
-        installed = remote_home / ".qwen" / "ide" / f"{remote_port}.lock"
+        [installed] = (home / ".qwen" / "ide").glob("*.lock")
         assert stat.S_IMODE(installed.stat().st_mode) == 0o600
 
         editor.open("greet.py", path.read_text())
@@ -146,10 +163,23 @@ def test_a_cli_on_a_remote_with_a_mapped_workspace_connects_sees_context_and_its
         editor.host.user.click_annotation(proposed, "accept")
         fake_model.wait_for_requests(3, timeout=30)
         tui.wait_for(DONE, timeout=30)
-        assert path.read_bytes() == b"def greet():\n    return 'hello, remote'\n"
-        assert editor.review_views() == []
-        editor.host.assert_no_errors()
-    finally:
-        tui.close()
-        for forward in forwards:
-            forward.close()
+    assert path.read_bytes() == b"def greet():\n    return 'hello, remote'\n"
+    assert editor.review_views() == []
+    editor.host.assert_no_errors()
+
+
+def test_a_cli_on_a_remote_calls_the_ide_tools_under_its_own_paths(
+    editor: Editor, qwen_cli: QwenCli, tmux_bin: str, fake_model: FakeModel, workspace: Path, remote_root: Path,
+    sockets: Path, tmp_path: Path,
+) -> None:
+    write_project(workspace)
+    fake_model.set_responder(symbols_then_definition(remote_root))
+    with remote_tui(editor, qwen_cli, tmux_bin, fake_model, workspace, remote_root, sockets, tmp_path) as (tui, home):
+        [config] = (home / ".qwen" / "ide").glob("*-ide-tools.json")
+        assert stat.S_IMODE(config.stat().st_mode) == 0o600
+        tui.submit("Where is Shelf defined?")
+        tui.wait_for("Shelf is a class in shelf.py.", timeout=60)
+    # The answers name the files as the remote CLI sees them, and nothing local.
+    assert_right_answers(fake_model, remote_root)
+    assert str(workspace) not in json.dumps(received(fake_model))
+    editor.host.assert_no_errors()

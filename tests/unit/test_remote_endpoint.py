@@ -88,7 +88,7 @@ def test_the_remote_lock_file_names_the_remote_workspace_and_its_own_token(
     remote_companion: tuple[runtime.Companion, list[DecidingBackend]], lock_directory: Path, workspace: Path
 ) -> None:
     companion, _ = remote_companion
-    lock = companion.remote_lock_file
+    lock = companion.remote_connect_file
     assert lock is not None and lock.is_file()
     assert stat.S_IMODE(lock.stat().st_mode) == 0o600
     content: dict[str, Any] = json.loads(lock.read_text())
@@ -201,7 +201,7 @@ def test_the_remote_endpoint_listens_on_127_0_0_1_only(
 
 
 def test_a_companion_without_maps_has_no_remote_endpoint(companion: runtime.Companion) -> None:
-    assert companion.remote_port == 0 and companion.remote_lock_file is None and companion.remote_token is None
+    assert companion.remote_port == 0 and companion.remote_connect_file is None and companion.remote_token is None
 
 
 def test_remote_lock_files_an_earlier_run_left_are_swept(tmp_path: Path) -> None:
@@ -209,6 +209,129 @@ def test_remote_lock_files_an_earlier_run_left_are_swept(tmp_path: Path) -> None
     assert lockfile.sweep_remote_locks(directory) == []  # no folder yet
     directory.mkdir()
     (directory / "4242.lock").write_text("{}")
+    (directory / "4343.connect").write_text("{}\n{}\n")
     (directory / "notes.txt").write_text("not ours")
-    assert [p.name for p in lockfile.sweep_remote_locks(directory)] == ["4242.lock"]
+    assert sorted(p.name for p in lockfile.sweep_remote_locks(directory)) == ["4242.lock", "4343.connect"]
     assert [p.name for p in directory.iterdir()] == ["notes.txt"]
+
+
+class PathKnowledge:
+    """The editor's knowledge as the tools see it: answers naming local files,
+    one of them outside the window (a library's definition)."""
+
+    def __init__(self, library: str) -> None:
+        self.library = library
+        self.asked: list[str | None] = []
+
+    def document_symbols(self, abspath: str) -> dict[str, Any]:
+        self.asked.append(abspath)
+        return {"abspath": abspath, "symbols": [{"name": "main", "kind": "Function"}]}
+
+    def definitions(self, abspath: str, line: int, character: int) -> dict[str, Any]:
+        self.asked.append(abspath)
+        return {"symbol": "main", "locations": [{"abspath": abspath, "range": {"line": line}},
+                                                {"abspath": self.library, "range": {"line": 1}}]}
+
+    def type_definitions(self, abspath: str, line: int, character: int) -> dict[str, Any]:
+        return self.definitions(abspath, line, character)
+
+    def diagnostics(self, abspath: str | None) -> dict[str, Any]:
+        self.asked.append(abspath)
+        here = abspath or os.path.join(os.path.dirname(self.library), "app", "b.py")
+        return {"diagnostics": [{"abspath": here, "message": "unused"}, {"abspath": self.library, "message": "x"}],
+                "source": "lsp"}
+
+
+@pytest.fixture
+def tooled_remote(
+    companion_factory: Callable[..., runtime.Companion], workspace: Path, tmp_path: Path
+) -> tuple[runtime.Companion, PathKnowledge]:
+    knowledge = PathKnowledge(str(tmp_path / "library.py"))
+    companion = companion_factory(
+        folders=[str(workspace)],
+        code_knowledge=knowledge,
+        mcp_config_directory=tmp_path / "ide-tools",
+        remote_translator=lambda folders: PathTranslator([PathMap(str(workspace), REMOTE_ROOT)], folders, "posix"),
+        remote_directory=tmp_path / "remote",
+    )
+    return companion, knowledge
+
+
+def test_the_connect_file_holds_the_lock_file_then_the_remote_tools_config(
+    tooled_remote: tuple[runtime.Companion, PathKnowledge],
+) -> None:
+    companion, _ = tooled_remote
+    connect = companion.remote_connect_file
+    assert connect is not None and stat.S_IMODE(connect.stat().st_mode) == 0o600
+    lock, tools = (json.loads(line) for line in connect.read_text().splitlines())
+    assert lock["authToken"] == companion.remote_token
+    server = tools["mcpServers"]["sublime-ide-tools"]
+    assert server["httpUrl"] == f"http://@QWEN_COMPANION_HOST@:{companion.remote_port}/ide-tools/mcp"
+    token = companion.remote_ide_tools_token
+    assert server["headers"] == {"Authorization": f"Bearer {token}"}
+    assert token is not None and len({token, companion.remote_token, companion.ide_tools_token, companion.token}) == 4
+
+
+async def _remote_tools(companion: runtime.Companion, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    assert companion.remote_ide_tools_token is not None
+    async with _client(companion.remote_port) as remote:
+        mcp = Mcp(remote, token=companion.remote_ide_tools_token, path="/ide-tools/mcp")
+        session = await mcp.initialize()
+        return [await mcp.call_tool(session, name, arguments) for name, arguments in calls]
+
+
+async def test_a_remote_cli_s_ide_tools_get_its_paths_local_and_answer_under_its_own_paths(
+    tooled_remote: tuple[runtime.Companion, PathKnowledge], workspace: Path
+) -> None:
+    companion, knowledge = tooled_remote
+    remote_file = f"{REMOTE_ROOT}/src/main.py"
+    symbols, definitions, diagnostics = await _remote_tools(companion, [
+        ("get_document_symbols", {"abspath": remote_file}),
+        ("find_def_locations", {"abspath": remote_file, "line": 3, "character": 5}),
+        ("get_diagnostics", {}),
+    ])
+    assert knowledge.asked == [str(workspace / "src" / "main.py")] * 2 + [None]
+    answers = [json.loads(result["content"][0]["text"]) for result in (symbols, definitions, diagnostics)]
+    assert answers[0]["abspath"] == remote_file
+    # The library outside the folders has no name there: left out, its local path never sent.
+    assert answers[1]["locations"] == [{"abspath": remote_file, "range": {"line": 3}}]
+    assert answers[2]["diagnostics"] == [{"abspath": f"{REMOTE_ROOT}/b.py", "message": "unused"}]
+    assert str(workspace) not in json.dumps(answers) and knowledge.library not in json.dumps(answers)
+
+
+@pytest.mark.parametrize("remote_path", [f"{REMOTE_ROOT}/../secret.py", "/etc/passwd", "/workspaces/application/a.py"])
+async def test_a_remote_ide_tool_path_outside_the_workspace_is_refused(
+    tooled_remote: tuple[runtime.Companion, PathKnowledge], remote_path: str
+) -> None:
+    companion, knowledge = tooled_remote
+    results = await _remote_tools(companion, [
+        ("get_document_symbols", {"abspath": remote_path}),
+        ("find_type_def_locations", {"abspath": remote_path, "line": 1, "character": 1}),
+        ("get_diagnostics", {"abspath": remote_path}),
+    ])
+    assert all(result["isError"] and "not inside the editor's folders" in result["content"][0]["text"]
+               for result in results)
+    assert knowledge.asked == []
+
+
+async def test_the_remote_tools_take_only_their_own_token(
+    tooled_remote: tuple[runtime.Companion, PathKnowledge],
+) -> None:
+    companion, _ = tooled_remote
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    async with _client(companion.remote_port) as remote, _client(companion.port) as local:
+        statuses = [
+            (await Mcp(remote, token=companion.ide_tools_token, path="/ide-tools/mcp").post(body)).status,
+            (await Mcp(remote, token=companion.remote_token, path="/ide-tools/mcp").post(body)).status,
+            (await Mcp(local, token=companion.remote_ide_tools_token, path="/ide-tools/mcp").post(body)).status,
+        ]
+    assert statuses == [401, 401, 401]
+
+
+def test_a_remote_endpoint_without_ide_tools_hands_over_the_lock_file_only(
+    remote_companion: tuple[runtime.Companion, list[DecidingBackend]],
+) -> None:
+    companion, _ = remote_companion
+    connect = companion.remote_connect_file
+    assert companion.remote_ide_tools_token is None and connect is not None
+    assert [json.loads(line)["authToken"] for line in connect.read_text().splitlines()] == [companion.remote_token]

@@ -66,11 +66,16 @@ def write_lock(directory: Path, info: LockInfo) -> Path:
 
 def write_private_json(target: Path, data: Any) -> None:
     """Write `data` to `target` atomically, readable by its owner only (it holds a token)."""
+    write_private_text(target, json.dumps(data))
+
+
+def write_private_text(target: Path, text: str) -> None:
+    """Write `text` to `target` atomically, readable by its owner only."""
     target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd, temp_name = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
+            handle.write(text)
         os.chmod(temp_name, 0o600)
         os.replace(temp_name, target)
     except BaseException:
@@ -182,11 +187,11 @@ def remove_stale(paths: list[Path], what: str) -> list[Path]:
 
 
 def sweep_remote_locks(directory: Path) -> list[Path]:
-    """Delete the remote endpoints' lock files (see `remote`) an earlier run
+    """Delete the remote endpoints' connect files (see `remote`) an earlier run
     left (a crash: each holds a token of a server that is gone). Called before
     this run's servers start, so every one there is stale. Never raises."""
     try:
-        found = sorted(directory.glob("*.lock")) if directory.is_dir() else []
+        found = sorted([*directory.glob("*.connect"), *directory.glob("*.lock")]) if directory.is_dir() else []
     except OSError as error:
         log.warning("cannot list the remote lock files in %s: %s", directory, error.strerror or error)
         return []

@@ -7,6 +7,7 @@ loop and waited for with a timeout, so Sublime's threads never run asyncio code.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import secrets
@@ -22,7 +23,15 @@ from . import gemini_discovery, lockfile
 from .diff_tools import DiffBackend, UnavailableDiffBackend, diff_tools
 from .ide_messages import CONTEXT_UPDATE, IdeContext, Outgoing, empty_context
 from .ide_tools_mcp import IDE_TOOLS_PATH, ide_tools, mcp_config
-from .remote import REMOTE_HOSTS, MappedDiffBackend, remote_context, remote_lock_content, remote_params
+from .remote import (
+    REMOTE_HOSTS,
+    MappedDiffBackend,
+    MappedKnowledge,
+    remote_context,
+    remote_lock_content,
+    remote_params,
+    remote_tools_config,
+)
 from .reservation import Reservation
 from .server import AuthFailure, CompanionServer, ServerOptions
 
@@ -44,8 +53,8 @@ class Companion:
     makes the backend of `openDiff` / `closeDiff` for this companion (whose
     sessions hear the user's decisions), `code_knowledge` answers the IDE tools.
     With `remote_translator` (the window's folders -> their paths elsewhere) a
-    second server serves a CLI in WSL, a container or over SSH (`remote`), its
-    lock file kept in `remote_directory`.
+    second server serves a CLI in WSL, a container or over SSH (`remote`), the
+    file its connect command hands over kept in `remote_directory`.
     """
 
     def __init__(
@@ -103,10 +112,24 @@ class Companion:
         # says where the terminal's `--mcp-config` file goes.
         self.mcp_config_directory = mcp_config_directory
         self.ide_tools_token = secrets.token_hex(32) if mcp_config_directory is not None else None
+        knowledge = code_knowledge or UnavailableKnowledge()
         if self.ide_tools_token is not None:
             self._server.mount(CompanionServer(
                 token=self.ide_tools_token,
-                tools=ide_tools(code_knowledge or UnavailableKnowledge()),
+                tools=ide_tools(knowledge),
+                context=None,
+                options=options,
+                path=IDE_TOOLS_PATH,
+            ))
+        # The remote CLI's IDE tools: on the remote endpoint, with a token and
+        # paths of their own.
+        self.remote_ide_tools_token = (
+            secrets.token_hex(32) if self._remote is not None and self.ide_tools_token is not None else None
+        )
+        if self._remote is not None and self.remote_ide_tools_token is not None:
+            self._remote.mount(CompanionServer(
+                token=self.remote_ide_tools_token,
+                tools=ide_tools(MappedKnowledge(knowledge, self.translator)),
                 context=None,
                 options=options,
                 path=IDE_TOOLS_PATH,
@@ -132,11 +155,14 @@ class Companion:
         return self._remote.port if self._remote is not None else 0
 
     @property
-    def remote_lock_file(self) -> Path | None:
-        """The lock file a remote CLI needs (the connect command hands it over); None without one."""
+    def remote_connect_file(self) -> Path | None:
+        """What a remote CLI needs, which the connect command hands over: its
+        lock file's JSON on the first line, its IDE tools' `--mcp-config` (with
+        the editor's address left to the install line) on the second. None
+        without a remote endpoint."""
         if self.remote_directory is None or not self.remote_port:
             return None
-        return lockfile.lock_path(self.remote_directory, self.remote_port)
+        return self.remote_directory / f"{self.remote_port}.connect"
 
     def translator(self) -> PathTranslator:
         """The window's paths <-> the remote CLI's, for its current folders."""
@@ -183,7 +209,7 @@ class Companion:
     def stop(self) -> None:
         port = self.port  # the server forgets its port once stopped
         config = self.mcp_config_file
-        remote_lock = self.remote_lock_file
+        remote_lock = self.remote_connect_file
         for server in (self._server, self._remote):
             if server is not None and server.port and self._thread.alive:
                 try:
@@ -198,7 +224,7 @@ class Companion:
         even while the server still runs)."""
         port = self.port if port is None else port
         config = self.mcp_config_file if config is None else config
-        remote_lock = self.remote_lock_file if remote_lock is None else remote_lock
+        remote_lock = self.remote_connect_file if remote_lock is None else remote_lock
         if remote_lock is not None:
             remote_lock.unlink(missing_ok=True)
         if port:
@@ -236,11 +262,13 @@ class Companion:
             )
             if self.gemini_error:
                 log.error("%s; gemini-cli will not find this window's server", self.gemini_error)
-        remote_lock = self.remote_lock_file
+        remote_lock = self.remote_connect_file
         if remote_lock is not None and self.remote_token is not None:
-            content = remote_lock_content(port=self.remote_port, translator=self.translator(), token=self.remote_token)
+            lines = [remote_lock_content(port=self.remote_port, translator=self.translator(), token=self.remote_token)]
+            if self.remote_ide_tools_token is not None:
+                lines.append(remote_tools_config(port=self.remote_port, token=self.remote_ide_tools_token))
             try:
-                lockfile.write_private_json(remote_lock, content)
+                lockfile.write_private_text(remote_lock, "".join(json.dumps(line) + "\n" for line in lines))
             except OSError as error:
                 log.error("cannot write %s (a remote CLI cannot connect): %s", remote_lock, error.strerror or error)
 

@@ -193,7 +193,7 @@ NO_REMOTE_MESSAGE = (
 def remote_setup(companion: Companion) -> tuple[list[str], str] | str:
     """(the window's folders as the remote CLI names them, the remote lock
     file), or a sentence saying why a remote CLI cannot connect."""
-    lock_file = companion.remote_lock_file
+    lock_file = companion.remote_connect_file
     if lock_file is None or not lock_file.is_file():
         return NO_REMOTE_MESSAGE
     folders = companion.translator().remote_folders()
