@@ -3,17 +3,21 @@
 answer streamed into the transcript (the daemon's echo of the prompt not
 shown twice), a write's permission asked through the usual question and its
 answer reaching the daemon, a cancel, what the daemon has no route for
-refused plainly, and with `serve_keep_running: false` no process of the
-daemon outliving the window's chats."""
+refused plainly, with `serve_keep_running: false` no process of the daemon
+outliving the window's chats; a reload in the middle of a turn reattaching
+and showing every line once, and another client's prompt shown as one."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -221,3 +225,66 @@ def test_a_daemon_that_died_is_reported_and_the_next_prompt_starts_one(serve_cha
     assert serve_chat.ended(3)[-1] == "end_turn"
     assert daemon_pid(serve_chat) != pid
     assert "After." in serve_chat.transcript()
+
+
+def test_a_reload_in_the_middle_of_a_turn_reattaches_and_shows_every_line_once(
+    serve_chat: RealChat, qwen_cli: QwenCli
+) -> None:
+    serve_chat.editor.settings({"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)],
+                                "chat_transport": "serve", "serve_keep_running": True})
+    serve_chat.model.queue("Before the reload.")
+    serve_chat.send("first prompt")
+    serve_chat.ended()
+    words = " ".join(f"w{n}" for n in range(400))
+    serve_chat.model.queue(Reply(text=words, chunk_size=8, delay=0.02))
+    serve_chat.send("second prompt")
+    serve_chat.host.wait_for(lambda: "w20 " in serve_chat.chat().conversation.streamer.transcript.text(),
+                             timeout=WAIT)
+    pid = daemon_pid(serve_chat)
+    serve_chat.host.reload_package(PACKAGE)  # the turn goes on in the daemon meanwhile
+    after = RealChat(serve_chat.editor, serve_chat.model)
+    after.host.user.run_command("qwen_chat")
+    after.editor.wait_for_package_threads("start", "preload")
+    after.host.wait_idle()
+    after.chat().conversation.start().result(WAIT)
+    assert after.chat().conversation.pid == pid
+    after.host.wait_for(lambda: words in after.transcript(), timeout=WAIT)  # the turn ends while reattached
+    text = after.transcript()
+    for line in ("first prompt", "Before the reload.", "second prompt", words):
+        assert text.count(line) == 1, line
+    after.model.queue("After the reload.")
+    after.send("third prompt")
+    assert after.ended() == ["end_turn"]
+    text = after.transcript()
+    assert text.count("After the reload.") == 1 and text.count("third prompt") == 1 and text.count(words) == 1
+
+
+def post(record: Any, path: str, body: dict[str, Any], client: str | None = None) -> dict[str, Any]:
+    """A request of another client of the daemon (as `curl` would send it)."""
+    headers = {"Authorization": f"Bearer {record.token}", "Content-Type": "application/json",
+               **({"X-Qwen-Client-Id": client} if client else {})}
+    request = urllib.request.Request(f"http://{record.host}:{record.port}{path}", json.dumps(body).encode(),
+                                     headers, method="POST")
+    with urllib.request.urlopen(request, timeout=WAIT) as response:
+        answer: dict[str, Any] = json.loads(response.read())
+    return answer
+
+
+def test_a_prompt_another_client_sends_shows_in_the_chat_as_a_prompt_with_its_answer(
+    serve_chat: RealChat, workspace: Path
+) -> None:
+    serve_chat.model.queue("Ready.")
+    serve_chat.send("my own prompt")
+    serve_chat.ended()
+    record = sys.modules[f"{PACKAGE}.plugin.chat.serve_daemon"].window_record(serve_chat.host.window)
+    other = post(record, "/session", {"cwd": str(workspace)})
+    session_id = serve_chat.chat().conversation.state.session_id
+    assert other["sessionId"] == session_id and other["attached"] is True
+    serve_chat.model.queue("Answer to the other client.")
+    post(record, f"/session/{session_id}/prompt", {"prompt": [{"type": "text", "text": "sent with curl"}]},
+         client=other["clientId"])
+    serve_chat.host.wait_for(lambda: "Answer to the other client." in serve_chat.transcript(), timeout=WAIT)
+    text = serve_chat.transcript()
+    assert text.count("sent with curl") == 1 and text.count("my own prompt") == 1  # our own echo not shown again
+    assert "Sent from another client" in text.split("my own prompt")[1]
+    assert text.index("sent with curl") < text.index("Answer to the other client.")

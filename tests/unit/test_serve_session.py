@@ -64,6 +64,16 @@ def envelope(event_id: int, kind: str, data: dict[str, Any], **extra: Any) -> by
     return f"id: {event_id}\nevent: {kind}\ndata: {json.dumps(body)}\n\n".encode()
 
 
+def user_chunk(event_id: int, text: str, client: str) -> bytes:
+    update = {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": text},
+              "_meta": {"source": "bridge-echo"}}
+    return envelope(event_id, "session_update", {"sessionId": SESSION, "update": update},
+                    originatorClientId=client)
+
+
+REPLAY_COMPLETE = b'event: replay_complete\ndata: {"v": 1, "type": "replay_complete", "data": {"replayedCount": 3}}\n\n'
+
+
 def chunk(event_id: int, text: str, session_id: str = SESSION) -> bytes:
     update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
     return envelope(event_id, "session_update", {"sessionId": session_id, "update": update})
@@ -152,6 +162,7 @@ class Recorder:
         self.updates: list[dict[str, Any]] = []
         self.refusals: list[str] = []
         self.asked: list[dict[str, Any]] = []
+        self.elsewhere: list[str] = []
         self.answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
 
     def session_update(self, params: dict[str, Any]) -> None:
@@ -160,6 +171,9 @@ class Recorder:
     async def request_permission(self, params: dict[str, Any]) -> dict[str, Any]:
         self.asked.append(params)
         return await self.answer
+
+    def prompt_elsewhere(self, params: dict[str, Any]) -> None:
+        self.elsewhere.append(params["update"]["content"]["text"])
 
     def refused(self, message: str) -> None:
         self.refusals.append(message)
@@ -495,5 +509,84 @@ async def test_a_permission_answered_elsewhere_is_withdrawn(fake: FakeDaemon) ->
         await asyncio.sleep(0)
         assert session._permissions == {}
         assert fake.votes == []
+    finally:
+        session.close()
+
+
+# --- attaching again: the ring replayed, then live ------------------------------
+
+
+def ring_then_live(ring: list[bytes], live: list[bytes]) -> Events:
+    """As qwen serve 0.24.4 does: with Last-Event-ID, the ring's events above
+    it, then the id-less replay_complete, then live events."""
+
+    async def events(request: web.Request, response: web.StreamResponse) -> None:
+        if "Last-Event-ID" in request.headers:
+            for event in ring:
+                await response.write(event)
+            await response.write(REPLAY_COMPLETE)
+        for event in live:
+            await response.write(event)
+        await asyncio.sleep(3600)
+
+    return events
+
+
+async def test_an_attached_session_replays_the_ring_from_its_start_then_goes_live(fake: FakeDaemon) -> None:
+    fake.events = ring_then_live(
+        [user_chunk(1, "earlier prompt", "client-0"), chunk(2, "earlier answer"), user_chunk(3, "mine", "client-1")],
+        [chunk(4, "live answer")],
+    )
+    recorder = Recorder()
+    session = ServeSession(fake.address(), SESSION, "client-1", recorder, attached=True)
+    session.start(replay=True)
+    try:
+        await asyncio.wait_for(session.catch_up(), WAIT)
+        assert fake.event_requests[0].headers.get("Last-Event-ID") == "0"
+        # The replay hands every prompt over as a session update, ours too: the transcript is rebuilt.
+        assert not session.replaying
+        await until(lambda: recorder.texts()[-1:] == ["live answer"])
+        assert [u["update"]["content"]["text"] for u in recorder.updates] == [
+            "earlier prompt", "earlier answer", "mine", "live answer"]
+        assert recorder.elsewhere == [] and recorder.refusals == []
+    finally:
+        session.close()
+
+
+async def test_live_prompts_of_other_clients_are_told_apart_and_our_own_echo_is_dropped(fake: FakeDaemon) -> None:
+    fake.events = ring_then_live([], [
+        user_chunk(1, "my prompt", "client-1"), chunk(2, "my answer"),
+        user_chunk(3, "from curl", "client-9"), chunk(4, "its answer"),
+    ])
+    session, recorder = await opened(fake)
+    try:
+        await until(lambda: recorder.texts()[-1:] == ["its answer"])
+        assert recorder.texts() == ["my answer", "its answer"]
+        assert recorder.elsewhere == ["from curl"]
+    finally:
+        session.close()
+
+
+async def test_a_ring_that_lost_the_start_is_said_and_a_replay_never_ended_is_given_up(
+    fake: FakeDaemon, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(serve_session, "CATCH_UP_SECONDS", 0.2)
+    resync = (b'event: state_resync_required\ndata: {"v": 1, "type": "state_resync_required", '
+              b'"data": {"reason": "ring_evicted", "lastDeliveredId": 0, "earliestAvailableId": 5}}\n\n')
+
+    async def never_completes(request: web.Request, response: web.StreamResponse) -> None:
+        await response.write(resync + chunk(5, "what is left"))
+        await asyncio.sleep(3600)
+
+    fake.events = never_completes
+    recorder = Recorder()
+    session = ServeSession(fake.address(), SESSION, "client-1", recorder, attached=True)
+    session.start(replay=True)
+    try:
+        await asyncio.wait_for(session.catch_up(), WAIT)
+        assert recorder.texts() == ["what is left"]
+        assert len(recorder.refusals) == 2
+        assert "no longer holds the start" in recorder.refusals[0] and "did not finish" in recorder.refusals[1]
+        assert session.caught_up.is_set() and not session.replaying
     finally:
         session.close()

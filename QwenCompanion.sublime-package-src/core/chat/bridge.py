@@ -80,6 +80,11 @@ class AgentCommand:
     remote_paths: PathTranslator | None = None
 
 
+PROMPT_ELSEWHERE = "_qwencompanion/prompt_elsewhere"
+"""The notification a bridge sends for a prompt another client of a shared
+session sent (`{sessionId, text}`, a piece at a time), shown as a prompt."""
+
+
 class AgentError(Exception):
     """A request the agent answered with an error, or could not answer."""
 
@@ -218,6 +223,14 @@ class AgentBridge:
     @property
     def capabilities(self) -> AgentCapabilities | None:
         return self.initialized.agent_capabilities if self.initialized is not None else None
+
+    def replays(self, session_id: str) -> bool:
+        """`catch_up` would show what the session holds (a session shared with
+        other clients that this chat attached to): never over stdio."""
+        return False
+
+    async def catch_up(self, session_id: str) -> None:
+        """Hand the attached session's earlier events over as a replay."""
 
     @property
     def can_load(self) -> bool:

@@ -26,7 +26,7 @@ from ..json_types import JsonObject
 from ..qwen_home import SIGN_IN_HINT
 from .agent_connection import AgentConnection
 from .branch import Branch, branch, branch_point_of
-from .bridge import AgentBridge, AgentCommand, AgentError, AgentGone
+from .bridge import PROMPT_ELSEWHERE, AgentBridge, AgentCommand, AgentError, AgentGone
 from .chat_state import ChatState
 from .chat_thread import ChatThread
 from .history import SessionEntry, list_folder, newest_first
@@ -348,6 +348,21 @@ class Conversation:
             )
             self.connection.claim(response.session_id, self)
         self._adopt(response.session_id, raw)
+        if bridge.replays(response.session_id):
+            await self._catch_up(bridge, response.session_id)
+
+    @threads.on_chat_loop
+    async def _catch_up(self, bridge: AgentBridge, session_id: str) -> None:
+        """A session shared with other clients (qwen serve), attached again:
+        its earlier events rebuild the transcript, as a reload's replay does."""
+        self._layout.clear()
+        self.prompts.clear()
+        self._replaying = True
+        try:
+            await bridge.catch_up(session_id)
+        finally:
+            self._replaying = False  # the answer may go on live: its block stays open
+            self._changed()
 
     @threads.on_chat_loop
     async def _load(self, bridge: AgentBridge, session_id: str) -> None:
@@ -619,7 +634,11 @@ class Conversation:
     def ext_notification(self, method: str, params: JsonObject) -> None:
         if params.get("sessionId") not in (None, self.state.session_id):
             return
-        if self.state.adopt_notification(method, params):
+        if method == PROMPT_ELSEWHERE:
+            text = str(params.get("text", ""))
+            self._layout.prompt_elsewhere(text)
+            self.prompts.replayed(text, self._layout.turn)
+        elif self.state.adopt_notification(method, params):
             self._changed()
         else:
             log.debug("ignored notification %s", method)

@@ -9,6 +9,8 @@ from ..json_types import JsonObject
 from .render import AGENT_HEADER, USER_HEADER
 from .streamer import BlockStreamer
 
+ELSEWHERE_NOTE = "*Sent from another client of this session*\n\n"
+
 
 class TranscriptLayout:
     """The transcript's blocks by id (`t<turn>.user`, `t<turn>.agent<n>`,
@@ -45,6 +47,7 @@ class TranscriptLayout:
 
     def note(self, text: str) -> None:
         """A line of the chat's own (not sent to the agent), in a turn of its own."""
+        self.end_blocks()  # an answer still streaming (a reattached turn) ends its paragraph first
         self.turn += 1
         self._last_kind = "other"
         self.streamer.append(f"t{self.turn}.note", f"> {text}\n\n")
@@ -56,6 +59,7 @@ class TranscriptLayout:
 
     def prompt(self, text: str, context: list[JsonObject]) -> None:
         """The user's prompt, starting a turn, with a line naming what was attached."""
+        self.end_blocks()  # another client's turn, or one replayed, may have left its answer open
         self.turn += 1
         self._agent_block = 0
         self.streamer.append(f"t{self.turn}.user", USER_HEADER + text.rstrip() + "\n\n" + context_note(context))
@@ -70,6 +74,17 @@ class TranscriptLayout:
             self.streamer.append(f"t{self.turn}.user", USER_HEADER)
             self._last_kind = "user"
         self.streamer.append(f"t{self.turn}.user", text)
+
+    def prompt_elsewhere(self, text: str) -> None:
+        """A piece of a prompt another client of the session sent: its pieces
+        make one turn, marked as sent elsewhere."""
+        if self._last_kind != "elsewhere":
+            self.end_blocks()
+            self.turn += 1
+            self._agent_block = 0
+            self.streamer.append(f"t{self.turn}.user", USER_HEADER + ELSEWHERE_NOTE)
+        self.streamer.append(f"t{self.turn}.user", text.rstrip() + "\n\n")
+        self._last_kind = "elsewhere"
 
     def agent_text(self, text: str, *, replaying: bool) -> None:
         """A piece of the agent's answer: a new block after anything else."""

@@ -31,11 +31,13 @@ from acp.schema import (
     PromptResponse,
     RequestPermissionRequest,
     SessionNotification,
+    UserMessageChunk,
 )
 from pydantic import ValidationError
 
 from ..chat.agent_connection import AgentConnection
-from ..chat.bridge import AgentBridge, AgentCommand, AgentError, AgentGone, BridgeEvents
+from ..chat.bridge import PROMPT_ELSEWHERE, AgentBridge, AgentCommand, AgentError, AgentGone, BridgeEvents
+from ..chat.render import chunk_text
 from ..chat.request_handler import AgentRequestHandler
 from ..json_types import JsonObject
 from .daemon import (
@@ -170,8 +172,22 @@ class ServeBridge(AgentBridge):
         if previous is not None:
             previous.close()
         self._sessions[session.session_id] = session
-        session.start()
+        if not session.attached:  # one the daemon had is read from its start by `catch_up`
+            session.start()
         return NewSessionResponse(session_id=session.session_id), {"sessionId": session.session_id}
+
+    def replays(self, session_id: str) -> bool:
+        """The session was the daemon's before this chat attached (a reload,
+        another window): `catch_up` shows what it holds."""
+        session = self._sessions.get(session_id)
+        return session is not None and not session.started
+
+    async def catch_up(self, session_id: str) -> None:
+        session = self._sessions.get(session_id)
+        if session is None or session.started:
+            return
+        session.start(replay=True)
+        await session.catch_up()
 
     async def load_session(self, session_id: str, cwd: str, mcp_servers: list[JsonObject]) -> Any:
         raise NotOnServe("loading an earlier session")
@@ -192,6 +208,8 @@ class ServeBridge(AgentBridge):
             raise AgentGone("the qwen serve daemon is gone")
         if session is None:
             raise AgentError("the session is not open on the qwen serve daemon")
+        if not session.started:
+            session.start()
         try:
             result = await session.prompt(blocks)
         except SessionGone as gone:
@@ -248,6 +266,17 @@ class _SessionEvents:
         response = await self._bridge._requests().request_permission(request)
         answer: JsonObject = response.model_dump(mode="json", by_alias=True, exclude_none=True)
         return answer
+
+    def prompt_elsewhere(self, params: JsonObject) -> None:
+        try:
+            notification = SessionNotification.model_validate(params)
+        except ValidationError:
+            log.info("serve: dropped another client's prompt of an unknown shape")
+            return
+        update = notification.update
+        if isinstance(update, UserMessageChunk):
+            self._bridge._events.ext_notification(
+                PROMPT_ELSEWHERE, {"sessionId": notification.session_id, "text": chunk_text(update.content)})
 
     def refused(self, message: str) -> None:
         self._bridge._events.refused(message)

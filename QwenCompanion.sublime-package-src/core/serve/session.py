@@ -12,6 +12,15 @@ into what the stdio transport hands the chat:
   (`POST /session/:id/prompt` answers 202 with that id at once);
 - `session_died` ends the session.
 
+A chat that attaches to a session the daemon already had (a reload, another
+window) reads it from the start of the daemon's ring (`Last-Event-ID: 0`):
+every event the ring holds comes again, then the id-less `replay_complete`
+(`state_resync_required` first when the ring no longer holds the start), and
+then live events; `caught_up` is set at `replay_complete`. Live, the echo of a
+prompt (`user_message_chunk`) is another client's when its envelope's
+`originatorClientId` is not ours: it goes to `prompt_elsewhere`; our own echo
+is dropped (the chat showed the prompt when it was sent).
+
 The stream is read with `Last-Event-ID`: an event whose id is not above the
 last one handed over is a replay already shown and is dropped, so a reattach
 shows no line twice (ids count within one run of the daemon, its
@@ -44,6 +53,7 @@ MAX_STALE_EVENTS = 10_000  # replayed events in a row before the stream is given
 RECONNECT_DELAYS = (0.2, 0.5, 1.0, 2.0, 5.0)
 CLIENT_ID_HEADER = "X-Qwen-Client-Id"
 CONNECT_WAIT_SECONDS = 30.0
+CATCH_UP_SECONDS = 30.0  # a daemon that never ends its replay: the chat goes on without the mark
 
 
 class ServeError(Exception):
@@ -60,6 +70,9 @@ class ServeEvents(Protocol):
 
     def request_permission(self, params: JsonObject) -> Awaitable[JsonObject]:
         """ACP `session/request_permission` params; returns ACP's answer `{outcome: ...}`."""
+
+    def prompt_elsewhere(self, params: JsonObject) -> None:
+        """ACP `session/update` params of a live `user_message_chunk` another client sent."""
 
     def refused(self, message: str) -> None:
         """Something the daemon sent was dropped: tell the user (once per kind)."""
@@ -84,10 +97,13 @@ def _failed(answer: JsonAnswer, what: str) -> ServeError:
 
 class ServeSession:
     def __init__(self, address: Address, session_id: str, client_id: str | None, events: ServeEvents,
-                 last_event_id: int = 0, epoch: str | None = None) -> None:
+                 last_event_id: int = 0, epoch: str | None = None, attached: bool = False) -> None:
         self.address = address
         self.session_id = session_id
         self.client_id = client_id
+        self.attached = attached  # the daemon had the session before this client asked for it
+        self.replaying = False  # reading the ring from its start, until `replay_complete`
+        self.caught_up = asyncio.Event()
         self.last_event_id = last_event_id
         self.epoch = epoch  # the daemon's run (X-Qwen-Event-Epoch) the event ids count in
         self._events = events
@@ -115,16 +131,42 @@ class ServeSession:
         if answer.status != 200 or not isinstance(body, dict) or not isinstance(body.get("sessionId"), str):
             raise _failed(answer, "POST /session")
         client_id = body.get("clientId")
-        return cls(address, body["sessionId"], client_id if isinstance(client_id, str) else None, events)
+        return cls(address, body["sessionId"], client_id if isinstance(client_id, str) else None, events,
+                   attached=body.get("attached") is True)
 
     def _headers(self) -> dict[str, str]:
         return {CLIENT_ID_HEADER: self.client_id} if self.client_id else {}
 
     # --- the event stream ---------------------------------------------------
 
-    def start(self) -> None:
-        """Read the session's events (and read them again after a dropped connection) until `close()`."""
+    @property
+    def started(self) -> bool:
+        return self._reader is not None
+
+    def start(self, replay: bool = False) -> None:
+        """Read the session's events (and read them again after a dropped
+        connection) until `close()`; with `replay`, from the start of the
+        daemon's ring (see `caught_up`)."""
+        self.replaying = replay
+        if not replay:
+            self.caught_up.set()
         self._reader = asyncio.ensure_future(self._read_events())
+
+    async def catch_up(self) -> None:
+        """Wait until the replay asked by `start(replay=True)` has been handed
+        over (or the session ended, or the daemon never marked the end)."""
+        ended: asyncio.Future[object] = asyncio.ensure_future(asyncio.shield(self.gone))
+        waiting: asyncio.Future[object] = asyncio.ensure_future(self.caught_up.wait())
+        try:
+            await asyncio.wait([waiting, ended], timeout=CATCH_UP_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting.cancel()
+            ended.cancel()
+        if not self.caught_up.is_set() and not self.gone.done():
+            self._say("replay-end", f"the daemon did not finish replaying the conversation within "
+                      f"{CATCH_UP_SECONDS:.0f} s: what came meanwhile is shown as it comes")
+        self.replaying = False
+        self.caught_up.set()
 
     async def _read_events(self) -> None:
         failures = 0
@@ -150,7 +192,7 @@ class ServeSession:
     async def _stream_once(self) -> int:
         """Read one connection's events; how many new ones it brought."""
         headers = {"Accept": "text/event-stream", **self._headers()}
-        if self.last_event_id:
+        if self.last_event_id or self.replaying:  # "0": the whole ring
             headers["Last-Event-ID"] = str(self.last_event_id)
         response = await open_request(self.address, "GET", _path(self.session_id, "/events"), headers)
         try:
@@ -219,7 +261,10 @@ class ServeSession:
 
     def _handlers(self) -> dict[str, Callable[[JsonObject, JsonObject], None]]:
         return {
-            "session_update": lambda _envelope, data: self._events.session_update(data),
+            "session_update": self._session_update,
+            "replay_complete": self._replay_complete,
+            "state_resync_required": lambda _envelope, data: self._say(
+                "resync", "the daemon no longer holds the start of this conversation: earlier lines are missing"),
             "permission_request": self._permission_asked,
             "permission_resolved": self._permission_resolved,
             "turn_complete": self._turn_ended,
@@ -227,6 +272,18 @@ class ServeSession:
             "session_died": lambda _envelope, data: self._end(f"the daemon's session ended ({data.get('reason')})"),
             "client_evicted": lambda _envelope, _data: None,  # the stream closes; the reader reconnects
         }
+
+    def _session_update(self, envelope: JsonObject, data: JsonObject) -> None:
+        update = data.get("update")
+        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+        if kind != "user_message_chunk" or self.replaying:
+            self._events.session_update(data)
+        elif self.client_id is not None and envelope.get("originatorClientId") not in (None, self.client_id):
+            self._events.prompt_elsewhere(data)  # our own echo is dropped: the chat showed the prompt
+
+    def _replay_complete(self, _envelope: JsonObject, _data: JsonObject) -> None:
+        self.replaying = False
+        self.caught_up.set()
 
     def _say(self, kind: str, message: str) -> None:
         if kind not in self._said:
