@@ -16,7 +16,7 @@ from tests.rig.fake_model import FakeModel, Reply, is_agent_request, user_texts
 
 CHUNKS = 5_000  # chunks of one measured answer
 SIZE = 40  # characters a chunk
-TURNS = 3  # measured answers per host process, after a warm-up one
+TURNS = 5  # measured answers per host process, after a warm-up one
 MEMORY_MARGIN_MIB = 10
 PROMPT = re.compile(r"stream (\d+) (\d+)")
 END = "§END§"  # bench/serve_host.py's sign that the answer's last chunk is in the view

@@ -6,7 +6,7 @@ or through `qwen --acp` on stdio. Prints one JSON line:
 
     python -m bench.serve_host WORKDIR serve|stdio MODEL_URL CHUNKS SIZE TURNS
 
-After a warm-up turn, TURNS turns each stream CHUNKS chunks of SIZE characters
+After a warm-up answer of the same size, TURNS turns each stream CHUNKS chunks of SIZE characters
 (bench/serve.py's model answers the prompt "stream CHUNKS SIZE"):
 
 - "rate": per turn, the answer's chunks handled a second, from the first
@@ -86,7 +86,9 @@ def main(workdir: Path, transport: str, model_url: str, chunks: int, size: int, 
         before = rss_bytes()
         bench = BenchChat(host, folder.resolve(), [str(cli.node), str(cli.entry)], WAIT,
                           {"chat_transport": transport, "serve_keep_running": False})
-        bench.turn("stream 100 20")  # warm-up: the agent's first turn loads what later turns reuse
+        # Warm-up: a whole answer first, so both node processes (the agent, and on serve the daemon) have
+        # compiled their hot paths before a rate is taken.
+        bench.turn(f"stream {chunks} {size}")
         rates, counts = [], []
         for _ in range(turns):
             rate, count = turn_rate(bench, chunks, size)
