@@ -32,6 +32,7 @@ class Recorder:
         self.updates: list[dict[str, Any]] = []
         self.permissions: list[dict[str, Any]] = []
         self.refusals: list[str] = []
+        self.elsewhere: list[str] = []  # live prompts of other clients
         self.option_id = option_id
 
     def session_update(self, params: dict[str, Any]) -> None:
@@ -40,6 +41,9 @@ class Recorder:
     async def request_permission(self, params: dict[str, Any]) -> dict[str, Any]:
         self.permissions.append(params)
         return {"outcome": {"outcome": "selected", "optionId": self.option_id}}
+
+    def prompt_elsewhere(self, params: dict[str, Any]) -> None:
+        self.elsewhere.append(params["update"]["content"]["text"])
 
     def refused(self, message: str) -> None:
         self.refusals.append(message)
@@ -183,9 +187,10 @@ async def test_a_prompt_of_a_second_client_appears_in_the_first(started: daemon.
         result = await asyncio.wait_for(second.prompt([{"type": "text", "text": "asked elsewhere"}]), WAIT)
         assert result.stop_reason == "end_turn"
         await wait_until(lambda: "answer for the other client" in mine.texts(), "the other client's answer")
-        echoes = [u["update"]["content"]["text"] for u in mine.updates
-                  if u["update"].get("sessionUpdate") == "user_message_chunk"]
-        assert echoes == ["asked elsewhere"]
+        # The first client hears the prompt as another client's; the sender does not hear its own echo.
+        assert mine.elsewhere == ["asked elsewhere"] and theirs.elsewhere == []
+        for recorder in (mine, theirs):
+            assert not [u for u in recorder.updates if u["update"].get("sessionUpdate") == "user_message_chunk"]
     finally:
         first.close()
         second.close()
