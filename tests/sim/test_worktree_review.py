@@ -144,9 +144,12 @@ def test_open_keep_and_drop_resolve_no_worktree_path_on_the_main_thread(repo_rig
     tree = str(worktree_path(rig, "paths"))
     on_main: list[str] = []
 
+    # The review's commands, and the listener that gives a file a turn changed its reference when it loads.
+    ours = tuple(f"{PACKAGE}/plugin/chat/{module}" for module in ("worktree_review.py", "turn_review.py"))
+
     def from_worktree_review() -> bool:
         frame = sys._getframe(2)
-        while frame is not None and not frame.f_code.co_filename.endswith(f"{PACKAGE}/plugin/chat/worktree_review.py"):
+        while frame is not None and not frame.f_code.co_filename.endswith(ours):
             frame = frame.f_back
         return frame is not None
 

@@ -316,12 +316,17 @@ class TurnReferenceListener(sublime_plugin.EventListener):
     def on_load(self, view: sublime.View) -> None:
         name = view.file_name()
         every = [turns_of(view.window(), chat.chat_id) for chat in chats.of_window(view.window())] if name else []
-        change = next((c for turns in every if turns is not None and (c := turns.pending(real(name or "")))), None)
-        before = change.before if change is not None else None
-        if before is None:
+        held = [turns for turns in every if turns is not None]
+        if not name or not held:
             return
 
         def decode() -> None:
+            # Resolving the path touches the disk (a network folder may hang): not on the main thread.
+            path = real(name)
+            change = next((c for turns in held if (c := turns.pending(path))), None)
+            before = change.before if change is not None else None
+            if before is None:
+                return
             text = before.text()
             sublime.set_timeout(lambda: _set_reference(view, text))
 
