@@ -254,12 +254,9 @@ class _SessionEvents:
         self._bridge = bridge
 
     def session_update(self, params: JsonObject) -> None:
-        try:
-            notification = SessionNotification.model_validate(params)
-        except ValidationError:
-            log.info("serve: dropped a session update of an unknown shape")
-            return
-        self._bridge._events.session_update(notification)
+        notification = _notification(params, "a session update")
+        if notification is not None:
+            self._bridge._events.session_update(notification)
 
     async def request_permission(self, params: JsonObject) -> JsonObject:
         request = RequestPermissionRequest.model_validate(params)
@@ -268,18 +265,21 @@ class _SessionEvents:
         return answer
 
     def prompt_elsewhere(self, params: JsonObject) -> None:
-        try:
-            notification = SessionNotification.model_validate(params)
-        except ValidationError:
-            log.info("serve: dropped another client's prompt of an unknown shape")
-            return
-        update = notification.update
-        if isinstance(update, UserMessageChunk):
+        notification = _notification(params, "another client's prompt")
+        if notification is not None and isinstance(notification.update, UserMessageChunk):
             self._bridge._events.ext_notification(
-                PROMPT_ELSEWHERE, {"sessionId": notification.session_id, "text": chunk_text(update.content)})
+                PROMPT_ELSEWHERE, {"sessionId": notification.session_id, "text": chunk_text(notification.update.content)})
 
     def refused(self, message: str) -> None:
         self._bridge._events.refused(message)
+
+
+def _notification(params: JsonObject, what: str) -> SessionNotification | None:
+    try:
+        return SessionNotification.model_validate(params)
+    except ValidationError:
+        log.info("serve: dropped %s of an unknown shape", what)
+        return None
 
 
 class ServeConnection(AgentConnection):
