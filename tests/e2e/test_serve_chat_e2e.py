@@ -115,6 +115,15 @@ def test_what_the_daemon_has_no_route_for_is_refused_plainly(serve_chat: RealCha
         conversation.list_history([]).result(WAIT)
 
 
+def test_a_turns_usage_reaches_the_status_bar_on_serve(serve_chat: RealChat) -> None:
+    serve_chat.model.queue(Reply(text="Counted.", usage=(1500, 30, 400)))
+    serve_chat.send("Count me")
+    assert serve_chat.ended() == ["end_turn"]
+    report = serve_chat.chat().conversation.state.usage.report()
+    assert report["turn"]["inputTokens"] == 1500 and report["turn"]["outputTokens"] == 30
+    assert "1.5k in / 30 out" in serve_chat.host.window.active_view().get_status("qwen_chat")
+
+
 def test_modes_are_set_through_the_daemons_approval_mode_route(serve_chat: RealChat) -> None:
     serve_chat.model.queue("Ready.")
     serve_chat.send("hello")
