@@ -115,8 +115,30 @@ def test_what_the_daemon_has_no_route_for_is_refused_plainly(serve_chat: RealCha
     conversation = serve_chat.chat().conversation
     with pytest.raises(Exception, match="cannot rewind"):
         conversation.rewind(0).result(WAIT)
-    conversation.set_mode("plan").result(WAIT)  # the error goes to the transcript, drawn a moment later
-    assert serve_chat.host.wait_for(lambda: "not on the serve transport" in serve_chat.transcript(), timeout=WAIT)
+    with pytest.raises(Exception, match="not on the serve transport"):
+        conversation.list_history([]).result(WAIT)
+
+
+def test_a_turns_usage_reaches_the_status_bar_on_serve(serve_chat: RealChat) -> None:
+    serve_chat.model.queue(Reply(text="Counted.", usage=(1500, 30, 400)))
+    serve_chat.send("Count me")
+    assert serve_chat.ended() == ["end_turn"]
+    report = serve_chat.chat().conversation.state.usage.report()
+    assert report["turn"]["inputTokens"] == 1500 and report["turn"]["outputTokens"] == 30
+    assert "1.5k in / 30 out" in serve_chat.host.window.active_view().get_status("qwen_chat")
+
+
+def test_modes_are_set_through_the_daemons_approval_mode_route(serve_chat: RealChat) -> None:
+    serve_chat.model.queue("Ready.")
+    serve_chat.send("hello")
+    serve_chat.ended()
+    conversation = serve_chat.chat().conversation
+    assert "plan" in [mode.id for mode in conversation.state.modes]
+    conversation.set_mode("plan").result(WAIT)
+    conversation.set_mode("reckless").result(WAIT)  # the daemon's 400, said in the transcript
+    assert serve_chat.host.wait_for(lambda: "refused session/set_mode" in serve_chat.transcript(), timeout=WAIT)
+    transcript = serve_chat.transcript()
+    assert transcript.count("refused session/set_mode") == 1 and "not on the serve transport" not in transcript
 
 
 def test_without_keep_running_the_daemon_ends_with_the_windows_last_chat(serve_chat: RealChat) -> None:

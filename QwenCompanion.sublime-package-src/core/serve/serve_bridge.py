@@ -57,6 +57,21 @@ log = logging.getLogger(__name__)
 SERVE_AGENT_NAME = "qwen serve"
 
 
+# ACP's session requests the daemon has a route for: (route, ACP field, the route's field).
+_SESSION_ROUTES: dict[str, tuple[str, str, str]] = {
+    "session/set_model": ("/model", "modelId", "modelId"),
+    "session/set_mode": ("/approval-mode", "modeId", "mode"),
+}
+# The daemon's approval modes (0.24.4's APPROVAL_MODES): its session answer lists none, so the chat's mode picker gets these.
+DAEMON_MODES = ("plan", "default", "auto-edit", "auto", "yolo")
+
+
+def session_answer(session_id: str) -> JsonObject:
+    """A new session's answer as the chat adopts it (ACP's shape): its id and the modes it can set."""
+    return {"sessionId": session_id,
+            "modes": {"availableModes": [{"id": mode, "name": mode} for mode in DAEMON_MODES]}}
+
+
 class NotOnServe(AgentError):
     """What the chat asked has no route on the daemon."""
 
@@ -174,7 +189,7 @@ class ServeBridge(AgentBridge):
         self._sessions[session.session_id] = session
         if not session.attached:  # one the daemon had is read from its start by `catch_up`
             session.start()
-        return NewSessionResponse(session_id=session.session_id), {"sessionId": session.session_id}
+        return NewSessionResponse(session_id=session.session_id), session_answer(session.session_id)
 
     def replays(self, session_id: str) -> bool:
         """The session was the daemon's before this chat attached (a reload,
@@ -199,7 +214,18 @@ class ServeBridge(AgentBridge):
         raise NotOnServe("the list of earlier sessions")
 
     async def request(self, method: str, params: JsonObject) -> Any:
-        raise NotOnServe(f"{method} (modes, models, rewind and sign-in)")
+        route = _SESSION_ROUTES.get(method)
+        if route is None:
+            raise NotOnServe(f"{method} (rewind and sign-in)")
+        suffix, field_name, daemon_field = route
+        session_id = str(params.get("sessionId") or "")
+        session = self._sessions.get(session_id)
+        if session is None or not self._live:
+            raise AgentError("the session is not open on the qwen serve daemon")
+        try:
+            return await session.post(suffix, {daemon_field: params.get(field_name)})
+        except (ServeError, OSError, HttpError) as error:
+            raise AgentError(f"the daemon refused {method}: {error}") from error
 
     async def prompt(self, session_id: str, blocks: list[JsonObject]) -> PromptResponse:
         self._check_alive()

@@ -365,6 +365,13 @@ class ServeSession:
         if answer.status not in (200, 202, 204):
             raise _failed(answer, "POST cancel")
 
+    async def post(self, suffix: str, body: JsonObject) -> JsonObject:
+        """A session route that answers JSON (model, approval mode): its answer, or ServeError."""
+        answer = await request_json(self.address, "POST", _path(self.session_id, suffix), body, self._headers())
+        if answer.status != 200:
+            raise _failed(answer, f"POST {suffix}")
+        return answer.body if isinstance(answer.body, dict) else {}
+
     # --- permissions ---------------------------------------------------------
 
     def _permission_asked(self, _envelope: JsonObject, data: JsonObject) -> None:
