@@ -8,9 +8,11 @@ Timings are not asserted: what made naming cost grow with the argument
 from __future__ import annotations
 
 import functools
+import threading
 import time
 
 from tests.sublime_sim import SimulatedHost
+from tests.sublime_sim._scheduler import Clock, Loop
 from tests.sublime_sim._watchdog import LABEL_LIMIT
 
 BIG = 10_000_000
@@ -87,3 +89,34 @@ def test_run_seconds_holds_each_callback_from_when_the_loop_takes_it(sim_host: S
     sim_host.sublime.set_timeout(work)
     sim_host.wait_idle()
     assert loop.run_seconds - before >= inside[0] > 0
+
+
+def test_a_call_waiting_for_a_loop_that_stops_is_told_so_and_never_run() -> None:
+    # A plugin's thread that waits on the main thread while the host shuts down is
+    # told the call will not run; left waiting, it kept the host's stop for 10 s.
+    errors: list[BaseException] = []
+    loop = Loop("main under test", threading.Condition(), Clock(), lambda _, error: errors.append(error))
+    loop.start()
+    busy, release = threading.Event(), threading.Event()
+    loop.post(lambda: (busy.set(), release.wait()))  # the loop runs something long
+    assert busy.wait(5.0)
+    ran: list[str] = []
+    outcome: list[BaseException | str] = []
+
+    def caller() -> None:
+        try:
+            outcome.append(loop.call_and_wait(lambda: ran.append("ran")))
+        except BaseException as error:
+            outcome.append(error)
+
+    calling = threading.Thread(target=caller)
+    calling.start()
+    while not loop.pending():  # the call is queued behind the running callback
+        time.sleep(0.01)
+    loop.stop(timeout=0)
+    calling.join(5.0)
+    release.set()
+    loop.thread.join(5.0)
+    assert len(outcome) == 1 and isinstance(outcome[0], RuntimeError)
+    assert "stopped before running the call" in str(outcome[0])
+    assert ran == [] and errors == []

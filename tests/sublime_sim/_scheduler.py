@@ -58,6 +58,8 @@ class _Task:
     seq: int
     fn: Callable[[], Any] = field(compare=False)
     label: str = field(compare=False, default="")
+    # Called instead of `fn` when the loop stops first (a caller waiting for it is told).
+    dropped: Callable[[], None] | None = field(compare=False, default=None)
 
 
 class Loop:
@@ -99,9 +101,14 @@ class Loop:
         with self._cond:
             if self._stopping:
                 return  # the plugin host is gone: callbacks are dropped
-            due = self._clock.now() + max(delay_ms, 0) / 1000.0
-            heapq.heappush(self._heap, _Task(due, next(self._seq), fn, label))
-            self._cond.notify_all()
+            self._push(fn, delay_ms, label)
+
+    def _push(self, fn: Callable[[], Any], delay_ms: float, label: str,
+              dropped: Callable[[], None] | None = None) -> None:
+        """Queue `fn` (hold the lock)."""
+        due = self._clock.now() + max(delay_ms, 0) / 1000.0
+        heapq.heappush(self._heap, _Task(due, next(self._seq), fn, label, dropped))
+        self._cond.notify_all()
 
     def call_and_wait(self, fn: Callable[[], Any], timeout: float = 30.0) -> Any:
         """Run ``fn`` on this loop and return its result or re-raise its error."""
@@ -118,10 +125,14 @@ class Loop:
             finally:
                 done.set()
 
-        with self._cond:
+        def abandoned() -> None:  # the loop stopped before running it: the caller is told at once
+            box["error"] = RuntimeError(f"the {self.name} thread stopped before running the call")
+            done.set()
+
+        with self._cond:  # checked and queued at once: a stop in between would leave the caller waiting
             if self._stopping or not self.thread.is_alive():
                 raise RuntimeError(f"the {self.name} thread is not running")
-        self.post(task, 0, label=f"call_and_wait {callback_name(fn)}")
+            self._push(task, 0, f"call_and_wait {callback_name(fn)}", abandoned)
         with self.watchdog.internal():  # the caller waits, as Sublime blocks it
             finished = done.wait(timeout)
         if not finished:
@@ -140,16 +151,21 @@ class Loop:
 
     def clear(self) -> None:
         """Drop every pending callback (the API shutting down)."""
+        self._drop_pending()
+
+    def _drop_pending(self) -> None:
         with self._cond:
-            self._heap.clear()
+            tasks, self._heap = self._heap, []
             self._cond.notify_all()
+        for task in tasks:
+            if task.dropped is not None:
+                task.dropped()
 
     def stop(self, timeout: float = 10.0) -> None:
         """Drop pending callbacks and wait for the running one to finish."""
         with self._cond:
             self._stopping = True
-            self._heap.clear()
-            self._cond.notify_all()
+        self._drop_pending()
         if self.thread.is_alive() and not self.is_current():
             self.thread.join(timeout)
             if self.thread.is_alive():

@@ -5,6 +5,7 @@ malformed and 10 MB lines, unknown methods, crashes and restarts."""
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import threading
 import time
@@ -15,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core.chat import agent_connection
+from qwencompanion_src.core import threads
+from qwencompanion_src.core.chat import agent_connection, chat_thread
 from qwencompanion_src.core.chat.acp_lines import redact
-from qwencompanion_src.core.chat.bridge import AgentBridge, AgentCommand
+from qwencompanion_src.core.chat.bridge import AgentBridge, AgentCommand, AgentGone
 from qwencompanion_src.core.chat.chat import Conversation, ConversationSetup
 from qwencompanion_src.core.chat.chat_thread import ChatThread
 from qwencompanion_src.core.chat.render import PlainRenderer
@@ -30,6 +32,13 @@ from tests.support.processes import alive
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 15.0
+
+
+def wait_gone(thread_name: str, timeout: float = WAIT) -> bool:
+    deadline = time.monotonic() + timeout
+    while any(t.name == thread_name for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return not any(t.name == thread_name for t in threading.enumerate())
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = WAIT) -> Any:
@@ -377,6 +386,80 @@ def test_close_ends_the_agent_process(rig: Rig) -> None:
     wait_for(lambda: chat.state.agent == "busy")
     chat.close()
     wait_for(lambda: not alive(pid))
+
+
+class AgentStarts:
+    """Records, for each agent start, whether the closing had begun by then."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.closing = threading.Event()
+        self.while_closing: list[bool] = []
+        new_bridge = agent_connection.AgentConnection._new_bridge
+
+        def recording_new_bridge(connection: agent_connection.AgentConnection, *args: Any) -> AgentBridge:
+            self.while_closing.append(self.closing.is_set())
+            return new_bridge(connection, *args)
+
+        monkeypatch.setattr(agent_connection.AgentConnection, "_new_bridge", recording_new_bridge)
+
+
+def test_unloading_with_prompts_queued_behind_a_stalled_turn_starts_no_agent_and_leaves_no_task(
+        rig: Rig, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    # Unloading kills the agent, which ends the stalled turn: the queue must not send the next
+    # prompt, whose agent start (cancelled mid-spawn) held the chat thread for DRAIN_SECONDS.
+    chat, _, events = rig.chat([[{"stall": 30}], [{"chunks": ["never sent"]}]])
+    starts = AgentStarts(monkeypatch)
+    chat.send("stalls")
+    chat.send("queued one")
+    chat.send("queued two")
+    pid = wait_for(lambda: chat.pid)
+    wait_for(lambda: rig.turns_taken() == 1 and chat.state.agent == "busy")
+    caplog.set_level(logging.WARNING, logger=chat_thread.__name__)
+    starts.closing.set()
+    chat.close()  # as the package's unload does: every chat, then the thread
+    wait_for(lambda: events.ended)  # the kill ended the stalled turn before the thread stops
+    rig.thread.stop_soon()
+    assert wait_gone(threads.CHAT_LOOP)
+    assert starts.while_closing == [False]
+    assert not [r for r in caplog.records if "did not end" in r.getMessage()]  # the drain found no task left
+    assert not alive(pid)
+    assert len(rig.received("session/prompt")) == 1
+    assert len(chat.queue) == 2  # left unsent
+
+
+def test_a_chat_thread_that_stops_under_a_stalled_turn_sends_no_queued_prompt(
+        rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    chat, _, events = rig.chat([[{"stall": 30}], [{"chunks": ["never sent"]}]])
+    starts = AgentStarts(monkeypatch)
+    chat.send("stalls")
+    chat.send("queued")
+    wait_for(lambda: rig.turns_taken() == 1 and chat.state.agent == "busy")
+    starts.closing.set()
+    rig.thread.stop_soon()  # the chat is not closed first
+    assert wait_gone(threads.CHAT_LOOP)
+    assert starts.while_closing == [False]
+    assert len(rig.received("session/prompt")) == 1
+    assert len(events.ended) == 1  # the queued prompt is left, not failed for want of an agent
+
+
+def test_no_agent_starts_on_a_chat_thread_that_is_stopping(rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    starts = AgentStarts(monkeypatch)
+    connection = agent_connection.AgentConnection(rig.thread, lambda: AgentCommand([sys.executable, "-c", ""], "."))
+    rig.thread.closing = True  # as `stop` and `stop_soon` set it first
+    with pytest.raises(AgentGone):
+        connection.call("initialize", {}).result(WAIT)
+    assert starts.while_closing == []
+
+
+def test_a_closed_chat_starts_no_agent(rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    chat, _, events = rig.chat()
+    starts = AgentStarts(monkeypatch)
+    chat.start().result(WAIT)
+    starts.closing.set()
+    chat.close()
+    chat.start().result(WAIT)
+    assert starts.while_closing == [False]
+    assert events.errors == ["the chat is closed"]
 
 
 def test_cancel_without_an_answer_offers_a_restart(rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:

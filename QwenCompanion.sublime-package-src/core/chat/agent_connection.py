@@ -37,7 +37,7 @@ from acp.schema import (
 
 from .. import threads
 from ..json_types import JsonObject
-from .bridge import AgentBridge, AgentCommand, AgentError, BridgeEvents
+from .bridge import AgentBridge, AgentCommand, AgentError, AgentGone, BridgeEvents
 from .chat_thread import ChatThread
 from .request_handler import AgentRequestHandler
 
@@ -190,6 +190,8 @@ class AgentConnection:
         if self._ready_lock is None:
             self._ready_lock = asyncio.Lock()
         async with self._ready_lock:
+            if self._thread.closing:  # a start now would outlive the loop that must end it
+                raise AgentGone("the chat is closing")
             bridge = self.bridge
             if bridge is not None and bridge.running and not self._expected_exit and bridge is not self._failed_start:
                 return bridge

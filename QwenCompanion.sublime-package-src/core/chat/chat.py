@@ -92,6 +92,7 @@ class Conversation:
         self.queue = PromptQueue()  # the user changes it from the main thread (prompt_queue.py)
         self._ready_lock: asyncio.Lock | None = None
         self._draining = False
+        self._closed = False  # `close` is final: nothing of this chat starts its agent again
         self._rewinding = False
         self._layout = TranscriptLayout(streamer)
         self._replaying = False
@@ -187,6 +188,7 @@ class Conversation:
     def close(self) -> None:
         """Leave the agent; the last chat to leave ends it now, whatever state
         the loop is in (any thread; never waits)."""
+        self._closed = True  # first: the turn the kill below ends must not start the next queued one
         self.state.agent = "stopped"  # an expected exit: no error line
         self._setup.request_handler().cancel_pending()
         self.connection.detach(self)
@@ -266,6 +268,8 @@ class Conversation:
         if self._ready_lock is None:
             self._ready_lock = asyncio.Lock()
         async with self._ready_lock:
+            if self._closed:  # e.g. a mode change that came after the chat was closed
+                raise AgentGone("the chat is closed")
             bridge = self._bridge
             if (bridge is not None and bridge.running and bridge is self._session_bridge
                     and self.state.agent not in ("stopped", "exited")):
@@ -423,7 +427,8 @@ class Conversation:
             return
         self._draining = True
         try:
-            while (prompt := self.queue.take()) is not None:
+            # Closing ends the running turn (its agent is killed): the queued prompts are left unsent.
+            while not (self._closed or self._thread.closing) and (prompt := self.queue.take()) is not None:
                 await self._turn_of(prompt.text, prompt.context)
         finally:
             self._draining = False

@@ -21,8 +21,12 @@ class ChatThread(LoopThread):
     def __init__(self) -> None:
         super().__init__(threads.CHAT_LOOP)
         self.bridges: list[AgentBridge] = []
+        # Set (any thread) once stopping begins: from then on no agent starts here
+        # (`AgentConnection.ready` refuses), so none can outlive the package or its loop.
+        self.closing = False
 
     def stop(self, timeout: float = 5.0) -> None:
+        self.closing = True
         if self.alive:
             try:
                 self.run(self._drain(), timeout)
@@ -51,6 +55,7 @@ class ChatThread(LoopThread):
 
     def stop_soon(self) -> None:
         """As `stop`, without waiting: the loop drains, then stops itself."""
+        self.closing = True
         if not self.alive:
             return
 
