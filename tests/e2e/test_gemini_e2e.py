@@ -70,7 +70,7 @@ def ide_status(session: TuiSession) -> str:
     """`/ide status`, once gemini's input box is there; the line it answers."""
     session.wait_for(re.escape("Type your message"), timeout=60)
     session.submit("/ide status")
-    found = session.wait_for(r"(Connected to Sublime Text|Disconnected: [^\n]*|not supported[^\n]*)", timeout=30)
+    found = session.wait_for(r"(Connected to Sublime Text|Disconnected: [^\n]*|not supported[^\n]*)", timeout=90)  # a hang guard: a loaded machine answers slowly
     return found.group(1)
 
 
