@@ -177,10 +177,11 @@ class BenchChat:
     """The package's chat in `host`, started on `qwen_command` in `folder`;
     `turn` sends a prompt and returns once the answer is in the transcript."""
 
-    def __init__(self, host: SimulatedHost, folder: Path, qwen_command: list[str], wait: float) -> None:
+    def __init__(self, host: SimulatedHost, folder: Path, qwen_command: list[str], wait: float,
+                 settings: dict[str, Any] | None = None) -> None:
         host.install_package(BUILT_PACKAGE, PACKAGE)
         (host.packages_dir / "User" / "QwenCompanion.sublime-settings").write_text(
-            json.dumps({"qwen_command": qwen_command}))
+            json.dumps({"qwen_command": qwen_command, **(settings or {})}))
         host.user.set_folders([str(folder)])
         host.load_package(PACKAGE)
         chats = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats

@@ -88,10 +88,10 @@ ALL_CPUS = set(range(os.cpu_count() or 1))
 WAIT = 60.0
 # What --only can pick, in the order a full run measures them.
 PARTS = ("listener", "context", "round-trips", "diff", "fanout", "startup", "memory", "chat", "ide-tools", "actions",
-         "hostile", "turn-changes", "chats", "rewind", "queue", "work-in-sight", "worktrees", "history")
+         "hostile", "turn-changes", "chats", "rewind", "queue", "work-in-sight", "worktrees", "history", "serve")
 # The parts measured with no peer (ours alone).
 SOLO_PARTS = {"ide-tools", "actions", "hostile", "turn-changes", "chats", "rewind", "queue", "work-in-sight", "worktrees",
-              "history"}
+              "history", "serve"}
 # The parts measured against the MCP peer, in one run of both servers.
 COMPANION_PARTS = set(PARTS) - {"chat"} - SOLO_PARTS
 
@@ -673,6 +673,8 @@ def report(rows: list[Row], rounds: int) -> str:
         "- queue row (13): the simulated host on tests/rig/fake_acp_agent.py, a turn running (bench/queue_host.py); no peer.",
         "- work-in-sight rows (13): the simulated host on tests/rig/fake_acp_agent.py (bench/work_in_sight_host.py).",
         "- history rows (13): the simulated host on tests/rig/fake_acp_agent.py (bench/history_host.py).",
+        "- serve rows (14): the simulated host's chat on the real qwen with the fake model, through `qwen serve`",
+        "  (the ours columns) and through `qwen --acp` on stdio (the peer columns), interleaved (bench/serve_host.py).",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),

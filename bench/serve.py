@@ -1,0 +1,64 @@
+"""The serve rows of `make bench`: the package's chat on `qwen serve` against
+the same chat on `qwen --acp` over stdio (bench/serve_host.py), the real
+qwen 0.24.4 on both, fed by one fake OpenAI-compatible model in this process
+(tests/rig/fake_model.py), the two transports interleaved round by round (the
+order alternating). In the rows, "ours" is serve and "peer" is stdio."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from pathlib import Path
+
+from bench.chat import floats, run_host
+from bench.run import Row, Samples, interleaved, progress
+from tests.rig.fake_model import FakeModel, Reply, is_agent_request, user_texts
+
+CHUNKS = 5_000  # chunks of one measured answer
+SIZE = 40  # characters a chunk
+TURNS = 5  # measured answers per host process, after a warm-up one
+MEMORY_MARGIN_MIB = 10
+PROMPT = re.compile(r"stream (\d+) (\d+)")
+END = "§END§"  # bench/serve_host.py's sign that the answer's last chunk is in the view
+
+
+def answer(body: dict[str, object]) -> Reply | None:
+    """The model's answer to "stream N SIZE": N chunks of SIZE characters, a
+    paragraph every 20, the last starting with END."""
+    prompts = user_texts(body) if is_agent_request(body) else []
+    found = PROMPT.search(prompts[-1]) if prompts else None
+    if found is None:
+        return None
+    count, size = int(found[1]), int(found[2])
+    pieces = [(f"{index:06d} " + "x" * size)[:size - 2] + ("\n\n" if index % 20 == 19 else "  ")
+              for index in range(count - 1)]
+    pieces.append((END + " " * size)[:size])
+    return Reply(text="".join(pieces), chunk_size=size)
+
+
+def serve_rows(rounds: int, workdir: Path) -> list[Row]:
+    rate, memory = Samples(), Samples()
+    transports = {"ours": "serve", "peer": "stdio"}
+    handled: set[int] = set()  # chunks of an answer as the chat got them: the same on both, or the rates differ in kind
+    progress(f"serve: {CHUNKS:,}-chunk answers from the real qwen on serve and on stdio, the fake model")
+    with FakeModel() as model:
+        model.set_responder(answer)
+        for number, name in interleaved(rounds):
+            result = run_host("bench.serve_host", workdir / f"serve-{number}-{transports[name]}", transports[name],
+                              model.base_url, CHUNKS, SIZE, TURNS)
+            rate.add(name, floats(result["rate"]))
+            memory.add(name, floats(result["rss_added_mib"]))
+            handled.update(int(count) for count in floats(result["chunks"]))
+    if len(handled) != 1:
+        raise RuntimeError(f"the transports handled answers of different numbers of chunks: {sorted(handled)}")
+
+    def within_margin(p50: float, ratio: float | None) -> bool | None:
+        return p50 <= statistics.median(memory.values["peer"]) + MEMORY_MARGIN_MIB
+
+    return [
+        Row("14", f"serve: answer chunks in the view per second, `qwen serve` (ours) vs `qwen --acp` on stdio "
+            f"(peer), {CHUNKS:,} chunks from the fake model", "/s", rate, "≥ 0.9× stdio",
+            lambda p50, ratio: ratio is not None and ratio >= 0.9),
+        Row("14", f"serve: plugin-host RSS added by the package with a chat after {TURNS + 1} answers, serve (ours) "
+            "vs stdio (peer)", "MiB", memory, f"≤ stdio + {MEMORY_MARGIN_MIB} MiB", within_margin),
+    ]
