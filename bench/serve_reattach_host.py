@@ -93,7 +93,9 @@ def lines_in_view(host: SimulatedHost, window_chat: Any, prompt: str, chunks: in
         return text if text == window_chat.conversation.streamer.transcript.text() else None
 
     text = host.wait_for(whole_transcript, timeout=WAIT)
-    expected = [prompt, END] + [f"{index:06d} " for index in range(chunks - 1)]
+    # The prompt under its header: its text alone may also be the chat's title.
+    user_header = sys.modules[f"{PACKAGE}.core.chat.render"].USER_HEADER
+    expected = [user_header + prompt, END] + [f"{index:06d} " for index in range(chunks - 1)]
     return ([line for line in expected if text.count(line) == 0], [line for line in expected if text.count(line) > 1])
 
 
