@@ -88,6 +88,7 @@ def reattach(host: SimulatedHost) -> tuple[float, int, Any]:
 def lines_in_view(host: SimulatedHost, window_chat: Any, prompt: str, chunks: int) -> tuple[list[str], list[str]]:
     """(missing, doubled): the prompt and the answer's numbered lines as the transcript view shows them."""
     view = window_chat.transcript_view
+
     def whole_transcript() -> str | None:
         text = str(view.substr(Region(0, view.size())))
         return text if text == window_chat.conversation.streamer.transcript.text() else None
@@ -99,6 +100,25 @@ def lines_in_view(host: SimulatedHost, window_chat: Any, prompt: str, chunks: in
     return ([line for line in expected if text.count(line) == 0], [line for line in expected if text.count(line) > 1])
 
 
+def first_answer(host: SimulatedHost, folder: Path, node: Path, entry: Path, prompt: str) -> int:
+    """Load the package, answer `prompt` in its chat on serve (kept running across reloads): the daemon's pid.
+    The chat is not kept: a reference to it would keep this copy of the package alive after the reloads."""
+    bench = BenchChat(host, folder.resolve(), [str(node), str(entry)], WAIT,
+                      {"chat_transport": "serve", "serve_keep_running": True})
+    bench.turn(prompt)
+    pid: int = bench.conversation.pid
+    return pid
+
+
+def reattach_and_count(host: SimulatedHost, daemon_pid: int, prompt: str, chunks: int) -> dict[str, float]:
+    """One reload and reattach: its time, the updates replayed, the lines missing from the view and doubled."""
+    elapsed, updates, window_chat = reattach(host)
+    if window_chat.conversation.pid != daemon_pid:
+        raise RuntimeError(f"the chat attached to {window_chat.conversation.pid}, not the daemon {daemon_pid}")
+    missing, doubled = lines_in_view(host, window_chat, prompt, chunks)
+    return {"reattach_ms": elapsed, "events": updates, "missing": len(missing), "doubled": len(doubled)}
+
+
 def main(workdir: Path, model_url: str, chunks: int, size: int, reloads: int) -> dict[str, Any]:
     cli = cli_for_package(workdir, model_url)
     host = SimulatedHost(workdir / "Packages", check_threads=False)
@@ -106,24 +126,17 @@ def main(workdir: Path, model_url: str, chunks: int, size: int, reloads: int) ->
     try:
         folder = workdir / "project"
         folder.mkdir(exist_ok=True)
-        bench = BenchChat(host, folder.resolve(), [str(cli.node), str(cli.entry)], WAIT,
-                          {"chat_transport": "serve", "serve_keep_running": True})
         prompt = f"stream {chunks} {size}"
-        bench.turn(prompt)
-        daemon_pid = bench.conversation.pid
+        daemon_pid = first_answer(host, folder, cli.node, cli.entry, prompt)
         result: dict[str, list[Any]] = {"reattach_ms": [], "events": [], "missing": [], "doubled": []}
         for _ in range(reloads):
-            elapsed, updates, window_chat = reattach(host)
-            if window_chat.conversation.pid != daemon_pid:
-                raise RuntimeError(f"the chat attached to {window_chat.conversation.pid}, not the daemon {daemon_pid}")
-            missing, doubled = lines_in_view(host, window_chat, prompt, chunks)
-            for key, value in (("reattach_ms", elapsed), ("events", updates), ("missing", len(missing)),
-                               ("doubled", len(doubled))):
+            for key, value in reattach_and_count(host, daemon_pid, prompt, chunks).items():
                 result[key].append(value)
         return result
     finally:
         started = descendants(os.getpid())
-        record = sys.modules[f"{PACKAGE}.plugin.chat.serve_daemon"].window_record(host.window)
+        serve_daemon = sys.modules.get(f"{PACKAGE}.plugin.chat.serve_daemon")  # absent if the chat never started
+        record = serve_daemon.window_record(host.window) if serve_daemon is not None else None
         if record is not None:  # kept running across reloads: this bench ends it, with its agents
             sys.modules[f"{PACKAGE}.core.serve.daemon"].stop_daemon(record)
         host.close()
