@@ -678,6 +678,8 @@ def report(rows: list[Row], rounds: int) -> str:
         "  worktree chats on bench/chat_agent.py (bench/worktrees_host.py).",
         "- serve rows (14): the simulated host's chat on the real qwen with the fake model, through `qwen serve`",
         "  (the ours columns) and through `qwen --acp` on stdio (the peer columns), interleaved (bench/serve_host.py).",
+        "  The reattach row is serve's alone: the package reloaded and the chat opened again after a 1,000-chunk",
+        "  answer, from its start to the replay's last line in the view (bench/serve_reattach_host.py).",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),

@@ -2,7 +2,10 @@
 the same chat on `qwen --acp` over stdio (bench/serve_host.py), the real
 qwen 0.24.4 on both, fed by one fake OpenAI-compatible model in this process
 (tests/rig/fake_model.py), the two transports interleaved round by round (the
-order alternating). In the rows, "ours" is serve and "peer" is stdio."""
+order alternating). In the rows, "ours" is serve and "peer" is stdio. The
+reattach row is serve's alone (bench/serve_reattach_host.py): a chat that
+streamed a long answer, the package reloaded, the chat opened again and
+replaying the daemon's events into its transcript view."""
 
 from __future__ import annotations
 
@@ -20,6 +23,9 @@ TURNS = 5  # measured answers per host process, after a warm-up one
 MEMORY_MARGIN_MIB = 10
 PROMPT = re.compile(r"stream (\d+) (\d+)")
 END = "§END§"  # bench/serve_host.py's sign that the answer's last chunk is in the view
+REATTACH_CHUNKS = 1_000  # chunks of the answer replayed after each reload: as many daemon events and a few more
+RELOADS = 5  # reloads per host process
+REATTACH_GOAL_MS = 300
 
 
 def answer(body: dict[str, object]) -> Reply | None:
@@ -61,4 +67,29 @@ def serve_rows(rounds: int, workdir: Path) -> list[Row]:
             lambda p50, ratio: ratio is not None and ratio >= 0.9),
         Row("14", f"serve: plugin-host RSS added by the package with a chat after {TURNS + 1} answers, serve (ours) "
             "vs stdio (peer)", "MiB", memory, f"≤ stdio + {MEMORY_MARGIN_MIB} MiB", within_margin),
+        *reattach_rows(rounds, workdir),
+    ]
+
+
+def reattach_rows(rounds: int, workdir: Path) -> list[Row]:
+    reattach = Samples()
+    progress(f"serve: reattaching after a reload, a {REATTACH_CHUNKS:,}-chunk answer replayed, {RELOADS} reloads "
+             f"in each of {rounds} host processes")
+    with FakeModel() as model:
+        model.set_responder(answer)
+        for number in range(rounds):
+            result = run_host("bench.serve_reattach_host", workdir / f"serve-reattach-{number}", model.base_url,
+                              REATTACH_CHUNKS, SIZE, RELOADS)
+            # Every line exactly once, or the time is not a reattach's: the row fails instead of reporting it.
+            missing, doubled = sum(floats(result["missing"])), sum(floats(result["doubled"]))
+            if missing or doubled:
+                raise RuntimeError(f"after a reattach, {missing:.0f} lines were missing from the transcript view "
+                                   f"and {doubled:.0f} shown more than once")
+            if min(floats(result["events"])) < REATTACH_CHUNKS:
+                raise RuntimeError(f"the replays handed over {floats(result['events'])} events, not {REATTACH_CHUNKS:,}")
+            reattach.add("ours", floats(result["reattach_ms"]))
+    return [
+        Row("14", f"serve: reattaching after a reload, {REATTACH_CHUNKS:,} events replayed: the chat's start (attach) "
+            "→ the last line in the transcript view (every line checked there once)", "ms", reattach,
+            f"≤ {REATTACH_GOAL_MS} ms", lambda p50, ratio: p50 <= REATTACH_GOAL_MS),
     ]

@@ -29,16 +29,43 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench.host import BenchChat, rss_bytes
-from tests.rig.qwen_cli import cli_env, find_cli, make_home
+from tests.rig.qwen_cli import QwenCli, cli_env, find_cli, make_home
 from tests.sublime_sim import SimulatedHost
 from tests.support.processes import alive, descendants
 
 WAIT = 180.0
 END = "§END§"  # the last chunk's text starts with it: the answer is in the view once a view update carries it
+
+
+def timed_apply(window_chat: Any, shown: list[int]) -> Callable[[], None]:
+    """`window_chat.apply_pending` that adds to `shown` when the view update carrying END was applied."""
+    original_apply = window_chat.apply_pending
+
+    def apply_pending() -> None:
+        with window_chat._pending_lock:
+            carries_end = any(END in edit.text for edit in window_chat._pending)
+        original_apply()
+        if carries_end and not shown:
+            shown.append(time.monotonic_ns())
+
+    return apply_pending
+
+
+def cli_for_package(workdir: Path, model_url: str) -> QwenCli:
+    """The real qwen, the fake model at `model_url` and an isolated home under
+    `workdir` made this process's environment: the package starts qwen with Sublime's."""
+    cli = find_cli()
+    reason = cli.missing_reason()
+    if reason:
+        raise RuntimeError(reason)
+    os.environ.update(cli_env(cli, make_home(workdir / "cli"), model_url))
+    os.environ.pop("QWEN_HOME", None)
+    return cli
 
 
 def turn_rate(bench: BenchChat, chunks: int, size: int) -> tuple[float, int]:
@@ -53,14 +80,7 @@ def turn_rate(bench: BenchChat, chunks: int, size: int) -> tuple[float, int]:
         if getattr(notification.update, "session_update", None) == "agent_message_chunk":
             handled.append(time.monotonic_ns())
 
-    def timed_apply() -> None:
-        with window_chat._pending_lock:
-            carries_end = any(END in edit.text for edit in window_chat._pending)
-        original_apply()
-        if carries_end and not shown:
-            shown.append(time.monotonic_ns())
-
-    chat.session_update, window_chat.apply_pending = counted, timed_apply
+    chat.session_update, window_chat.apply_pending = counted, timed_apply(window_chat, shown)
     try:
         bench.turn(f"stream {chunks} {size}")
     finally:
@@ -71,13 +91,7 @@ def turn_rate(bench: BenchChat, chunks: int, size: int) -> tuple[float, int]:
 
 
 def main(workdir: Path, transport: str, model_url: str, chunks: int, size: int, turns: int) -> dict[str, Any]:
-    cli = find_cli()
-    reason = cli.missing_reason()
-    if reason:
-        raise RuntimeError(reason)
-    # The package starts qwen with Sublime's environment: make it the CLI's (the fake model, an isolated home).
-    os.environ.update(cli_env(cli, make_home(workdir / "cli"), model_url))
-    os.environ.pop("QWEN_HOME", None)
+    cli = cli_for_package(workdir, model_url)
     host = SimulatedHost(workdir / "Packages", check_threads=False)
     try:
         folder = workdir / "project"
