@@ -102,8 +102,7 @@ class ServeSession:
         self.session_id = session_id
         self.client_id = client_id
         self.attached = attached  # the daemon had the session before this client asked for it
-        self.replaying = False  # reading the ring from its start, until `replay_complete`
-        self.caught_up = asyncio.Event()
+        self.caught_up = asyncio.Event()  # set once a replay asked by `start` was handed over
         self.last_event_id = last_event_id
         self.epoch = epoch  # the daemon's run (X-Qwen-Event-Epoch) the event ids count in
         self._events = events
@@ -143,11 +142,15 @@ class ServeSession:
     def started(self) -> bool:
         return self._reader is not None
 
+    @property
+    def replaying(self) -> bool:
+        """Reading the ring from its start, until `replay_complete`."""
+        return self.started and not self.caught_up.is_set()
+
     def start(self, replay: bool = False) -> None:
         """Read the session's events (and read them again after a dropped
         connection) until `close()`; with `replay`, from the start of the
         daemon's ring (see `caught_up`)."""
-        self.replaying = replay
         if not replay:
             self.caught_up.set()
         self._reader = asyncio.ensure_future(self._read_events())
@@ -155,18 +158,21 @@ class ServeSession:
     async def catch_up(self) -> None:
         """Wait until the replay asked by `start(replay=True)` has been handed
         over (or the session ended, or the daemon never marked the end)."""
-        ended: asyncio.Future[object] = asyncio.ensure_future(asyncio.shield(self.gone))
-        waiting: asyncio.Future[object] = asyncio.ensure_future(self.caught_up.wait())
-        try:
-            await asyncio.wait([waiting, ended], timeout=CATCH_UP_SECONDS, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiting.cancel()
-            ended.cancel()
+        await self._until(self.caught_up, CATCH_UP_SECONDS)
         if not self.caught_up.is_set() and not self.gone.done():
             self._say("replay-end", f"the daemon did not finish replaying the conversation within "
                       f"{CATCH_UP_SECONDS:.0f} s: what came meanwhile is shown as it comes")
-        self.replaying = False
         self.caught_up.set()
+
+    async def _until(self, event: asyncio.Event, seconds: float) -> None:
+        """Wait for `event`, or the session's end, at most `seconds`."""
+        waiting: asyncio.Future[object] = asyncio.ensure_future(event.wait())
+        ended: asyncio.Future[object] = asyncio.ensure_future(asyncio.shield(self.gone))
+        try:
+            await asyncio.wait([waiting, ended], timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting.cancel()
+            ended.cancel()
 
     async def _read_events(self) -> None:
         failures = 0
@@ -282,7 +288,6 @@ class ServeSession:
             self._events.prompt_elsewhere(data)  # our own echo is dropped: the chat showed the prompt
 
     def _replay_complete(self, _envelope: JsonObject, _data: JsonObject) -> None:
-        self.replaying = False
         self.caught_up.set()
 
     def _say(self, kind: str, message: str) -> None:
@@ -329,13 +334,7 @@ class ServeSession:
         """Wait for the event stream, so that the prompt's first events are read."""
         if self.connected.is_set():
             return
-        waiting: asyncio.Future[object] = asyncio.ensure_future(self.connected.wait())
-        ended: asyncio.Future[object] = asyncio.ensure_future(asyncio.shield(self.gone))
-        try:
-            await asyncio.wait([waiting, ended], timeout=CONNECT_WAIT_SECONDS, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiting.cancel()
-            ended.cancel()
+        await self._until(self.connected, CONNECT_WAIT_SECONDS)
         if self.gone.done():
             raise SessionGone(self.gone.result())
         if not self.connected.is_set():
