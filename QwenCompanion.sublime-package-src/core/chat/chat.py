@@ -13,8 +13,9 @@ schedule work elsewhere.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -359,28 +360,34 @@ class Conversation:
     async def _catch_up(self, bridge: AgentBridge, session_id: str) -> None:
         """A session shared with other clients (qwen serve), attached again:
         its earlier events rebuild the transcript, as a reload's replay does."""
+        try:
+            with self._rebuilt_by_replay():
+                await bridge.catch_up(session_id)  # the answer may go on live: its block stays open
+        finally:
+            self._changed()
+
+    @contextlib.contextmanager
+    def _rebuilt_by_replay(self) -> Iterator[None]:
+        """An empty transcript and prompt log, which the session's replay
+        (session/load's, or the daemon's) fills meanwhile."""
         self._layout.clear()
         self.prompts.clear()
         self._replaying = True
         try:
-            await bridge.catch_up(session_id)
+            yield
         finally:
-            self._replaying = False  # the answer may go on live: its block stays open
-            self._changed()
+            self._replaying = False
 
     @threads.on_chat_loop
     async def _load(self, bridge: AgentBridge, session_id: str) -> None:
         self.connection.claim(session_id, self)  # its replay comes to this chat
-        self._layout.clear()
         self.state.usage.new_session()
-        self.prompts.clear()
-        self._replaying = True
         try:
-            _, raw = await self._authenticated(
-                bridge, lambda: bridge.load_session(session_id, self._cwd(), self._setup.mcp_servers())
-            )
+            with self._rebuilt_by_replay():
+                _, raw = await self._authenticated(
+                    bridge, lambda: bridge.load_session(session_id, self._cwd(), self._setup.mcp_servers())
+                )
         finally:
-            self._replaying = False
             self._layout.end_blocks()
         self._adopt(session_id, raw)
 
