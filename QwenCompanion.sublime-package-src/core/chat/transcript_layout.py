@@ -59,32 +59,29 @@ class TranscriptLayout:
 
     def prompt(self, text: str, context: list[JsonObject]) -> None:
         """The user's prompt, starting a turn, with a line naming what was attached."""
-        self.end_blocks()  # another client's turn, or one replayed, may have left its answer open
-        self.turn += 1
-        self._agent_block = 0
-        self.streamer.append(f"t{self.turn}.user", USER_HEADER + text.rstrip() + "\n\n" + context_note(context))
-        self._last_kind = "user"
+        # Another client's turn, or one replayed, may have left its answer open: `_user_turn` ends it.
+        self._user_turn(USER_HEADER + text.rstrip() + "\n\n" + context_note(context), "user")
 
     def user_text(self, text: str) -> None:
         """A piece of a user's prompt replayed by a reloaded session."""
         if self._last_kind != "user":
-            self.end_blocks()
-            self.turn += 1
-            self._agent_block = 0
-            self.streamer.append(f"t{self.turn}.user", USER_HEADER)
-            self._last_kind = "user"
+            self._user_turn(USER_HEADER, "user")
         self.streamer.append(f"t{self.turn}.user", text)
 
     def prompt_elsewhere(self, text: str) -> None:
         """A piece of a prompt another client of the session sent: its pieces
         make one turn, marked as sent elsewhere."""
         if self._last_kind != "elsewhere":
-            self.end_blocks()
-            self.turn += 1
-            self._agent_block = 0
-            self.streamer.append(f"t{self.turn}.user", USER_HEADER + ELSEWHERE_NOTE)
+            self._user_turn(USER_HEADER + ELSEWHERE_NOTE, "elsewhere")
         self.streamer.append(f"t{self.turn}.user", text.rstrip() + "\n\n")
-        self._last_kind = "elsewhere"
+
+    def _user_turn(self, head: str, kind: str) -> None:
+        """A new turn opened by a prompt's `head` (what came before closed first)."""
+        self.end_blocks()
+        self.turn += 1
+        self._agent_block = 0
+        self.streamer.append(f"t{self.turn}.user", head)
+        self._last_kind = kind
 
     def agent_text(self, text: str, *, replaying: bool) -> None:
         """A piece of the agent's answer: a new block after anything else."""
