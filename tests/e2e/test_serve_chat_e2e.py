@@ -2,8 +2,9 @@
 0.24.4 and the fake model, through the package loaded in the simulator: an
 answer streamed into the transcript (the daemon's echo of the prompt not
 shown twice), a write's permission asked through the usual question and its
-answer reaching the daemon, a cancel, what the daemon has no route for
-refused plainly, with `serve_keep_running: false` no process of the daemon
+answer reaching the daemon, a cancel, earlier sessions listed and loaded, a further chat back after a
+reload, a rewind that leaves files alone, the daemon's models; with
+`serve_keep_running: false` no process of the daemon
 outliving the window's chats; a reload in the middle of a turn reattaching
 and showing every line once, and another client's prompt shown as one."""
 
@@ -67,7 +68,7 @@ def test_an_answer_streams_into_the_transcript_from_the_daemon(serve_chat: RealC
     assert text.count("Say something from serve") == 1  # the daemon's echo of the prompt is not shown again
     assert reply.strip() in text
     conversation = serve_chat.chat().conversation
-    assert conversation.state.agent_name.startswith("qwen serve 0.24.4")
+    assert conversation.state.agent_name.startswith("qwen-code 0.24.4")  # the daemon's agents are qwen
     cmdline = Path(f"/proc/{daemon_pid(serve_chat)}/cmdline").read_bytes().split(b"\0")
     assert b"serve" in cmdline and b"--require-auth" in cmdline
     record = sys.modules[f"{PACKAGE}.plugin.chat.serve_daemon"].window_record(serve_chat.host.window)
@@ -108,15 +109,100 @@ def test_cancel_ends_the_daemons_turn(serve_chat: RealChat) -> None:
     assert "Still here." in serve_chat.transcript()
 
 
-def test_what_the_daemon_has_no_route_for_is_refused_plainly(serve_chat: RealChat) -> None:
+def test_earlier_sessions_are_listed_and_loaded_with_their_conversation_once(serve_chat: RealChat) -> None:
+    serve_chat.model.queue("Answer one.")
+    serve_chat.send("prompt one")
+    serve_chat.ended()
+    conversation = serve_chat.chat().conversation
+    first = conversation.state.session_id
+    conversation.new_session().result(WAIT)
+    serve_chat.model.queue("Answer two.")
+    serve_chat.send("prompt two")
+    serve_chat.ended(2)
+    second = conversation.state.session_id
+    listed = {entry.session_id: entry.title for entry in conversation.list_history([]).result(WAIT)}
+    assert listed[first] == "prompt one" and listed[second] == "prompt two"
+    conversation.load_session(first).result(WAIT)  # the daemon still runs it: read from its ring
+    text = serve_chat.transcript()
+    assert text.count("prompt one") == 1 and text.count("Answer one.") == 1 and "prompt two" not in text
+    serve_chat.host.user.run_command("qwen_serve_stop")  # the next session comes back from the daemon's disk
+    serve_chat.host.wait_for(lambda: conversation.pid is None, timeout=WAIT)
+    conversation.load_session(second).result(WAIT)
+    text = serve_chat.transcript()
+    assert text.count("prompt two") == 1 and text.count("Answer two.") == 1 and "prompt one" not in text
+    serve_chat.model.queue("Answer three.")
+    serve_chat.send("prompt three")
+    assert serve_chat.ended(3)[-1] == "end_turn"
+    history = json.dumps(serve_chat.model.agent_requests[-1]["messages"])
+    assert "prompt two" in history and "prompt one" not in history  # the loaded conversation went on
+    text = serve_chat.transcript()
+    assert text.count("Answer two.") == 1 and text.count("Answer three.") == 1
+
+
+def test_a_further_chat_comes_back_with_its_conversation_after_a_reload(serve_chat: RealChat,
+                                                                       qwen_cli: QwenCli) -> None:
+    serve_chat.editor.settings({"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)],
+                                "chat_transport": "serve", "serve_keep_running": True})
+    serve_chat.model.queue("First chat.")
+    serve_chat.send("one")
+    serve_chat.ended()
+    first = serve_chat.chat()
+    serve_chat.host.user.run_command("qwen_chat_new")
+    serve_chat.host.wait_idle()
+    second = serve_chat.host.wait_for(lambda: serve_chat.chat() is not first and serve_chat.chat(), timeout=WAIT)
+    serve_chat.model.queue("Second chat.")
+    serve_chat.send("two")
+    serve_chat.ended(2)
+    session = second.conversation.state.session_id
+    view_id = second.transcript_view.id()
+    serve_chat.host.reload_package(PACKAGE)
+    after = RealChat(serve_chat.editor, serve_chat.model)
+    after.editor.wait_for_package_threads("start", "preload")
+    after.host.wait_idle()
+    again = after.host.wait_for(lambda: next((chat for chat in after.chats.all()
+                                              if chat.transcript_view.id() == view_id), None), timeout=WAIT)
+    again.conversation.start().result(WAIT)
+    assert again.conversation.state.session_id == session  # its own session, not a new one
+    after.host.wait_for(lambda: "Second chat." in again.conversation.streamer.transcript.text(), timeout=WAIT)
+    text = again.conversation.streamer.transcript.text()
+    assert text.count("two") == 1 and text.count("Second chat.") == 1 and "First chat." not in text
+
+
+def test_a_rewind_on_serve_drops_the_turn_and_names_the_files_it_left(serve_chat: RealChat,
+                                                                      workspace: Path) -> None:
+    serve_chat.model.queue("Ready.")
+    serve_chat.send("prompt one")
+    serve_chat.ended()
+    written = workspace / "written.txt"
+    serve_chat.model.queue(write_file(str(written), "by the agent\n"), Reply(text="Written."))
+    serve_chat.send("prompt two")
+    answer(serve_chat, option_of(asked(serve_chat)[0], "allow_once"))
+    assert serve_chat.ended(2)[-1] == "end_turn"
+    written.write_text("the user's own words\n")  # changed since: no restore may write over it
+    outcome = serve_chat.chat().conversation.rewind(1).result(WAIT)
+    assert outcome.files_restored == [] and "1 file(s)" in outcome.not_restored[0]
+    assert written.read_text() == "the user's own words\n"
+    text = serve_chat.transcript()
+    assert "prompt two" not in text and "Written." not in text and text.count("prompt one") == 1
+    serve_chat.model.queue("After the rewind.")
+    serve_chat.send("prompt three")
+    assert serve_chat.ended(3)[-1] == "end_turn"
+    history = json.dumps(serve_chat.model.agent_requests[-1]["messages"])
+    assert "prompt two" not in history and "prompt three" in history
+
+
+def test_the_model_picker_lists_the_daemons_models_and_a_switch_is_taken(serve_chat: RealChat) -> None:
     serve_chat.model.queue("Ready.")
     serve_chat.send("hello")
     serve_chat.ended()
     conversation = serve_chat.chat().conversation
-    with pytest.raises(Exception, match="cannot rewind"):
-        conversation.rewind(0).result(WAIT)
-    with pytest.raises(Exception, match="not on the serve transport"):
-        conversation.list_history([]).result(WAIT)
+    models = [model.id for model in conversation.state.models]
+    assert models and all("fake-model" in model for model in models), models
+    conversation.set_model(models[0]).result(WAIT)
+    assert conversation.state.model_id == models[0]
+    conversation.set_model("no-such-model").result(WAIT)
+    assert serve_chat.host.wait_for(lambda: "refused" in serve_chat.transcript(), timeout=WAIT)
+    assert serve_chat.transcript().count("refused") == 1
 
 
 def test_a_turns_usage_reaches_the_status_bar_on_serve(serve_chat: RealChat) -> None:
@@ -135,10 +221,14 @@ def test_modes_are_set_through_the_daemons_approval_mode_route(serve_chat: RealC
     conversation = serve_chat.chat().conversation
     assert "plan" in [mode.id for mode in conversation.state.modes]
     conversation.set_mode("plan").result(WAIT)
+    assert conversation.state.mode_id == "plan"
     conversation.set_mode("reckless").result(WAIT)  # the daemon's 400, said in the transcript
-    assert serve_chat.host.wait_for(lambda: "refused session/set_mode" in serve_chat.transcript(), timeout=WAIT)
+    # The mode is the session's config option "mode": it goes to the approval-mode route all the same.
+    assert serve_chat.host.wait_for(lambda: "invalid_approval_mode" in serve_chat.transcript()
+                                    or "allowed values" in serve_chat.transcript(), timeout=WAIT)
     transcript = serve_chat.transcript()
-    assert transcript.count("refused session/set_mode") == 1 and "not on the serve transport" not in transcript
+    assert transcript.count("the daemon refused") == 1 and "not on the serve transport" not in transcript
+    assert conversation.state.mode_id == "plan"
 
 
 def test_without_keep_running_the_daemon_ends_with_the_windows_last_chat(serve_chat: RealChat) -> None:

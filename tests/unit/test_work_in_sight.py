@@ -4,6 +4,7 @@ config options, in core: bounded whatever the agent sends."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -114,6 +115,7 @@ def test_endless_shell_output_keeps_memory_flat() -> None:
     package = tracemalloc.Filter(True, str(Path(tool_calls.__file__).parents[2] / "*"))
 
     def held() -> int:
+        gc.collect()  # what is kept, not garbage a later collection frees (it made the figure vary by 10%)
         return sum(stat.size for stat in tracemalloc.take_snapshot().filter_traces([package]).statistics("filename"))
 
     async def measured() -> tuple[int, int]:
@@ -127,7 +129,9 @@ def test_endless_shell_output_keeps_memory_flat() -> None:
         return first, second
 
     first, second = asyncio.run(measured())
-    assert second - first < 200_000  # over twice the output, the same memory
+    # Over twice the output, the same memory: the kept lines, give or take one
+    # rendered copy of the block (up to ~200 KB), pending or not by the throttle's clock.
+    assert second - first < 400_000
     text = out.transcript.text()
     assert text.count("\n") < SHELL_TAIL_LINES + 10 and "… 13800 earlier line(s) not shown" in text
     assert out.edits < 200  # rewritten a few times, not once per chunk

@@ -390,6 +390,8 @@ class Conversation:
         finally:
             self._layout.end_blocks()
         self._adopt(session_id, raw)
+        if bridge.replays(session_id):  # one qwen serve still runs: its conversation comes from the daemon's ring
+            await self._catch_up(bridge, session_id)
 
     @threads.on_chat_loop
     async def _resume(self, bridge: AgentBridge, session_id: str, cwd: str) -> None:

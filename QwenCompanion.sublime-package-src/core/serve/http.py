@@ -138,16 +138,17 @@ async def request_json(
     headers: Mapping[str, str] | None = None,
     with_token: bool = True,
     timeout: float = REQUEST_TIMEOUT_SECONDS,
+    max_bytes: int = MAX_JSON_BYTES,
 ) -> JsonAnswer:
-    """One request whose answer is JSON (or empty: None)."""
+    """One request whose answer is JSON (or empty: None), of at most `max_bytes`."""
     async def ask() -> JsonAnswer:
         response = await open_request(address, method, path, headers, body, with_token)
         try:
             data = bytearray()
             async for piece in response.chunks():
                 data += piece
-                if len(data) > MAX_JSON_BYTES:
-                    raise HttpError(f"an answer of more than {MAX_JSON_BYTES} bytes")
+                if len(data) > max_bytes:
+                    raise HttpError(f"an answer of more than {max_bytes} bytes")
         finally:
             response.close()
         return json_answer(response.status, bytes(data))

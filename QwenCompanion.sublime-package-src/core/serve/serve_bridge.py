@@ -20,25 +20,32 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from acp import PROTOCOL_VERSION
 from acp.schema import (
     AgentCapabilities,
     Implementation,
     InitializeResponse,
+    LoadSessionResponse,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
     RequestPermissionRequest,
+    SessionCapabilities,
+    SessionListCapabilities,
     SessionNotification,
+    SessionResumeCapabilities,
     UserMessageChunk,
 )
 from pydantic import ValidationError
 
 from ..chat.agent_connection import AgentConnection
+from ..chat.agents import QWEN_AGENT_NAME
 from ..chat.bridge import PROMPT_ELSEWHERE, AgentBridge, AgentCommand, AgentError, AgentGone, BridgeEvents
 from ..chat.render import chunk_text
 from ..chat.request_handler import AgentRequestHandler
+from ..chat.rewind import REWIND_METHOD, SNAPSHOTS_METHOD, prompt_id_of
 from ..json_types import JsonObject
 from .daemon import (
     Attached,
@@ -49,12 +56,11 @@ from .daemon import (
     is_users_process,
     stop_recorded,
 )
-from .http import Address, HttpError
+from .http import Address, HttpError, request_json
 from .session import ServeError, ServeSession, SessionGone
 
 log = logging.getLogger(__name__)
 
-SERVE_AGENT_NAME = "qwen serve"
 
 
 # ACP's session requests the daemon has a route for: (route, ACP field, the route's field).
@@ -64,12 +70,66 @@ _SESSION_ROUTES: dict[str, tuple[str, str, str]] = {
 }
 # The daemon's approval modes (0.24.4's APPROVAL_MODES): its session answer lists none, so the chat's mode picker gets these.
 DAEMON_MODES = ("plan", "default", "auto-edit", "auto", "yolo")
+LIST_PAGE_SIZE = 100
+REASONING_EFFORT = "reasoning_effort"  # the one option `/config-option` takes (0.24.4)
 
 
 def session_answer(session_id: str) -> JsonObject:
     """A new session's answer as the chat adopts it (ACP's shape): its id and the modes it can set."""
     return {"sessionId": session_id,
             "modes": {"availableModes": [{"id": mode, "name": mode} for mode in DAEMON_MODES]}}
+
+
+def _config_route(params: JsonObject) -> tuple[str, JsonObject]:
+    """ACP's session/set_config_option as the daemon's route for that option:
+    its mode and model have routes of their own, `/config-option` takes only
+    the reasoning effort."""
+    config_id, value = params.get("configId"), params.get("value")
+    if config_id == "mode":
+        return "/approval-mode", {"mode": value}
+    if config_id == "model":
+        return "/model", {"modelId": value}
+    if config_id == REASONING_EFFORT:
+        return "/config-option", {"configId": config_id, "value": value}
+    raise NotOnServe(f"the session option {config_id!r}")
+
+
+def files_changed_since(snapshots: JsonObject, prompt_id: str) -> int:
+    """How many file changes the daemon's snapshots count from `prompt_id`'s turn on."""
+    listed = snapshots.get("snapshots")
+    counted, found = 0, False
+    for snapshot in listed if isinstance(listed, list) else []:
+        if not isinstance(snapshot, dict):
+            continue
+        found = found or snapshot.get("promptId") == prompt_id
+        stats = snapshot.get("diffStats")
+        changed = stats.get("filesChanged") if isinstance(stats, dict) else None
+        if found and isinstance(changed, int) and not isinstance(changed, bool) and changed > 0:
+            counted += changed
+    return counted
+
+
+def answer_with_state(session_id: str, answer: JsonObject) -> JsonObject:
+    """A session's answer as the chat adopts it: the daemon's `state` (ACP's
+    modes, models and configOptions: in a load's or resume's answer for a
+    session it restored from disk, and in `/context`'s) over the daemon's
+    approval modes."""
+    state = answer.get("state")
+    taken = {key: state[key] for key in ("modes", "models", "configOptions")
+             if isinstance(state, dict) and isinstance(state.get(key), (dict, list))}
+    return {**session_answer(session_id), **taken}
+
+
+def session_list_page(body: JsonObject) -> JsonObject:
+    """The daemon's page of sessions in session/list's shape (history.py reads and bounds it)."""
+    sessions = body.get("sessions")
+    listed = [
+        {"sessionId": raw.get("sessionId"), "cwd": raw.get("workspaceCwd"), "title": raw.get("displayName"),
+         "updatedAt": raw.get("updatedAt")}
+        for raw in (sessions if isinstance(sessions, list) else []) if isinstance(raw, dict)
+    ]
+    following = body.get("nextCursor")
+    return {"sessions": listed, **({"nextCursor": following} if isinstance(following, str) else {})}
 
 
 class NotOnServe(AgentError):
@@ -130,8 +190,13 @@ class ServeBridge(AgentBridge):
             log.info("serve: no daemon status (%s)", error)
         self.initialized = InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
-            agent_info=Implementation(name=SERVE_AGENT_NAME, version=version),
-            agent_capabilities=AgentCapabilities(prompt_capabilities=PromptCapabilities(image=True)),
+            # The daemon's agents are qwen: its own methods (rewind) go to the routes `request` maps.
+            agent_info=Implementation(name=QWEN_AGENT_NAME, version=version),
+            # Earlier sessions: `load_session`, `resume_session` and `list_page` over the daemon's routes.
+            agent_capabilities=AgentCapabilities(
+                prompt_capabilities=PromptCapabilities(image=True), load_session=True,
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities(),
+                                                         resume=SessionResumeCapabilities())),
         )
         return self.initialized
 
@@ -175,21 +240,48 @@ class ServeBridge(AgentBridge):
     # --- sessions ------------------------------------------------------------
 
     async def new_session(self, cwd: str, mcp_servers: list[JsonObject]) -> tuple[NewSessionResponse, JsonObject]:
-        address = self.address
-        if address is None or not self._live:
-            raise AgentGone("the qwen serve daemon is not running")
+        address = self._running_address()
         try:
             # The first chat shares the folder's session with other clients; a further one gets its own.
             session = await ServeSession.open(address, cwd, _SessionEvents(self), own=bool(self._sessions))
         except (ServeError, OSError, HttpError) as error:
             raise AgentError(f"the daemon did not open a session: {error}") from error
+        self._keep(session)
+        if not session.attached:  # one the daemon had is read from its start by `catch_up`
+            session.start()
+        return NewSessionResponse(session_id=session.session_id), await self._with_state(session)
+
+    async def _with_state(self, session: ServeSession) -> JsonObject:
+        """The session's answer with its models, modes and options: `POST
+        /session` answers none, `GET /session/:id/context` holds them."""
+        try:
+            context = await session.get("/context")
+        except (ServeError, OSError, HttpError, TimeoutError) as error:
+            log.info("serve: no models or modes for session %s (%s)", session.session_id, error)
+            context = {}
+        return answer_with_state(session.session_id, context)
+
+    def _running_address(self) -> Address:
+        address = self.address
+        if address is None or not self._live:
+            raise AgentGone("the qwen serve daemon is not running")
+        return address
+
+    def _keep(self, session: ServeSession) -> None:
         previous = self._sessions.pop(session.session_id, None)
         if previous is not None:
             previous.close()
         self._sessions[session.session_id] = session
-        if not session.attached:  # one the daemon had is read from its start by `catch_up`
-            session.start()
-        return NewSessionResponse(session_id=session.session_id), session_answer(session.session_id)
+
+    async def _restore(self, session_id: str, cwd: str, action: str) -> tuple[ServeSession, JsonObject]:
+        """`POST /session/:id/load` or `/resume`: the session and the daemon's answer."""
+        address = self._running_address()
+        try:
+            session, answer = await ServeSession.restore(address, session_id, cwd, _SessionEvents(self), action)
+        except (ServeError, OSError, HttpError, TimeoutError) as error:
+            raise AgentError(f"the daemon did not {action} the session: {error}") from error
+        self._keep(session)
+        return session, answer
 
     def replays(self, session_id: str) -> bool:
         """The session was the daemon's before this chat attached (a reload,
@@ -204,28 +296,82 @@ class ServeBridge(AgentBridge):
         session.start(replay=True)
         await session.catch_up()
 
-    async def load_session(self, session_id: str, cwd: str, mcp_servers: list[JsonObject]) -> Any:
-        raise NotOnServe("loading an earlier session")
+    async def load_session(
+        self, session_id: str, cwd: str, mcp_servers: list[JsonObject]
+    ) -> tuple[LoadSessionResponse, JsonObject]:
+        """The session back with its conversation. One the daemon still runs
+        (a further chat after a reload, a session of another window) is read
+        from the start of its ring by `catch_up`, so a turn still running goes
+        on in the same paragraph; one the daemon restored from disk hands its
+        conversation over in the answer (`compactedReplay`), replayed here."""
+        session, answer = await self._restore(session_id, cwd, "load")
+        if not session.attached:
+            session.replay(answer.get("compactedReplay"))
+            session.start()
+        raw = answer_with_state(session_id, answer)
+        return LoadSessionResponse.model_validate(raw), raw
 
     async def resume_session(self, session_id: str, cwd: str, mcp_servers: list[JsonObject]) -> JsonObject:
-        raise NotOnServe("resuming an earlier session")
+        """The session goes on from the daemon's last event, its conversation not shown again."""
+        session, answer = await self._restore(session_id, cwd, "resume")
+        session.start()
+        return answer_with_state(session_id, answer)
 
     async def list_page(self, cwd: str, cursor: str | None) -> Any:
-        raise NotOnServe("the list of earlier sessions")
+        """One page of the folder's saved sessions (`GET /workspace/:cwd/sessions`), in session/list's shape."""
+        address = self._running_address()
+        query = urlencode({"size": LIST_PAGE_SIZE, **({"cursor": cursor} if cursor else {})})
+        try:
+            answer = await request_json(address, "GET", f"/workspace/{quote(cwd, safe='')}/sessions?{query}")
+        except (OSError, HttpError, TimeoutError) as error:
+            raise AgentError(f"the daemon did not list the sessions: {error}") from error
+        if answer.status != 200 or not isinstance(answer.body, dict):
+            raise AgentError(f"the daemon did not list the sessions: HTTP {answer.status} {answer.body}")
+        return session_list_page(answer.body)
 
     async def request(self, method: str, params: JsonObject) -> Any:
-        route = _SESSION_ROUTES.get(method)
-        if route is None:
-            raise NotOnServe(f"{method} (rewind and sign-in)")
-        suffix, field_name, daemon_field = route
-        session_id = str(params.get("sessionId") or "")
-        session = self._sessions.get(session_id)
+        if method in (REWIND_METHOD, SNAPSHOTS_METHOD):
+            return await self._rewind(method, params)
+        if method == "session/set_config_option":
+            suffix, body = _config_route(params)
+        elif method in _SESSION_ROUTES:
+            suffix, field_name, daemon_field = _SESSION_ROUTES[method]
+            body = {daemon_field: params.get(field_name)}
+        else:
+            raise NotOnServe(f"{method} (sign-in)")
+        session = self._sessions.get(str(params.get("sessionId") or ""))
         if session is None or not self._live:
             raise AgentError("the session is not open on the qwen serve daemon")
         try:
-            return await session.post(suffix, {daemon_field: params.get(field_name)})
+            return await session.post(suffix, body)
         except (ServeError, OSError, HttpError) as error:
             raise AgentError(f"the daemon refused {method}: {error}") from error
+
+    async def _rewind(self, method: str, params: JsonObject) -> JsonObject:
+        """qwen's rewind over the daemon's routes, the conversation only. The
+        daemon's agent wrote its files itself, so the package holds no
+        checkpoints of them, and the daemon's own restore (`rewindFiles`, its
+        default) puts files back on disk blindly, over what the user changed
+        since: it is never asked. The files a rewound turn changed are said as
+        not restored."""
+        session = self._sessions.get(str(params.get("sessionId") or ""))
+        if session is None or not self._live:
+            raise AgentError("the session is not open on the qwen serve daemon")
+        try:
+            snapshots = await session.get("/rewind/snapshots")
+            if method == SNAPSHOTS_METHOD:
+                return snapshots
+            index = params.get("targetTurnIndex")
+            prompt_id = params.get("promptId") or prompt_id_of(snapshots, index if isinstance(index, int) else -1)
+            if not isinstance(prompt_id, str):
+                raise AgentError(f"the daemon has no snapshot of prompt {index}")
+            answer = await session.post("/rewind", {"promptId": prompt_id, "rewindFiles": False})
+        except (ServeError, OSError, HttpError) as error:
+            raise AgentError(f"the daemon refused the rewind: {error}") from error
+        changed = files_changed_since(snapshots, prompt_id)
+        unrestored = f"{changed} file(s) the agent changed on the serve transport (it writes them itself; see git)"
+        return {"success": answer.get("rewound") is True, "filesChanged": [],
+                "filesFailed": [unrestored] if changed else []}
 
     async def prompt(self, session_id: str, blocks: list[JsonObject]) -> PromptResponse:
         self._check_alive()

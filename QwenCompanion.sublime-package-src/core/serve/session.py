@@ -50,6 +50,9 @@ log = logging.getLogger(__name__)
 JsonObject = dict[str, Any]
 
 MAX_STALE_EVENTS = 10_000  # replayed events in a row before the stream is given up
+MAX_RESTORE_BYTES = 64 * 1024 * 1024  # a load's answer holds the whole conversation
+RESTORE_SECONDS = 120.0  # a load starts an agent and reads the conversation from disk
+MAX_REPLAYED = 100_000  # events of a load's answer handed over (the answer itself is bounded by size)
 RECONNECT_DELAYS = (0.2, 0.5, 1.0, 2.0, 5.0)
 CLIENT_ID_HEADER = "X-Qwen-Client-Id"
 CONNECT_WAIT_SECONDS = 30.0
@@ -116,6 +119,8 @@ class ServeSession:
         # Set while the event stream is open: the daemon streams only to readers
         # connected when an event happens (or asking for it by Last-Event-ID).
         self.connected = asyncio.Event()
+        self._replaying_answer = False  # handing over a load's replay (`replay`)
+        self._replayed_up_to = 0
 
     # --- opening ------------------------------------------------------------
 
@@ -133,6 +138,28 @@ class ServeSession:
         return cls(address, body["sessionId"], client_id if isinstance(client_id, str) else None, events,
                    attached=body.get("attached") is True)
 
+    @classmethod
+    async def restore(cls, address: Address, session_id: str, cwd: str, events: ServeEvents,
+                      action: str) -> tuple[ServeSession, JsonObject]:
+        """`POST /session/:id/load` or `/resume` (`action`): an earlier session
+        back on the daemon (from its disk after a restart, or attached to when
+        it still runs). Its answer: `{attached, clientId, lastEventId,
+        eventEpoch}`, `state` (ACP's modes, models, configOptions) when it came
+        from disk, and for a load `compactedReplay`, the conversation's events
+        up to `lastEventId`. Live events are read from there on (`start`)."""
+        answer = await request_json(address, "POST", _path(session_id, f"/{action}"), {"cwd": cwd},
+                                    timeout=RESTORE_SECONDS, max_bytes=MAX_RESTORE_BYTES)
+        body = answer.body
+        if answer.status != 200 or not isinstance(body, dict) or body.get("sessionId") != session_id:
+            raise _failed(answer, f"POST {action}")
+        client_id = body.get("clientId")
+        last_event_id = body.get("lastEventId")
+        epoch = body.get("eventEpoch")
+        session = cls(address, session_id, client_id if isinstance(client_id, str) else None, events,
+                      last_event_id=last_event_id if isinstance(last_event_id, int) and last_event_id > 0 else 0,
+                      epoch=epoch if isinstance(epoch, str) else None, attached=body.get("attached") is True)
+        return session, body
+
     def _headers(self) -> dict[str, str]:
         return {CLIENT_ID_HEADER: self.client_id} if self.client_id else {}
 
@@ -144,14 +171,41 @@ class ServeSession:
 
     @property
     def replaying(self) -> bool:
-        """Reading the ring from its start, until `replay_complete`."""
-        return self.started and not self.caught_up.is_set()
+        """Reading the ring from its start, until `replay_complete`, or
+        handing over a load's `compactedReplay`."""
+        return self._replaying_answer or (self.started and not self.caught_up.is_set())
+
+    def replay(self, envelopes: object) -> int:
+        """A load's `compactedReplay` (envelopes as the stream sends them),
+        handed over as a replay before `start`: how many were taken. Ids at or
+        below the cursor were shown already, and none is kept past MAX_REPLAYED."""
+        if not isinstance(envelopes, list):
+            return 0
+        taken = 0
+        self._replaying_answer = True
+        try:
+            for envelope in envelopes[:MAX_REPLAYED]:
+                event_id = envelope.get("id") if isinstance(envelope, dict) else None
+                if isinstance(event_id, int) and event_id <= self._replayed_up_to:
+                    continue
+                if isinstance(event_id, int):
+                    self._replayed_up_to = event_id
+                taken += 1
+                self._handle(envelope)
+        finally:
+            self._replaying_answer = False
+        self.last_event_id = max(self.last_event_id, self._replayed_up_to)  # live events count on from there
+        if len(envelopes) > MAX_REPLAYED:
+            self._say("replay", f"the daemon's replay held more than {MAX_REPLAYED} events: the rest were dropped")
+        return taken
 
     def start(self, replay: bool = False) -> None:
         """Read the session's events (and read them again after a dropped
         connection) until `close()`; with `replay`, from the start of the
         daemon's ring (see `caught_up`)."""
-        if not replay:
+        if replay:
+            self.last_event_id = 0
+        else:
             self.caught_up.set()
         self._reader = asyncio.ensure_future(self._read_events())
 
@@ -253,6 +307,9 @@ class ServeSession:
         except ValueError:
             self._say("malformed", "the daemon sent an event that is not JSON: it was dropped")
             return
+        self._handle(envelope)
+
+    def _handle(self, envelope: object) -> None:
         if not isinstance(envelope, dict) or not isinstance(envelope.get("data"), dict):
             self._say("malformed", "the daemon sent an event without data: it was dropped")
             return
@@ -366,9 +423,16 @@ class ServeSession:
 
     async def post(self, suffix: str, body: JsonObject) -> JsonObject:
         """A session route that answers JSON (model, approval mode): its answer, or ServeError."""
-        answer = await request_json(self.address, "POST", _path(self.session_id, suffix), body, self._headers())
+        return await self._ask("POST", suffix, body)
+
+    async def get(self, suffix: str) -> JsonObject:
+        """A session route that reads (context, rewind snapshots): its answer, or ServeError."""
+        return await self._ask("GET", suffix, None)
+
+    async def _ask(self, method: str, suffix: str, body: JsonObject | None) -> JsonObject:
+        answer = await request_json(self.address, method, _path(self.session_id, suffix), body, self._headers())
         if answer.status != 200:
-            raise _failed(answer, f"POST {suffix}")
+            raise _failed(answer, f"{method} {suffix}")
         return answer.body if isinstance(answer.body, dict) else {}
 
     # --- permissions ---------------------------------------------------------
