@@ -191,6 +191,27 @@ def test_a_rewind_on_serve_drops_the_turn_and_names_the_files_it_left(serve_chat
     assert "prompt two" not in history and "prompt three" in history
 
 
+def test_branch_from_here_on_serve_opens_a_chat_holding_the_prompts_up_to_it(serve_chat: RealChat) -> None:
+    serve_chat.model.queue("Answer one.")
+    serve_chat.send("prompt one")
+    serve_chat.ended()
+    serve_chat.model.queue("Answer two.")
+    serve_chat.send("prompt two")
+    serve_chat.ended(2)
+    first = serve_chat.chat()
+    serve_chat.host.user.run_command("qwen_chat_branch", {"turn": 0})
+    branched = serve_chat.host.wait_for(lambda: serve_chat.chat() is not first and serve_chat.chat(), timeout=WAIT)
+    serve_chat.host.wait_for(lambda: "Answer one." in branched.conversation.streamer.transcript.text(), timeout=WAIT)
+    assert branched.conversation.state.session_id != first.conversation.state.session_id
+    text = serve_chat.transcript()
+    assert text.count("prompt one") == 1 and text.count("Answer one.") == 1 and "prompt two" not in text
+    serve_chat.model.queue("Answer in the branch.")
+    serve_chat.send("prompt three")
+    assert serve_chat.ended(3)[-1] == "end_turn"
+    history = json.dumps(serve_chat.model.agent_requests[-1]["messages"])
+    assert "prompt one" in history and "prompt two" not in history and "prompt three" in history
+
+
 def test_the_model_picker_lists_the_daemons_models_and_a_switch_is_taken(serve_chat: RealChat) -> None:
     serve_chat.model.queue("Ready.")
     serve_chat.send("hello")

@@ -133,3 +133,15 @@ def test_a_live_prompt_whose_turn_did_not_end_normally_is_refused_without_asking
     with pytest.raises(BranchRefused, match="a turn is running"):
         asyncio.run(branch(qwen_state("busy"), prompts, 0, agent.request, 0, "/project"))
     assert agent.calls == []
+
+
+def test_where_answers_give_no_branch_points_a_live_prompt_asks_the_transcript() -> None:
+    """qwen serve: a turn's end carries no branch point, so qwen's transcript gives it."""
+    prompts = PromptLog()
+    for index in range(2):
+        prompts.sent(f"P{index}", [], layout_turn=index + 1)
+        prompts.turn_ended()
+    agent = Agent()
+    asyncio.run(branch(qwen_state(), prompts, 0, agent.request, 1, "/project", live_points=False))
+    assert agent.calls[0] == (TRANSCRIPT_METHOD, {"sessionId": "s1", "cwd": "/project"})
+    assert agent.calls[1][0] == BRANCH_METHOD and agent.calls[1][1]["atRecordId"] is not None

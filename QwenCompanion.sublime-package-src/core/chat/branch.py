@@ -103,9 +103,12 @@ def refusal(state: ChatState, queued: int) -> str | None:
 
 @threads.on_chat_loop
 async def branch(state: ChatState, prompts: PromptLog, queued: int,
-                 request: Callable[[str, dict[str, Any]], Coroutine[Any, Any, Any]], index: int, cwd: str) -> Branch:
+                 request: Callable[[str, dict[str, Any]], Coroutine[Any, Any, Any]], index: int, cwd: str,
+                 live_points: bool = True) -> Branch:
     """A new session holding prompts 0..`index` of the chat and their answers.
-    `BranchRefused` when it cannot be made."""
+    `live_points`: the agent's prompt answers give their branch point (qwen
+    over stdio), so a live turn without one has none; otherwise (qwen serve)
+    qwen's transcript is asked for every prompt. `BranchRefused` when it cannot be made."""
     why = refusal(state, queued)
     if why is not None:
         raise BranchRefused(why)
@@ -115,7 +118,7 @@ async def branch(state: ChatState, prompts: PromptLog, queued: int,
         raise BranchRefused(str(error)) from error
     session_id = state.session_id or ""
     point = target.branch_point
-    if point is None and target.changes_turn is None:  # replayed from a reload: qwen's transcript knows it
+    if point is None and (target.changes_turn is None or not live_points):  # replayed: qwen's transcript knows it
         point = transcript_branch_point(await request(TRANSCRIPT_METHOD, {"sessionId": session_id, "cwd": cwd}), index)
     if point is None:
         raise BranchRefused(f"qwen gave no branch point for prompt {index + 1} (a turn that did not end normally "

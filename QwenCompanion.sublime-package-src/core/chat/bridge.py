@@ -233,6 +233,11 @@ class AgentBridge:
         """Hand the attached session's earlier events over as a replay."""
 
     @property
+    def answers_give_branch_points(self) -> bool:
+        """A prompt's answer carries qwen's branch point (`branch.py`)."""
+        return True
+
+    @property
     def can_load(self) -> bool:
         return can_load(self.capabilities)
 

@@ -608,7 +608,7 @@ class Conversation:
     async def _branch(self, turn: int) -> Branch:
         bridge = await self._ensure_ready()
         return await branch(self.state, self.prompts, len(self.queue) + self._draining, bridge.request, turn,
-                            self._cwd())
+                            self._cwd(), live_points=bridge.answers_give_branch_points)
 
     @threads.on_chat_loop
     async def _restart(self) -> None:

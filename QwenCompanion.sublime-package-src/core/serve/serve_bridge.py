@@ -42,6 +42,7 @@ from pydantic import ValidationError
 
 from ..chat.agent_connection import AgentConnection
 from ..chat.agents import QWEN_AGENT_NAME
+from ..chat.branch import BRANCH_METHOD, TRANSCRIPT_METHOD
 from ..chat.bridge import PROMPT_ELSEWHERE, AgentBridge, AgentCommand, AgentError, AgentGone, BridgeEvents
 from ..chat.render import chunk_text
 from ..chat.request_handler import AgentRequestHandler
@@ -329,9 +330,15 @@ class ServeBridge(AgentBridge):
             raise AgentError(f"the daemon did not list the sessions: HTTP {answer.status} {answer.body}")
         return session_list_page(answer.body)
 
+    @property
+    def answers_give_branch_points(self) -> bool:
+        return False  # a turn's end carries none: the branch asks the transcript
+
     async def request(self, method: str, params: JsonObject) -> Any:
         if method in (REWIND_METHOD, SNAPSHOTS_METHOD):
             return await self._rewind(method, params)
+        if method in (BRANCH_METHOD, TRANSCRIPT_METHOD):
+            return await self._branch(method, params)
         if method == "session/set_config_option":
             suffix, body = _config_route(params)
         elif method in _SESSION_ROUTES:
@@ -339,13 +346,30 @@ class ServeBridge(AgentBridge):
             body = {daemon_field: params.get(field_name)}
         else:
             raise NotOnServe(f"{method} (sign-in)")
-        session = self._sessions.get(str(params.get("sessionId") or ""))
-        if session is None or not self._live:
-            raise AgentError("the session is not open on the qwen serve daemon")
+        session = self._open_session(params)
         try:
             return await session.post(suffix, body)
         except (ServeError, OSError, HttpError) as error:
             raise AgentError(f"the daemon refused {method}: {error}") from error
+
+    async def _branch(self, method: str, params: JsonObject) -> JsonObject:
+        """qwen's branch over the daemon's routes: its transcript (the same
+        events as qwen's `transcript` method) and `POST /branch`, whose answer
+        (201 `{sessionId, displayName, forkedFrom}`) is given in qwen's shape."""
+        session = self._open_session(params)
+        try:
+            if method == TRANSCRIPT_METHOD:
+                return await session.get("/transcript")
+            answer = await session.post("/branch", {"atRecordId": params.get("atRecordId")})
+        except (ServeError, OSError, HttpError) as error:
+            raise AgentError(f"the daemon refused the branch: {error}") from error
+        return {"newSessionId": answer.get("sessionId"), "title": answer.get("displayName")}
+
+    def _open_session(self, params: JsonObject) -> ServeSession:
+        session = self._sessions.get(str(params.get("sessionId") or ""))
+        if session is None or not self._live:
+            raise AgentError("the session is not open on the qwen serve daemon")
+        return session
 
     async def _rewind(self, method: str, params: JsonObject) -> JsonObject:
         """qwen's rewind over the daemon's routes, the conversation only. The
@@ -354,9 +378,7 @@ class ServeBridge(AgentBridge):
         default) puts files back on disk blindly, over what the user changed
         since: it is never asked. The files a rewound turn changed are said as
         not restored."""
-        session = self._sessions.get(str(params.get("sessionId") or ""))
-        if session is None or not self._live:
-            raise AgentError("the session is not open on the qwen serve daemon")
+        session = self._open_session(params)
         try:
             snapshots = await session.get("/rewind/snapshots")
             if method == SNAPSHOTS_METHOD:

@@ -431,7 +431,7 @@ class ServeSession:
 
     async def _ask(self, method: str, suffix: str, body: JsonObject | None) -> JsonObject:
         answer = await request_json(self.address, method, _path(self.session_id, suffix), body, self._headers())
-        if answer.status != 200:
+        if answer.status not in (200, 201):  # 201: a branch made
             raise _failed(answer, f"{method} {suffix}")
         return answer.body if isinstance(answer.body, dict) else {}
 
