@@ -171,3 +171,17 @@ def test_the_driver_verbs_change_the_queue(rig: ChatRig) -> None:
     do_send_now(driver, {**chat, "index": 1})
     assert rig.ended(3) == ["cancelled", "end_turn", "end_turn"]
     assert sent(rig) == ["running", "B", "c"]
+
+
+def test_steer_is_not_offered_on_stdio(rig: ChatRig) -> None:
+    """ACP over stdio has no way to add to a running turn: the queued prompt's
+    actions have no Steer, and asking for one by name leaves it queued."""
+    rig.load([[{"stall": 30}]])
+    busy_with(rig, "a", "b")
+    rig.host.user.run_command("qwen_chat_queued")
+    rig.host.user.choose_quick_panel(0)
+    assert rig.host.quick_panels[-1].items == ["Edit…", "Send Now (stops the running turn)", "Move Up", "Move Down",
+                                               "Remove"]
+    rig.host.user.run_command("qwen_chat_queued", {"index": 0, "action": "steer"}, via="palette")
+    rig.host.wait_idle()
+    assert queued_texts(rig) == ["a", "b"] and sent(rig) == ["running"]

@@ -56,6 +56,7 @@ class Events:
         self.ended: list[str] = []
         self.errors: list[str] = []
         self.cancel_timeouts = 0
+        self.steers: list[tuple[str, bool]] = []
 
     def state_changed(self) -> None:
         pass
@@ -68,6 +69,9 @@ class Events:
 
     def cancel_timed_out(self) -> None:
         self.cancel_timeouts += 1
+
+    def steered(self, text: str, late: bool) -> None:
+        self.steers.append((text, late))
 
 
 class View:
