@@ -3,8 +3,8 @@
 prompt queued during a turn is steered from Edit Queued Prompt… (offered
 there on serve), the agent adds it to its next model request after the
 turn's tool call, and the transcript shows it once, where it entered, marked
-steered; one steered into a turn that ends before it is taken goes as a turn
-of its own, shown once."""
+steered; one steered (by the headless driver's `chat_steer`) into a turn
+that ends before it is taken goes as a turn of its own, shown once."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_chat_e2e import WAIT, RealChat
+from tests.e2e.test_chat_queue_e2e import do, driver_of
 from tests.rig.fake_model import Reply, read_file, user_texts
 from tests.support.editor import PACKAGE
 
@@ -69,7 +70,9 @@ def test_a_steer_its_turn_never_took_goes_as_a_turn_of_its_own(serve_chat: RealC
     serve_chat.send("Just talk")
     serve_chat.host.wait_for(lambda: "Talking without" in serve_chat.chat().conversation.streamer.transcript.text(),
                              timeout=WAIT)
-    steer_from_the_queue_list(serve_chat, "and add a summary")
+    conversation = serve_chat.chat().conversation
+    assert conversation.send("and add a summary")
+    assert do(driver_of(serve_chat), "chat_steer", index=0)["prompts"] == []
     assert serve_chat.ended() == ["end_turn"]
     serve_chat.host.wait_for(lambda: "Answered the late steer." in serve_chat.transcript(), timeout=WAIT)
     requests = serve_chat.model.agent_requests

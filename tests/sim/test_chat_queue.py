@@ -185,3 +185,15 @@ def test_steer_is_not_offered_on_stdio(rig: ChatRig) -> None:
     rig.host.user.run_command("qwen_chat_queued", {"index": 0, "action": "steer"}, via="palette")
     rig.host.wait_idle()
     assert queued_texts(rig) == ["a", "b"] and sent(rig) == ["running"]
+
+
+def test_a_steer_the_agent_cannot_take_goes_back_first_in_the_queue(rig: ChatRig) -> None:
+    """A steer not taken (here the stdio agent's refusal; on serve a turn that
+    ended first) is not lost: the prompt goes out next instead."""
+    rig.load([[{"stall": 30}]])
+    busy_with(rig, "a", "b")
+    conversation = rig.chat().conversation
+    conversation.steer(conversation.queue.prompts()[1])
+    rig.host.wait_for(lambda: "not steered" in rig.transcript(), timeout=WAIT)
+    assert queued_texts(rig) == ["b", "a"] and sent(rig) == ["running"]
+    assert "offers no way to add to a running turn" in rig.transcript()
