@@ -683,11 +683,13 @@ class Conversation:
             text = str(params.get("text", ""))
             self._layout.prompt_elsewhere(text)
             self.prompts.replayed(text, self._layout.turn)
-        elif method == PROMPT_STEERED:
+        elif method == PROMPT_STEERED and self._session_bridge is not None and self._session_bridge.offers_steer:
+            # Only a bridge that steers says so: an agent's own notification of that name is no prompt of the user's.
             text, late = str(params.get("text", "")), params.get("late") is True
             self._layout.prompt_steered(text, late=late)
             self.prompts.replayed(text, self._layout.turn)
-            self._events.steered(text, late)
+            if not self._replaying:  # a reattach shows it again, but it entered the session once
+                self._events.steered(text, late)
         elif self.state.adopt_notification(method, params):
             self._changed()
         else:
