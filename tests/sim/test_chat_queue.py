@@ -2,7 +2,9 @@
 scripted ACP agent: queued prompts shown below the transcript (a phantom,
 never the transcript's text), Edit Queued Prompt… (edit in a prefilled input
 panel, move, remove; Ctrl/Cmd+Enter sends one now), Reject with a Reason
-putting the reason first, and none of it moving the user's keys."""
+putting the reason first, and none of it moving the user's keys; no Steer
+over stdio (its agent offers no way to add to a running turn), and a steer
+not taken going back first in the queue."""
 
 from __future__ import annotations
 
