@@ -19,6 +19,8 @@ Output, one JSON object a line:
     {"event": "chat_turn_ended", "window": 1, "chat": 1, "stopReason": "end_turn"}   also "cancelled", "error"
         (`chat` in events and verbs: a chat's id, unique across windows; a window has several)
     {"event": "chat_error", "window": 1, "chat": 1, "message": "..."}
+    {"event": "chat_steered", "window": 1, "chat": 1, "text": "...", "late": false}   a steer entered the session (`qwen serve`):
+        the running turn took it, or (`late`) the turn had ended and the daemon sent it as a turn of its own
     {"event": "worktree_created", "window": 1, "chat": 2, "worktree": {"path", "branch"}}   also "worktree_discarded" (no chat)
     {"event": "worktree_refused", "window": 1, "message": "..."}   nothing was made or removed
     {"event": "worktree_applied", "window": 1, "worktree": {"path", "branch"}, "applied": [{"path", "why"}], "conflicts": [...], "refused": [...]}
@@ -850,6 +852,14 @@ def do_send_now(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return _queued(driver, action, {"action": "send_now"})
 
 
+def do_chat_steer(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Steer queued prompt `index` into the running turn (out of the queue), as
+    Edit Queued Prompt…'s Steer; only where the chat's agent offers it (`qwen
+    serve`), else it stays queued and the status bar says why. `chat_steered`
+    follows when the daemon gave it to the agent."""
+    return _queued(driver, action, {"action": "steer"})
+
+
 def _pending_permission(driver: Driver, window: Any) -> Any:
     chat = driver.chats.get(window)
     return chat is not None and getattr(chat.request_handler(), "pending", None) is not None and chat.request_handler().pending.oldest()
@@ -929,6 +939,7 @@ ACTIONS: dict[str, Action] = {
     "queue_remove": do_queue_remove,  # {chat?, index} -> {prompts}
     "queue_move": do_queue_move,  # {chat?, index, to} -> {prompts}
     "send_now": do_send_now,  # {chat?, index} -> {prompts}: cancels the running turn, sends it next
+    "chat_steer": do_chat_steer,  # {chat?, index} -> {prompts}: adds queued prompt index to the running turn (serve)
     "action": do_action,  # {action, question?, path? | view? | window?}: a quick action on the selection
     "action_cancel": do_action_cancel,  # {window?}
 }

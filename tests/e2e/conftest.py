@@ -16,6 +16,7 @@ from typing import NoReturn
 import pytest
 
 from tests.e2e.test_chat_e2e import real_chat, real_env  # noqa: F401  (fixtures of several modules here)
+from tests.e2e.test_serve_chat_e2e import serve_chat  # noqa: F401  (a fixture of several modules)
 from tests.rig.fake_model import FakeModel
 from tests.rig.gemini_cli import GeminiCli, find_gemini
 from tests.rig.qwen_cli import QwenCli, TuiSession, cli_env, find_cli, make_home

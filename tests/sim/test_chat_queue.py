@@ -2,7 +2,9 @@
 scripted ACP agent: queued prompts shown below the transcript (a phantom,
 never the transcript's text), Edit Queued Prompt… (edit in a prefilled input
 panel, move, remove; Ctrl/Cmd+Enter sends one now), Reject with a Reason
-putting the reason first, and none of it moving the user's keys."""
+putting the reason first, and none of it moving the user's keys; no Steer
+over stdio (its agent offers no way to add to a running turn), and a steer
+not taken going back first in the queue."""
 
 from __future__ import annotations
 
@@ -171,3 +173,29 @@ def test_the_driver_verbs_change_the_queue(rig: ChatRig) -> None:
     do_send_now(driver, {**chat, "index": 1})
     assert rig.ended(3) == ["cancelled", "end_turn", "end_turn"]
     assert sent(rig) == ["running", "B", "c"]
+
+
+def test_steer_is_not_offered_on_stdio(rig: ChatRig) -> None:
+    """ACP over stdio has no way to add to a running turn: the queued prompt's
+    actions have no Steer, and asking for one by name leaves it queued."""
+    rig.load([[{"stall": 30}]])
+    busy_with(rig, "a", "b")
+    rig.host.user.run_command("qwen_chat_queued")
+    rig.host.user.choose_quick_panel(0)
+    assert rig.host.quick_panels[-1].items == ["Edit…", "Send Now (stops the running turn)", "Move Up", "Move Down",
+                                               "Remove"]
+    rig.host.user.run_command("qwen_chat_queued", {"index": 0, "action": "steer"}, via="palette")
+    rig.host.wait_idle()
+    assert queued_texts(rig) == ["a", "b"] and sent(rig) == ["running"]
+
+
+def test_a_steer_the_agent_cannot_take_goes_back_first_in_the_queue(rig: ChatRig) -> None:
+    """A steer not taken (here the stdio agent's refusal; on serve a turn that
+    ended first) is not lost: the prompt goes out next instead."""
+    rig.load([[{"stall": 30}]])
+    busy_with(rig, "a", "b")
+    conversation = rig.chat().conversation
+    conversation.steer(conversation.queue.prompts()[1])
+    rig.host.wait_for(lambda: "not steered" in rig.transcript(), timeout=WAIT)
+    assert queued_texts(rig) == ["b", "a"] and sent(rig) == ["running"]
+    assert "offers no way to add to a running turn" in rig.transcript()

@@ -19,7 +19,7 @@ import pytest
 from qwencompanion_src.core import threads
 from qwencompanion_src.core.chat import agent_connection, chat_thread
 from qwencompanion_src.core.chat.acp_lines import redact
-from qwencompanion_src.core.chat.bridge import AgentBridge, AgentCommand, AgentGone
+from qwencompanion_src.core.chat.bridge import PROMPT_STEERED, AgentBridge, AgentCommand, AgentGone
 from qwencompanion_src.core.chat.chat import Conversation, ConversationSetup
 from qwencompanion_src.core.chat.chat_thread import ChatThread
 from qwencompanion_src.core.chat.render import PlainRenderer
@@ -56,6 +56,7 @@ class Events:
         self.ended: list[str] = []
         self.errors: list[str] = []
         self.cancel_timeouts = 0
+        self.steers: list[tuple[str, bool]] = []
 
     def state_changed(self) -> None:
         pass
@@ -68,6 +69,9 @@ class Events:
 
     def cancel_timed_out(self) -> None:
         self.cancel_timeouts += 1
+
+    def steered(self, text: str, late: bool) -> None:
+        self.steers.append((text, late))
 
 
 class View:
@@ -634,3 +638,16 @@ def test_clear_starts_the_new_session_with_no_context_fullness(rig: Rig) -> None
     assert chat.state.usage.context_used == 7500
     chat.new_session().result(timeout=15)
     assert chat.state.session_id != first and chat.state.usage.context_used is None
+
+
+def test_an_agent_over_stdio_cannot_show_a_prompt_as_steered(rig: Rig) -> None:
+    """Steered prompts come from a bridge that steers (`qwen serve`); the same
+    notification sent by an agent over stdio shows nothing of the user's."""
+    chat, view, events = rig.chat([[
+        {"notify": PROMPT_STEERED, "params": {"sessionId": "", "messageId": "m1", "text": "FAKED STEER", "late": False}},
+        {"chunks": ["answered"]},
+    ]])
+    chat.send("hello")
+    wait_for(lambda: events.ended)
+    wait_for(lambda: "answered" in view.text)
+    assert "FAKED STEER" not in view.text and "Steered" not in view.text and events.steers == []

@@ -86,6 +86,8 @@ class FakeDaemon:
         self.runs = [1]  # the daemon's run (its event epoch) serving each event request, the last one after
         self.prompts: list[Any] = []
         self.votes: list[tuple[str, Any]] = []
+        self.steers: list[dict[str, Any]] = []  # POST mid-turn-message bodies
+        self.turn_runs = True  # else a steer is refused as 0.24.4 does when no turn runs
         self.prompt_answer: Callable[[], Awaitable[web.Response]] = self.accepted
         self.slow_events: Callable[[web.Request], Awaitable[web.StreamResponse]] | None = None
         self.runner: web.AppRunner | None = None
@@ -112,6 +114,7 @@ class FakeDaemon:
         app.router.add_get("/session/{id}/events", self.events_route)
         app.router.add_post("/session/{id}/prompt", self.prompt)
         app.router.add_post("/session/{id}/permission/{request}", self.vote)
+        app.router.add_post("/session/{id}/mid-turn-message", self.mid_turn)
         # A stream the client left ends its handler (else cleanup waits for the handlers' sleeps).
         self.runner = web.AppRunner(app, access_log=None, handler_cancellation=True, shutdown_timeout=1)
         await self.runner.setup()
@@ -144,6 +147,15 @@ class FakeDaemon:
         self.votes.append((request.match_info["request"], await request.json()))
         return web.json_response({})
 
+    async def mid_turn(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.steers.append(body)
+        if len(body.get("message", "")) > 16 * 1024:  # 0.24.4's MID_TURN_MESSAGE_MAX_LENGTH
+            return web.json_response({"error": "`message` must be at most 16384 characters"}, status=400)
+        if not self.turn_runs:
+            return web.json_response({"accepted": False, "reason": "session_idle"})
+        return web.json_response({"accepted": True, "messageId": body["messageId"]})
+
     def address(self) -> Address:
         return Address("127.0.0.1", self.port, TOKEN)
 
@@ -163,6 +175,7 @@ class Recorder:
         self.refusals: list[str] = []
         self.asked: list[dict[str, Any]] = []
         self.elsewhere: list[str] = []
+        self.steers: list[tuple[str, bool]] = []  # (text, late) handed to `steered`
         self.answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
 
     def session_update(self, params: dict[str, Any]) -> None:
@@ -177,6 +190,9 @@ class Recorder:
 
     def refused(self, message: str) -> None:
         self.refusals.append(message)
+
+    def steered(self, params: dict[str, Any]) -> None:
+        self.steers.append((params["text"], params["late"]))
 
     def texts(self) -> list[str]:
         return [u["update"]["content"]["text"] for u in self.updates]

@@ -84,6 +84,11 @@ PROMPT_ELSEWHERE = "_qwencompanion/prompt_elsewhere"
 """The notification a bridge sends for a prompt another client of a shared
 session sent (`{sessionId, text}`, a piece at a time), shown as a prompt."""
 
+PROMPT_STEERED = "_qwencompanion/prompt_steered"
+"""The notification a bridge that `offers_steer` sends when a steer entered
+the session (`{sessionId, messageId, text, late}`; `late`: its turn had
+ended, so it went as a turn of its own), shown as a prompt marked steered."""
+
 
 class AgentError(Exception):
     """A request the agent answered with an error, or could not answer."""
@@ -288,6 +293,16 @@ class AgentBridge:
         return PromptResponse.model_validate(
             await self.request("session/prompt", {"sessionId": session_id, "prompt": prompt_for(blocks, self.capabilities)})
         )
+
+    @property
+    def offers_steer(self) -> bool:
+        """Whether words can be added to a running turn (ACP over stdio has no
+        way to: qwen 0.24.4's `/btw` answers a side question the turn never sees)."""
+        return False
+
+    async def steer(self, session_id: str, text: str) -> bool:
+        """Add `text` to the running turn; False when no turn runs to take it."""
+        raise AgentError("this agent offers no way to add to a running turn")
 
     async def cancel(self, session_id: str) -> None:
         if self._connection is not None and self.running:

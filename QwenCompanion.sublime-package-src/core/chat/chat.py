@@ -27,7 +27,7 @@ from ..json_types import JsonObject
 from ..qwen_home import SIGN_IN_HINT
 from .agent_connection import AgentConnection
 from .branch import Branch, branch, branch_point_of
-from .bridge import PROMPT_ELSEWHERE, AgentBridge, AgentCommand, AgentError, AgentGone
+from .bridge import PROMPT_ELSEWHERE, PROMPT_STEERED, AgentBridge, AgentCommand, AgentError, AgentGone
 from .chat_state import ChatState
 from .chat_thread import ChatThread
 from .history import SessionEntry, list_folder, newest_first
@@ -57,6 +57,8 @@ class ConversationEvents(Protocol):
     def error(self, message: str) -> None: ...
 
     def cancel_timed_out(self) -> None: ...
+
+    def steered(self, text: str, late: bool) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,19 @@ class Conversation:
         (ValueError: it is no longer queued)."""
         self.queue.move(prompt, 0)
         self._submit(self._send_now(prompt))
+
+    def offers_steer(self) -> bool:
+        """Whether a queued prompt can be added to the running turn (Steer):
+        the agent process our session is open on offers it, and a turn runs."""
+        bridge = self._session_bridge
+        return bridge is not None and bridge.offers_steer and self.state.agent == "busy"
+
+    def steer(self, prompt: QueuedPrompt) -> None:
+        """Add queued `prompt` to the running turn, out of the queue (ValueError:
+        it is no longer queued). A turn that ends before it is taken has it sent
+        as the next prompt; where it entered is shown as a prompt marked steered."""
+        self.queue.remove(prompt)
+        self._submit(self._steer(prompt))
 
     def queue_changed(self) -> None:
         """The user changed the queue: the status and its display follow."""
@@ -431,6 +446,24 @@ class Conversation:
             self._changed()
 
     @threads.on_chat_loop
+    async def _steer(self, prompt: QueuedPrompt) -> None:
+        bridge = self._session_bridge
+        taken = False
+        try:
+            if bridge is not None and self.state.agent == "busy":
+                taken = await bridge.steer(self.state.session_id or "", prompt.text)
+        except AgentError as error:
+            self._write_note(f"not steered ({error}): it stays queued")
+        if not taken:  # the turn ended first (or refused it): the prompt goes out next instead
+            try:
+                self.queue.add(prompt, first=True)
+            except QueueFull as full:
+                self._write_note(str(full))
+            await self._enqueue()
+            return
+        self._changed()
+
+    @threads.on_chat_loop
     async def _drain(self) -> None:
         if self._draining or self._rewinding:  # a prompt sent while a rewind runs waits for its end
             return
@@ -652,6 +685,13 @@ class Conversation:
             text = str(params.get("text", ""))
             self._layout.prompt_elsewhere(text)
             self.prompts.replayed(text, self._layout.turn)
+        elif method == PROMPT_STEERED and self._session_bridge is not None and self._session_bridge.offers_steer:
+            # Only a bridge that steers says so: an agent's own notification of that name is no prompt of the user's.
+            text, late = str(params.get("text", "")), params.get("late") is True
+            self._layout.prompt_steered(text, late=late)
+            self.prompts.replayed(text, self._layout.turn)
+            if not self._replaying:  # a reattach shows it again, but it entered the session once
+                self._events.steered(text, late)
         elif self.state.adopt_notification(method, params):
             self._changed()
         else:

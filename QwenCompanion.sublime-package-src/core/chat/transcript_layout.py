@@ -10,6 +10,8 @@ from .render import AGENT_HEADER, USER_HEADER
 from .streamer import BlockStreamer
 
 ELSEWHERE_NOTE = "*Sent from another client of this session*\n\n"
+STEERED_NOTE = "*Steered: added to the running turn*\n\n"
+STEERED_LATE_NOTE = "*Steered, but the turn had ended: sent as a turn of its own*\n\n"
 
 
 class TranscriptLayout:
@@ -74,6 +76,10 @@ class TranscriptLayout:
         if self._last_kind != "elsewhere":
             self._user_turn(USER_HEADER + ELSEWHERE_NOTE, "elsewhere")
         self.streamer.append(f"t{self.turn}.user", text.rstrip() + "\n\n")
+
+    def prompt_steered(self, text: str, *, late: bool) -> None:
+        """A steer where it entered: what the agent says after it follows it."""
+        self._user_turn(USER_HEADER + (STEERED_LATE_NOTE if late else STEERED_NOTE) + text.rstrip() + "\n\n", "user")
 
     def _user_turn(self, head: str, kind: str) -> None:
         """A new turn opened by a prompt's `head` (what came before closed first)."""

@@ -43,7 +43,15 @@ from pydantic import ValidationError
 from ..chat.agent_connection import AgentConnection
 from ..chat.agents import QWEN_AGENT_NAME
 from ..chat.branch import BRANCH_METHOD, TRANSCRIPT_METHOD
-from ..chat.bridge import PROMPT_ELSEWHERE, AgentBridge, AgentCommand, AgentError, AgentGone, BridgeEvents
+from ..chat.bridge import (
+    PROMPT_ELSEWHERE,
+    PROMPT_STEERED,
+    AgentBridge,
+    AgentCommand,
+    AgentError,
+    AgentGone,
+    BridgeEvents,
+)
 from ..chat.render import chunk_text
 from ..chat.request_handler import AgentRequestHandler
 from ..chat.rewind import REWIND_METHOD, SNAPSHOTS_METHOD, prompt_id_of
@@ -431,6 +439,19 @@ class ServeBridge(AgentBridge):
                 self._ended = True
                 self._events.exited(None, ["the qwen serve daemon is gone"])
 
+    @property
+    def offers_steer(self) -> bool:
+        return True  # POST /session/:id/mid-turn-message
+
+    async def steer(self, session_id: str, text: str) -> bool:
+        session = self._sessions.get(session_id)
+        if session is None or not self._live:
+            raise AgentError("the session is not open on the qwen serve daemon")
+        try:
+            return await session.steer(text) is not None
+        except (ServeError, OSError, HttpError) as error:
+            raise AgentError(f"the daemon refused the steer: {error}") from error
+
     async def cancel(self, session_id: str) -> None:
         session = self._sessions.get(session_id)
         if session is None:
@@ -466,6 +487,9 @@ class _SessionEvents:
 
     def refused(self, message: str) -> None:
         self._bridge._events.refused(message)
+
+    def steered(self, params: JsonObject) -> None:
+        self._bridge._events.ext_notification(PROMPT_STEERED, params)
 
 
 def _notification(params: JsonObject, what: str) -> SessionNotification | None:

@@ -10,7 +10,15 @@ into what the stdio transport hands the chat:
   client answered first) withdraws the question;
 - `turn_complete` / `turn_error` end the prompt of the same `promptId`
   (`POST /session/:id/prompt` answers 202 with that id at once);
-- `session_died` ends the session.
+- `session_died` ends the session;
+- a steer (`POST /session/:id/mid-turn-message`, refused with `session_idle`
+  when no turn runs) is taken by the agent after the turn's next tool batch,
+  before its next model request (0.24.4 adds it to that request as
+  "[User message received during tool execution]: ..."), which the daemon
+  says with `mid_turn_message_injected` (no echo of it as a prompt); a turn
+  that ends before that leaves it to the daemon, which sends it as a turn of
+  its own (`pending_prompt_started` with the steer's id as its promptId, then
+  the usual echo and answer). Either is handed to `steered` once.
 
 A chat that attaches to a session the daemon already had (a reload, another
 window) reads it from the start of the daemon's ring (`Last-Event-ID: 0`):
@@ -37,6 +45,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -49,6 +58,7 @@ log = logging.getLogger(__name__)
 
 JsonObject = dict[str, Any]
 
+MAX_STEERS_SHOWN = 1000  # steer ids remembered so a replayed injection is not shown twice
 MAX_STALE_EVENTS = 10_000  # replayed events in a row before the stream is given up
 MAX_RESTORE_BYTES = 64 * 1024 * 1024  # a load's answer holds the whole conversation
 RESTORE_SECONDS = 120.0  # a load starts an agent and reads the conversation from disk
@@ -79,6 +89,10 @@ class ServeEvents(Protocol):
 
     def refused(self, message: str) -> None:
         """Something the daemon sent was dropped: tell the user (once per kind)."""
+
+    def steered(self, params: JsonObject) -> None:
+        """A steer entered the session: `{sessionId, messageId, text, late}`;
+        `late`: the turn had ended, so it went as a turn of its own."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +127,8 @@ class ServeSession:
         self._early_ends: dict[str, JsonObject] = {}  # a turn's end read before its 202 was
         self._permissions: dict[str, asyncio.Task[None]] = {}
         self._said: set[str] = set()
+        self._steers: dict[str, str] = {}  # our steers the daemon holds, by messageId: their text
+        self._steers_shown: dict[str, None] = {}  # ids handed to `steered`, oldest first
         self._closed = False
         self._reader: asyncio.Task[None] | None = None
         self.gone: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -334,6 +350,8 @@ class ServeSession:
             "turn_error": self._turn_ended,
             "session_died": lambda _envelope, data: self._end(f"the daemon's session ended ({data.get('reason')})"),
             "client_evicted": lambda _envelope, _data: None,  # the stream closes; the reader reconnects
+            "mid_turn_message_injected": self._steers_injected,
+            "pending_prompt_started": self._steer_promoted,
         }
 
     def _session_update(self, envelope: JsonObject, data: JsonObject) -> None:
@@ -415,6 +433,49 @@ class ServeSession:
             future.set_exception(ServeError(f"the turn failed: {data.get('message') or data.get('code')}"))
         else:
             future.set_result(TurnResult(str(data.get("stopReason") or "end_turn")))
+
+    # --- steering ------------------------------------------------------------
+
+    async def steer(self, text: str) -> str | None:
+        """Add `text` to the running turn: its messageId once the daemon holds
+        it, None when no turn runs (the daemon's `session_idle`) or it refused."""
+        message_id = f"steer-{uuid.uuid4()}"
+        self._steers[message_id] = text  # first: the injection may be read before the answer
+        answer = await request_json(self.address, "POST", _path(self.session_id, "/mid-turn-message"),
+                                    {"message": text, "messageId": message_id}, self._headers())
+        body = answer.body
+        if answer.status != 200 or not isinstance(body, dict):
+            self._steers.pop(message_id, None)
+            raise _failed(answer, "POST mid-turn-message")
+        if body.get("accepted") is not True:
+            self._steers.pop(message_id, None)
+            return None
+        return message_id
+
+    def _steers_injected(self, _envelope: JsonObject, data: JsonObject) -> None:
+        """Steers the running turn took (ours or another client's, live or replayed)."""
+        ids, texts = data.get("messageIds"), data.get("messages")
+        if not isinstance(ids, list) or not isinstance(texts, list):
+            return
+        for message_id, text in zip(ids, texts, strict=False):  # a malformed frame: what pairs up
+            if isinstance(message_id, str) and isinstance(text, str):
+                self._steer_entered(message_id, text, late=False)
+
+    def _steer_promoted(self, envelope: JsonObject, data: JsonObject) -> None:
+        """A steer of ours came after its turn ended: the daemon sends it as a turn."""
+        prompt_id = data.get("promptId") or envelope.get("promptId")
+        text = self._steers.get(prompt_id) if isinstance(prompt_id, str) else None
+        if isinstance(prompt_id, str) and text is not None:
+            self._steer_entered(prompt_id, text, late=True)
+
+    def _steer_entered(self, message_id: str, text: str, *, late: bool) -> None:
+        self._steers.pop(message_id, None)
+        if message_id in self._steers_shown:
+            return
+        self._steers_shown[message_id] = None
+        if len(self._steers_shown) > MAX_STEERS_SHOWN:
+            del self._steers_shown[next(iter(self._steers_shown))]
+        self._events.steered({"sessionId": self.session_id, "messageId": message_id, "text": text, "late": late})
 
     async def cancel(self) -> None:
         answer = await request_json(self.address, "POST", _path(self.session_id, "/cancel"), {}, self._headers())

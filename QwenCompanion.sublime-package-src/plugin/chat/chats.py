@@ -16,8 +16,8 @@ Hooks (`plugin/wiring.py` sets and extends them; each is called per chat):
 - `chats.mcp_server(window) -> dict | None`, given when `chats` is built: the
   window's IDE tools (see `plugin/companion/companions.py`), which go into
   `mcpServers` of `session/new` and `session/load`.
-- `chats.observers`: callables `(event, details)` for "chat_turn_ended" and
-  "chat_error" (the headless driver listens here).
+- `chats.observers`: callables `(event, details)` for "chat_turn_ended",
+  "chat_steered" and "chat_error" (the headless driver listens here).
 
 The agent starts on the chat's asyncio thread; the main thread only applies
 batched edits to the transcript view.
@@ -236,6 +236,10 @@ class WindowChat:
     @threads.on_chat_loop
     def turn_ended(self, stop_reason: str) -> None:
         self._owner.tell("chat_turn_ended", {"window": self.window_id, "chat": self.chat_id, "stopReason": stop_reason})
+
+    @threads.on_chat_loop
+    def steered(self, text: str, late: bool) -> None:
+        self._owner.tell("chat_steered", {"window": self.window_id, "chat": self.chat_id, "text": text, "late": late})
 
     @threads.on_chat_loop
     def error(self, message: str) -> None:

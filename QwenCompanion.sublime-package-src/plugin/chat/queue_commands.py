@@ -1,7 +1,10 @@
 """Edit Queued Prompt…: edit, move, remove a prompt queued while the agent
-works, or send it now (Enter on a prompt opens its actions; Ctrl/Cmd+Enter
-sends it now, stopping the running turn). The queue is shown below the
-transcript (queue_view.py).
+works, send it now (Enter on a prompt opens its actions; Ctrl/Cmd+Enter
+sends it now, stopping the running turn), or steer: add it to the running
+turn, offered only where the chat's agent offers a way to (`qwen serve`;
+not ACP over stdio) and for a prompt with nothing attached (the daemon's
+route takes words and images, not the files a prompt names). The queue is
+shown below the transcript (queue_view.py).
 
 Nothing here focuses a view or changes the active group: the panels open in
 the window the user ran the command in."""
@@ -21,11 +24,12 @@ if TYPE_CHECKING:
     from .chats import WindowChat
 
 ACTIONS = ["Edit…", "Send Now (stops the running turn)", "Move Up", "Move Down", "Remove"]
+STEER = "Steer (adds it to the running turn)"
 
 
 class QwenChatQueuedCommand(ActiveChatCommand):
     """Qwen Code: Edit Queued Prompt…: with `action` ("edit" with `text`,
-    "remove", "move" with `to`, "send_now") on queued prompt `index`
+    "remove", "move" with `to`, "send_now", "steer") on queued prompt `index`
     (0-based), else a quick panel of the queued prompts."""
 
     def run(self, chat: int | None = None, action: str | None = None, index: int | None = None,
@@ -47,9 +51,15 @@ class QwenChatQueuedCommand(ActiveChatCommand):
                 queue.move(prompt, to)
             elif action == "send_now":
                 found.conversation.send_now(prompt)
+            elif action == "steer" and steerable(found, prompt):
+                found.conversation.steer(prompt)
+            elif action == "steer":
+                self.window.status_message("Qwen Code: this prompt cannot be steered into the turn "
+                                           "(no turn runs, the agent offers no way to, or it has attachments)")
+                return
             else:
                 self.window.status_message(f"Qwen Code: no queue action {action!r} (edit with text, remove, "
-                                           "move with to, send_now)")
+                                           "move with to, send_now, steer)")
                 return
         except (IndexError, ValueError) as error:  # a turn ended meanwhile and took it
             self.window.status_message(f"Qwen Code: {error}")
@@ -79,8 +89,9 @@ class QwenChatQueuedCommand(ActiveChatCommand):
             if event.get("modifier_keys", {}).get("primary"):
                 self._act(chat, prompts[choice], 1)
                 return
+            actions = [*ACTIONS, STEER] if steerable(chat, prompts[choice]) else ACTIONS
             self.window.show_quick_panel(
-                ACTIONS, lambda action: self._act(chat, prompts[choice], action) if action >= 0 else None,
+                actions, lambda action: self._act(chat, prompts[choice], action) if action >= 0 else None,
                 placeholder=f"Queued prompt {choice + 1}: {first_line(prompts[choice].text)}")
 
         items = [f"{n}. {first_line(p.text)}" for n, p in enumerate(prompts, 1)]
@@ -89,7 +100,7 @@ class QwenChatQueuedCommand(ActiveChatCommand):
                                      placeholder=f"Enter: edit, move or remove · {send_key}: send now")
 
     def _act(self, chat: WindowChat, prompt: QueuedPrompt, action: int) -> None:
-        """ACTIONS[action] on `prompt`, if it is still queued."""
+        """ACTIONS[action] (STEER after them) on `prompt`, if it is still queued."""
         queue = chat.conversation.queue
         try:
             index = queue.index(prompt)
@@ -101,8 +112,12 @@ class QwenChatQueuedCommand(ActiveChatCommand):
                 chat.conversation.send_now(prompt)
             elif action in (2, 3):
                 queue.move(prompt, max(0, min(len(queue) - 1, index + (-1 if action == 2 else 1))))
-            else:
+            elif action == 4:
                 queue.remove(prompt)
+            elif steerable(chat, prompt):  # the turn may have ended since the list was shown
+                chat.conversation.steer(prompt)
+            else:
+                self.window.status_message("Qwen Code: the turn ended before the steer: the prompt stays queued")
         except ValueError as gone:
             self.window.status_message(f"Qwen Code: {gone}")
             return
@@ -115,3 +130,8 @@ class QwenChatQueuedCommand(ActiveChatCommand):
             self.window.status_message(f"Qwen Code: {gone}")
             return
         chat.conversation.queue_changed()
+
+
+def steerable(chat: WindowChat, prompt: QueuedPrompt) -> bool:
+    """Steer is offered: the chat's agent can add to its running turn, and the prompt has nothing attached."""
+    return chat.conversation.offers_steer() and not prompt.context

@@ -1,0 +1,84 @@
+"""Steer on `chat_transport: "serve"` against the real `qwen serve` of
+0.24.4 and the fake model, through the package loaded in the simulator: a
+prompt queued during a turn is steered from Edit Queued Prompt… (offered
+there on serve), the agent adds it to its next model request after the
+turn's tool call, and the transcript shows it once, where it entered, marked
+steered; one steered (by the headless driver's `chat_steer`) into a turn
+that ends before it is taken goes as a turn of its own, shown once."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_chat_e2e import WAIT, RealChat
+from tests.e2e.test_chat_queue_e2e import do, driver_of
+from tests.rig.fake_model import Reply, read_file, user_texts
+from tests.support.editor import PACKAGE
+
+pytestmark = pytest.mark.e2e
+
+STEER_PREFIX = "[User message received during tool execution]: "  # 0.24.4's wording in the model request
+
+
+def steer_from_the_queue_list(chat: RealChat, text: str) -> None:
+    """Queue `text` during the running turn, then Steer it from Edit Queued Prompt…."""
+    conversation = chat.chat().conversation
+    assert conversation.send(text)
+    chat.host.wait_for(lambda: len(conversation.queue) == 1, timeout=WAIT)
+    chat.host.user.run_command("qwen_chat_queued")
+    chat.host.user.choose_quick_panel(0)  # the prompt's actions
+    steer = sys.modules[f"{PACKAGE}.plugin.chat.queue_commands"].STEER
+    assert steer in chat.host.quick_panels[-1].items  # offered on serve
+    chat.host.user.choose_quick_panel(steer)
+    chat.host.wait_for(lambda: len(conversation.queue) == 0, timeout=WAIT)
+
+
+def steered_events(chat: RealChat) -> list[tuple[str, bool]]:
+    return [(d["text"], d["late"]) for e, d in chat.events if e == "chat_steered"]
+
+
+def test_a_steer_during_a_tool_call_reaches_the_next_model_request(serve_chat: RealChat, workspace: Path) -> None:
+    notes = workspace / "notes.txt"
+    notes.write_text("alpha\n")
+    serve_chat.model.queue(
+        Reply(text="Reading the notes slowly. " * 12, chunk_size=4, delay=0.05,
+              tool_calls=read_file(str(notes)).tool_calls),
+        Reply(text="Switched as you asked."),
+    )
+    serve_chat.send("Read the notes")
+    serve_chat.host.wait_for(lambda: "Reading the notes" in serve_chat.chat().conversation.streamer.transcript.text(),
+                             timeout=WAIT)
+    steer_from_the_queue_list(serve_chat, "read todo.txt instead")
+    assert serve_chat.ended() == ["end_turn"]
+    requests = serve_chat.model.agent_requests
+    assert len(requests) == 2 and "\n" + STEER_PREFIX + "read todo.txt instead" in user_texts(requests[1])
+    assert not any("read todo.txt instead" in text for text in user_texts(requests[0]))
+    serve_chat.host.wait_for(lambda: steered_events(serve_chat) == [("read todo.txt instead", False)], timeout=WAIT)
+    text = serve_chat.transcript()
+    assert text.count("read todo.txt instead") == 1  # shown once, though the daemon told of it and the model saw it
+    assert text.index("Reading the notes") < text.index("Steered: added to the running turn") \
+        < text.index("read todo.txt instead") < text.index("Switched as you asked.")
+    assert serve_chat.chat().conversation.queue.prompts() == []
+
+
+def test_a_steer_its_turn_never_took_goes_as_a_turn_of_its_own(serve_chat: RealChat) -> None:
+    serve_chat.model.queue(Reply(text="Talking without tools. " * 16, chunk_size=4, delay=0.05),
+                           Reply(text="Answered the late steer."))
+    serve_chat.send("Just talk")
+    serve_chat.host.wait_for(lambda: "Talking without" in serve_chat.chat().conversation.streamer.transcript.text(),
+                             timeout=WAIT)
+    conversation = serve_chat.chat().conversation
+    assert conversation.send("and add a summary")
+    assert do(driver_of(serve_chat), "chat_steer", index=0)["prompts"] == []
+    assert serve_chat.ended() == ["end_turn"]
+    serve_chat.host.wait_for(lambda: "Answered the late steer." in serve_chat.transcript(), timeout=WAIT)
+    requests = serve_chat.model.agent_requests
+    assert len(requests) == 2 and user_texts(requests[1])[-1] == "and add a summary"  # a prompt, not an addition
+    assert steered_events(serve_chat) == [("and add a summary", True)]
+    text = serve_chat.transcript()
+    assert text.count("and add a summary") == 1  # the daemon's echo of the turn it made of it is not shown again
+    assert text.index("Talking without") < text.index("the turn had ended") < text.index("and add a summary") \
+        < text.index("Answered the late steer.")

@@ -1,0 +1,143 @@
+"""Steer on `qwen serve` (ServeSession.steer, core/serve/session.py) against
+the fake daemon answering and streaming as 0.24.4 does (probed on the real
+one): a steer the running turn takes is handed over once, however often the
+daemon's `mid_turn_message_injected` comes (a replay, a reconnect); one that
+came after its turn ended is handed over once, as a turn of its own
+(`pending_prompt_started`), its echo not shown as another prompt; one sent
+while no turn runs is refused (`session_idle`); a daemon that sends endless
+injections keeps a bounded memory of them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+from aiohttp import web
+
+from qwencompanion_src.core.serve import session as serve_session
+from qwencompanion_src.core.serve.session import ServeError, ServeSession
+from tests.unit.test_serve_session import SESSION, FakeDaemon, Recorder, chunk, envelope, until, user_chunk
+
+CLIENT = "client-1"
+
+
+def injected(event_id: int, ids: list[str], texts: list[str]) -> bytes:
+    # 0.24.4: the running turn's promptId, no originatorClientId (whoever sent it).
+    return envelope(event_id, "mid_turn_message_injected",
+                    {"sessionId": SESSION, "messages": texts, "messageIds": ids, "items": [{} for _ in ids]},
+                    promptId="p-1")
+
+
+def promoted(event_id: int, prompt_id: str, text: str, client: str = CLIENT) -> bytes:
+    return envelope(event_id, "pending_prompt_started", {"sessionId": SESSION, "promptId": prompt_id, "text": text},
+                    promptId=prompt_id, originatorClientId=client)
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeDaemon]:
+    daemon = FakeDaemon()
+    await daemon.start()
+    yield daemon
+    assert daemon.runner is not None
+    await daemon.runner.cleanup()
+
+
+def live(queue: asyncio.Queue[bytes]) -> Callable[[web.Request, web.StreamResponse], object]:
+    """Stream what the test puts in `queue`, as it comes."""
+
+    async def events(_request: web.Request, response: web.StreamResponse) -> None:
+        while True:
+            await response.write(await queue.get())
+
+    return events
+
+
+async def opened(fake: FakeDaemon) -> tuple[ServeSession, Recorder, asyncio.Queue[bytes]]:
+    queue: asyncio.Queue[bytes] = asyncio.Queue()
+    fake.events = live(queue)  # type: ignore[assignment]
+    recorder = Recorder()
+    session = ServeSession(fake.address(), SESSION, CLIENT, recorder)
+    session.start()
+    await until(session.connected.is_set)
+    return session, recorder, queue
+
+
+async def test_a_steer_the_turn_takes_is_handed_over_once(fake: FakeDaemon) -> None:
+    session, recorder, queue = await opened(fake)
+    try:
+        message_id = await session.steer("use the other file")
+        assert message_id is not None
+        assert fake.steers == [{"message": "use the other file", "messageId": message_id}]
+        queue.put_nowait(chunk(1, "reading"))
+        queue.put_nowait(injected(2, [message_id], ["use the other file"]))
+        queue.put_nowait(injected(3, [message_id], ["use the other file"]))  # said again: not shown again
+        queue.put_nowait(chunk(4, "switching"))
+        await until(lambda: recorder.texts()[-1:] == ["switching"])
+        assert recorder.steers == [("use the other file", False)]
+    finally:
+        session.close()
+
+
+async def test_another_clients_steer_the_turn_took_is_shown_too(fake: FakeDaemon) -> None:
+    session, recorder, queue = await opened(fake)
+    try:
+        queue.put_nowait(injected(1, ["theirs-1"], ["from the web shell"]))
+        queue.put_nowait(chunk(2, "ok"))
+        await until(lambda: recorder.texts() == ["ok"])
+        assert recorder.steers == [("from the web shell", False)]
+    finally:
+        session.close()
+
+
+async def test_a_steer_after_its_turn_ended_is_handed_over_once_as_a_turn_of_its_own(fake: FakeDaemon) -> None:
+    session, recorder, queue = await opened(fake)
+    try:
+        message_id = await session.steer("and then lint")
+        assert message_id is not None
+        queue.put_nowait(promoted(1, "someone-elses", "not ours", client="client-9"))
+        queue.put_nowait(promoted(2, message_id, "and then lint"))
+        queue.put_nowait(user_chunk(3, "and then lint", CLIENT))  # the daemon's echo of the turn it made of it
+        queue.put_nowait(chunk(4, "linted"))
+        await until(lambda: recorder.texts()[-1:] == ["linted"])
+        assert recorder.steers == [("and then lint", True)]
+        assert recorder.elsewhere == []  # our own echo: the steer was shown once
+    finally:
+        session.close()
+
+
+async def test_a_steer_while_no_turn_runs_is_refused(fake: FakeDaemon) -> None:
+    fake.turn_runs = False
+    session, recorder, queue = await opened(fake)
+    try:
+        assert await session.steer("too late") is None
+        queue.put_nowait(promoted(1, str(fake.steers[0]["messageId"]), "too late"))  # a stray start of that id
+        queue.put_nowait(chunk(2, "next"))
+        await until(lambda: recorder.texts() == ["next"])
+        assert recorder.steers == []  # a refused steer is not ours to show
+    finally:
+        session.close()
+
+
+async def test_a_steer_the_daemon_errs_on_raises(fake: FakeDaemon) -> None:
+    session, _recorder, _queue = await opened(fake)
+    try:
+        with pytest.raises(ServeError, match="HTTP 400"):
+            await session.steer("x" * 20_000)
+    finally:
+        session.close()
+
+
+async def test_endless_injections_are_remembered_within_a_bound(fake: FakeDaemon,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(serve_session, "MAX_STEERS_SHOWN", 5)
+    session, recorder, queue = await opened(fake)
+    try:
+        for n in range(1, 21):
+            queue.put_nowait(injected(n, [f"m{n}"], [f"steer {n}"]))
+        queue.put_nowait(chunk(21, "done"))
+        await until(lambda: recorder.texts() == ["done"])
+        assert len(recorder.steers) == 20
+        assert len(session._steers_shown) == 5
+    finally:
+        session.close()
