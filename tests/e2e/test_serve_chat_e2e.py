@@ -10,6 +10,7 @@ and showing every line once, and another client's prompt shown as one."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import signal
@@ -137,6 +138,28 @@ def test_earlier_sessions_are_listed_and_loaded_with_their_conversation_once(ser
     assert "prompt two" in history and "prompt one" not in history  # the loaded conversation went on
     text = serve_chat.transcript()
     assert text.count("Answer two.") == 1 and text.count("Answer three.") == 1
+
+
+def test_a_listed_session_is_renamed_and_deleted_on_the_daemon(serve_chat: RealChat) -> None:
+    qwen_sessions = importlib.import_module(f"{PACKAGE}.core.chat.qwen_sessions")  # loaded when first used
+    serve_chat.model.queue("Answer one.")
+    serve_chat.send("prompt one")
+    serve_chat.ended()
+    conversation = serve_chat.chat().conversation
+    first = conversation.state.session_id
+    conversation.new_session().result(WAIT)
+    serve_chat.model.queue("Answer two.")
+    serve_chat.send("prompt two")
+    serve_chat.ended(2)
+
+    def listed() -> dict[str, str]:
+        return {entry.session_id: entry.title for entry in conversation.list_history([]).result(WAIT)}
+
+    assert qwen_sessions.rename_session(conversation.connection, first, "Renamed here").result(WAIT) is True
+    assert listed()[first] == "Renamed here"
+    assert qwen_sessions.delete_session(conversation.connection, first).result(WAIT) is True
+    assert first not in listed() and conversation.state.session_id in listed()
+    assert qwen_sessions.delete_session(conversation.connection, "no-such-session").result(WAIT) is False
 
 
 def test_a_further_chat_comes_back_with_its_conversation_after_a_reload(serve_chat: RealChat,

@@ -19,6 +19,9 @@ from acp.schema import InitializeResponse
 from .agent_connection import AgentConnection
 from .agents import TITLE_MAX_CHARS, speaks_qwen
 
+RENAME_METHOD = "renameSession"
+DELETE_METHOD = "deleteSession"
+
 
 def is_qwen(initialized: InitializeResponse | None) -> bool:
     return speaks_qwen(initialized.agent_info if initialized is not None else None)
@@ -41,8 +44,8 @@ def _succeeded(answer: Future[Any]) -> Future[bool]:
 
 
 def rename_session(connection: AgentConnection, session_id: str, title: str) -> Future[bool]:
-    return _succeeded(connection.call("renameSession", {"sessionId": session_id, "title": title[:TITLE_MAX_CHARS]}))
+    return _succeeded(connection.call(RENAME_METHOD, {"sessionId": session_id, "title": title[:TITLE_MAX_CHARS]}))
 
 
 def delete_session(connection: AgentConnection, session_id: str) -> Future[bool]:
-    return _succeeded(connection.call("deleteSession", {"sessionId": session_id}))
+    return _succeeded(connection.call(DELETE_METHOD, {"sessionId": session_id}))

@@ -52,6 +52,7 @@ from ..chat.bridge import (
     AgentGone,
     BridgeEvents,
 )
+from ..chat.qwen_sessions import DELETE_METHOD, RENAME_METHOD
 from ..chat.render import chunk_text
 from ..chat.request_handler import AgentRequestHandler
 from ..chat.rewind import REWIND_METHOD, SNAPSHOTS_METHOD, prompt_id_of
@@ -347,6 +348,8 @@ class ServeBridge(AgentBridge):
             return await self._rewind(method, params)
         if method in (BRANCH_METHOD, TRANSCRIPT_METHOD):
             return await self._branch(method, params)
+        if method in (RENAME_METHOD, DELETE_METHOD):
+            return await self._saved_session(method, params)
         if method == "session/set_config_option":
             suffix, body = _config_route(params)
         elif method in _SESSION_ROUTES:
@@ -372,6 +375,23 @@ class ServeBridge(AgentBridge):
         except (ServeError, OSError, HttpError) as error:
             raise AgentError(f"the daemon refused the branch: {error}") from error
         return {"newSessionId": answer.get("sessionId"), "title": answer.get("displayName")}
+
+    async def _saved_session(self, method: str, params: JsonObject) -> JsonObject:
+        """qwen's renameSession and deleteSession on a saved session (open
+        here or not): `PATCH /session/:id/metadata {displayName}` and
+        `POST /sessions/delete {sessionIds}`, answered in qwen's `{success}`."""
+        address = self._running_address()
+        session_id = str(params.get("sessionId") or "")
+        try:
+            if method == RENAME_METHOD:
+                answer = await request_json(address, "PATCH", f"/session/{quote(session_id, safe='')}/metadata",
+                                            {"displayName": params.get("title")})
+                return {"success": answer.status == 200}
+            answer = await request_json(address, "POST", "/sessions/delete", {"sessionIds": [session_id]})
+        except (OSError, HttpError, TimeoutError) as error:
+            raise AgentError(f"the daemon did not answer {method}: {error}") from error
+        removed = answer.body.get("removed") if isinstance(answer.body, dict) else None
+        return {"success": answer.status == 200 and isinstance(removed, list) and session_id in removed}
 
     def _open_session(self, params: JsonObject) -> ServeSession:
         session = self._sessions.get(str(params.get("sessionId") or ""))
