@@ -113,6 +113,13 @@ def test_brace_definitions_end_at_their_closing_bracket() -> None:
     assert lines_of(checkout) == (11, 13)
 
 
+def test_lines_of_only_blanks_stay_inside_a_definition() -> None:
+    text = "def outer():\n    a = 1\n\x0c\n  \t\n    return a\nrest = 2\n"  # a form feed counts as blank
+    begin = text.index("outer")
+    [node] = symbol_tree(text, [FlatSymbol("outer", "Function", begin, begin + 5)])
+    assert lines_of(node.to_json()) == (1, 5)
+
+
 def test_characters_count_code_points() -> None:
     text = "été = 1\ndef ñame():\n    pass\n"
     begin = text.index("ñame")
@@ -143,6 +150,8 @@ class FakeKnowledge:
         self.threads.append(threading.current_thread().name)
         if abspath.endswith("secret.py"):
             raise ToolRefusal(f"{abspath}: outside the window's folders")
+        if abspath.endswith("odd.py"):  # a name no UTF-8 encoder takes: a lone surrogate
+            return {"abspath": abspath, "symbols": [{"name": "caf\u00e9\ud800", "kind": "Function"}]}
         return {"abspath": abspath, "symbols": [{"name": "main", "kind": "Function"}]}
 
     def definitions(self, abspath: str, line: int, character: int) -> JsonObject:
@@ -280,6 +289,13 @@ async def test_a_call_is_answered_off_the_server_loop_as_json(tools_mcp: Mcp, kn
     assert json.loads(answer["content"][0]["text"])["locations"] == [{"abspath": "/w/a.py", "line": 3, "character": 9}]
     every = await tools_mcp.call_tool(session, "get_diagnostics", {})
     assert json.loads(every["content"][0]["text"]) == {"diagnostics": [], "for": None}
+
+
+async def test_an_answer_with_text_no_utf_8_holds_still_reaches_the_model(tools_mcp: Mcp) -> None:
+    session = await tools_mcp.initialize()
+    result = await tools_mcp.call_tool(session, "get_document_symbols", {"abspath": "/w/odd.py"})
+    assert result.get("isError") is not True
+    assert json.loads(result["content"][0]["text"])["symbols"] == [{"name": "caf\u00e9\ud800", "kind": "Function"}]
 
 
 async def test_a_refusal_reaches_the_model_as_an_error_it_can_read(tools_mcp: Mcp) -> None:

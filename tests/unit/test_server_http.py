@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core.companion import protocol
+from qwencompanion_src.core.companion import diff_tools, protocol
 from qwencompanion_src.core.companion.server import CompanionServer, ServerOptions
 
 from .conftest import LATEST, TOKEN, Mcp, auth, initialize_body, raw_http, raw_request, request_body
@@ -121,6 +121,15 @@ async def test_tools_list_names_both_tools_with_schemas(mcp: Mcp, version: str) 
     assert close_schema["properties"]["suppressNotification"]["type"] == "boolean"
     for tool in tools.values():
         assert tool["description"]
+
+
+@pytest.mark.parametrize("version", SUPPORTED)
+async def test_tools_list_is_the_same_answer_to_every_request_but_its_id(mcp: Mcp, version: str) -> None:
+    session = await mcp.initialize(version)
+    expected = protocol.tools_list_result(version, [diff_tools.OPEN_DIFF, diff_tools.CLOSE_DIFF])
+    for request_id in (1, "two", 1):
+        response = await mcp.post({"jsonrpc": "2.0", "id": request_id, "method": "tools/list"}, session=session)
+        assert (await response.json()) == {"jsonrpc": "2.0", "id": request_id, "result": expected}
 
 
 async def test_open_and_close_diff_say_they_are_not_available_yet(mcp: Mcp, tmp_path: Any) -> None:

@@ -149,7 +149,7 @@ class CompanionServer:
         self._runner: web.ServerRunner | None = None
         self._streams: set[asyncio.Task[Any]] = set()
         self._janitor: asyncio.Task[None] | None = None
-        self._tools_lists: dict[str, dict[str, Any]] = {}  # per protocol version: the tools never change
+        self._tools_lists: dict[str, EncodedResult] = {}  # per protocol version: the tools never change
         self._mounted: dict[str, CompanionServer] = {}  # path -> another endpoint on this port
 
     def mount(self, endpoint: CompanionServer) -> None:
@@ -328,14 +328,14 @@ class CompanionServer:
         body = protocol.response(message.id, protocol.initialize_result(version))
         return _json_response(body, headers={SESSION_HEADER: session.id})
 
-    async def _dispatch(self, session: Session, message: Call) -> dict[str, Any] | ToolAnswer:
+    async def _dispatch(self, session: Session, message: Call) -> dict[str, Any] | EncodedResult | ToolAnswer:
         version = session.protocol_version
         if message.method == "ping":
             return {}
         if message.method == "tools/list":
             if version not in self._tools_lists:
                 definitions = [t.definition for t in self._tools.values()]
-                self._tools_lists[version] = protocol.tools_list_result(version, definitions)
+                self._tools_lists[version] = EncodedResult(_encode_json(protocol.tools_list_result(version, definitions)))
             return self._tools_lists[version]
         if message.method == "tools/call":
             params = protocol.parse_call_tool(version, message.params)
@@ -418,8 +418,16 @@ class CompanionServer:
         return web.Response(status=200)
 
 
+@dataclass(frozen=True, slots=True)
+class EncodedResult:
+    """A result already written as JSON, for an answer that never changes (the
+    tools list): each request adds only its id around it."""
+
+    json: bytes
+
+
 async def _answer(
-    request: web.BaseRequest, request_id: Any, result: dict[str, Any] | ToolAnswer, *, write_now: bool
+    request: web.BaseRequest, request_id: Any, result: dict[str, Any] | EncodedResult | ToolAnswer, *, write_now: bool
 ) -> web.StreamResponse:
     """The answer to a request, sent; `write_now` writes a small one out before
     returning (the work deferred until then must not compete with it)."""
@@ -427,7 +435,11 @@ async def _answer(
         if result.quoted_size() > STREAMED_TEXT_CHARS:
             return await _stream_answer(request, request_id, result)
         result = result.result()
-    body = _encode_json(protocol.response(request_id, result))
+    if isinstance(result, EncodedResult):
+        # What protocol.response() encodes to, its result not encoded again.
+        body = b'{"jsonrpc":"2.0","id":' + _encode_json(request_id) + b',"result":' + result.json + b"}"
+    else:
+        body = _encode_json(protocol.response(request_id, result))
     response: web.StreamResponse
     if len(body) >= SEPARATE_BODY_BYTES:
         # Headers first, then the body by itself: aiohttp joins the two into
