@@ -505,12 +505,14 @@ def test_transcript_upsert_replaces_a_block_in_the_middle() -> None:
 
 def test_queued_edits_keep_only_a_blocks_newest_state_and_apply_like_all_of_them() -> None:
     """A block upserted again before the view applied the last edit costs the
-    view one edit; appends, and edits of other blocks in between, stay apart."""
+    view one edit; appends, edits of other blocks in between, and a block
+    written where the last edit's text starts, stay apart."""
     transcript, every_edit, queued = Transcript(), View(), View()
     pending: list[Edit] = []
     for block_id, text in [("a", "first\n"), ("plan", "- [ ] one\n"), ("plan", "- [~] one\n- [ ] two\n"),
                            ("plan", "- [x] one\n"), ("tool", "- running\n"), ("plan", "- [x] one\n- [x] two\n"),
-                           ("tool", "- done\n"), ("tool", "- done, 3 files\n")]:
+                           ("tool", "- done\n"), ("tool", "- done, 3 files\n"),
+                           ("gap", ""), ("after_gap", "- queued\n"), ("gap", "- note\n")]:
         edit = transcript.upsert(block_id, text)
         every_edit([edit])
         queue_edit(pending, edit)
@@ -521,7 +523,8 @@ def test_queued_edits_keep_only_a_blocks_newest_state_and_apply_like_all_of_them
     queued(pending)
     assert queued.text == every_edit.text == transcript.text()
     assert [edit.text for edit in pending] == [
-        "first\n", "- [x] one\n", "- running\n", "- [x] one\n- [x] two\n", "- done, 3 files\n", "more ", "text\n"]
+        "first\n", "- [x] one\n", "- running\n", "- [x] one\n- [x] two\n", "- done, 3 files\n", "- queued\n", "- note\n", "more ",
+        "text\n"]
 
 
 def test_streamer_flushes_at_paragraph_ends_and_on_its_interval() -> None:

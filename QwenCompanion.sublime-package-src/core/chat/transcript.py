@@ -25,7 +25,7 @@ def queue_edit(pending: list[Edit], edit: Edit) -> None:
     up: a plan's next state, a tool call's next status) replaces that text
     instead, so the view applies only the block's newest state."""
     last = pending[-1] if pending else None
-    if last is not None and last.text and edit.offset == last.offset and edit.erase == len(last.text):
+    if last is not None and edit.offset == last.offset and edit.erase == len(last.text):
         pending[-1] = Edit(last.offset, last.erase, edit.text)
     else:
         pending.append(edit)
