@@ -26,7 +26,7 @@ from qwencompanion_src.core.chat.render import PlainRenderer
 from qwencompanion_src.core.chat.request_handler import DiskRequestHandler
 from qwencompanion_src.core.chat.store import SessionStore, project_key
 from qwencompanion_src.core.chat.streamer import BlockStreamer
-from qwencompanion_src.core.chat.transcript import Edit, Transcript
+from qwencompanion_src.core.chat.transcript import Edit, Transcript, queue_edit
 from qwencompanion_src.core.text_positions import slice_lines
 from tests.support.processes import alive
 
@@ -501,6 +501,30 @@ def test_transcript_upsert_replaces_a_block_in_the_middle() -> None:
     assert view.text == transcript.text() == "first\n- done, 3 files\nlast\n"
     view([transcript.clear()])
     assert view.text == ""
+
+
+def test_queued_edits_keep_only_a_blocks_newest_state_and_apply_like_all_of_them() -> None:
+    """A block upserted again before the view applied the last edit costs the
+    view one edit; appends, edits of other blocks in between, and a block
+    written where the last edit's text starts, stay apart."""
+    transcript, every_edit, queued = Transcript(), View(), View()
+    pending: list[Edit] = []
+    for block_id, text in [("a", "first\n"), ("plan", "- [ ] one\n"), ("plan", "- [~] one\n- [ ] two\n"),
+                           ("plan", "- [x] one\n"), ("tool", "- running\n"), ("plan", "- [x] one\n- [x] two\n"),
+                           ("tool", "- done\n"), ("tool", "- done, 3 files\n"),
+                           ("gap", ""), ("after_gap", "- queued\n"), ("gap", "- note\n")]:
+        edit = transcript.upsert(block_id, text)
+        every_edit([edit])
+        queue_edit(pending, edit)
+    for text in ["more ", "text\n"]:
+        edit = transcript.append("b", text)
+        every_edit([edit])
+        queue_edit(pending, edit)
+    queued(pending)
+    assert queued.text == every_edit.text == transcript.text()
+    assert [edit.text for edit in pending] == [
+        "first\n", "- [x] one\n", "- running\n", "- [x] one\n- [x] two\n", "- done, 3 files\n", "- queued\n", "- note\n", "more ",
+        "text\n"]
 
 
 def test_streamer_flushes_at_paragraph_ends_and_on_its_interval() -> None:

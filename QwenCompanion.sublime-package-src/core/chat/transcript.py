@@ -19,6 +19,18 @@ class Edit:
     text: str
 
 
+def queue_edit(pending: list[Edit], edit: Edit) -> None:
+    """Add `edit` to edits not yet applied. One that rewrites exactly the text
+    the last of them wrote (a block upserted again before the view caught
+    up: a plan's next state, a tool call's next status) replaces that text
+    instead, so the view applies only the block's newest state."""
+    last = pending[-1] if pending else None
+    if last is not None and edit.offset == last.offset and edit.erase == len(last.text):
+        pending[-1] = Edit(last.offset, last.erase, edit.text)
+    else:
+        pending.append(edit)
+
+
 class PrefixSums:
     """Sizes in order, with the sum of the first n in O(log n) after a change
     to any one (a Fenwick tree)."""

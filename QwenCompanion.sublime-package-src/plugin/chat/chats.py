@@ -38,7 +38,7 @@ from ...core import threads
 from ...core.chat.agents import session_key
 from ...core.chat.store import SessionStore, project_key
 from ...core.chat.streamer import BlockStreamer
-from ...core.chat.transcript import Transcript
+from ...core.chat.transcript import Transcript, queue_edit
 from ..background import in_background
 from ..companion.companions import ide_tools_server
 from ..paths import package_cache
@@ -192,7 +192,8 @@ class WindowChat:
     def _sink(self, edits: list[Edit]) -> None:
         with self._pending_lock:
             first = not self._pending
-            self._pending.extend(edits)
+            for edit in edits:
+                queue_edit(self._pending, edit)
         if first:  # one main-thread hop per batch
             sublime.set_timeout(self.apply_pending)
 
