@@ -2,7 +2,9 @@
 the same chat on `qwen --acp` over stdio (bench/serve_host.py), the real
 qwen 0.24.4 on both, fed by one fake OpenAI-compatible model in this process
 (tests/rig/fake_model.py), the two transports interleaved round by round (the
-order alternating). In the rows, "ours" is serve and "peer" is stdio. The
+order alternating). In the rows, "ours" is serve and "peer" is stdio, but
+in the daemon's-pace row (bench/serve_ceiling_host.py), where ours is the
+package's serve transport and peer a bare reader of the same stream. The
 reattach row is serve's alone (bench/serve_reattach_host.py): a chat that
 streamed a long answer, the package reloaded, the chat opened again and
 replaying the daemon's events into its transcript view."""
@@ -43,7 +45,7 @@ def answer(body: dict[str, object]) -> Reply | None:
 
 
 def serve_rows(rounds: int, workdir: Path) -> list[Row]:
-    rate, memory = Samples(), Samples()
+    rate, memory, ceiling = Samples(), Samples(), Samples()
     transports = {"ours": "serve", "peer": "stdio"}
     handled: set[int] = set()  # chunks of an answer as the chat got them: the same on both, or the rates differ in kind
     progress(f"serve: {CHUNKS:,}-chunk answers from the real qwen on serve and on stdio, the fake model")
@@ -55,6 +57,11 @@ def serve_rows(rounds: int, workdir: Path) -> list[Row]:
             rate.add(name, floats(result["rate"]))
             memory.add(name, floats(result["rss_added_mib"]))
             handled.update(int(count) for count in floats(result["chunks"]))
+            if name == "ours":  # the daemon's own pace, once a round
+                paced = run_host("bench.serve_ceiling_host", workdir / f"serve-ceiling-{number}", model.base_url,
+                                 CHUNKS, SIZE, TURNS)
+                ceiling.add("ours", floats(paced["transport"]))
+                ceiling.add("peer", floats(paced["bare"]))
     if len(handled) != 1:
         raise RuntimeError(f"the transports handled answers of different numbers of chunks: {sorted(handled)}")
 
@@ -65,6 +72,10 @@ def serve_rows(rounds: int, workdir: Path) -> list[Row]:
         Row("14", f"serve: answer chunks in the view per second, `qwen serve` (ours) vs `qwen --acp` on stdio "
             f"(peer), {CHUNKS:,} chunks from the fake model", "/s", rate, "≥ 0.9× stdio",
             lambda p50, ratio: ratio is not None and ratio >= 0.9),
+        Row("14", f"serve: answer chunks read from the daemon per second, the package's transport (ours: "
+            f"core/serve, each event handed over as the chat gets it) vs a bare reader counting them in the raw "
+            f"bytes (peer), {CHUNKS:,} chunks: the daemon's own pace", "/s", ceiling,
+            "≥ 0.9× the bare reader", lambda p50, ratio: ratio is not None and ratio >= 0.9),
         Row("14", f"serve: plugin-host RSS added by the package with a chat after {TURNS + 1} answers, serve (ours) "
             "vs stdio (peer)", "MiB", memory, f"≤ stdio + {MEMORY_MARGIN_MIB} MiB", within_margin),
         *reattach_rows(rounds, workdir),
