@@ -110,7 +110,8 @@ def test_cancel_ends_the_daemons_turn(serve_chat: RealChat) -> None:
     assert "Still here." in serve_chat.transcript()
 
 
-def test_earlier_sessions_are_listed_and_loaded_with_their_conversation_once(serve_chat: RealChat) -> None:
+def two_sessions(serve_chat: RealChat) -> tuple[Any, str, str]:
+    """The chat's conversation after "prompt one" in one session and "prompt two" in a new one: (it, first, second)."""
     serve_chat.model.queue("Answer one.")
     serve_chat.send("prompt one")
     serve_chat.ended()
@@ -120,7 +121,11 @@ def test_earlier_sessions_are_listed_and_loaded_with_their_conversation_once(ser
     serve_chat.model.queue("Answer two.")
     serve_chat.send("prompt two")
     serve_chat.ended(2)
-    second = conversation.state.session_id
+    return conversation, first, conversation.state.session_id
+
+
+def test_earlier_sessions_are_listed_and_loaded_with_their_conversation_once(serve_chat: RealChat) -> None:
+    conversation, first, second = two_sessions(serve_chat)
     listed = {entry.session_id: entry.title for entry in conversation.list_history([]).result(WAIT)}
     assert listed[first] == "prompt one" and listed[second] == "prompt two"
     conversation.load_session(first).result(WAIT)  # the daemon still runs it: read from its ring
@@ -142,15 +147,7 @@ def test_earlier_sessions_are_listed_and_loaded_with_their_conversation_once(ser
 
 def test_a_listed_session_is_renamed_and_deleted_on_the_daemon(serve_chat: RealChat) -> None:
     qwen_sessions = importlib.import_module(f"{PACKAGE}.core.chat.qwen_sessions")  # loaded when first used
-    serve_chat.model.queue("Answer one.")
-    serve_chat.send("prompt one")
-    serve_chat.ended()
-    conversation = serve_chat.chat().conversation
-    first = conversation.state.session_id
-    conversation.new_session().result(WAIT)
-    serve_chat.model.queue("Answer two.")
-    serve_chat.send("prompt two")
-    serve_chat.ended(2)
+    conversation, first, _ = two_sessions(serve_chat)
 
     def listed() -> dict[str, str]:
         return {entry.session_id: entry.title for entry in conversation.list_history([]).result(WAIT)}
@@ -162,10 +159,8 @@ def test_a_listed_session_is_renamed_and_deleted_on_the_daemon(serve_chat: RealC
     assert qwen_sessions.delete_session(conversation.connection, "no-such-session").result(WAIT) is False
 
 
-def test_a_further_chat_comes_back_with_its_conversation_after_a_reload(serve_chat: RealChat,
-                                                                       qwen_cli: QwenCli) -> None:
-    serve_chat.editor.settings({"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)],
-                                "chat_transport": "serve", "serve_keep_running": True})
+def two_chats(serve_chat: RealChat) -> tuple[Any, Any]:
+    """The window's chat answered "one", then a further chat (New Chat) answered "two": (first, second)."""
     serve_chat.model.queue("First chat.")
     serve_chat.send("one")
     serve_chat.ended()
@@ -176,6 +171,14 @@ def test_a_further_chat_comes_back_with_its_conversation_after_a_reload(serve_ch
     serve_chat.model.queue("Second chat.")
     serve_chat.send("two")
     serve_chat.ended(2)
+    return first, second
+
+
+def test_a_further_chat_comes_back_with_its_conversation_after_a_reload(serve_chat: RealChat,
+                                                                       qwen_cli: QwenCli) -> None:
+    serve_chat.editor.settings({"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)],
+                                "chat_transport": "serve", "serve_keep_running": True})
+    _, second = two_chats(serve_chat)
     session = second.conversation.state.session_id
     view_id = second.transcript_view.id()
     serve_chat.host.reload_package(PACKAGE)
@@ -350,16 +353,8 @@ def test_with_keep_running_a_reload_attaches_to_the_same_daemon(serve_chat: Real
 
 
 def test_a_second_chat_gets_a_session_of_its_own_on_the_same_daemon(serve_chat: RealChat) -> None:
-    serve_chat.model.queue("First chat.")
-    serve_chat.send("one")
-    serve_chat.ended()
-    first = serve_chat.chat()
-    serve_chat.host.user.run_command("qwen_chat_new")
-    serve_chat.host.wait_idle()
-    second = serve_chat.host.wait_for(lambda: serve_chat.chat() is not first and serve_chat.chat(), timeout=WAIT)
-    serve_chat.model.queue("Second chat.")
-    serve_chat.send("two")
-    assert serve_chat.ended(2) == ["end_turn", "end_turn"]
+    first, second = two_chats(serve_chat)
+    assert serve_chat.ended_so_far() == ["end_turn", "end_turn"]
     assert second.conversation.pid == first.conversation.pid  # one daemon for the window's folders
     assert second.conversation.state.session_id not in (None, first.conversation.state.session_id)
     assert "Second chat." in serve_chat.transcript()

@@ -10,14 +10,17 @@ injections keeps a bounded memory of them."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import pytest
 from aiohttp import web
 
 from qwencompanion_src.core.serve import session as serve_session
 from qwencompanion_src.core.serve.session import ServeError, ServeSession
+from tests.unit import test_serve_session
 from tests.unit.test_serve_session import SESSION, FakeDaemon, Recorder, chunk, envelope, until, user_chunk
+
+fake = test_serve_session.fake  # the fake daemon's fixture
 
 CLIENT = "client-1"
 
@@ -33,14 +36,6 @@ def promoted(event_id: int, prompt_id: str, text: str, client: str = CLIENT) -> 
     return envelope(event_id, "pending_prompt_started", {"sessionId": SESSION, "promptId": prompt_id, "text": text},
                     promptId=prompt_id, originatorClientId=client)
 
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeDaemon]:
-    daemon = FakeDaemon()
-    await daemon.start()
-    yield daemon
-    assert daemon.runner is not None
-    await daemon.runner.cleanup()
 
 
 def live(queue: asyncio.Queue[bytes]) -> Callable[[web.Request, web.StreamResponse], object]:
