@@ -260,3 +260,21 @@ def test_stop_ends_the_recorded_daemon_and_forgets_it(stand_in: Path, tmp_path: 
     assert first.process.wait(10) is not None
     assert daemon.read_record(daemon.record_path(tmp_path / "cache", [str(tmp_path)])) is None
     assert daemon.stop_recorded(tmp_path / "cache", [str(tmp_path)]) is None
+
+
+def test_stop_forgets_the_record_before_the_daemon_ends(stand_in: Path, tmp_path: Path, started_pids: list[int],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A status asked while the daemon dies must find no record, not a dying port
+    (it answered a connection reset once)."""
+    attach(stand_in, tmp_path, secure_probe, started_pids)
+    path = daemon.record_path(tmp_path / "cache", [str(tmp_path)])
+    recorded_at_kill: list[bool] = []
+    kill = daemon.kill_group
+
+    def watched_kill(pid: int) -> None:
+        recorded_at_kill.append(path.exists())
+        kill(pid)
+
+    monkeypatch.setattr(daemon, "kill_group", watched_kill)
+    daemon.stop_recorded(tmp_path / "cache", [str(tmp_path)])
+    assert recorded_at_kill == [False]

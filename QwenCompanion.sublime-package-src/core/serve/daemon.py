@@ -375,11 +375,12 @@ def stop_daemon(record: DaemonRecord) -> None:
 
 
 def stop_recorded(cache_dir: Path, folders: Sequence[str]) -> DaemonRecord | None:
-    """Stop the folders' recorded daemon and forget it; the record, or None when there was none.
+    """Forget the folders' recorded daemon, then stop it; the record, or None when there was none.
+    Forgotten first, so no status or attach finds a record of a daemon in its end.
     A record that is not the user's private file is left alone (DaemonRefused)."""
     path = record_path(cache_dir, folders)
     found = read_record(path)
     if found is not None:
-        stop_daemon(found)
         remove_record(path)
+        stop_daemon(found)
     return found
