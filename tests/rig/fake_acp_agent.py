@@ -175,7 +175,10 @@ class Agent:
         meta = self.state / f"{session_id}.meta"
         info = json.loads(meta.read_text()) if meta.exists() else {"cwd": cwd, "title": entry.get("text", "")[:40],
                                                                        "preview": entry.get("text", "")[:40]}
-        info["updatedAt"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{time.time_ns() % 10**9:09d}Z"
+        # One reading of the clock for the seconds and their fraction: two readings
+        # across a second's turn made a later write sort before an earlier one.
+        seconds, nanoseconds = divmod(time.time_ns(), 10**9)
+        info["updatedAt"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{nanoseconds:09d}Z"
         self.write_meta(meta, info)
 
     @staticmethod
