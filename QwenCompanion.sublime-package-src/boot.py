@@ -22,14 +22,7 @@ from .plugin.actions.action_listeners import ActionsListener
 from .plugin.actions.jobs import actions
 from .plugin.actions.models import QwenChooseActionModelCommand
 from .plugin.actions.send_to_terminal import QwenSendSelectionToTerminalCommand
-from .plugin.chat.agent_work import (
-    ChatSeenListener,
-    PermissionKeysListener,
-    QwenChatPermissionCommand,
-    QwenChatShowShellOutputCommand,
-)
-from .plugin.chat.attach_commands import QwenChatAddSelectionCommand, QwenChatAttachFileCommand
-from .plugin.chat.branch_commands import QwenChatBranchCommand, QwenChatBranchMenuCommand
+from .plugin.chat.agent.prestart import prestart_all
 from .plugin.chat.chat_commands import (
     QwenChatCancelCommand,
     QwenChatCommand,
@@ -42,41 +35,48 @@ from .plugin.chat.chat_commands import (
     QwenServeStopCommand,
 )
 from .plugin.chat.chat_listener import ChatListener
-from .plugin.chat.chat_tabs import (
-    ChatTabsListener,
-    QwenChatCloseCommand,
-    QwenChatDeleteCommand,
-    QwenChatRenameCommand,
-    QwenChatSwitchCommand,
-)
-from .plugin.chat.chat_views import QwenChatApplyCommand, adopt_chat_views, left_chat_tab
 from .plugin.chat.chats import chats, preload_chat
-from .plugin.chat.composer_commands import QwenChatHistoryCommand, QwenChatSendCommand
-from .plugin.chat.continue_commands import QwenChatContinueInTerminalCommand
-from .plugin.chat.export_commands import QwenChatCopyCommand, QwenChatExportCommand
-from .plugin.chat.form_commands import QwenChatAnswerFormCommand
-from .plugin.chat.history_commands import QwenChatSessionsCommand
-from .plugin.chat.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
-from .plugin.chat.prestart import prestart_all
-from .plugin.chat.queue_commands import QwenChatQueuedCommand
-from .plugin.chat.rewind_commands import (
+from .plugin.chat.history.branch_commands import QwenChatBranchCommand, QwenChatBranchMenuCommand
+from .plugin.chat.history.continue_commands import QwenChatContinueInTerminalCommand
+from .plugin.chat.history.export_commands import QwenChatCopyCommand, QwenChatExportCommand
+from .plugin.chat.history.history_commands import QwenChatSessionsCommand
+from .plugin.chat.history.rewind_commands import (
     QwenChatEditPromptCommand,
     QwenChatPromptMenuCommand,
     QwenChatRewindCommand,
 )
-from .plugin.chat.turn_review import (
+from .plugin.chat.history.turn_review import (
     QwenTurnChangesAtCaretCommand,
     QwenTurnChangesCommand,
     QwenTurnKeepCommand,
     QwenTurnUndoCommand,
     TurnReferenceListener,
 )
-from .plugin.chat.worktree_commands import (
+from .plugin.chat.prompts.attach_commands import QwenChatAddSelectionCommand, QwenChatAttachFileCommand
+from .plugin.chat.prompts.composer_commands import QwenChatHistoryCommand, QwenChatSendCommand
+from .plugin.chat.prompts.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
+from .plugin.chat.prompts.queue_commands import QwenChatQueuedCommand
+from .plugin.chat.requests.form_commands import QwenChatAnswerFormCommand
+from .plugin.chat.transcript.agent_work import (
+    ChatSeenListener,
+    PermissionKeysListener,
+    QwenChatPermissionCommand,
+    QwenChatShowShellOutputCommand,
+)
+from .plugin.chat.transcript.chat_tabs import (
+    ChatTabsListener,
+    QwenChatCloseCommand,
+    QwenChatDeleteCommand,
+    QwenChatRenameCommand,
+    QwenChatSwitchCommand,
+)
+from .plugin.chat.transcript.chat_views import QwenChatApplyCommand, adopt_chat_views, left_chat_tab
+from .plugin.chat.worktrees.worktree_commands import (
     QwenChatNewWorktreeCommand,
     QwenWorktreeDiscardCommand,
     QwenWorktreesCommand,
 )
-from .plugin.chat.worktree_review import QwenWorktreeApplyCommand, QwenWorktreeChangesCommand
+from .plugin.chat.worktrees.worktree_review import QwenWorktreeApplyCommand, QwenWorktreeChangesCommand
 from .plugin.companion import status
 from .plugin.companion.companion_commands import QwenRestartServerCommand, QwenShowLogCommand
 from .plugin.companion.companion_listeners import CompanionWindowListener

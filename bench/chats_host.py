@@ -49,7 +49,7 @@ def main(workdir: Path, messages: int, switches: int) -> dict[str, Any]:
         folder = workdir / "project"
         folder.mkdir(exist_ok=True)
         bench = BenchChat(host, folder, [sys.executable, str(AGENT)], WAIT)
-        tabs = sys.modules[f"{PACKAGE}.plugin.chat.chat_tabs"]
+        tabs = sys.modules[f"{PACKAGE}.plugin.chat.transcript.chat_tabs"]
         window = host.window
 
         def new_chat() -> Any:

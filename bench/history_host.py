@@ -68,8 +68,8 @@ def main(workdir: Path, sessions: int, resumed: int, exported: int) -> dict[str,
             "listed_sessions": {"count": sessions, "title_chars": 60}}))
         bench = BenchChat(host, folder, [sys.executable, str(AGENT), str(workdir / "script.json")], WAIT)
         window = host.window
-        history = sys.modules[f"{PACKAGE}.plugin.chat.history_commands"]
-        core_history = sys.modules[f"{PACKAGE}.core.chat.history"]
+        history = sys.modules[f"{PACKAGE}.plugin.chat.history.history_commands"]
+        core_history = sys.modules[f"{PACKAGE}.core.chat.history.history"]
 
         started = time.perf_counter()
         host.run_on_main(lambda: window.run_command("qwen_chat_sessions"))
@@ -107,7 +107,7 @@ def main(workdir: Path, sessions: int, resumed: int, exported: int) -> dict[str,
         last = f"Answer {exported // 2 - 1}: "
         host.wait_for(lambda: last in big.conversation.streamer.transcript.text()[-2000:], timeout=WAIT)
         host.wait_idle(timeout=WAIT)
-        export_commands = sys.modules[f"{PACKAGE}.plugin.chat.export_commands"]
+        export_commands = sys.modules[f"{PACKAGE}.plugin.chat.history.export_commands"]
         started = time.perf_counter()
         future = host.run_on_main(lambda: export_commands.exported(big, "markdown"))
         export_main_ms = (time.perf_counter() - started) * 1000

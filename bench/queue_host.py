@@ -40,7 +40,7 @@ def main(workdir: Path, queued: int, operations: int) -> dict[str, Any]:
         for number in range(queued - 1):
             conversation.send(f"queued prompt {number}: " + "words " * 20)
         window, composer = host.window, chat.composer_view
-        views = sys.modules[f"{PACKAGE}.plugin.chat.chat_views"]
+        views = sys.modules[f"{PACKAGE}.plugin.chat.transcript.chat_views"]
         pick = random.Random(1)
 
         def timed(change: Any) -> float:

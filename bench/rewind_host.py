@@ -55,8 +55,8 @@ def main(workdir: Path, turns: int) -> dict[str, Any]:
         view = host.user.open_file(opened)
         for number in range(turns):
             bench.turn(f"change file{number}.py")
-        rewind_module = sys.modules[f"{PACKAGE}.core.chat.rewind"]
-        commands = sys.modules[f"{PACKAGE}.plugin.chat.rewind_commands"]
+        rewind_module = sys.modules[f"{PACKAGE}.core.chat.history.rewind"]
+        commands = sys.modules[f"{PACKAGE}.plugin.chat.history.rewind_commands"]
         answered: list[float] = []
         files_of = rewind_module.files_of
 

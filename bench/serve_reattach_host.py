@@ -95,7 +95,7 @@ def lines_in_view(host: SimulatedHost, window_chat: Any, prompt: str, chunks: in
 
     text = host.wait_for(whole_transcript, timeout=WAIT)
     # The prompt under its header: its text alone may also be the chat's title.
-    user_header = sys.modules[f"{PACKAGE}.core.chat.render"].USER_HEADER
+    user_header = sys.modules[f"{PACKAGE}.core.chat.transcript.render"].USER_HEADER
     expected = [user_header + prompt, END] + [f"{index:06d} " for index in range(chunks - 1)]
     return ([line for line in expected if text.count(line) == 0], [line for line in expected if text.count(line) > 1])
 
@@ -135,7 +135,7 @@ def main(workdir: Path, model_url: str, chunks: int, size: int, reloads: int) ->
         return result
     finally:
         started = descendants(os.getpid())
-        serve_daemon = sys.modules.get(f"{PACKAGE}.plugin.chat.serve_daemon")  # absent if the chat never started
+        serve_daemon = sys.modules.get(f"{PACKAGE}.plugin.chat.agent.serve_daemon")  # absent if the chat never started
         record = serve_daemon.window_record(host.window) if serve_daemon is not None else None
         if record is not None:  # kept running across reloads: this bench ends it, with its agents
             sys.modules[f"{PACKAGE}.core.serve.daemon"].stop_daemon(record)

@@ -41,8 +41,8 @@ def main(workdir: Path, files: int, size: int, rounds: int) -> dict[str, Any]:
         host.user.set_folders([str(folder)])
         host.load_package(PACKAGE)
         views = open_views(host, folder, files)
-        review = sys.modules[f"{PACKAGE}.plugin.chat.turn_review"]
-        core = sys.modules[f"{PACKAGE}.core.chat.turn_changes"]
+        review = sys.modules[f"{PACKAGE}.plugin.chat.history.turn_review"]
+        core = sys.modules[f"{PACKAGE}.core.chat.history.turn_changes"]
         paths = [os.path.realpath(view.file_name()) for view in views]
         summaries = [core.FileSummary(path, 1, 1, core.CHANGED) for path in paths]
         window_id = host.window.id()

@@ -59,7 +59,7 @@ def main(workdir: Path, plan_updates: int, shell_chunks: int) -> dict[str, Any]:
     try:
         bench = BenchChat(host, folder, [sys.executable, str(AGENT), str(script)], WAIT)
         window_chat, turn = bench.window_chat, bench.turn
-        plan_view = sys.modules[f"{PACKAGE}.plugin.chat.plan_view"]
+        plan_view = sys.modules[f"{PACKAGE}.plugin.chat.transcript.plan_view"]
 
         # 1. Plan updates: main-thread CPU of each (its pin, and the transcript's edit).
         plan_ms: list[float] = []

@@ -86,7 +86,7 @@ class Driver:
             chat = self.chat_by_id(action["chat"])
             transcript, composer = chat.transcript_view, chat.composer_view
             if transcript is None or not transcript.is_valid() or composer is None or not composer.is_valid():
-                tabs = sys.modules[f"{PACKAGE}.plugin.chat.chat_tabs"]
+                tabs = sys.modules[f"{PACKAGE}.plugin.chat.transcript.chat_tabs"]
                 self.host.run_on_main(lambda: tabs.select_chat(self.windows[chat.window_id], chat))
                 self.host.wait_idle()
             return chat
@@ -293,7 +293,7 @@ def do_terminal_spec(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     if action.get("chat") is not None:  # Continue in Terminal: what resumes that chat's session
         chat = driver.chat_by_id(action["chat"])
         spec = driver.host.run_on_main(
-            lambda: sys.modules[f"{PACKAGE}.plugin.chat.continue_commands"].continue_spec(window, chat))
+            lambda: sys.modules[f"{PACKAGE}.plugin.chat.history.continue_commands"].continue_spec(window, chat))
         if spec is None:
             raise LookupError("the chat has no session yet")
         return {key: spec[key] for key in ("cmd", "shell_cmd", "cwd", "env") if key in spec}
@@ -379,7 +379,7 @@ def do_plan(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     current one, how many are above and below, the progress."""
     chat = driver.chat(action)
     driver.host.wait_idle()
-    pinned = sys.modules[f"{PACKAGE}.plugin.chat.plan_view"].pinned_plans.get(chat.chat_id)
+    pinned = sys.modules[f"{PACKAGE}.plugin.chat.transcript.plan_view"].pinned_plans.get(chat.chat_id)
     if pinned is None:
         return {"chat": chat.chat_id, "entries": [], "done": 0, "total": 0}
     return {
@@ -452,7 +452,7 @@ def _worktree_event(driver: Driver, window: Any, command: str, args: dict[str, A
 
 def do_serve_status(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """The window's folders' `qwen serve` daemon as it reports itself; all null when none was started."""
-    status = sys.modules[f"{PACKAGE}.plugin.chat.serve_daemon"].serve_status(driver.window(action))
+    status = sys.modules[f"{PACKAGE}.plugin.chat.agent.serve_daemon"].serve_status(driver.window(action))
     if status is None:
         return {"pid": None, "port": None, "sessions": None, "version": None}
     return {"pid": status.pid, "port": status.port, "sessions": status.sessions, "version": status.version}
@@ -460,7 +460,7 @@ def do_serve_status(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 def do_serve_stop(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Qwen Code: Stop Serve Daemon, waited for: `stopped` false when none ran."""
-    stopped = sys.modules[f"{PACKAGE}.plugin.chat.serve_daemon"].stop_serve(driver.window(action))
+    stopped = sys.modules[f"{PACKAGE}.plugin.chat.agent.serve_daemon"].stop_serve(driver.window(action))
     driver.host.wait_idle()
     return {"stopped": stopped}
 
@@ -499,7 +499,7 @@ def do_worktree_discard(driver: Driver, action: dict[str, Any]) -> dict[str, Any
 def do_worktrees(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """What Qwen Code: Worktrees… lists: the package's worktrees of the window's repository, with their states."""
     window = driver.window(action)
-    commands = sys.modules[f"{PACKAGE}.plugin.chat.worktree_commands"]
+    commands = sys.modules[f"{PACKAGE}.plugin.chat.worktrees.worktree_commands"]
     terminal = sys.modules[f"{PACKAGE}.plugin.companion.terminal"]
     folder, store = driver.host.run_on_main(lambda: (terminal.window_cwd(window), commands.worktrees_folder()))
     found = commands.with_states(commands.listed(folder, store))  # git, on the driver's thread
@@ -519,7 +519,7 @@ def _chats_worktree(driver: Driver, action: dict[str, Any]) -> Any:
 def do_worktree_changes(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """What Qwen Code: Worktree Changes lists for chat `chat`: `{files: [{path, added, removed, state, kind}]}`."""
     worktree = _chats_worktree(driver, action)
-    review = sys.modules[f"{PACKAGE}.plugin.chat.worktree_review"]
+    review = sys.modules[f"{PACKAGE}.plugin.chat.worktrees.worktree_review"]
     changes = sys.modules[f"{PACKAGE}.core.worktree_changes"]
     files = changes.changes(worktree)  # git, on the driver's thread
     return {"files": driver.host.run_on_main(lambda: review.listing(worktree, files))}
@@ -575,7 +575,7 @@ def _mentioned(driver: Driver, action: dict[str, Any], make: Callable[[Any, Any]
     mention: `{chat, token, summary}` (the composer now shows `@token`) or `{chat, error}`."""
     window = _chat_window(driver, action)
     chat = driver.chat(action)
-    tabs = sys.modules[f"{PACKAGE}.plugin.chat.chat_tabs"]
+    tabs = sys.modules[f"{PACKAGE}.plugin.chat.transcript.chat_tabs"]
     driver.host.run_on_main(lambda: tabs.select_chat(window, chat))  # a mention goes to the active chat
     made: list[dict[str, Any]] = []
 
@@ -613,7 +613,7 @@ def do_chat_rewind(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     the files are back: the files restored, and why others were not."""
     window = _chat_window(driver, action)
     chat = driver.chat(action)
-    rewind = sys.modules[f"{PACKAGE}.plugin.chat.rewind_commands"].rewind
+    rewind = sys.modules[f"{PACKAGE}.plugin.chat.history.rewind_commands"].rewind
     text = action.get("text")
     future = driver.host.run_on_main(lambda: rewind(window, chat, int(action["turn"]), text))
     outcome = future.result(timeout=WAIT)
@@ -626,7 +626,7 @@ def do_chat_branch(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     answers once the new chat is ready on the branch's session, its conversation shown."""
     window = _chat_window(driver, action)
     chat = driver.chat(action)
-    branch = sys.modules[f"{PACKAGE}.plugin.chat.branch_commands"].branch
+    branch = sys.modules[f"{PACKAGE}.plugin.chat.history.branch_commands"].branch
     future = driver.host.run_on_main(lambda: branch(window, chat, int(action["turn"])))
     made = future.result(timeout=WAIT * 3)
     if made is None:
@@ -637,7 +637,7 @@ def do_chat_branch(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 
 def _history(driver: Driver) -> Any:
-    return sys.modules[f"{PACKAGE}.plugin.chat.history_commands"]
+    return sys.modules[f"{PACKAGE}.plugin.chat.history.history_commands"]
 
 
 def _listed(driver: Driver, action: dict[str, Any]) -> tuple[Any, Any, list[Any]]:
@@ -663,9 +663,9 @@ def do_sessions(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     `query`, those whose title or first prompt hold every word, or whose
     prompts and answers do (Search in Conversations)."""
     _, _, sessions = _listed(driver, action)
-    history = sys.modules[f"{PACKAGE}.core.chat.history"]
+    history = sys.modules[f"{PACKAGE}.core.chat.history.history"]
     query = str(action.get("query") or "")
-    index = sys.modules[f"{PACKAGE}.plugin.chat.conversation_index"]
+    index = sys.modules[f"{PACKAGE}.plugin.chat.history.conversation_index"]
     said = driver.host.run_on_main(lambda: index.sessions_matching(query)).result(timeout=WAIT) if query.strip() else set()
     return {"sessions": [
         {"id": e.session_id, "title": e.title, "updated": e.updated, "messages": e.messages,
@@ -713,7 +713,7 @@ def do_session_delete(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 def do_chat_export(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Export Chat in `format` (markdown, html, jsonl): to the file `path`, else the text."""
     chat = driver.chat(action)
-    commands = sys.modules[f"{PACKAGE}.plugin.chat.export_commands"]
+    commands = sys.modules[f"{PACKAGE}.plugin.chat.history.export_commands"]
     fmt = str(action.get("format") or "markdown")
     if fmt not in commands.FORMATS:
         raise ValueError(f"format must be one of {', '.join(commands.FORMATS)}")
@@ -725,7 +725,7 @@ def do_chat_export(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 
 def _turn_review(driver: Driver) -> Any:
-    return sys.modules[f"{PACKAGE}.plugin.chat.turn_review"]
+    return sys.modules[f"{PACKAGE}.plugin.chat.history.turn_review"]
 
 
 def do_turn_changes(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:

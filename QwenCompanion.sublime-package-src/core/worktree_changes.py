@@ -31,7 +31,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from . import threads
-from .chat.agent_files import MAX_FILE_BYTES, Refused, read_bytes
+from .chat.requests.agent_files import MAX_FILE_BYTES, Refused, read_bytes
 from .git import DIFF_OPTIONS, GitError, run_git
 from .merge3 import merge
 from .user_files import remove_file, replace_bytes

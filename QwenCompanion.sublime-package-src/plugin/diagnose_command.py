@@ -34,7 +34,7 @@ from ..core.paths import path_identity, path_style
 from ..core.qwen_home import configured_qwen_home, is_relative
 from ..core.terminal import DEFAULT_COMMAND, command_argv
 from .background import in_background
-from .chat.chat_report import chat_report
+from .chat.agent.chat_report import chat_report
 from .companion import terminal
 from .companion.companions import companions
 from .paths import path_display

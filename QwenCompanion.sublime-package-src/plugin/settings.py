@@ -20,7 +20,7 @@ from typing import Any, TypeVar, cast
 import sublime
 
 from ..core import threads
-from ..core.chat.agents import entry_problem, known_agents
+from ..core.chat.agent.agents import entry_problem, known_agents
 from ..core.encodings import DEFAULT_FALLBACK
 
 log = logging.getLogger(__name__)

@@ -14,12 +14,12 @@ from typing import Any
 from ..core import threads
 from . import placement, settings
 from .actions.answer import is_answer_view
-from .chat.agent_work import turn_ended, work_renderer
-from .chat.chat_views import refresh_status as refresh_chat_status
 from .chat.chats import chats, default_renderer, default_request_handler, is_chat_view
-from .chat.editor_request_handler import editor_request_handler
-from .chat.notify import track_turn
-from .chat.turn_review import chat_event as turn_review_event
+from .chat.history.turn_review import chat_event as turn_review_event
+from .chat.requests.editor_request_handler import editor_request_handler
+from .chat.transcript.agent_work import turn_ended, work_renderer
+from .chat.transcript.chat_views import refresh_status as refresh_chat_status
+from .chat.transcript.notify import track_turn
 from .companion import status
 from .companion.companions import companions
 from .companion.context_listener import tracker

@@ -47,7 +47,7 @@ def test_a_symbols_definition_and_a_pasted_image_reach_the_model(
     assert real_chat.chat().conversation.state.accepts_images is True  # qwen 0.24.4's promptCapabilities.image
     added = mention(real_chat, "qwen_chat_mention", {"kind": "symbol", "name": "restock_marker"})
     assert added["token"] == "symbol:restock_marker"
-    monkeypatch.setattr(sys.modules[f"{PACKAGE}.plugin.chat.mentions"], "clipboard_image", lambda: PIXEL)
+    monkeypatch.setattr(sys.modules[f"{PACKAGE}.plugin.chat.prompts.mentions"], "clipboard_image", lambda: PIXEL)
     pasted = mention(real_chat, "qwen_chat_paste_image", {})
     assert str(pasted["token"]).startswith("image-")
     real_chat.model.queue(Reply(text="It multiplies by seven."))

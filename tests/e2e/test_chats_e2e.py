@@ -36,7 +36,7 @@ def acp_agents(workspace: Path) -> list[int]:
 
 
 def tabs() -> Any:
-    return sys.modules[f"{PACKAGE}.plugin.chat.chat_tabs"]
+    return sys.modules[f"{PACKAGE}.plugin.chat.transcript.chat_tabs"]
 
 
 def asked_about(real_chat: RealChat, words: str) -> list[str]:

@@ -75,7 +75,7 @@ def test_the_markdown_export_of_a_turn_with_a_tool_call_and_a_permission(real_ch
     answer(real_chat, option_of(event, "allow_once"))
     assert real_chat.ended() == ["end_turn"]
     chat = real_chat.chat()
-    commands = sys.modules[f"{PACKAGE}.plugin.chat.export_commands"]
+    commands = sys.modules[f"{PACKAGE}.plugin.chat.history.export_commands"]
     text = real_chat.host.run_on_main(lambda: commands.exported(chat, "markdown")).result(timeout=WAIT)
     assert text.startswith("# Run echo\n\n## You\n\nRun echo")
     assert "**Permission** (execute): " in text and " → Allow" in text
@@ -114,7 +114,7 @@ def test_branch_from_here_continues_from_the_turn_and_leaves_the_original_untouc
     prompts = [p.rsplit(">", 1)[-1] for p in user_texts(real_chat.model.agent_requests[-1])]
     assert prompts == ["Prompt ALPHA", "Prompt BETA", "BRANCH-NEXT"]
 
-    tabs = sys.modules[f"{PACKAGE}.plugin.chat.chat_tabs"]
+    tabs = sys.modules[f"{PACKAGE}.plugin.chat.transcript.chat_tabs"]
     real_chat.host.run_on_main(lambda: tabs.select_chat(real_chat.host.window, original))
     real_chat.send("ORIGINAL-NEXT")
     real_chat.ended(5)
@@ -185,7 +185,7 @@ def test_a_session_qwen_holds_in_a_terminal_is_not_written_by_a_second_writer(
     tui = start_tui(args=["--resume", session])  # the user's own terminal on the chat's conversation
 
     # qwen's registry says so, with the start token the package computes for the TUI's process
-    live = sys.modules[f"{PACKAGE}.core.chat.live_sessions"]
+    live = sys.modules[f"{PACKAGE}.core.chat.history.live_sessions"]
     lockfile = sys.modules[f"{PACKAGE}.core.companion.lockfile"]
     registered = [json.loads(p.read_text()) for p in Path(real_env["HOME"], ".qwen", "sessions").glob("*.json")]
     [terminal] = [r for r in registered if r["kind"] == "tui"]

@@ -36,7 +36,7 @@ def test_edit_and_resend_replaces_the_turn_and_restores_the_files_changed_after_
         assert real_chat.ended(number)[-1] == "end_turn"
     assert source.read_bytes() == b"\xef\xbb\xbfalpha = 0\r\nbeta = 3\r\n" and made.exists()
 
-    rewind = sys.modules[f"{PACKAGE}.plugin.chat.rewind_commands"].rewind
+    rewind = sys.modules[f"{PACKAGE}.plugin.chat.history.rewind_commands"].rewind
     window = real_chat.host.window
     outcome = real_chat.host.run_on_main(lambda: rewind(window, chat, 1, "PROMPT-EDITED")).result(timeout=WAIT)
     assert sorted(outcome.files_restored) == sorted([str(source), str(made)]) and outcome.not_restored == []
@@ -59,7 +59,7 @@ def test_a_rewind_while_qwen_runs_a_turn_is_refused(real_chat: RealChat) -> None
     real_chat.send("PROMPT-TWO")
     chat = real_chat.chat()
     real_chat.host.wait_for(lambda: chat.conversation.state.agent == "busy", timeout=WAIT)
-    rewind = sys.modules[f"{PACKAGE}.plugin.chat.rewind_commands"].rewind
+    rewind = sys.modules[f"{PACKAGE}.plugin.chat.history.rewind_commands"].rewind
     window = real_chat.host.window
     with pytest.raises(Exception, match="a turn is running"):
         real_chat.host.run_on_main(lambda: rewind(window, chat, 0, None)).result(timeout=WAIT)

@@ -72,7 +72,7 @@ def test_an_answer_streams_into_the_transcript_from_the_daemon(serve_chat: RealC
     assert conversation.state.agent_name.startswith("qwen-code 0.24.4")  # the daemon's agents are qwen
     cmdline = Path(f"/proc/{daemon_pid(serve_chat)}/cmdline").read_bytes().split(b"\0")
     assert b"serve" in cmdline and b"--require-auth" in cmdline
-    record = sys.modules[f"{PACKAGE}.plugin.chat.serve_daemon"].window_record(serve_chat.host.window)
+    record = sys.modules[f"{PACKAGE}.plugin.chat.agent.serve_daemon"].window_record(serve_chat.host.window)
     assert record.pid == daemon_pid(serve_chat) and len(record.token) >= 32
     assert record.token.encode() not in b"".join(cmdline)
     assert record.token not in caplog.text and record.token not in text
@@ -146,7 +146,7 @@ def test_earlier_sessions_are_listed_and_loaded_with_their_conversation_once(ser
 
 
 def test_a_listed_session_is_renamed_and_deleted_on_the_daemon(serve_chat: RealChat) -> None:
-    qwen_sessions = importlib.import_module(f"{PACKAGE}.core.chat.qwen_sessions")  # loaded when first used
+    qwen_sessions = importlib.import_module(f"{PACKAGE}.core.chat.history.qwen_sessions")  # loaded when first used
     conversation, first, _ = two_sessions(serve_chat)
 
     def listed() -> dict[str, str]:
@@ -293,7 +293,7 @@ def test_without_keep_running_the_daemon_ends_with_the_windows_last_chat(serve_c
 
 
 def test_status_and_stop_serve_daemon(serve_chat: RealChat) -> None:
-    serve_daemon = sys.modules[f"{PACKAGE}.plugin.chat.serve_daemon"]
+    serve_daemon = sys.modules[f"{PACKAGE}.plugin.chat.agent.serve_daemon"]
     window = serve_chat.host.window
     serve_chat.model.queue("One.")
     serve_chat.send("hello")
@@ -302,7 +302,7 @@ def test_status_and_stop_serve_daemon(serve_chat: RealChat) -> None:
     status = serve_daemon.serve_status(window)
     assert (status.pid, status.version, status.require_auth, status.loopback) == (pid, "0.24.4", True, True)
     assert status.sessions >= 1
-    report = sys.modules[f"{PACKAGE}.plugin.chat.chat_report"].chat_report(window)
+    report = sys.modules[f"{PACKAGE}.plugin.chat.agent.chat_report"].chat_report(window)
     assert f"pid {pid}, port {status.port}, token required, loopback" in report
     serve_chat.host.user.run_command("qwen_serve_stop")
     deadline = time.monotonic() + WAIT
@@ -427,7 +427,7 @@ def test_a_prompt_another_client_sends_shows_in_the_chat_as_a_prompt_with_its_an
     serve_chat.model.queue("Ready.")
     serve_chat.send("my own prompt")
     serve_chat.ended()
-    record = sys.modules[f"{PACKAGE}.plugin.chat.serve_daemon"].window_record(serve_chat.host.window)
+    record = sys.modules[f"{PACKAGE}.plugin.chat.agent.serve_daemon"].window_record(serve_chat.host.window)
     other = post(record, "/session", {"cwd": str(workspace)})
     session_id = serve_chat.chat().conversation.state.session_id
     assert other["sessionId"] == session_id and other["attached"] is True

@@ -30,7 +30,7 @@ def steer_from_the_queue_list(chat: RealChat, text: str) -> None:
     chat.host.wait_for(lambda: len(conversation.queue) == 1, timeout=WAIT)
     chat.host.user.run_command("qwen_chat_queued")
     chat.host.user.choose_quick_panel(0)  # the prompt's actions
-    steer = sys.modules[f"{PACKAGE}.plugin.chat.queue_commands"].STEER
+    steer = sys.modules[f"{PACKAGE}.plugin.chat.prompts.queue_commands"].STEER
     assert steer in chat.host.quick_panels[-1].items  # offered on serve
     chat.host.user.choose_quick_panel(steer)
     chat.host.wait_for(lambda: len(conversation.queue) == 0, timeout=WAIT)

@@ -54,7 +54,7 @@ def test_the_todo_plan_is_pinned_under_the_composer_and_collapses_when_done(
                           Reply(text="Halfway."), tool_call("todo_write", {"todos": done}), Reply(text="Done."))
     real_chat.send("Plan the work")
     assert real_chat.ended() == ["end_turn"]
-    pinned = sys.modules[f"{PACKAGE}.plugin.chat.plan_view"].pinned_plans
+    pinned = sys.modules[f"{PACKAGE}.plugin.chat.transcript.plan_view"].pinned_plans
     chat_id = real_chat.chat().chat_id
     real_chat.host.wait_for(lambda: chat_id in pinned and pinned[chat_id].progress.done == 1, timeout=WAIT)
     steps = pinned[chat_id].steps

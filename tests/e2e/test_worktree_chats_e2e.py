@@ -72,4 +72,4 @@ def test_a_worktree_chats_agent_writes_in_its_worktree_and_the_users_file_stays(
     assert not (workspace / "escaped.txt").exists() and not (workspace / "where.txt").exists()
     assert real_chat.editor.text(users) == typed and users.is_dirty()
     assert git(workspace, "status", "--porcelain") == "" and "qwen/agent-task" in git(workspace, "branch")
-    assert "agent-task" in sys.modules[f"{PACKAGE}.plugin.chat.chat_views"].status_text(chat)
+    assert "agent-task" in sys.modules[f"{PACKAGE}.plugin.chat.transcript.chat_views"].status_text(chat)

@@ -278,7 +278,7 @@ def test_tool_calls_plans_and_thoughts_render_in_place(rig: ChatRig) -> None:
 
 def test_a_long_turn_that_ends_out_of_sight_is_announced(rig: ChatRig, monkeypatch: pytest.MonkeyPatch) -> None:
     rig.load([[{"stall": 0.5}, {"stop": "max_tokens"}]])
-    monkeypatch.setattr(sys.modules[f"{PACKAGE}.plugin.chat.notify"], "LONG_TURN_SECONDS", 0.2)
+    monkeypatch.setattr(sys.modules[f"{PACKAGE}.plugin.chat.transcript.notify"], "LONG_TURN_SECONDS", 0.2)
     code = rig.editor.open("a.py", "x = 1\n")
     rig.send("a long one")
     rig.host.user.focus(code)
@@ -295,7 +295,7 @@ def test_a_long_turn_that_ends_out_of_sight_is_announced(rig: ChatRig, monkeypat
 
 def test_a_turn_that_ends_in_sight_is_not_announced(rig: ChatRig, monkeypatch: pytest.MonkeyPatch) -> None:
     rig.load([[{"stall": 0.5}]])
-    monkeypatch.setattr(sys.modules[f"{PACKAGE}.plugin.chat.notify"], "LONG_TURN_SECONDS", 0.2)
+    monkeypatch.setattr(sys.modules[f"{PACKAGE}.plugin.chat.transcript.notify"], "LONG_TURN_SECONDS", 0.2)
     rig.send("in sight")
     assert rig.ended() == ["end_turn"]
     rig.host.wait_idle()

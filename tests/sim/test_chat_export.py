@@ -44,7 +44,7 @@ def a_turn_with_a_tool_call_and_a_permission(rig: ChatRig) -> None:
 
 def test_export_to_a_new_tab_in_markdown(rig: ChatRig, monkeypatch: pytest.MonkeyPatch) -> None:
     a_turn_with_a_tool_call_and_a_permission(rig)
-    commands = sys.modules[f"{PACKAGE}.plugin.chat.export_commands"]
+    commands = sys.modules[f"{PACKAGE}.plugin.chat.history.export_commands"]
     made_on: list[str] = []
 
     def export(*args: Any) -> str:

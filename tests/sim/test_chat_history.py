@@ -170,7 +170,7 @@ def test_a_paging_agents_endless_list_is_bounded(rig: ChatRig) -> None:
     rig.ended()
     rig.host.user.run_command("qwen_chat_sessions")
     panel = open_panel(rig)
-    cap = sys.modules[f"{PACKAGE}.core.chat.agents"].MAX_LISTED_SESSIONS
+    cap = sys.modules[f"{PACKAGE}.core.chat.agent.agents"].MAX_LISTED_SESSIONS
     assert len(panel.items) == cap == 1000
     assert len(rig.received("session/list")) == cap // 100  # no page asked beyond the cap
 
@@ -182,7 +182,7 @@ def test_a_giant_list_of_giant_titles_is_bounded(rig: ChatRig) -> None:
     rig.ended()
     rig.host.user.run_command("qwen_chat_sessions")
     panel = open_panel(rig)
-    cap = sys.modules[f"{PACKAGE}.core.chat.agents"].MAX_LISTED_SESSIONS
+    cap = sys.modules[f"{PACKAGE}.core.chat.agent.agents"].MAX_LISTED_SESSIONS
     assert len(panel.items) == cap and len(rig.received("session/list")) == 2
     assert all(len(item.trigger) <= 200 and len(item.details) <= 200 and len(item.annotation) <= 60
                for item in panel.items)

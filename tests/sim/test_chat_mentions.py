@@ -62,7 +62,7 @@ class MentionRig(ChatRig):
 
     @property
     def mentions_module(self) -> Any:
-        return sys.modules[f"{PACKAGE}.plugin.chat.mentions"]
+        return sys.modules[f"{PACKAGE}.plugin.chat.prompts.mentions"]
 
 
 @pytest.fixture
@@ -363,7 +363,7 @@ def test_a_text_paste_over_16_mib_pastes_the_text_not_an_image(rig: MentionRig, 
 
 def test_an_agent_refusing_images_and_a_missing_tool_are_told(rig: MentionRig, monkeypatch: pytest.MonkeyPatch) -> None:
     rig.load()
-    tools = sys.modules[f"{PACKAGE}.core.chat.mention_tools"]
+    tools = sys.modules[f"{PACKAGE}.core.chat.prompts.mention_tools"]
     monkeypatch.setattr(tools.shutil, "which", lambda name: None)
     monkeypatch.setattr(tools.sys, "platform", "linux")
     rig.open()

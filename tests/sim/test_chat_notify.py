@@ -110,7 +110,7 @@ def test_a_turn_ending_in_sight_tells_nothing(rig: ChatRig) -> None:
 def test_a_long_turn_ending_while_sublime_is_in_the_background_pops_a_desktop_notification(
         rig: ChatRig, desktop_tools: DesktopTools, monkeypatch: pytest.MonkeyPatch) -> None:
     rig.load([[{"stall": 0.5}, {"stop": "max_tokens"}]])
-    monkeypatch.setattr(sys.modules[f"{PACKAGE}.plugin.chat.notify"], "LONG_TURN_SECONDS", 0.2)
+    monkeypatch.setattr(sys.modules[f"{PACKAGE}.plugin.chat.transcript.notify"], "LONG_TURN_SECONDS", 0.2)
     rig.send("long")
     rig.host.user.leave_app()  # the chat is the selected tab, but another application has the keys
     assert rig.ended() == ["max_tokens"]
@@ -133,7 +133,7 @@ def test_a_short_turn_after_a_long_one_pops_no_desktop_notification(rig: ChatRig
     asked = shell_permission("make")
     rig.load([[asked, {"chunks": ["one"]}], [asked, {"chunks": ["two"]}]])
     clock = [0.0]
-    notify = sys.modules[f"{PACKAGE}.plugin.chat.notify"]
+    notify = sys.modules[f"{PACKAGE}.plugin.chat.transcript.notify"]
     monkeypatch.setattr(notify, "time", SimpleNamespace(monotonic=lambda: clock[0]))
     popped: list[str] = []  # the desktop's notifications, recorded where notify() starts them (main thread)
     monkeypatch.setattr(notify, "runner", lambda command: popped.append(command.argv[-1]))
@@ -211,7 +211,7 @@ def test_usage_reaches_the_status_bar_and_the_transcript_and_hostile_counts_are_
 def test_the_real_runner_starts_each_platforms_tool_with_argv_and_environment(rig: ChatRig,
                                                                             desktop_tools: DesktopTools) -> None:
     rig.load()
-    notify = sys.modules[f"{PACKAGE}.plugin.chat.notify"]
+    notify = sys.modules[f"{PACKAGE}.plugin.chat.transcript.notify"]
     commands = sys.modules[f"{PACKAGE}.core.notifications"]
     hostile = '" & (do shell script "touch pwned") & " $(calc) \'; rm -r x'
     for platform in ("osx", "windows"):
@@ -251,7 +251,7 @@ def test_a_burst_of_permissions_unseen_starts_one_desktop_tool_until_the_chat_is
     rig.send("list")
     transcript, _ = hide_transcript_behind(rig)
     rig.host.wait_for(lambda: len(notifications(rig)) == 30, timeout=WAIT)
-    notify = sys.modules[f"{PACKAGE}.plugin.chat.notify"]
+    notify = sys.modules[f"{PACKAGE}.plugin.chat.transcript.notify"]
     rig.host.wait_for(desktop_tools.calls, timeout=WAIT)
     rig.host.wait_for(lambda: not notify._DesktopQueue.running and not tool_processes(), timeout=WAIT)
     assert len(desktop_tools.calls()) == 1  # one per chat, not one per request
@@ -267,7 +267,7 @@ def test_a_burst_of_permissions_unseen_starts_one_desktop_tool_until_the_chat_is
 
 def test_queued_desktop_notifications_run_one_at_a_time_on_one_thread(rig: ChatRig, monkeypatch: pytest.MonkeyPatch) -> None:
     rig.load()
-    notify = sys.modules[f"{PACKAGE}.plugin.chat.notify"]
+    notify = sys.modules[f"{PACKAGE}.plugin.chat.transcript.notify"]
     commands = sys.modules[f"{PACKAGE}.core.notifications"]
     started: list[str] = []
     ran: list[str] = []

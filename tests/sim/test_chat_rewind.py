@@ -26,7 +26,7 @@ QWEN = {"agent_name": "qwen-code"}
 
 def rewind(rig: ChatRig, turn: int, text: str | None = None) -> Any:
     """What the headless driver's chat_rewind does: the outcome (or the refusal raised)."""
-    module = sys.modules[f"{PACKAGE}.plugin.chat.rewind_commands"]
+    module = sys.modules[f"{PACKAGE}.plugin.chat.history.rewind_commands"]
     window, chat = rig.host.window, rig.chat()
     future = rig.host.run_on_main(lambda: module.rewind(window, chat, turn, text))
     return future.result(timeout=WAIT)
@@ -233,7 +233,7 @@ def test_rewind_to_here_from_the_transcripts_context_menu_acts_on_the_prompt_und
     transcript, composer = rig.open()
     rig.host.user.type(composer, "a draft")
     under_mouse = transcript.text_to_window(rig.transcript().index("PROMPT-THREE") + 3)
-    menu = sys.modules[f"{PACKAGE}.plugin.chat.rewind_commands"].QwenChatPromptMenuCommand
+    menu = sys.modules[f"{PACKAGE}.plugin.chat.history.rewind_commands"].QwenChatPromptMenuCommand
     assert rig.host.run_on_main(lambda: menu(transcript).is_visible())
     code = rig.host.user.open_file(latin)
     assert not rig.host.run_on_main(lambda: menu(code).is_visible())  # only on the transcript
@@ -244,7 +244,7 @@ def test_rewind_to_here_from_the_transcripts_context_menu_acts_on_the_prompt_und
     event = {"x": under_mouse[0], "y": under_mouse[1]}
     rig.host.run_on_main(lambda: transcript.run_command("qwen_chat_prompt_menu", {"resend": False, "event": event}))
     rig.host.wait_for(lambda: "Rewound to before prompt 3" in first.conversation.streamer.transcript.text(), timeout=WAIT)
-    tabs = sys.modules[f"{PACKAGE}.plugin.chat.chat_tabs"]
+    tabs = sys.modules[f"{PACKAGE}.plugin.chat.transcript.chat_tabs"]
     rig.host.run_on_main(lambda: tabs.select_chat(rig.host.window, first))
     assert "PROMPT-THREE" not in rig.transcript() and not made.exists()
     assert rig.editor.text(composer) == "a draft"  # Rewind to Here leaves the composer alone
@@ -257,7 +257,7 @@ def test_a_prompt_sent_while_a_rewind_runs_waits_for_it_and_a_second_rewind_is_r
     for number, prompt in enumerate(["one", "two"], start=1):
         rig.send(prompt)
         rig.ended(number)
-    module = sys.modules[f"{PACKAGE}.plugin.chat.rewind_commands"]
+    module = sys.modules[f"{PACKAGE}.plugin.chat.history.rewind_commands"]
     window, chat = rig.host.window, rig.chat()
     running = rig.host.run_on_main(lambda: module.rewind(window, chat, 1, None))
     rig.host.wait_for(lambda: rig.received("rewindSession"), timeout=WAIT)
@@ -294,7 +294,7 @@ def test_a_refused_edit_and_resend_keeps_the_draft_typed_meanwhile(rig: ChatRig)
     rig.host.wait_for(lambda: any("cannot rewind" in m for m in rig.host.status_messages), timeout=WAIT)
     rig.host.wait_idle()
     assert rig.editor.text(composer) == "my draft"
-    module = sys.modules[f"{PACKAGE}.plugin.chat.prompt_edits"]
+    module = sys.modules[f"{PACKAGE}.plugin.chat.prompts.prompt_edits"]
     assert rig.host.run_on_main(lambda: module.take(rig.chat().chat_id)) is None  # the draft edits no prompt
 
 

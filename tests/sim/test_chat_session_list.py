@@ -16,7 +16,7 @@ from tests.support.editor import PACKAGE
 
 
 def agents_module() -> Any:
-    return sys.modules[f"{PACKAGE}.core.chat.agents"]
+    return sys.modules[f"{PACKAGE}.core.chat.agent.agents"]
 
 
 def held_session_lists(longer_than: int) -> int:

@@ -28,7 +28,7 @@ def composer_plan(rig: ChatRig) -> list[str]:
 
 
 def pinned(rig: ChatRig) -> Any:
-    return sys.modules[f"{PACKAGE}.plugin.chat.plan_view"].pinned_plans.get(rig.chat().chat_id)
+    return sys.modules[f"{PACKAGE}.plugin.chat.transcript.plan_view"].pinned_plans.get(rig.chat().chat_id)
 
 
 def test_the_plan_is_pinned_under_the_composer_updated_in_place_and_collapses_when_done(rig: ChatRig) -> None:

@@ -268,7 +268,7 @@ def test_the_status_names_the_model_not_qwens_id(chat: ChatRig) -> None:
     chat.send("/status")
     text = chat.host.wait_for(lambda: "Model:" in chat.transcript() and chat.transcript(), timeout=WAIT)
     assert "Model: glm-4.6" in text and "$runtime" not in text
-    assert sys.modules[f"{PACKAGE}.plugin.chat.chat_report"].chat_report(chat.host.window).count("$runtime") == 0
+    assert sys.modules[f"{PACKAGE}.plugin.chat.agent.chat_report"].chat_report(chat.host.window).count("$runtime") == 0
 
 
 def test_a_file_put_in_the_answers_group_joins_the_code_when_the_answer_closes(actions: ActionRig) -> None:

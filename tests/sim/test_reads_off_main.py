@@ -127,7 +127,7 @@ def test_the_unit_test_file_is_read_off_the_main_thread(action_rig: ActionRig, m
 def test_attaching_a_closed_file_reads_it_off_the_main_thread(rig: ChatRig, monkeypatch: pytest.MonkeyPatch) -> None:
     rig.load()
     rig.editor.file("c.txt", "on disk\n")
-    context = __import__(f"{PACKAGE}.core.chat.prompt_context", fromlist=["read_head"])
+    context = __import__(f"{PACKAGE}.core.chat.prompts.prompt_context", fromlist=["read_head"])
     original = context.read_head
     threads: list[bool] = []
 

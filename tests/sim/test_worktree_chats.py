@@ -40,7 +40,7 @@ def as_repository(workspace: Path) -> None:
 
 def worktree_path(rig: ChatRig, name: str) -> Path:
     """Where the package puts worktree `name` of the workspace's repository."""
-    commands = sys.modules[f"{PACKAGE}.plugin.chat.worktree_commands"]
+    commands = sys.modules[f"{PACKAGE}.plugin.chat.worktrees.worktree_commands"]
     store = rig.host.run_on_main(commands.worktrees_folder)
     core = sys.modules[f"{PACKAGE}.core.worktrees"]
     return Path(core.repository_folder(store, str(rig.editor.workspace))) / name
@@ -166,7 +166,7 @@ def test_discard_is_for_worktree_chats_only(repo_rig: ChatRig) -> None:
     rig = repo_rig
     rig.open()
     enabled = rig.host.run_on_main(
-        lambda: sys.modules[f"{PACKAGE}.plugin.chat.worktree_commands"].QwenWorktreeDiscardCommand(
+        lambda: sys.modules[f"{PACKAGE}.plugin.chat.worktrees.worktree_commands"].QwenWorktreeDiscardCommand(
             rig.host.window).is_enabled())
     assert enabled is False
 

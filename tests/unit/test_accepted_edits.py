@@ -3,7 +3,7 @@ never outlives that call or its turn."""
 
 from __future__ import annotations
 
-from qwencompanion_src.core.chat.accepted_edits import AcceptedEdits
+from qwencompanion_src.core.chat.requests.accepted_edits import AcceptedEdits
 
 
 def test_the_write_of_the_file_takes_the_text_once() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from acp import RequestError
 
-from qwencompanion_src.core.chat.acp_client import EditorClient
+from qwencompanion_src.core.chat.agent.acp_client import EditorClient
 
 
 class Handler:

@@ -1,4 +1,4 @@
-"""The lines between the editor and an agent (core/chat/acp_lines.py), the
+"""The lines between the editor and an agent (core/chat/agent/acp_lines.py), the
 ACP SDK's message transport: what it hands the SDK and the client, what it
 lets go, and the names it maps between qwen's and the SDK's conventions."""
 
@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from acp.schema import SessionNotification
 
-from qwencompanion_src.core.chat.acp_lines import MAX_MESSAGE_BYTES, AgentLines, answered_id
+from qwencompanion_src.core.chat.agent.acp_lines import MAX_MESSAGE_BYTES, AgentLines, answered_id
 
 
 class Writer:

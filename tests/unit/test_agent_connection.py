@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from acp.schema import ReadTextFileRequest, ReadTextFileResponse, SessionNotification
 
-from qwencompanion_src.core.chat.agent_connection import AgentConnection
-from qwencompanion_src.core.chat.bridge import AgentCommand
+from qwencompanion_src.core.chat.agent.agent_connection import AgentConnection
+from qwencompanion_src.core.chat.agent.bridge import AgentCommand
 from qwencompanion_src.core.chat.chat import Conversation, ConversationSetup
-from qwencompanion_src.core.chat.render import PlainRenderer
-from qwencompanion_src.core.chat.request_handler import DiskRequestHandler
-from qwencompanion_src.core.chat.streamer import BlockStreamer
-from qwencompanion_src.core.chat.transcript import Transcript
+from qwencompanion_src.core.chat.requests.request_handler import DiskRequestHandler
+from qwencompanion_src.core.chat.transcript.render import PlainRenderer
+from qwencompanion_src.core.chat.transcript.streamer import BlockStreamer
+from qwencompanion_src.core.chat.transcript.transcript import Transcript
 from tests.support.processes import alive
 from tests.unit.test_chat_core import ROOT, Events, Rig, View, wait_for
 

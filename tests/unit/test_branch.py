@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core.chat.agents import TITLE_MAX_CHARS
-from qwencompanion_src.core.chat.branch import (
+from qwencompanion_src.core.chat.agent.agents import TITLE_MAX_CHARS
+from qwencompanion_src.core.chat.chat_state import ChatState
+from qwencompanion_src.core.chat.history.branch import (
     BRANCH_METHOD,
     TRANSCRIPT_METHOD,
     Branch,
@@ -22,8 +23,7 @@ from qwencompanion_src.core.chat.branch import (
     refusal,
     transcript_branch_point,
 )
-from qwencompanion_src.core.chat.chat_state import ChatState
-from qwencompanion_src.core.chat.rewind import PromptLog
+from qwencompanion_src.core.chat.history.rewind import PromptLog
 
 
 def qwen_state(agent: str = "ready") -> ChatState:

@@ -1,5 +1,5 @@
 """Which agent a chat runs (the chat_agents setting) and what it may send
-that agent: core/chat/agents.py."""
+that agent: core/chat/agent/agents.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from acp.schema import AgentCapabilities, Implementation
 
-from qwencompanion_src.core.chat.agents import (
+from qwencompanion_src.core.chat.agent.agents import (
     AgentEntry,
     agent_launch,
     can_list,
@@ -20,7 +20,7 @@ from qwencompanion_src.core.chat.agents import (
     session_key,
     speaks_qwen,
 )
-from qwencompanion_src.core.chat.command import CommandNotFound
+from qwencompanion_src.core.chat.agent.command import CommandNotFound
 
 
 def program(folder: Path, name: str) -> str:

@@ -17,16 +17,16 @@ from typing import Any
 import pytest
 
 from qwencompanion_src.core import threads
-from qwencompanion_src.core.chat import agent_connection, chat_thread
-from qwencompanion_src.core.chat.acp_lines import redact
-from qwencompanion_src.core.chat.bridge import PROMPT_STEERED, AgentBridge, AgentCommand, AgentGone
+from qwencompanion_src.core.chat.agent import agent_connection, chat_thread
+from qwencompanion_src.core.chat.agent.acp_lines import redact
+from qwencompanion_src.core.chat.agent.bridge import PROMPT_STEERED, AgentBridge, AgentCommand, AgentGone
+from qwencompanion_src.core.chat.agent.chat_thread import ChatThread
 from qwencompanion_src.core.chat.chat import Conversation, ConversationSetup
-from qwencompanion_src.core.chat.chat_thread import ChatThread
-from qwencompanion_src.core.chat.render import PlainRenderer
-from qwencompanion_src.core.chat.request_handler import DiskRequestHandler
-from qwencompanion_src.core.chat.store import SessionStore, project_key
-from qwencompanion_src.core.chat.streamer import BlockStreamer
-from qwencompanion_src.core.chat.transcript import Edit, Transcript, queue_edit
+from qwencompanion_src.core.chat.history.store import SessionStore, project_key
+from qwencompanion_src.core.chat.requests.request_handler import DiskRequestHandler
+from qwencompanion_src.core.chat.transcript.render import PlainRenderer
+from qwencompanion_src.core.chat.transcript.streamer import BlockStreamer
+from qwencompanion_src.core.chat.transcript.transcript import Edit, Transcript, queue_edit
 from qwencompanion_src.core.text_positions import slice_lines
 from tests.support.processes import alive
 
@@ -611,7 +611,7 @@ def test_the_work_of_a_transcript_update_does_not_grow_with_the_number_of_blocks
     Python run per update stay (nearly) the same from 100 to 10,000 blocks."""
     import sys
 
-    from qwencompanion_src.core.chat.transcript import Transcript
+    from qwencompanion_src.core.chat.transcript.transcript import Transcript
 
     def lines_run_by_an_update(blocks: int) -> int:
         transcript = Transcript()

@@ -1,4 +1,4 @@
-"""A chat exported (core/chat/export.py and core/chat/history.py, pure): the
+"""A chat exported (core/chat/history/export.py and core/chat/history/history.py, pure): the
 formats, the last answer, what excluded files gave left out, and the history
 list's bounds."""
 
@@ -8,8 +8,8 @@ import asyncio
 import json
 from typing import Any
 
-from qwencompanion_src.core.chat.export import LEFT_OUT, LINE_LEFT_OUT, answer, export
-from qwencompanion_src.core.chat.history import entry_of, filtered, list_folder, newest_first
+from qwencompanion_src.core.chat.history.export import LEFT_OUT, LINE_LEFT_OUT, answer, export
+from qwencompanion_src.core.chat.history.history import entry_of, filtered, list_folder, newest_first
 from qwencompanion_src.core.companion.ide_context import ContextOptions
 
 EXCLUDES = ContextOptions.from_settings({}).excludes  # the default patterns: .env, *.pem, …

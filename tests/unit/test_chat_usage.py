@@ -7,9 +7,7 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core.chat.chat_state import ChatState
-from qwencompanion_src.core.chat.folds import WorkFolds
-from qwencompanion_src.core.chat.usage import (
+from qwencompanion_src.core.chat.agent.usage import (
     MAX_TOKENS,
     ChatUsage,
     Tokens,
@@ -19,6 +17,8 @@ from qwencompanion_src.core.chat.usage import (
     tokens_of,
     turn_text,
 )
+from qwencompanion_src.core.chat.chat_state import ChatState
+from qwencompanion_src.core.chat.transcript.folds import WorkFolds
 
 
 def qwen_meta(inputs: Any = 1200, outputs: Any = 80, cached: Any = None) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core.chat.elicitation import (
+from qwencompanion_src.core.chat.requests.elicitation import (
     MAX_CHOICES,
     MAX_DEFAULT,
     MAX_FIELDS,

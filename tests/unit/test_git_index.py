@@ -1,4 +1,4 @@
-"""A file's text in git's index (core/chat/git_index.py), which Keep gives a
+"""A file's text in git's index (core/chat/prompts/git_index.py), which Keep gives a
 view of a repository's file as its reference."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core.chat.git_index import index_text
+from qwencompanion_src.core.chat.prompts.git_index import index_text
 
 GIT = shutil.which("git")
 pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")

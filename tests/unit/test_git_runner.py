@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from qwencompanion_src.core import git as git_runner
-from qwencompanion_src.core.chat.git_index import index_text
-from qwencompanion_src.core.chat.mention_tools import MentionError, git_diff
+from qwencompanion_src.core.chat.prompts.git_index import index_text
+from qwencompanion_src.core.chat.prompts.mention_tools import MentionError, git_diff
 
 PACKAGE = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package-src"
 RUNNER = PACKAGE / "core" / "git.py"

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core.chat.live_sessions import (
+from qwencompanion_src.core.chat.history.live_sessions import (
     MAX_RECORD_BYTES,
     MAX_RECORDS,
     Holder,

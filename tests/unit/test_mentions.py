@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core.chat import mention_tools
-from qwencompanion_src.core.chat.mention_tools import (
+from qwencompanion_src.core.chat.prompts import mention_tools
+from qwencompanion_src.core.chat.prompts.mention_tools import (
     MAX_DIFF_BYTES,
     MAX_MENTION_CHARS,
     MentionError,
@@ -25,7 +25,7 @@ from qwencompanion_src.core.chat.mention_tools import (
     git_diff,
     run_tool,
 )
-from qwencompanion_src.core.chat.mentions import (
+from qwencompanion_src.core.chat.prompts.mentions import (
     MAX_DEFINITION_LINES,
     MAX_DIAGNOSTICS,
     TERMINAL_LINES,
@@ -36,7 +36,7 @@ from qwencompanion_src.core.chat.mentions import (
     symbol_mention,
     terminal_mention,
 )
-from qwencompanion_src.core.chat.prompt_context import MAX_IMAGE_BYTES
+from qwencompanion_src.core.chat.prompts.prompt_context import MAX_IMAGE_BYTES
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 SOURCE = '''import os

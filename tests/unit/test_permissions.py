@@ -8,7 +8,7 @@ from typing import Any
 
 from acp.schema import RequestPermissionRequest
 
-from qwencompanion_src.core.chat.permissions import (
+from qwencompanion_src.core.chat.requests.permissions import (
     AnsweredPermission,
     PendingPermissions,
     answered,

@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core.chat.prompt_queue import MAX_QUEUED, QUEUE_FULL, PromptQueue, QueuedPrompt, QueueFull
+from qwencompanion_src.core.chat.prompts.prompt_queue import (
+    MAX_QUEUED,
+    QUEUE_FULL,
+    PromptQueue,
+    QueuedPrompt,
+    QueueFull,
+)
 from tests.unit.test_chat_core import WAIT, Rig, wait_for
 
 

@@ -1,4 +1,4 @@
-"""The paths of a chat agent elsewhere (core/chat/remote_paths.py) and where
+"""The paths of a chat agent elsewhere (core/chat/agent/remote_paths.py) and where
 they are translated: the agent's lines (acp_lines.py), every field both
 ways, refusals, Windows and WSL forms."""
 
@@ -10,9 +10,9 @@ from typing import Any, cast
 import pytest
 from acp.schema import SessionNotification
 
-from qwencompanion_src.core.chat.acp_lines import AgentLines
-from qwencompanion_src.core.chat.agents import entry_problem, known_agents
-from qwencompanion_src.core.chat.remote_paths import INVALID_PARAMS, PathRefused, RemotePaths
+from qwencompanion_src.core.chat.agent.acp_lines import AgentLines
+from qwencompanion_src.core.chat.agent.agents import entry_problem, known_agents
+from qwencompanion_src.core.chat.agent.remote_paths import INVALID_PARAMS, PathRefused, RemotePaths
 from qwencompanion_src.core.path_maps import PathMap, PathTranslator, wsl_maps
 from tests.unit.test_acp_lines import Writer, run
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from qwencompanion_src.core.chat.chat_state import ChatState
-from qwencompanion_src.core.chat.rewind import (
+from qwencompanion_src.core.chat.history.rewind import (
     PromptLog,
     RewindOutcome,
     RewindRefused,
@@ -25,8 +25,8 @@ from qwencompanion_src.core.chat.rewind import (
     refusal,
     rewind,
 )
-from qwencompanion_src.core.chat.transcript import Transcript
-from qwencompanion_src.core.chat.turn_changes import CHECKPOINT_BUDGET, REVERTED, TurnChanges
+from qwencompanion_src.core.chat.history.turn_changes import CHECKPOINT_BUDGET, REVERTED, TurnChanges
+from qwencompanion_src.core.chat.transcript.transcript import Transcript
 from tests.unit.test_turn_changes import agent_writes
 
 

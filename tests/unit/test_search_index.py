@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from qwencompanion_src.core.chat.export import LINE_LEFT_OUT
-from qwencompanion_src.core.chat.search_index import MAX_LINE_BYTES, TEXT_MAX_CHARS, SearchIndex, indexed_text
+from qwencompanion_src.core.chat.history.export import LINE_LEFT_OUT
+from qwencompanion_src.core.chat.history.search_index import MAX_LINE_BYTES, TEXT_MAX_CHARS, SearchIndex, indexed_text
 
 
 def test_a_session_matches_on_the_words_of_its_prompts_and_answers(tmp_path: Path) -> None:

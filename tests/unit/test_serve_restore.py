@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from qwencompanion_src.core.chat.history import list_folder
+from qwencompanion_src.core.chat.history.history import list_folder
 from qwencompanion_src.core.serve.http import Address
 from qwencompanion_src.core.serve.serve_bridge import (
     NotOnServe,

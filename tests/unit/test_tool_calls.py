@@ -9,8 +9,8 @@ from typing import Any
 
 from acp.schema import AgentPlanUpdate, AgentThoughtChunk, ToolCallProgress, ToolCallStart
 
-from qwencompanion_src.core.chat.tool_calls import AgentWorkRenderer
-from qwencompanion_src.core.chat.transcript import Transcript
+from qwencompanion_src.core.chat.transcript.tool_calls import AgentWorkRenderer
+from qwencompanion_src.core.chat.transcript.transcript import Transcript
 
 
 class Out:

@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core.chat.agent_files import MAX_FILE_BYTES, Refused, write_text
-from qwencompanion_src.core.chat.file_rules import SeenTexts
-from qwencompanion_src.core.chat.turn_changes import (
+from qwencompanion_src.core.chat.history.turn_changes import (
     CHANGED,
     KEPT,
     OUTSIDE,
@@ -22,6 +20,8 @@ from qwencompanion_src.core.chat.turn_changes import (
     line_counts,
     restore_on_disk,
 )
+from qwencompanion_src.core.chat.requests.agent_files import MAX_FILE_BYTES, Refused, write_text
+from qwencompanion_src.core.chat.requests.file_rules import SeenTexts
 
 
 def agent_writes(changes: TurnChanges, path: Path, text: str) -> None:

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core.chat import agent_files, turn_changes
-from qwencompanion_src.core.chat.agent_files import write_text
-from qwencompanion_src.core.chat.turn_changes import TurnChanges, restore_on_disk
+from qwencompanion_src.core.chat.history import turn_changes
+from qwencompanion_src.core.chat.history.turn_changes import TurnChanges, restore_on_disk
+from qwencompanion_src.core.chat.requests import agent_files
+from qwencompanion_src.core.chat.requests.agent_files import write_text
 from qwencompanion_src.core.user_files import LeadsElsewhere, remove_file, replace_bytes
 from tests.unit.test_turn_changes import agent_writes
 

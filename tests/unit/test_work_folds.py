@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from qwencompanion_src.core.chat.folds import WorkFolds
-from qwencompanion_src.core.chat.transcript import Edit, Transcript
+from qwencompanion_src.core.chat.transcript.folds import WorkFolds
+from qwencompanion_src.core.chat.transcript.transcript import Edit, Transcript
 
 
 class View:

@@ -11,10 +11,10 @@ from typing import Any
 
 from acp.schema import AgentPlanUpdate
 
-from qwencompanion_src.core.chat import tool_calls
-from qwencompanion_src.core.chat.session_options import MAX_CHOICES, MAX_OPTIONS, parse_options
-from qwencompanion_src.core.chat.tool_calls import AgentWorkRenderer, pinned_plan, render_plan
-from qwencompanion_src.core.chat.work_reports import (
+from qwencompanion_src.core.chat.agent.session_options import MAX_CHOICES, MAX_OPTIONS, parse_options
+from qwencompanion_src.core.chat.transcript import tool_calls
+from qwencompanion_src.core.chat.transcript.tool_calls import AgentWorkRenderer, pinned_plan, render_plan
+from qwencompanion_src.core.chat.transcript.work_reports import (
     SHELL_KEPT_LINES,
     SHELL_TAIL_LINES,
     ShellTail,

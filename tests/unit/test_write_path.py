@@ -1,5 +1,5 @@
 """One write path: every change an agent causes to a user's file is made by
-core/user_files.py (on disk) or plugin/chat/view_writes.py (an open buffer),
+core/user_files.py (on disk) or plugin/chat/requests/view_writes.py (an open buffer),
 which are called only after checking the file still holds what the agent
 last saw or wrote. This scan fails when any other module of the package
 writes, renames, removes or saves a file; the package's own state files are
@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package-src"
-WRITE_PATH = {"core/user_files.py", "plugin/chat/view_writes.py"}
+WRITE_PATH = {"core/user_files.py", "plugin/chat/requests/view_writes.py"}
 # The package's own files, never a user's: (module, what it calls) -> where the file lives.
 OWN_FILES = {
-    ("core/chat/store.py", "mkdir"): "the chats' sessions file in the package's cache folder",
-    ("core/chat/store.py", "mkstemp"): "the chats' sessions file in the package's cache folder",
-    ("core/chat/store.py", "fdopen"): "the chats' sessions file in the package's cache folder",
-    ("core/chat/store.py", "replace"): "the chats' sessions file in the package's cache folder",
+    ("core/chat/history/store.py", "mkdir"): "the chats' sessions file in the package's cache folder",
+    ("core/chat/history/store.py", "mkstemp"): "the chats' sessions file in the package's cache folder",
+    ("core/chat/history/store.py", "fdopen"): "the chats' sessions file in the package's cache folder",
+    ("core/chat/history/store.py", "replace"): "the chats' sessions file in the package's cache folder",
     ("core/companion/lockfile.py", "mkdir"): "the IDE lock file in the CLI's own folder (~/.qwen/ide)",
     ("core/companion/lockfile.py", "mkstemp"): "the IDE lock file in the CLI's own folder (~/.qwen/ide)",
     ("core/companion/lockfile.py", "fdopen"): "the IDE lock file in the CLI's own folder (~/.qwen/ide)",
@@ -28,12 +28,12 @@ OWN_FILES = {
     ("core/companion/gemini_discovery.py", "mkdir"): "gemini's discovery folder in the temp folder",
     ("core/companion/gemini_discovery.py", "unlink"): "gemini's discovery file in the temp folder",
     ("core/companion/runtime.py", "unlink"): "the companion's own config file it wrote",
-    ("plugin/chat/rewind_commands.py", "replace_text"): "the chat's composer, a view of the package's own",
-    ("plugin/chat/export_commands.py", "replace_text"): "the new scratch tab an export to a tab opens",
-    ("plugin/chat/export_commands.py", "open"): "a chat exported to the file the user picked in the save dialog",
-    ("core/chat/search_index.py", "makedirs"): "Search in Conversations' index in the package's cache folder",
-    ("core/chat/search_index.py", "open"): "Search in Conversations' index in the package's cache folder",
-    ("core/chat/search_index.py", "replace"): "Search in Conversations' index in the package's cache folder",
+    ("plugin/chat/history/rewind_commands.py", "replace_text"): "the chat's composer, a view of the package's own",
+    ("plugin/chat/history/export_commands.py", "replace_text"): "the new scratch tab an export to a tab opens",
+    ("plugin/chat/history/export_commands.py", "open"): "a chat exported to the file the user picked in the save dialog",
+    ("core/chat/history/search_index.py", "makedirs"): "Search in Conversations' index in the package's cache folder",
+    ("core/chat/history/search_index.py", "open"): "Search in Conversations' index in the package's cache folder",
+    ("core/chat/history/search_index.py", "replace"): "Search in Conversations' index in the package's cache folder",
     ("core/worktrees.py", "makedirs"): "a repository's folder of worktrees, outside the project (worktrees_folder)",
     ("core/worktrees.py", "rmtree"): "a worktree's folder git left half-made, which was not there before",
     ("core/serve/daemon.py", "mkdir"): "qwen serve's output file in the package's cache folder (0700)",
@@ -122,9 +122,9 @@ def test_the_scan_finds_each_kind_of_write() -> None:
         "replace_text(view, text)": "replace_text",
     }
     for code, what in samples.items():
-        assert writes_outside_the_write_path(iter([("plugin/chat/turn_review.py", code)])) == [
-            f"plugin/chat/turn_review.py:1 {what}"], code
-    assert writes_outside_the_write_path(iter([("plugin/chat/turn_review.py", 'open(path, "rb")')])) == []
+        assert writes_outside_the_write_path(iter([("plugin/chat/history/turn_review.py", code)])) == [
+            f"plugin/chat/history/turn_review.py:1 {what}"], code
+    assert writes_outside_the_write_path(iter([("plugin/chat/history/turn_review.py", 'open(path, "rb")')])) == []
 
 
 def test_every_listed_own_file_is_still_written_there() -> None:

@@ -25,21 +25,21 @@ from acp.schema import AgentMessageChunk, SessionNotification, UserMessageChunk
 from .. import threads
 from ..json_types import JsonObject
 from ..qwen_home import SIGN_IN_HINT
-from .agent_connection import AgentConnection
-from .branch import Branch, branch, branch_point_of
-from .bridge import PROMPT_ELSEWHERE, PROMPT_STEERED, AgentBridge, AgentCommand, AgentError, AgentGone
+from .agent.agent_connection import AgentConnection
+from .agent.bridge import PROMPT_ELSEWHERE, PROMPT_STEERED, AgentBridge, AgentCommand, AgentError, AgentGone
+from .agent.chat_thread import ChatThread
+from .agent.usage import turn_text
 from .chat_state import ChatState
-from .chat_thread import ChatThread
-from .history import SessionEntry, list_folder, newest_first
-from .prompt_queue import PromptQueue, QueuedPrompt, QueueFull
-from .render import UpdateRenderer, chunk_text
-from .request_handler import AgentRequestHandler
-from .rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, rewind
-from .search_index import TEXT_MAX_CHARS
-from .store import SessionStore
-from .streamer import BlockStreamer
-from .transcript_layout import TranscriptLayout
-from .usage import turn_text
+from .history.branch import Branch, branch, branch_point_of
+from .history.history import SessionEntry, list_folder, newest_first
+from .history.rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, rewind
+from .history.search_index import TEXT_MAX_CHARS
+from .history.store import SessionStore
+from .prompts.prompt_queue import PromptQueue, QueuedPrompt, QueueFull
+from .requests.request_handler import AgentRequestHandler
+from .transcript.render import UpdateRenderer, chunk_text
+from .transcript.streamer import BlockStreamer
+from .transcript.transcript_layout import TranscriptLayout
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -10,15 +10,15 @@ from typing import Any
 from acp.schema import AvailableCommandsUpdate, ConfigOptionUpdate, CurrentModeUpdate, SessionInfoUpdate, UsageUpdate
 
 from ..json_types import JsonObject
-from .agents import TITLE_MAX_CHARS
-from .session_options import (
+from .agent.agents import TITLE_MAX_CHARS
+from .agent.session_options import (
     DESCRIPTION_MAX_CHARS as DESCRIPTION_MAX_CHARS,  # kept importable from here
     NAME_MAX_CHARS,
     Choice,
     SessionOptions,
     parse_options,
 )
-from .usage import ChatUsage
+from .agent.usage import ChatUsage
 
 MODE_NOTIFICATION = "qwen/notify/session/mode-update"
 MODEL_NOTIFICATION = "qwen/notify/session/model-update"

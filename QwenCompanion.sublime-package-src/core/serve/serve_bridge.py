@@ -40,10 +40,9 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
-from ..chat.agent_connection import AgentConnection
-from ..chat.agents import QWEN_AGENT_NAME
-from ..chat.branch import BRANCH_METHOD, TRANSCRIPT_METHOD
-from ..chat.bridge import (
+from ..chat.agent.agent_connection import AgentConnection
+from ..chat.agent.agents import QWEN_AGENT_NAME
+from ..chat.agent.bridge import (
     PROMPT_ELSEWHERE,
     PROMPT_STEERED,
     AgentBridge,
@@ -52,10 +51,11 @@ from ..chat.bridge import (
     AgentGone,
     BridgeEvents,
 )
-from ..chat.qwen_sessions import DELETE_METHOD, RENAME_METHOD
-from ..chat.render import chunk_text
-from ..chat.request_handler import AgentRequestHandler
-from ..chat.rewind import REWIND_METHOD, SNAPSHOTS_METHOD, prompt_id_of
+from ..chat.history.branch import BRANCH_METHOD, TRANSCRIPT_METHOD
+from ..chat.history.qwen_sessions import DELETE_METHOD, RENAME_METHOD
+from ..chat.history.rewind import REWIND_METHOD, SNAPSHOTS_METHOD, prompt_id_of
+from ..chat.requests.request_handler import AgentRequestHandler
+from ..chat.transcript.render import chunk_text
 from ..json_types import JsonObject
 from .daemon import (
     Attached,

@@ -9,7 +9,7 @@ import sublime
 import sublime_plugin
 
 from ...core.actions.models import MODEL_FLAGS, Model, ModelsUnavailable, available_models
-from ...core.chat.command import CommandNotFound
+from ...core.chat.agent.command import CommandNotFound
 from ..settings import choose_actions_model, userprefs
 from .action_commands import qwen_argv
 from .jobs import actions, working_folder

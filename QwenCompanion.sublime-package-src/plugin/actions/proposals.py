@@ -13,7 +13,7 @@ import sublime
 from ...core.actions.proposal import replacement_for
 from ...core.reviews import UnreadableFile
 from ...core.text_positions import Lines
-from ..chat.view_writes import apply_proposal
+from ..chat.requests.view_writes import apply_proposal
 from ..editor import view_text
 from ..reviews.review_tabs import reviews
 from .finished_job import FinishedJob

@@ -14,7 +14,7 @@ import sublime
 
 from ...core.actions.proposal import last_code_block, test_cases, test_file_for
 from ...core.reviews import UnreadableFile
-from ..chat.view_writes import apply_proposal
+from ..chat.requests.view_writes import apply_proposal
 from ..editor import find_open_view, view_text
 from ..paths import shown_path
 from ..reviews.review_tabs import reviews

@@ -11,13 +11,13 @@ import sublime_plugin
 
 from ..background import in_background, when_done
 from ..companion.terminal import window_cwd
-from .chat_tabs import open_new_chat
+from .agent.serve_daemon import stop_serve
 from .chats import chat_imported_or_later, chats
 from .command_bases import ActiveChatCommand, WindowChatCommand
-from .serve_daemon import stop_serve
+from .transcript.chat_tabs import open_new_chat
 
 if TYPE_CHECKING:
-    from ...core.chat.session_options import SessionOption
+    from ...core.chat.agent.session_options import SessionOption
     from .chats import WindowChat
 
 AGENT_LOG_PANEL = "Qwen Agent Log"

@@ -11,12 +11,12 @@ import sublime
 import sublime_plugin
 
 from ..background import in_background
-from .chat_views import refresh_status
+from .agent.prestart import prestart
 from .chats import chat_of_view, chat_role, chats
-from .mentions import mention_completions
-from .prestart import prestart
-from .prompt_context import view_activated, window_closed
-from .slash_commands import slash_completions
+from .prompts.mentions import mention_completions
+from .prompts.prompt_context import view_activated, window_closed
+from .prompts.slash_commands import slash_completions
+from .transcript.chat_views import refresh_status
 
 # The keymap's context for "which tab of a chat is this" ("transcript", "composer", null):
 # answered from the package's record, not `setting.qwen_chat.view`, which a project can set.

@@ -35,25 +35,25 @@ from typing import TYPE_CHECKING, Any
 import sublime
 
 from ...core import threads
-from ...core.chat.agents import session_key
-from ...core.chat.store import SessionStore, project_key
-from ...core.chat.streamer import BlockStreamer
-from ...core.chat.transcript import Transcript, queue_edit
+from ...core.chat.agent.agents import session_key
+from ...core.chat.history.store import SessionStore, project_key
+from ...core.chat.transcript.streamer import BlockStreamer
+from ...core.chat.transcript.transcript import Transcript, queue_edit
 from ..background import in_background
 from ..companion.companions import ide_tools_server
 from ..paths import package_cache
 from ..settings import userprefs
-from .agents import agent_command, default_agent, serve_command
-from .conversation_index import turn_indexer
-from .live_writers import held_by_terminal
+from .agent.agents import agent_command, default_agent, serve_command
+from .agent.live_writers import held_by_terminal
+from .history.conversation_index import turn_indexer
 
 if TYPE_CHECKING:
-    from ...core.chat.agent_connection import AgentConnection
+    from ...core.chat.agent.agent_connection import AgentConnection
+    from ...core.chat.agent.chat_thread import ChatThread
     from ...core.chat.chat import Conversation
-    from ...core.chat.chat_thread import ChatThread
-    from ...core.chat.render import UpdateRenderer
-    from ...core.chat.request_handler import AgentRequestHandler
-    from ...core.chat.transcript import Edit
+    from ...core.chat.requests.request_handler import AgentRequestHandler
+    from ...core.chat.transcript.render import UpdateRenderer
+    from ...core.chat.transcript.transcript import Edit
     from ...core.json_types import JsonObject
     from ...core.worktrees import Worktree
 
@@ -91,7 +91,7 @@ def forget_session(window: sublime.Window, session_id: str) -> None:
 
 
 def default_request_handler(window: sublime.Window, chat_id: int) -> AgentRequestHandler:
-    from ...core.chat.request_handler import DiskRequestHandler
+    from ...core.chat.requests.request_handler import DiskRequestHandler
 
     return DiskRequestHandler(lambda: agent_folders(window, chat_id))
 
@@ -106,7 +106,7 @@ def agent_folders(window: sublime.Window, chat_id: int) -> list[str]:
 
 
 def default_renderer(window: sublime.Window, chat_id: int) -> UpdateRenderer:
-    from ...core.chat.render import PlainRenderer
+    from ...core.chat.transcript.render import PlainRenderer
 
     return PlainRenderer()
 
@@ -315,8 +315,8 @@ class Chats:
         chat in `worktree` (its session's folder) reloads the worktree's.
         `transport` (default: chat_transport): "serve" runs qwen's chats on the
         folders' daemon; other agents and worktree chats stay on stdio."""
-        from ...core.chat.agent_connection import AgentConnection
-        from ...core.chat.chat_thread import ChatThread
+        from ...core.chat.agent.agent_connection import AgentConnection
+        from ...core.chat.agent.chat_thread import ChatThread
         from ...core.serve.serve_bridge import ServeConnection
 
         chosen = agent or default_agent()

@@ -17,7 +17,7 @@ from typing import Any
 
 import sublime
 
-from ...core.chat.agent_files import Refused, confine, read_text
+from ...core.chat.requests.agent_files import Refused, confine, read_text
 from ...core.ide_tools import lsp_results
 from ...core.ide_tools.answers import ToolRefusal
 from ...core.ide_tools.symbols import FlatSymbol, lsp_kind, symbol_tree, word_at

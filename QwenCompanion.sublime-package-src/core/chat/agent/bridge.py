@@ -1,0 +1,358 @@
+"""One `qwen --acp` process and its JSON-RPC connection (the "bridge").
+
+Everything here runs on the chat's asyncio thread. The connection is the ACP
+SDK's own (`acp.connect_to_agent`): what the agent asks and tells goes to the
+editor's `acp.Client` (acp_client.py) over the lines of acp_lines.py, which
+bound what the agent sends and hand notifications over as they are read. The
+process runs in a process group of its own so that ending it also ends the
+CLI's child (cli-entry.js re-executes node), and `kill()` works from any
+thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from acp import PROTOCOL_VERSION, RequestError, connect_to_agent
+from acp.client import ClientSideConnection
+from acp.schema import (
+    AgentCapabilities,
+    BooleanConfigOptionCapabilities,
+    ClientCapabilities,
+    ClientSessionCapabilities,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    ElicitationUrlCapabilities,
+    FileSystemCapabilities,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptResponse,
+    SessionConfigOptionsCapabilities,
+)
+
+from ... import threads
+from ...json_types import JsonObject
+from ...path_maps import PathTranslator
+from ...processes import kill_group, own_group_options
+from ...version import VERSION
+from ..requests.request_handler import AgentRequestHandler
+from .acp_client import AgentNotifications, EditorClient
+from .acp_lines import MAX_MESSAGE_BYTES, AgentLines
+from .agents import can_list, can_load, can_resume, prompt_for, servers_for, speaks_qwen
+from .remote_paths import PathRefused, RemotePaths
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# The pipe's buffer: a longer line is read in pieces of this size.
+STREAM_LIMIT = 1024 * 1024
+STDERR_LINE_CHARS = 2000  # what is kept of one line of the agent's stderr
+STOP_GRACE_SECONDS = 2.0
+STDERR_TAIL_LINES = 40
+CLIENT_INFO = Implementation(name="QwenCompanion", title="Qwen Companion for Sublime Text", version=VERSION)
+
+
+class BridgeEvents(AgentNotifications, Protocol):
+    """What the bridge reports; called on the chat's asyncio thread."""
+
+    def exited(self, returncode: int | None, stderr_tail: list[str]) -> None: ...
+
+    def refused(self, message: str) -> None:
+        """Something the agent sent was dropped (too large): tell the user."""
+
+
+@dataclass(frozen=True)
+class AgentCommand:
+    argv: list[str]
+    cwd: str
+    env: dict[str, str] = field(default_factory=dict)
+    agent: str = "qwen"  # its name in the chat_agents setting
+    # An agent elsewhere (WSL, a container, SSH): its paths, translated at its lines.
+    remote_paths: PathTranslator | None = None
+
+
+PROMPT_ELSEWHERE = "_qwencompanion/prompt_elsewhere"
+"""The notification a bridge sends for a prompt another client of a shared
+session sent (`{sessionId, text}`, a piece at a time), shown as a prompt."""
+
+PROMPT_STEERED = "_qwencompanion/prompt_steered"
+"""The notification a bridge that `offers_steer` sends when a steer entered
+the session (`{sessionId, messageId, text, late}`; `late`: its turn had
+ended, so it went as a turn of its own), shown as a prompt marked steered."""
+
+
+class AgentError(Exception):
+    """A request the agent answered with an error, or could not answer."""
+
+
+class AgentGone(AgentError):
+    """The agent exited (or closed stdout) before answering."""
+
+
+
+
+class AgentBridge:
+    def __init__(
+        self,
+        command: AgentCommand,
+        requests: Callable[[], AgentRequestHandler],
+        events: BridgeEvents,
+    ) -> None:
+        self.command = command
+        self._requests = requests
+        self._events = events
+        self._process: asyncio.subprocess.Process | None = None
+        self._connection: ClientSideConnection | None = None
+        self._stderr_tail: list[str] = []
+        self._warned: set[str] = set()
+        self._waiter: asyncio.Task[None] | None = None
+        self._stderr_task: asyncio.Task[None] | None = None
+        self.pid: int | None = None
+        self._group_ended = False
+        self.started_at = 0.0
+        self.initialized: InitializeResponse | None = None
+        self.stderr_lines: list[str] = []  # bounded; for Show Agent Log
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.returncode is None
+
+    # --- lifecycle -------------------------------------------------------
+
+    async def start(self) -> InitializeResponse:
+        env = {**os.environ, **self.command.env} if self.command.env else None
+        self._process = await asyncio.create_subprocess_exec(
+            *self.command.argv,
+            cwd=self.command.cwd,
+            env=env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            limit=STREAM_LIMIT,
+            **own_group_options(),
+        )
+        self.pid = self._process.pid
+        self.started_at = time.time()
+        assert self._process.stdin is not None and self._process.stdout is not None
+        client = EditorClient(self._requests, self._events, self._warn_once)
+        remote = RemotePaths(self.command.remote_paths) if self.command.remote_paths is not None else None
+        lines = AgentLines(self._process.stdout, self._process.stdin, self._events, self._oversized, self._warn_once,
+                           remote)
+        self._connection = connect_to_agent(client, lines)
+        self._stderr_task = asyncio.create_task(self._read_stderr())
+        self._waiter = asyncio.create_task(self._wait_exit())
+        log.info("agent started: pid %d in %s", self.pid, self.command.cwd)
+        self.initialized = await self._ask("initialize", lambda connection: connection.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                # Forms and links (elicitation/create), asked in the chat (plugin/chat/requests/forms.py).
+                elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities(),
+                                                    url=ElicitationUrlCapabilities()),
+                # Session Options sets switches too (session_options.py): agents may offer them.
+                session=ClientSessionCapabilities(config_options=SessionConfigOptionsCapabilities(
+                    boolean=BooleanConfigOptionCapabilities())),
+            ),
+            client_info=CLIENT_INFO,
+        ))
+        return self.initialized
+
+    async def stop(self) -> None:
+        """Close stdin (the agent exits 0), then end the group if it lingers."""
+        process = self._process
+        if process is None:
+            return
+        if process.returncode is None and process.stdin is not None:
+            process.stdin.close()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), STOP_GRACE_SECONDS)
+        self.kill()
+        if self._connection is not None:
+            await self._connection.close()
+
+    async def reap(self) -> None:
+        """Wait (briefly) for a killed agent's exit, so its process is reaped
+        here and not left, still "running", to the garbage collector."""
+        process = self._process
+        if process is not None and process.returncode is None:
+            try:
+                await asyncio.wait_for(process.wait(), STOP_GRACE_SECONDS)
+            except TimeoutError:
+                log.warning("agent pid %s did not exit after it was killed", self.pid)
+
+    @threads.on_chat_loop
+    def release(self) -> None:
+        """Close the pipes to a process that is gone, so the
+        loop can close without leaving transports behind."""
+        process = self._process
+        transport = getattr(process, "_transport", None) if process is not None else None
+        if transport is not None:
+            transport.close()
+
+    def kill(self) -> None:
+        """End the agent's whole process group now (any thread; idempotent)."""
+        pid = self.pid
+        if pid is None or self._group_ended:
+            return
+        kill_group(pid)
+
+    # --- requests to the agent -------------------------------------------
+
+    async def request(self, method: str, params: JsonObject) -> Any:
+        """`method` with `params` as given; the answer as it came. Sent with the
+        SDK's `ext_method` (acp_lines.py takes its "_" off on the wire): qwen's
+        own methods are not among the SDK's typed calls, and the answers here
+        are read as they came (a session list is bounded before it is
+        validated; a session's modes and models are qwen's own fields)."""
+        return await self._ask(method, lambda connection: connection.ext_method(method, params))
+
+    async def _ask(self, method: str, call: Callable[[ClientSideConnection], Awaitable[T]]) -> T:
+        if self._connection is None or not self.running:
+            raise AgentGone("the agent is not running")
+        try:
+            return await call(self._connection)
+        except (RequestError, PathRefused) as error:
+            raise AgentError(f"{method}: {error}") from error
+        except ConnectionError as error:
+            raise AgentGone(f"{method}: the agent closed the connection") from error
+
+    @property
+    def capabilities(self) -> AgentCapabilities | None:
+        return self.initialized.agent_capabilities if self.initialized is not None else None
+
+    def replays(self, session_id: str) -> bool:
+        """`catch_up` would show what the session holds (a session shared with
+        other clients that this chat attached to): never over stdio."""
+        return False
+
+    async def catch_up(self, session_id: str) -> None:
+        """Hand the attached session's earlier events over as a replay."""
+
+    @property
+    def answers_give_branch_points(self) -> bool:
+        """A prompt's answer carries qwen's branch point (`branch.py`)."""
+        return True
+
+    @property
+    def can_load(self) -> bool:
+        return can_load(self.capabilities)
+
+    @property
+    def can_resume(self) -> bool:
+        return can_resume(self.capabilities)
+
+    @property
+    def speaks_qwen(self) -> bool:
+        """qwen's own methods may be sent (see `agents.speaks_qwen`)."""
+        return speaks_qwen(self.initialized.agent_info if self.initialized is not None else None)
+
+    def _servers_for(self, mcp_servers: list[JsonObject]) -> list[JsonObject]:
+        """The MCP servers handed to the agent: none for an agent elsewhere,
+        which cannot reach this machine's loopback server or run its command."""
+        return [] if self.command.remote_paths is not None else servers_for(mcp_servers, self.capabilities)
+
+    async def new_session(self, cwd: str, mcp_servers: list[JsonObject]) -> tuple[NewSessionResponse, JsonObject]:
+        mcp_servers = self._servers_for(mcp_servers)
+        raw = await self.request("session/new", {"cwd": cwd, "mcpServers": mcp_servers})
+        return NewSessionResponse.model_validate(raw), raw
+
+    async def load_session(
+        self, session_id: str, cwd: str, mcp_servers: list[JsonObject]
+    ) -> tuple[LoadSessionResponse, JsonObject]:
+        if not self.can_load:
+            raise AgentError(f"{self.command.agent} cannot load earlier sessions")
+        mcp_servers = self._servers_for(mcp_servers)
+        raw = await self.request("session/load", {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers})
+        raw = raw if isinstance(raw, dict) else {}
+        return LoadSessionResponse.model_validate(raw), raw
+
+    async def resume_session(self, session_id: str, cwd: str, mcp_servers: list[JsonObject]) -> JsonObject:
+        """session/resume: the session goes on without replaying its messages."""
+        if not self.can_resume:
+            raise AgentError(f"{self.command.agent} cannot resume earlier sessions")
+        mcp_servers = self._servers_for(mcp_servers)
+        raw = await self.request("session/resume", {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers})
+        return raw if isinstance(raw, dict) else {}
+
+    async def list_page(self, cwd: str, cursor: str | None) -> Any:
+        """One page of session/list as the agent sent it (history.py bounds it)."""
+        if not can_list(self.capabilities):
+            raise AgentError(f"{self.command.agent} cannot list its sessions")
+        return await self.request("session/list", {"cwd": cwd, **({"cursor": cursor} if cursor else {})})
+
+    async def prompt(self, session_id: str, blocks: list[JsonObject]) -> PromptResponse:
+        return PromptResponse.model_validate(
+            await self.request("session/prompt", {"sessionId": session_id, "prompt": prompt_for(blocks, self.capabilities)})
+        )
+
+    @property
+    def offers_steer(self) -> bool:
+        """Whether words can be added to a running turn (ACP over stdio has no
+        way to: qwen 0.24.4's `/btw` answers a side question the turn never sees)."""
+        return False
+
+    async def steer(self, session_id: str, text: str) -> bool:
+        """Add `text` to the running turn; False when no turn runs to take it."""
+        raise AgentError("this agent offers no way to add to a running turn")
+
+    async def cancel(self, session_id: str) -> None:
+        if self._connection is not None and self.running:
+            await self._connection.cancel(session_id=session_id)
+
+    # --- from the agent ----------------------------------------------------
+
+    def _oversized(self, size: int) -> None:
+        self._events.refused(
+            f"The agent sent a message of {size:,} bytes, more than the {MAX_MESSAGE_BYTES:,} the editor takes; "
+            "it was dropped. If the agent waits for an answer to it, cancel the turn."
+        )
+
+    def _warn_once(self, key: str, message: str, *args: Any) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning(message, *args)
+
+    async def _read_stderr(self) -> None:
+        assert self._process is not None and self._process.stderr is not None
+        stream = self._process.stderr
+        while True:
+            try:
+                line = await stream.readline()
+            except (asyncio.LimitOverrunError, ValueError):
+                await stream.read(STREAM_LIMIT)
+                continue
+            if not line:
+                return
+            text = line[: STDERR_LINE_CHARS * 4].decode("utf-8", "replace").rstrip()[:STDERR_LINE_CHARS]
+            self.stderr_lines.append(text)
+            del self.stderr_lines[:-500]
+            self._stderr_tail.append(text)
+            del self._stderr_tail[:-STDERR_TAIL_LINES]
+            log.debug("agent: %s", text)
+
+    async def _wait_exit(self) -> None:
+        assert self._process is not None
+        returncode = await self._process.wait()
+        if self._stderr_task is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stderr_task, 1.0)
+        kill_group(self._process.pid)  # children the CLI left behind
+        self._group_ended = True  # its pid may be reused from here on
+        log.info("agent pid %d exited with %s", self._process.pid, returncode)
+        try:
+            if self._connection is not None:
+                await self._connection.close()  # fails what still waits for an answer
+        except ConnectionError:
+            pass  # the pipe is gone already: nothing is left to fail
+        finally:
+            self._events.exited(returncode, list(self._stderr_tail))
+

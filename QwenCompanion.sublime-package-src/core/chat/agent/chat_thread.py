@@ -1,0 +1,68 @@
+"""The chat's asyncio thread: every window's chat runs its agents on it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from ... import threads
+from ...loop_thread import LoopThread
+from .bridge import AgentBridge
+
+log = logging.getLogger(__name__)
+
+DRAIN_SECONDS = 10.0  # killed agents are reaped within STOP_GRACE_SECONDS; cancelled tasks end at once
+
+
+class ChatThread(LoopThread):
+    """The chat's asyncio thread. Stopping it first ends what still runs on
+    it (turns waiting for an agent, pipes of killed agents)."""
+
+    def __init__(self) -> None:
+        super().__init__(threads.CHAT_LOOP)
+        self.bridges: list[AgentBridge] = []
+        # Set (any thread) once stopping begins: from then on no agent starts here
+        # (`AgentConnection.ready` refuses), so none can outlive the package or its loop.
+        self.closing = False
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.closing = True
+        if self.alive:
+            try:
+                self.run(self._drain(), timeout)
+            except Exception:
+                log.debug("the chat thread did not drain", exc_info=True)
+        super().stop(timeout)
+
+    async def _drain(self) -> None:
+        for bridge in self.bridges:
+            bridge.kill()
+        await asyncio.gather(*(bridge.reap() for bridge in self.bridges))
+        current = asyncio.current_task()
+        tasks = [task for task in asyncio.all_tasks() if task is not current]
+        for task in tasks:
+            task.cancel()
+        if tasks:  # bounded: a task that ignores its cancellation must not keep the thread
+            done, pending = await asyncio.wait(tasks, timeout=DRAIN_SECONDS)
+            for task in done:
+                if not task.cancelled():
+                    task.exception()  # ended with the chat: nobody is left to read it
+            if pending:
+                log.warning("%d task(s) of the chat did not end within %g s", len(pending), DRAIN_SECONDS)
+        for bridge in self.bridges:
+            bridge.release()
+        self.bridges.clear()
+
+    def stop_soon(self) -> None:
+        """As `stop`, without waiting: the loop drains, then stops itself."""
+        self.closing = True
+        if not self.alive:
+            return
+
+        async def drain_and_stop() -> None:
+            try:
+                await self._drain()
+            finally:
+                asyncio.get_running_loop().stop()  # never left running when the package is gone
+
+        self.submit(drain_and_stop())

@@ -1,0 +1,1 @@
+"""Earlier sessions and going back: history, branch, rewind, export, a turn's changes (pure)."""

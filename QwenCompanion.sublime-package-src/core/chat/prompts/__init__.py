@@ -1,0 +1,1 @@
+"""What a prompt carries: the editor's context, mentions, the queue (pure)."""

@@ -1,0 +1,1 @@
+"""What the agent asks of the editor: file reads and writes, permissions, forms (pure)."""

@@ -1,0 +1,1 @@
+"""The transcript: blocks of text, how the agent's updates become them, streamed (pure)."""

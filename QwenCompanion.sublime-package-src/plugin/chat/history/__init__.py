@@ -1,0 +1,1 @@
+"""Chat History, Branch, Rewind, Export, Continue in Terminal and a turn's changes."""

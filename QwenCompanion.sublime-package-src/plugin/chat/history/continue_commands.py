@@ -1,0 +1,82 @@
+"""Qwen Code: Continue in Terminal — a chat's session goes on in qwen's TUI
+in Terminus (`qwen --resume <session>`, wired to this window as Open in
+Terminal is: the IDE companion's environment and tools). The chat is closed
+first, so one writer holds the session at a time; a chat whose turn runs,
+whose session another chat has open too, or that qwen in a terminal holds
+already is refused with the reason, never forked. (The other way, a session started in
+the terminal is in Chat History, and Enter resumes it in a chat.)"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+
+import sublime
+import sublime_plugin
+
+from ....core.chat.agent.agents import QWEN
+from ....core.chat.history.live_sessions import SessionHeld
+from ....core.terminal import Json
+from ...background import when_done
+from ...companion.terminal import new_serial, options, running_companion, terminal_spec, terminus_installed
+from ..agent.live_writers import unless_held
+from ..chats import WindowChat, chats
+from ..transcript.chat_tabs import close_chat
+
+RESUME_FLAG = "--resume"  # qwen 0.24.4: resume a session by its id
+
+
+def continue_refusal(chat: WindowChat) -> str | None:
+    """Why the chat's session cannot go on in the terminal now (None: it can)."""
+    state = chat.conversation.state
+    if chat.agent != QWEN:
+        return f"Qwen Code: only qwen's sessions continue in its terminal (this chat runs {chat.agent})"
+    if state.session_id is None:
+        return "Qwen Code: this chat has no conversation to continue yet"
+    if state.agent == "busy" or state.queued:
+        return ("Qwen Code: a turn is running in this chat; wait for its end or cancel it, then continue in "
+                "the terminal (two writers on one session would fork it)")
+    if any(other is not chat and other.conversation.state.session_id == state.session_id for other in chats.all()):
+        return ("Qwen Code: this conversation is open in another chat too; close that one first (two writers "
+                "on one session would fork it)")
+    return None
+
+
+def continue_spec(window: sublime.Window, chat: WindowChat) -> dict[str, Json] | None:
+    """The `terminus_open` arguments that resume the chat's session (None: the window's server is not running)."""
+    companion = running_companion(window)
+    if companion is None or chat.conversation.state.session_id is None:
+        return None
+    return terminal_spec(window, companion, options("qwen"), new_serial(), "qwen",
+                         more_args=[RESUME_FLAG, chat.conversation.state.session_id])
+
+
+class QwenChatContinueInTerminalCommand(sublime_plugin.WindowCommand):
+    def run(self, chat: int | None = None) -> None:
+        window = self.window
+        found = chats.by_id(chat) if chat is not None else chats.get(window)
+        if found is None or found.window_id != window.id():
+            return
+        refusal = continue_refusal(found)
+        if refusal is not None:
+            window.status_message(refusal)
+            return
+        if not terminus_installed():
+            window.status_message("Qwen Code: Continue in Terminal needs the Terminus package")
+            return
+        session_id = found.conversation.state.session_id or ""
+
+        def hand_over() -> None:
+            spec = continue_spec(window, found) if window.is_valid() and continue_refusal(found) is None else None
+            if spec is None:
+                return
+            close_chat(window, found)  # first: the chat never writes the session again
+            window.run_command("terminus_open", spec)
+
+        def refused(done: Future[None]) -> None:
+            if isinstance(done.exception(), SessionHeld):
+                window.status_message(str(done.exception()))
+
+        when_done(unless_held(session_id, None, hand_over), refused)  # qwen in a terminal on it already: no second
+
+    def is_enabled(self, chat: int | None = None) -> bool:
+        return chats.get(self.window) is not None if chat is None else chats.by_id(chat) is not None

@@ -1,0 +1,158 @@
+"""Qwen Code: Export Chat… (Markdown, HTML or JSON Lines, into a new tab or a
+file the user picks) and the transcript's Copy Conversation / Copy Answer.
+
+The main thread only reads the settings and the chat's name; the transcript
+is read, turned into the format (core/chat/history/export.py, which leaves out what
+excluded files gave) and written to its file on a thread of our own."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+import sublime
+import sublime_plugin
+
+from ....core.chat.history.export import FORMATS, answer, export
+from ...background import in_background, when_done
+from ...editor import replace_text
+from ..chats import WindowChat, chat_of_view, chat_role, chats
+from ..prompts.prompt_context import context_options
+from .rewind_commands import TURN_OF_BLOCK
+
+FORMAT_NAMES = {"markdown": "Markdown", "html": "HTML", "jsonl": "JSON Lines"}
+
+
+def _off_main(work: Callable[[], str]) -> Future[str]:
+    done: Future[str] = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(work())
+        except Exception as error:
+            done.set_exception(error)
+            raise
+
+    in_background(run, "chat export")
+    return done
+
+
+def exported(chat: WindowChat, fmt: str) -> Future[str]:
+    """The chat in `fmt`, made off the main thread (call on the main thread)."""
+    excludes = context_options().excludes
+    transcript, title, session_id = chat.conversation.streamer.transcript, chat.title, chat.conversation.state.session_id
+    return _off_main(lambda: export(transcript.blocks(), fmt, title, session_id, excludes))
+
+
+def write_export(path: str, text: str) -> None:
+    """A file the user picked for the export (not a file of the project the agent changes)."""
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        out.write(text)
+
+
+def _chat_arg(window: sublime.Window, chat: int | None) -> WindowChat | None:
+    found = chats.by_id(chat) if chat is not None else chats.get(window)
+    return found if found is not None and found.window_id == window.id() else None
+
+
+class QwenChatExportCommand(sublime_plugin.WindowCommand):
+    """`format` markdown (default), html or jsonl (asked when left out); `to`
+    "tab" (a new tab) or "file" (a file the user picks)."""
+
+    def run(self, chat: int | None = None, format: str | None = None, to: str = "tab") -> None:
+        window = self.window
+        found = _chat_arg(window, chat)
+        if found is None:
+            window.status_message("Qwen Code: no chat to export")
+            return
+        if format not in FORMATS:
+            names = list(FORMAT_NAMES)
+
+            def picked(index: int) -> None:
+                if index >= 0:
+                    self.run(found.chat_id, names[index], to)
+
+            window.show_quick_panel([FORMAT_NAMES[n] for n in names], picked, placeholder="Export the chat as…")
+            return
+        fmt = format
+        if to == "file":
+            extension = FORMATS[fmt]
+
+            def chosen(path: str | None) -> None:
+                if path is not None:
+                    self._to_file(found, fmt, path)
+
+            sublime.save_dialog(chosen, file_types=[(FORMAT_NAMES[fmt], [extension])], name=f"{found.title}.{extension}",
+                                extension=extension)
+            return
+        when_done(exported(found, fmt), lambda done: self._to_tab(found, fmt, done))
+
+    def _to_file(self, chat: WindowChat, fmt: str, path: str) -> None:
+        window = self.window
+
+        def written(done: Future[str]) -> None:
+            error = done.exception()
+            window.status_message(f"Qwen Code: could not export the chat: {error}" if error is not None
+                                  else f"Qwen Code: chat exported to {path}")
+
+        text = exported(chat, fmt)
+
+        def write() -> str:
+            write_export(path, text.result())  # on our thread: waiting for the text blocks no thread of Sublime's
+            return path
+
+        when_done(_off_main(write), written)
+
+    def _to_tab(self, chat: WindowChat, fmt: str, done: Future[str]) -> None:
+        window = self.window
+        error = done.exception()
+        if error is not None:
+            window.status_message(f"Qwen Code: could not export the chat: {error}")
+            return
+        if not window.is_valid():
+            return
+        view = window.new_file()  # the user's own command: the new tab comes to the front
+        view.set_name(f"{chat.title}.{FORMATS[fmt]}")
+        view.set_scratch(True)
+        replace_text(view, done.result())
+
+    def is_enabled(self, chat: int | None = None, format: str | None = None, to: str = "tab") -> bool:
+        return _chat_arg(self.window, chat) is not None
+
+
+class QwenChatCopyCommand(sublime_plugin.TextCommand):
+    """The transcript's context menu: Copy Conversation (Markdown) or Copy
+    Answer (the agent's words of the turn under the mouse, else the last)."""
+
+    def run(self, edit: sublime.Edit, what: str = "conversation", event: dict[str, Any] | None = None) -> None:
+        chat = chat_of_view(self.view)
+        window = self.view.window()
+        if chat is None or window is None:
+            return
+        if what == "answer":
+            turn = None
+            if event is not None:
+                block = chat.conversation.streamer.transcript.block_at(self.view.window_to_text((event["x"], event["y"])))
+                match = TURN_OF_BLOCK.match(block or "")
+                turn = int(match[1]) if match else None
+            excludes, transcript = context_options().excludes, chat.conversation.streamer.transcript
+            future = _off_main(lambda: answer(transcript.blocks(), turn, excludes))
+        else:
+            future = exported(chat, "markdown")
+
+        def copied(done: Future[str]) -> None:
+            text = "" if done.exception() is not None else done.result()
+            if text:
+                sublime.set_clipboard(text)
+                window.status_message("Qwen Code: copied")
+            else:
+                window.status_message("Qwen Code: nothing to copy")
+
+        when_done(future, copied)
+
+    def want_event(self) -> bool:
+        return True
+
+    def is_visible(self, what: str = "conversation", event: dict[str, Any] | None = None) -> bool:
+        return chat_role(self.view) == "transcript"

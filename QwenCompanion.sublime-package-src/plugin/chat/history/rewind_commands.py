@@ -1,0 +1,172 @@
+"""Rewind to Here and Edit and Resend, on any earlier prompt of the transcript.
+
+As in Zed's and Claude Code's panels: Rewind to Here drops the prompt and
+everything after it (the composer is left alone: nothing is resent); Edit and
+Resend puts the prompt's text into the composer, and sending it replaces that
+prompt and everything after it. Both act on the prompt at the transcript's
+caret (the palette), or under the mouse (the transcript's context menu);
+files the agent changed since come back (rewind_files.py)."""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import Future
+from typing import Any
+
+import sublime
+
+from ....core import threads
+from ....core.chat.history.rewind import RewindOutcome, RewindRefused
+from ...editor import replace_text
+from ...paths import path_display
+from ..chats import WindowChat, chat_role
+from ..command_bases import ActiveChatCommand, ChatViewCommand
+from ..prompts import prompt_edits
+from ..transcript.chat_views import open_chat
+from .rewind_files import EditorRestorer
+
+TURN_OF_BLOCK = re.compile(r"t(\d+)\.")
+
+
+def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | None,
+           agent_may_restore: bool = True) -> Future[RewindOutcome]:
+    """Rewind `chat` to before its prompt `index` (with `text`: Edit and
+    Resend); the outcome is noted in the transcript when it comes. Without
+    `agent_may_restore`, qwen's own history restores no file."""
+    prompt_edits.take(chat.chat_id)
+    future = chat.conversation.rewind(index, text, EditorRestorer(window, chat, agent_may_restore))
+    display = path_display(window)
+
+    def done(finished: Future[RewindOutcome]) -> None:
+        if finished.cancelled():  # the chat's thread stopped
+            return
+        error = finished.exception()
+        if error is not None:
+            for_now = isinstance(error, RewindRefused) and error.for_now
+            sublime.set_timeout(lambda: _refused(window, chat, index, text, f"Qwen Code: cannot rewind: {error}",
+                                                 for_now))
+            return
+        outcome = finished.result()
+        files = ", ".join(display(path) for path in outcome.files_restored) or "none"
+        lines = [f"Rewound to before prompt {index + 1}; files restored: {files}"]
+        lines += [f"not restored: {why}" for why in outcome.not_restored]
+        chat.conversation.note("\n> ".join(lines))
+
+    future.add_done_callback(done)
+    return future
+
+
+def rewind_asking(window: sublime.Window, chat: WindowChat, index: int, text: str | None) -> None:
+    """`rewind`, after asking whether qwen's own history may restore files on
+    disk when some of the prompts rewound came before Sublime restarted (the
+    package has no record of them, and qwen writes over any change since)."""
+    try:
+        since = chat.conversation.prompts.get(index).changes_turn
+    except RewindRefused:
+        rewind(window, chat, index, text)  # it says why
+        return
+    if EditorRestorer(window, chat).covers(since):
+        rewind(window, chat, index, text, True)
+        return
+    # Two real choices and a way out: Cancel (or closing the dialog) changes nothing.
+    answer = sublime.yes_no_cancel_dialog(
+        "Qwen Code: some of the prompts you rewind came before Sublime restarted, so the editor kept no copy of "
+        "the files they changed.\n\nLet qwen restore those files from its own history? It writes them on disk "
+        "over any change made since.", "Restore Them Too", "Rewind Without Them", "Rewind")
+    if answer == sublime.DialogResult.CANCEL:
+        _refused(window, chat, index, text, "Qwen Code: rewind cancelled; nothing changed", True)
+        return
+    rewind(window, chat, index, text, answer == sublime.DialogResult.YES)
+
+
+@threads.on_main
+def _refused(window: sublime.Window, chat: WindowChat, index: int, text: str | None, message: str,
+             for_now: bool) -> None:
+    """Say why; an edited prompt goes back into an empty composer
+    (no typing is lost), still replacing its prompt when sent if the refusal
+    was for now (a turn ran), else as a prompt of its own."""
+    window.status_message(message)
+    composer = chat.composer_view
+    if text is not None and composer is not None and composer.is_valid() and composer.size() == 0:
+        replace_text(composer, text)
+        if for_now:
+            prompt_edits.begin(chat.chat_id, index)
+
+
+def prompt_at(chat: WindowChat, point: int) -> int | None:
+    """The index of the prompt whose turn holds `point` of the transcript."""
+    block = chat.conversation.streamer.transcript.block_at(point)
+    match = TURN_OF_BLOCK.match(block or "")
+    return chat.conversation.prompts.index_at_turn(int(match[1])) if match else None
+
+
+def prompt_picked(window: sublime.Window, chat: WindowChat | None, point: int | None) -> int | None:
+    """The index of the prompt at `point` of the chat's transcript (None: at
+    its caret); None, said in the status bar, when there is none."""
+    view = chat.transcript_view if chat is not None else None
+    if chat is None or view is None or not view.is_valid():
+        window.status_message("Qwen Code: the chat has no transcript")
+        return None
+    if point is None:
+        point = view.sel()[0].b if len(view.sel()) else view.size()
+    index = prompt_at(chat, point)
+    if index is None:
+        window.status_message("Qwen Code: no prompt of yours at the caret (put it on a prompt of the transcript)")
+    return index
+
+
+def _act(window: sublime.Window, chat: WindowChat | None, point: int | None, edit: bool) -> None:
+    index = prompt_picked(window, chat, point)
+    if chat is None or index is None:
+        return
+    if edit:
+        _edit_in_composer(window, chat, index)
+    else:
+        rewind_asking(window, chat, index, None)
+
+
+def _edit_in_composer(window: sublime.Window, chat: WindowChat, index: int) -> None:
+    """The prompt's text into the composer, ready to edit and send."""
+    composer = open_chat(window, chat)
+    prompt_edits.begin(chat.chat_id, index)
+    replace_text(composer, chat.conversation.prompts.get(index).text)
+    composer.sel().clear()
+    composer.sel().add(sublime.Region(composer.size()))
+    window.status_message(f"Qwen Code: editing prompt {index + 1}; sending it replaces it and everything after")
+
+
+class QwenChatRewindCommand(ActiveChatCommand):
+    """Qwen Code: Rewind Chat to Here — to before the prompt at the transcript's
+    caret (or prompt `turn`, 0-based); with `text`, Edit and Resend at once."""
+
+    def run(self, turn: int | None = None, text: str | None = None) -> None:
+        chat = self.active_chat()
+        if turn is None or chat is None:
+            _act(self.window, chat, None, edit=False)
+        else:
+            rewind_asking(self.window, chat, turn, text)
+
+
+class QwenChatEditPromptCommand(ActiveChatCommand):
+    """Qwen Code: Edit and Resend Prompt — the prompt at the transcript's caret into the composer."""
+
+    def run(self) -> None:
+        _act(self.window, self.active_chat(), None, edit=True)
+
+
+class QwenChatPromptMenuCommand(ChatViewCommand):
+    """The transcript's context menu: Edit and Resend / Rewind to Here on the
+    prompt under the mouse."""
+
+    def run(self, edit: sublime.Edit, resend: bool = False, event: dict[str, Any] | None = None) -> None:
+        window = self.view.window()
+        if window is None:
+            return
+        point = self.view.window_to_text((event["x"], event["y"])) if event else None
+        _act(window, self.view_chat(), point, edit=resend)  # this transcript's chat, active or not
+
+    def want_event(self) -> bool:
+        return True
+
+    def is_visible(self, resend: bool = False, event: dict[str, Any] | None = None) -> bool:
+        return chat_role(self.view) == "transcript"

@@ -1,0 +1,1 @@
+"""The composer: its keys, attachments, mentions, slash commands and the queue."""

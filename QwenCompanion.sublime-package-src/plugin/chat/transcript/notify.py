@@ -1,0 +1,202 @@
+"""Telling the user the chat needs them while it is out of sight: its turn
+ended, or a permission or question waits. The status bar says so, the
+transcript's tab title is marked, the `notification` event goes to the
+observers and (the `chat_desktop_notifications` setting) the desktop shows it
+through the platform's own tool; the marks stay until the chat is seen.
+
+In sight means: the chat's window is `sublime.active_window()`, its transcript
+is the selected tab of its group, and Sublime is focused. Sublime has no
+call that says whether it is focused; it sends `on_deactivated` to the view
+that had the keys when they go elsewhere and `on_activated` to the one that
+gets them. So Sublime counts as focused unless the last of those was an
+`on_deactivated` (the keys went to another application) with no
+`on_activated` after it."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import ClassVar
+
+import sublime
+
+from ....core import threads
+from ....core.notifications import DesktopCommand, clean_text, desktop_command
+from ....core.processes import own_group_options
+from ...background import in_background
+from ...settings import userprefs
+from ..chats import WindowChat, chats, window_by_id
+
+log = logging.getLogger(__name__)
+
+STATUS_KEY = "qwen_chat_done"
+TITLE_MARK = "● "  # before the transcript's tab title while the chat waits unseen
+LONG_TURN_SECONDS = 20.0  # a turn's end pops a desktop notification only after a turn this long
+TOOL_TIMEOUT = 60.0  # seconds a notification tool may run before it is ended
+
+
+class AppFocus:
+    """Whether Sublime has the keys, from the activation events (main thread),
+    and whether the package itself is bringing a chat to view (its activation
+    events are not the user seeing the chat)."""
+
+    focused = True
+    showing = False
+
+
+def app_focus_changed(activated: bool) -> None:
+    AppFocus.focused = activated
+
+
+def chat_in_sight(window: sublime.Window, chat: WindowChat) -> bool:
+    transcript = chat.transcript_view
+    if transcript is None or not transcript.is_valid() or not AppFocus.focused or sublime.active_window() != window:
+        return False
+    group, _ = window.get_view_index(transcript)
+    return window.active_view_in_group(group) == transcript
+
+
+class _DesktopQueue:
+    """The tools waiting to run, and whether the one thread that runs them is
+    running: a burst of notifications starts one thread, one tool at a time."""
+
+    lock: ClassVar[threading.Lock] = threading.Lock()
+    waiting: ClassVar[deque[DesktopCommand]] = deque()
+    running: ClassVar[bool] = False
+
+
+def run_desktop_command(command: DesktopCommand) -> None:
+    """Queue the tool for the one notification thread of ours, never waited on
+    by the editor; it reaps each tool (ending it after TOOL_TIMEOUT) so no
+    process is left behind."""
+    with _DesktopQueue.lock:
+        _DesktopQueue.waiting.append(command)
+        if _DesktopQueue.running:
+            return
+        _DesktopQueue.running = True
+    in_background(_run_queued_commands, "desktop notification")
+
+
+def _run_queued_commands() -> None:
+    try:
+        while True:
+            with _DesktopQueue.lock:
+                if not _DesktopQueue.waiting:
+                    _DesktopQueue.running = False
+                    return
+                command = _DesktopQueue.waiting.popleft()
+            try:
+                _run_one(command)
+            except (OSError, ValueError) as error:
+                log.warning("desktop notification with %s failed: %s", command.argv[0], error)
+    except BaseException:
+        with _DesktopQueue.lock:  # the next notification starts the thread again
+            _DesktopQueue.running = False
+        raise
+
+
+def _run_one(command: DesktopCommand) -> None:
+    executable = shutil.which(command.argv[0])
+    if executable is None:
+        log.debug("no %s: no desktop notification", command.argv[0])
+        return
+    process = subprocess.Popen(
+        [executable, *command.argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, env={**os.environ, **command.env}, **own_group_options(),
+    )
+    try:
+        process.wait(TOOL_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+# What shows a desktop notification: tests put a recorder here (no popups).
+runner: Callable[[DesktopCommand], None] = run_desktop_command
+_desktop_told: set[int] = set()  # chats whose desktop notification went out and that were not seen since
+
+
+@threads.on_main
+def notify(window: sublime.Window, chat: WindowChat, kind: str, text: str, *, desktop: bool = True) -> None:
+    """The chat needs the user (`kind`: turn_ended, permission, question) and
+    is out of sight: say so until it is seen."""
+    line = clean_text(text)
+    window.status_message(f"Qwen Code: {line}")
+    for view in window.views():
+        view.set_status(STATUS_KEY, f"Qwen Code: {line}")
+    transcript = chat.transcript_view
+    if transcript is not None and transcript.is_valid() and not transcript.name().startswith(TITLE_MARK):
+        transcript.set_name(TITLE_MARK + transcript.name())
+    chats.tell("notification", {"window": window.id(), "chat": chat.chat_id, "kind": kind, "text": line})
+    command = desktop_command(sublime.platform(), line) if desktop and userprefs().chat_desktop_notifications else None
+    if command is not None and chat.chat_id not in _desktop_told:  # one per chat until it is seen
+        _desktop_told.add(chat.chat_id)
+        runner(command)
+
+
+def waiting(window: sublime.Window, chat: WindowChat, kind: str, text: str, show: Callable[[], object]) -> None:
+    """A permission or question waits: `show` brings it into view (the keys
+    stay where they are) and, if the chat was out of sight, the user is told."""
+    unseen = not chat_in_sight(window, chat)
+    focused = AppFocus.focused
+    AppFocus.showing = True
+    try:
+        show()
+    finally:
+        AppFocus.showing = False
+    AppFocus.focused = focused  # focusing a view does not bring Sublime to the front
+    if unseen:
+        notify(window, chat, kind, text)
+
+
+@threads.on_main
+def chat_seen(window: sublime.Window) -> None:
+    """A chat is in sight again: its marks go; the status bar's once no chat
+    of the window waits unseen."""
+    if AppFocus.showing:
+        return
+    waiting_unseen = False
+    for chat in chats.of_window(window):
+        transcript = chat.transcript_view
+        if transcript is None or not transcript.is_valid() or not transcript.name().startswith(TITLE_MARK):
+            continue
+        if chat_in_sight(window, chat):
+            transcript.set_name(transcript.name()[len(TITLE_MARK):])
+            _desktop_told.discard(chat.chat_id)  # the mark and the desktop's turn go together
+        else:
+            waiting_unseen = True
+    if not waiting_unseen and any(chat_in_sight(window, chat) for chat in chats.of_window(window)):
+        for view in window.views():
+            view.erase_status(STATUS_KEY)
+
+
+_turn_started: dict[int, float] = {}  # chat id -> when its running turn began
+
+
+def track_turn(window_id: int) -> None:
+    for chat in chats.of_window(window_by_id(window_id)):
+        if chat.conversation.state.agent == "busy":
+            _turn_started.setdefault(chat.chat_id, time.monotonic())
+
+
+def turn_ended(window_id: int, chat_id: int, stop_reason: str) -> None:
+    """A turn ended (any thread): the user is told if the chat is out of sight;
+    the desktop only after a long turn (a short one ends while they glance away)."""
+    started = _turn_started.pop(chat_id, None)
+    if stop_reason == "cancelled":  # the user stopped it: nothing to tell
+        return
+    long_turn = started is not None and time.monotonic() - started >= LONG_TURN_SECONDS
+    text = "the chat's answer is ready" + ("" if stop_reason == "end_turn" else f" ({stop_reason})")
+
+    def tell() -> None:
+        window, chat = window_by_id(window_id), chats.by_id(chat_id)
+        if window is not None and chat is not None and not chat_in_sight(window, chat):
+            notify(window, chat, "turn_ended", text, desktop=long_turn)
+
+    sublime.set_timeout(tell)

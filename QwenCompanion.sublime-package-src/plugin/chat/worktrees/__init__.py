@@ -1,0 +1,1 @@
+"""Chats in git worktrees: creation, review and Apply."""
