@@ -41,7 +41,7 @@ LINE = "    value = compute(value, factor)  # one line of a source file\n"
 
 def _core() -> Any:
     sys.path.insert(0, str(ROOT / "dist"))
-    from QwenCompanion.core import worktree_changes, worktrees  # the built package's core
+    from QwenCompanion.core.worktrees import worktree_changes, worktrees  # the built package's core
 
     return worktrees, worktree_changes
 

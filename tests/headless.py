@@ -520,7 +520,7 @@ def do_worktree_changes(driver: Driver, action: dict[str, Any]) -> dict[str, Any
     """What Qwen Code: Worktree Changes lists for chat `chat`: `{files: [{path, added, removed, state, kind}]}`."""
     worktree = _chats_worktree(driver, action)
     review = sys.modules[f"{PACKAGE}.plugin.chat.worktrees.worktree_review"]
-    changes = sys.modules[f"{PACKAGE}.core.worktree_changes"]
+    changes = sys.modules[f"{PACKAGE}.core.worktrees.worktree_changes"]
     files = changes.changes(worktree)  # git, on the driver's thread
     return {"files": driver.host.run_on_main(lambda: review.listing(worktree, files))}
 

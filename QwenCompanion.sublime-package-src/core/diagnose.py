@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .companion import lockfile
-from .paths import HOST_STYLE, PathStyle, is_within
+from .files.paths import HOST_STYLE, PathStyle, is_within
 
 VERSION_TIMEOUT = 10.0
 CLI_DEFAULT_APPROVAL_MODE = "auto"  # qwen 0.24.4's default

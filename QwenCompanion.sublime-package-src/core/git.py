@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import threads
-from .processes import kill_group, own_group_options
+from .cli.processes import kill_group, own_group_options
 
 GIT_TIMEOUT = 10.0  # seconds
 # Variables that would point git at another repository than the folder's, or

@@ -4,7 +4,7 @@ Sublime started from the Dock or Finder has launchd's PATH, without what
 ~/.zprofile, ~/.zshrc or ~/.bash_profile add (nvm, Homebrew, Volta), and
 Terminus runs a string command with `bash -l -c`, which reads none of zsh's
 files. So Open in Terminal runs qwen through the user's login shell
-(`core.terminal.login_shell_argv`), and Diagnose asks that same shell.
+(`core.cli.terminal.login_shell_argv`), and Diagnose asks that same shell.
 Blocking (it runs the shell): never on the UI thread.
 """
 
@@ -15,8 +15,8 @@ import os
 import shlex
 import subprocess
 
+from .cli.terminal import login_shell_argv
 from .diagnose import VERSION_TIMEOUT, CliProbe
-from .terminal import login_shell_argv
 
 _MARK = "__qwen_companion_path__"
 

@@ -25,9 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .encodings import DEFAULT_FALLBACK, decode_like_sublime
-from .line_endings import CRLF, LF, line_ending_of
-from .paths import path_identity
+from .files.encodings import DEFAULT_FALLBACK, decode_like_sublime
+from .files.line_endings import CRLF, LF, line_ending_of
+from .files.paths import path_identity
 
 
 class ReviewOwner(Protocol):

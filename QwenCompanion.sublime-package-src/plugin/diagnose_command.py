@@ -13,6 +13,8 @@ import sublime
 import sublime_plugin
 
 from ..core import threads
+from ..core.cli.qwen_home import configured_qwen_home, is_relative
+from ..core.cli.terminal import DEFAULT_COMMAND, command_argv
 from ..core.companion import lockfile
 from ..core.diagnose import (
     Facts,
@@ -29,10 +31,8 @@ from ..core.diagnose import (
     qwen_home,
     read_qwen_settings,
 )
+from ..core.files.paths import path_identity, path_style
 from ..core.login_shell import probe_cli_in_login_shell, qwen_command_suggestion
-from ..core.paths import path_identity, path_style
-from ..core.qwen_home import configured_qwen_home, is_relative
-from ..core.terminal import DEFAULT_COMMAND, command_argv
 from .background import in_background
 from .chat.agent.chat_report import chat_report
 from .companion import terminal

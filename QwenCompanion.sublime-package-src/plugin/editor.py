@@ -12,7 +12,7 @@ import sublime
 import sublime_plugin
 
 from ..core import threads
-from ..core.paths import deepest_root, path_identity, path_style
+from ..core.files.paths import deepest_root, path_identity, path_style
 from ..core.reviews import DiskFile, UnreadableFile, read_disk_file
 from .background import in_background
 from .settings import fallback_encoding

@@ -1,5 +1,5 @@
 """Paths as a person reads them in this window: relative to its folder,
-absolute only outside it (`core.paths.display_path` with Sublime's platform)."""
+absolute only outside it (`core.files.paths.display_path` with Sublime's platform)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import sublime
 
-from ..core.paths import display_path, path_style
+from ..core.files.paths import display_path, path_style
 
 CACHE_FOLDER = "QwenCompanion"  # the package's own files in Sublime's cache folder
 

@@ -21,7 +21,7 @@ import sublime
 
 from ..core import threads
 from ..core.chat.agent.agents import entry_problem, known_agents
-from ..core.encodings import DEFAULT_FALLBACK
+from ..core.files.encodings import DEFAULT_FALLBACK
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ class Settings:
             "workspace_trusted", None, lambda value: value is None or isinstance(value, bool), "true, false or null")
         self.ide_tools: bool = read.boolean("ide_tools", True)
         self.companion_clis: list[str] = read.strings("companion_clis", ["qwen", "gemini"])
-        # A CLI elsewhere (a container, SSH, WSL): entries are checked by core.path_maps.
+        # A CLI elsewhere (a container, SSH, WSL): entries are checked by core.cli.path_maps.
         self.path_maps: list[Any] = read.read("path_maps", [], lambda value: isinstance(value, list),
                                               "a list of {\"local\": …, \"remote\": …}")
         self.wsl_distro: str = read.read("wsl_distro", "", lambda value: isinstance(value, str), "a string")

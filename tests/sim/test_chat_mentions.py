@@ -315,7 +315,7 @@ def test_diagnostics_of_excluded_files_are_never_sent(rig: MentionRig) -> None:
 def test_the_terminal_sends_its_last_lines_and_its_absence_is_told(rig: MentionRig) -> None:
     rig.load()
     assert "no running qwen terminal" in rig.mention("terminal")["message"]
-    tag = sys.modules[f"{PACKAGE}.core.terminal"].terminal_tag(rig.host.window.id())
+    tag = sys.modules[f"{PACKAGE}.core.cli.terminal"].terminal_tag(rig.host.window.id())
     terminal = rig.host.user.new_file()
     rig.host.run_on_main(lambda: (terminal.settings().set("terminus_view.tag", tag), terminal.set_name("Qwen Code")))
     rig.host.user.type(terminal, "".join(f"output {i}\n" for i in range(500)))

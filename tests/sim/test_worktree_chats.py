@@ -42,7 +42,7 @@ def worktree_path(rig: ChatRig, name: str) -> Path:
     """Where the package puts worktree `name` of the workspace's repository."""
     commands = sys.modules[f"{PACKAGE}.plugin.chat.worktrees.worktree_commands"]
     store = rig.host.run_on_main(commands.worktrees_folder)
-    core = sys.modules[f"{PACKAGE}.core.worktrees"]
+    core = sys.modules[f"{PACKAGE}.core.worktrees.worktrees"]
     return Path(core.repository_folder(store, str(rig.editor.workspace))) / name
 
 

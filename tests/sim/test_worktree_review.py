@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core.worktrees import repository_folder
+from qwencompanion_src.core.worktrees.worktrees import repository_folder
 from tests.sim.test_chat import FAKE_AGENT, WAIT, ChatRig
 from tests.sim.test_chat_agent_work import request
 from tests.sim.test_worktree_chats import as_repository, git, new_worktree_chat, script, send_to, worktree_path

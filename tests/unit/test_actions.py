@@ -20,7 +20,7 @@ from qwencompanion_src.core.actions.process import READ_CHUNK, Invocation, Lines
 from qwencompanion_src.core.actions.prompt import ActionContext, fence_for, render, span_of
 from qwencompanion_src.core.actions.proposal import last_code_block, replacement_for
 from qwencompanion_src.core.actions.run import EDITING_TOOLS, ActionRun, RunOutcome, run_argv
-from qwencompanion_src.core.text_positions import Position, position_of
+from qwencompanion_src.core.files.text_positions import Position, position_of
 
 from ..support.processes import Grandchildren, alive
 

@@ -27,7 +27,7 @@ from qwencompanion_src.core.chat.requests.request_handler import DiskRequestHand
 from qwencompanion_src.core.chat.transcript.render import PlainRenderer
 from qwencompanion_src.core.chat.transcript.streamer import BlockStreamer
 from qwencompanion_src.core.chat.transcript.transcript import Edit, Transcript, queue_edit
-from qwencompanion_src.core.text_positions import slice_lines
+from qwencompanion_src.core.files.text_positions import slice_lines
 from tests.support.processes import alive
 
 ROOT = Path(__file__).resolve().parents[2]

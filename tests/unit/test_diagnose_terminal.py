@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core.companion.status import status_text
-from qwencompanion_src.core.terminal import (
+from qwencompanion_src.core.cli.terminal import (
     TerminalOptions,
     cli_env,
     command_argv,
@@ -22,6 +21,7 @@ from qwencompanion_src.core.terminal import (
     terminal_env,
     terminus_args,
 )
+from qwencompanion_src.core.companion.status import status_text
 
 
 def test_defaults() -> None:

@@ -21,7 +21,7 @@ from qwencompanion_src.core.companion.ide_messages import (
     DiffRejected,
     Outgoing,
 )
-from qwencompanion_src.core.line_endings import CRLF, line_ending_of
+from qwencompanion_src.core.files.line_endings import CRLF, line_ending_of
 from qwencompanion_src.core.reviews import (
     DiffRegistry,
     DiskFile,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core.encodings import SUBLIME_CODECS, codec_for, decode_like_sublime
+from qwencompanion_src.core.files.encodings import SUBLIME_CODECS, codec_for, decode_like_sublime
 from qwencompanion_src.core.reviews import read_disk_file
 
 

@@ -18,8 +18,8 @@ from typing import ClassVar
 
 import pytest
 
-from qwencompanion_src.core import processes
-from qwencompanion_src.core.processes import kill_group
+from qwencompanion_src.core.cli import processes
+from qwencompanion_src.core.cli.processes import kill_group
 
 from ..support.processes import Grandchildren, descendants
 

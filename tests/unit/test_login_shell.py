@@ -1,5 +1,5 @@
 """Open in Terminal on macOS runs qwen through the user's login shell, and
-Diagnose asks that shell where qwen is (core/login_shell.py, core/terminal.py)."""
+Diagnose asks that shell where qwen is (core/login_shell.py, core/cli/terminal.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from qwencompanion_src.core.cli.terminal import TerminalOptions, login_shell_argv, terminus_args
 from qwencompanion_src.core.diagnose import CliProbe, problems
 from qwencompanion_src.core.login_shell import probe_cli_in_login_shell, qwen_command_suggestion
-from qwencompanion_src.core.terminal import TerminalOptions, login_shell_argv, terminus_args
 
 from .test_diagnose import healthy
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from qwencompanion_src.core.files.text_positions import Position, code_points
 from qwencompanion_src.core.ide_tools import lsp_results
 from qwencompanion_src.core.ide_tools.lsp_results import Converter, lsp_position
-from qwencompanion_src.core.text_positions import Position, code_points
 
 SOURCE = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package-src"
 EMOJI_LINE = 'x = "\U0001f600"; y = 1'  # "y" is code point 9, UTF-16 unit 10

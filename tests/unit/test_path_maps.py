@@ -1,4 +1,4 @@
-"""Paths crossing to a CLI in WSL, a container or over SSH (core/path_maps.py):
+"""Paths crossing to a CLI in WSL, a container or over SSH (core/cli/path_maps.py):
 every translation both ways, and every refusal. Pure string rules, so the
 Windows ones run on any machine."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from qwencompanion_src.core.path_maps import (
+from qwencompanion_src.core.cli.path_maps import (
     PathMap,
     PathTranslator,
     parse_path_maps,

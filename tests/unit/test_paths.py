@@ -1,4 +1,4 @@
-"""File identity per platform style (core/paths.py). Resolving symlinks is
+"""File identity per platform style (core/files/paths.py). Resolving symlinks is
 injected, so the Windows and macOS rules run on any machine."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from qwencompanion_src.core.diagnose import folder_inside
-from qwencompanion_src.core.paths import deepest_root, is_within, path_identity, path_style
+from qwencompanion_src.core.files.paths import deepest_root, is_within, path_identity, path_style
 from qwencompanion_src.core.reviews import path_key
 
 # Fakes Windows and macOS here; CI runs it on Windows and macOS too, where it must pass for real.
@@ -90,7 +90,7 @@ def test_real_symlinks_on_this_machine(tmp_path: Path) -> None:
 
 # --- display_path: what a person reads ---------------------------------------
 
-from qwencompanion_src.core.paths import display_path  # noqa: E402
+from qwencompanion_src.core.files.paths import display_path  # noqa: E402
 
 
 @pytest.mark.parametrize(

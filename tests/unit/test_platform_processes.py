@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core import processes
 from qwencompanion_src.core.actions import process
+from qwencompanion_src.core.cli import processes
 from qwencompanion_src.core.companion import lockfile
 
 WAIT = 10.0  # a hang guard

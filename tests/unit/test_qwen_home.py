@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core import qwen_home as qh
+from qwencompanion_src.core.cli import qwen_home as qh
 from qwencompanion_src.core.companion import lockfile
 
 # Fakes Windows here; CI runs it on Windows too, where it must pass for real.

@@ -1,5 +1,5 @@
 """The connect commands for a CLI in a container or over SSH, and the WSL
-terminal (core/remote_connect.py): the token never on a command line or the
+terminal (core/cli/remote_connect.py): the token never on a command line or the
 clipboard, the lock file and the IDE tools' config installed where the CLI
 there looks, owner-only, the config naming the editor where the CLI reaches it.
 The shell scripts are run here for real."""
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core.remote_connect import (
+from qwencompanion_src.core.cli.remote_connect import (
     HOST_PLACEHOLDER,
     LOCK_ENV,
     TOOLS_CONFIG,

@@ -16,6 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from qwencompanion_src.core.cli.path_maps import PathMap, PathTranslator
 from qwencompanion_src.core.companion import lockfile, runtime
 from qwencompanion_src.core.companion.diff_tools import DiffBackend
 from qwencompanion_src.core.companion.ide_messages import (
@@ -28,7 +29,6 @@ from qwencompanion_src.core.companion.ide_messages import (
     WorkspaceState,
 )
 from qwencompanion_src.core.companion.protocol import ToolAnswer, text_result
-from qwencompanion_src.core.path_maps import PathMap, PathTranslator
 
 from .conftest import Mcp
 

@@ -13,7 +13,7 @@ from acp.schema import SessionNotification
 from qwencompanion_src.core.chat.agent.acp_lines import AgentLines
 from qwencompanion_src.core.chat.agent.agents import entry_problem, known_agents
 from qwencompanion_src.core.chat.agent.remote_paths import INVALID_PARAMS, PathRefused, RemotePaths
-from qwencompanion_src.core.path_maps import PathMap, PathTranslator, wsl_maps
+from qwencompanion_src.core.cli.path_maps import PathMap, PathTranslator, wsl_maps
 from tests.unit.test_acp_lines import Writer, run
 
 CONTAINER = PathTranslator([PathMap("/home/me/app", "/workspaces/app")], ["/home/me/app"], "posix")

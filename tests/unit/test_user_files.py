@@ -1,4 +1,4 @@
-"""The disk side of the one write path (core/user_files.py): a folder on the
+"""The disk side of the one write path (core/files/user_files.py): a folder on the
 way swapped for a link between the check and the write (Undo Turn, Rewind,
 the agent's own write) never makes the write land outside."""
 
@@ -15,7 +15,7 @@ from qwencompanion_src.core.chat.history import turn_changes
 from qwencompanion_src.core.chat.history.turn_changes import TurnChanges, restore_on_disk
 from qwencompanion_src.core.chat.requests import agent_files
 from qwencompanion_src.core.chat.requests.agent_files import write_text
-from qwencompanion_src.core.user_files import LeadsElsewhere, remove_file, replace_bytes
+from qwencompanion_src.core.files.user_files import LeadsElsewhere, remove_file, replace_bytes
 from tests.unit.test_turn_changes import agent_writes
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="symlinks need privileges on Windows")

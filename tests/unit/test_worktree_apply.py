@@ -1,5 +1,5 @@
-"""A worktree's changes and Apply to My Files (core/worktree_changes.py,
-core/merge3.py), against real git in temporary repositories: the merge
+"""A worktree's changes and Apply to My Files (core/worktrees/worktree_changes.py,
+core/worktrees/merge3.py), against real git in temporary repositories: the merge
 rules, every refusal, and an agent that writes outside its worktree, into
 `.git`, or plants a repository of its own."""
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core import worktree_changes, worktrees
-from qwencompanion_src.core.merge3 import merge
-from qwencompanion_src.core.user_files import LeadsElsewhere, remove_file, replace_bytes
-from qwencompanion_src.core.worktree_changes import (
+from qwencompanion_src.core.files.user_files import LeadsElsewhere, remove_file, replace_bytes
+from qwencompanion_src.core.worktrees import worktree_changes, worktrees
+from qwencompanion_src.core.worktrees.merge3 import merge
+from qwencompanion_src.core.worktrees.worktree_changes import (
     ADDED,
     APPLIED,
     DELETED,
@@ -29,7 +29,7 @@ from qwencompanion_src.core.worktree_changes import (
     Decision,
     decide,
 )
-from qwencompanion_src.core.worktrees import Worktree, WorktreeRefused
+from qwencompanion_src.core.worktrees.worktrees import Worktree, WorktreeRefused
 from tests.unit.test_worktrees import git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None or sys.platform == "win32",

@@ -1,4 +1,4 @@
-"""Worktrees a chat's agent works in (core/worktrees.py), against real git in
+"""Worktrees a chat's agent works in (core/worktrees/worktrees.py), against real git in
 temporary repositories: made on a qwen/ branch outside the project, every
 refusal leaves nothing behind, a discard leaves no branch and no folder, and
 checking out a hostile repository runs none of its hooks or filters."""
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core import worktrees
-from qwencompanion_src.core.worktrees import Worktree, WorktreeRefused
+from qwencompanion_src.core.worktrees import worktrees
+from qwencompanion_src.core.worktrees.worktrees import Worktree, WorktreeRefused
 from tests.unit import test_git_runner
 from tests.unit.test_git_runner import assert_all_hardened, marker_script, ran
 

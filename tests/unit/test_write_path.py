@@ -1,5 +1,5 @@
 """One write path: every change an agent causes to a user's file is made by
-core/user_files.py (on disk) or plugin/chat/requests/view_writes.py (an open buffer),
+core/files/user_files.py (on disk) or plugin/chat/requests/view_writes.py (an open buffer),
 which are called only after checking the file still holds what the agent
 last saw or wrote. This scan fails when any other module of the package
 writes, renames, removes or saves a file; the package's own state files are
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package-src"
-WRITE_PATH = {"core/user_files.py", "plugin/chat/requests/view_writes.py"}
+WRITE_PATH = {"core/files/user_files.py", "plugin/chat/requests/view_writes.py"}
 # The package's own files, never a user's: (module, what it calls) -> where the file lives.
 OWN_FILES = {
     ("core/chat/history/store.py", "mkdir"): "the chats' sessions file in the package's cache folder",
@@ -34,8 +34,8 @@ OWN_FILES = {
     ("core/chat/history/search_index.py", "makedirs"): "Search in Conversations' index in the package's cache folder",
     ("core/chat/history/search_index.py", "open"): "Search in Conversations' index in the package's cache folder",
     ("core/chat/history/search_index.py", "replace"): "Search in Conversations' index in the package's cache folder",
-    ("core/worktrees.py", "makedirs"): "a repository's folder of worktrees, outside the project (worktrees_folder)",
-    ("core/worktrees.py", "rmtree"): "a worktree's folder git left half-made, which was not there before",
+    ("core/worktrees/worktrees.py", "makedirs"): "a repository's folder of worktrees, outside the project (worktrees_folder)",
+    ("core/worktrees/worktrees.py", "rmtree"): "a worktree's folder git left half-made, which was not there before",
     ("core/serve/daemon.py", "mkdir"): "qwen serve's output file in the package's cache folder (0700)",
     ("core/serve/daemon.py", "O_WRONLY"): "qwen serve's output file in the package's cache folder (0600)",
     ("core/serve/daemon.py", "O_CREAT"): "qwen serve's output file in the package's cache folder (0600)",

@@ -9,7 +9,7 @@ import asyncio
 import json
 from dataclasses import dataclass
 
-from ..processes import kill_group
+from ..cli.processes import kill_group
 from .process import Lines, spawn
 
 MODEL_FLAGS = ("--input-format", "stream-json", "--output-format", "stream-json")

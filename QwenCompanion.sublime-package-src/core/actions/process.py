@@ -9,7 +9,7 @@ import os
 from collections import deque
 from dataclasses import dataclass
 
-from ..processes import own_group_options
+from ..cli.processes import own_group_options
 
 READ_CHUNK = 64 * 1024
 # The longest line taken from qwen's output (one stream-json message).

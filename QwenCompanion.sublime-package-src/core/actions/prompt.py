@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from string import Template
 
-from ..text_positions import Position, position_of
+from ..files.text_positions import Position, position_of
 
 ACTIONS = {
     "explain": "Explain Selection",

@@ -23,9 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..cli.processes import kill_group
+from ..cli.qwen_home import SIGN_IN_HINT
 from ..json_types import JsonObject
-from ..processes import kill_group
-from ..qwen_home import SIGN_IN_HINT
 from .process import MAX_LINE_BYTES, Invocation, Lines, spawn
 
 log = logging.getLogger(__name__)

@@ -23,8 +23,8 @@ from typing import Any, Protocol, TypeVar
 from acp.schema import AgentMessageChunk, SessionNotification, UserMessageChunk
 
 from .. import threads
+from ..cli.qwen_home import SIGN_IN_HINT
 from ..json_types import JsonObject
-from ..qwen_home import SIGN_IN_HINT
 from .agent.agent_connection import AgentConnection
 from .agent.bridge import PROMPT_ELSEWHERE, PROMPT_STEERED, AgentBridge, AgentCommand, AgentError, AgentGone
 from .agent.chat_thread import ChatThread

@@ -21,7 +21,7 @@ from typing import Protocol
 
 from mcp_types import Tool
 
-from ..line_endings import LF, line_ending_of
+from ..files.line_endings import LF, line_ending_of
 from ..reviews import MAX_OPEN_REVIEWS, Review, ReviewOwner, buffer_text
 from .ide_messages import (
     DIFF_ACCEPTED,

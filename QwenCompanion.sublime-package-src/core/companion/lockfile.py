@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..qwen_home import qwen_home
+from ..cli.qwen_home import qwen_home
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ IDE_INFO = {"name": "sublimetext", "displayName": "Sublime Text"}
 
 
 def lock_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """`<qwen's home>/ide`, the folder the CLI reads (see `core.qwen_home`)."""
+    """`<qwen's home>/ide`, the folder the CLI reads (see `core.cli.qwen_home`)."""
     return Path(qwen_home(environ)) / "ide"
 
 

@@ -1,6 +1,6 @@
 """The remote endpoint: a second server of a window, for a CLI that runs
 elsewhere (WSL, a container, over SSH) and names the window's files by other
-paths (`core.path_maps`).
+paths (`core.cli.path_maps`).
 
 It listens on 127.0.0.1 like the local one (a container reaches it through
 `host.docker.internal`, SSH through `ssh -R`, WSL through its localhost
@@ -12,7 +12,7 @@ ones the decisions go back with, and the IDE tools' arguments and answers
 Its lock file is not written into the local `~/.qwen/ide`: a local CLI would
 find a workspace it cannot connect to. It is kept, 0600, in a folder of the
 package's for the connect command to hand over on stdin (see
-`core.remote_connect`), and holds no `ppid`: the CLI there deletes a lock file
+`core.cli.remote_connect`), and holds no `ppid`: the CLI there deletes a lock file
 whose pid it cannot see.
 """
 
@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..cli.path_maps import PathTranslator
+from ..cli.remote_connect import HOST_PLACEHOLDER
 from ..ide_tools.answers import CodeKnowledge, ToolRefusal
 from ..json_types import JsonObject
-from ..path_maps import PathTranslator
-from ..remote_connect import HOST_PLACEHOLDER
 from . import lockfile
 from .diff_tools import DiffBackend
 from .ide_messages import CloseDiffArguments, DiffAccepted, DiffRejected, IdeContext, OpenDiffArguments, Outgoing

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..cli.path_maps import PathTranslator
 from ..ide_tools.answers import CodeKnowledge, UnavailableKnowledge
 from ..loop_thread import LoopThread
-from ..path_maps import PathTranslator
 from . import gemini_discovery, lockfile
 from .diff_tools import DiffBackend, UnavailableDiffBackend, diff_tools
 from .ide_messages import CONTEXT_UPDATE, IdeContext, Outgoing, empty_context

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..files.text_positions import Lines, Position, code_points, utf16_units
 from ..json_types import JsonObject
-from ..text_positions import Lines, Position, code_points, utf16_units
 
 TextOf = Callable[[str], str | None]
 

@@ -13,7 +13,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ..text_positions import Lines, Position, Range
+from ..files.text_positions import Lines, Position, Range
 
 # LSP SymbolKind names that Sublime's kind descriptions may already be.
 LSP_KINDS = frozenset({

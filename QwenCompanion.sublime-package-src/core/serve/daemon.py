@@ -33,9 +33,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..cli.processes import kill_group, own_group_options
 from ..companion.lockfile import pid_alive, write_private_json
-from ..paths import HOST_STYLE, PathStyle, path_identity
-from ..processes import kill_group, own_group_options
+from ..files.paths import HOST_STYLE, PathStyle, path_identity
 from .http import Address, HttpError, request_json_blocking
 
 log = logging.getLogger(__name__)

@@ -9,8 +9,8 @@ from dataclasses import replace
 import sublime
 
 from ...core.actions.prompt import ActionContext, span_of
+from ...core.files.text_positions import Lines
 from ...core.ide_tools.symbols import SymbolNode, symbol_tree
-from ...core.text_positions import Lines
 from ..editor import view_text
 from ..ide_tools.knowledge import flat_symbols
 

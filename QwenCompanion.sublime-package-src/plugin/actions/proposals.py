@@ -11,8 +11,8 @@ import logging
 import sublime
 
 from ...core.actions.proposal import replacement_for
+from ...core.files.text_positions import Lines
 from ...core.reviews import UnreadableFile
-from ...core.text_positions import Lines
 from ..chat.requests.view_writes import apply_proposal
 from ..editor import view_text
 from ..reviews.review_tabs import reviews

@@ -8,7 +8,7 @@ import sublime
 import sublime_plugin
 
 from ...core.actions.mention import file_mention, selected_lines
-from ...core.terminal import terminal_tag
+from ...core.cli.terminal import terminal_tag
 from ..companion.terminal import live_terminal, window_cwd
 from .action_commands import has_selection
 

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from ...core.chat.transcript.render import UpdateRenderer
     from ...core.chat.transcript.transcript import Edit
     from ...core.json_types import JsonObject
-    from ...core.worktrees import Worktree
+    from ...core.worktrees.worktrees import Worktree
 
 log = logging.getLogger(__name__)
 

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 import sublime
 
 from ...core import threads
+from ...core.cli.path_maps import PathTranslator, parse_path_maps, wsl_maps
 from ...core.companion import gemini_discovery, lockfile, reservation
 from ...core.dependencies import host_python_message, missing_dependency_message, startup_problem
+from ...core.files.paths import path_style
 from ...core.loop_thread import LoopThread
-from ...core.path_maps import PathTranslator, parse_path_maps, wsl_maps
-from ...core.paths import path_style
 from ..background import in_background
 from ..ide_tools.knowledge import SublimeCodeKnowledge
 from ..settings import userprefs

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import sublime
 import sublime_plugin
 
-from ...core.remote_connect import container_connect, ssh_connect, wsl_terminal
-from ...core.terminal import (
+from ...core.cli.remote_connect import container_connect, ssh_connect, wsl_terminal
+from ...core.cli.terminal import (
     CLIS,
     PANEL_NAME,
     TITLE,

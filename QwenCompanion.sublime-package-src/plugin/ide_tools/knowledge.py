@@ -18,11 +18,11 @@ from typing import Any
 import sublime
 
 from ...core.chat.requests.agent_files import Refused, confine, read_text
+from ...core.files.text_positions import Lines, Position, Range
 from ...core.ide_tools import lsp_results
 from ...core.ide_tools.answers import ToolRefusal
 from ...core.ide_tools.symbols import FlatSymbol, lsp_kind, symbol_tree, word_at
 from ...core.json_types import JsonObject
-from ...core.text_positions import Lines, Position, Range
 from ..editor import find_open_view, view_text
 from . import language_servers
 from .language_servers import LspAnswer

@@ -40,9 +40,9 @@ from acp.schema import (
 )
 
 from ... import threads
+from ...cli.path_maps import PathTranslator
+from ...cli.processes import kill_group, own_group_options
 from ...json_types import JsonObject
-from ...path_maps import PathTranslator
-from ...processes import kill_group, own_group_options
 from ...version import VERSION
 from ..requests.request_handler import AgentRequestHandler
 from .acp_client import AgentNotifications, EditorClient

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
-from ...path_maps import PathTranslator
+from ...cli.path_maps import PathTranslator
 
 FS_METHODS = ("fs/read_text_file", "fs/write_text_file")
 CWD_METHODS = ("session/new", "session/load", "session/resume", "session/list")

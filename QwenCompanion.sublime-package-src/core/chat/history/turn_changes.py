@@ -24,8 +24,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ... import threads
-from ...encodings import DEFAULT_FALLBACK
-from ...user_files import remove_file, replace_bytes
+from ...files.encodings import DEFAULT_FALLBACK
+from ...files.user_files import remove_file, replace_bytes
 from ..requests.agent_files import MAX_FILE_BYTES, Refused, decode, read_bytes, real
 from ..requests.file_rules import fingerprint
 

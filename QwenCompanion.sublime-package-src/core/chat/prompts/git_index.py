@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from ... import threads
-from ...encodings import DEFAULT_FALLBACK
+from ...files.encodings import DEFAULT_FALLBACK
 from ...git import GitError, run_git
 from ..requests.agent_files import MAX_FILE_BYTES, decode
 

@@ -11,9 +11,9 @@ import base64
 import os
 from dataclasses import dataclass
 
+from ...files.text_positions import Lines
 from ...ide_tools.symbols import definition_rows
 from ...json_types import JsonObject
-from ...text_positions import Lines
 from .mention_tools import MAX_MENTION_CHARS, MAX_UNTRACKED, MentionError
 from .prompt_context import MAX_IMAGE_BYTES, file_uri
 

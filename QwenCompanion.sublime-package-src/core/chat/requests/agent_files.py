@@ -11,10 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from ...encodings import DEFAULT_FALLBACK, decode_like_sublime, encode_like_sublime
-from ...line_endings import LF, lf_line_breaks, line_ending_of
-from ...text_positions import slice_lines
-from ...user_files import replace_bytes
+from ...files.encodings import DEFAULT_FALLBACK, decode_like_sublime, encode_like_sublime
+from ...files.line_endings import LF, lf_line_breaks, line_ending_of
+from ...files.text_positions import slice_lines
+from ...files.user_files import replace_bytes
 
 # The largest file read or rewritten whole for the agent: what it is sent
 # stays far below the plugin host's memory budget (a file's text costs up
@@ -69,7 +69,7 @@ class FileShape:
     """How a text file is stored: what a write keeps."""
 
     newline: str = "\n"
-    encoding: str = "UTF-8"  # Sublime's name (see core/encodings.py), its BOM included
+    encoding: str = "UTF-8"  # Sublime's name (see core/files/encodings.py), its BOM included
 
 
 @dataclass(frozen=True)
@@ -214,6 +214,6 @@ def write_text(path: str, text: str, fallback_encoding: str = DEFAULT_FALLBACK) 
     encoding, BOM; a new file gets UTF-8 and "\\n"), atomically: a temp file
     beside it, then a rename. Missing folders are made; the file's
     permissions are kept (a new file's follow the umask). Written through the
-    write path's disk side (core/user_files.py)."""
+    write path's disk side (core/files/user_files.py)."""
     shape, mode = file_shape(path, fallback_encoding)
     replace_bytes(path, encode(text, shape), mode)

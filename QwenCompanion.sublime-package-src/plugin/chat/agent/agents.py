@@ -12,10 +12,10 @@ import sublime
 
 from ....core.chat.agent.agents import AgentEntry, agent_launch, known_agents
 from ....core.chat.agent.command import CommandNotFound, agent_argv
-from ....core.path_maps import PathTranslator, parse_path_maps
-from ....core.paths import path_style
+from ....core.cli.path_maps import PathTranslator, parse_path_maps
+from ....core.cli.terminal import cli_env, command_line
+from ....core.files.paths import path_style
 from ....core.serve.daemon import serve_flags
-from ....core.terminal import cli_env, command_line
 from ...companion.companions import companions, remote_translator
 from ...companion.terminal import chosen_cli, login_shell, options, window_cwd
 from ...paths import package_cache

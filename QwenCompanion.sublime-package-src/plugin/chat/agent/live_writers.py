@@ -11,8 +11,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 
 from ....core.chat.history.live_sessions import SessionHeld, held_message, terminal_holders
+from ....core.cli.qwen_home import qwen_home
 from ....core.companion.lockfile import pid_alive
-from ....core.qwen_home import qwen_home
 from ...background import in_background, when_done
 
 

@@ -15,7 +15,7 @@ import sublime_plugin
 
 from ....core.chat.agent.agents import QWEN
 from ....core.chat.history.live_sessions import SessionHeld
-from ....core.terminal import Json
+from ....core.cli.terminal import Json
 from ...background import when_done
 from ...companion.terminal import new_serial, options, running_companion, terminal_spec, terminus_installed
 from ..agent.live_writers import unless_held

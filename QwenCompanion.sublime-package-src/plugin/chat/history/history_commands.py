@@ -18,7 +18,7 @@ import sublime_plugin
 from ....core.chat.agent.agents import TITLE_MAX_CHARS, can_load, can_resume
 from ....core.chat.history.history import SessionEntry, annotation, details, filtered
 from ....core.chat.history.live_sessions import SessionHeld
-from ....core.worktrees import Worktree
+from ....core.worktrees.worktrees import Worktree
 from ...background import when_done
 from ..agent.live_writers import unless_held
 from ..chats import WindowChat, chats, forget_session

@@ -29,10 +29,10 @@ from ....core.chat.prompts.mentions import (
     terminal_mention,
 )
 from ....core.chat.requests.agent_files import Refused, read_text
+from ....core.cli.terminal import terminal_tag
 from ....core.context_rules import ContextOptions
+from ....core.files.paths import deepest_root
 from ....core.ide_tools.answers import ToolRefusal
-from ....core.paths import deepest_root
-from ....core.terminal import terminal_tag
 from ...background import in_background, when_done
 from ...companion.terminal import live_terminal
 from ...editor import find_open_view, view_text

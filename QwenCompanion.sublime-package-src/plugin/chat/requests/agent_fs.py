@@ -30,8 +30,8 @@ from ....core.chat.requests.agent_files import (
 )
 from ....core.chat.requests.file_jobs import FileBusy, FileJobs
 from ....core.chat.requests.file_rules import SeenTexts, write_needs_consent
-from ....core.line_endings import lf_line_breaks
-from ....core.text_positions import slice_lines
+from ....core.files.line_endings import lf_line_breaks
+from ....core.files.text_positions import slice_lines
 from ...editor import view_text
 from ...placement import code_group
 from ...settings import fallback_encoding, userprefs

@@ -1,7 +1,7 @@
 """The view side of the one write path: every change an agent causes to a
 user's file through its open buffer (the chat agent's writes, Undo Turn,
 Rewind, an accepted quick-action proposal) is made here and nowhere else (a test scans the package for it); the disk side is
-core/user_files.py. A buffer is saved only when that loses nothing the user
+core/files/user_files.py. A buffer is saved only when that loses nothing the user
 typed or saved since the agent last wrote it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import sublime
 
 from ....core import threads
-from ....core.line_endings import lf_line_breaks
+from ....core.files.line_endings import lf_line_breaks
 from ...editor import replace_text, view_text
 
 

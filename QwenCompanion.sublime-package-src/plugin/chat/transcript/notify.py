@@ -27,8 +27,8 @@ from typing import ClassVar
 import sublime
 
 from ....core import threads
+from ....core.cli.processes import own_group_options
 from ....core.notifications import DesktopCommand, clean_text, desktop_command
-from ....core.processes import own_group_options
 from ...background import in_background
 from ...settings import userprefs
 from ..chats import WindowChat, chats, window_by_id

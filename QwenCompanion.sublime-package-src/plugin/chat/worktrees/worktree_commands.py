@@ -4,7 +4,7 @@ there), Discard Worktree (after a yes), and Worktrees… (the package's
 worktrees of the window's repository: reopen a chat, open the worktree in a
 new window, or discard).
 
-Git runs on threads of ours (core/worktrees.py through the hardened
+Git runs on threads of ours (core/worktrees/worktrees.py through the hardened
 runner); the main thread only asks, and opens the chat once git is done.
 Events for the driver go to `chats.observers`: "worktree_created",
 "worktree_refused", "worktree_discarded"."""
@@ -18,8 +18,8 @@ from collections.abc import Callable
 import sublime
 import sublime_plugin
 
-from ....core.worktree_changes import state
-from ....core.worktrees import Worktree, WorktreeRefused, create, discard, listed
+from ....core.worktrees.worktree_changes import state
+from ....core.worktrees.worktrees import Worktree, WorktreeRefused, create, discard, listed
 from ...background import in_background
 from ...companion.terminal import window_cwd
 from ...paths import package_cache

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import sublime
 
-from ....core.worktrees import WorktreeRefused
+from ....core.worktrees.worktrees import WorktreeRefused
 from ...background import in_background
 from ..chats import chats
 

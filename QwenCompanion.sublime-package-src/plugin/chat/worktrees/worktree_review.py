@@ -6,7 +6,7 @@ commit the worktree was made from (lines added/removed); a file opens with
 that base as its reference document (as a turn's changes do), and Keep
 (reviewed: its reference becomes its own text) or Drop (the worktree's file
 back to its base, in the worktree only) take one file. "Qwen Code: Apply
-to My Files" merges them into the user's files (core/worktree_changes.py):
+to My Files" merges them into the user's files (core/worktrees/worktree_changes.py):
 a file open with unsaved edits is refused, one open and clean is updated in
 its view as one undo step, then saved; the `worktree_apply_conflicts`
 setting leaves conflict markers or refuses the apply whole. What happened
@@ -28,8 +28,17 @@ import sublime_plugin
 
 from ....core import threads
 from ....core.chat.requests.agent_files import Refused, decode, read_text
-from ....core.worktree_changes import ApplyReport, ChangedFile, Outcome, apply, base_bytes, changes, drop, worktree_file
-from ....core.worktrees import Worktree, WorktreeRefused
+from ....core.worktrees.worktree_changes import (
+    ApplyReport,
+    ChangedFile,
+    Outcome,
+    apply,
+    base_bytes,
+    changes,
+    drop,
+    worktree_file,
+)
+from ....core.worktrees.worktrees import Worktree, WorktreeRefused
 from ...editor import view_text
 from ...settings import fallback_encoding, userprefs
 from ..chats import chats

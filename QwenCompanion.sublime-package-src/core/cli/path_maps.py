@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .paths import HOST_STYLE, PathStyle
+from ..files.paths import HOST_STYLE, PathStyle
 
 _DRIVE = re.compile(r"^([A-Za-z]):(?:[\\/]|$)")
 _WSL_UNC = re.compile(r"^[\\/]{2}(?:wsl\$|wsl\.localhost)[\\/]([^\\/]+)(?:[\\/]|$)", re.IGNORECASE)

@@ -2,7 +2,7 @@
 
 The changes are the branch's, committed and not (untracked files
 included), against the commit the worktree was made from. Apply merges
-each file three ways (core/merge3.py): the base, the worktree's version and
+each file three ways (core/worktrees/merge3.py): the base, the worktree's version and
 the user's file now. Per file:
 
 - the user's file still as at the base: it gets the worktree's version
@@ -20,7 +20,7 @@ still be the file git made there, pointing into the repository's own
 worktree records (an agent could plant a repository of its own there, with
 a configuration git would read). The worktree's files are read only as
 regular files inside it (no link out of it). Every write to the user's
-files goes through the one write path (core/user_files.py), kept inside the
+files goes through the one write path (core/files/user_files.py), kept inside the
 repository. Blocking (git, files): call it on a thread of ours."""
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ import stat
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from . import threads
-from .chat.requests.agent_files import MAX_FILE_BYTES, Refused, read_bytes
-from .git import DIFF_OPTIONS, GitError, run_git
+from .. import threads
+from ..chat.requests.agent_files import MAX_FILE_BYTES, Refused, read_bytes
+from ..files.user_files import remove_file, replace_bytes
+from ..git import DIFF_OPTIONS, GitError, run_git
 from .merge3 import merge
-from .user_files import remove_file, replace_bytes
 from .worktrees import Worktree, WorktreeRefused
 
 ADDED, MODIFIED, DELETED = "added", "modified", "deleted"

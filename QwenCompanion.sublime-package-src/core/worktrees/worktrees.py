@@ -18,7 +18,7 @@ import re
 import shutil
 from dataclasses import dataclass
 
-from .git import GitError, run_git
+from ..git import GitError, run_git
 
 BRANCH_PREFIX = "qwen/"
 MAX_NAME_LENGTH = 40

@@ -1,0 +1,1 @@
+"""Git worktrees a chat's agent works in, their changes and Apply (a three-way merge) (pure)."""
