@@ -118,6 +118,7 @@ class AgentBridge:
         self._stderr_task: asyncio.Task[None] | None = None
         self.pid: int | None = None
         self._group_ended = False
+        self._killed = False  # asked to end: a spawn still in flight ends the moment it has a pid
         self.started_at = 0.0
         self.initialized: InitializeResponse | None = None
         self.stderr_lines: list[str] = []  # bounded; for Show Agent Log
@@ -141,6 +142,9 @@ class AgentBridge:
             **own_group_options(),
         )
         self.pid = self._process.pid
+        if self._killed:  # killed while it was being spawned (its chat closed, the package unloaded)
+            kill_group(self.pid)
+            raise AgentGone("the agent was stopped while it started")
         self.started_at = time.time()
         assert self._process.stdin is not None and self._process.stdout is not None
         client = EditorClient(self._requests, self._events, self._warn_once)
@@ -199,7 +203,9 @@ class AgentBridge:
             transport.close()
 
     def kill(self) -> None:
-        """End the agent's whole process group now (any thread; idempotent)."""
+        """End the agent's whole process group now (any thread; idempotent),
+        or, while it is being spawned, as soon as it has a pid."""
+        self._killed = True
         pid = self.pid
         if pid is None or self._group_ended:
             return
