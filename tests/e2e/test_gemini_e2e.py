@@ -75,7 +75,9 @@ def ide_status(session: TuiSession) -> str:
 
 
 def sessions(sublime: HeadlessSublime) -> int:
-    return len(sublime.do("state")["sessions"])
+    """The CLIs connected now: a CLI that left has no open stream at once, and
+    its session is only forgotten after the server's grace for a retry."""
+    return len([s for s in sublime.do("state")["sessions"] if s["stream_open"]])
 
 
 def wait_sessions(sublime: HeadlessSublime, count: int, timeout: float = 20.0) -> None:
