@@ -666,7 +666,7 @@ def report(rows: list[Row], rounds: int) -> str:
         "- quick-action rows (9): the simulated host on tests/rig/fake_stream_cli.py (bench/actions_host.py);",
         "  the overhead rows subtract the same command and prompt run by hand, pair by pair (the last on the",
         "  real qwen with the fake model).",
-        "- turn-changes rows (11): the package's core in this process; the references row in the simulated host,",
+        "- turn-changes rows (11): the package's core in a process of its own; the references row in the simulated host,",
         "  whose views keep a reference as a string (Sublime's native diff of it is not measured).",
         "- chats rows (12): the simulated host, its chats on bench/chat_agent.py (bench/chats_host.py); no peer.",
         "- rewind row (12): the simulated host on tests/rig/fake_acp_agent.py posing as qwen (bench/rewind_host.py).",
