@@ -16,6 +16,7 @@ for _cached in [name for name in sys.modules if name.startswith(f"{__package__}.
     del sys.modules[_cached]
 
 from .core import threads
+from .core.type_caches import forget_types_of
 from .plugin import log, wiring
 from .plugin.actions.action_commands import QwenActionCommand, QwenAnswerHistoryCommand, QwenCancelActionCommand
 from .plugin.actions.action_listeners import ActionsListener
@@ -219,3 +220,4 @@ def plugin_unloaded() -> None:
     wiring.unregister_all()
     if _log_handler is not None:
         log.uninstall(_log_handler)
+    forget_types_of(__package__)  # the next copy of the package must not keep this one alive

@@ -4,6 +4,7 @@ package, or Sublime itself."""
 
 from __future__ import annotations
 
+import gc
 import importlib.abc
 import json
 import os
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -343,3 +345,20 @@ def test_a_lock_file_deleted_by_something_else_is_written_again(
     again = wait_locks(host, lock_dir, [folder(tmp_path, "w")])  # within the folder poll
     assert again == {port: info}
     host.assert_no_errors()
+
+
+def test_a_reload_leaves_the_previous_copy_to_the_garbage_collector(editor: Editor) -> None:
+    """Sublime's reload and Package Control's upgrade import the package anew in
+    the same plugin host: the old copy's classes (the vendored ACP schema, held
+    by `typing`'s and pydantic's caches once subscripted) must not stay alive."""
+    editor.load([editor.workspace])
+    editor.wait_for_package_threads("preload")
+    old_schema = weakref.ref(sys.modules[f"{PACKAGE}._vendor.acp.schema"].PromptRequest)
+    old_server = weakref.ref(sys.modules[f"{PACKAGE}._vendor.aiohttp.web"].Application)
+    for _ in range(2):
+        editor.host.reload_package(PACKAGE)
+        editor.wait_for_package_threads("start", "preload")
+    editor.host.wait_idle()
+    gc.collect()
+    assert old_schema() is None and old_server() is None
+    assert sys.modules[f"{PACKAGE}._vendor.acp.schema"].PromptRequest is not None  # the new copy is loaded
