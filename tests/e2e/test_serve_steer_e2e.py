@@ -82,3 +82,40 @@ def test_a_steer_its_turn_never_took_goes_as_a_turn_of_its_own(serve_chat: RealC
     assert text.count("and add a summary") == 1  # the daemon's echo of the turn it made of it is not shown again
     assert text.index("Talking without") < text.index("the turn had ended") < text.index("and add a summary") \
         < text.index("Answered the late steer.")
+
+
+def test_a_steer_with_the_editors_context_brings_it_to_the_next_model_request(
+    serve_chat: RealChat, workspace: Path
+) -> None:
+    """A prompt carries the active file's link and the selection: Steer is
+    offered for it all the same, and the model's next request holds both."""
+    notes = workspace / "notes.txt"
+    notes.write_text("alpha\n")
+    serve_chat.model.queue(
+        Reply(text="Reading the notes slowly. " * 12, chunk_size=4, delay=0.05,
+              tool_calls=read_file(str(notes)).tool_calls),
+        Reply(text="Looked at your selection."),
+    )
+    serve_chat.send("Read the notes")
+    serve_chat.host.wait_for(lambda: "Reading the notes" in serve_chat.chat().conversation.streamer.transcript.text(),
+                             timeout=WAIT)
+    conversation = serve_chat.chat().conversation
+    uri = (workspace / "app.py").as_uri()
+    context = [
+        {"type": "resource_link", "uri": uri, "name": "app.py", "description": "The user's active file."},
+        {"type": "resource", "resource": {"uri": f"{uri}#L2-L2", "mimeType": "text/plain", "text": "SELECTED_LINE = 42"}},
+    ]
+    assert conversation.send("check the selected line", context)
+    chat_queue = conversation.queue
+    serve_chat.host.wait_for(lambda: len(chat_queue) == 1, timeout=WAIT)
+    serve_chat.host.user.run_command("qwen_chat_queued")
+    serve_chat.host.user.choose_quick_panel(0)
+    steer = sys.modules[f"{PACKAGE}.plugin.chat.prompts.queue_commands"].STEER
+    assert steer in serve_chat.host.quick_panels[-1].items  # offered with the context attached
+    serve_chat.host.user.choose_quick_panel(steer)
+    assert serve_chat.ended() == ["end_turn"]
+    requests = serve_chat.model.agent_requests
+    assert len(requests) == 2
+    later = "\n".join(user_texts(requests[1]))
+    assert "check the selected line" in later and "app.py" in later and "SELECTED_LINE = 42" in later, later[-2000:]
+    serve_chat.host.wait_for(lambda: steered_events(serve_chat) == [("check the selected line", False)], timeout=WAIT)

@@ -15,8 +15,9 @@ from collections.abc import Callable
 import pytest
 from aiohttp import web
 
-from qwencompanion_src.core.serve import session as serve_session
+from qwencompanion_src.core.serve import session as serve_session, steer as steer_module
 from qwencompanion_src.core.serve.session import ServeError, ServeSession
+from qwencompanion_src.core.serve.steer import steer_of
 from tests.unit import test_serve_session
 from tests.unit.test_serve_session import SESSION, FakeDaemon, Recorder, chunk, envelope, until, user_chunk
 
@@ -114,11 +115,22 @@ async def test_a_steer_while_no_turn_runs_is_refused(fake: FakeDaemon) -> None:
         session.close()
 
 
-async def test_a_steer_the_daemon_errs_on_raises(fake: FakeDaemon) -> None:
+async def test_a_steer_the_daemon_errs_on_raises(fake: FakeDaemon, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(steer_module, "MAX_MESSAGE_CHARS", 10**6)  # past our own check, to the daemon's
     session, _recorder, _queue = await opened(fake)
     try:
         with pytest.raises(ServeError, match="HTTP 400"):
             await session.steer("x" * 20_000)
+    finally:
+        session.close()
+
+
+async def test_a_steer_the_daemon_would_refuse_is_not_sent(fake: FakeDaemon) -> None:
+    session, _recorder, _queue = await opened(fake)
+    try:
+        with pytest.raises(ServeError, match="no steer"):
+            await session.steer("x" * 20_000)
+        assert fake.steers == []
     finally:
         session.close()
 
@@ -136,3 +148,55 @@ async def test_endless_injections_are_remembered_within_a_bound(fake: FakeDaemon
         assert len(session._steers_shown) == 5
     finally:
         session.close()
+
+
+ACTIVE_FILE = {"type": "resource_link", "uri": "file:///p/app.py", "name": "app.py",
+               "description": "The user's active file; cursor at line 3, column 1."}
+SELECTION = {"type": "resource", "resource": {"uri": "file:///p/app.py#L2-L4", "mimeType": "text/plain", "text": "x = 1"}}
+IMAGE = {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo=", "uri": "file:///p/shot.png"}
+
+
+async def test_a_steer_carries_the_prompts_attachments_as_the_daemon_takes_them(fake: FakeDaemon) -> None:
+    session, recorder, queue = await opened(fake)
+    try:
+        message_id = await session.steer("look here", [ACTIVE_FILE, SELECTION, IMAGE])
+        assert message_id is not None
+        assert fake.steers == [{
+            "message": "look here\n\nLinked: app.py (file:///p/app.py). The user's active file; cursor at line 3, column 1.",
+            "messageId": message_id,
+            "content": [{"type": "resource", "resource": SELECTION["resource"]},
+                        {"type": "image", "data": IMAGE["data"], "mimeType": "image/png"}],
+        }]
+        queue.put_nowait(injected(1, [message_id], [str(fake.steers[0]["message"])]))
+        queue.put_nowait(chunk(2, "seen"))
+        await until(lambda: recorder.texts()[-1:] == ["seen"])
+        assert recorder.steers == [("look here", False)]  # as the user wrote it, not the link's line
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("block", [
+    {"type": "resource_link", "uri": "file:///p/a.py", "name": "a.py"},
+    {"type": "resource", "resource": {"uri": "file:///p/a.py", "text": "a"}},
+    {"type": "image", "mimeType": "image/jpeg", "data": "/9j/"},
+])
+def test_each_kind_of_attachment_has_a_steer(block: dict[str, object]) -> None:
+    assert steer_of("and this", [block]) is not None
+
+
+@pytest.mark.parametrize("block", [
+    {"type": "image", "mimeType": "image/svg+xml", "data": "PHN2Zz4="},  # the daemon refuses SVG
+    {"type": "image", "mimeType": "image/png", "uri": "file:///p/shot.png"},  # no bytes in it
+    {"type": "resource", "resource": {"uri": "file:///p/a.py", "text": "a", "blob": "YQ=="}},  # both
+    {"type": "resource", "resource": {"text": "a"}},  # no uri
+    {"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="},
+])
+def test_an_attachment_the_daemon_takes_no_form_of_has_no_steer(block: dict[str, object]) -> None:
+    assert steer_of("and this", [block]) is None
+
+
+def test_a_steer_past_the_daemons_limits_is_none() -> None:
+    assert steer_of("x" * (16 * 1024 + 1), []) is None
+    assert steer_of("   ", []) is None
+    assert steer_of("", [SELECTION] * 257) is None
+    assert steer_of("", [SELECTION]) is not None  # media alone is a steer

@@ -137,6 +137,11 @@ class Conversation:
         bridge = self._session_bridge
         return bridge is not None and bridge.offers_steer and self.state.agent == "busy"
 
+    def can_steer(self, prompt: QueuedPrompt) -> bool:
+        """`offers_steer`, for this prompt and what it has attached."""
+        bridge = self._session_bridge
+        return self.offers_steer() and bridge is not None and bridge.can_steer(prompt.text, prompt.context)
+
     def steer(self, prompt: QueuedPrompt) -> None:
         """Add queued `prompt` to the running turn, out of the queue (ValueError:
         it is no longer queued). A turn that ends before it is taken has it sent
@@ -451,7 +456,7 @@ class Conversation:
         taken = False
         try:
             if bridge is not None and self.state.agent == "busy":
-                taken = await bridge.steer(self.state.session_id or "", prompt.text)
+                taken = await bridge.steer(self.state.session_id or "", prompt.text, prompt.context)
         except AgentError as error:
             self._write_note(f"not steered ({error}): it stays queued")
         if not taken:  # the turn ended first (or refused it): the prompt goes out next instead

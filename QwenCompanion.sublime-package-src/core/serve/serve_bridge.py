@@ -68,6 +68,7 @@ from .daemon import (
 )
 from .http import Address, HttpError, request_json
 from .session import ServeError, ServeSession, SessionGone
+from .steer import steer_of
 
 log = logging.getLogger(__name__)
 
@@ -463,12 +464,15 @@ class ServeBridge(AgentBridge):
     def offers_steer(self) -> bool:
         return True  # POST /session/:id/mid-turn-message
 
-    async def steer(self, session_id: str, text: str) -> bool:
+    def can_steer(self, text: str, context: list[JsonObject]) -> bool:
+        return steer_of(text, context) is not None
+
+    async def steer(self, session_id: str, text: str, context: list[JsonObject]) -> bool:
         session = self._sessions.get(session_id)
         if session is None or not self._live:
             raise AgentError("the session is not open on the qwen serve daemon")
         try:
-            return await session.steer(text) is not None
+            return await session.steer(text, context) is not None
         except (ServeError, OSError, HttpError) as error:
             raise AgentError(f"the daemon refused the steer: {error}") from error
 

@@ -53,6 +53,7 @@ from urllib.parse import quote
 
 from .http import Address, HttpError, JsonAnswer, open_request, request_json
 from .sse import SseEvent, SseParser
+from .steer import steer_of
 
 log = logging.getLogger(__name__)
 
@@ -436,13 +437,17 @@ class ServeSession:
 
     # --- steering ------------------------------------------------------------
 
-    async def steer(self, text: str) -> str | None:
-        """Add `text` to the running turn: its messageId once the daemon holds
-        it, None when no turn runs (the daemon's `session_idle`) or it refused."""
+    async def steer(self, text: str, context: list[JsonObject] | None = None) -> str | None:
+        """Add `text` and its attachments to the running turn: its messageId once
+        the daemon holds it, None when no turn runs (the daemon's `session_idle`)
+        or it refused. ServeError when the daemon takes no steer of them."""
+        steer = steer_of(text, context or [])
+        if steer is None:
+            raise ServeError("the daemon takes no steer of this prompt's attachments")
         message_id = f"steer-{uuid.uuid4()}"
         self._steers[message_id] = text  # first: the injection may be read before the answer
         answer = await request_json(self.address, "POST", _path(self.session_id, "/mid-turn-message"),
-                                    {"message": text, "messageId": message_id}, self._headers())
+                                    steer.body(message_id), self._headers())
         body = answer.body
         if answer.status != 200 or not isinstance(body, dict):
             self._steers.pop(message_id, None)
@@ -459,7 +464,8 @@ class ServeSession:
             return
         for message_id, text in zip(ids, texts, strict=False):  # a malformed frame: what pairs up
             if isinstance(message_id, str) and isinstance(text, str):
-                self._steer_entered(message_id, text, late=False)
+                # Ours as the user wrote it: the message may carry the attachments' link lines.
+                self._steer_entered(message_id, self._steers.get(message_id, text), late=False)
 
     def _steer_promoted(self, envelope: JsonObject, data: JsonObject) -> None:
         """A steer of ours came after its turn ended: the daemon sends it as a turn."""

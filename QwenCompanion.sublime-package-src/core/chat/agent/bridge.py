@@ -306,8 +306,12 @@ class AgentBridge:
         way to: qwen 0.24.4's `/btw` answers a side question the turn never sees)."""
         return False
 
-    async def steer(self, session_id: str, text: str) -> bool:
-        """Add `text` to the running turn; False when no turn runs to take it."""
+    def can_steer(self, text: str, context: list[JsonObject]) -> bool:
+        """Whether a prompt of `text` with `context` attached can be added to a running turn."""
+        return False
+
+    async def steer(self, session_id: str, text: str, context: list[JsonObject]) -> bool:
+        """Add `text` (and `context`) to the running turn; False when no turn runs to take it."""
         raise AgentError("this agent offers no way to add to a running turn")
 
     async def cancel(self, session_id: str) -> None:

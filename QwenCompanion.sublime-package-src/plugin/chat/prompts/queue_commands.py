@@ -133,5 +133,5 @@ class QwenChatQueuedCommand(ActiveChatCommand):
 
 
 def steerable(chat: WindowChat, prompt: QueuedPrompt) -> bool:
-    """Steer is offered: the chat's agent can add to its running turn, and the prompt has nothing attached."""
-    return chat.conversation.offers_steer() and not prompt.context
+    """Steer is offered: the chat's agent can add this prompt, with what it has attached, to its running turn."""
+    return chat.conversation.can_steer(prompt)
