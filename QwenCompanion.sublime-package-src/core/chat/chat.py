@@ -428,10 +428,11 @@ class Conversation:
     @threads.on_chat_loop
     def _adopt(self, session_id: str, raw: JsonObject) -> None:
         """Take the session and what its answer offers (modes, models)."""
+        # The session's id last: another thread that sees it sees what the session offers.
+        self.state.adopt_session(raw)
         self.state.session_id = session_id
         if self._setup.key is not None:
             self._setup.store.put(self._setup.key, session_id)
-        self.state.adopt_session(raw)
         self._changed()
 
     @threads.on_chat_loop
