@@ -23,10 +23,10 @@ pytestmark = pytest.mark.e2e
 STEER_PREFIX = "[User message received during tool execution]: "  # 0.24.4's wording in the model request
 
 
-def steer_from_the_queue_list(chat: RealChat, text: str) -> None:
-    """Queue `text` during the running turn, then Steer it from Edit Queued Prompt…."""
+def steer_from_the_queue_list(chat: RealChat, text: str, context: list[dict[str, object]] | None = None) -> None:
+    """Queue `text` (with `context` attached) during the running turn, then Steer it from Edit Queued Prompt…."""
     conversation = chat.chat().conversation
-    assert conversation.send(text)
+    assert conversation.send(text, context)
     chat.host.wait_for(lambda: len(conversation.queue) == 1, timeout=WAIT)
     chat.host.user.run_command("qwen_chat_queued")
     chat.host.user.choose_quick_panel(0)  # the prompt's actions
@@ -40,17 +40,22 @@ def steered_events(chat: RealChat) -> list[tuple[str, bool]]:
     return [(d["text"], d["late"]) for e, d in chat.events if e == "chat_steered"]
 
 
-def test_a_steer_during_a_tool_call_reaches_the_next_model_request(serve_chat: RealChat, workspace: Path) -> None:
+def a_turn_reading_the_notes(chat: RealChat, workspace: Path, then: str) -> None:
+    """A turn that streams slowly, then reads a file (the tool call a steer
+    waits for), then answers `then`; returns once it streams."""
     notes = workspace / "notes.txt"
     notes.write_text("alpha\n")
-    serve_chat.model.queue(
+    chat.model.queue(
         Reply(text="Reading the notes slowly. " * 12, chunk_size=4, delay=0.05,
               tool_calls=read_file(str(notes)).tool_calls),
-        Reply(text="Switched as you asked."),
+        Reply(text=then),
     )
-    serve_chat.send("Read the notes")
-    serve_chat.host.wait_for(lambda: "Reading the notes" in serve_chat.chat().conversation.streamer.transcript.text(),
-                             timeout=WAIT)
+    chat.send("Read the notes")
+    chat.host.wait_for(lambda: "Reading the notes" in chat.chat().conversation.streamer.transcript.text(), timeout=WAIT)
+
+
+def test_a_steer_during_a_tool_call_reaches_the_next_model_request(serve_chat: RealChat, workspace: Path) -> None:
+    a_turn_reading_the_notes(serve_chat, workspace, "Switched as you asked.")
     steer_from_the_queue_list(serve_chat, "read todo.txt instead")
     assert serve_chat.ended() == ["end_turn"]
     requests = serve_chat.model.agent_requests
@@ -89,30 +94,13 @@ def test_a_steer_with_the_editors_context_brings_it_to_the_next_model_request(
 ) -> None:
     """A prompt carries the active file's link and the selection: Steer is
     offered for it all the same, and the model's next request holds both."""
-    notes = workspace / "notes.txt"
-    notes.write_text("alpha\n")
-    serve_chat.model.queue(
-        Reply(text="Reading the notes slowly. " * 12, chunk_size=4, delay=0.05,
-              tool_calls=read_file(str(notes)).tool_calls),
-        Reply(text="Looked at your selection."),
-    )
-    serve_chat.send("Read the notes")
-    serve_chat.host.wait_for(lambda: "Reading the notes" in serve_chat.chat().conversation.streamer.transcript.text(),
-                             timeout=WAIT)
-    conversation = serve_chat.chat().conversation
+    a_turn_reading_the_notes(serve_chat, workspace, "Looked at your selection.")
     uri = (workspace / "app.py").as_uri()
-    context = [
+    context: list[dict[str, object]] = [
         {"type": "resource_link", "uri": uri, "name": "app.py", "description": "The user's active file."},
         {"type": "resource", "resource": {"uri": f"{uri}#L2-L2", "mimeType": "text/plain", "text": "SELECTED_LINE = 42"}},
     ]
-    assert conversation.send("check the selected line", context)
-    chat_queue = conversation.queue
-    serve_chat.host.wait_for(lambda: len(chat_queue) == 1, timeout=WAIT)
-    serve_chat.host.user.run_command("qwen_chat_queued")
-    serve_chat.host.user.choose_quick_panel(0)
-    steer = sys.modules[f"{PACKAGE}.plugin.chat.prompts.queue_commands"].STEER
-    assert steer in serve_chat.host.quick_panels[-1].items  # offered with the context attached
-    serve_chat.host.user.choose_quick_panel(steer)
+    steer_from_the_queue_list(serve_chat, "check the selected line", context)  # offered with the context attached
     assert serve_chat.ended() == ["end_turn"]
     requests = serve_chat.model.agent_requests
     assert len(requests) == 2
