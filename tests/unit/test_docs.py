@@ -173,18 +173,19 @@ def test_the_readme_is_short() -> None:
 def test_the_settings_reference_lists_every_setting_with_its_default() -> None:
     problems = settings_problems("docs/settings.md", SETTINGS_PAGE.read_text(encoding="utf-8"),
                                  shipped_settings(), every=True)
-    assert problems == []
+    assert not problems, "\n".join(problems)
 
 
 def test_the_readmes_settings_are_settings_with_their_defaults() -> None:
     text = README.read_text(encoding="utf-8")
     assert documented_settings(text), "README.md's settings table is gone"
-    assert settings_problems("README.md", text, shipped_settings(), every=False) == []
+    problems = settings_problems("README.md", text, shipped_settings(), every=False)
+    assert not problems, "\n".join(problems)
 
 
 def test_the_commands_reference_lists_every_palette_command() -> None:
     problems = commands_problems("docs/commands.md", COMMANDS_PAGE.read_text(encoding="utf-8"), shipped_commands())
-    assert problems == []
+    assert not problems, "\n".join(problems)
 
 
 def test_the_readmes_commands_are_palette_commands() -> None:
@@ -199,15 +200,17 @@ def test_the_keys_the_pages_give_are_the_keymaps() -> None:
     commands = shipped_commands()
     problems = [problem for page in (README, COMMANDS_PAGE, ROOT / "docs" / "quick-actions.md")
                 for problem in chord_problems(page.name, page.read_text(encoding="utf-8"), commands, keymap)]
-    assert problems == []
+    assert not problems, "\n".join(problems)
 
 
 def test_every_chord_of_the_keymap_is_in_the_commands_reference() -> None:
     keymap: list[dict[str, Any]] = decode_value(KEYMAP_FILE.read_text(encoding="utf-8"))
     shown = {(letter, command["command"], _json(command.get("args", {})))
              for letter, command in documented_chords(COMMANDS_PAGE.read_text(encoding="utf-8"), shipped_commands())}
-    assert [f"Ctrl+K, {letter} runs {command} {args}: give it in the Key cell of its row in docs/commands.md"
-            for letter, command, args in sorted(_chords(keymap) - shown)] == []
+    missing = [f"Ctrl+K, {letter} runs {command}" + ("" if args == "{}" else f" {args}")
+               + ": give it in the Key cell of that command's row in docs/commands.md"
+               for letter, command, args in sorted(_chords(keymap) - shown)]
+    assert not missing, "\n".join(missing)
 
 
 def test_the_checks_name_what_to_add_and_what_is_wrong() -> None:
@@ -216,20 +219,20 @@ def test_the_checks_name_what_to_add_and_what_is_wrong() -> None:
     settings = {"log_level": "INFO", "serve_idle_minutes": 30}
     page = "| Setting | Default | Meaning |\n|---|---|---|\n| `log_level` | `\"DEBUG\"` | How much. |\n"
     assert settings_problems("s.md", page, settings, every=True) == [
-        "s.md gives `log_level` the default `\"DEBUG\"`; QwenCompanion.sublime-settings has `\"INFO\"`: "
-        "write that in its Default cell",
-        "s.md lacks the setting `serve_idle_minutes` of QwenCompanion.sublime-settings: add the row "
-        "| `serve_idle_minutes` | `30` | <what it does> | to the table of its feature",
+        ("s.md gives `log_level` the default `\"DEBUG\"`; QwenCompanion.sublime-settings has `\"INFO\"`: "
+         "write that in its Default cell"),
+        ("s.md lacks the setting `serve_idle_minutes` of QwenCompanion.sublime-settings: add the row "
+         "| `serve_idle_minutes` | `30` | <what it does> | to the table of its feature"),
     ]
     commands = [{"caption": "Qwen Code: Chat", "command": "qwen_chat"},
                 {"caption": "Qwen Code: Fix", "command": "qwen_action", "args": {"action": "fix"}}]
     page = ("| Command palette | Command | Key | What it does |\n|---|---|---|---|\n"
             "| Qwen Code: Chat | `qwen_chat` | | Opens it. |\n| Qwen Code: Gone | `qwen_gone` | | Was. |\n")
     assert commands_problems("c.md", page, commands) == [
-        "c.md lacks the palette entry 'Qwen Code: Fix' (qwen_action) of Default.sublime-commands: add the row "
-        '| Qwen Code: Fix | `qwen_action` `{"action": "fix"}` | <key> | <what it does> | to the section of its feature',
-        "c.md lists 'Qwen Code: Gone' (qwen_gone), which Default.sublime-commands does not have (or has once): "
-        "remove the row or correct its caption and command",
+        ("c.md lacks the palette entry 'Qwen Code: Fix' (qwen_action) of Default.sublime-commands: add the row "
+         '| Qwen Code: Fix | `qwen_action` `{"action": "fix"}` | <key> | <what it does> | to the section of its feature'),
+        ("c.md lists 'Qwen Code: Gone' (qwen_gone), which Default.sublime-commands does not have (or has once): "
+         "remove the row or correct its caption and command"),
     ]
     keymap = [{"keys": ["primary+k", "c"], "command": "qwen_chat"}]
     page = "| Command palette | Key |\n|---|---|\n| Qwen Code: Chat | <kbd>Ctrl+K</kbd>, <kbd>H</kbd> |\n"
