@@ -36,7 +36,7 @@ PYTEST_ARGS ?=
 PYTEST = $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 .PHONY: install build release cli test typecheck lint headless sublime-install os-tools clean bench actionlint \
-	check unit unit-sim
+	check unit unit-sim docs-check
 
 install: $(VENV_STAMP) build os-tools $(CLI_CACHE)/.stamp $(GEMINI_CACHE)/.stamp sublime-install
 
@@ -110,8 +110,16 @@ typecheck: $(VENV_STAMP)
 	@mkdir -p $(CACHE)/typecheck && ln -sfn ../../QwenCompanion.sublime-package-src $(CACHE)/typecheck/QwenCompanion
 	$(PY) -m mypy
 
-# The checks that need no test: ruff and the repeated-block check, mypy, actionlint.
-check: lint typecheck actionlint
+# The user's pages against the package: the README's length, every link and
+# anchor of the README and docs/, and the settings and commands references
+# against QwenCompanion.sublime-settings and Default.sublime-commands. Reads
+# only text: it needs no build.
+docs-check: $(VENV_STAMP)
+	$(PY) -m pytest -q -n 0 tests/unit/test_docs.py tests/unit/test_docs_links.py
+
+# The checks that need no test: ruff and the repeated-block check, mypy,
+# actionlint, the docs.
+check: lint typecheck actionlint docs-check
 
 # The pure core's tests (the build's and the release's read dist/ and the wheels).
 unit: $(VENV_STAMP) $(BUILT)

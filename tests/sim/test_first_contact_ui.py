@@ -105,11 +105,11 @@ def editor_with_linter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
         yield editor
 
 
-def test_the_readme_lists_the_chords_of_the_keymap() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+def test_the_commands_reference_lists_the_chords_of_the_keymap() -> None:
+    reference = (Path(__file__).resolve().parents[2] / "docs" / "commands.md").read_text(encoding="utf-8")
     for entry in _our_chords():
         letter = entry["keys"][1].upper()
-        assert f"<kbd>Ctrl+K</kbd>, <kbd>{letter}</kbd>" in readme, json.dumps(entry)
+        assert f"<kbd>Ctrl+K</kbd>, <kbd>{letter}</kbd>" in reference, json.dumps(entry)
 
 
 def test_the_chat_syntax_loads_and_its_headings_and_settings_are_the_chats(rig: ChatRig) -> None:
