@@ -87,6 +87,10 @@ RSS_NOISE_MIB = 1.0
 # after the previous call (the peer, which has no editor work to wait for)
 # would be timed warm against one timed cold.
 CALL_GAP = 0.02
+# The same openDiff after 100 ms idle before each call: how far apart a CLI's
+# calls come, with whatever a server's idle loop does meanwhile in the time.
+IDLE_GAP = 0.1
+IDLE_SIZES = ("1 KB", "1 MB")
 CLIENT_CPUS = {0}  # the measuring client's; the servers get every CPU
 ALL_CPUS = set(range(os.cpu_count() or 1))
 WAIT = 60.0
@@ -221,13 +225,13 @@ class DiffTimes:
 
 def open_and_close_diff(
     targets: dict[str, Target], sessions: dict[str, McpSession], path: str, size: int, count: int,
-    *, wait_for_tabs: bool = True,
+    *, wait_for_tabs: bool = True, gap: float = CALL_GAP,
 ) -> dict[str, DiffTimes]:
     """Per server: openDiff and closeDiff times. The servers take turns call by
     call (who goes first alternates), so a change in the machine's speed lands
     on both alike. With `wait_for_tabs`, closeDiff is sent once the review's
     tabs are up (and ours reports the main thread's time for them); without,
-    right after openDiff's answer, as the CLI sends it."""
+    right after openDiff's answer, as the CLI sends it. `gap`: the idle time before each call."""
     requests = {name: diff_requests(session, path, size) for name, session in sessions.items()}
     for session in sessions.values():
         reconnect(session)
@@ -239,7 +243,7 @@ def open_and_close_diff(
             open_request, close_request, content = requests[name]
             target.idle()
             main_before = main_seconds(target)
-            time.sleep(CALL_GAP)
+            time.sleep(gap)
             elapsed, response = session.timed(open_request)
             result = response.messages()[-1]["result"]
             if result["content"] or result.get("isError"):
@@ -250,7 +254,7 @@ def open_and_close_diff(
                 main_after = main_seconds(target)
                 if main_before is not None and main_after is not None:
                     times[name].main.append((main_after - main_before) * 1000)
-                time.sleep(CALL_GAP)
+                time.sleep(gap)
             elapsed, response = session.timed(close_request)
             text = json.loads(response.messages()[-1]["result"]["content"][0]["text"])["content"]
             if text != content:
@@ -459,7 +463,7 @@ def run(rounds: int, workdir: Path, profile: str | None, parts: set[str]) -> lis
     rows: dict[str, Samples] = {
         key: Samples()
         for key in ("listener", "select", "tools/list", "ping", "fanout", *SIZES, *(f"close {label}" for label in SIZES),
-                    f"close {AT_ONCE} at once", f"main {AT_ONCE}")
+                    f"close {AT_ONCE} at once", f"main {AT_ONCE}", *(f"idle {label}" for label in IDLE_SIZES))
     }
     cold_lock = Samples()
     if "startup" in parts:
@@ -503,6 +507,13 @@ def run(rounds: int, workdir: Path, profile: str | None, parts: set[str]) -> lis
                                                   wait_for_tabs=False)
                     for name, times in at_once.items():
                         rows[f"close {AT_ONCE} at once"].add(name, times.closes)
+                for label in IDLE_SIZES:
+                    progress(f"openDiff {label} after {IDLE_GAP * 1000:.0f} ms idle")
+                    for _ in range(rounds):
+                        idle = open_and_close_diff(targets, sessions, target_file, SIZES[label], PER_ROUND[label],
+                                                   gap=IDLE_GAP)
+                        for name, times in idle.items():
+                            rows[f"idle {label}"].add(name, times.acks)
 
             if "fanout" in parts:
                 progress(f"fan-out to {FANOUT_SESSIONS} sessions")
@@ -565,6 +576,8 @@ def run(rounds: int, workdir: Path, profile: str | None, parts: set[str]) -> lis
             rows["select"], f"≤ {DEBOUNCE_MS + 2} ms", at_most(DEBOUNCE_MS + 2), basis="raw"),
         *[Row("3", f"openDiff acknowledged, {label} newContent", "ms", rows[label], "≤ 0.6× peer", ratio_at_most(0.6))
           for label in SIZES],
+        *[Row("3", f"openDiff acknowledged, {label} newContent, {IDLE_GAP * 1000:.0f} ms idle before each call", "ms",
+              rows[f"idle {label}"], "≤ 0.6× peer", ratio_at_most(0.6)) for label in IDLE_SIZES],
         *[Row("3", f"closeDiff answered with the proposal's text, {label}", "ms", rows[f"close {label}"],
               "≤ 0.6× peer", ratio_at_most(0.6)) for label in SIZES],
         Row("3", f"closeDiff answered with the proposal's text, {AT_ONCE}, sent right after openDiff's answer "
