@@ -14,6 +14,11 @@ from bench.run import Row, Samples, progress
 
 RUNS = 10  # actions per round for the spawn and review rows
 PAIRS = 6  # overhead pairs per round (through the package, by hand)
+# The overhead rows are a difference of two wall times of the same command: below
+# these it is the pairs' noise (p99 of the differences in the committed run:
+# 16 ms scripted, 196 ms with the real qwen, whose p50 went 1.3 -> 10.5 ms run to run).
+SCRIPTED_NOISE_MS = 20.0
+REAL_NOISE_MS = 50.0
 
 
 def actions_rows(rounds: int, workdir: Path) -> list[Row]:
@@ -34,7 +39,7 @@ def actions_rows(rounds: int, workdir: Path) -> list[Row]:
         Row("9", "action: result line written by qwen → review open (Fix Selection)", "ms", review, "≤ 50 ms",
             lambda p50, ratio: p50 <= 50),
         Row("9", "action: wall time over the same command run by hand, pair by pair (scripted CLI)", "ms",
-            scripted, "≤ 100 ms", lambda p50, ratio: p50 <= 100),
+            scripted, "≤ 100 ms", lambda p50, ratio: p50 <= 100, noise=SCRIPTED_NOISE_MS),
         Row("9", "action: wall time over the same command run by hand, pair by pair (real qwen, fake model)", "ms",
-            real, "≤ 100 ms", lambda p50, ratio: p50 <= 100),
+            real, "≤ 100 ms", lambda p50, ratio: p50 <= 100, noise=REAL_NOISE_MS),
     ]

@@ -8,17 +8,26 @@ speed does not change them. A row more than `LIMIT` times worse than in the
 committed `bench/results.json` is a regression: `make bench` lists it in a
 REGRESSIONS block (on screen and in RESULTS.md) and exits non-zero, so that a
 new miss is fixed or explained when the results are committed, never carried.
+
+A row flagged once is not trusted yet: the run measures its part again by
+itself, `RECHECKS` times, and the row stays flagged only if the median of
+those re-runs is still more than `LIMIT` times worse (`recheck`). A figure
+that is the difference of two readings (the package's run less the same
+command run by hand, RSS after less RSS before) is compared from its `noise`
+floor up: below it the difference is the readings' noise, not the package.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 LIMIT = 1.5
+RECHECKS = 3
 TIME_UNITS = {"µs", "ms", "s"}
 RESULTS_JSON = "bench/results.json"  # beside RESULTS.md, from the repository's root
 
@@ -34,14 +43,18 @@ class Result:
     peer: float | None = None  # p50
     floor: float | None = None  # ms of the floor's work in the row's part
     basis: str = ""  # "raw": compared as measured (a timer's wait, not work); "": chosen by the unit
+    noise: float | None = None  # in `unit`: a difference of two readings below this is their noise
 
     def score(self) -> tuple[float, str] | None:
         """The figure compared across runs and what it is relative to; None if none can be."""
-        if self.peer:
-            return self.ours / self.peer, "the peer"
+        ours, peer = self.ours, self.peer
+        if self.noise is not None:
+            ours, peer = max(ours, self.noise), None if peer is None else max(peer, self.noise)
+        if peer:
+            return ours / peer, "the peer"
         if self.unit in TIME_UNITS and self.basis != "raw":
-            return (self.ours / self.floor, "the floor") if self.floor else None
-        return self.ours, "as measured"
+            return (ours / self.floor, "the floor") if self.floor else None
+        return ours, "as measured"
 
     @property
     def higher_is_better(self) -> bool:
@@ -68,15 +81,57 @@ def compare(previous: list[Result], current: list[Result], limit: float = LIMIT)
     regressions = []
     for result in current:
         old = before.get(result.key)
-        if old is None:
-            continue
-        then, now = old.score(), result.score()
-        if then is None or now is None or then[1] != now[1] or then[0] <= 0 or now[0] <= 0:
-            continue
-        factor = then[0] / now[0] if result.higher_is_better else now[0] / then[0]
-        if factor > limit:
+        factor = None if old is None else factor_worse(old, result)
+        if old is not None and factor is not None and factor > limit:
+            then, now = old.score(), result.score()
+            assert then is not None and now is not None  # factor_worse compared them
             regressions.append(Regression(result.key, now[1], then[0], now[0], factor))
     return regressions
+
+
+@dataclass(frozen=True)
+class Recheck:
+    """A flagged row's re-runs, each its part measured again by itself."""
+
+    flagged: Regression
+    factors: list[float]  # how many times worse each re-run was than the committed figure
+    median: Result | None  # the re-run whose factor is the median (None: no re-run gave the row)
+
+    @property
+    def factor(self) -> float | None:
+        return statistics.median(self.factors) if self.factors else None
+
+    @property
+    def confirmed(self) -> bool:
+        """Still a regression: the re-runs' median is worse than the limit too (or nothing re-ran it)."""
+        return self.factor is None or self.factor > LIMIT
+
+    def __str__(self) -> str:
+        runs = ", ".join(f"{factor:.2f}×" for factor in self.factors) or "none"
+        verdict = "still worse: a regression" if self.confirmed else "not worse on its own: not flagged"
+        return f"{self.flagged.key}: {self.flagged.factor:.2f}× in the run; re-run alone: {runs} → {verdict}"
+
+
+def factor_worse(before: Result, now: Result) -> float | None:
+    """How many times worse `now` is than `before`; None when they cannot be compared."""
+    then, current = before.score(), now.score()
+    if then is None or current is None or then[1] != current[1] or then[0] <= 0 or current[0] <= 0:
+        return None
+    return then[0] / current[0] if now.higher_is_better else current[0] / then[0]
+
+
+def recheck(previous: list[Result], flagged: list[Regression], reruns: dict[str, list[Result]]) -> list[Recheck]:
+    """Each flagged row judged again on `reruns` (its results from its part run
+    alone, by key): the median of their factors decides."""
+    before = {result.key: result for result in previous}
+    checks = []
+    for regression in flagged:
+        measured = [(factor, result) for result in reruns.get(regression.key, [])
+                    if (factor := factor_worse(before[regression.key], result)) is not None]
+        measured.sort(key=lambda pair: pair[0])
+        median = measured[(len(measured) - 1) // 2][1] if measured else None
+        checks.append(Recheck(regression, [factor for factor, _ in measured], median))
+    return checks
 
 
 def floor_ms(repeats: int = 15) -> float:
@@ -116,11 +171,19 @@ def committed(root: Path) -> tuple[str, list[Result]] | None:
     return commit, load(run.stdout)
 
 
-def report(regressions: list[Regression], against: str | None, compared: int) -> str:
+def report(checks: list[Recheck], against: str | None, compared: int) -> str:
     if against is None:
         return f"Gate: no committed {RESULTS_JSON} to compare with; this run's results are the first.\n"
+    lines = []
+    if checks:
+        lines.append(f"Gate re-runs: {len(checks)} rows were more than {LIMIT}× worse in the run; each part run "
+                     f"again alone {RECHECKS} times (the median decides):")
+        lines += [*(f"- {check}" for check in checks), ""]
+    regressions = [check.flagged for check in checks if check.confirmed]
     if not regressions:
-        return f"Gate: no row more than {LIMIT}× worse than the committed results ({against}; {compared} rows).\n"
-    lines = [f"REGRESSIONS: {len(regressions)} rows more than {LIMIT}× worse than the committed results ({against}):"]
-    lines += [f"- {regression}" for regression in regressions]
+        lines.append(f"Gate: no row more than {LIMIT}× worse than the committed results ({against}; {compared} rows).")
+    else:
+        lines.append(f"REGRESSIONS: {len(regressions)} rows more than {LIMIT}× worse than the committed results "
+                     f"({against}), in the run and in the median of their re-runs:")
+        lines += [f"- {regression}" for regression in regressions]
     return "\n".join(lines) + "\n"

@@ -7,9 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.chat import floats, run_host
-from bench.run import Row, Samples, progress
+from bench.run import RSS_NOISE_MIB, Row, Samples, progress
 
 TOOL_CALLS = 100_000
+# "The same, less the garbage collections" is a difference of two timings of
+# each update (the collections timed apart): below this it is their noise.
+GC_NOISE_MS = 5.0
 
 
 def hostile_rows(rounds: int, workdir: Path) -> list[Row]:
@@ -36,7 +39,7 @@ def hostile_rows(rounds: int, workdir: Path) -> list[Row]:
             "ms", main, "≤ 100 ms max", lambda p50, ratio: max(main.values["ours"]) <= 100),
         Row("10", "hostile: the same, less the garbage collections that ran inside each update (the package's own "
             "work)", "ms", main_without_gc, "≤ 100 ms max",
-            lambda p50, ratio: max(main_without_gc.values["ours"]) <= 100),
+            lambda p50, ratio: max(main_without_gc.values["ours"]) <= 100, noise=GC_NOISE_MS),
         Row("10", "hostile: each full garbage collection in that turn (walks every gc-tracked object of the process: "
             "package, simulator, pydantic's schemas)", "ms", full_collections, "—", lambda p50, ratio: None),
         Row("10", f"hostile: gc-tracked objects the package holds after {TOOL_CALLS:,} finished tool calls "
@@ -45,5 +48,5 @@ def hostile_rows(rounds: int, workdir: Path) -> list[Row]:
         Row("10", "hostile: gc-tracked objects the simulator holds after that turn (real Sublime keeps its buffers "
             "and logs outside the plugin host)", "objects", simulator_tracked, "—", lambda p50, ratio: None),
         Row("10", "hostile: plugin-host RSS peak added by a 256 MiB line, 64 MiB of stderr, a 200 MB file read",
-            "MiB", memory, "≤ 200 MiB", lambda p50, ratio: p50 <= 200),
+            "MiB", memory, "≤ 200 MiB", lambda p50, ratio: p50 <= 200, noise=RSS_NOISE_MIB),
     ]

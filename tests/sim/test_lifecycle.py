@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from tests.sublime_sim import SimulatedHost
+from tests.sublime_sim.fixtures import write_package
 from tests.support.editor import (
     BUILT_PACKAGE,
     PACKAGE,
@@ -115,7 +116,91 @@ def test_closing_a_window_stops_its_server_and_removes_its_lock(host: SimulatedH
     host.user.close_window(doomed)
 
     wait_locks(host, lock_dir, [folder(tmp_path, "kept")])
-    wait_for_package_threads(host, "window")  # the lock goes first, then the socket closes
+    # The close's stop may wait for the start (its window thread begins when the
+    # start has ended); the lock goes first, then the socket closes.
+    wait_for_package_threads(host, "start", "window")
+    assert refuses(doomed_port)
+    host.assert_no_errors()
+
+
+CLOSE_HOOK = """
+import sublime_plugin
+
+ON_PRE_CLOSE = []
+
+
+class CloseHook(sublime_plugin.EventListener):
+    def on_pre_close_window(self, window):
+        for hook in ON_PRE_CLOSE:
+            hook(window)
+"""
+
+
+def test_a_window_closed_while_its_server_restarts_keeps_no_server_or_lock(
+    host: SimulatedHost, lock_dir: Path, tmp_path: Path
+) -> None:
+    """The close stops the window's server; a restart whose start comes after
+    that stop, while Sublime still closes the window, must not start another."""
+    kept, doomed_folder = folder(tmp_path, "kept"), folder(tmp_path, "doomed")
+    host.user.set_folders([kept])
+    doomed = host.user.new_window()
+    host.user.set_folders([doomed_folder], window=doomed)
+    host.load_package(PACKAGE)
+    write_package(host.packages_dir, "CloseHook", {"close_hook.py": CLOSE_HOOK})
+    host.load_package("CloseHook")  # its listener hears the close after the package's
+    before = wait_locks(host, lock_dir, [kept, doomed_folder])
+    wait_for_package_threads(host, "start", "window")
+    doomed_port = next(p for p, i in before.items() if i["workspacePath"] == doomed_folder)
+
+    def restart_once_the_close_stopped_the_server(window: Any) -> None:
+        with host.watchdog.internal():  # the test holds the close open; no package callback waits
+            host.wait_for(lambda: doomed_port not in read_locks(lock_dir), timeout=WAIT)
+            window.run_command("qwen_restart_server")
+            wait_for_package_threads(host, "restart")
+
+    sys.modules["CloseHook.close_hook"].ON_PRE_CLOSE.append(restart_once_the_close_stopped_the_server)
+    host.user.close_window(doomed)
+
+    wait_for_package_threads(host, "window", "restart")
+    assert [i["workspacePath"] for i in read_locks(lock_dir).values()] == [kept]
+    assert refuses(doomed_port)
+    assert len(server_threads()) == 1
+    host.assert_no_errors()
+
+
+class _ImportGate(importlib.abc.MetaPathFinder):
+    """Holds the start's import of the server libraries until the test opens it."""
+
+    def __init__(self) -> None:
+        self.reached = threading.Event()
+        self.opened = threading.Event()
+
+    def find_spec(self, name: str, path: Any = None, target: ModuleType | None = None) -> None:
+        if name == f"{PACKAGE}._vendor.aiohttp" and not self.opened.is_set():
+            self.reached.set()
+            self.opened.wait(WAIT)
+        return
+
+
+def test_a_window_closed_while_the_servers_start_keeps_no_server_or_lock(
+    host: SimulatedHost, lock_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = _ImportGate()
+    monkeypatch.setattr(sys, "meta_path", [gate, *sys.meta_path])
+    kept, doomed_folder = folder(tmp_path, "kept"), folder(tmp_path, "doomed")
+    host.user.set_folders([kept])
+    doomed = host.user.new_window()
+    host.user.set_folders([doomed_folder], window=doomed)
+    host.load_package(PACKAGE)
+    assert gate.reached.wait(WAIT)  # the ports are claimed, their lock files written
+    claimed = wait_locks(host, lock_dir, [kept, doomed_folder])
+    doomed_port = next(p for p, i in claimed.items() if i["workspacePath"] == doomed_folder)
+
+    host.user.close_window(doomed)
+    gate.opened.set()
+
+    wait_for_package_threads(host, "start", "window")
+    assert [i["workspacePath"] for i in read_locks(lock_dir).values()] == [kept]
     assert refuses(doomed_port)
     host.assert_no_errors()
 

@@ -60,6 +60,9 @@ def test_cancelling_a_deaf_agent_restarts_it_without_its_grandchild(chat: ChatRi
     pid, grandchild = agent_at_work(chat, grandchildren, {"deaf": 60})
     chat.host.answers.push("ok_cancel", True)  # "Restart Agent" when it does not stop
     chat.host.user.press_key("escape")
+    # The package offers the restart once the agent has not stopped for a few
+    # seconds of its own: wait for that question, then for the restart.
+    chat.host.wait_for(lambda: [d for d in chat.host.dialogs if d.kind == "ok_cancel"], timeout=WAIT)
     chat.host.wait_for(lambda: not alive(pid), timeout=WAIT)
     assert chat.ended() == ["cancelled"]
     replacement = grandchildren.pids(2)[1]  # the restarted agent's own

@@ -4,13 +4,15 @@ noise (the peer, the floor), never by a noisy absolute time."""
 
 from __future__ import annotations
 
-from bench.gate import Result, compare, dump, load
+from bench.gate import Result, compare, dump, load, recheck, report
 
 CLOSE = "3 closeDiff answered with the proposal's text, 10 MB"
 MAIN = "3 main-thread time per 10 MB openDiff"
 RSS = "6 RSS kept after the 10 reviews closed"
 RATE = "7 chat: session/update handled per second"
 UPDATES = "9 action: answer-view updates a second"
+OVERHEAD = "9 action: wall time over the same command run by hand, pair by pair (real qwen, fake model)"
+ADDED = "13 work in sight: plugin-host RSS added by those 10,000 chunks"
 DEBOUNCE = "2 selection → ide/contextUpdate at the client (50 ms debounce)"
 
 
@@ -22,6 +24,8 @@ def before() -> list[Result]:
         Result(RATE, "/s", "≥ 1.0× peer", ours=80_000.0, peer=60_000.0, floor=10.0),
         Result(UPDATES, "/s", "≤ 30/s", ours=20.0, floor=10.0),
         Result(DEBOUNCE, "ms", "≤ 52 ms", ours=52.0, floor=10.0, basis="raw"),
+        Result(OVERHEAD, "ms", "≤ 100 ms", ours=1.3, floor=10.0, noise=50.0),
+        Result(ADDED, "MiB", "flat (≤ 5 MiB)", ours=0.0156, floor=10.0, noise=1.0),
     ]
 
 
@@ -77,3 +81,39 @@ def test_new_rows_zeros_and_a_changed_basis_are_not_compared() -> None:
 
 def test_results_survive_the_committed_file() -> None:
     assert load(dump(before(), {"date": "today"})) == before()
+
+
+def main_at(ours: float) -> Result:
+    return Result(MAIN, "ms", "≤ 50 ms", ours=ours, floor=10.0)
+
+
+def test_a_row_flagged_once_but_fine_when_run_again_alone_is_not_flagged() -> None:
+    flagged = compare(before(), [main_at(30.0)])  # 2.5× worse in the full run
+    [check] = recheck(before(), flagged, {MAIN: [main_at(13.0), main_at(40.0), main_at(12.5)]})
+    assert [round(f, 2) for f in check.factors] == [1.04, 1.08, 3.33]
+    assert not check.confirmed and check.median == main_at(13.0)  # the median re-run is the new figure
+    text = report([check], "commit abc", 6)
+    assert "REGRESSIONS" not in text and "not worse on its own" in text
+
+
+def test_a_row_still_worse_in_the_median_of_its_re_runs_is_flagged() -> None:
+    flagged = compare(before(), [main_at(30.0)])
+    [check] = recheck(before(), flagged, {MAIN: [main_at(12.0), main_at(25.0), main_at(28.0)]})
+    assert check.confirmed and round(check.factor or 0, 2) == 2.08
+    assert "REGRESSIONS: 1 rows" in report([check], "commit abc", 6)
+
+
+def test_a_flagged_row_its_re_runs_did_not_give_stays_flagged() -> None:
+    [check] = recheck(before(), compare(before(), [main_at(30.0)]), {})
+    assert check.confirmed and check.factors == [] and check.median is None
+
+
+def test_a_difference_of_two_readings_is_compared_from_its_noise_floor_up() -> None:
+    """8× of a 1.3 ms difference (the package's qwen run less the same run by
+    hand) and 2× of 16 KiB of RSS are the readings' noise; past the floor it counts."""
+    noisy = [Result(OVERHEAD, "ms", "≤ 100 ms", ours=10.5, floor=10.0, noise=50.0),
+             Result(ADDED, "MiB", "flat (≤ 5 MiB)", ours=0.0312, floor=10.0, noise=1.0)]
+    assert keys(before(), noisy) == []
+    real = [Result(OVERHEAD, "ms", "≤ 100 ms", ours=90.0, floor=10.0, noise=50.0),
+            Result(ADDED, "MiB", "flat (≤ 5 MiB)", ours=3.0, floor=10.0, noise=1.0)]
+    assert keys(before(), real) == [OVERHEAD, ADDED]

@@ -20,7 +20,7 @@ def _restart(window: sublime.Window) -> None:
     """Stop the window's server and start a new one (it waits for both)."""
     companions.forget_window(window.id())
     companion = companions.ensure_window(window)
-    if companion is None:
+    if companion is None and not companions.running:
         # Nothing runs at all (e.g. a library was missing at start-up): start everything.
         companions.start()
         companion = companions.get(window)

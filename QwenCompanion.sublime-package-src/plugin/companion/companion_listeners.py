@@ -22,7 +22,7 @@ class CompanionWindowListener(sublime_plugin.EventListener):
         companions.ensure_window_soon(window)
 
     def on_pre_close_window(self, window: sublime.Window) -> None:
-        companions.forget_window_soon(window.id())
+        companions.window_closing(window.id())
 
     def on_load_project_async(self, window: sublime.Window) -> None:
         companions.sync_folders(window)

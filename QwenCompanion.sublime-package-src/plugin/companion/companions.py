@@ -96,7 +96,14 @@ class Companions:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._starting = threading.Lock()
-        self._started = threading.Event()  # the first start has ended (servers up or not)
+        # Window work asked for while the first start runs, done in order once
+        # it has ended (servers up or not); None from then on.
+        self._after_start_lock = threading.Lock()
+        self._waiting_for_start: list[Callable[[], object]] | None = []
+        # Windows Sublime is closing: no server starts for them any more, whichever
+        # thread asks, so a start or restart that comes after the close's stop
+        # cannot leave a server and a lock file behind (Sublime never reuses an id).
+        self._closing_windows: set[int] = set()
         self._by_window: dict[int, Companion] = {}
         self._thread: LoopThread | None = None
         self._running = False
@@ -115,7 +122,7 @@ class Companions:
             try:
                 self.start()
             finally:
-                self._started.set()
+                self._start_ended()
             try:
                 preload()
             except Exception:
@@ -207,7 +214,8 @@ class Companions:
         from .diff_backend import SublimeDiffBackend
 
         with self._lock:
-            if not self._running or self._thread is None or not window.is_valid():
+            closing = window.id() in self._closing_windows
+            if closing or not self._running or self._thread is None or not window.is_valid():
                 if claim is not None:
                     claim.release(lockfile.lock_dir())
                 return None
@@ -258,18 +266,36 @@ class Companions:
     def ensure_window_soon(self, window: sublime.Window) -> None:
         self._after_start(lambda: self.ensure_window(window))
 
-    def forget_window_soon(self, window_id: int) -> None:
+    @threads.on_main
+    def window_closing(self, window_id: int) -> None:
+        """Sublime is closing the window: from now on nothing starts a server for
+        it, and the one it has stops on a thread of ours (nothing here waits)."""
+        self._closing_windows.add(window_id)  # a plain store: a start may hold _lock while it binds
         self._after_start(lambda: self.forget_window(window_id))
 
     def _after_start(self, work: Callable[[], object]) -> None:
-        """Run `work` on a thread of ours once a start still running has ended
-        (it sees the windows as they were when it began)."""
+        """Run `work` on a thread of ours, after the first start if it still
+        runs (that start sees the windows as they were when it began)."""
+        with self._after_start_lock:
+            if self._waiting_for_start is not None:
+                self._waiting_for_start.append(work)
+                return
+        in_background(work, "window")
 
-        def run() -> None:
-            self._started.wait(START_WAIT_SECONDS)
-            work()
+    def _start_ended(self) -> None:
+        """Do, in the order they came, the window work that waited for the first start."""
+        with self._after_start_lock:
+            waiting, self._waiting_for_start = self._waiting_for_start or [], None
 
-        in_background(run, "window")
+        def run_in_order() -> None:
+            for work in waiting:
+                try:
+                    work()
+                except Exception:
+                    log.exception("window work after the start failed")
+
+        if waiting:
+            in_background(run_in_order, "window")
 
     @threads.on_main
     def stop_soon(self) -> None:
@@ -304,6 +330,11 @@ class Companions:
             thread.stop()
 
     # --- queries (any thread) ---------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        """The server thread runs (servers may be started for windows)."""
+        return self._running
 
     @property
     def closed(self) -> bool:
