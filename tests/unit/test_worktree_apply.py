@@ -379,3 +379,37 @@ def test_a_worktree_whose_only_change_left_is_a_deleted_file_is_not_applied_whil
     report = worktree_changes.apply(tree)
     assert [o.path for o in report.applied] == ["gone.txt"] and not (repo / "gone.txt").exists()
     assert worktree_changes.state(tree) == APPLIED
+
+
+def test_a_fifo_the_agent_left_in_place_of_a_tracked_file_is_listed_as_such_with_the_rest(
+        repo: Path, tree: Worktree) -> None:
+    """git cannot hash a FIFO (its numstat ends with 128): the FIFO is listed as not
+    a regular file, never read or applied, and every other change is listed and applied."""
+    folder = agent_work(tree)
+    (folder / "kept.txt").unlink()
+    os.mkfifo(folder / "kept.txt")
+    listed = worktree_changes.changes(tree)
+    assert [(f.path, f.kind, f.added, f.removed, f.why_not) for f in listed] == [
+        ("a.txt", MODIFIED, 1, 1, ""), ("gone.txt", DELETED, 0, 1, ""),
+        ("kept.txt", MODIFIED, 0, 0, worktree_changes.NOT_REGULAR), ("new/made.txt", ADDED, 2, 0, "")]
+    assert worktree_changes.NOT_REGULAR.startswith("not a regular file")
+    report = worktree_changes.apply(tree)
+    assert [(o.path, o.why) for o in report.refused] == [("kept.txt", worktree_changes.NOT_REGULAR)]
+    assert sorted(o.path for o in report.applied) == ["a.txt", "gone.txt", "new/made.txt"]
+    assert (repo / "kept.txt").read_text() == "kept\n"
+    with pytest.raises(worktree_changes.Refused, match="not a regular file"):
+        worktree_changes.drop(tree, "kept.txt")
+
+
+def test_line_counts_of_many_files_beside_a_fifo_come_in_batches(repo: Path, tree: Worktree,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(worktree_changes, "_ARGUMENTS_BUDGET", 200)
+    folder = Path(tree.path)
+    for n in range(12):
+        (folder / f"file-{n:02}.txt").write_text("x\n")
+        git(folder, "add", f"file-{n:02}.txt")
+    (folder / "kept.txt").unlink()
+    os.mkfifo(folder / "kept.txt")
+    listed = {f.path: (f.added, f.why_not) for f in worktree_changes.changes(tree)}
+    assert listed.pop("kept.txt")[1] == worktree_changes.NOT_REGULAR
+    assert listed == {f"file-{n:02}.txt": (1, "") for n in range(12)}
