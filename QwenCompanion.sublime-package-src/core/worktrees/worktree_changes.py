@@ -132,7 +132,8 @@ def _git(folder: str, args: Sequence[str], *, git: str | None, may_filter: bool 
     except GitError as error:
         raise WorktreeRefused(f"git: {error}") from None
     if output.returncode != 0 or output.truncated:
-        raise WorktreeRefused(f"git's {args[0]} in {folder} failed (it ended with {output.returncode})")
+        command = next((arg for arg in args if not arg.startswith("-")), "")  # past --literal-pathspecs
+        raise WorktreeRefused(f"git's {command} in {folder} failed (it ended with {output.returncode})")
     return output.stdout
 
 
