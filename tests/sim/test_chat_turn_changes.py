@@ -9,8 +9,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.sim.test_chat import WAIT, ChatRig
 from tests.sim.test_chat_agent_work import request, wait_answers
+from tests.sublime_sim.fixtures import write_package
 from tests.support.editor import wait_for_package_threads
 
 CRLF_BOM = b"\xef\xbb\xbfone\r\ntwo\r\nthree\r\n"
@@ -370,3 +373,75 @@ def test_a_changed_file_opened_later_diffs_against_its_checkpoint_until_kept(rig
     wait_for_package_threads(rig.host, "turn summary")
     rig.host.wait_idle()
     assert reference(rig, again) is None  # kept: Sublime's own reference again
+
+
+FORMAT_ON_SAVE = '''
+    import re
+
+    import sublime
+    import sublime_plugin
+
+
+    class TidyOnSaveCommand(sublime_plugin.TextCommand):
+        def run(self, edit):
+            whole = sublime.Region(0, self.view.size())
+            tidy = re.sub(r" *= *", " = ", self.view.substr(whole))
+            if tidy != self.view.substr(whole):
+                self.view.replace(edit, whole, tidy)
+
+
+    class TidyOnSave(sublime_plugin.EventListener):
+        def on_pre_save(self, view):
+            view.run_command("tidy_on_save")
+'''
+
+
+@pytest.mark.parametrize("rewrite", ["ensure_newline_at_eof_on_save", "a format-on-save package"])
+def test_what_a_save_rewrites_in_the_agents_write_is_the_agents_not_the_users(rig: ChatRig, rewrite: str) -> None:
+    """Sublime's save runs on_pre_save listeners (Default's settings, format-on-save
+    packages) that rewrite the buffer: what the package records is what was saved,
+    so the agent's next edit lands and Undo Turn puts the file back."""
+    if rewrite == "ensure_newline_at_eof_on_save":
+        rig.host.user.edit_settings_file("Preferences.sublime-settings", {"ensure_newline_at_eof_on_save": True})
+        first, second = "a\nb", "a\nb\nc"
+        saved_first, saved_second = "a\nb\n", "a\nb\nc\n"
+    else:
+        write_package(rig.host.packages_dir, "Tidy", {"tidy.py": FORMAT_ON_SAVE})
+        rig.host.load_package("Tidy")
+        first, second = "x=1\n", "x = 1\ny=2\n"
+        saved_first, saved_second = "x = 1\n", "x = 1\ny = 2\n"
+    path = rig.editor.workspace / "notes.txt"
+    path.write_text("before the turns\n")
+    rig.load([[request("fs/read_text_file", path=str(path)),
+               request("fs/write_text_file", path=str(path), content=first)],
+              [request("fs/write_text_file", path=str(path), content=second)]])
+    view = rig.host.user.open_file(path)
+    rig.send("write it")
+    assert rig.ended() == ["end_turn"]
+    assert wait_answers(rig, "fs/write_text_file") == [None]
+    assert path.read_text() == saved_first and rig.editor.text(view) == saved_first and not view.is_dirty()
+    rig.send("edit it again")  # its next edit, on the text it wrote
+    assert rig.ended(2)[-1] == "end_turn"
+    assert wait_answers(rig, "fs/write_text_file", 2) == [None, None], "the agent was told the user edited it"
+    assert path.read_text() == saved_second and not view.is_dirty()
+    turn_events(rig, 2)
+    for turn, back_to in ((2, saved_first), (1, "before the turns\n")):
+        undo_turn(rig, {"turn": turn})
+        assert path.read_text() == back_to and rig.editor.text(view) == back_to, f"Undo Turn {turn} refused"
+    assert not any("changed since" in message for _, message in rig.host.app.status_messages)
+
+
+def test_undo_turn_puts_back_a_file_whose_save_gave_the_agents_text_a_final_newline(rig: ChatRig) -> None:
+    rig.host.user.edit_settings_file("Preferences.sublime-settings", {"ensure_newline_at_eof_on_save": True})
+    path = rig.editor.workspace / "notes.txt"
+    path.write_text("mine\n")
+    rig.load([[request("fs/read_text_file", path=str(path)),
+               request("fs/write_text_file", path=str(path), content="the agent's, no final newline")]])
+    view = rig.host.user.open_file(path)
+    rig.send("write it")
+    assert rig.ended() == ["end_turn"] and wait_answers(rig, "fs/write_text_file") == [None]
+    assert path.read_text() == "the agent's, no final newline\n"
+    turn_events(rig)
+    undo_turn(rig)
+    assert path.read_text() == "mine\n" and rig.editor.text(view) == "mine\n", "Undo Turn refused"
+    assert [f.state for f in rig.chat().request_handler().files.turns.files(1)] == ["reverted"]

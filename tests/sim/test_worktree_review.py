@@ -346,3 +346,44 @@ def test_a_worktree_folder_removed_by_hand_is_listed_as_such_and_discard_prunes_
     rig.host.wait_idle()
     assert git(workspace, "branch", "--format=%(refname:short)").split() == ["main"]
     assert git(workspace, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_drop_of_a_file_open_with_unsaved_edits_is_refused_and_the_users_next_save_keeps_the_agents_change(
+        repo_rig: ChatRig) -> None:
+    """Drop would put the worktree's file back to its base under a view holding unsaved
+    edits, and the user's next save would write the edits back over the drop: refused."""
+    rig = repo_rig
+    chat = agent_edits(rig, "typing", {"b.txt": "the agent's\n"})
+    tree = worktree_path(rig, "typing")
+    view = rig.host.user.open_file(tree / "b.txt")
+    rig.host.user.type(view, "typed ")
+    rig.host.user.run_command("qwen_worktree_changes", {"chat": chat.chat_id})
+    wait_for_package_threads(rig.host, "worktree")
+    open_panel(rig)
+    rig.host.user.choose_quick_panel(0)  # b.txt
+    open_panel(rig)
+    rig.host.user.choose_quick_panel(2)  # Drop
+    told = rig.host.wait_for(lambda: [m for _, m in rig.host.app.status_messages
+                                      if "b.txt" in m and ("dropped" in m or "back to its base" in m)], timeout=WAIT)
+    wait_for_package_threads(rig.host, "worktree")
+    rig.host.wait_idle()
+    assert (tree / "b.txt").read_text() == "the agent's\n", "the drop put the disk back under the unsaved view"
+    assert told == ["Qwen Code: b.txt has unsaved edits in the worktree: not dropped"]
+    assert rig.editor.text(view) == "typed the agent's\n" and view.is_dirty()
+
+
+def test_worktree_changes_lists_a_fifo_left_in_place_of_a_file_and_the_rest(repo_rig: ChatRig) -> None:
+    """The agent's shell left a FIFO where b.txt was (git cannot hash it): the list
+    still opens, with b.txt as not a regular file beside the other changes."""
+    rig = repo_rig
+    chat = agent_edits(rig, "fifo", {"a.txt": "one, the agent's\n"})
+    tree = worktree_path(rig, "fifo")
+    (tree / "b.txt").unlink()
+    os.mkfifo(tree / "b.txt")
+    rig.host.user.run_command("qwen_worktree_changes", {"chat": chat.chat_id})
+    wait_for_package_threads(rig.host, "worktree")
+    panel = open_panel(rig)
+    assert [list(item) for item in panel.items][:2] == [
+        ["a.txt", "+1 −1 · modified"],
+        ["b.txt", "modified · not a regular file (a FIFO, socket or device): change it by hand"]]
+    assert not [d for d in rig.host.dialogs if d.kind == "error"]

@@ -68,6 +68,10 @@ DEFAULT_PREFERENCES: dict[str, Any] = {
     "gutter": True,
     "rulers": [],
     "show_definitions": True,
+    # What a save does to the buffer (see _save_rewrites).
+    "trim_trailing_white_space_on_save": "none",
+    "trim_only_modified_white_space": True,
+    "ensure_newline_at_eof_on_save": False,
 }
 
 # Events that have an ``_async`` twin in sublime_plugin.

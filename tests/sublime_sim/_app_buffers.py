@@ -11,6 +11,7 @@ from . import _syntax, _text
 from ._paths import on_disk
 from ._region import Span, adjust_span, selection_add, selection_subtract
 from ._rope import Rope
+from ._save_rewrites import rewrite_before_save
 from ._state import BufferState, SheetState, ViewState
 
 if TYPE_CHECKING:
@@ -353,6 +354,7 @@ class BufferOps:
             buf.syntax = syntax
             buf.loading = False
             buf.saved_change_count = buf.change_count
+            buf.saved_rope = buf.rope
             pt = 0
             if st.pending_position is not None:
                 pt = _text.text_point(text, st.pending_position[0], st.pending_position[1], True)
@@ -385,13 +387,14 @@ class BufferOps:
             bid = st.buffer.id
         if new_name:
             self.emit("buffer", "on_associate_buffer", bid)
+        rewrite_before_save(self, vid)  # Sublime's own (Default's settings), then the packages'
         self.emit("view", "on_pre_save", vid)
         with self.lock:
             st = self.view(vid)
             if st is None:
                 return False
             data = encode_file(st.buffer.text, st.buffer.encoding, st.buffer.line_endings)
-            count = st.buffer.change_count
+            count, written_text = st.buffer.change_count, st.buffer.rope
         written = on_disk(target, self.platform)
         os.makedirs(os.path.dirname(written), exist_ok=True)
         with open(written, "wb") as f:
@@ -401,6 +404,7 @@ class BufferOps:
             if st is None:
                 return True
             st.buffer.saved_change_count = count
+            st.buffer.saved_rope = written_text
             if st.buffer.syntax is _syntax.PLAIN_TEXT:
                 st.buffer.syntax = _syntax.for_path(target)
             if target not in self.file_history:
@@ -427,6 +431,7 @@ class BufferOps:
             _refill(buf, text, encoding, endings)
             buf.change_count += 1
             buf.saved_change_count = buf.change_count
+            buf.saved_rope = buf.rope
             n = len(text)
             st.sel = self._normalise([(min(a, n), min(b, n)) for a, b in st.sel])
             bid = buf.id

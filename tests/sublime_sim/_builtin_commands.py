@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import _auto_complete, _diff_hunks, _text
+from . import _auto_complete, _diff_hunks, _save_rewrites, _text
 from ._state import CommandInputRecord
 
 if TYPE_CHECKING:
@@ -161,6 +161,21 @@ def move_to(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
 @_text_cmd("save")
 def save(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
     app.save_view(vid)
+
+
+@_text_cmd("trim_trailing_white_space")
+def trim_trailing_white_space(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    """Default's command: every line's trailing ``[\t ]+`` erased."""
+    for begin, end in reversed(_save_rewrites.trailing_white_space(app.buffer_text(vid), "all", None, [])):
+        app.modify(vid, token, begin, end, "")
+
+
+@_text_cmd("ensure_newline_at_eof")
+def ensure_newline_at_eof(app: App, vid: int, token: int, args: dict[str, Any]) -> None:
+    """Default's command: a buffer that is not empty ends with "\n"."""
+    text = app.buffer_text(vid)
+    if text and not text.endswith("\n"):
+        app.modify(vid, token, len(text), len(text), "\n")
 
 
 @_text_cmd("undo")

@@ -65,6 +65,7 @@ class BufferState:
     scratch: bool = False
     change_count: int = 0
     saved_change_count: int = 0
+    saved_rope: Rope | None = None  # the text when last loaded or saved (None: never): what on-save trimming compares with
     loading: bool = False
     syntax: SyntaxInfo = PLAIN_TEXT
     reference_document: str | None = None

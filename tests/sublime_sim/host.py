@@ -55,6 +55,10 @@ Choices where Sublime's behaviour is not documented:
   ``is_loading()``; the main queue then reads it and fires ``on_load`` /
   ``on_load_async``. A missing path opens an empty view.
 * ``on_query_context``: a key no listener answers counts as not matching.
+* Saving (``_save_rewrites``): Default's ``trim_trailing_white_space_on_save``
+  (with ``trim_only_modified_white_space``) and ``ensure_newline_at_eof_on_save``
+  rewrite the buffer first (Default is the first package loaded), then every
+  package's ``on_pre_save`` runs in load order; what they leave is written.
 * Quitting: no close prompts and no ``on_pre_close``/``on_close`` (hot exit);
   the API shuts down (pending and new timeouts are dropped), ``on_exit`` runs,
   and ``plugin_unloaded`` is NOT called, as in Sublime.

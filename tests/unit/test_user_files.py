@@ -4,6 +4,7 @@ the agent's own write) never makes the write land outside."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -96,3 +97,25 @@ def test_missing_folders_are_made_and_the_mode_is_kept(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         remove_file(str(tmp_path.resolve() / "gone" / "f.txt"))
     assert not (tmp_path / "gone").exists()  # a removal makes no folders
+
+
+def test_a_target_that_is_itself_a_link_out_of_the_folder_is_kept_as_the_users_link(tmp_path: Path) -> None:
+    """`within=` compares the resolved path: a target that is itself a link leading
+    out of the folder is refused, so the user's link stays a link (the folder walk
+    never sees it: only the folders on the way are opened without following links)."""
+    inside, outside = tmp_path / "inside", tmp_path / "outside"
+    inside.mkdir()
+    outside.mkdir()
+    (outside / "theirs.txt").write_text("outside\n")
+    link = inside / "link.txt"
+    link.symlink_to(outside / "theirs.txt")
+    refusals = []
+    for write in (lambda: replace_bytes(str(link), b"written\n", None, within=str(inside)),
+                  lambda: remove_file(str(link), within=str(inside))):
+        try:
+            write()
+        except LeadsElsewhere as refused:
+            refusals.append(str(refused))
+        assert link.is_symlink() and os.readlink(link) == str(outside / "theirs.txt"), "the user's link was lost"
+    assert (outside / "theirs.txt").read_text() == "outside\n"
+    assert len(refusals) == 2 and all("is not inside" in why for why in refusals)

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -326,3 +327,89 @@ def test_the_write_path_refuses_a_path_outside_the_folder_it_is_kept_in(tmp_path
     assert sorted(os.listdir(outside)) == ["y.txt"]
     replace_bytes(str(inside / "ok.txt"), b"ok", None, within=str(inside))
     assert (inside / "ok.txt").read_bytes() == b"ok"
+
+
+# -- what the user's tree ends up holding -------------------------------------
+
+
+def test_an_executable_script_the_agent_changed_is_applied_and_stays_executable(repo: Path, tmp_path: Path) -> None:
+    """Mode 100755 is a regular file's: the script reaches the user's tree (it is no link or submodule)."""
+    (repo / "run.sh").write_text("#!/bin/sh\necho one\n")
+    (repo / "run.sh").chmod(0o755)
+    git(repo, "add", "run.sh")
+    git(repo, "commit", "-q", "-m", "a script")
+    tree = worktrees.create(str(repo), "script", str(tmp_path / "trees"))
+    (Path(tree.path) / "run.sh").write_text("#!/bin/sh\necho two\n")
+    listed = worktree_changes.changes(tree)
+    assert [(f.path, f.added, f.removed, f.why_not) for f in listed] == [("run.sh", 1, 1, "")]
+    report = worktree_changes.apply(tree)
+    assert [o.path for o in report.applied] == ["run.sh"] and report.refused == []
+    assert (repo / "run.sh").read_text() == "#!/bin/sh\necho two\n" and (repo / "run.sh").stat().st_mode & 0o111
+    assert worktree_changes.state(tree) == APPLIED
+
+
+def test_a_save_between_apply_reading_the_file_and_writing_it_is_never_overwritten(
+        repo: Path, tree: Worktree, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user saves a.txt after Apply read it and before it writes the merge: the
+    merge of the older text is not written over the save (a hook on the merge step
+    makes the save land exactly there)."""
+    agent_work(tree)
+    yours = LINES.replace("line 2\n", "line 2 (yours)\n")
+    (repo / "a.txt").write_text(yours)
+    saved_meanwhile = LINES.replace("line 2\n", "line 2 (yours)\n").replace("line 5\n", "line 5 (saved meanwhile)\n")
+    merging = worktree_changes.decide
+
+    def user_saves_while_merging(path: str, *args: Any) -> Decision:
+        decision = merging(path, *args)
+        if path == "a.txt":
+            (repo / "a.txt").write_text(saved_meanwhile)
+        return decision
+
+    monkeypatch.setattr(worktree_changes, "decide", user_saves_while_merging)
+    report = worktree_changes.apply(tree, ["a.txt"])
+    assert (repo / "a.txt").read_text() == saved_meanwhile, "the user's save was lost"
+    assert [(o.path, o.why) for o in report.refused] == [("a.txt", "changed while it was merged: nothing was overwritten")]
+    assert report.applied == []
+
+
+def test_a_worktree_whose_only_change_left_is_a_deleted_file_is_not_applied_while_the_file_is_there(
+        repo: Path, tree: Worktree) -> None:
+    (Path(tree.path) / "gone.txt").unlink()
+    assert worktree_changes.state(tree) == NOT_APPLIED and (repo / "gone.txt").exists()
+    report = worktree_changes.apply(tree)
+    assert [o.path for o in report.applied] == ["gone.txt"] and not (repo / "gone.txt").exists()
+    assert worktree_changes.state(tree) == APPLIED
+
+
+def test_a_fifo_the_agent_left_in_place_of_a_tracked_file_is_listed_as_such_with_the_rest(
+        repo: Path, tree: Worktree) -> None:
+    """git cannot hash a FIFO (its numstat ends with 128): the FIFO is listed as not
+    a regular file, never read or applied, and every other change is listed and applied."""
+    folder = agent_work(tree)
+    (folder / "kept.txt").unlink()
+    os.mkfifo(folder / "kept.txt")
+    listed = worktree_changes.changes(tree)
+    assert [(f.path, f.kind, f.added, f.removed, f.why_not) for f in listed] == [
+        ("a.txt", MODIFIED, 1, 1, ""), ("gone.txt", DELETED, 0, 1, ""),
+        ("kept.txt", MODIFIED, 0, 0, worktree_changes.NOT_REGULAR), ("new/made.txt", ADDED, 2, 0, "")]
+    assert worktree_changes.NOT_REGULAR.startswith("not a regular file")
+    report = worktree_changes.apply(tree)
+    assert [(o.path, o.why) for o in report.refused] == [("kept.txt", worktree_changes.NOT_REGULAR)]
+    assert sorted(o.path for o in report.applied) == ["a.txt", "gone.txt", "new/made.txt"]
+    assert (repo / "kept.txt").read_text() == "kept\n"
+    with pytest.raises(worktree_changes.Refused, match="not a regular file"):
+        worktree_changes.drop(tree, "kept.txt")
+
+
+def test_line_counts_of_many_files_beside_a_fifo_come_in_batches(repo: Path, tree: Worktree,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(worktree_changes, "_ARGUMENTS_BUDGET", 200)
+    folder = Path(tree.path)
+    for n in range(12):
+        (folder / f"file-{n:02}.txt").write_text("x\n")
+        git(folder, "add", f"file-{n:02}.txt")
+    (folder / "kept.txt").unlink()
+    os.mkfifo(folder / "kept.txt")
+    listed = {f.path: (f.added, f.why_not) for f in worktree_changes.changes(tree)}
+    assert listed.pop("kept.txt")[1] == worktree_changes.NOT_REGULAR
+    assert listed == {f"file-{n:02}.txt": (1, "") for n in range(12)}

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .. import threads
@@ -44,6 +44,7 @@ _LISTING_LIMIT = 64 * 1024 * 1024
 _BINARY_PROBE = 8000  # git's: a NUL in the first 8000 bytes makes a file binary
 _REGULAR_MODES = ("100644", "100755", "000000")
 _ARGUMENTS_BUDGET = 16_000  # characters of paths per git call
+NOT_REGULAR = "not a regular file (a FIFO, socket or device): change it by hand"
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,8 @@ def _git(folder: str, args: Sequence[str], *, git: str | None, may_filter: bool 
     except GitError as error:
         raise WorktreeRefused(f"git: {error}") from None
     if output.returncode != 0 or output.truncated:
-        raise WorktreeRefused(f"git's {args[0]} in {folder} failed (it ended with {output.returncode})")
+        command = next((arg for arg in args if not arg.startswith("-")), "")  # past --literal-pathspecs
+        raise WorktreeRefused(f"git's {command} in {folder} failed (it ended with {output.returncode})")
     return output.stdout
 
 
@@ -144,24 +146,24 @@ def changes(worktree: Worktree, *, counts: bool = True, git: str | None = None) 
     """The worktree's files that differ from its base (committed or not,
     untracked included; ignored files left out), by path; without `counts`,
     their lines added and removed are not counted (a binary file is then
-    told by its bytes, when it is applied)."""
+    told by its bytes, when it is applied). A FIFO, socket or device the
+    agent left in place of a file is listed as not a regular file."""
     if not worktree.base:
         raise WorktreeRefused(f"the commit {worktree.branch} was made from is not known: its changes cannot be listed")
     check_still_a_worktree(worktree, git)
     raw = _names(_git(worktree.path, ["diff", "--raw", "-z", "--no-renames", *DIFF_OPTIONS, worktree.base, "--"],
                       git=git, may_filter=True))
-    numbers = _names(_git(worktree.path, ["diff", "--numstat", "-z", "--no-renames", *DIFF_OPTIONS, worktree.base,
-                                          "--"], git=git, may_filter=True)) if counts else []
-    counted: dict[str, tuple[int, int] | None] = {}
-    for entry in numbers:
-        added, removed, path = entry.split("\t", 2)
-        counted[path] = (int(added), int(removed)) if added != "-" else None
+    entries = list(zip(raw[0::2], raw[1::2], strict=True))
+    special = {path for _, path in entries if _not_regular(worktree_file(worktree, path))}
+    counted = _line_counts(worktree, [path for _, path in entries if path not in special] if special else None,
+                           git=git) if counts else {}
     found = {}
-    for header, path in zip(raw[0::2], raw[1::2], strict=True):
+    for header, path in entries:
         old_mode, new_mode, _, _, status = header.lstrip(":").split(" ")
         kind = ADDED if status == "A" else DELETED if status == "D" else MODIFIED
-        numbers_of = counted.get(path, (0, 0) if not counts else None)
+        numbers_of = counted.get(path, (0, 0) if not counts or path in special else None)
         why_not = ("a link or a submodule: change it by hand" if not {old_mode, new_mode} <= set(_REGULAR_MODES)
+                   else NOT_REGULAR if path in special
                    else "a binary file: copy it by hand if you want it" if numbers_of is None else "")
         found[path] = ChangedFile(path, kind, *(numbers_of or (0, 0)), why_not=why_not)
     untracked = _names(_git(worktree.path, ["ls-files", "--others", "--exclude-standard", "-z", "--"], git=git))
@@ -171,6 +173,43 @@ def changes(worktree: Worktree, *, counts: bool = True, git: str | None = None) 
         why_not = why_not or ("a binary file: copy it by hand if you want it" if is_binary(data) else "")
         found[path] = ChangedFile(path, ADDED, 0 if why_not else text_lines, 0, why_not)
     return [found[path] for path in sorted(found)]
+
+
+def _not_regular(full: str) -> bool:
+    """Whether `full` is a FIFO, socket or device: git cannot hash it (its numstat
+    fails whole), and it is neither read nor written. A link, a folder or no file is not."""
+    try:
+        mode = os.lstat(full).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode))
+
+
+def _line_counts(worktree: Worktree, paths: Sequence[str] | None, *, git: str | None) -> dict[str, tuple[int, int] | None]:
+    """Lines (added, removed) per changed path, None for a binary file: of
+    every change (`paths` None, one git call), or only of `paths`, in batches."""
+    options = ["diff", "--numstat", "-z", "--no-renames", *DIFF_OPTIONS, worktree.base, "--"]
+    calls = [options] if paths is None else [["--literal-pathspecs", *options, *batch] for batch in _batches(paths)]
+    counted: dict[str, tuple[int, int] | None] = {}
+    for args in calls:
+        for entry in _names(_git(worktree.path, args, git=git, may_filter=True)):
+            added, removed, path = entry.split("\t", 2)
+            counted[path] = (int(added), int(removed)) if added != "-" else None
+    return counted
+
+
+def _batches(paths: Sequence[str]) -> Iterator[list[str]]:
+    """`paths` in batches of arguments Windows takes (32 K characters a command line)."""
+    batch: list[str] = []
+    size = 0
+    for path in paths:
+        if batch and size + len(path) + 48 > _ARGUMENTS_BUDGET:  # 48: the rest of an argument (`<base>:`)
+            yield batch
+            batch, size = [], 0
+        batch.append(path)
+        size += len(path) + 48
+    if batch:
+        yield batch
 
 
 def _worktree_bytes(worktree: Worktree, path: str) -> tuple[bytes | None, str]:
@@ -199,11 +238,7 @@ def bases(worktree: Worktree, files: Sequence[ChangedFile], *, git: str | None =
     the other (`show`, no textconv, which applies no filter to a blob), cut
     by those sizes. The arguments go in batches (Windows takes 32 K characters)."""
     found: dict[str, bytes | None] = {file.path: None for file in files if file.kind == ADDED}
-    wanted = [file.path for file in files if file.kind != ADDED]
-    while wanted:
-        batch: list[str] = []
-        while wanted and sum(len(path) + 48 for path in batch) < _ARGUMENTS_BUDGET:
-            batch.append(wanted.pop())
+    for batch in _batches([file.path for file in files if file.kind != ADDED]):
         listed = _names(_git(worktree.repository, ["--literal-pathspecs", "ls-tree", "-z", "-l", worktree.base, "--",
                                                    *batch], git=git))
         sizes = []

@@ -131,6 +131,7 @@ class AgentFiles:
         folders, fallback, following = await on_main(folders_and_fallback)
         on_disk: Before | None = None  # the file's bytes before a write into its buffer, read off the main thread
         previous: list[str] = []  # the text the write replaced, to follow the agent to its first change
+        saved: list[str] = []  # a buffer's text once saved: what its on_pre_save listeners left of the agent's
 
         def into_buffer(view: sublime.View) -> None:
             if not view.is_valid() or view.is_loading():
@@ -142,7 +143,7 @@ class AgentFiles:
             previous.append(buffer)
             if on_disk is not None and self.turns.needs_checkpoint(resolved):
                 self.turns.checkpoint(resolved, replace(on_disk, buffer_text=buffer))
-            write_view(view, content)
+            saved.append(write_view(view, content))
 
         def onto_disk() -> None:
             try:
@@ -165,16 +166,17 @@ class AgentFiles:
                 await on_main(lambda: into_buffer(view))
             else:
                 await self.jobs.run(onto_disk, f"writing {shown}")
-            self.turns.wrote(resolved, content)
+            written = saved[0] if saved else lf_line_breaks(content)  # what the file holds now
+            self.turns.wrote(resolved, written)
             if following and previous:
-                self._follow(resolved, first_changed_line(previous[0], lf_line_breaks(content)))
+                self._follow(resolved, first_changed_line(previous[0], written))
         except (Refused, FileBusy) as refused:
             raise refusal(shown, str(refused)) from refused
         except OSError as error:
             from acp import RequestError
 
             raise RequestError.internal_error({"path": shown, "reason": str(error)}) from error
-        self.seen.saw(resolved, lf_line_breaks(content))
+        self.seen.saw(resolved, written)
 
     def _follow(self, path: str, line: int) -> None:
         """`chat_follow_agent`: show the file at `line` as the agent works (any thread)."""

@@ -14,11 +14,17 @@ from ...editor import replace_text, view_text
 
 
 @threads.on_main
-def write_view(view: sublime.View, text: str) -> None:
+def write_view(view: sublime.View, text: str) -> str:
     """The agent's write into an open buffer (its caller checked the buffer
-    holds what the agent last read): one undo step, then saved."""
+    holds what the agent last read): one undo step, then saved. Returns the
+    buffer's text after the save, which is what the caller records: Sublime's
+    save runs the on_pre_save listeners first (Default's
+    `trim_trailing_white_space_on_save` and `ensure_newline_at_eof_on_save`,
+    format-on-save packages), and what they rewrote is the agent's doing,
+    not the user's."""
     replace_text(view, lf_line_breaks(text))
     view.run_command("save")
+    return view_text(view)
 
 
 @threads.on_main
