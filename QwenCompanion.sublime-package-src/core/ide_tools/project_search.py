@@ -1,0 +1,365 @@
+"""`search_project`: a text search over the window's folders, as the user
+sees them, bounded in every dimension.
+
+Which files: inside a git repository, the ones git lists (`ls-files -co
+--exclude-standard`, so `.gitignore` holds), searched by `git grep` itself
+for a plain text query (the hardened runner, `-F`: the same matches as the
+escaped pattern, at git's speed, in a process the deadline can end); outside
+one, a walk that skips Sublime's `folder_exclude_patterns`,
+`file_exclude_patterns` and `binary_file_patterns`. Everywhere: files open
+with unsaved text are searched in that text instead, files matching
+`excluded_file_patterns` are neither read nor answered, only regular files
+are read (no FIFO, device or socket: opening one could block), a symlink is
+followed only to a file inside the folders, and a file with a NUL byte in its
+first 8,000 bytes (git's test) is binary and skipped.
+
+Runs on a thread of ours (never Sublime's main or worker thread); how the
+agent's regex is bounded is `search_patterns`' doc.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import stat
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from .. import git
+from ..context_rules import ContextOptions
+from ..files.paths import is_within
+from .search_patterns import REGEX_LINE_CHARS
+
+SEARCH_SECONDS = 10.0
+DEFAULT_MAX_RESULTS = 200
+MAX_LINE_CHARS = 200  # of each result's text
+MAX_ANSWER_BYTES = 64 * 1024
+MAX_FILE_BYTES = 4 * 1024 * 1024  # a bigger file is passed over (minified bundles, dumps)
+BINARY_SNIFF_BYTES = 8000
+GIT_OUTPUT_BYTES = 8 * 1024 * 1024
+GIT_LIST_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SublimePatterns:
+    """Sublime's own file filters, applied outside a repository."""
+
+    folder_exclude: tuple[str, ...] = ()
+    file_exclude: tuple[str, ...] = ()
+    binary: tuple[str, ...] = ()
+
+    def skips_folder(self, name: str) -> bool:
+        return any(fnmatch.fnmatch(name, pattern) for pattern in self.folder_exclude)
+
+    def skips_file(self, name: str) -> bool:
+        return any(fnmatch.fnmatch(name, pattern) for pattern in (*self.file_exclude, *self.binary))
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    pattern: re.Pattern[str]
+    literal: str | None  # the text itself when the query is not a regex (git grep -F)
+    glob: str | None = None
+    max_results: int = DEFAULT_MAX_RESULTS
+
+
+@dataclass(frozen=True)
+class SearchScope:
+    folders: list[str]
+    unsaved: dict[str, str]  # path -> the open view's text, for views with unsaved changes
+    privacy: ContextOptions
+    sublime_patterns: SublimePatterns = SublimePatterns()
+    seconds: float = SEARCH_SECONDS
+
+
+@dataclass
+class _Answer:
+    """The result lines, bounded as the module says."""
+
+    max_results: int
+    lines: list[str] = field(default_factory=list)
+    size: int = 0
+    full: bool = False  # max_results reached or MAX_ANSWER_BYTES
+    cut_by_size: bool = False
+    partial: str | None = None  # why the search stopped early
+    seen: set[tuple[str, int]] = field(default_factory=set)
+
+    def add(self, label: str, line: int, column: int, text: str) -> None:
+        if self.full or (label, line) in self.seen:
+            return
+        if len(self.lines) >= self.max_results:
+            self.full = True
+            return
+        entry = f"{label}:{line}:{column}: {_shown(text, column)}"
+        size = len(entry.encode("utf-8", "surrogatepass")) + 1
+        if self.size + size > MAX_ANSWER_BYTES:
+            self.full = self.cut_by_size = True
+            return
+        self.seen.add((label, line))
+        self.lines.append(entry)
+        self.size += size
+
+    def text(self) -> str:
+        notes = []
+        if self.cut_by_size:
+            notes.append(f"[cut: the answer reached {MAX_ANSWER_BYTES // 1024} KB; narrow the query or the glob]")
+        elif self.full:
+            notes.append(f"[cut at {self.max_results} matches; there are more: narrow the query or the glob]")
+        if self.partial is not None:
+            notes.append(f"[partial: {self.partial}]")
+        if not self.lines and not notes:
+            return "No matches."
+        return "\n".join([*self.lines, *notes])
+
+
+def _shown(text: str, column: int) -> str:
+    """The line, at most MAX_LINE_CHARS of it, around the match."""
+    text = text.rstrip("\r\n")
+    if len(text) <= MAX_LINE_CHARS:
+        return text
+    start = max(0, min(column - 1 - MAX_LINE_CHARS // 4, len(text) - MAX_LINE_CHARS))
+    shown = text[start : start + MAX_LINE_CHARS]
+    return ("…" if start else "") + shown + ("…" if start + MAX_LINE_CHARS < len(text) else "")
+
+
+class _Clock:
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+        self.seconds = seconds
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def over(self) -> bool:
+        return time.monotonic() >= self.deadline
+
+
+def search_project(query: SearchQuery, scope: SearchScope) -> str:
+    """The matches as `path:line:column: text` lines (paths relative to their
+    folder, prefixed with the folder's name when the window has several),
+    with a last line saying when the answer was cut or the search partial."""
+    answer = _Answer(query.max_results)
+    clock = _Clock(scope.seconds)
+    labels = _labels(scope.folders)
+    wanted = _Wanted(query.glob, scope.privacy)
+    unsaved = {path: text for path, text in scope.unsaved.items() if _folder_of(path, scope.folders) is not None}
+    repositories = {folder: _in_repository(folder) for folder in scope.folders}
+    ignored = _ignored_unsaved(unsaved, scope.folders, repositories)
+    for path in sorted(unsaved):
+        folder = _folder_of(path, scope.folders)
+        assert folder is not None
+        relative = _relative(path, folder)
+        if path in ignored or not wanted(path, relative):
+            continue
+        if not repositories[folder] and _sublime_skips(relative, scope.sublime_patterns):
+            continue
+        _match_text(query, unsaved[path], labels[folder] + relative, answer, clock)
+    for folder in scope.folders:
+        if answer.full or answer.partial is not None:
+            break
+        skip = set(unsaved)
+        if repositories[folder] and query.literal is not None:
+            _git_grep(folder, query, labels[folder], wanted, skip, answer, clock)
+            continue
+        files = _git_files(folder, answer, clock) if repositories[folder] else _walk(folder, scope.sublime_patterns)
+        for relative in files:
+            path = os.path.join(folder, relative)
+            if answer.full or _out_of_time(answer, clock):
+                break
+            if path in skip or not wanted(path, relative):
+                continue
+            text = _read(path, scope.folders)
+            if text is not None:
+                _match_text(query, text, labels[folder] + relative, answer, clock)
+    return answer.text()
+
+
+class _Wanted:
+    """The glob the agent gave, and the privacy filter (never read, never answered)."""
+
+    def __init__(self, glob: str | None, privacy: ContextOptions) -> None:
+        self._glob = glob
+        self._privacy = privacy
+
+    def __call__(self, path: str, relative: str) -> bool:
+        if self._privacy.excludes(path):
+            return False
+        if self._glob is None:
+            return True
+        target = relative if "/" in self._glob else relative.rsplit("/", 1)[-1]
+        return fnmatch.fnmatch(target, self._glob)
+
+    def file_names(self) -> list[str]:
+        """The privacy patterns that name a file (no folder in them)."""
+        return [pattern for pattern in self._privacy.excluded_patterns if "/" not in pattern and "\\" not in pattern]
+
+
+def _labels(folders: list[str]) -> dict[str, str]:
+    if len(folders) == 1:
+        return {folders[0]: ""}
+    return {folder: os.path.basename(folder.rstrip("/\\")) + "/" for folder in folders}
+
+
+def _folder_of(path: str, folders: list[str]) -> str | None:
+    return next((folder for folder in folders if is_within(path, folder)), None)
+
+
+def _relative(path: str, folder: str) -> str:
+    return os.path.relpath(path, folder).replace(os.sep, "/")
+
+
+def _out_of_time(answer: _Answer, clock: _Clock) -> bool:
+    if clock.over() and answer.partial is None:
+        answer.partial = f"the search took more than {clock.seconds:g} s; these are the matches found until then"
+    return answer.partial is not None
+
+
+def _match_text(query: SearchQuery, text: str, label: str, answer: _Answer, clock: _Clock) -> None:
+    """The first match of each line of `text`, as `git grep -n` gives them."""
+    pattern = query.pattern
+    if query.literal is None:
+        _match_lines(pattern, text, label, answer, clock)
+        return
+    # An escaped literal runs in linear time over the whole text: one pass in C.
+    line, line_start, last_line = 1, 0, 0
+    for found in pattern.finditer(text):
+        if answer.full:
+            return
+        start = found.start()
+        line += text.count("\n", line_start, start)
+        line_start = text.rfind("\n", 0, start) + 1
+        if line == last_line:
+            continue
+        last_line = line
+        end = text.find("\n", start)
+        answer.add(label, line, start - line_start + 1, text[line_start : end if end >= 0 else len(text)])
+        line_start = start
+
+
+def _match_lines(pattern: re.Pattern[str], text: str, label: str, answer: _Answer, clock: _Clock) -> None:
+    """A regex, line by line on at most REGEX_LINE_CHARS of each, the clock
+    read between lines: one line's worst case is bounded by the pattern's shape."""
+    for number, line in enumerate(text.split("\n"), 1):
+        if answer.full or (number % 256 == 0 and _out_of_time(answer, clock)):
+            return
+        found = pattern.search(line, 0, REGEX_LINE_CHARS)
+        if found is not None:
+            answer.add(label, number, found.start() + 1, line)
+
+
+def _read(path: str, folders: list[str]) -> str | None:
+    """A regular file's text, or None: not regular, a symlink out of the
+    folders, too big, binary or unreadable."""
+    try:
+        if os.path.islink(path):
+            target = os.path.realpath(path)
+            if _folder_of(target, folders) is None:
+                return None
+            path = target
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_FILE_BYTES or b"\0" in data[:BINARY_SNIFF_BYTES]:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def _walk(folder: str, patterns: SublimePatterns) -> Iterator[str]:
+    """Files under `folder` outside a repository, relative, in a stable order;
+    symlinked folders are not entered."""
+    for root, directories, files in os.walk(folder, followlinks=False):
+        directories[:] = sorted(d for d in directories if not patterns.skips_folder(d))
+        for name in sorted(files):
+            if not patterns.skips_file(name):
+                yield _relative(os.path.join(root, name), folder)
+
+
+def _sublime_skips(relative: str, patterns: SublimePatterns) -> bool:
+    *directories, name = relative.split("/")
+    return patterns.skips_file(name) or any(patterns.skips_folder(d) for d in directories)
+
+
+def _in_repository(folder: str) -> bool:
+    try:
+        output = git.run_git(folder, ["rev-parse", "--is-inside-work-tree"], limit=64)
+    except git.GitError:
+        return False
+    return output.returncode == 0 and output.stdout.strip() == b"true"
+
+
+def _ignored_unsaved(unsaved: dict[str, str], folders: list[str], repositories: dict[str, bool]) -> set[str]:
+    """The unsaved files git ignores (`.gitignore` holds for open files too)."""
+    ignored: set[str] = set()
+    for folder in folders:
+        paths = [path for path in unsaved if repositories[folder] and _folder_of(path, folders) == folder]
+        if not paths:
+            continue
+        try:
+            output = git.run_git(folder, ["check-ignore", "-z", "--", *paths], limit=1024 * 1024)
+        except git.GitError:
+            continue
+        ignored.update(_absolute(folder, name) for name in _split_z(output.stdout))
+    return ignored
+
+
+def _absolute(folder: str, name: str) -> str:
+    return os.path.normpath(os.path.join(folder, name))
+
+
+def _split_z(data: bytes) -> Iterable[str]:
+    return (name for name in data.decode("utf-8", "surrogateescape").split("\0") if name)
+
+
+def _git_files(folder: str, answer: _Answer, clock: _Clock) -> list[str]:
+    """The files git lists in `folder` (tracked, and untracked but not ignored)."""
+    try:
+        listed = git.run_git(folder, ["ls-files", "-co", "--exclude-standard", "-z"], limit=GIT_LIST_BYTES,
+                             timeout=max(clock.left(), 0.1))
+    except git.GitError as error:
+        answer.partial = f"git could not list the files of {folder}: {error}"
+        return []
+    return sorted(_split_z(listed.stdout))
+
+
+def _git_grep(folder: str, query: SearchQuery, label: str, wanted: _Wanted, skip: set[str],
+              answer: _Answer, clock: _Clock) -> None:
+    """A plain text query by git grep in `folder`; its output read bounded."""
+    assert query.literal is not None
+    args = ["grep", "-n", "--column", "-I", "-F", "-z", "--no-color", "--untracked"]
+    if query.pattern.flags & re.IGNORECASE:
+        args.append("-i")
+    args += ["-e", query.literal, "--", "."]
+    if query.glob is not None:
+        args.append(f":(glob){query.glob}" if "/" in query.glob else f":(glob)**/{query.glob}")
+    # The privacy patterns that name a file: git does not even read those.
+    args += [f":(exclude,icase,glob)**/{pattern}" for pattern in wanted.file_names()]
+    try:
+        output = git.run_git(folder, args, limit=GIT_OUTPUT_BYTES, timeout=max(clock.left(), 0.1))
+    except git.GitError as error:
+        answer.partial = f"git grep stopped: {error}"
+        return
+    if output.returncode not in (0, 1):
+        answer.partial = f"git grep failed in {folder} (exit {output.returncode})"
+        return
+    records = output.stdout.split(b"\n")
+    if output.truncated:
+        records.pop()  # the last one may be cut
+    for record in records:
+        parts = record.split(b"\0", 3)
+        if answer.full or len(parts) != 4:
+            continue
+        relative = parts[0].decode("utf-8", "surrogateescape")
+        path = _absolute(folder, relative)
+        if path in skip or not wanted(path, relative):
+            continue
+        text = parts[3].decode("utf-8", "replace")
+        column = len(parts[3][: int(parts[2]) - 1].decode("utf-8", "replace")) + 1  # git counts bytes
+        answer.add(label + relative, int(parts[1]), column, text)
+    if output.truncated and not answer.full:
+        answer.partial = "git grep wrote more than the search reads"
