@@ -25,10 +25,10 @@ from qwencompanion_src.core.ide_tools.search_patterns import compile_query
 
 def search(folders: list[Path], query: str, *, regex: bool = False, case_sensitive: bool = True,
            glob: str | None = None, max_results: int = 200, unsaved: dict[Path, str] | None = None,
-           patterns: SublimePatterns = SublimePatterns(), seconds: float = 10.0) -> str:
+           patterns: SublimePatterns | None = None, seconds: float = 10.0) -> str:
     pattern = compile_query(query, regex=regex, case_sensitive=case_sensitive)
     scope = SearchScope([str(f) for f in folders], {str(p): t for p, t in (unsaved or {}).items()},
-                        ContextOptions(), patterns, seconds)
+                        ContextOptions(), patterns or SublimePatterns(), seconds)
     return search_project(SearchQuery(pattern, None if regex else query, glob, max_results), scope)
 
 
