@@ -16,6 +16,7 @@ text (`.*a.*b.*c.*d` is polynomial of that degree in the line's length). A plain
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .answers import ToolRefusal
@@ -151,7 +152,7 @@ def _in_set(members: Any, char: str) -> bool:
     return hit != negated
 
 
-_CATEGORIES = {
+_CATEGORIES: dict[str, Callable[[str], bool]] = {
     "CATEGORY_DIGIT": str.isdigit, "CATEGORY_NOT_DIGIT": lambda c: not c.isdigit(),
     "CATEGORY_SPACE": str.isspace, "CATEGORY_NOT_SPACE": lambda c: not c.isspace(),
     "CATEGORY_WORD": lambda c: c.isalnum() or c == "_", "CATEGORY_NOT_WORD": lambda c: not (c.isalnum() or c == "_"),
