@@ -7,6 +7,7 @@ and past ten a minute), and the build panel's errors."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,8 @@ from typing import Any
 import pytest
 
 from tests.sim.test_ide_tools import MAIN, SHELF, Tools
-from tests.support.editor import Editor, open_editor
+from tests.support.editor import Editor, open_editor, require_built
+from tests.support.headless import HeadlessSublime
 from tests.support.lsp import install_lsp
 from tests.support.mcp_client import WAIT
 
@@ -182,3 +184,25 @@ def test_open_file_is_refused_outside_the_folders_and_past_ten_a_minute(editor: 
     error, text = text_of(tools, "open_file", path="main.py")
     assert error and "limited to 10 a minute" in text
     editor.host.wait_idle()
+
+
+# --- the driver's verb ---------------------------------------------------------------------------------
+
+
+def test_the_headless_driver_calls_a_tool_as_the_cli_would(tmp_path: Path) -> None:
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("first\nthe needle\n")
+    editor = HeadlessSublime(workspace, home)
+    try:
+        found = editor.do("ide_tool", name="search_project", args={"query": "needle"})
+        assert found["ok"] and found["result"] == {"content": [{"type": "text", "text": "notes.txt:2:5: the needle"}],
+                                                   "isError": False}
+        refused = editor.do("ide_tool", name="search_project", args={"query": "(a*)*", "regex": True})
+        assert refused["result"]["isError"] and "nests a quantifier" in refused["result"]["content"][0]["text"]
+        folders = editor.do("ide_tool", name="get_workspace_folders")
+        assert json.loads(folders["result"]["content"][0]["text"])["folders"] == [{"abspath": str(workspace)}]
+        assert editor.quit()["ok"]
+    finally:
+        editor.kill()
