@@ -71,12 +71,15 @@ def lines_of(answer: str) -> list[str]:
 
 
 def test_inside_a_repository_git_decides_and_excluded_files_never_answer(repo: Path) -> None:
+    (repo / "keys").mkdir()
+    (repo / "keys" / "Server.PEM").write_text("needle in a tracked key\n")
+    git(repo, "add", "keys/Server.PEM")
     answer = search([repo], "needle")
-    assert lines_of(answer) == [
-        "notes.txt:1:11: untracked needle",
+    assert lines_of(answer) == [  # git grep's tracked files, then the untracked ones
         "src/app.py:1:5: def needle():",
         "src/app.py:2:13:     return 'needle'",
         "src/app.py:3:9: # héllo needle",  # the column counts code points, git counts bytes
+        "notes.txt:1:11: untracked needle",
     ]
     assert "hunter2" not in search([repo], "hunter2") and search([repo], "hunter2") == "No matches."
 
@@ -183,3 +186,16 @@ def test_ordinary_regexes_pass_and_text_is_taken_literally() -> None:
     for pattern in (r"def \w+\(", r"^\s*import (os|sys)$", r"[A-Z]\w*Error", ".*TODO.*"):
         compile_query(pattern, regex=True, case_sensitive=True)
     assert compile_query("(a+)+", regex=False, case_sensitive=True).search("x(a+)+y") is not None
+
+
+def test_the_bulk_privacy_check_is_the_context_rules_own() -> None:
+    from qwencompanion_src.core.ide_tools.project_search import _Wanted
+
+    privacy = ContextOptions(excluded_patterns=(".env", "*.PEM", "id_rsa*", "secrets/*", "*/private/*", "*.k?y"))
+    relatives = [".env", "a/.env", "a/.env.local", "keys/x.pem", "K/Y.Pem", "id_rsa.pub", "x/id_rsa",
+                 "secrets/a.txt", "deep/private/b.txt", "main.py", "env", "my.env", "a/b.KEY"]
+    folder = "/Work/Repo"
+    expected = [rel for rel in relatives if privacy.excludes(f"{folder}/{rel}")]
+    assert _Wanted(None, privacy).private_among(folder, relatives) == expected
+    assert expected == [".env", "a/.env", "keys/x.pem", "K/Y.Pem", "id_rsa.pub", "x/id_rsa", "deep/private/b.txt",
+                        "a/b.KEY"]

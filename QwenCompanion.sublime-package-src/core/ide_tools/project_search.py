@@ -145,7 +145,8 @@ def search_project(query: SearchQuery, scope: SearchScope) -> str:
     labels = _labels(scope.folders)
     wanted = _Wanted(query.glob, scope.privacy)
     unsaved = {path: text for path, text in scope.unsaved.items() if _folder_of(path, scope.folders) is not None}
-    repositories = {folder: _in_repository(folder) for folder in scope.folders}
+    listings = {folder: _git_files(folder, answer, clock) for folder in scope.folders}
+    repositories = {folder: listing is not None for folder, listing in listings.items()}
     ignored = _ignored_unsaved(unsaved, scope.folders, repositories)
     for path in sorted(unsaved):
         folder = _folder_of(path, scope.folders)
@@ -159,21 +160,58 @@ def search_project(query: SearchQuery, scope: SearchScope) -> str:
     for folder in scope.folders:
         if answer.full or answer.partial is not None:
             break
-        skip = set(unsaved)
-        if repositories[folder] and query.literal is not None:
-            _git_grep(folder, query, labels[folder], wanted, skip, answer, clock)
+        label = labels[folder]
+        listed = listings[folder]
+        if listed is None:
+            _search_files(query, folder, label, _walk(folder, scope.sublime_patterns), scope, wanted, answer, clock)
             continue
-        files = _git_files(folder, answer, clock) if repositories[folder] else _walk(folder, scope.sublime_patterns)
-        for relative in files:
-            path = os.path.join(folder, relative)
-            if answer.full or _out_of_time(answer, clock):
-                break
-            if path in skip or not wanted(path, relative):
-                continue
-            text = _read(path, scope.folders)
-            if text is not None:
-                _match_text(query, text, labels[folder] + relative, answer, clock)
+        if query.literal is None:
+            _search_files(query, folder, label, [rel for rel, _ in listed], scope, wanted, answer, clock)
+            continue
+        # Tracked files by git grep (git's index and threads), the few
+        # untracked ones here: `git grep --untracked` walks the folder again.
+        private = wanted.private_among(folder, [rel for rel, tracked in listed if tracked])
+        _git_grep(folder, query, label, wanted, set(unsaved), private, answer, clock)
+        untracked = [rel for rel, tracked in listed if not tracked]
+        _search_files(query, folder, label, untracked, scope, wanted, answer, clock)
     return answer.text()
+
+
+def _pattern_kinds(patterns: Iterable[str]) -> tuple[set[str], tuple[str, ...], tuple[str, ...], list[str]]:
+    """The privacy patterns, lowered, as names, suffixes (`*.pem`), prefixes
+    (`id_rsa*`) and the rest (wildcards elsewhere, or a folder in them)."""
+    names: set[str] = set()
+    suffixes: list[str] = []
+    prefixes: list[str] = []
+    others: list[str] = []
+    for pattern in (p.replace("\\", "/").lower() for p in patterns):
+        def plain(text: str) -> bool:
+            return not any(char in text for char in "*?[")
+
+        if "/" in pattern or ":" in pattern:
+            others.append(pattern)
+        elif plain(pattern):
+            names.add(pattern)
+        elif pattern.startswith("*") and plain(pattern[1:]):
+            suffixes.append(pattern[1:])
+        elif pattern.endswith("*") and plain(pattern[:-1]):
+            prefixes.append(pattern[:-1])
+        else:
+            others.append(pattern)
+    return names, tuple(suffixes), tuple(prefixes), others
+
+
+def _search_files(query: SearchQuery, folder: str, label: str, files: Iterable[str], scope: SearchScope,
+                  wanted: _Wanted, answer: _Answer, clock: _Clock) -> None:
+    for relative in files:
+        path = os.path.join(folder, relative)
+        if answer.full or _out_of_time(answer, clock):
+            return
+        if path in scope.unsaved or not wanted(path, relative):
+            continue
+        text = _read(path, scope.folders)
+        if text is not None:
+            _match_text(query, text, label + relative, answer, clock)
 
 
 class _Wanted:
@@ -191,9 +229,24 @@ class _Wanted:
         target = relative if "/" in self._glob else relative.rsplit("/", 1)[-1]
         return fnmatch.fnmatch(target, self._glob)
 
-    def file_names(self) -> list[str]:
-        """The privacy patterns that name a file (no folder in them)."""
-        return [pattern for pattern in self._privacy.excluded_patterns if "/" not in pattern and "\\" not in pattern]
+    def private_among(self, folder: str, relatives: list[str]) -> list[str]:
+        """Those of `relatives` that `ContextOptions.excludes`, in bulk (every
+        file git lists is asked): a pattern that is a name, `*<suffix>` or
+        `<prefix>*` (most are) is a set or string test of the name, which is
+        the same as `fnmatch` of the name or of the whole path; the others
+        go through one regex of them all."""
+        names, suffixes, prefixes, others = _pattern_kinds(self._privacy.excluded_patterns)
+        lowered = [relative.lower().replace("\\", "/") for relative in relatives]
+        private = {
+            index for index, relative in enumerate(lowered)
+            if (name := relative.rpartition("/")[2]) in names or name.endswith(suffixes) or name.startswith(prefixes)
+        }
+        if others:
+            either = re.compile("|".join(f"(?:{fnmatch.translate(pattern)})" for pattern in others))
+            prefix = folder.replace("\\", "/").rstrip("/").lower() + "/"
+            private.update(index for index, relative in enumerate(lowered)
+                           if either.match(relative.rpartition("/")[2]) or either.match(prefix + relative))
+        return [relatives[index] for index in sorted(private)]
 
 
 def _labels(folders: list[str]) -> dict[str, str]:
@@ -285,14 +338,6 @@ def _sublime_skips(relative: str, patterns: SublimePatterns) -> bool:
     return patterns.skips_file(name) or any(patterns.skips_folder(d) for d in directories)
 
 
-def _in_repository(folder: str) -> bool:
-    try:
-        output = git.run_git(folder, ["rev-parse", "--is-inside-work-tree"], limit=64)
-    except git.GitError:
-        return False
-    return output.returncode == 0 and output.stdout.strip() == b"true"
-
-
 def _ignored_unsaved(unsaved: dict[str, str], folders: list[str], repositories: dict[str, bool]) -> set[str]:
     """The unsaved files git ignores (`.gitignore` holds for open files too)."""
     ignored: set[str] = set()
@@ -316,29 +361,34 @@ def _split_z(data: bytes) -> Iterable[str]:
     return (name for name in data.decode("utf-8", "surrogateescape").split("\0") if name)
 
 
-def _git_files(folder: str, answer: _Answer, clock: _Clock) -> list[str]:
-    """The files git lists in `folder` (tracked, and untracked but not ignored)."""
+def _git_files(folder: str, answer: _Answer, clock: _Clock) -> list[tuple[str, bool]] | None:
+    """The files git lists in `folder`, tracked and untracked but not ignored:
+    (relative path, tracked), sorted; None outside a repository (or without git)."""
     try:
-        listed = git.run_git(folder, ["ls-files", "-co", "--exclude-standard", "-z"], limit=GIT_LIST_BYTES,
+        listed = git.run_git(folder, ["ls-files", "-co", "--exclude-standard", "-t", "-z"], limit=GIT_LIST_BYTES,
                              timeout=max(clock.left(), 0.1))
-    except git.GitError as error:
-        answer.partial = f"git could not list the files of {folder}: {error}"
-        return []
-    return sorted(_split_z(listed.stdout))
+    except git.GitError:
+        return None
+    if listed.returncode != 0:
+        return None
+    if listed.truncated:
+        answer.partial = f"git listed more files in {folder} than the search reads"
+    # `-t` tags each: "? " untracked, "H " (or S, M, ...) tracked.
+    return sorted((entry[2:], not entry.startswith("?")) for entry in _split_z(listed.stdout) if len(entry) > 2)
 
 
-def _git_grep(folder: str, query: SearchQuery, label: str, wanted: _Wanted, skip: set[str],
+def _git_grep(folder: str, query: SearchQuery, label: str, wanted: _Wanted, skip: set[str], private: list[str],
               answer: _Answer, clock: _Clock) -> None:
-    """A plain text query by git grep in `folder`; its output read bounded."""
+    """A plain text query by git grep over the tracked files of `folder`
+    (none of `private`, which git does not even read); its output read bounded."""
     assert query.literal is not None
-    args = ["grep", "-n", "--column", "-I", "-F", "-z", "--no-color", "--untracked"]
+    args = ["grep", "-n", "--column", "-I", "-F", "-z", "--no-color"]
     if query.pattern.flags & re.IGNORECASE:
         args.append("-i")
     args += ["-e", query.literal, "--", "."]
     if query.glob is not None:
         args.append(f":(glob){query.glob}" if "/" in query.glob else f":(glob)**/{query.glob}")
-    # The privacy patterns that name a file: git does not even read those.
-    args += [f":(exclude,icase,glob)**/{pattern}" for pattern in wanted.file_names()]
+    args += [f":(exclude,literal){relative}" for relative in private]
     try:
         output = git.run_git(folder, args, limit=GIT_OUTPUT_BYTES, timeout=max(clock.left(), 0.1))
     except git.GitError as error:

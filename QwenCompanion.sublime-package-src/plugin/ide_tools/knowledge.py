@@ -140,7 +140,9 @@ class SublimeCodeKnowledge:
         """The index's references of `name` and a server's, one per line, each with the line's text."""
         indexed = [(found.path, found.row) for found in
                    self._window.symbol_locations(name, sublime.SymbolSource.ANY, sublime.SymbolType.REFERENCE)]
-        places = sorted({(path, line) for path, line in [*served, *indexed] if self._listed(path)})
+        found = {*served, *indexed}
+        listed = {path: self._listed(path) for path in {path for path, _ in found}}  # each file checked once
+        places = sorted(place for place in found if listed[place[0]])
         texts: dict[str, Lines | None] = {}
         references: list[JsonObject] = []
         for path, line in places[:MAX_REFERENCES]:
