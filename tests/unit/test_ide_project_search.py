@@ -199,3 +199,9 @@ def test_the_bulk_privacy_check_is_the_context_rules_own() -> None:
     assert _Wanted(None, privacy).private_among(folder, relatives) == expected
     assert expected == [".env", "a/.env", "keys/x.pem", "K/Y.Pem", "id_rsa.pub", "x/id_rsa", "deep/private/b.txt",
                         "a/b.KEY"]
+
+
+def test_an_ignored_files_unsaved_text_is_not_searched(repo: Path) -> None:
+    answer = search([repo], "typed", unsaved={repo / "build" / "out.py": "typed here\n",
+                                              repo / "src" / "app.py": "typed there\n"})
+    assert lines_of(answer) == ["src/app.py:1:1: typed there"]

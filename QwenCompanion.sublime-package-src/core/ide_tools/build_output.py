@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 
+from .. import threads
 from ..json_types import JsonObject
 from .answers import ToolRefusal
 from .search_patterns import REGEX_LINE_CHARS, compile_query
@@ -43,6 +44,7 @@ def _number(value: str | None) -> int | None:
     return int(value) if value is not None and value.isdigit() and len(value) < 10 else None
 
 
+@threads.may_block  # the project's regexes: never Sublime's threads
 def build_output(text: str, file_regex: object, line_regex: object, base_dir: object) -> JsonObject:
     """The panel's last MAX_LINES lines and the errors in them."""
     notes: list[str] = []

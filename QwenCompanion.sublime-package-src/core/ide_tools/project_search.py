@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from .. import git
+from .. import git, threads
 from ..context_rules import ContextOptions
 from ..files.paths import is_within
 from .search_patterns import REGEX_LINE_CHARS
@@ -136,6 +136,7 @@ class _Clock:
         return time.monotonic() >= self.deadline
 
 
+@threads.may_block  # the agent's regex, the disk and git: never Sublime's threads
 def search_project(query: SearchQuery, scope: SearchScope) -> str:
     """The matches as `path:line:column: text` lines (paths relative to their
     folder, prefixed with the folder's name when the window has several),
@@ -346,10 +347,13 @@ def _ignored_unsaved(unsaved: dict[str, str], folders: list[str], repositories: 
         if not paths:
             continue
         try:
-            output = git.run_git(folder, ["check-ignore", "-z", "--", *paths], limit=1024 * 1024)
+            # -z needs --stdin, which the runner does not give: one path a line, unquoted.
+            output = git.run_git(folder, ["-c", "core.quotePath=false", "check-ignore", "--", *paths],
+                                 limit=1024 * 1024)
         except git.GitError:
             continue
-        ignored.update(_absolute(folder, name) for name in _split_z(output.stdout))
+        names = output.stdout.decode("utf-8", "surrogateescape").splitlines()
+        ignored.update(_absolute(folder, name) for name in names if name)
     return ignored
 
 
