@@ -12,7 +12,7 @@ import sublime
 
 from ...core.context_rules import ContextOptions
 from ...core.ide_tools.answers import SearchRequest
-from ...core.ide_tools.project_search import SearchQuery, SearchScope, SublimePatterns, search_project
+from ...core.ide_tools.project_search import MAX_FILE_BYTES, SearchQuery, SearchScope, SublimePatterns, search_project
 from ...core.ide_tools.search_patterns import compile_query
 from ..editor import view_text
 from ..settings import preferences, userprefs
@@ -23,7 +23,8 @@ def search_window(window: sublime.Window, request: SearchRequest) -> str:
     query = SearchQuery(pattern, None if request.regex else request.query, request.glob, request.max_results)
     scope = SearchScope(
         folders=window.folders(),
-        unsaved={name: view_text(view) for view in window.views() if (name := view.file_name()) and view.is_dirty()},
+        unsaved={name: view_text(view) for view in window.views()
+                 if (name := view.file_name()) and view.is_dirty() and view.size() <= MAX_FILE_BYTES},
         privacy=ContextOptions.from_settings(userprefs().context_values()),
         sublime_patterns=sublime_patterns(window),
     )
