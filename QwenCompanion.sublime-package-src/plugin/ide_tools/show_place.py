@@ -19,15 +19,16 @@ LOAD_POLLS = 200  # a file Sublime takes more than 10 s to load is shown unhighl
 
 
 def show_place(window: sublime.Window, path: str, line: int | None, column: int | None, end_line: int | None) -> None:
-    sublime.set_timeout(lambda: _show(window, path, line, column, end_line))
+    open_view = find_open_view(path)  # here: finding it may resolve paths on the disk
+    sublime.set_timeout(lambda: _show(window, path, open_view, line, column, end_line))
 
 
 @threads.on_main
-def _show(window: sublime.Window, path: str, line: int | None, column: int | None, end_line: int | None) -> None:
+def _show(window: sublime.Window, path: str, view: sublime.View | None, line: int | None, column: int | None,
+          end_line: int | None) -> None:
     if not window.is_valid():
         return
-    view = find_open_view(path)
-    if view is not None and view.window() == window:
+    if view is not None and view.is_valid() and view.window() == window:
         keep = window.active_view()
         if view != keep:
             show_without_focus(window, view, keep)
