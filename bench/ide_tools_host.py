@@ -42,6 +42,16 @@ def big_module() -> str:
     return text + "\n" * max(0, LINES - text.count("\n"))
 
 
+def tools_client(host: SimulatedHost) -> McpClient:
+    """Load the package and connect to the window's IDE tools as the CLI does."""
+    host.load_package(PACKAGE)
+    companion = host.wait_for(
+        lambda: sys.modules[f"{PACKAGE}.plugin.companion.companions"].companions.get(host.window), timeout=30)
+    server = json.loads(companion.mcp_config_file.read_text())["mcpServers"]["sublime-ide-tools"]
+    token = server["headers"]["Authorization"].removeprefix("Bearer ")
+    return McpClient(companion.port, token, "bench", path="/ide-tools/mcp").connect(stream=False)
+
+
 def main(workdir: Path, calls: int) -> dict[str, Any]:
     host = SimulatedHost(workdir / "Packages", check_threads=False)
     try:
@@ -51,12 +61,7 @@ def main(workdir: Path, calls: int) -> dict[str, Any]:
         source = folder / "widgets.py"
         source.write_text(big_module())
         host.user.set_folders([str(folder)])
-        host.load_package(PACKAGE)
-        companion = host.wait_for(
-            lambda: sys.modules[f"{PACKAGE}.plugin.companion.companions"].companions.get(host.window), timeout=30)
-        server = json.loads(companion.mcp_config_file.read_text())["mcpServers"]["sublime-ide-tools"]
-        token = server["headers"]["Authorization"].removeprefix("Bearer ")
-        client = McpClient(companion.port, token, "bench", path="/ide-tools/mcp").connect(stream=False)
+        client = tools_client(host)
         main_clock = time.pthread_getcpuclockid(host.main_thread.ident)
 
         def measure(tool: str, arguments: dict[str, Any]) -> tuple[list[float], list[float]]:

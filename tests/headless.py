@@ -45,12 +45,14 @@ import json
 import os
 import sys
 import threading
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tests.sublime_sim import SimulatedHost
 from tests.support.editor import wait_for_package_threads
+from tests.support.mcp_client import McpClient
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "QwenCompanion"
@@ -274,6 +276,22 @@ def do_state(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
         "sessions": [{"client": s.client_name, "stream_open": s.stream_open} for s in companion.sessions()],
         "auth_failures": [f.reason for f in companion.auth_failures()],
     }
+
+
+def do_ide_tool(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Call one of the window's IDE tools as the CLI does (an MCP client of its
+    `/ide-tools/mcp` endpoint, with the token of its `--mcp-config`): `result`
+    is the tool's result exactly as an MCP client gets it."""
+    window = driver.window(action)
+    companion = driver.companions.get(window)
+    if companion is None or companion.ide_tools_url is None or companion.ide_tools_token is None:
+        raise LookupError("the window serves no IDE tools (the ide_tools setting is off, or no server runs)")
+    name, arguments = action.get("name"), action.get("args", {})
+    if not isinstance(name, str) or not isinstance(arguments, dict):
+        raise ValueError("ide_tool needs a tool's name and args (an object)")
+    url = urllib.parse.urlsplit(companion.ide_tools_url)
+    client = McpClient(url.port or 80, companion.ide_tools_token, "headless", path=url.path).connect(stream=False)
+    return {"result": client.call(name, arguments)}
 
 
 def do_terminal_spec(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
@@ -899,6 +917,7 @@ ACTIONS: dict[str, Action] = {
     "state": do_state,  # {window?}
     "clipboard": do_clipboard,
     "terminal_spec": do_terminal_spec,  # {window?, cli?, chat?}
+    "ide_tool": do_ide_tool,  # {name, args?, window?} -> {result}: the MCP tools/call result
     "wait_idle": do_wait_idle,
     "chat": do_chat,  # {text, chat? | window?}
     "chat_cancel": do_chat_cancel,  # {chat? | window?}

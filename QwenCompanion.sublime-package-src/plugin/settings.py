@@ -187,6 +187,17 @@ class Preferences:
             "fallback_encoding", DEFAULT_FALLBACK, lambda value: isinstance(value, str) and bool(value),
             "an encoding's name")
         self.ignored_packages: list[str] = read.strings("ignored_packages", [])
+        # What Sublime leaves out of its sidebar and Find in Files (its defaults):
+        # search_project outside a git repository leaves them out too.
+        self.folder_exclude_patterns: list[str] = read.strings(
+            "folder_exclude_patterns", [".svn", ".git", ".hg", "CVS", ".Trash", ".Trash-*"])
+        self.file_exclude_patterns: list[str] = read.strings("file_exclude_patterns", [
+            "*.pyc", "*.pyo", "*.exe", "*.dll", "*.obj", "*.o", "*.a", "*.lib", "*.so", "*.dylib", "*.ncb",
+            "*.sdf", "*.suo", "*.pdb", "*.idb", ".DS_Store", ".directory", "desktop.ini", "*.class", "*.psd",
+            "*.db", "*.sublime-workspace"])
+        self.binary_file_patterns: list[str] = read.strings("binary_file_patterns", [
+            "*.jpg", "*.jpeg", "*.png", "*.gif", "*.ttf", "*.tga", "*.dds", "*.ico", "*.eot", "*.pdf", "*.swf",
+            "*.jar", "*.zip"])
 
 
 # Set while watched (between `watch` and `unwatch`); replaced whole on a change.

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -146,3 +147,52 @@ def test_a_chat_session_calls_the_ide_tools(real_chat: RealChat, workspace: Path
     assert real_chat.ended_so_far()[-1] == "end_turn"
     assert "Shelf is a class in shelf.py." in real_chat.transcript()
     assert_right_answers(real_chat.model, workspace)
+
+
+def search_then_answer(query: str) -> Any:
+    """The model finds search_project (tool_search), searches the project
+    for `query` (tool_call), then answers."""
+
+    def respond(body: dict[str, Any]) -> Reply | None:
+        if not is_agent_request(body):
+            return None
+        done = len(this_turns_results(body))
+        if done == 0:
+            return Reply(tool_calls=[ToolCall("tool_search", {"query": "+sublime search project text"})])
+        search = deferred_name(body, "search_project")
+        if search is None:
+            return Reply(text="NO IDE TOOLS")
+        if done == 1:
+            return Reply(tool_calls=[ToolCall("tool_call", {"name": search, "arguments": {"query": query}})])
+        return Reply(text="Searched the project.")
+
+    return respond
+
+
+def test_search_project_sees_unsaved_text_and_never_an_excluded_file(real_chat: RealChat, workspace: Path) -> None:
+    write_project(workspace)
+    (workspace / ".env").write_text("API_KEY=MARKER_in_the_secret_file\n")
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)  # git grep answers for the saved files
+    view = real_chat.host.user.open_file(workspace / "main.py")
+    real_chat.host.user.replace(view, (0, 0), "# MARKER_typed_not_saved\n")
+    real_chat.model.set_responder(search_then_answer("MARKER_"))
+
+    def allow_what_is_asked(turns: int) -> bool:
+        pending = real_chat.chat().request_handler().pending.oldest()
+        if pending is not None:
+            allow = next(o for o in pending.options if o.kind == "allow_once")
+            real_chat.host.user.run_command("qwen_chat_permission", {"option": allow.option_id})
+        return len(real_chat.ended_so_far()) >= turns
+
+    for turn in range(1, 6):  # the session's MCP servers connect in the background (see above)
+        real_chat.send("Find the markers")
+        real_chat.host.wait_for(functools.partial(allow_what_is_asked, turn), timeout=WAIT)
+        if "NO IDE TOOLS" not in real_chat.transcript().rsplit("## You", 1)[-1]:
+            break
+        time.sleep(1)
+    assert "Searched the project." in real_chat.transcript()
+    last = [body for body in real_chat.model.requests if is_agent_request(body)][-1]
+    [_, searched] = [message_text(message) for message in this_turns_results(last)]
+    assert "main.py:1:3: # MARKER_typed_not_saved" in searched
+    assert "MARKER_in_the_secret_file" not in searched and ".env" not in searched
+    assert view.is_dirty() and "MARKER" not in (workspace / "main.py").read_text()

@@ -266,10 +266,17 @@ async def test_a_session_of_one_endpoint_is_unknown_to_the_other(
     assert response.status == 404
 
 
-async def test_the_four_tools_are_listed_with_schemas_for_a_model(tools_mcp: Mcp) -> None:
+async def test_the_tools_are_listed_with_schemas_for_a_model(tools_mcp: Mcp) -> None:
     session = await tools_mcp.initialize()
     tools = {tool["name"]: tool for tool in (await tools_mcp.rpc(session, "tools/list"))["result"]["tools"]}
-    assert sorted(tools) == ["find_def_locations", "find_type_def_locations", "get_diagnostics", "get_document_symbols"]
+    assert sorted(tools) == [
+        "find_def_locations", "find_references", "find_type_def_locations", "get_build_output", "get_diagnostics",
+        "get_document_symbols", "get_hover", "get_open_editors", "get_workspace_folders", "open_file",
+        "search_project",
+    ]
+    assert "save_document" not in tools and "close_tab" not in tools  # nothing that writes or runs code
+    assert tools["search_project"]["inputSchema"]["required"] == ["query"]
+    assert tools["open_file"]["inputSchema"]["required"] == ["path"]
     position = tools["find_def_locations"]["inputSchema"]
     assert sorted(position["required"]) == ["abspath", "character", "line"]
     assert position["properties"]["line"]["minimum"] == 1

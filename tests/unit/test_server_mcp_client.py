@@ -23,14 +23,15 @@ class ContextParams(BaseModel):
 
 
 @asynccontextmanager
-async def connect(companion: runtime.Companion, token: str | None = None) -> AsyncIterator[tuple[ClientSession, asyncio.Queue[dict[str, Any]]]]:
+async def connect(companion: runtime.Companion, token: str | None = None,
+                  path: str = "/mcp") -> AsyncIterator[tuple[ClientSession, asyncio.Queue[dict[str, Any]]]]:
     received: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
     async def on_context(params: ContextParams) -> None:
         await received.put(params.model_dump())
 
     binding = mcp.client.NotificationBinding(method="ide/contextUpdate", params_type=ContextParams, handler=on_context)
-    url = f"http://127.0.0.1:{companion.port}/mcp"
+    url = f"http://127.0.0.1:{companion.port}{path}"
     headers = {"Authorization": f"Bearer {token or companion.token}"}
     async with (
         create_mcp_http_client(headers=headers) as http,
@@ -119,3 +120,19 @@ async def test_a_client_with_the_wrong_token_cannot_connect(companion_factory: C
             await asyncio.wait_for(session.initialize(), WAIT)
     assert companion.sessions() == []
     assert companion.auth_failures()[-1].reason == "wrong-token"
+
+
+async def test_the_ide_tools_endpoint_lists_and_answers_to_the_sdk(
+    companion_factory: Callable[..., runtime.Companion], tmp_path: Any
+) -> None:
+    companion = companion_factory(mcp_config_directory=tmp_path / "ide-tools")
+    async with connect(companion, companion.ide_tools_token, "/ide-tools/mcp") as (session, _):
+        await session.initialize()
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert {"search_project", "find_references", "get_hover", "get_open_editors", "get_workspace_folders",
+                "open_file", "get_build_output", "get_document_symbols"} <= set(tools)
+        assert tools["search_project"].input_schema["properties"]["max_results"]["maximum"] == 1000
+        called = await session.call_tool("search_project", {"query": "needle"})
+        assert called.is_error is True and "not available" in called.content[0].text  # type: ignore[union-attr]
+        bad = await session.call_tool("search_project", {"query": ""})
+        assert bad.is_error is True

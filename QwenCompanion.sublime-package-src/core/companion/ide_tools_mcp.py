@@ -8,27 +8,20 @@ as Sublime counts them; every answer is JSON in one text block.
 
 from __future__ import annotations
 
-import asyncio
-import json
-from collections.abc import Callable
-
-import pydantic_core
 from mcp_types import Tool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from ..ide_tools.answers import CodeKnowledge, ToolRefusal
+from ..ide_tools.answers import CodeKnowledge
 from ..json_types import JsonObject
-from .protocol import ToolAnswer, text_result
+from .ide_project_tools import project_tools
+from .ide_tool_answers import Arguments, answer_json
+from .protocol import ToolAnswer
 from .server import RegisteredTool, validated_tool
 
 IDE_TOOLS_PATH = "/ide-tools/mcp"
 SERVER_NAME = "sublime-ide-tools"  # how the agent names these tools' server
 
-class _Arguments(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class FileArguments(_Arguments):
+class FileArguments(Arguments):
     abspath: str = Field(min_length=1, description="Absolute path of a file inside the editor window's folders.")
 
 
@@ -37,7 +30,7 @@ class PositionArguments(FileArguments):
     character: int = Field(ge=1, description="1-based character (code point) within the line, on the symbol's name.")
 
 
-class DiagnosticsArguments(_Arguments):
+class DiagnosticsArguments(Arguments):
     abspath: str | None = Field(
         default=None, min_length=1,
         description="Absolute path of one file; leave out for every file of the window.",
@@ -89,46 +82,28 @@ GET_DIAGNOSTICS = Tool(
 )
 
 
-async def _answer(work: Callable[[], JsonObject]) -> ToolAnswer:
-    """`work` on a worker thread: the server's loop keeps serving meanwhile."""
-    try:
-        result = await asyncio.get_running_loop().run_in_executor(None, work)
-    except ToolRefusal as refusal:
-        return text_result(str(refusal), is_error=True)
-    return text_result(_json_text(result))
-
-
-def _json_text(result: JsonObject) -> str:
-    """Compact JSON by pydantic-core: ~3x the json module on the outline of a
-    5,000-line file (and a tenth fewer characters for the model to read); a
-    lone surrogate, which it cannot encode, gets the json module's escapes."""
-    try:
-        return pydantic_core.to_json(result).decode()
-    except pydantic_core.PydanticSerializationError:
-        return json.dumps(result, separators=(",", ":"))
-
-
 def ide_tools(knowledge: CodeKnowledge) -> list[RegisteredTool]:
-    """The four tools, answered by `knowledge`."""
+    """The tools, answered by `knowledge`."""
 
     async def symbols(session_id: str, arguments: FileArguments) -> ToolAnswer:
-        return await _answer(lambda: knowledge.document_symbols(arguments.abspath))
+        return await answer_json(lambda: knowledge.document_symbols(arguments.abspath))
 
     async def definitions(session_id: str, arguments: PositionArguments) -> ToolAnswer:
-        return await _answer(lambda: knowledge.definitions(arguments.abspath, arguments.line, arguments.character))
+        return await answer_json(lambda: knowledge.definitions(arguments.abspath, arguments.line, arguments.character))
 
     async def type_definitions(session_id: str, arguments: PositionArguments) -> ToolAnswer:
         where = (arguments.abspath, arguments.line, arguments.character)
-        return await _answer(lambda: knowledge.type_definitions(*where))
+        return await answer_json(lambda: knowledge.type_definitions(*where))
 
     async def diagnostics(session_id: str, arguments: DiagnosticsArguments) -> ToolAnswer:
-        return await _answer(lambda: knowledge.diagnostics(arguments.abspath))
+        return await answer_json(lambda: knowledge.diagnostics(arguments.abspath))
 
     return [
         validated_tool(GET_DOCUMENT_SYMBOLS, FileArguments, symbols),
         validated_tool(FIND_DEF_LOCATIONS, PositionArguments, definitions),
         validated_tool(FIND_TYPE_DEF_LOCATIONS, PositionArguments, type_definitions),
         validated_tool(GET_DIAGNOSTICS, DiagnosticsArguments, diagnostics),
+        *project_tools(knowledge),
     ]
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..cli.path_maps import PathTranslator
 from ..cli.remote_connect import HOST_PLACEHOLDER
-from ..ide_tools.answers import CodeKnowledge, ToolRefusal
+from ..ide_tools.answers import CodeKnowledge, Place, SearchRequest, ToolRefusal
 from ..json_types import JsonObject
 from . import lockfile
 from .diff_tools import DiffBackend
@@ -93,6 +93,33 @@ class MappedKnowledge:
 
     def diagnostics(self, abspath: str | None) -> JsonObject:
         return self._answer(self._knowledge.diagnostics(None if abspath is None else self._local(abspath)))
+
+    def _place(self, place: Place) -> Place:
+        """A place whose path is absolute made local; a relative one is the folders' own."""
+        if not place.path.startswith("/") and ":" not in place.path[:3]:
+            return place
+        return Place(self._local(place.path), place.line, place.column, place.end_line)
+
+    def search(self, request: SearchRequest) -> str:
+        return self._knowledge.search(request)  # its paths are relative to the folders
+
+    def references(self, symbol: str | None, place: Place | None) -> JsonObject:
+        return self._answer(self._knowledge.references(symbol, None if place is None else self._place(place)))
+
+    def hover(self, place: Place) -> JsonObject:
+        return self._answer(self._knowledge.hover(self._place(place)))
+
+    def open_editors(self) -> JsonObject:
+        return self._answer(self._knowledge.open_editors())
+
+    def workspace_folders(self) -> JsonObject:
+        return self._answer(self._knowledge.workspace_folders())
+
+    def open_file(self, place: Place) -> JsonObject:
+        return self._answer(self._knowledge.open_file(self._place(place)))
+
+    def build_output(self) -> JsonObject:
+        return self._answer(self._knowledge.build_output())
 
 
 def remote_answer(answer: JsonObject, translator: PathTranslator) -> JsonObject:

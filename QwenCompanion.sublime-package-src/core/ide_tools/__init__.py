@@ -1,2 +1,4 @@
-"""Sublime's knowledge of the code as MCP tools for the agent: document
-symbols, definitions, type definitions and diagnostics (`/ide-tools/mcp`)."""
+"""Sublime's knowledge of the code and of the window as MCP tools for the
+agent (`/ide-tools/mcp`): document symbols, definitions, type definitions,
+diagnostics, references, hover, a project search, the open editors and
+folders, showing a place, and the build's output."""

@@ -142,3 +142,17 @@ def diagnostics(by_uri: Mapping[str, list[Any]], convert: Converter) -> list[Jso
     order = list(SEVERITIES.values())
     found.sort(key=lambda d: (order.index(d["severity"]), d["abspath"], d["range"]["start"]["line"]))
     return found
+
+
+def hover_text(result: Any) -> str:
+    """A `Hover`'s contents as text: `MarkupContent`, a `MarkedString` or a list of them."""
+    contents = result.get("contents") if isinstance(result, dict) else None
+    parts = contents if isinstance(contents, list) else [contents]
+    texts = []
+    for part in parts:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict) and isinstance(part.get("value"), str):
+            language = part.get("language")
+            texts.append(f"```{language}\n{part['value']}\n```" if isinstance(language, str) else part["value"])
+    return "\n\n".join(text for text in texts if text)

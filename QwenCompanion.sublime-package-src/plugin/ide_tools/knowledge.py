@@ -18,17 +18,25 @@ from typing import Any
 import sublime
 
 from ...core.chat.requests.agent_files import Refused, confine, read_text
+from ...core.context_rules import ContextOptions
 from ...core.files.text_positions import Lines, Position, Range
 from ...core.ide_tools import lsp_results
-from ...core.ide_tools.answers import ToolRefusal
+from ...core.ide_tools.answers import Place, SearchRequest, ToolRefusal
+from ...core.ide_tools.rate_limit import RateLimit
 from ...core.ide_tools.symbols import FlatSymbol, lsp_kind, symbol_tree, word_at
 from ...core.json_types import JsonObject
 from ..editor import find_open_view, view_text
-from . import language_servers
+from ..settings import userprefs
+from . import language_servers, window_state
 from .language_servers import LspAnswer
+from .search import search_window
+from .show_place import show_place
 
 SCRATCH_PANEL = "qwen_ide_tools"
 INDEX = "Sublime Text's symbol index"
+MAX_REFERENCES = 500
+MAX_HOVER_CHARS = 8000
+OPENS_A_MINUTE = 10
 NO_LANGUAGE_SERVER = (
     "Sublime Text's symbol index knows where names are defined but not their types or errors; "
     "this answer needs a language server: the LSP package with a server for this language, the file open."
@@ -41,6 +49,7 @@ class SublimeCodeKnowledge:
     def __init__(self, window: sublime.Window) -> None:
         self._window = window
         self._scratch = threading.Lock()  # one hidden panel per window, one file at a time
+        self._opens = RateLimit(OPENS_A_MINUTE, 60.0)
 
     # --- the tools ---------------------------------------------------------
 
@@ -70,6 +79,85 @@ class SublimeCodeKnowledge:
             return {"diagnostics": found, "source": _server(asked)}
         return _noting({"diagnostics": [], "note": NO_LANGUAGE_SERVER}, asked)
 
+    def search(self, request: SearchRequest) -> str:
+        return search_window(self._window, request)
+
+    def references(self, symbol: str | None, place: Place | None) -> JsonObject:
+        if place is None:
+            if symbol is None:
+                raise ToolRefusal("give a symbol, or a path with a line and column")
+            return self._reference_answer(symbol, [], None)
+        path = self._confined(place.path)
+        name = self._name_at(path, place.line or 1, place.column or 1)
+        asked = self._ask_at(path, place.line or 1, place.column or 1, "textDocument/references", "referencesProvider",
+                             {"context": {"includeDeclaration": True}})
+        served = asked if asked is not None and asked.error is None else None
+        found = lsp_results.locations(served.result, self._converter(served)) if served is not None else []
+        lines = [(found_at["abspath"], found_at["range"]["start"]["line"]) for found_at in found]
+        return _noting(self._reference_answer(name, lines, served), asked)
+
+    def hover(self, place: Place) -> JsonObject:
+        path = self._confined(place.path)
+        name = self._name_at(path, place.line or 1, place.column or 1)
+        asked = self._ask_at(path, place.line or 1, place.column or 1, "textDocument/hover", "hoverProvider")
+        if asked is not None and asked.error is None and asked.result:
+            contents = lsp_results.hover_text(asked.result)[:MAX_HOVER_CHARS]
+            return {"symbol": name, "contents": contents, "source": _server(asked)}
+        definitions = [
+            {"abspath": found.path, "line": found.row, "column": found.col, "kind": str(found.kind[2])}
+            for found in self._window.symbol_locations(name, sublime.SymbolSource.ANY, sublime.SymbolType.DEFINITION)
+            if self._inside(found.path) and not self._privacy().excludes(found.path)
+        ]
+        answer: JsonObject = {"symbol": name, "definitions": definitions, "source": INDEX}
+        if not definitions:
+            answer["note"] = f"Sublime Text's index knows no definition of {name!r} in the window's folders."
+        return _noting(answer, asked)
+
+    def open_editors(self) -> JsonObject:
+        return window_state.open_editors(self._window, self._listed)
+
+    def workspace_folders(self) -> JsonObject:
+        return window_state.workspace_folders(self._window)
+
+    def open_file(self, place: Place) -> JsonObject:
+        path = self._confined(place.path)
+        wait = self._opens.take()
+        if wait is not None:
+            raise ToolRefusal(f"open_file is limited to {OPENS_A_MINUTE} a minute; the next one is allowed in "
+                              f"{wait:.0f} s")
+        show_place(self._window, path, place.line, place.column, place.end_line)
+        answer: JsonObject = {"shown": {"abspath": path}}
+        if place.line is not None:
+            answer["line"] = place.line
+        return answer
+
+    def build_output(self) -> JsonObject:
+        return window_state.build_output(self._window, self._listed)
+
+    # --- references ----------------------------------------------------------
+
+    def _reference_answer(self, name: str, served: list[tuple[str, int]], asked: LspAnswer | None) -> JsonObject:
+        """The index's references of `name` and a server's, one per line, each with the line's text."""
+        indexed = [(found.path, found.row) for found in
+                   self._window.symbol_locations(name, sublime.SymbolSource.ANY, sublime.SymbolType.REFERENCE)]
+        found = {*served, *indexed}
+        listed = {path: self._listed(path) for path in {path for path, _ in found}}  # each file checked once
+        places = sorted(place for place in found if listed[place[0]])
+        texts: dict[str, Lines | None] = {}
+        references: list[JsonObject] = []
+        for path, line in places[:MAX_REFERENCES]:
+            if path not in texts:
+                text = self._text_or_none(path)
+                texts[path] = Lines(text) if text is not None else None
+            lines = texts[path]
+            shown = lines.line(line - 1).strip()[:200] if lines is not None and line <= len(lines.starts) else ""
+            references.append({"abspath": path, "line": line, "text": shown})
+        sources = [INDEX] + ([_server(asked)] if asked is not None else [])
+        answer: JsonObject = {"symbol": name, "references": references, "sources": sources}
+        if len(places) > MAX_REFERENCES:
+            answer["note"] = f"only the first {MAX_REFERENCES} of {len(places)} references are listed"
+        return answer
+
     # --- language servers --------------------------------------------------------
 
     @staticmethod
@@ -91,16 +179,17 @@ class SublimeCodeKnowledge:
             return {"symbol": name, "locations": locations, "source": _server(asked)}
         return _noting(unserved(name), asked)
 
-    def _ask_at(self, path: str, line: int, character: int, method: str, capability: str) -> LspAnswer | None:
+    def _ask_at(self, path: str, line: int, character: int, method: str, capability: str,
+                params: JsonObject | None = None) -> LspAnswer | None:
         view = find_open_view(path)
         if view is None:
             return None
         position = lsp_results.lsp_position(view_text(view), Position(line, character))
-        return language_servers.ask(view, method, capability, {"position": position})
+        return language_servers.ask(view, method, capability, dict(params or {}, position=position))
 
     def _converter(self, asked: LspAnswer) -> lsp_results.Converter:
         # Only places inside the window's folders are answered (and read).
-        paths = {uri: path if path is not None and self._inside(path) else None for uri, path in asked.paths.items()}
+        paths = {uri: path if path is not None and self._listed(path) else None for uri, path in asked.paths.items()}
         return lsp_results.Converter(self._text_or_none, paths)
 
     def _text_or_none(self, path: str) -> str | None:
@@ -112,13 +201,29 @@ class SublimeCodeKnowledge:
     # --- files ---------------------------------------------------------------
 
     def _confined(self, abspath: str) -> str:
+        """The file a tool names: inside the folders (a relative path in one of
+        them), not one the user excluded, and there."""
+        folders = self._window.folders()
+        if not os.path.isabs(abspath):
+            candidates = [os.path.join(folder, abspath) for folder in folders]
+            abspath = next((c for c in candidates if os.path.exists(c)), candidates[0] if candidates else abspath)
         try:
-            path = confine(abspath, self._window.folders())
+            path = confine(abspath, folders)
         except Refused as refusal:
             raise ToolRefusal(str(refusal)) from None
+        if self._privacy().excludes(path) or self._privacy().excludes(abspath):
+            raise ToolRefusal(f"{abspath}: the user excluded this file from what the agent sees (excluded_file_patterns)")
         if not os.path.isfile(path) and find_open_view(path) is None:
             raise ToolRefusal(f"{abspath}: no such file")
         return path
+
+    @staticmethod
+    def _privacy() -> ContextOptions:
+        return ContextOptions.from_settings(userprefs().context_values())
+
+    def _listed(self, path: str) -> bool:
+        """A place an answer may name: inside the folders, not excluded."""
+        return self._inside(path) and not self._privacy().excludes(path)
 
     def _inside(self, path: str) -> bool:
         try:
@@ -165,7 +270,7 @@ class SublimeCodeKnowledge:
         locations = [
             self._location(found.path, found.row, found.col, name)
             for found in self._window.symbol_locations(name, sublime.SymbolSource.ANY, sublime.SymbolType.DEFINITION)
-            if self._inside(found.path)
+            if self._listed(found.path)
         ]
         answer: JsonObject = {"symbol": name, "locations": locations, "source": INDEX}
         if not locations:

@@ -1,0 +1,419 @@
+"""`search_project`: a text search over the window's folders, as the user
+sees them, bounded in every dimension.
+
+Which files: inside a git repository, the ones git lists (`ls-files -co
+--exclude-standard`, so `.gitignore` holds), searched by `git grep` itself
+for a plain text query (the hardened runner, `-F`: the same matches as the
+escaped pattern, at git's speed, in a process the deadline can end); outside
+one, a walk that skips Sublime's `folder_exclude_patterns`,
+`file_exclude_patterns` and `binary_file_patterns`. Everywhere: files open
+with unsaved text are searched in that text instead, files matching
+`excluded_file_patterns` are neither read nor answered, only regular files
+are read (no FIFO, device or socket: opening one could block), a symlink is
+followed only to a file inside the folders, and a file with a NUL byte in its
+first 8,000 bytes (git's test) is binary and skipped.
+
+Runs on a thread of ours (never Sublime's main or worker thread); how the
+agent's regex is bounded is `search_patterns`' doc.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import stat
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from .. import git, threads
+from ..context_rules import ContextOptions
+from ..files.paths import is_within
+from .search_patterns import REGEX_LINE_CHARS
+
+SEARCH_SECONDS = 10.0
+DEFAULT_MAX_RESULTS = 200
+MAX_LINE_CHARS = 200  # of each result's text
+MAX_ANSWER_BYTES = 64 * 1024
+MAX_FILE_BYTES = 4 * 1024 * 1024  # a bigger file is passed over (minified bundles, dumps)
+BINARY_SNIFF_BYTES = 8000
+GIT_OUTPUT_BYTES = 8 * 1024 * 1024
+GIT_LIST_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SublimePatterns:
+    """Sublime's own file filters, applied outside a repository."""
+
+    folder_exclude: tuple[str, ...] = ()
+    file_exclude: tuple[str, ...] = ()
+    binary: tuple[str, ...] = ()
+
+    def skips_folder(self, name: str) -> bool:
+        return any(fnmatch.fnmatch(name, pattern) for pattern in self.folder_exclude)
+
+    def skips_file(self, name: str) -> bool:
+        return any(fnmatch.fnmatch(name, pattern) for pattern in (*self.file_exclude, *self.binary))
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    pattern: re.Pattern[str]
+    literal: str | None  # the text itself when the query is not a regex (git grep -F)
+    glob: str | None = None
+    max_results: int = DEFAULT_MAX_RESULTS
+
+
+@dataclass(frozen=True)
+class SearchScope:
+    folders: list[str]
+    unsaved: dict[str, str]  # path -> the open view's text, for views with unsaved changes
+    privacy: ContextOptions
+    sublime_patterns: SublimePatterns = SublimePatterns()
+    seconds: float = SEARCH_SECONDS
+
+
+@dataclass
+class _Answer:
+    """The result lines, bounded as the module says."""
+
+    max_results: int
+    lines: list[str] = field(default_factory=list)
+    size: int = 0
+    full: bool = False  # max_results reached or MAX_ANSWER_BYTES
+    cut_by_size: bool = False
+    partial: str | None = None  # why the search stopped early
+    seen: set[tuple[str, int]] = field(default_factory=set)
+
+    def add(self, label: str, line: int, column: int, text: str) -> None:
+        if self.full or (label, line) in self.seen:
+            return
+        if len(self.lines) >= self.max_results:
+            self.full = True
+            return
+        entry = f"{label}:{line}:{column}: {_shown(text, column)}"
+        size = len(entry.encode("utf-8", "surrogatepass")) + 1
+        if self.size + size > MAX_ANSWER_BYTES:
+            self.full = self.cut_by_size = True
+            return
+        self.seen.add((label, line))
+        self.lines.append(entry)
+        self.size += size
+
+    def text(self) -> str:
+        notes = []
+        if self.cut_by_size:
+            notes.append(f"[cut: the answer reached {MAX_ANSWER_BYTES // 1024} KB; narrow the query or the glob]")
+        elif self.full:
+            notes.append(f"[cut at {self.max_results} matches; there are more: narrow the query or the glob]")
+        if self.partial is not None:
+            notes.append(f"[partial: {self.partial}]")
+        if not self.lines and not notes:
+            return "No matches."
+        return "\n".join([*self.lines, *notes])
+
+
+def _shown(text: str, column: int) -> str:
+    """The line, at most MAX_LINE_CHARS of it, around the match."""
+    text = text.rstrip("\r\n")
+    if len(text) <= MAX_LINE_CHARS:
+        return text
+    start = max(0, min(column - 1 - MAX_LINE_CHARS // 4, len(text) - MAX_LINE_CHARS))
+    shown = text[start : start + MAX_LINE_CHARS]
+    return ("…" if start else "") + shown + ("…" if start + MAX_LINE_CHARS < len(text) else "")
+
+
+class _Clock:
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+        self.seconds = seconds
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def over(self) -> bool:
+        return time.monotonic() >= self.deadline
+
+
+@threads.may_block  # the agent's regex, the disk and git: never Sublime's threads
+def search_project(query: SearchQuery, scope: SearchScope) -> str:
+    """The matches as `path:line:column: text` lines (paths relative to their
+    folder, prefixed with the folder's name when the window has several),
+    with a last line saying when the answer was cut or the search partial."""
+    answer = _Answer(query.max_results)
+    clock = _Clock(scope.seconds)
+    labels = _labels(scope.folders)
+    wanted = _Wanted(query.glob, scope.privacy)
+    unsaved = {path: text for path, text in scope.unsaved.items() if _folder_of(path, scope.folders) is not None}
+    listings = {folder: _git_files(folder, answer, clock) for folder in scope.folders}
+    repositories = {folder: listing is not None for folder, listing in listings.items()}
+    ignored = _ignored_unsaved(unsaved, scope.folders, repositories)
+    for path in sorted(unsaved):
+        folder = _folder_of(path, scope.folders)
+        assert folder is not None
+        relative = _relative(path, folder)
+        if path in ignored or not wanted(path, relative):
+            continue
+        if not repositories[folder] and _sublime_skips(relative, scope.sublime_patterns):
+            continue
+        _match_text(query, unsaved[path], labels[folder] + relative, answer, clock)
+    for folder in scope.folders:
+        if answer.full or answer.partial is not None:
+            break
+        label = labels[folder]
+        listed = listings[folder]
+        if listed is None:
+            _search_files(query, folder, label, _walk(folder, scope.sublime_patterns), scope, wanted, answer, clock)
+            continue
+        if query.literal is None:
+            _search_files(query, folder, label, [rel for rel, _ in listed], scope, wanted, answer, clock)
+            continue
+        # Tracked files by git grep (git's index and threads), the few
+        # untracked ones here: `git grep --untracked` walks the folder again.
+        private = wanted.private_among(folder, [rel for rel, tracked in listed if tracked])
+        _git_grep(folder, query, label, wanted, set(unsaved), private, answer, clock)
+        untracked = [rel for rel, tracked in listed if not tracked]
+        _search_files(query, folder, label, untracked, scope, wanted, answer, clock)
+    return answer.text()
+
+
+def _pattern_kinds(patterns: Iterable[str]) -> tuple[set[str], tuple[str, ...], tuple[str, ...], list[str]]:
+    """The privacy patterns, lowered, as names, suffixes (`*.pem`), prefixes
+    (`id_rsa*`) and the rest (wildcards elsewhere, or a folder in them)."""
+    names: set[str] = set()
+    suffixes: list[str] = []
+    prefixes: list[str] = []
+    others: list[str] = []
+    for pattern in (p.replace("\\", "/").lower() for p in patterns):
+        def plain(text: str) -> bool:
+            return not any(char in text for char in "*?[")
+
+        if "/" in pattern or ":" in pattern:
+            others.append(pattern)
+        elif plain(pattern):
+            names.add(pattern)
+        elif pattern.startswith("*") and plain(pattern[1:]):
+            suffixes.append(pattern[1:])
+        elif pattern.endswith("*") and plain(pattern[:-1]):
+            prefixes.append(pattern[:-1])
+        else:
+            others.append(pattern)
+    return names, tuple(suffixes), tuple(prefixes), others
+
+
+def _search_files(query: SearchQuery, folder: str, label: str, files: Iterable[str], scope: SearchScope,
+                  wanted: _Wanted, answer: _Answer, clock: _Clock) -> None:
+    for relative in files:
+        path = os.path.join(folder, relative)
+        if answer.full or _out_of_time(answer, clock):
+            return
+        if path in scope.unsaved or not wanted(path, relative):
+            continue
+        text = _read(path, scope.folders)
+        if text is not None:
+            _match_text(query, text, label + relative, answer, clock)
+
+
+class _Wanted:
+    """The glob the agent gave, and the privacy filter (never read, never answered)."""
+
+    def __init__(self, glob: str | None, privacy: ContextOptions) -> None:
+        self._glob = glob
+        self._privacy = privacy
+
+    def __call__(self, path: str, relative: str) -> bool:
+        if self._privacy.excludes(path):
+            return False
+        if self._glob is None:
+            return True
+        target = relative if "/" in self._glob else relative.rsplit("/", 1)[-1]
+        return fnmatch.fnmatch(target, self._glob)
+
+    def private_among(self, folder: str, relatives: list[str]) -> list[str]:
+        """Those of `relatives` that `ContextOptions.excludes`, in bulk (every
+        file git lists is asked): a pattern that is a name, `*<suffix>` or
+        `<prefix>*` (most are) is a set or string test of the name, which is
+        the same as `fnmatch` of the name or of the whole path; the others
+        go through one regex of them all."""
+        names, suffixes, prefixes, others = _pattern_kinds(self._privacy.excluded_patterns)
+        lowered = [relative.lower().replace("\\", "/") for relative in relatives]
+        private = {
+            index for index, relative in enumerate(lowered)
+            if (name := relative.rpartition("/")[2]) in names or name.endswith(suffixes) or name.startswith(prefixes)
+        }
+        if others:
+            either = re.compile("|".join(f"(?:{fnmatch.translate(pattern)})" for pattern in others))
+            prefix = folder.replace("\\", "/").rstrip("/").lower() + "/"
+            private.update(index for index, relative in enumerate(lowered)
+                           if either.match(relative.rpartition("/")[2]) or either.match(prefix + relative))
+        return [relatives[index] for index in sorted(private)]
+
+
+def _labels(folders: list[str]) -> dict[str, str]:
+    if len(folders) == 1:
+        return {folders[0]: ""}
+    return {folder: os.path.basename(folder.rstrip("/\\")) + "/" for folder in folders}
+
+
+def _folder_of(path: str, folders: list[str]) -> str | None:
+    return next((folder for folder in folders if is_within(path, folder)), None)
+
+
+def _relative(path: str, folder: str) -> str:
+    return os.path.relpath(path, folder).replace(os.sep, "/")
+
+
+def _out_of_time(answer: _Answer, clock: _Clock) -> bool:
+    if clock.over() and answer.partial is None:
+        answer.partial = f"the search took more than {clock.seconds:g} s; these are the matches found until then"
+    return answer.partial is not None
+
+
+def _match_text(query: SearchQuery, text: str, label: str, answer: _Answer, clock: _Clock) -> None:
+    """The first match of each line of `text`, as `git grep -n` gives them."""
+    pattern = query.pattern
+    if query.literal is None:
+        _match_lines(pattern, text, label, answer, clock)
+        return
+    # An escaped literal runs in linear time over the whole text: one pass in C.
+    line, line_start, last_line = 1, 0, 0
+    for found in pattern.finditer(text):
+        if answer.full:
+            return
+        start = found.start()
+        line += text.count("\n", line_start, start)
+        line_start = text.rfind("\n", 0, start) + 1
+        if line == last_line:
+            continue
+        last_line = line
+        end = text.find("\n", start)
+        answer.add(label, line, start - line_start + 1, text[line_start : end if end >= 0 else len(text)])
+        line_start = start
+
+
+def _match_lines(pattern: re.Pattern[str], text: str, label: str, answer: _Answer, clock: _Clock) -> None:
+    """A regex, line by line on at most REGEX_LINE_CHARS of each, the clock
+    read between lines: one line's worst case is bounded by the pattern's shape."""
+    for number, line in enumerate(text.split("\n"), 1):
+        if answer.full or (number % 256 == 0 and _out_of_time(answer, clock)):
+            return
+        found = pattern.search(line, 0, REGEX_LINE_CHARS)
+        if found is not None:
+            answer.add(label, number, found.start() + 1, line)
+
+
+def _read(path: str, folders: list[str]) -> str | None:
+    """A regular file's text, or None: not regular, a symlink out of the
+    folders, too big, binary or unreadable."""
+    try:
+        if os.path.islink(path):
+            target = os.path.realpath(path)
+            if _folder_of(target, folders) is None:
+                return None
+            path = target
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_FILE_BYTES or b"\0" in data[:BINARY_SNIFF_BYTES]:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def _walk(folder: str, patterns: SublimePatterns) -> Iterator[str]:
+    """Files under `folder` outside a repository, relative, in a stable order;
+    symlinked folders are not entered."""
+    for root, directories, files in os.walk(folder, followlinks=False):
+        directories[:] = sorted(d for d in directories if not patterns.skips_folder(d))
+        for name in sorted(files):
+            if not patterns.skips_file(name):
+                yield _relative(os.path.join(root, name), folder)
+
+
+def _sublime_skips(relative: str, patterns: SublimePatterns) -> bool:
+    *directories, name = relative.split("/")
+    return patterns.skips_file(name) or any(patterns.skips_folder(d) for d in directories)
+
+
+def _ignored_unsaved(unsaved: dict[str, str], folders: list[str], repositories: dict[str, bool]) -> set[str]:
+    """The unsaved files git ignores (`.gitignore` holds for open files too)."""
+    ignored: set[str] = set()
+    for folder in folders:
+        paths = [path for path in unsaved if repositories[folder] and _folder_of(path, folders) == folder]
+        if not paths:
+            continue
+        try:
+            # -z needs --stdin, which the runner does not give: one path a line, unquoted.
+            output = git.run_git(folder, ["-c", "core.quotePath=false", "check-ignore", "--", *paths],
+                                 limit=1024 * 1024)
+        except git.GitError:
+            continue
+        names = output.stdout.decode("utf-8", "surrogateescape").splitlines()
+        ignored.update(_absolute(folder, name) for name in names if name)
+    return ignored
+
+
+def _absolute(folder: str, name: str) -> str:
+    return os.path.normpath(os.path.join(folder, name))
+
+
+def _split_z(data: bytes) -> Iterable[str]:
+    return (name for name in data.decode("utf-8", "surrogateescape").split("\0") if name)
+
+
+def _git_files(folder: str, answer: _Answer, clock: _Clock) -> list[tuple[str, bool]] | None:
+    """The files git lists in `folder`, tracked and untracked but not ignored:
+    (relative path, tracked), sorted; None outside a repository (or without git)."""
+    try:
+        listed = git.run_git(folder, ["ls-files", "-co", "--exclude-standard", "-t", "-z"], limit=GIT_LIST_BYTES,
+                             timeout=max(clock.left(), 0.1))
+    except git.GitError:
+        return None
+    if listed.returncode != 0:
+        return None
+    if listed.truncated:
+        answer.partial = f"git listed more files in {folder} than the search reads"
+    # `-t` tags each: "? " untracked, "H " (or S, M, ...) tracked.
+    return sorted((entry[2:], not entry.startswith("?")) for entry in _split_z(listed.stdout) if len(entry) > 2)
+
+
+def _git_grep(folder: str, query: SearchQuery, label: str, wanted: _Wanted, skip: set[str], private: list[str],
+              answer: _Answer, clock: _Clock) -> None:
+    """A plain text query by git grep over the tracked files of `folder`
+    (none of `private`, which git does not even read); its output read bounded."""
+    assert query.literal is not None
+    args = ["grep", "-n", "--column", "-I", "-F", "-z", "--no-color"]
+    if query.pattern.flags & re.IGNORECASE:
+        args.append("-i")
+    args += ["-e", query.literal, "--", "."]
+    if query.glob is not None:
+        args.append(f":(glob){query.glob}" if "/" in query.glob else f":(glob)**/{query.glob}")
+    args += [f":(exclude,literal){relative}" for relative in private]
+    try:
+        output = git.run_git(folder, args, limit=GIT_OUTPUT_BYTES, timeout=max(clock.left(), 0.1))
+    except git.GitError as error:
+        answer.partial = f"git grep stopped: {error}"
+        return
+    if output.returncode not in (0, 1):
+        answer.partial = f"git grep failed in {folder} (exit {output.returncode})"
+        return
+    records = output.stdout.split(b"\n")
+    if output.truncated:
+        records.pop()  # the last one may be cut
+    for record in records:
+        parts = record.split(b"\0", 3)
+        if answer.full or len(parts) != 4:
+            continue
+        relative = parts[0].decode("utf-8", "surrogateescape")
+        path = _absolute(folder, relative)
+        if path in skip or not wanted(path, relative):
+            continue
+        text = parts[3].decode("utf-8", "replace")
+        column = len(parts[3][: int(parts[2]) - 1].decode("utf-8", "replace")) + 1  # git counts bytes
+        answer.add(label + relative, int(parts[1]), column, text)
+    if output.truncated and not answer.full:
+        answer.partial = "git grep wrote more than the search reads"
