@@ -8,10 +8,14 @@ The daemon's API gives whoever holds its token full control of the agent
   daemon deletes from the environment of the agents it starts), never argv,
   where every local user can read it; nothing here logs it;
 - the record that lets the package find the daemon again after a reload
-  (pid, port, token) is a 0600 file in a 0700 folder of the user's cache, and
-  a record is used only when it is still the user's own file, names a
-  loopback address and a live process of the user's, and the daemon behind
-  it refuses a request without the token.
+  (pid, its start token, port, token) is a 0600 file in a 0700 folder of the
+  user's cache, and a record is used only when it is still the user's own
+  file, names a loopback address and a live process of the user's that is
+  the one recorded (its start token: a pid is reused once its process has
+  gone, and a restart starts every count again), that process (or its
+  group) listens on the recorded port, and the daemon there refuses a
+  request without the token. Nothing is signalled on a record's word alone
+  either: Stop ends a group only while its leader is the process recorded.
 
 Everything here blocks (process start, file and socket reads): call it from
 the chat's thread or a worker of ours, never from Sublime's threads.
@@ -33,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..cli.process_identity import CannotTell, group_listener, same_process, start_token
 from ..cli.processes import kill_group, own_group_options
 from ..companion.lockfile import pid_alive, write_private_json
 from ..files.paths import HOST_STYLE, PathStyle, path_identity
@@ -72,6 +77,7 @@ class DaemonRecord:
     token: str = field(repr=False)  # a record in a log or a traceback shows no token
     folders: tuple[str, ...] = ()
     started_at: float = 0.0
+    process_start: str = ""  # the pid's start token (process_identity): "" trusts nothing
 
     def to_json(self) -> dict[str, object]:
         data = asdict(self)
@@ -90,7 +96,10 @@ class DaemonRecord:
             raise ValueError("the record's folders are not a list of paths")
         if not isinstance(started_at, (int, float)):
             raise ValueError("the record lacks its start time")
-        return cls(pid, port, host, token, tuple(folders), float(started_at))
+        process_start = data.get("process_start", "")  # absent: a record of an earlier version, never trusted
+        if not isinstance(process_start, str):
+            raise ValueError("the record's process start is not a string")
+        return cls(pid, port, host, token, tuple(folders), float(started_at), process_start)
 
     def describe(self) -> str:
         """For messages and logs: everything but the token."""
@@ -158,6 +167,11 @@ def is_users_process(pid: int) -> bool:
     return True
 
 
+def daemon_running(record: DaemonRecord) -> bool:
+    """The recorded daemon still runs: its pid names the process recorded."""
+    return same_process(record.pid, record.process_start)
+
+
 def write_record(path: Path, record: DaemonRecord) -> None:
     write_private_json(path, record.to_json())
 
@@ -202,8 +216,12 @@ def check_record(record: DaemonRecord, probe: Probe) -> None:
         raise DaemonRefused(f"{record.describe()} is not on a loopback address: not attached to")
     if not pid_alive(record.pid):
         raise StaleRecord(f"{record.describe()} has exited")
+    if not same_process(record.pid, record.process_start):
+        raise StaleRecord(f"{record.describe()} has exited: its pid now names another process "
+                          "(or the machine has restarted since)")
     if not is_users_process(record.pid):
         raise DaemonRefused(f"{record.describe()} is not running as this user: not attached to")
+    check_listener(record)
     try:
         without_token = probe(record, False)
         with_token = probe(record, True)
@@ -216,6 +234,21 @@ def check_record(record: DaemonRecord, probe: Probe) -> None:
         )
     if with_token != 200:
         raise DaemonRefused(f"{record.describe()} refuses its token (HTTP {with_token}): not attached to")
+
+
+def check_listener(record: DaemonRecord) -> None:
+    """The recorded process (or one of its group: a launcher may run node as
+    a child) listens on the recorded port: else the token would go to
+    whatever listens there. Where this cannot be told (Windows), the start
+    token's check stands alone: a live daemon holds its own port."""
+    try:
+        listener = group_listener(record.pid, record.port)
+    except CannotTell as unknown:
+        log.debug("serve: the port's owner is not checked: %s", unknown)
+        return
+    if listener is None:
+        raise DaemonRefused(f"{record.describe()} does not listen on port {record.port}: another process "
+                            "does, so it is not attached to (and is not sent the token)")
 
 
 @dataclass
@@ -252,12 +285,13 @@ def start_daemon(
         )
     finally:
         os.close(fd)
+    process_start = start_token(process.pid) or ""  # read at once: it is our child, alive or unreaped
     try:
         host, port = _wait_for_port(process, output, timeout)
     except BaseException:
         kill_group(process.pid)
         raise
-    record = DaemonRecord(process.pid, port, host, token, tuple(folders), time.time())
+    record = DaemonRecord(process.pid, port, host, token, tuple(folders), time.time(), process_start)
     log.info("started %s for %d folder(s)", record.describe(), len(folders))
     return StartedDaemon(process, record)
 
@@ -367,11 +401,16 @@ def attach_or_start(
     return Attached(started.record, started.process, note)
 
 
-def stop_daemon(record: DaemonRecord) -> None:
-    """End the daemon and its children (its process group: the agents it started)."""
-    if is_users_process(record.pid):
-        kill_group(record.pid)
-        log.info("stopped %s", record.describe())
+def stop_daemon(record: DaemonRecord) -> bool:
+    """End the daemon and its children (its process group: the agents it
+    started), only while its pid is still the process recorded: a reused pid
+    is another program's, whose group is left alone. True when it was ended."""
+    if not (daemon_running(record) and is_users_process(record.pid)):
+        log.info("%s is no longer running: nothing stopped", record.describe())
+        return False
+    kill_group(record.pid)
+    log.info("stopped %s", record.describe())
+    return True
 
 
 def stop_recorded(cache_dir: Path, folders: Sequence[str]) -> DaemonRecord | None:

@@ -62,8 +62,8 @@ from .daemon import (
     DaemonRefused,
     DaemonStatus,
     attach_or_start,
+    daemon_running,
     daemon_status,
-    is_users_process,
     stop_recorded,
 )
 from .http import Address, HttpError, request_json
@@ -450,7 +450,7 @@ class ServeBridge(AgentBridge):
         if attached is None or not self._live:
             return
         # A daemon this plugin host started is its child: until reaped it still answers a signal.
-        gone = attached.process.poll() is not None if attached.process is not None else not is_users_process(attached.record.pid)
+        gone = attached.process.poll() is not None if attached.process is not None else not daemon_running(attached.record)
         if gone:
             self._live = False
             for session in self._sessions.values():
