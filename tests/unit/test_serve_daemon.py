@@ -158,7 +158,7 @@ def test_a_record_others_can_read_is_not_used(tmp_path: Path) -> None:
     path = daemon.record_path(tmp_path, ["/w"])
     daemon.write_record(path, record())
     path.chmod(0o644)
-    with pytest.raises(DaemonRefused, match="readable by others"):
+    with pytest.raises(DaemonRefused, match="open to your group or others"):
         daemon.read_record(path)
 
 

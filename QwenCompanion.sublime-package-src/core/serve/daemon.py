@@ -195,8 +195,10 @@ def read_record(path: Path) -> DaemonRecord | None:
     if sys.platform != "win32":
         if info.st_uid != os.getuid():
             raise DaemonRefused(f"the daemon record {path} belongs to another user: not used")
-        if stat.S_IMODE(info.st_mode) & 0o077:
-            raise DaemonRefused(f"the daemon record {path} is readable by others: not used (its token may be known)")
+        if stat.S_IMODE(info.st_mode) & 0o077:  # the group's bits too: the token is the daemon's whole control
+            raise DaemonRefused(f"the daemon record {path} is open to your group or others (mode "
+                                f"{stat.S_IMODE(info.st_mode):o}): not used, as its token may be known; remove "
+                                "it to have a new daemon started")
     try:
         return DaemonRecord.from_json(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError) as error:
