@@ -378,13 +378,15 @@ def attach_or_start(
     probe: Probe = http_probe,
     web: bool = False,
     daemon_argv: Sequence[str] | None = None,
+    on_started: Callable[[DaemonRecord], object] | None = None,
 ) -> Attached:
     """The folders' daemon: the recorded one when it passes `check_record`,
     else (none recorded, or it has exited) a new one, recorded. A recorded
     daemon that fails a safety check raises DaemonRefused: it is the user's
     to look into, and another one on the same folders is not started.
     `daemon_argv`, when given, is the whole command line (the editor's, whose
-    login shell needs the flags inside its command); else `qwen_argv` + the flags."""
+    login shell needs the flags inside its command); else `qwen_argv` + the flags.
+    `on_started` is given a new daemon's record once it is written (its watchdog starts there)."""
     path = record_path(cache_dir, folders)
     found = read_record(path)
     note = "no daemon was recorded for these folders"
@@ -400,6 +402,8 @@ def attach_or_start(
     started = start_daemon(argv, folders[0], serve_env(base_env, token), token,
                            folders, output_path(cache_dir, folders))
     write_record(path, started.record)
+    if on_started is not None:
+        on_started(started.record)
     return Attached(started.record, started.process, note)
 
 
