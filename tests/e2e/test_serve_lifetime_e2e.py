@@ -22,14 +22,22 @@ from tests.support.processes import alive, descendants
 pytestmark = pytest.mark.e2e
 
 
-def kept_running(chat: RealChat, qwen_cli: QwenCli) -> int:
+def kept_running(chat: RealChat, qwen_cli: QwenCli, idle_minutes: float = 60) -> int:
     """A daemon kept running after a first answer; its pid."""
     chat.editor.settings({"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)],
-                          "chat_transport": "serve", "serve_keep_running": True})
+                          "chat_transport": "serve", "serve_keep_running": True, "serve_idle_minutes": idle_minutes})
     chat.model.queue("First.")
     chat.send("first")
     assert chat.ended() == ["end_turn"]
     return daemon_pid(chat)
+
+
+def watchdogs_of(chat: RealChat) -> list[int]:
+    """The watchdogs running for daemons of this editor (their script is in its cache folder)."""
+    cache = str(Path(chat.editor.host.app.cache_dir))
+    return [int(entry.name) for entry in Path("/proc").iterdir()
+            if entry.name.isdigit() and "serve_watchdog" in command_of(int(entry.name))
+            and cache in command_of(int(entry.name))]
 
 
 def record_file(chat: RealChat) -> Path:
@@ -70,27 +78,38 @@ def group_of(pid: int) -> list[int]:
     return [pid, *descendants(pid)]
 
 
+def test_a_daemon_the_chat_starts_gets_a_detached_watchdog(serve_chat: RealChat, qwen_cli: QwenCli) -> None:
+    kept_running(serve_chat, qwen_cli)
+    watchdogs = serve_chat.host.wait_for(lambda: watchdogs_of(serve_chat), timeout=WAIT)
+    assert len(watchdogs) == 1
+    assert watchdogs[0] not in descendants(os.getpid())  # detached: never a zombie of the plugin host
+
+
 def test_the_watchdog_keeps_a_daemon_with_a_chat_and_ends_it_idle_after_the_chat_closes(
     serve_chat: RealChat, qwen_cli: QwenCli
 ) -> None:
-    """Sublime gone or not: the daemon the chat started ends with its agents
-    once no chat is attached and no turn runs for serve_idle_minutes."""
-    idle_seconds = 8.0  # past the first session's opening on a loaded machine, which is not a client yet
-    serve_chat.editor.settings({"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)],
-                                "chat_transport": "serve", "serve_keep_running": True,
-                                "serve_idle_minutes": idle_seconds / 60})
-    serve_chat.model.queue("Watched.")
-    serve_chat.send("hello")
-    assert serve_chat.ended() == ["end_turn"]
-    pid = daemon_pid(serve_chat)
-    watchdogs = [each for each in descendants(os.getpid()) if "serve_watchdog" in command_of(each)]
-    assert len(watchdogs) == 1, watchdogs
+    """Sublime gone or not, the daemon ends with its agents once no chat is
+    attached and no turn runs for serve_idle_minutes. The watchdog is started
+    here once the chat is attached, as the package starts it (a few seconds'
+    idle time would otherwise end the daemon before a loaded machine opens
+    its first session)."""
+    pid = kept_running(serve_chat, qwen_cli, idle_minutes=0)  # 0: the package starts no watchdog
+    assert watchdogs_of(serve_chat) == []
+    idle_seconds = 3.0
+    record = next(iter(sys.modules[f"{PACKAGE}.core.serve.daemon"].recorded_daemons(
+        Path(serve_chat.editor.host.app.cache_dir) / "QwenCompanion"))).record
+    agents = sys.modules[f"{PACKAGE}.plugin.chat.agent.agents"]
+    sys.modules[f"{PACKAGE}.core.serve.watchdog"].start_watchdog(
+        record, agents.watchdog_script(), Path(serve_chat.editor.host.app.cache_dir) / "QwenCompanion",
+        idle_seconds / 60, dict(os.environ))
+    watchdogs = serve_chat.host.wait_for(lambda: watchdogs_of(serve_chat), timeout=WAIT)
     tree = group_of(pid)
     assert len(tree) > 1  # the daemon and its agent
-    time.sleep(idle_seconds * 2)  # the chat stays attached: not idle
+    time.sleep(idle_seconds * 3)  # the chat stays attached: not idle
     assert all(alive(each) for each in tree)
-    rss = next((line for line in Path(f"/proc/{watchdogs[0]}/status").read_text().splitlines()
-                if line.startswith("VmRSS")), "")
+    rss = " ".join(line.split(None, 1)[1].strip() + " " + line.split(":")[0] for line in
+                   Path(f"/proc/{watchdogs[0]}/status").read_text().splitlines()
+                   if line.startswith(("VmRSS", "RssAnon")))
     serve_chat.host.user.run_command("qwen_chat_close")
     closed = time.monotonic()
     deadline = closed + WAIT
@@ -101,7 +120,8 @@ def test_the_watchdog_keeps_a_daemon_with_a_chat_and_ends_it_idle_after_the_chat
     while alive(watchdogs[0]):
         assert time.monotonic() < deadline
         time.sleep(0.1)
-    print(f"the daemon ended {ended_after:.1f} s after its last chat closed (idle time {idle_seconds} s); the watchdog's {rss}")
+    print(f"the daemon ended {ended_after:.1f} s after its last chat closed (idle time {idle_seconds} s); "
+          f"the watchdog's {rss}")
 
 
 def command_of(pid: int) -> str:

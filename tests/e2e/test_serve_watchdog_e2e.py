@@ -82,10 +82,11 @@ def stand_in() -> Iterator[StandIn]:
 
 def watch(qwen_cli: QwenCli, daemon: StandIn, folders: list[str], idle_minutes: float = IDLE_MINUTES
           ) -> subprocess.Popen[bytes]:
-    """The watchdog as core/serve/watchdog.py starts it: its settings on stdin."""
+    """The watchdog's watching copy (the one the package's launch starts
+    detached; test_serve_lifetime_e2e.py has the launch), its settings on stdin."""
     record = DaemonRecord(daemon.process.pid, daemon.port, "127.0.0.1", TOKEN, tuple(folders), time.time(), "x")
-    watchdog = subprocess.Popen([str(qwen_cli.node), str(SCRIPT)], stdin=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+    watchdog = subprocess.Popen([str(qwen_cli.node), str(SCRIPT), "--watching"], stdin=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
     assert watchdog.stdin is not None
     watchdog.stdin.write(json.dumps(watchdog_settings(record, idle_minutes)).encode())
     watchdog.stdin.close()

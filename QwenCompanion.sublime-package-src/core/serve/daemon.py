@@ -423,9 +423,70 @@ def stop_recorded(cache_dir: Path, folders: Sequence[str]) -> DaemonRecord | Non
     """Forget the folders' recorded daemon, then stop it; the record, or None when there was none.
     Forgotten first, so no status or attach finds a record of a daemon in its end.
     A record that is not the user's private file is left alone (DaemonRefused)."""
-    path = record_path(cache_dir, folders)
+    return _stop_at(record_path(cache_dir, folders))
+
+
+def _stop_at(path: Path) -> DaemonRecord | None:
     found = read_record(path)
     if found is not None:
         remove_record(path)
         stop_daemon(found)
     return found
+
+
+RECORD_KEY = re.compile(r"[0-9a-f]{32}")  # folders_key's form: a key from a command names no other file
+
+
+@dataclass(frozen=True)
+class RecordedDaemon:
+    """A daemon the package started, as its record says (Diagnose's list)."""
+
+    key: str
+    record: DaemonRecord | None  # None: the record is refused (`problem` says why)
+    problem: str = ""
+
+    @property
+    def running(self) -> bool:
+        return self.record is not None and daemon_running(self.record)
+
+
+def recorded_daemons(cache_dir: Path) -> list[RecordedDaemon]:
+    """Every daemon record in the cache folder (blocks: file reads, a process's start)."""
+    found: list[RecordedDaemon] = []
+    for path in sorted((cache_dir / RECORD_FOLDER).glob("*.json")):
+        if not RECORD_KEY.fullmatch(path.stem):
+            continue
+        try:
+            record = read_record(path)
+        except DaemonRefused as refused:
+            found.append(RecordedDaemon(path.stem, None, str(refused)))
+            continue
+        if record is not None:
+            found.append(RecordedDaemon(path.stem, record))
+    return found
+
+
+def sweep_records(cache_dir: Path) -> list[str]:
+    """At the package's start: forget the records of daemons that have exited
+    (or ran before a restart), and stop those whose folder is gone; what was
+    done, for the log. A refused record is left for the user to look into."""
+    done: list[str] = []
+    for daemon in recorded_daemons(cache_dir):
+        record = daemon.record
+        if record is None:
+            continue
+        gone = next((folder for folder in record.folders if not os.path.isdir(folder)), None)
+        if daemon.running and gone is None:
+            continue
+        remove_record(cache_dir / RECORD_FOLDER / f"{daemon.key}.json")
+        if daemon.running and stop_daemon(record):
+            done.append(f"stopped {record.describe()}: its folder {gone} is gone")
+        else:
+            done.append(f"forgot {record.describe()}: it no longer runs")
+    return done
+
+
+def stop_by_key(cache_dir: Path, key: str) -> DaemonRecord | None:
+    """Diagnose's Stop: forget and stop the daemon recorded under `key`
+    (None when there is none; DaemonRefused when its record is refused)."""
+    return _stop_at(cache_dir / RECORD_FOLDER / f"{key}.json") if RECORD_KEY.fullmatch(key) else None

@@ -10,10 +10,11 @@
 
 const fs = require("fs");
 const http = require("http");
-const { spawnSync } = require("child_process");
+const { spawn, spawnSync } = require("child_process");
 
 const REQUEST_TIMEOUT_MS = 10000;
 const TERM_GRACE_MS = 5000;
+const WATCHING = "--watching"; // the detached copy that watches
 
 function log(message) {
   process.stderr.write(`qwen serve watchdog: ${message}\n`);
@@ -129,7 +130,20 @@ async function watch(settings) {
   }
 }
 
-readSettings().then(watch).catch((error) => {
-  log(`stopped: ${error && error.message}`);
-  process.exitCode = 1;
-});
+// Started by the package, it starts itself again detached and exits, so it is
+// never a child the plugin host must reap (nor a zombie of it once it ends).
+function detach(settings) {
+  const child = spawn(process.execPath, [__filename, WATCHING], {
+    detached: true,
+    stdio: ["pipe", "inherit", "inherit"],
+    windowsHide: true,
+  });
+  child.stdin.end(JSON.stringify(settings));
+  child.unref();
+}
+
+readSettings().then((settings) => (process.argv.includes(WATCHING) ? watch(settings) : detach(settings)))
+  .catch((error) => {
+    log(`stopped: ${error && error.message}`);
+    process.exitCode = 1;
+  });

@@ -7,9 +7,10 @@ process group after `serve_idle_minutes` with no client and no running turn
 active prompts, pending permissions, active work), or once one of its
 folders is gone, and ends itself when the daemon is gone.
 
-It is run by the node that runs the daemon (no other runtime), detached in a
-process group of its own so it outlives the plugin host, and is given its
-settings, the token among them, on stdin: never argv. Blocks (a process
+It is run by the node that runs the daemon (no other runtime), which starts
+it again detached, in a process group of its own, and exits: it outlives
+the plugin host and is never a child left for it to reap. Its settings, the
+token among them, go on stdin: never argv. Blocks (a process
 start, a file write): never on Sublime's threads."""
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ SCRIPT_NAME = "serve_watchdog.js"
 MIN_POLL_MS = 500
 MAX_POLL_MS = 30_000
 POLLS_PER_IDLE_TIME = 6
+LAUNCH_TIMEOUT_SECONDS = 10.0
 
 
 def poll_ms(idle_ms: int) -> int:
@@ -72,8 +74,9 @@ def script_path(cache_dir: Path, script: str) -> Path:
 
 def start_watchdog(record: DaemonRecord, script: str, cache_dir: Path, idle_minutes: float,
                    base_env: Mapping[str, str]) -> subprocess.Popen[bytes] | None:
-    """Start the daemon's watchdog; None when idle_minutes is 0 (never ends)
-    or no node runs the daemon (said in the log)."""
+    """Start the daemon's watchdog (the launcher's process, ended once it has
+    handed over); None when idle_minutes is 0 (never ends) or no node runs
+    the daemon (said in the log)."""
     if idle_minutes <= 0:
         return None
     node = daemon_node(record)
@@ -92,6 +95,9 @@ def start_watchdog(record: DaemonRecord, script: str, cache_dir: Path, idle_minu
     assert process.stdin is not None
     with process.stdin:
         process.stdin.write(json.dumps(watchdog_settings(record, idle_minutes)).encode("utf-8"))
-    log.info("serve: a watchdog (pid %d) ends %s after %g idle minute(s)", process.pid, record.describe(),
-             idle_minutes)
+    try:  # it starts the watchdog detached, then exits: reaped here, as no zombie is left
+        process.wait(LAUNCH_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        log.warning("serve: the watchdog of %s took long to start", record.describe())
+    log.info("serve: a watchdog ends %s after %g idle minute(s)", record.describe(), idle_minutes)
     return process
