@@ -24,6 +24,7 @@ from .plugin.actions.jobs import actions
 from .plugin.actions.models import QwenChooseActionModelCommand
 from .plugin.actions.send_to_terminal import QwenSendSelectionToTerminalCommand
 from .plugin.chat.agent.prestart import prestart_all
+from .plugin.chat.agent.serve_daemon import sweep_serve_daemons
 from .plugin.chat.chat_commands import (
     QwenChatCancelCommand,
     QwenChatCommand,
@@ -205,6 +206,7 @@ def preload_libraries() -> None:
 def after_start() -> None:
     """Once the servers run and the libraries are imported."""
     prestart_all()
+    sweep_serve_daemons()  # a daemon whose folder is gone ends
     # Chat tabs left by an earlier load are adopted on the main thread.
     if any(left_chat_tab(view) for window in sublime.windows() for view in window.views()):
         sublime.set_timeout(adopt_chat_views)

@@ -35,6 +35,7 @@ from ..core.files.paths import path_identity, path_style
 from ..core.login_shell import probe_cli_in_login_shell, qwen_command_suggestion
 from .background import in_background
 from .chat.agent.chat_report import chat_report
+from .chat.agent.serve_daemon import add_stop_links
 from .companion import terminal
 from .companion.companions import companions
 from .paths import path_display
@@ -162,6 +163,7 @@ def show_report(window: sublime.Window, text: str) -> None:
     view.set_read_only(False)
     view.run_command("qwen_replace_report", {"text": text})
     view.set_read_only(True)
+    add_stop_links(view)  # the serve daemons' rows
     window.focus_view(view)
 
 

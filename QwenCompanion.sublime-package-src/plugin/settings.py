@@ -97,6 +97,10 @@ def _report(key: str, value: object, problem: str) -> None:
         log.warning("the setting %s %s (it is %s)", key, problem, shown)
 
 
+def _is_minutes(value: object) -> bool:
+    return _is_number(value) and isinstance(value, (int, float)) and value >= 0
+
+
 def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -163,6 +167,8 @@ class Settings:
         # "serve": chats run on a `qwen serve` daemon, whose agent writes files itself (past the editor's checks).
         self.chat_transport: str = read.choice("chat_transport", "stdio", ("stdio", "serve"))
         self.serve_keep_running: bool = read.boolean("serve_keep_running", True)
+        self.serve_idle_minutes: int | float = read.read(
+            "serve_idle_minutes", 60, _is_minutes, "a number of minutes, 0 or more")
         # Where New Chat in a Worktree puts worktrees ("": the package's cache folder).
         self.worktrees_folder: str = read.read("worktrees_folder", "", lambda value: isinstance(value, str), "a string")
         self.worktree_apply_conflicts: str = read.choice("worktree_apply_conflicts", "markers", ("markers", "refuse"))

@@ -17,6 +17,7 @@ from tests.e2e.test_chat_e2e import WAIT, RealChat
 from tests.e2e.test_chat_queue_e2e import do, driver_of
 from tests.rig.fake_model import Reply, read_file, user_texts
 from tests.support.editor import PACKAGE
+from tests.unit.test_serve_steer import words_filling_the_limit_with
 
 pytestmark = pytest.mark.e2e
 
@@ -107,3 +108,28 @@ def test_a_steer_with_the_editors_context_brings_it_to_the_next_model_request(
     later = "\n".join(user_texts(requests[1]))
     assert "check the selected line" in later and "app.py" in later and "SELECTED_LINE = 42" in later, later[-2000:]
     serve_chat.host.wait_for(lambda: steered_events(serve_chat) == [("check the selected line", False)], timeout=WAIT)
+
+
+def test_steer_is_offered_up_to_the_daemons_limit_and_the_daemon_takes_it(
+    serve_chat: RealChat, workspace: Path
+) -> None:
+    """The daemon counts the whole message as sent (the linked file's line
+    too) in UTF-16 units: a steer one emoji past that is not offered, one
+    at it is offered and taken."""
+    a_turn_reading_the_notes(serve_chat, workspace, "Took the long steer.")
+    link: dict[str, object] = {"type": "resource_link", "uri": (workspace / "app.py").as_uri(), "name": "app.py",
+                               "description": "The user's active file."}
+    words = words_filling_the_limit_with([link], "\N{GRINNING FACE}")
+    conversation = serve_chat.chat().conversation
+    assert conversation.send(words + "\N{GRINNING FACE}", [link])
+    serve_chat.host.wait_for(lambda: len(conversation.queue) == 1, timeout=WAIT)
+    serve_chat.host.user.run_command("qwen_chat_queued")
+    serve_chat.host.user.choose_quick_panel(0)
+    steer = sys.modules[f"{PACKAGE}.plugin.chat.prompts.queue_commands"].STEER
+    assert steer not in serve_chat.host.quick_panels[-1].items  # the daemon would refuse it
+    serve_chat.host.user.cancel_quick_panel()
+    conversation.queue.remove(conversation.queue.prompts()[0])
+    steer_from_the_queue_list(serve_chat, words, [link])
+    assert serve_chat.ended() == ["end_turn"]
+    serve_chat.host.wait_for(lambda: [late for _, late in steered_events(serve_chat)] == [False], timeout=WAIT)
+    assert "not steered" not in serve_chat.transcript()

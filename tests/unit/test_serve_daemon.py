@@ -4,6 +4,7 @@ prints once it listens and writes down the argv and token it was given."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -24,12 +25,16 @@ TOKEN = "f00d" * 16
 
 STAND_IN = textwrap.dedent(
     """
-    import json, os, sys, time
+    import json, os, socket, sys, time
     report, host = sys.argv[1], sys.argv[2]
     with open(report, "w") as out:
         json.dump({"argv": sys.argv, "token": os.environ.get("QWEN_SERVER_TOKEN")}, out)
     if host != "exit":
-        print(f"qwen serve listening on http://{host}:4711 (mode=http-bridge, workspace=/w)", flush=True)
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        print(f"qwen serve listening on http://{host}:{port} (mode=http-bridge, workspace=/w)", flush=True)
         time.sleep(60)
     """
 )
@@ -71,7 +76,7 @@ def test_the_daemon_gets_its_token_from_the_environment_and_nowhere_else(
     args = report["argv"][3:]
     assert args[:8] == ["serve", "--hostname", "127.0.0.1", "--port", "0", "--require-auth", "--no-web",
                         "--workspace"]
-    assert (found.record.host, found.record.port, found.record.token) == ("127.0.0.1", 4711, TOKEN)
+    assert (found.record.host, found.record.token) == ("127.0.0.1", TOKEN) and found.record.port > 0
     assert TOKEN not in caplog.text
     assert TOKEN not in repr(found.record.describe())
     output = daemon.output_path(tmp_path / "cache", [str(tmp_path)])
@@ -153,7 +158,7 @@ def test_a_record_others_can_read_is_not_used(tmp_path: Path) -> None:
     path = daemon.record_path(tmp_path, ["/w"])
     daemon.write_record(path, record())
     path.chmod(0o644)
-    with pytest.raises(DaemonRefused, match="readable by others"):
+    with pytest.raises(DaemonRefused, match="open to your group or others"):
         daemon.read_record(path)
 
 
@@ -170,31 +175,37 @@ def secure_probe(found: DaemonRecord, with_token: bool) -> int:
     return 200 if with_token else 401
 
 
-def test_a_live_loopback_daemon_that_requires_its_token_is_attached_to() -> None:
-    daemon.check_record(record(), secure_probe)
+@pytest.fixture
+def running(stand_in: Path, tmp_path: Path, started_pids: list[int]) -> DaemonRecord:
+    """The record of a live stand-in daemon listening on its port."""
+    return start(stand_in, tmp_path, "127.0.0.1", started_pids).record
 
 
-def test_a_daemon_off_loopback_is_not_attached_to() -> None:
+def test_a_live_loopback_daemon_that_requires_its_token_is_attached_to(running: DaemonRecord) -> None:
+    daemon.check_record(running, secure_probe)
+
+
+def test_a_daemon_off_loopback_is_not_attached_to(running: DaemonRecord) -> None:
     with pytest.raises(DaemonRefused, match="loopback"):
-        daemon.check_record(record(host="10.0.0.2"), secure_probe)
+        daemon.check_record(dataclasses.replace(running, host="10.0.0.2"), secure_probe)
 
 
-def test_a_daemon_that_answers_without_a_token_is_not_attached_to() -> None:
+def test_a_daemon_that_answers_without_a_token_is_not_attached_to(running: DaemonRecord) -> None:
     with pytest.raises(DaemonRefused, match="without a token"):
-        daemon.check_record(record(), lambda found, with_token: 200)
+        daemon.check_record(running, lambda found, with_token: 200)
 
 
-def test_a_daemon_that_refuses_the_token_is_not_attached_to() -> None:
+def test_a_daemon_that_refuses_the_token_is_not_attached_to(running: DaemonRecord) -> None:
     with pytest.raises(DaemonRefused, match="refuses its token"):
-        daemon.check_record(record(), lambda found, with_token: 401)
+        daemon.check_record(running, lambda found, with_token: 401)
 
 
-def test_a_daemon_that_does_not_answer_is_not_attached_to() -> None:
+def test_a_daemon_that_does_not_answer_is_not_attached_to(running: DaemonRecord) -> None:
     def silent(found: DaemonRecord, with_token: bool) -> int:
         raise ConnectionRefusedError(111, "Connection refused")
 
     with pytest.raises(daemon.StaleRecord, match="does not answer"):
-        daemon.check_record(record(), silent)
+        daemon.check_record(running, silent)
 
 
 def test_a_dead_daemon_is_not_attached_to() -> None:
@@ -205,13 +216,13 @@ def test_a_dead_daemon_is_not_attached_to() -> None:
 
 
 @posix_only
-def test_a_daemon_of_another_user_is_not_attached_to(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_daemon_of_another_user_is_not_attached_to(running: DaemonRecord, monkeypatch: pytest.MonkeyPatch) -> None:
     def not_permitted(pid: int, signal: int) -> None:
         raise PermissionError(1, "Operation not permitted")
 
     monkeypatch.setattr(daemon.os, "kill", not_permitted)
     with pytest.raises(DaemonRefused, match="not running as this user"):
-        daemon.check_record(record(), secure_probe)
+        daemon.check_record(running, secure_probe)
 
 
 # --- attach or start ----------------------------------------------------------------

@@ -200,3 +200,24 @@ def test_a_steer_past_the_daemons_limits_is_none() -> None:
     assert steer_of("   ", []) is None
     assert steer_of("", [SELECTION] * 257) is None
     assert steer_of("", [SELECTION]) is not None  # media alone is a steer
+
+
+LINK = {"type": "resource_link", "uri": "file:///p/app.py", "name": "app.py", "description": "The user's active file."}
+
+
+def words_filling_the_limit_with(context: list[dict[str, object]], unit: str) -> str:
+    """Words that, sent with `context`, make a message of exactly the daemon's
+    16,384 UTF-16 units (`unit` one character of one or two units)."""
+    rest = 16 * 1024 - len((steer_of("x", context) or pytest.fail("no steer")).message.encode("utf-16-le")) // 2 + 1
+    width = len(unit.encode("utf-16-le")) // 2
+    return unit * (rest // width) + "x" * (rest % width)
+
+
+@pytest.mark.parametrize("unit", ["x", "\N{GRINNING FACE}"])
+def test_the_limit_counts_the_whole_message_as_the_daemon_does(unit: str) -> None:
+    """The daemon counts the message it gets (the linked file's line too) in
+    JavaScript's units: a steer is offered up to that limit and not past it."""
+    words = words_filling_the_limit_with([LINK], unit)
+    at_the_limit = steer_of(words, [LINK])
+    assert at_the_limit is not None and len(at_the_limit.message.encode("utf-16-le")) // 2 == 16 * 1024
+    assert steer_of(words + unit, [LINK]) is None

@@ -8,10 +8,14 @@ The daemon's API gives whoever holds its token full control of the agent
   daemon deletes from the environment of the agents it starts), never argv,
   where every local user can read it; nothing here logs it;
 - the record that lets the package find the daemon again after a reload
-  (pid, port, token) is a 0600 file in a 0700 folder of the user's cache, and
-  a record is used only when it is still the user's own file, names a
-  loopback address and a live process of the user's, and the daemon behind
-  it refuses a request without the token.
+  (pid, its start token, port, token) is a 0600 file in a 0700 folder of the
+  user's cache, and a record is used only when it is still the user's own
+  file, names a loopback address and a live process of the user's that is
+  the one recorded (its start token: a pid is reused once its process has
+  gone, and a restart starts every count again), that process (or its
+  group) listens on the recorded port, and the daemon there refuses a
+  request without the token. Nothing is signalled on a record's word alone
+  either: Stop ends a group only while its leader is the process recorded.
 
 Everything here blocks (process start, file and socket reads): call it from
 the chat's thread or a worker of ours, never from Sublime's threads.
@@ -33,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..cli.process_identity import CannotTell, group_listener, same_process, start_token
 from ..cli.processes import kill_group, own_group_options
 from ..companion.lockfile import pid_alive, write_private_json
 from ..files.paths import HOST_STYLE, PathStyle, path_identity
@@ -72,6 +77,7 @@ class DaemonRecord:
     token: str = field(repr=False)  # a record in a log or a traceback shows no token
     folders: tuple[str, ...] = ()
     started_at: float = 0.0
+    process_start: str = ""  # the pid's start token (process_identity): "" trusts nothing
 
     def to_json(self) -> dict[str, object]:
         data = asdict(self)
@@ -90,7 +96,10 @@ class DaemonRecord:
             raise ValueError("the record's folders are not a list of paths")
         if not isinstance(started_at, (int, float)):
             raise ValueError("the record lacks its start time")
-        return cls(pid, port, host, token, tuple(folders), float(started_at))
+        process_start = data.get("process_start", "")  # absent: a record of an earlier version, never trusted
+        if not isinstance(process_start, str):
+            raise ValueError("the record's process start is not a string")
+        return cls(pid, port, host, token, tuple(folders), float(started_at), process_start)
 
     def describe(self) -> str:
         """For messages and logs: everything but the token."""
@@ -158,6 +167,11 @@ def is_users_process(pid: int) -> bool:
     return True
 
 
+def daemon_running(record: DaemonRecord) -> bool:
+    """The recorded daemon still runs: its pid names the process recorded."""
+    return same_process(record.pid, record.process_start)
+
+
 def write_record(path: Path, record: DaemonRecord) -> None:
     write_private_json(path, record.to_json())
 
@@ -181,8 +195,10 @@ def read_record(path: Path) -> DaemonRecord | None:
     if sys.platform != "win32":
         if info.st_uid != os.getuid():
             raise DaemonRefused(f"the daemon record {path} belongs to another user: not used")
-        if stat.S_IMODE(info.st_mode) & 0o077:
-            raise DaemonRefused(f"the daemon record {path} is readable by others: not used (its token may be known)")
+        if stat.S_IMODE(info.st_mode) & 0o077:  # the group's bits too: the token is the daemon's whole control
+            raise DaemonRefused(f"the daemon record {path} is open to your group or others (mode "
+                                f"{stat.S_IMODE(info.st_mode):o}): not used, as its token may be known; remove "
+                                "it to have a new daemon started")
     try:
         return DaemonRecord.from_json(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError) as error:
@@ -202,8 +218,12 @@ def check_record(record: DaemonRecord, probe: Probe) -> None:
         raise DaemonRefused(f"{record.describe()} is not on a loopback address: not attached to")
     if not pid_alive(record.pid):
         raise StaleRecord(f"{record.describe()} has exited")
+    if not same_process(record.pid, record.process_start):
+        raise StaleRecord(f"{record.describe()} has exited: its pid now names another process "
+                          "(or the machine has restarted since)")
     if not is_users_process(record.pid):
         raise DaemonRefused(f"{record.describe()} is not running as this user: not attached to")
+    check_listener(record)
     try:
         without_token = probe(record, False)
         with_token = probe(record, True)
@@ -216,6 +236,21 @@ def check_record(record: DaemonRecord, probe: Probe) -> None:
         )
     if with_token != 200:
         raise DaemonRefused(f"{record.describe()} refuses its token (HTTP {with_token}): not attached to")
+
+
+def check_listener(record: DaemonRecord) -> None:
+    """The recorded process (or one of its group: a launcher may run node as
+    a child) listens on the recorded port: else the token would go to
+    whatever listens there. Where this cannot be told (Windows), the start
+    token's check stands alone: a live daemon holds its own port."""
+    try:
+        listener = group_listener(record.pid, record.port)
+    except CannotTell as unknown:
+        log.debug("serve: the port's owner is not checked: %s", unknown)
+        return
+    if listener is None:
+        raise DaemonRefused(f"{record.describe()} does not listen on port {record.port}: another process "
+                            "does, so it is not attached to (and is not sent the token)")
 
 
 @dataclass
@@ -252,12 +287,13 @@ def start_daemon(
         )
     finally:
         os.close(fd)
+    process_start = start_token(process.pid) or ""  # read at once: it is our child, alive or unreaped
     try:
         host, port = _wait_for_port(process, output, timeout)
     except BaseException:
         kill_group(process.pid)
         raise
-    record = DaemonRecord(process.pid, port, host, token, tuple(folders), time.time())
+    record = DaemonRecord(process.pid, port, host, token, tuple(folders), time.time(), process_start)
     log.info("started %s for %d folder(s)", record.describe(), len(folders))
     return StartedDaemon(process, record)
 
@@ -342,13 +378,15 @@ def attach_or_start(
     probe: Probe = http_probe,
     web: bool = False,
     daemon_argv: Sequence[str] | None = None,
+    on_started: Callable[[DaemonRecord], object] | None = None,
 ) -> Attached:
     """The folders' daemon: the recorded one when it passes `check_record`,
     else (none recorded, or it has exited) a new one, recorded. A recorded
     daemon that fails a safety check raises DaemonRefused: it is the user's
     to look into, and another one on the same folders is not started.
     `daemon_argv`, when given, is the whole command line (the editor's, whose
-    login shell needs the flags inside its command); else `qwen_argv` + the flags."""
+    login shell needs the flags inside its command); else `qwen_argv` + the flags.
+    `on_started` is given a new daemon's record once it is written (its watchdog starts there)."""
     path = record_path(cache_dir, folders)
     found = read_record(path)
     note = "no daemon was recorded for these folders"
@@ -364,23 +402,91 @@ def attach_or_start(
     started = start_daemon(argv, folders[0], serve_env(base_env, token), token,
                            folders, output_path(cache_dir, folders))
     write_record(path, started.record)
+    if on_started is not None:
+        on_started(started.record)
     return Attached(started.record, started.process, note)
 
 
-def stop_daemon(record: DaemonRecord) -> None:
-    """End the daemon and its children (its process group: the agents it started)."""
-    if is_users_process(record.pid):
-        kill_group(record.pid)
-        log.info("stopped %s", record.describe())
+def stop_daemon(record: DaemonRecord) -> bool:
+    """End the daemon and its children (its process group: the agents it
+    started), only while its pid is still the process recorded: a reused pid
+    is another program's, whose group is left alone. True when it was ended."""
+    if not (daemon_running(record) and is_users_process(record.pid)):
+        log.info("%s is no longer running: nothing stopped", record.describe())
+        return False
+    kill_group(record.pid)
+    log.info("stopped %s", record.describe())
+    return True
 
 
 def stop_recorded(cache_dir: Path, folders: Sequence[str]) -> DaemonRecord | None:
     """Forget the folders' recorded daemon, then stop it; the record, or None when there was none.
     Forgotten first, so no status or attach finds a record of a daemon in its end.
     A record that is not the user's private file is left alone (DaemonRefused)."""
-    path = record_path(cache_dir, folders)
+    return _stop_at(record_path(cache_dir, folders))
+
+
+def _stop_at(path: Path) -> DaemonRecord | None:
     found = read_record(path)
     if found is not None:
         remove_record(path)
         stop_daemon(found)
     return found
+
+
+RECORD_KEY = re.compile(r"[0-9a-f]{32}")  # folders_key's form: a key from a command names no other file
+
+
+@dataclass(frozen=True)
+class RecordedDaemon:
+    """A daemon the package started, as its record says (Diagnose's list)."""
+
+    key: str
+    record: DaemonRecord | None  # None: the record is refused (`problem` says why)
+    problem: str = ""
+
+    @property
+    def running(self) -> bool:
+        return self.record is not None and daemon_running(self.record)
+
+
+def recorded_daemons(cache_dir: Path) -> list[RecordedDaemon]:
+    """Every daemon record in the cache folder (blocks: file reads, a process's start)."""
+    found: list[RecordedDaemon] = []
+    for path in sorted((cache_dir / RECORD_FOLDER).glob("*.json")):
+        if not RECORD_KEY.fullmatch(path.stem):
+            continue
+        try:
+            record = read_record(path)
+        except DaemonRefused as refused:
+            found.append(RecordedDaemon(path.stem, None, str(refused)))
+            continue
+        if record is not None:
+            found.append(RecordedDaemon(path.stem, record))
+    return found
+
+
+def sweep_records(cache_dir: Path) -> list[str]:
+    """At the package's start: forget the records of daemons that have exited
+    (or ran before a restart), and stop those whose folder is gone; what was
+    done, for the log. A refused record is left for the user to look into."""
+    done: list[str] = []
+    for daemon in recorded_daemons(cache_dir):
+        record = daemon.record
+        if record is None:
+            continue
+        gone = next((folder for folder in record.folders if not os.path.isdir(folder)), None)
+        if daemon.running and gone is None:
+            continue
+        remove_record(cache_dir / RECORD_FOLDER / f"{daemon.key}.json")
+        if daemon.running and stop_daemon(record):
+            done.append(f"stopped {record.describe()}: its folder {gone} is gone")
+        else:
+            done.append(f"forgot {record.describe()}: it no longer runs")
+    return done
+
+
+def stop_by_key(cache_dir: Path, key: str) -> DaemonRecord | None:
+    """Diagnose's Stop: forget and stop the daemon recorded under `key`
+    (None when there is none; DaemonRefused when its record is refused)."""
+    return _stop_at(cache_dir / RECORD_FOLDER / f"{key}.json") if RECORD_KEY.fullmatch(key) else None

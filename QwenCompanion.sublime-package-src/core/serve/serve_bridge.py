@@ -59,16 +59,18 @@ from ..chat.transcript.render import chunk_text
 from ..json_types import JsonObject
 from .daemon import (
     Attached,
+    DaemonRecord,
     DaemonRefused,
     DaemonStatus,
     attach_or_start,
+    daemon_running,
     daemon_status,
-    is_users_process,
     stop_recorded,
 )
 from .http import Address, HttpError, request_json
 from .session import ServeError, ServeSession, SessionGone
 from .steer import steer_of
+from .watchdog import start_watchdog
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +161,8 @@ class ServeCommand(AgentCommand):
     folders: tuple[str, ...] = ()
     cache_dir: Path = field(default_factory=Path)
     keep_running: bool = True
+    idle_minutes: float = 0.0  # the watchdog ends a daemon idle this long (0: never)
+    watchdog_script: str = ""  # serve_watchdog.js's text ("": no watchdog)
 
 
 class ServeBridge(AgentBridge):
@@ -186,7 +190,8 @@ class ServeBridge(AgentBridge):
         command = self._serve
         try:
             self.attached = await asyncio.get_running_loop().run_in_executor(None, lambda: attach_or_start(
-                command.cache_dir, command.folders, [], command.env, daemon_argv=command.argv))
+                command.cache_dir, command.folders, [], command.env, daemon_argv=command.argv,
+                on_started=self._watch))
         except DaemonRefused as refused:
             raise AgentError(f"the qwen serve daemon was not used: {refused}") from refused
         if self.attached.note:
@@ -210,6 +215,12 @@ class ServeBridge(AgentBridge):
                                                          resume=SessionResumeCapabilities())),
         )
         return self.initialized
+
+    def _watch(self, record: DaemonRecord) -> None:
+        """A daemon we started gets its watchdog (it may outlive Sublime)."""
+        command = self._serve
+        if command.watchdog_script:
+            start_watchdog(record, command.watchdog_script, command.cache_dir, command.idle_minutes, command.env)
 
     def status(self) -> DaemonStatus:
         """GET /daemon/status (blocks: never on Sublime's threads)."""
@@ -450,7 +461,7 @@ class ServeBridge(AgentBridge):
         if attached is None or not self._live:
             return
         # A daemon this plugin host started is its child: until reaped it still answers a signal.
-        gone = attached.process.poll() is not None if attached.process is not None else not is_users_process(attached.record.pid)
+        gone = attached.process.poll() is not None if attached.process is not None else not daemon_running(attached.record)
         if gone:
             self._live = False
             for session in self._sessions.values():

@@ -1,6 +1,6 @@
 """A queued prompt as a steer of the running turn on `qwen serve`
 (`POST /session/:id/mid-turn-message`, as qwen 0.24.4's daemon reads it): the
-prompt's words as `message` (at most 16 KiB), an embedded file or selection
+prompt's words as `message` (at most 16,384 UTF-16 units, the link lines included), an embedded file or selection
 and an image as `content` media blocks. The daemon takes no links: the active
 file's link (a name, a place and no text) becomes a line of the message."""
 
@@ -39,9 +39,17 @@ def steer_of(text: str, context: list[JsonObject]) -> Steer | None:
         else:
             return None
     message = "\n\n".join(part for part in (text.strip(), *lines) if part)
-    if (not message and not content) or len(message) > MAX_MESSAGE_CHARS or len(content) > MAX_CONTENT_BLOCKS:
+    if (not message and not content) or daemon_length(message) > MAX_MESSAGE_CHARS or len(content) > MAX_CONTENT_BLOCKS:
         return None
     return Steer(message, content)
+
+
+def daemon_length(message: str) -> int:
+    """The message's length as the daemon measures it: the whole message as
+    sent (the link lines too), trimmed, in JavaScript's UTF-16 code units,
+    where a character outside the Basic Multilingual Plane (an emoji, rare
+    CJK) counts two."""
+    return len(message.strip().encode("utf-16-le")) // 2
 
 
 def _link_line(block: JsonObject) -> str:

@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from ...cli.process_identity import linux_proc_start
 
 REGISTRY_DIR = "sessions"
 RECORD_NAME = re.compile(r"^\d+(-[0-9a-f]{8})?\.json$")  # qwen's own pattern; temp files are skipped
@@ -42,24 +43,6 @@ class Holder:
 
     pid: int
     cwd: str
-
-
-def linux_proc_start(pid: int) -> str | None:
-    """The start token qwen records for a process on Linux (None elsewhere or
-    unreadable; "" for one that has exited but not been reaped, a zombie)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
-            boot_id = handle.read().strip()
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
-            stat = handle.read()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(")") + 1:].split()
-    if fields[:1] in (["Z"], ["X"]):
-        return ""
-    return f"{boot_id}:{fields[19]}" if len(fields) > 19 and fields[19].isdigit() else None
 
 
 def _record(path: str) -> dict[str, object] | None:

@@ -102,8 +102,19 @@ def serve_command(window: sublime.Window) -> ServeCommand:
     argv = agent_argv(userprefs().qwen_command, windows=sublime.platform() == "windows", login_shell=login_shell(),
                       path=os.environ.get("PATH"), flags=serve_flags(folders), home=os.path.expanduser("~"))
     return ServeCommand(argv, agent.cwd, {**os.environ, **agent.env}, "qwen", folders=folders,
-                        cache_dir=package_cache(),
-                        keep_running=userprefs().serve_keep_running)
+                        cache_dir=package_cache(), keep_running=userprefs().serve_keep_running,
+                        idle_minutes=userprefs().serve_idle_minutes, watchdog_script=watchdog_script())
+
+
+def watchdog_script() -> str:
+    """serve_watchdog.js's text, read from the package (it may be a zip node cannot read); "" when missing."""
+    from ....core.serve.watchdog import SCRIPT_NAME
+
+    package = __package__.split(".")[0] if __package__ else "QwenCompanion"
+    try:
+        return sublime.load_resource(f"Packages/{package}/core/serve/{SCRIPT_NAME}")
+    except (OSError, RuntimeError):  # RuntimeError: "resource not found"
+        return ""
 
 
 def serve_folders(window: sublime.Window) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ import sublime
 from ..chats import chats
 from ..transcript.chat_views import uptime
 from .agents import agent_rows
-from .serve_daemon import serve_report_rows
+from .serve_daemon import DAEMONS_HEADING, all_daemons_rows, serve_report_rows
 
 
 def chat_report(window: sublime.Window) -> str:
@@ -22,6 +22,10 @@ def chat_report(window: sublime.Window) -> str:
     serve_rows = serve_report_rows(window)  # blocks: the report is made on a thread of ours
     if serve_rows:
         lines += ["", "qwen serve (the chat_transport setting)"] + [row(name, text) for name, text in serve_rows]
+    daemons = all_daemons_rows()  # blocks too: every record, and each pid's start
+    if daemons:
+        lines += ["", f"{DAEMONS_HEADING} (each running one has a Stop link)"]
+        lines += [f"  {key}  {text}" for key, text in daemons]  # the key: what its Stop link names
     lines += ["", f"Chat ({chat.agent})" if chat is not None else "Chat"]
     if chat is None:
         return "\n".join([*lines, row("agent", "not started (Qwen Code: Chat starts it)"), ""])

@@ -1,27 +1,42 @@
-"""The window's `qwen serve` daemon (chat_transport "serve") as Diagnose, the
-driver and *Qwen Code: Stop Serve Daemon* see it. Both functions here block
-(a record read, an HTTP request, a process group's end): call them from a
-thread of ours, never from Sublime's main or worker thread."""
+"""The `qwen serve` daemons (chat_transport "serve") as Diagnose, the driver
+and *Qwen Code: Stop Serve Daemon* see them: the window's, and every one the
+package started (Diagnose lists them, each with a Stop link). The functions
+here block (a record read, an HTTP request, a process group's end) unless
+marked: call them from a thread of ours, never from Sublime's main or
+worker thread."""
 
 from __future__ import annotations
 
+import logging
+import time
+
 import sublime
 
+from ....core import threads
 from ....core.serve.daemon import (
     DaemonRecord,
     DaemonRefused,
     DaemonStatus,
+    RecordedDaemon,
     daemon_status,
     read_record,
     record_path,
+    recorded_daemons,
+    stop_by_key,
     stop_recorded,
+    sweep_records,
 )
+from ...background import in_background
 from ...paths import package_cache
 from ...settings import userprefs
 from ..chats import chats
 from .agents import serve_folders
 
+log = logging.getLogger(__name__)
+
 END_WAIT_SECONDS = 10.0
+STOP_LINKS_KEY = "qwen_serve_stop_links"
+DAEMONS_HEADING = "qwen serve daemons the package started"
 
 
 def window_record(window: sublime.Window) -> DaemonRecord | None:
@@ -59,3 +74,73 @@ def serve_report_rows(window: sublime.Window) -> list[tuple[str, str]]:
     bind = "loopback" if status.loopback else "NOT LOOPBACK"
     return [("daemon", f"qwen serve {status.version}, pid {status.pid}, port {status.port}, {auth}, {bind}"),
             ("sessions", str(status.sessions))]
+
+
+def sweep_serve_daemons() -> None:
+    """At the package's start (any thread; the work runs on one of ours):
+    records of daemons that are gone are forgotten, and a daemon whose folder
+    no longer exists is stopped."""
+
+    def sweep() -> None:
+        for done in sweep_records(package_cache()):
+            log.info("serve: %s", done)
+
+    in_background(sweep, "serve sweep")
+
+
+def stop_recorded_daemon(key: str) -> DaemonRecord | None:
+    """Stop the daemon recorded under `key` (Diagnose's Stop)."""
+    return stop_by_key(package_cache(), key)
+
+
+def _daemon_row(daemon: RecordedDaemon) -> tuple[str, str]:
+    record = daemon.record
+    if record is None:
+        return daemon.key, f"record refused: {daemon.problem}"
+    state = "running" if daemon.running else "no longer running"
+    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.started_at))
+    return daemon.key, f"{', '.join(record.folders)}: pid {record.pid}, port {record.port}, {state}, started {started}"
+
+
+def all_daemons_rows() -> list[tuple[str, str]]:
+    """Diagnose's list of every daemon the package started: (record key, what it is)."""
+    return [_daemon_row(daemon) for daemon in recorded_daemons(package_cache())]
+
+
+@threads.on_main
+def add_stop_links(view: sublime.View) -> None:
+    """A Stop link after each running daemon's row of the report in `view`."""
+    heading = view.find(DAEMONS_HEADING, 0, sublime.FindFlags.LITERAL)
+    phantoms: list[sublime.Phantom] = []
+    if heading.a >= 0:
+        for row in view.find_all(r"^  [0-9a-f]{32}  .*, running, ", sublime.FindFlags.NONE):
+            if row.a < heading.a:
+                continue
+            key = view.substr(row).split()[0]
+            phantoms.append(sublime.Phantom(sublime.Region(view.line(row).b), f'<a href="{key}">Stop</a>',
+                                            sublime.PhantomLayout.INLINE,
+                                            lambda href: _stop_from_report(view, href)))
+    links = sublime.PhantomSet(view, STOP_LINKS_KEY)
+    links.update(phantoms)
+    _phantom_sets[view.id()] = links
+
+
+_phantom_sets: dict[int, sublime.PhantomSet] = {}  # a PhantomSet's phantoms go when it is collected
+
+
+@threads.on_main
+def _stop_from_report(view: sublime.View, key: str) -> None:
+    window = view.window()
+
+    def stop() -> None:
+        try:
+            stopped = stop_recorded_daemon(key)
+        except DaemonRefused as refused:
+            message = f"Qwen Code: {refused}"
+        else:
+            message = (f"Qwen Code: stopped {stopped.describe()}" if stopped is not None
+                       else "Qwen Code: that serve daemon is no longer recorded")
+        if window is not None:
+            sublime.set_timeout(lambda: window.status_message(message))
+
+    in_background(stop, "serve stop")

@@ -1,0 +1,103 @@
+"""The `qwen serve` daemons the package started, across its loads: at the
+package's start a daemon whose folder is gone is ended and its record
+dropped (a running one of an existing folder is kept); Diagnose Connection
+lists every daemon the package started, and a running one's Stop link ends
+it. Stand-in daemons (a process listening on loopback, recorded as the
+package records a daemon) in the simulated host's cache folder."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from qwencompanion_src.core.serve import daemon
+from tests.sim.test_ux_commands import REPORT_NAME, home, workspace  # noqa: F401  (fixtures)
+from tests.support.editor import Editor, open_editor
+from tests.support.processes import alive
+from tests.unit.test_serve_daemon import STAND_IN
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="stand-ins checked through /proc")
+
+WAIT = 30.0
+TOKEN = "d1a9" * 16
+
+
+@pytest.fixture
+def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: Path, workspace: Path) -> Iterator[Editor]:  # noqa: F811
+    with open_editor(tmp_path, monkeypatch, home=home, workspace=workspace, load=False) as editor:
+        yield editor
+
+
+@pytest.fixture
+def started_pids() -> Iterator[list[int]]:
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        daemon.kill_group(pid)
+
+
+def recorded_stand_in(editor: Editor, folder: Path, tmp_path: Path, pids: list[int]) -> daemon.DaemonRecord:
+    """A stand-in daemon for `folder`, recorded where the package keeps its records."""
+    script = tmp_path / "stand_in.py"
+    script.write_text(STAND_IN)
+    cache = Path(editor.host.app.cache_dir) / "QwenCompanion"
+    argv = daemon.serve_argv([sys.executable, str(script), str(tmp_path / f"{folder.name}.json"), "127.0.0.1"],
+                             [str(folder)])
+    started = daemon.start_daemon(argv, str(tmp_path), {}, TOKEN, [str(folder)], daemon.output_path(cache, [str(folder)]))
+    pids.append(started.process.pid)
+    daemon.write_record(daemon.record_path(cache, [str(folder)]), started.record)
+    return started.record
+
+
+def waited(condition: object) -> bool:
+    deadline = time.monotonic() + WAIT
+    while not condition():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_a_daemon_whose_folder_is_gone_ends_when_the_package_starts(
+    editor: Editor, workspace: Path, tmp_path: Path, started_pids: list[int]  # noqa: F811
+) -> None:
+    gone_folder = tmp_path / "deleted-project"
+    gone_folder.mkdir()
+    kept = recorded_stand_in(editor, workspace, tmp_path, started_pids)
+    orphan = recorded_stand_in(editor, gone_folder, tmp_path, started_pids)
+    shutil.rmtree(gone_folder)
+    editor.load([workspace])
+    assert waited(lambda: not alive(orphan.pid))
+    cache = Path(editor.host.app.cache_dir) / "QwenCompanion"
+    assert daemon.read_record(daemon.record_path(cache, [str(gone_folder)])) is None
+    assert alive(kept.pid)
+    assert daemon.read_record(daemon.record_path(cache, [str(workspace)])) == kept
+
+
+def test_diagnose_lists_every_daemon_and_its_stop_link_ends_one(
+    editor: Editor, workspace: Path, tmp_path: Path, started_pids: list[int]  # noqa: F811
+) -> None:
+    other = tmp_path / "other-project"
+    other.mkdir()
+    ours = recorded_stand_in(editor, workspace, tmp_path, started_pids)
+    elsewhere = recorded_stand_in(editor, other, tmp_path, started_pids)
+    editor.load([workspace])
+    host = editor.host
+    host.user.run_command("qwen_diagnose_connection", {"folder": str(workspace)})
+    report_view = host.wait_for(lambda: next((v for v in host.window.views()
+                                              if v.name() == REPORT_NAME and v.size()), None), timeout=WAIT)
+    host.wait_idle()
+    text = report_view.substr(host.sublime.Region(0, report_view.size()))
+    for record, folder in ((ours, workspace), (elsewhere, other)):
+        assert f"{folder}: pid {record.pid}, port {record.port}, running" in text, text
+    key = daemon.folders_key([str(other)])
+    host.user.click_phantom(report_view, key)
+    assert waited(lambda: not alive(elsewhere.pid))
+    assert alive(ours.pid)
+    cache = Path(editor.host.app.cache_dir) / "QwenCompanion"
+    assert daemon.read_record(daemon.record_path(cache, [str(other)])) is None
