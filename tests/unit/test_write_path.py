@@ -41,6 +41,9 @@ OWN_FILES = {
     ("core/serve/daemon.py", "O_CREAT"): "qwen serve's output file in the package's cache folder (0600)",
     ("core/serve/daemon.py", "O_TRUNC"): "qwen serve's output file in the package's cache folder (0600)",
     ("core/serve/daemon.py", "unlink"): "qwen serve's record in the package's cache folder",
+    ("core/serve/watchdog.py", "O_WRONLY"): "the serve watchdog's output file in the package's cache folder (0600)",
+    ("core/serve/watchdog.py", "O_CREAT"): "the serve watchdog's output file in the package's cache folder (0600)",
+    ("core/serve/watchdog.py", "O_APPEND"): "the serve watchdog's output file in the package's cache folder (0600)",
 }
 _OS_WRITES = {"replace", "rename", "renames", "unlink", "remove", "rmdir", "removedirs", "truncate", "ftruncate",
               "makedirs", "mkdir", "symlink", "link", "chmod", "fchmod", "chown", "utime", "mkfifo"}

@@ -16,6 +16,7 @@ from ....core.cli.path_maps import PathTranslator, parse_path_maps
 from ....core.cli.terminal import cli_env, command_line
 from ....core.files.paths import path_style
 from ....core.serve.daemon import serve_flags
+from ....core.serve.watchdog import SCRIPT_NAME
 from ...companion.companions import companions, remote_translator
 from ...companion.terminal import chosen_cli, login_shell, options, window_cwd
 from ...paths import package_cache
@@ -108,8 +109,6 @@ def serve_command(window: sublime.Window) -> ServeCommand:
 
 def watchdog_script() -> str:
     """serve_watchdog.js's text, read from the package (it may be a zip node cannot read); "" when missing."""
-    from ....core.serve.watchdog import SCRIPT_NAME
-
     package = __package__.split(".")[0] if __package__ else "QwenCompanion"
     try:
         return sublime.load_resource(f"Packages/{package}/core/serve/{SCRIPT_NAME}")
