@@ -58,10 +58,24 @@ def test_export_to_a_new_tab_in_markdown(rig: ChatRig, monkeypatch: pytest.Monke
     tab = rig.host.wait_for(lambda: next(iter(set(rig.host.window.views()) - before), None), timeout=WAIT)
     text = rig.host.wait_for(lambda: rig.editor.text(tab) or None, timeout=WAIT)
     assert tab.name().endswith(".md") and rig.host.window.active_view() == tab
+    assert tab.syntax().path == "Packages/Markdown/Markdown.sublime-syntax"
     assert "## You\n\nwhat is in .env?" in text and "ReadFile .env" in text
     assert "**Permission** (execute): Shell → Allow" in text and "Glad to help." in text
     assert SECRET not in text and "DEBUG=1" not in text
     assert made_on == ["QwenCompanion chat export"]  # not Sublime's main thread
+
+
+@pytest.mark.parametrize(("fmt", "syntax"), [("html", "Packages/HTML/HTML.sublime-syntax"),
+                                             ("jsonl", "Packages/JSON/JSON.sublime-syntax")])
+def test_export_to_a_new_tab_has_its_formats_syntax(rig: ChatRig, fmt: str, syntax: str) -> None:
+    rig.load([[{"chunks": ["An answer."]}]])
+    rig.send("hi")
+    rig.ended()
+    before = set(rig.host.window.views())
+    rig.host.user.run_command("qwen_chat_export", {"format": fmt})
+    tab = rig.host.wait_for(lambda: next(iter(set(rig.host.window.views()) - before), None), timeout=WAIT)
+    rig.host.wait_for(lambda: "An answer." in rig.editor.text(tab), timeout=WAIT)
+    assert tab.syntax() is not None and tab.syntax().path == syntax
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "html", "jsonl"])

@@ -22,6 +22,9 @@ from ..prompts.prompt_context import context_options
 from .rewind_commands import TURN_OF_BLOCK
 
 FORMAT_NAMES = {"markdown": "Markdown", "html": "HTML", "jsonl": "JSON Lines"}
+# The syntax Sublime ships for each format (JSON Lines reads as JSON, one object a line): a new tab has none of its own.
+FORMAT_SYNTAXES = {"markdown": "Packages/Markdown/Markdown.sublime-syntax", "html": "Packages/HTML/HTML.sublime-syntax",
+                   "jsonl": "Packages/JSON/JSON.sublime-syntax"}
 
 
 def _off_main(work: Callable[[], str]) -> Future[str]:
@@ -114,6 +117,7 @@ class QwenChatExportCommand(sublime_plugin.WindowCommand):
             return
         view = window.new_file()  # the user's own command: the new tab comes to the front
         view.set_name(f"{chat.title}.{FORMATS[fmt]}")
+        view.assign_syntax(FORMAT_SYNTAXES[fmt])
         view.set_scratch(True)
         replace_text(view, done.result())
 
