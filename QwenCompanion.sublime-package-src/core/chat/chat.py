@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
+from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -45,6 +47,11 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CANCEL_TIMEOUT = 5.0
+# The agent's requests as they were first shown: once answered, their block no longer holds what they asked
+# (an edit's diff of `.env`), but an answer may quote it, and exports and the index must still leave it out.
+REQUEST_BLOCK = "perm"
+REQUESTS_REMEMBERED = 200
+REQUEST_TEXT_MAX_CHARS = 20_000
 RESUMED_NOTE = "Resumed: the agent has this conversation's earlier messages; they are not shown again here."
 AUTH_REQUIRED = -32000
 
@@ -104,6 +111,8 @@ class Conversation:
         self._resume_in: str | None = None  # the folder of the session the start resumes
         self._answer: list[str] = []  # the running turn's answer, up to TEXT_MAX_CHARS, for the search index
         self._answer_chars = 0
+        self._requests_shown: deque[tuple[int, str, str]] = deque(maxlen=REQUESTS_REMEMBERED)  # (turn, block, text)
+        self._requests_lock = threading.Lock()  # an export reads them from the main thread
         if setup.key is not None:
             self.state.session_id = setup.store.get(setup.key)
 
@@ -240,7 +249,17 @@ class Conversation:
     @threads.on_chat_loop
     def upsert(self, block_id: str, text: str) -> None:
         """A block of the editor's own in the transcript, e.g. a permission prompt."""
+        if block_id.startswith(REQUEST_BLOCK):
+            with self._requests_lock:
+                self._requests_shown.append((self._layout.turn, block_id, text[:REQUEST_TEXT_MAX_CHARS]))
         self._layout.upsert(block_id, text)
+
+    def requests_shown(self, turn: int | None = None) -> list[tuple[str, str]]:
+        """The agent's requests (of `turn`, default every turn remembered) as
+        they were shown, as transcript blocks (id, text); any thread."""
+        with self._requests_lock:
+            return [(block_id, text) for shown_in, block_id, text in self._requests_shown
+                    if turn is None or shown_in == turn]
 
     def upsert_soon(self, block_id: str, text: str) -> None:
         """`upsert` from any thread (the user's answer on the main thread): the
@@ -532,7 +551,7 @@ class Conversation:
         self.prompts.turn_ended(branch_point)
         if self._setup.index_turn is not None and stop_reason != "error" and session_id:
             # The turn's tool calls and requests: what they show of excluded files is kept out of the index.
-            turn_blocks = self.streamer.transcript.blocks_from(prompt_block)
+            turn_blocks = self.streamer.transcript.blocks_from(prompt_block) + self.requests_shown(self._layout.turn)
             self._setup.index_turn(session_id, text, "".join(self._answer), turn_blocks)
         self._events.turn_ended(stop_reason)
 

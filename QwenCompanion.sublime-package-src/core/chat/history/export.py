@@ -172,9 +172,17 @@ def html_page(blocks: list[Block], title: str) -> str:
             f"<style>{HTML_STYLE}</style></head>\n<body><h1>{html.escape(title)}</h1>\n{sections}\n</body></html>\n")
 
 
-def export(raw: Iterable[tuple[str, str]], fmt: str, title: str, session_id: str | None, excludes: Excludes) -> str:
-    """The chat in `fmt` (a key of FORMATS)."""
-    blocks = redacted(blocks_of(raw), excludes)
+def _redacted_chat(raw: Iterable[tuple[str, str]], excludes: Excludes, shown: Iterable[tuple[str, str]]) -> list[Block]:
+    """The chat's blocks redacted; `shown`: blocks as they were once shown (a
+    request before its answer replaced it), hunted for but not exported."""
+    blocks = blocks_of(raw)
+    return redacted([*blocks, *naming_excluded(shown, excludes)], excludes)[:len(blocks)]
+
+
+def export(raw: Iterable[tuple[str, str]], fmt: str, title: str, session_id: str | None, excludes: Excludes,
+           shown: Iterable[tuple[str, str]] = ()) -> str:
+    """The chat in `fmt` (a key of FORMATS); `shown` as `_redacted_chat`'s."""
+    blocks = _redacted_chat(raw, excludes, shown)
     if fmt == "html":
         return html_page(blocks, title)
     if fmt == "jsonl":
@@ -182,10 +190,11 @@ def export(raw: Iterable[tuple[str, str]], fmt: str, title: str, session_id: str
     return markdown(blocks, title)
 
 
-def answer(raw: Iterable[tuple[str, str]], turn: int | None, excludes: Excludes) -> str:
+def answer(raw: Iterable[tuple[str, str]], turn: int | None, excludes: Excludes,
+           shown: Iterable[tuple[str, str]] = ()) -> str:
     """The agent's words of turn `turn` (default: the last turn with any),
     without the transcript's heading; "" when there are none."""
-    blocks = [b for b in redacted(blocks_of(raw), excludes) if b.kind == "agent"]
+    blocks = [b for b in _redacted_chat(raw, excludes, shown) if b.kind == "agent"]
     chosen = turn if turn is not None else (blocks[-1].turn if blocks else None)
     text = "".join(b.text for b in blocks if b.turn == chosen)
     return text.removeprefix(AGENT_HEADER).strip()
