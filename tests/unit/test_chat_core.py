@@ -57,6 +57,7 @@ class Events:
         self.errors: list[str] = []
         self.cancel_timeouts = 0
         self.steers: list[tuple[str, bool]] = []
+        self.not_sent_texts: list[str] = []
 
     def state_changed(self) -> None:
         pass
@@ -72,6 +73,9 @@ class Events:
 
     def steered(self, text: str, late: bool) -> None:
         self.steers.append((text, late))
+
+    def not_sent(self, prompts: list[Any]) -> None:
+        self.not_sent_texts.extend(prompt.text for prompt in prompts)
 
 
 class View:
