@@ -8,6 +8,7 @@ SCRIPT (all keys optional):
      "log": "file",                   every message received, one JSON a line
      "auth_required": false,          session/new fails with -32000 until authenticate
      "auth_fails": false,             authenticate fails as 0.24.4's does with no key configured
+     "refuse_session": null,          session/new fails with -32603 and this message (e.g. a bad cwd)
      "config_only": false,            modes and models offered only as configOptions
      "more_options": [],              more configOptions offered (both ways), each as sent; set_config_option
                                       takes their values (a boolean's with "type": "boolean") and answers them
@@ -92,6 +93,7 @@ class Agent:
         self.log_path = Path(script["log"]) if script.get("log") else None
         self.auth_required = bool(script.get("auth_required"))
         self.auth_fails = bool(script.get("auth_fails"))
+        self.refuse_session: str | None = script.get("refuse_session")
         self.config_only = bool(script.get("config_only"))
         self.more_options: list[dict[str, Any]] = list(script.get("more_options", []))
         self.capabilities = script.get("capabilities", {
@@ -239,6 +241,8 @@ class Agent:
         if method == "session/new":
             if self.auth_required:
                 raise RpcError(-32000, "Authentication required: Use Qwen Code CLI to authenticate first.")
+            if self.refuse_session is not None:
+                raise RpcError(-32603, "Internal error", {"details": self.refuse_session})
             session_id = str(uuid.uuid4())
             self.cwd = params.get("cwd", "")
             threading.Thread(target=self.announce_commands, args=(session_id,), daemon=True).start()

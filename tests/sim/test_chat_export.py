@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.sim.test_chat import WAIT, ChatRig
-from tests.sim.test_chat_agent_work import shell_permission
+from tests.sim.test_chat_agent_work import EDIT_OPTIONS, request, shell_permission
 from tests.support.editor import PACKAGE
 
 SECRET = "API_KEY=sk-live-0123456789"
@@ -58,10 +58,24 @@ def test_export_to_a_new_tab_in_markdown(rig: ChatRig, monkeypatch: pytest.Monke
     tab = rig.host.wait_for(lambda: next(iter(set(rig.host.window.views()) - before), None), timeout=WAIT)
     text = rig.host.wait_for(lambda: rig.editor.text(tab) or None, timeout=WAIT)
     assert tab.name().endswith(".md") and rig.host.window.active_view() == tab
+    assert tab.syntax().path == "Packages/Markdown/Markdown.sublime-syntax"
     assert "## You\n\nwhat is in .env?" in text and "ReadFile .env" in text
     assert "**Permission** (execute): Shell → Allow" in text and "Glad to help." in text
     assert SECRET not in text and "DEBUG=1" not in text
     assert made_on == ["QwenCompanion chat export"]  # not Sublime's main thread
+
+
+@pytest.mark.parametrize(("fmt", "syntax"), [("html", "Packages/HTML/HTML.sublime-syntax"),
+                                             ("jsonl", "Packages/JSON/JSON.sublime-syntax")])
+def test_export_to_a_new_tab_has_its_formats_syntax(rig: ChatRig, fmt: str, syntax: str) -> None:
+    rig.load([[{"chunks": ["An answer."]}]])
+    rig.send("hi")
+    rig.ended()
+    before = set(rig.host.window.views())
+    rig.host.user.run_command("qwen_chat_export", {"format": fmt})
+    tab = rig.host.wait_for(lambda: next(iter(set(rig.host.window.views()) - before), None), timeout=WAIT)
+    rig.host.wait_for(lambda: "An answer." in rig.editor.text(tab), timeout=WAIT)
+    assert tab.syntax() is not None and tab.syntax().path == syntax
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "html", "jsonl"])
@@ -97,3 +111,36 @@ def test_what_an_excluded_file_gave_never_reaches_the_search_index(rig: ChatRig)
     assert first["prompt"] == "what is in .env?" and "and the folder is listed." in first["answer"]
     assert second["answer"] == "Glad to help."
     assert SECRET not in text and "sk-live" not in text
+
+
+def test_an_edit_of_an_excluded_file_leaves_its_diff_out_of_every_export_and_the_index(rig: ChatRig) -> None:
+    env = rig.editor.workspace / ".env"
+    env.write_text("API_KEY=sk-old-0000000000\n")
+    diff = {"type": "diff", "path": str(env), "oldText": "API_KEY=sk-old-0000000000\n",
+            "newText": "API_KEY=sk-new-1111111111\n"}
+    rig.load([[request("session/request_permission",
+                       toolCall={"toolCallId": "e1", "status": "pending", "kind": "edit", "title": "Edit .env",
+                                 "locations": [{"path": str(env)}], "content": [diff]}, options=EDIT_OPTIONS),
+               {"chunks": ["Done: your key is now sk-new-1111111111, as asked."]}]])
+    rig.send("rotate my key")
+    transcript, _ = rig.open()
+    rig.host.wait_for(lambda: rig.chat().request_handler().pending.oldest(), timeout=WAIT)
+    assert "sk-new-1111111111" in rig.transcript()  # the user sees the change asked for
+    pending = exported_to_tab(rig)
+    assert "Edit .env" in pending and "sk-old" not in pending and "sk-new" not in pending
+    rig.host.user.focus(transcript)
+    rig.host.user.press_key("3")  # Reject
+    assert rig.ended() == ["end_turn"]
+    after = exported_to_tab(rig)
+    assert "Done: your key is now" in after and "sk-new" not in after
+    index = Path(rig.host.app.cache_dir) / "QwenCompanion" / "conversations-index.jsonl"
+    indexed = rig.host.wait_for(lambda: index.exists() and index.read_text(encoding="utf-8"), timeout=WAIT)
+    assert "Done: your key is now" in indexed and "sk-new" not in indexed and "sk-old" not in indexed
+
+
+def exported_to_tab(rig: ChatRig) -> str:
+    before = set(rig.host.window.views())
+    rig.host.user.run_command("qwen_chat_export", {"format": "markdown"})
+    tab = rig.host.wait_for(lambda: next(iter(set(rig.host.window.views()) - before), None), timeout=WAIT)
+    text: str = rig.host.wait_for(lambda: rig.editor.text(tab) or None, timeout=WAIT)
+    return text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.sublime_sim import SimulatedHost
 from tests.sublime_sim.fixtures import write_package
 
@@ -129,3 +131,13 @@ def test_zero_width_matches_that_go_round_in_a_circle_move_on_one_character() ->
     assert len(tokens) <= 2 * len("xxab\n")
     assert [(begin, end) for begin, end, _ in tokens][:2] == [(0, 2), (2, 3)]
     assert lexer.scope_at("xxab\n", 1) == "source.looping "
+
+
+@pytest.mark.parametrize(("path", "scope"), [("Packages/Markdown/Markdown.sublime-syntax", "text.html.markdown"),
+                                             ("Packages/HTML/HTML.sublime-syntax", "text.html.basic"),
+                                             ("Packages/JSON/JSON.sublime-syntax", "source.json")])
+def test_the_syntaxes_sublime_ships_for_exports_are_known(sim_host: SimulatedHost, path: str, scope: str) -> None:
+    view = sim_host.run_on_main(sim_host.window.new_file)
+    view.assign_syntax(path)
+    assert view.syntax().path == path and view.syntax().scope == scope
+    assert sim_host.sublime.score_selector(view.scope_name(0), scope) > 0

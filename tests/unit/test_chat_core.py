@@ -57,6 +57,7 @@ class Events:
         self.errors: list[str] = []
         self.cancel_timeouts = 0
         self.steers: list[tuple[str, bool]] = []
+        self.given_back: list[Any] = []  # the prompts not sent
 
     def state_changed(self) -> None:
         pass
@@ -72,6 +73,9 @@ class Events:
 
     def steered(self, text: str, late: bool) -> None:
         self.steers.append((text, late))
+
+    def not_sent(self, prompts: list[Any]) -> None:
+        self.given_back.extend(prompts)
 
 
 class View:
@@ -324,6 +328,23 @@ def test_an_agent_that_failed_to_start_is_not_taken_for_a_running_one(rig: Rig, 
     wait_for(lambda: len(events.ended) == 2)
     wait_for(lambda: "Restarting the agent in" in chat.streamer.transcript.text())
     assert not any("session/new" in error for error in events.errors)
+
+
+def test_prompts_queued_behind_a_start_that_fails_all_come_back_once(rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agent_connection, "START_TIMEOUT", 1.0)
+    chat, view, events = rig.chat(start_gate=str(rig.tmp / "never"))  # initialize is never answered
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    chat.send("one")
+    chat.send("two @shot", [image], attached={"@shot": image})
+    chat.send("three")
+    wait_for(lambda: events.ended)
+    assert [(p.text, p.attached) for p in events.given_back] == [("one", {}), ("two @shot", {"@shot": image}), ("three", {})]
+    assert events.ended == ["error"] and len(chat.queue) == 0 and not rig.received("session/prompt")
+    [error] = events.errors
+    assert "did not answer within 1 s" in error
+    assert (chat.state.agent, chat.state.stopped_why) == ("stopped", "could not start")
+    wait_for(lambda: "Not sent: your prompt is back in the composer." in view.text)
+    assert view.text.count(error) == 1
 
 
 def test_the_session_is_remembered_and_reloaded_by_a_new_chat(rig: Rig) -> None:

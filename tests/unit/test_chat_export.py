@@ -8,7 +8,7 @@ import asyncio
 import json
 from typing import Any
 
-from qwencompanion_src.core.chat.history.export import LEFT_OUT, LINE_LEFT_OUT, answer, export
+from qwencompanion_src.core.chat.history.export import LEFT_OUT, LINE_LEFT_OUT, VALUE_LEFT_OUT, answer, export
 from qwencompanion_src.core.chat.history.history import entry_of, filtered, list_folder, newest_first
 from qwencompanion_src.core.companion.ide_context import ContextOptions
 
@@ -101,3 +101,18 @@ def test_a_list_that_pages_forever_stops_at_a_repeated_cursor_and_at_the_cap() -
         return {"sessions": [{"sessionId": f"s{n}"} for n in range(start, start + 300)], "nextCursor": str(start + 300)}
 
     assert len(asyncio.run(list_folder(endless, "/w", limit=1000))) == 1000
+
+
+def test_a_value_or_long_word_of_an_excluded_file_is_left_out_wherever_it_is_quoted() -> None:
+    env = ("✓ read `ReadFile .env` .env:1 — completed\n    API_KEY=sk-live-0123456789\n    export PASSWORD='hunter2'\n"
+           "    DEBUG=1\n    # Staging db at db.internal.example\n\n")
+    said = ("## Qwen\n\nYour API key is sk-live-0123456789 and the password is hunter2 (not hunter22);"
+            " the database is db.internal.example, DEBUG is 1.\n\n")
+    raw = [("t1.user", "## You\n\nwhat is in .env?\n\n"), ("tool.c1", env), ("t1.agent1", said)]
+    for fmt in ("markdown", "html", "jsonl"):
+        text = export(raw, fmt, "chat", "s1", EXCLUDES)
+        assert "sk-live" not in text and "0123456789" not in text and "db.internal" not in text, fmt
+        assert "hunter2 " not in text and "hunter22" in text, fmt  # a value as a word; not inside another word
+        assert "DEBUG is 1." in text, fmt  # a value this short is too common to hunt
+    assert answer(raw, 1, EXCLUDES) == (f"Your API key is {VALUE_LEFT_OUT} and the password is {VALUE_LEFT_OUT}"
+                                        f" (not hunter22); the database is {VALUE_LEFT_OUT}, DEBUG is 1.")

@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
+from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -28,6 +30,7 @@ from ..json_types import JsonObject
 from .agent.agent_connection import AgentConnection
 from .agent.bridge import PROMPT_ELSEWHERE, PROMPT_STEERED, AgentBridge, AgentCommand, AgentError, AgentGone
 from .agent.chat_thread import ChatThread
+from .agent.command import CommandNotFound
 from .agent.usage import turn_text
 from .chat_state import ChatState
 from .history.branch import Branch, branch, branch_point_of
@@ -45,8 +48,22 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CANCEL_TIMEOUT = 5.0
+# The agent's requests as they were first shown: once answered, their block no longer holds what they asked
+# (an edit's diff of `.env`), but an answer may quote it, and exports and the index must still leave it out.
+REQUEST_BLOCK = "perm"
+REQUESTS_REMEMBERED = 200
+REQUEST_TEXT_MAX_CHARS = 20_000
 RESUMED_NOTE = "Resumed: the agent has this conversation's earlier messages; they are not shown again here."
 AUTH_REQUIRED = -32000
+NOT_SENT_NOTE = "Not sent: your prompt is back in the composer."
+
+
+class NotSignedIn(AgentError):
+    """The agent refused a session until the user signs in."""
+
+
+class StartFailed(AgentError):
+    """The agent or its session could not be started; the chat has said why (once)."""
 
 
 class ConversationEvents(Protocol):
@@ -59,6 +76,11 @@ class ConversationEvents(Protocol):
     def cancel_timed_out(self) -> None: ...
 
     def steered(self, text: str, late: bool) -> None: ...
+
+    def not_sent(self, prompts: list[QueuedPrompt]) -> None:
+        """The agent could not start: `prompts` (the one being sent, then those
+        queued) were never sent and go back to the user."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -101,9 +123,12 @@ class Conversation:
         self._replaying = False
         self._cancelling = False
         self._turn_lost_agent = False  # the running turn's agent went away (see `exited`)
+        self._start_failure_shown = ""  # the last start failure said, until a start succeeds: not said twice
         self._resume_in: str | None = None  # the folder of the session the start resumes
         self._answer: list[str] = []  # the running turn's answer, up to TEXT_MAX_CHARS, for the search index
         self._answer_chars = 0
+        self._requests_shown: deque[tuple[int, str, str]] = deque(maxlen=REQUESTS_REMEMBERED)  # (turn, block, text)
+        self._requests_lock = threading.Lock()  # an export reads them from the main thread
         if setup.key is not None:
             self.state.session_id = setup.store.get(setup.key)
 
@@ -112,12 +137,14 @@ class Conversation:
     def _submit(self, coroutine: Coroutine[Any, Any, T]) -> Future[T]:
         return self._thread.submit(coroutine)
 
-    def send(self, text: str, context: list[JsonObject] | None = None, *, first: bool = False) -> bool:
-        """Queue a prompt: `text` plus context blocks (resources, images);
+    def send(self, text: str, context: list[JsonObject] | None = None, *, first: bool = False,
+             attached: dict[str, JsonObject] | None = None) -> bool:
+        """Queue a prompt: `text` plus context blocks (resources, images; those
+        of them the composer attached under a token in `attached` too);
         `first`: before the prompts queued already. False: the queue is full
         (the transcript says so)."""
         try:
-            self.queue.add(QueuedPrompt(text, list(context or [])), first=first)
+            self.queue.add(QueuedPrompt(text, list(context or []), dict(attached or {})), first=first)
         except QueueFull as full:
             self.note(str(full))
             return False
@@ -240,7 +267,17 @@ class Conversation:
     @threads.on_chat_loop
     def upsert(self, block_id: str, text: str) -> None:
         """A block of the editor's own in the transcript, e.g. a permission prompt."""
+        if block_id.startswith(REQUEST_BLOCK):
+            with self._requests_lock:
+                self._requests_shown.append((self._layout.turn, block_id, text[:REQUEST_TEXT_MAX_CHARS]))
         self._layout.upsert(block_id, text)
+
+    def requests_shown(self, turn: int | None = None) -> list[tuple[str, str]]:
+        """The agent's requests (of `turn`, default every turn remembered) as
+        they were shown, as transcript blocks (id, text); any thread."""
+        with self._requests_lock:
+            return [(block_id, text) for shown_in, block_id, text in self._requests_shown
+                    if turn is None or shown_in == turn]
 
     def upsert_soon(self, block_id: str, text: str) -> None:
         """`upsert` from any thread (the user's answer on the main thread): the
@@ -257,6 +294,8 @@ class Conversation:
     async def _guarded(self, coroutine: Coroutine[Any, Any, None]) -> None:
         try:
             await coroutine
+        except StartFailed:
+            pass  # said by `_start_failed`
         except AgentError as error:
             self._error(str(error))
         finally:
@@ -295,42 +334,61 @@ class Conversation:
             if (bridge is not None and bridge.running and bridge is self._session_bridge
                     and self.state.agent not in ("stopped", "exited")):
                 return bridge
-            self.state.agent = "starting"
+            self.state.agent, self.state.stopped_why = "starting", ""
             self._changed()
             try:
-                bridge = await self.connection.ready(self._write_note)
-            except AgentError:
-                self.state.agent = "exited"
-                raise
-            self.state.agent_name = self.connection.agent_name
-            self.state.accepts_images = self.connection.accepts_images
-            session_id = self.state.session_id
-            resume_in, self._resume_in = self._resume_in, None
-            held = self._setup.held_elsewhere(session_id) if session_id and self._setup.held_elsewhere else None
-            if held is not None:  # e.g. the folder's last conversation, continued in the terminal since
-                self._write_note(f"{held}. This is a new conversation.")
-                session_id = self.state.session_id = None
-            if session_id is not None and resume_in is not None and bridge.can_resume:
-                try:
-                    await self._resume(bridge, session_id, resume_in)
-                except AgentError as error:
-                    self._write_note(f"The conversation could not be resumed ({error}); this is a new one.")
-                    await self._new(bridge)
-            elif session_id is not None and bridge.can_load:
-                try:
-                    await self._load(bridge, session_id)
-                except AgentError as error:
-                    log.warning("could not reload session %s (%s); starting a new one", session_id, error)
-                    self._write_note(f"The previous conversation could not be reloaded ({error}); this is a new one.")
-                    await self._new(bridge)
-            else:
-                if resume_in is not None:
-                    self._write_note(f"{bridge.command.agent} cannot resume or load earlier conversations; "
-                                     "this is a new one.")
-                await self._new(bridge)
+                bridge = await self._open(await self.connection.ready(self._write_note))
+            except AgentError as error:
+                self._start_failed(error)
+                raise StartFailed(str(error)) from error
+            self._start_failure_shown = ""
             self._session_bridge = bridge
             self.state.agent = "ready"
             return bridge
+
+    @threads.on_chat_loop
+    def _start_failed(self, error: AgentError) -> None:
+        """The chat is stopped, with why (its status says it); the reason is
+        written once, however often a start fails the same way in a row."""
+        self.state.agent = "stopped"
+        cause = error.__cause__
+        self.state.stopped_why = ("not signed in" if isinstance(error, NotSignedIn)
+                                  else "agent not found" if isinstance(cause, CommandNotFound) else "could not start")
+        message = str(error)
+        if message != self._start_failure_shown and not self._closed:
+            self._error(message)
+        self._start_failure_shown = message
+
+    @threads.on_chat_loop
+    async def _open(self, bridge: AgentBridge) -> AgentBridge:
+        """The chat's session on the started `bridge`: resumed, reloaded or new."""
+        self.state.agent_name = self.connection.agent_name
+        self.state.accepts_images = self.connection.accepts_images
+        session_id = self.state.session_id
+        resume_in, self._resume_in = self._resume_in, None
+        held = self._setup.held_elsewhere(session_id) if session_id and self._setup.held_elsewhere else None
+        if held is not None:  # e.g. the folder's last conversation, continued in the terminal since
+            self._write_note(f"{held}. This is a new conversation.")
+            session_id = self.state.session_id = None
+        if session_id is not None and resume_in is not None and bridge.can_resume:
+            try:
+                await self._resume(bridge, session_id, resume_in)
+            except AgentError as error:
+                self._write_note(f"The conversation could not be resumed ({error}); this is a new one.")
+                await self._new(bridge)
+        elif session_id is not None and bridge.can_load:
+            try:
+                await self._load(bridge, session_id)
+            except AgentError as error:
+                log.warning("could not reload session %s (%s); starting a new one", session_id, error)
+                self._write_note(f"The previous conversation could not be reloaded ({error}); this is a new one.")
+                await self._new(bridge)
+        else:
+            if resume_in is not None:
+                self._write_note(f"{bridge.command.agent} cannot resume or load earlier conversations; "
+                                 "this is a new one.")
+            await self._new(bridge)
+        return bridge
 
     @threads.on_chat_loop
     async def _start(self) -> None:
@@ -349,13 +407,13 @@ class Conversation:
             if getattr(cause, "code", None) != AUTH_REQUIRED or not self.connection.auth_methods:
                 raise
             if not bridge.speaks_qwen:
-                raise AgentError(f"{bridge.command.agent} is not signed in ({error}). Sign in to "
-                                 f"{bridge.command.agent} in a terminal; then send again.") from error
+                raise NotSignedIn(f"{bridge.command.agent} is not signed in ({error}). Sign in to "
+                                  f"{bridge.command.agent} in a terminal; then send again.") from error
         method = self.connection.auth_methods[0]
         try:
             await bridge.request("authenticate", {"methodId": method})
         except AgentError as error:
-            raise AgentError(f"{bridge.command.agent} is not signed in ({error}). {SIGN_IN_HINT}; then send again.") from error
+            raise NotSignedIn(f"{bridge.command.agent} is not signed in ({error}). {SIGN_IN_HINT}; then send again.") from error
         return await call()
 
     @threads.on_chat_loop
@@ -477,17 +535,25 @@ class Conversation:
         try:
             # Closing ends the running turn (its agent is killed): the queued prompts are left unsent.
             while not (self._closed or self._thread.closing) and (prompt := self.queue.take()) is not None:
-                await self._turn_of(prompt.text, prompt.context)
+                await self._turn_of(prompt)
         finally:
             self._draining = False
             self._changed()
 
     @threads.on_chat_loop
-    async def _turn_of(self, text: str, context: list[JsonObject]) -> None:
+    async def _turn_of(self, prompt: QueuedPrompt) -> None:
+        text, context = prompt.text, prompt.context
         try:  # first: reloading a session replaces the transcript
             bridge = await self._ensure_ready()
         except AgentError as error:
-            self._error(str(error))
+            if not isinstance(error, StartFailed):
+                self._error(str(error))
+            unsent = [prompt]
+            while (queued := self.queue.take()) is not None:  # they would only fail the same way, one by one
+                unsent.append(queued)
+            if not self._closed:
+                self._write_note(NOT_SENT_NOTE)
+                self._events.not_sent(unsent)
             self.prompts.turn_ended()
             self._events.turn_ended("error")
             return
@@ -532,7 +598,7 @@ class Conversation:
         self.prompts.turn_ended(branch_point)
         if self._setup.index_turn is not None and stop_reason != "error" and session_id:
             # The turn's tool calls and requests: what they show of excluded files is kept out of the index.
-            turn_blocks = self.streamer.transcript.blocks_from(prompt_block)
+            turn_blocks = self.streamer.transcript.blocks_from(prompt_block) + self.requests_shown(self._layout.turn)
             self._setup.index_turn(session_id, text, "".join(self._answer), turn_blocks)
         self._events.turn_ended(stop_reason)
 

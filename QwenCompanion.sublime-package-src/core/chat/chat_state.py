@@ -45,6 +45,7 @@ class ChatState:
     """What the status bar, pickers and /status show."""
 
     agent: str = "stopped"  # stopped | starting | ready | busy | exited
+    stopped_why: str = ""  # why a start failed ("not signed in", …), while it is stopped for it
     session_id: str | None = None
     modes: list[Choice] = field(default_factory=list)
     mode_id: str | None = None
@@ -65,6 +66,10 @@ class ChatState:
     session_title: str = ""
     # Every config option the agent offers (models, modes, thought level, booleans), as it last said.
     options: SessionOptions = field(default_factory=SessionOptions)
+
+    def agent_text(self) -> str:
+        """The agent's state as the user reads it: "stopped (not signed in)", "busy"."""
+        return f"{self.agent} ({self.stopped_why})" if self.agent == "stopped" and self.stopped_why else self.agent
 
     @property
     def context_used(self) -> int | None:

@@ -35,8 +35,10 @@ class QwenChatCommand(WindowChatCommand):
                 f"Qwen Code: this window has no folder, so qwen works in {window_cwd(self.window)}; "
                 "open your project's folder (File → Open Folder…) for a chat about it"
             )
-        if chat is not None and chat.conversation.state.agent == "stopped":
-            chat.conversation.start()  # the agent starts, and reloads the last chat, while the user types
+        state = chat.conversation.state if chat is not None else None
+        if chat is not None and state is not None and state.agent == "stopped" and not state.stopped_why:
+            # The agent starts, and reloads the last chat, while the user types; after a failed start only a send retries.
+            chat.conversation.start()
 
 
 class QwenChatNewCommand(sublime_plugin.WindowCommand):

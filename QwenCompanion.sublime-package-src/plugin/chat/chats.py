@@ -17,7 +17,7 @@ Hooks (`plugin/wiring.py` sets and extends them; each is called per chat):
   window's IDE tools (see `plugin/companion/companions.py`), which go into
   `mcpServers` of `session/new` and `session/load`.
 - `chats.observers`: callables `(event, details)` for "chat_turn_ended",
-  "chat_steered" and "chat_error" (the headless driver listens here).
+  "chat_steered", "chat_error" and "chat_not_sent" (the headless driver listens here).
 
 The agent starts on the chat's asyncio thread; the main thread only applies
 batched edits to the transcript view.
@@ -41,6 +41,7 @@ from ...core.chat.transcript.streamer import BlockStreamer
 from ...core.chat.transcript.transcript import Transcript, queue_edit
 from ..background import in_background
 from ..companion.companions import ide_tools_server
+from ..editor import replace_text, view_text
 from ..paths import package_cache
 from ..settings import userprefs
 from .agent.agents import agent_command, default_agent, serve_command
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from ...core.chat.agent.agent_connection import AgentConnection
     from ...core.chat.agent.chat_thread import ChatThread
     from ...core.chat.chat import Conversation
+    from ...core.chat.prompts.prompt_queue import QueuedPrompt
     from ...core.chat.requests.request_handler import AgentRequestHandler
     from ...core.chat.transcript.render import UpdateRenderer
     from ...core.chat.transcript.transcript import Edit
@@ -245,6 +247,29 @@ class WindowChat:
     @threads.on_chat_loop
     def error(self, message: str) -> None:
         self._owner.tell("chat_error", {"window": self.window_id, "chat": self.chat_id, "message": message})
+
+    @threads.on_chat_loop
+    def not_sent(self, prompts: list[QueuedPrompt]) -> None:
+        texts = [prompt.text for prompt in prompts]
+        self._owner.tell("chat_not_sent", {"window": self.window_id, "chat": self.chat_id, "prompts": texts})
+        sublime.set_timeout(lambda: self._give_back(prompts))
+
+    @threads.on_main
+    def _give_back(self, prompts: list[QueuedPrompt]) -> None:
+        """Prompts that were never sent back into the composer, before what
+        the user has typed since, with their attachments; the user sends again."""
+        for prompt in prompts:
+            self.attachments.update(prompt.attached)
+        composer = self.composer_view
+        typed = view_text(composer) if composer is not None and composer.is_valid() else ""
+        given_back = "\n\n".join([*(prompt.text for prompt in prompts), *([typed] if typed.strip() else [])])
+        if composer is not None and composer.is_valid():
+            replace_text(composer, given_back)
+        why = self.conversation.state.stopped_why or "the agent could not start"
+        where = "back in the composer" if composer is not None and composer.is_valid() else "in the chat's history (Up)"
+        window = self._window
+        if window is not None and window.is_valid():
+            window.status_message(f"Qwen Code: not sent ({why}): your prompt is {where}")
 
     @threads.on_chat_loop
     def cancel_timed_out(self) -> None:

@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 BACKOFF_FIRST = 1.0
 BACKOFF_MAX = 30.0
 STABLE_SECONDS = 60.0
+# An agent that has not answered `initialize` by then never will: the chat stops and says so.
+START_TIMEOUT = 60.0
 # Updates for a session whose session/new answer has not come yet (qwen
 # announces a new session's commands on a timer): held until it is claimed.
 UNCLAIMED_MAX = 64
@@ -207,12 +209,13 @@ class AgentConnection:
             self._thread.bridges[:] = [b for b in self._thread.bridges if b.running] + [bridge]
             self._last_start = time.monotonic()
             try:
-                self.initialized = await bridge.start()
-            except (OSError, AgentError) as error:
+                self.initialized = await asyncio.wait_for(bridge.start(), START_TIMEOUT)
+            except (OSError, AgentError) as error:  # TimeoutError is an OSError
                 self.failures += 1
                 self._failed_start = bridge
                 bridge.kill()
-                raise AgentError(f"could not start the agent ({' '.join(bridge.command.argv)}): {error}") from error
+                why = f"it did not answer within {START_TIMEOUT:g} s" if isinstance(error, TimeoutError) else error
+                raise AgentError(f"could not start the agent ({' '.join(bridge.command.argv)}): {why}") from error
             self.auth_methods = [m.id for m in self.initialized.auth_methods or []]
             return bridge
 

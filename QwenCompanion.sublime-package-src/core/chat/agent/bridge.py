@@ -58,6 +58,7 @@ STREAM_LIMIT = 1024 * 1024
 STDERR_LINE_CHARS = 2000  # what is kept of one line of the agent's stderr
 STOP_GRACE_SECONDS = 2.0
 STDERR_TAIL_LINES = 40
+DETAILS_MAX_CHARS = 300  # of the reason an agent gives with an error
 CLIENT_INFO = Implementation(name="QwenCompanion", title="Qwen Companion for Sublime Text", version=VERSION)
 
 
@@ -88,6 +89,14 @@ PROMPT_STEERED = "_qwencompanion/prompt_steered"
 """The notification a bridge that `offers_steer` sends when a steer entered
 the session (`{sessionId, messageId, text, late}`; `late`: its turn had
 ended, so it went as a turn of its own), shown as a prompt marked steered."""
+
+
+def error_details(error: Exception) -> str:
+    """What an agent's error adds to its message ("Internal error"): qwen's
+    `data.details`, the reason (a missing key, a folder refused), bounded."""
+    data = getattr(error, "data", None)
+    details = data.get("details") if isinstance(data, dict) else None
+    return f" ({' '.join(details.split())[:DETAILS_MAX_CHARS]})" if isinstance(details, str) and details.strip() else ""
 
 
 class AgentError(Exception):
@@ -227,7 +236,7 @@ class AgentBridge:
         try:
             return await call(self._connection)
         except (RequestError, PathRefused) as error:
-            raise AgentError(f"{method}: {error}") from error
+            raise AgentError(f"{method}: {error}{error_details(error)}") from error
         except ConnectionError as error:
             raise AgentGone(f"{method}: the agent closed the connection") from error
 

@@ -7,16 +7,20 @@ It keeps no more than an export would: what the turn's tool calls and
 requests gave from excluded files is left out as export.py leaves it out.
 
 Bounded: past MAX_BYTES the oldest turns are dropped (the file is rewritten
-with its newer half). Written and read on a thread of ours (`writer`),
-never Sublime's: a file of several MiB.
+with its newer half). The user's alone: the file and its temporary one are
+0600 in a 0700 folder (tightened where an older version left them
+readable). Written and read on a thread of ours (`writer`), never
+Sublime's: a file of several MiB.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import threading
 from collections.abc import Iterable
+from typing import BinaryIO
 
 from ... import threads
 from .export import Block, Excludes, naming_excluded, redacted
@@ -25,6 +29,7 @@ FILE_NAME = "conversations-index.jsonl"
 TEXT_MAX_CHARS = 4000  # of a prompt, and of an answer, per turn
 MAX_BYTES = 8 * 1024 * 1024  # the index's size before its oldest half goes
 MAX_LINE_BYTES = 64 * 1024  # a longer line (not ours) is skipped
+PRIVATE_FOLDER, PRIVATE_FILE = 0o700, 0o600
 
 
 def indexed_text(prompt: str, answer: str, turn_blocks: list[tuple[str, str]], excludes: Excludes) -> tuple[str, str]:
@@ -34,6 +39,24 @@ def indexed_text(prompt: str, answer: str, turn_blocks: list[tuple[str, str]], e
     named = naming_excluded(turn_blocks, excludes)
     kept_prompt, kept_answer, *_ = redacted([Block("user", 0, prompt), Block("agent", 0, answer), *named], excludes)
     return kept_prompt.text, kept_answer.text
+
+
+def _tighten(path: str, mode: int) -> None:
+    """`path` readable by its owner alone (an older version made it 0755 / 0644)."""
+    if os.name != "nt" and stat.S_IMODE(os.stat(path).st_mode) & ~mode:
+        os.chmod(path, mode)
+
+
+def _private_file(path: str, flags: int) -> BinaryIO:
+    """`path` opened to write, made 0600 if it is new and tightened if it is not."""
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | flags | getattr(os, "O_BINARY", 0), PRIVATE_FILE)
+    try:
+        if os.name != "nt" and stat.S_IMODE(os.fstat(handle).st_mode) & ~PRIVATE_FILE:
+            os.fchmod(handle, PRIVATE_FILE)
+        return os.fdopen(handle, "wb")
+    except BaseException:
+        os.close(handle)
+        raise
 
 
 class SearchIndex:
@@ -50,9 +73,11 @@ class SearchIndex:
         line = json.dumps({"session": session_id, "prompt": prompt[:TEXT_MAX_CHARS],
                            "answer": answer[:TEXT_MAX_CHARS]}, ensure_ascii=False) + "\n"
         with self._lock:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            with open(self.path, "a", encoding="utf-8", newline="\n") as out:
-                out.write(line)
+            folder = os.path.dirname(self.path)
+            os.makedirs(folder, mode=PRIVATE_FOLDER, exist_ok=True)
+            _tighten(folder, PRIVATE_FOLDER)
+            with _private_file(self.path, os.O_APPEND) as out:
+                out.write(line.encode("utf-8"))
             if os.path.getsize(self.path) > self.max_bytes:
                 self._drop_oldest()
 
@@ -68,7 +93,7 @@ class SearchIndex:
                 break
             kept.append(line)
         temporary = self.path + ".tmp"
-        with open(temporary, "wb") as out:
+        with _private_file(temporary, os.O_TRUNC) as out:
             out.writelines(reversed(kept))
         os.replace(temporary, self.path)
 

@@ -60,7 +60,7 @@ class SessionStore:
 
     def _write(self, data: dict[str, dict[str, object]]) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # the user's alone, as the search index's
             handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".chat-sessions-")
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 json.dump(data, out, indent=1)

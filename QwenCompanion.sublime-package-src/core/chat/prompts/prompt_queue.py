@@ -25,6 +25,8 @@ class QueueFull(Exception):
 class QueuedPrompt:
     text: str
     context: list[JsonObject] = field(default_factory=list)
+    # The composer's tokens ("@name") of the attachments among `context`: given back with the text if it is not sent.
+    attached: dict[str, JsonObject] = field(default_factory=dict)
 
 
 class PromptQueue:

@@ -22,6 +22,9 @@ from ..prompts.prompt_context import context_options
 from .rewind_commands import TURN_OF_BLOCK
 
 FORMAT_NAMES = {"markdown": "Markdown", "html": "HTML", "jsonl": "JSON Lines"}
+# The syntax Sublime ships for each format (JSON Lines reads as JSON, one object a line): a new tab has none of its own.
+FORMAT_SYNTAXES = {"markdown": "Packages/Markdown/Markdown.sublime-syntax", "html": "Packages/HTML/HTML.sublime-syntax",
+                   "jsonl": "Packages/JSON/JSON.sublime-syntax"}
 
 
 def _off_main(work: Callable[[], str]) -> Future[str]:
@@ -40,9 +43,9 @@ def _off_main(work: Callable[[], str]) -> Future[str]:
 
 def exported(chat: WindowChat, fmt: str) -> Future[str]:
     """The chat in `fmt`, made off the main thread (call on the main thread)."""
-    excludes = context_options().excludes
-    transcript, title, session_id = chat.conversation.streamer.transcript, chat.title, chat.conversation.state.session_id
-    return _off_main(lambda: export(transcript.blocks(), fmt, title, session_id, excludes))
+    excludes, conversation = context_options().excludes, chat.conversation
+    transcript, title, session_id = conversation.streamer.transcript, chat.title, conversation.state.session_id
+    return _off_main(lambda: export(transcript.blocks(), fmt, title, session_id, excludes, conversation.requests_shown()))
 
 
 def write_export(path: str, text: str) -> None:
@@ -114,6 +117,7 @@ class QwenChatExportCommand(sublime_plugin.WindowCommand):
             return
         view = window.new_file()  # the user's own command: the new tab comes to the front
         view.set_name(f"{chat.title}.{FORMATS[fmt]}")
+        view.assign_syntax(FORMAT_SYNTAXES[fmt])
         view.set_scratch(True)
         replace_text(view, done.result())
 
@@ -136,8 +140,9 @@ class QwenChatCopyCommand(sublime_plugin.TextCommand):
                 block = chat.conversation.streamer.transcript.block_at(self.view.window_to_text((event["x"], event["y"])))
                 match = TURN_OF_BLOCK.match(block or "")
                 turn = int(match[1]) if match else None
-            excludes, transcript = context_options().excludes, chat.conversation.streamer.transcript
-            future = _off_main(lambda: answer(transcript.blocks(), turn, excludes))
+            excludes, conversation = context_options().excludes, chat.conversation
+            future = _off_main(lambda: answer(conversation.streamer.transcript.blocks(), turn, excludes,
+                                              conversation.requests_shown()))
         else:
             future = exported(chat, "markdown")
 

@@ -41,13 +41,12 @@ class QwenChatSendCommand(sublime_plugin.TextCommand):
             chat.conversation.history.append(body)
             return
         blocks = active_context(window) if chat.worktree is None else []  # the main tree's text stays home
-        for token in ATTACHMENT.findall(body):
-            block = chat.attachments.pop(token, None)
-            if block is not None:
-                blocks.append(block)
+        attached = {token: block for token in ATTACHMENT.findall(body)
+                    if (block := chat.attachments.pop(token, None)) is not None}
+        blocks += attached.values()
         edited = prompt_edits.take(chat.chat_id)
         if edited is None:
-            chat.conversation.send(body, blocks)
+            chat.conversation.send(body, blocks, attached=attached)
         else:  # Edit and Resend: the text replaces that prompt and everything after it
             window.run_command("qwen_chat_rewind", {"turn": edited, "text": body})
 

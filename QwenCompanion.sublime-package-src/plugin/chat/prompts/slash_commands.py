@@ -28,7 +28,7 @@ def run_local(chat: WindowChat, name: str) -> bool:
     elif name == "status":
         mode = state.mode_name()
         conversation.note("\n> ".join([
-            f"Agent: {state.agent}" + (f" ({state.agent_name})" if state.agent_name else ""),
+            f"Agent: {state.agent_text()}" + (f" ({state.agent_name})" if state.agent_name else ""),
             f"Session: {state.session_id or '—'}",
             f"Mode: {mode or '—'}",
             f"Model: {state.model_name() or '—'}",

@@ -60,7 +60,7 @@ def close_chat(window: sublime.Window, chat: WindowChat) -> None:
 def chat_label(chat: WindowChat) -> str:
     state = chat.conversation.state
     queued = f", {state.queued} queued" if state.queued else ""
-    return f"{state.agent}{queued}"
+    return f"{state.agent_text()}{queued}"
 
 
 class QwenChatSwitchCommand(sublime_plugin.WindowCommand):

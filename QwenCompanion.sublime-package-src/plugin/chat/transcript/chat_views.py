@@ -234,7 +234,7 @@ def _adopt_tabs(window: sublime.Window, chat: WindowChat, tabs: dict[str, list[s
 
 def status_text(chat: WindowChat) -> str:
     state = chat.conversation.state
-    if state.agent == "stopped" and state.session_id is None:
+    if state.agent == "stopped" and state.session_id is None and not state.stopped_why:
         return ""
     parts = ["Chat"] if chat.agent == QWEN else ["Chat", chat.agent]
     if chat.worktree is not None:
@@ -253,8 +253,8 @@ def status_text(chat: WindowChat) -> str:
         parts.append(usage)
     if state.agent == "busy":
         parts.append("working…")
-    elif state.agent in ("exited", "starting"):
-        parts.append(state.agent)
+    elif state.agent in ("exited", "starting") or state.stopped_why:
+        parts.append(state.agent_text())
     if state.queued:
         parts.append(f"{state.queued} queued")
     return " · ".join(parts)
