@@ -53,6 +53,10 @@ from .plugin.chat.history.turn_review import (
     QwenTurnUndoCommand,
     TurnReferenceListener,
 )
+from .plugin.chat.offers.asides import QwenChatAskAsideCommand
+from .plugin.chat.offers.recap_commands import QwenChatNewFromSummaryCommand, QwenChatSummarizeCommand
+from .plugin.chat.offers.status_panel import QwenChatSessionStatusCommand
+from .plugin.chat.offers.suggestions import QwenChatAcceptSuggestionCommand, SuggestionListener
 from .plugin.chat.prompts.attach_commands import QwenChatAddSelectionCommand, QwenChatAttachFileCommand
 from .plugin.chat.prompts.composer_commands import QwenChatHistoryCommand, QwenChatSendCommand
 from .plugin.chat.prompts.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
@@ -114,9 +118,11 @@ __all__ = [
     "QwenActionCommand",
     "QwenAnswerHistoryCommand",
     "QwenCancelActionCommand",
+    "QwenChatAcceptSuggestionCommand",
     "QwenChatAddSelectionCommand",
     "QwenChatAnswerFormCommand",
     "QwenChatApplyCommand",
+    "QwenChatAskAsideCommand",
     "QwenChatAttachFileCommand",
     "QwenChatBranchCommand",
     "QwenChatBranchMenuCommand",
@@ -134,6 +140,7 @@ __all__ = [
     "QwenChatModeCommand",
     "QwenChatModelCommand",
     "QwenChatNewCommand",
+    "QwenChatNewFromSummaryCommand",
     "QwenChatNewWorktreeCommand",
     "QwenChatPasteImageCommand",
     "QwenChatPermissionCommand",
@@ -144,9 +151,11 @@ __all__ = [
     "QwenChatRewindCommand",
     "QwenChatSendCommand",
     "QwenChatSessionOptionsCommand",
+    "QwenChatSessionStatusCommand",
     "QwenChatSessionsCommand",
     "QwenChatShowAgentLogCommand",
     "QwenChatShowShellOutputCommand",
+    "QwenChatSummarizeCommand",
     "QwenChatSwitchCommand",
     "QwenChooseActionModelCommand",
     "QwenCopyConnectCommandCommand",
@@ -170,6 +179,7 @@ __all__ = [
     "QwenWorktreeChangesCommand",
     "QwenWorktreeDiscardCommand",
     "QwenWorktreesCommand",
+    "SuggestionListener",
     "TurnReferenceListener",
     "plugin_loaded",
     "plugin_unloaded",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -32,9 +32,10 @@ from .agent.usage import turn_text
 from .chat_state import ChatState
 from .history.branch import Branch, branch, branch_point_of
 from .history.history import SessionEntry, list_folder, newest_first
-from .history.rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, rewind
+from .history.rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, is_qwen, rewind
 from .history.search_index import TEXT_MAX_CHARS
 from .history.store import SessionStore
+from .offers.qwen_calls import SUGGESTION_NOTIFICATION, offered, suggestion_of
 from .prompts.prompt_queue import PromptQueue, QueuedPrompt, QueueFull
 from .requests.request_handler import AgentRequestHandler
 from .transcript.render import UpdateRenderer, chunk_text
@@ -47,6 +48,8 @@ T = TypeVar("T")
 CANCEL_TIMEOUT = 5.0
 RESUMED_NOTE = "Resumed: the agent has this conversation's earlier messages; they are not shown again here."
 AUTH_REQUIRED = -32000
+# One of qwen's own methods on the chat's session: (method, params) -> its answer, `sessionId` added.
+QwenRequest = Callable[[str, JsonObject], Awaitable[Any]]
 
 
 class ConversationEvents(Protocol):
@@ -178,6 +181,12 @@ class Conversation:
         """A new session holding prompts 0..`turn` and their answers (branch.py);
         this chat's session is left as it is. Fails with `BranchRefused`."""
         return self._submit(self._branch(turn))
+
+    def ask_qwen(self, what: str, call: Callable[[QwenRequest], Awaitable[T]]) -> Future[T]:
+        """`call` with a way to ask qwen's own methods of the chat's session
+        (offers/), even while a turn runs; fails with `NotOffered` when the
+        chat's agent is not qwen (`what` names the feature in that message)."""
+        return self._submit(self._ask_qwen(what, call))
 
     def list_history(self, folders: list[str]) -> Future[list[SessionEntry]]:
         """The sessions of `folders` (default: the agent's folder), newest first, bounded."""
@@ -495,6 +504,7 @@ class Conversation:
         prompt_block = f"t{self._layout.turn}.user"
         self.prompts.sent(text, context, self._layout.turn)
         self.state.agent = "busy"
+        self.state.suggestion = None  # the next prompt is sent: the last turn's suggestion is of no use
         self.state.usage.start_turn()
         self._cancelling = False
         self._turn_lost_agent = False
@@ -650,6 +660,17 @@ class Conversation:
                             self._cwd(), live_points=bridge.answers_give_branch_points)
 
     @threads.on_chat_loop
+    async def _ask_qwen(self, what: str, call: Callable[[QwenRequest], Awaitable[T]]) -> T:
+        bridge = await self._ensure_ready()
+        offered(self.state, what)
+        session_id = self.state.session_id
+
+        async def request(method: str, params: JsonObject) -> Any:
+            return await bridge.request(method, {"sessionId": session_id, **params})
+
+        return await call(request)
+
+    @threads.on_chat_loop
     async def _restart(self) -> None:
         self.state.agent = "stopped"  # an exit asked for: no error line
         await self.connection.stop()  # the other chats reload their sessions when next used
@@ -698,6 +719,9 @@ class Conversation:
             self.prompts.replayed(text, self._layout.turn)
             if not self._replaying:  # a reattach shows it again, but it entered the session once
                 self._events.steered(text, late)
+        elif method == SUGGESTION_NOTIFICATION and is_qwen(self.state):  # the gate: another agent's is ignored
+            self.state.suggestion = suggestion_of(params)
+            self._changed()
         elif self.state.adopt_notification(method, params):
             self._changed()
         else:

@@ -65,6 +65,8 @@ class ChatState:
     session_title: str = ""
     # Every config option the agent offers (models, modes, thought level, booleans), as it last said.
     options: SessionOptions = field(default_factory=SessionOptions)
+    # qwen's follow-up suggestion after the last turn (one line, bounded: offers/qwen_calls.py); None: none.
+    suggestion: str | None = None
 
     @property
     def context_used(self) -> int | None:
