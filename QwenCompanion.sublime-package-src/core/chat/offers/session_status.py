@@ -113,7 +113,8 @@ def commands(answer: object) -> list[str]:
 def configured_providers(answer: object) -> list[str]:
     """The providers qwen's settings set up (those with `existingConfig`), by label."""
     listed = _items(_object(answer, "providers"), "providers", "providers")
-    labels = (_line(p.get("label") or p.get("id")) for p in listed if isinstance(p, dict) and p.get("existingConfig"))
+    labels = (_line(p.get("label") or p.get("id")) for p in listed
+              if isinstance(p, dict) and isinstance(p.get("existingConfig"), dict))
     return [label for label in labels if label]
 
 

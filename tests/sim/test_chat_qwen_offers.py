@@ -1,0 +1,155 @@
+"""What qwen offers beside the chat, with the BUILT package and the scripted
+agent (tests/rig/fake_acp_agent.py): the qwen-only gate (another agent is
+told "not offered by this agent" and is sent none of qwen's methods),
+hostile answers bounded and cleaned, a wrong shape said clearly without
+breaking the chat, and an aside's later answer leaving the keys alone.
+Against the real qwen: tests/e2e/test_qwen_offers_e2e.py."""
+
+from __future__ import annotations
+
+import json
+import sys
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+
+from tests.sim.test_chat import WAIT, ChatRig
+
+QWEN = {"agent_name": "qwen-code"}
+BIDI, ESCAPE = "\u202e", "\x1b[31m"
+
+
+def offers(module: str) -> Any:
+    return sys.modules[f"QwenCompanion.plugin.chat.offers.{module}"]
+
+
+def failure(future: Future[Any]) -> BaseException:
+    error = future.exception(WAIT)
+    assert error is not None
+    return error
+
+
+def started(rig: ChatRig, **script: Any) -> Any:
+    rig.script_extras.update(script)
+    rig.load([[{"chunks": ["First answer."]}], [{"chunks": ["Second answer."]}]])
+    rig.send("hello")
+    assert rig.ended() == ["end_turn"]
+    return rig.chat()
+
+
+def test_an_agent_that_is_not_qwen_is_told_and_sent_none_of_qwens_methods(rig: ChatRig) -> None:
+    chat = started(rig)
+    window = rig.host.window
+    answer = rig.host.run_on_main(lambda: offers("asides").ask(window, chat, "what did we say?")).result(WAIT)
+    assert "not offered by this agent" in answer
+    assert "not offered by this agent" in str(failure(rig.host.run_on_main(
+        lambda: offers("recap_commands").summarize(window, chat))))
+    assert "not offered by this agent" in str(failure(offers("status_panel").read(chat)))
+    sent = {m["method"] for m in map(json.loads, rig.log.read_text().splitlines()) if "method" in m}
+    assert not {method for method in sent if method.startswith("qwen/")}
+    assert "what did we say?" not in rig.transcript()
+
+
+def test_a_suggestion_from_another_agent_is_not_shown(rig: ChatRig) -> None:
+    rig.load([[{"notify": "qwen/notify/session/prompt-suggestion", "params": {"sessionId": "", "suggestion": "do it"}},
+               {"chunks": ["Done."]}]])
+    rig.send("go")
+    assert rig.ended() == ["end_turn"]
+    rig.host.wait_idle()
+    chat = rig.chat()
+    assert chat.conversation.state.suggestion is None
+    assert rig.host.run_on_main(lambda: offers("suggestions").shown_suggestion(chat)) is None
+
+
+def test_hostile_answers_are_bounded_and_cleaned(rig: ChatRig) -> None:
+    hostile = f"{BIDI}evil{ESCAPE} line\n" + "x" * 200_000
+    task = {"id": "t", "kind": "shell", "description": f"{BIDI}run{ESCAPE}" + "d" * 5000, "status": "running"}
+    chat = started(rig, **QWEN, qwen_answers={
+        "qwen/control/session/btw": {"answer": hostile},
+        "qwen/control/session/recap": {"recap": hostile},
+        "qwen/status/session/context_usage": {"usage": {"totalTokens": 1e30, "contextWindowSize": "big",
+                                                        "modelName": f"m{BIDI}", "breakdown": {"messages": 5, "x": "y"}}},
+        "qwen/status/session/stats": {"models": {"m": {"api": {"totalRequests": -4}, "tokens": {"prompt": True}}}},
+        "qwen/status/session/tasks": {"tasks": [task] * 5000},
+        "qwen/status/session/agents": {"tasks": []},
+        "qwen/status/session/supported_commands": {"availableCommands": [{"name": f"b{BIDI}tw"}] * 3000},
+        "qwen/providers/list": {"providers": [{"id": "p", "label": f"Prov{ESCAPE}", "existingConfig": {}}] + [7] * 10},
+    })
+    window = rig.host.window
+    answer = rig.host.run_on_main(lambda: offers("asides").ask(window, chat, "q")).result(WAIT)
+    assert len(answer) <= 64 * 1024 and BIDI not in answer and "\x1b" not in answer
+    assert answer.startswith("evil[31m line\n")
+    recap = rig.host.run_on_main(lambda: offers("recap_commands").summarize(window, chat)).result(WAIT)
+    assert len(recap) <= 64 * 1024 and BIDI not in rig.transcript() and "\x1b" not in rig.transcript()
+    report = offers("status_panel").read(chat).result(WAIT).report()
+    assert report["context"] == {"used": 10**15, "size": 0, "parts": {"messages": 5}}
+    assert report["stats"]["requests"] == 0 and report["stats"]["inputTokens"] == 0
+    assert len(report["tasks"]) == 1000 and all(len(t["description"]) <= 200 for t in report["tasks"])
+    assert BIDI not in report["tasks"][0]["description"] and "\x1b" not in report["tasks"][0]["description"]
+    assert len(report["commands"]) == 1000 and report["commands"][0] == "btw"
+    assert report["providers"] == ["Prov[31m"]
+
+
+@pytest.mark.parametrize(("method", "answer", "said"), [
+    ("qwen/control/session/recap", {"recap": 5}, "is not text"),
+    ("qwen/control/session/recap", ["no"], "has no 'recap'"),
+    ("qwen/status/session/stats", [], "is not an object"),
+])
+def test_an_answer_of_the_wrong_shape_is_said_and_the_chat_goes_on(rig: ChatRig, method: str, answer: Any,
+                                                                    said: str) -> None:
+    answers = {"qwen/control/session/recap": {"recap": "fine"}, "qwen/status/session/stats": {},
+               **{m: {} for m in ("qwen/status/session/context_usage", "qwen/status/session/tasks",
+                                  "qwen/status/session/agents", "qwen/status/session/supported_commands",
+                                  "qwen/providers/list")}}
+    chat = started(rig, **QWEN, qwen_answers={**answers, method: answer})
+    window = rig.host.window
+    asked = (rig.host.run_on_main(lambda: offers("recap_commands").summarize(window, chat))
+             if method.endswith("recap") else offers("status_panel").read(chat))
+    assert said in str(failure(asked))
+    rig.send("still there?")
+    assert rig.ended(2)[-1] == "end_turn"
+    assert "Second answer." in rig.transcript()
+
+
+def test_an_aside_answered_later_fills_its_tab_and_leaves_the_keys_alone(rig: ChatRig) -> None:
+    chat = started(rig, **QWEN, qwen_answers={"qwen/control/session/btw": {"answer": "Later answer."}},
+                   qwen_answer_delay=1.0)
+    code = rig.editor.open("code.py", "x = 1\n")
+    rig.host.user.focus(code)
+    rig.host.user.run_command("qwen_chat_ask_aside", {"question": "why?"}, via="palette")
+    rig.host.wait_idle()
+    window = rig.host.window
+    aside = rig.host.wait_for(lambda: next((v for v in window.views() if offers("asides").is_aside_view(v)), None),
+                              timeout=WAIT)
+    assert window.active_view() == code  # shown by the user's command, the keys kept
+    assert window.get_view_index(aside)[0] == window.get_view_index(chat.transcript_view)[0]  # the chat's column
+    assert "(answering…)" in rig.editor.text(aside)
+    rig.host.wait_for(lambda: "Later answer." in rig.editor.text(aside), timeout=WAIT)
+    assert window.active_view() == code
+    assert "why?" not in rig.transcript() and "Later answer." not in rig.transcript()
+    assert [(a.question, a.answer) for a in offers("asides").aside_thread(chat).asides()] == [("why?", "Later answer.")]
+
+
+def test_a_suggestion_is_one_bounded_line_that_typing_dismisses(rig: ChatRig) -> None:
+    suggestion = f"first{BIDI} line\nsecond line " + "y" * 2000
+    rig.script_extras.update(QWEN)
+    rig.load([[{"chunks": ["Done."]},
+               {"notify": "qwen/notify/session/prompt-suggestion", "params": {"sessionId": "", "suggestion": suggestion}}]])
+    rig.send("go")
+    assert rig.ended() == ["end_turn"]
+    chat = rig.chat()
+    shown = rig.host.wait_for(lambda: rig.host.run_on_main(lambda: offers("suggestions").shown_suggestion(chat)),
+                              timeout=WAIT)
+    assert len(shown) <= 500 and "\n" not in shown and BIDI not in shown and shown.startswith("first line second line")
+    composer = chat.composer_view
+    ghosts = lambda: [c for _, _, c in rig.host.drawn_phantoms(composer) if "qwen-suggestion" in c]  # noqa: E731
+    rig.host.wait_for(ghosts, timeout=WAIT)
+    rig.host.user.type(composer, "n")
+    rig.host.wait_idle()
+    assert ghosts() == [] and offers("suggestions").shown_suggestion(chat) is None
+    rig.host.user.backspace(composer)
+    rig.host.wait_idle()
+    assert ghosts() == []  # typed over: it does not come back
+    rig.host.user.press_key("right")  # no suggestion shown: Right is Sublime's again
+    assert rig.editor.text(composer) == ""
