@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 import sys
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.sim.test_chat import WAIT, ChatRig
+from tests.sim.test_chat import FAKE_AGENT, WAIT, ChatRig
+from tests.support.editor import require_built
+from tests.support.headless import HeadlessSublime
 
 QWEN = {"agent_name": "qwen-code"}
 BIDI, ESCAPE = "\u202e", "\x1b[31m"
@@ -153,3 +156,71 @@ def test_a_suggestion_is_one_bounded_line_that_typing_dismisses(rig: ChatRig) ->
     assert ghosts() == []  # typed over: it does not come back
     rig.host.user.press_key("right")  # no suggestion shown: Right is Sublime's again
     assert rig.editor.text(composer) == ""
+
+
+def test_the_driver_verbs_answer_in_their_shapes(tmp_path: Path) -> None:
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    log = tmp_path / "agent-log.jsonl"
+    script.write_text(json.dumps({**QWEN, "log": str(log), "turns": [
+        [{"chunks": ["Hi."]}, {"notify": "qwen/notify/session/prompt-suggestion",
+                               "params": {"sessionId": "", "suggestion": "run the tests"}}],
+        [{"echo": "got: "}]],
+        "qwen_answers": {
+            "qwen/control/session/btw": {"answer": "Aside answer."},
+            "qwen/control/session/recap": {"recap": "We said hi."},
+            "qwen/status/session/context_usage": {"usage": {"totalTokens": 42, "contextWindowSize": 1000,
+                                                            "breakdown": {"messages": 42}}},
+            "qwen/status/session/stats": {"promptCount": 1},
+            "qwen/status/session/tasks": {"tasks": []},
+            "qwen/status/session/agents": {"tasks": []},
+            "qwen/status/session/supported_commands": {"availableCommands": [{"name": "btw"}]},
+            "qwen/providers/list": {"providers": []}}}))
+    user = home / ".config" / "sublime-text" / "Packages" / "User"
+    user.mkdir(parents=True)
+    (user / "QwenCompanion.sublime-settings").write_text(json.dumps(
+        {"qwen_command": [sys.executable, str(FAKE_AGENT), str(script)]}))
+    editor = HeadlessSublime(workspace, home)
+    try:
+        chat = editor.do("chat", text="hello")["chat"]
+        assert editor.wait_event(lambda e: e.get("event") == "chat_turn_ended")["stopReason"] == "end_turn"
+        assert editor.do("aside", text="what?", chat=chat)["answer"] == "Aside answer."
+        assert editor.do("asides", chat=chat)["asides"] == [{"question": "what?", "answer": "Aside answer."}]
+        assert editor.do("recap", chat=chat)["text"] == "We said hi."
+        status = editor.do("session_status", chat=chat)
+        assert status["context"] == {"used": 42, "size": 1000, "parts": {"messages": 42}}
+        assert status["stats"]["prompts"] == 1 and status["commands"] == ["btw"] and status["model"] == "fake-model"
+        assert status["tasks"] == [] and status["agents"] == []
+        assert editor.do("suggestion", chat=chat)["text"] == "run the tests"
+        assert editor.do("suggestion_accept", chat=chat)["text"] == "run the tests"
+        assert editor.do("suggestion", chat=chat)["text"] is None
+        made = editor.do("chat_new", from_summary=chat)
+        assert made["ok"] and made["chat"] != chat
+        editor.do("chat", text="go on", chat=made["chat"])
+        assert editor.wait_event(lambda e: e.get("event") == "chat_turn_ended" and e.get("chat") == made["chat"])
+        assert "got: @summary go on" in editor.do("chat_text", chat=made["chat"])["text"]
+        prompts = [m["params"]["prompt"] for m in map(json.loads, log.read_text().splitlines())
+                   if m.get("method") == "session/prompt"]
+        assert any("We said hi." in block.get("resource", {}).get("text", "") for block in prompts[-1])
+        assert editor.quit()["ok"]
+    finally:
+        editor.kill()
+
+
+def test_session_status_is_asked_again_while_its_panel_is_shown(rig: ChatRig) -> None:
+    started(rig, **QWEN, qwen_answers={
+        "qwen/status/session/context_usage": {"usage": {"totalTokens": 7, "contextWindowSize": 100}},
+        **{m: {} for m in ("qwen/status/session/stats", "qwen/status/session/tasks", "qwen/status/session/agents",
+                           "qwen/status/session/supported_commands", "qwen/providers/list")}})
+    window = rig.host.window
+    code = rig.editor.open("code.py", "x = 1\n")
+    rig.host.user.focus(code)
+    rig.host.user.run_command("qwen_chat_session_status", via="palette")
+    panel = rig.host.wait_for(lambda: window.find_output_panel("qwen_session_status"), timeout=WAIT)
+    rig.host.wait_for(lambda: "Context: 7 of 100 tokens (7.0%)" in rig.editor.text(panel), timeout=WAIT)
+    assert window.active_panel() == "output.qwen_session_status" and window.active_view() == code
+    rig.host.wait_for(lambda: len(rig.received("qwen/status/session/stats")) >= 2, timeout=WAIT)  # asked again
+    rig.host.run_on_main(lambda: window.run_command("hide_panel"))
+    rig.host.wait_for(lambda: window.id() not in offers("status_panel")._refreshing, timeout=WAIT)  # the loop ended

@@ -30,6 +30,8 @@ OWN_FILES = {
     ("core/companion/runtime.py", "unlink"): "the companion's own config file it wrote",
     ("plugin/chat/history/rewind_commands.py", "replace_text"): "the chat's composer, a view of the package's own",
     ("plugin/chat/history/export_commands.py", "replace_text"): "the new scratch tab an export to a tab opens",
+    ("plugin/chat/offers/asides.py", "replace_text"): "a chat's Aside tab, a scratch tab of the package's own",
+    ("plugin/chat/offers/status_panel.py", "replace_text"): "the Session Status output panel, the package's own",
     ("plugin/chat/history/export_commands.py", "open"): "a chat exported to the file the user picked in the save dialog",
     ("core/chat/history/search_index.py", "makedirs"): "Search in Conversations' index in the package's cache folder",
     ("core/chat/history/search_index.py", "open"): "Search in Conversations' index in the package's cache folder",
