@@ -54,6 +54,11 @@ from .plugin.chat.history.turn_review import (
     TurnReferenceListener,
 )
 from .plugin.chat.offers.asides import QwenChatAskAsideCommand
+from .plugin.chat.offers.memory_commands import (
+    QwenChatForgetCommand,
+    QwenChatOpenMemoryCommand,
+    QwenChatRememberCommand,
+)
 from .plugin.chat.offers.recap_commands import QwenChatNewFromSummaryCommand, QwenChatSummarizeCommand
 from .plugin.chat.offers.status_panel import QwenChatSessionStatusCommand
 from .plugin.chat.offers.suggestions import QwenChatAcceptSuggestionCommand, SuggestionListener
@@ -135,6 +140,7 @@ __all__ = [
     "QwenChatDeleteCommand",
     "QwenChatEditPromptCommand",
     "QwenChatExportCommand",
+    "QwenChatForgetCommand",
     "QwenChatHistoryCommand",
     "QwenChatMentionCommand",
     "QwenChatModeCommand",
@@ -142,10 +148,12 @@ __all__ = [
     "QwenChatNewCommand",
     "QwenChatNewFromSummaryCommand",
     "QwenChatNewWorktreeCommand",
+    "QwenChatOpenMemoryCommand",
     "QwenChatPasteImageCommand",
     "QwenChatPermissionCommand",
     "QwenChatPromptMenuCommand",
     "QwenChatQueuedCommand",
+    "QwenChatRememberCommand",
     "QwenChatRenameCommand",
     "QwenChatReplaceBufferCommand",
     "QwenChatRewindCommand",

@@ -677,6 +677,18 @@ def do_recap(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return {"chat": chat.chat_id, "text": text}
 
 
+def do_memory(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Qwen Code: Remember… (`remember`: text) or Forget… (`forget`: text): what qwen did."""
+    window = _chat_window(driver, action)
+    chat = driver.chat(action)
+    verb = "remember" if action.get("remember") is not None else "forget"
+    text = str(action[verb])
+    memory = _offers(driver, "memory_commands")
+    change = driver.host.run_on_main(lambda: memory.change_memory(window, chat, verb, text)).result(timeout=WAIT * 18)
+    driver.host.wait_idle()
+    return {"chat": chat.chat_id, "summary": change.summary, "items": change.items}
+
+
 def do_session_status(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """What Qwen Code: Session Status shows, as qwen says it now."""
     chat = driver.chat(action)
@@ -982,6 +994,7 @@ ACTIONS: dict[str, Action] = {
     "asides": do_asides,  # {chat?} -> {asides: [{question, answer}]}
     "recap": do_recap,  # {chat?} -> {text}: Summarize Conversation
     "session_status": do_session_status,  # {chat?} -> {context: {used, size, parts?}, stats, tasks, agents, commands, model}
+    "memory": do_memory,  # {remember | forget: text, chat?} -> {summary, items}: Remember… / Forget…
     "suggestion": do_suggestion,  # {chat?} -> {text | null}: the composer's follow-up suggestion
     "suggestion_accept": do_suggestion_accept,  # {chat?} -> {text}: → accepts it into the composer
     "serve_status": do_serve_status,  # {window?} -> {pid, port, sessions, version} (null: no daemon)

@@ -119,3 +119,21 @@ def test_session_status_gives_the_context_and_the_stats(real_chat: RealChat) -> 
     real_chat.host.wait_for(lambda: "Context: 1,200 of" in panel.substr(real_chat.host.sublime.Region(0, panel.size())),
                             timeout=WAIT)
     assert "(Session Status)" in chat.composer_view.get_status("qwen_chat")
+
+
+def test_memory_files_are_named_and_a_refused_remember_is_said(real_chat: RealChat, workspace: Any) -> None:
+    real_chat.send("hello")
+    assert real_chat.ended() == ["end_turn"]
+    chat = real_chat.chat()
+    memory = sys.modules[f"{PACKAGE}.core.chat.offers.memory"]
+    paths = dict(chat.conversation.ask_qwen("Open Memory Files", memory.memory_paths).result(WAIT))
+    assert paths["this project's memory"] == str(workspace / "QWEN.md")
+    assert paths["your memory (every project)"].endswith("/.qwen/QWEN.md")
+    # The rig's qwen settings turn managed memory off: qwen refuses, and says why.
+    window = real_chat.host.window
+    asked = on_main(real_chat, lambda: offers("memory_commands").change_memory(window, chat, "remember", "tests: make"))
+    error = asked.exception(WAIT)
+    assert error is not None and "Managed memory is unavailable" in str(error)
+    real_chat.model.queue("Still fine.")
+    real_chat.send("still there?")
+    assert real_chat.ended(2)[-1] == "end_turn"

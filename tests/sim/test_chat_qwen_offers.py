@@ -224,3 +224,33 @@ def test_session_status_is_asked_again_while_its_panel_is_shown(rig: ChatRig) ->
     rig.host.wait_for(lambda: len(rig.received("qwen/status/session/stats")) >= 2, timeout=WAIT)  # asked again
     rig.host.run_on_main(lambda: window.run_command("hide_panel"))
     rig.host.wait_for(lambda: window.id() not in offers("status_panel")._refreshing, timeout=WAIT)  # the loop ended
+
+
+def test_remember_notes_what_qwen_did_and_open_memory_files_opens_the_pick(rig: ChatRig) -> None:
+    memory_file = rig.tmp / "QWEN.md"
+    memory_file.write_text("# Memory\n")
+    chat = started(rig, **QWEN, qwen_answers={
+        "qwen/control/workspace/memory/remember": {"summary": "Memory update completed.",
+                                                   "filesTouched": ["/m/testing.md"], "touchedScopes": ["project"]},
+        "qwen/settings/getMemoryPaths": {"paths": {"userMemoryFile": str(memory_file),
+                                                   "projectMemoryFile": str(rig.tmp / "none.md")}}})
+    window = rig.host.window
+    rig.host.user.run_command("qwen_chat_remember", {"text": "tests run with make test"}, via="palette")
+    rig.host.wait_for(lambda: "Memory (remember): Memory update completed. (/m/testing.md)" in rig.transcript(),
+                      timeout=WAIT)
+    assert rig.received("qwen/control/workspace/memory/remember")[0]["params"]["content"] == "tests run with make test"
+    rig.host.user.run_command("qwen_chat_open_memory", via="palette")
+    panel = rig.host.wait_for(lambda: next((q for q in rig.host.quick_panels if not q.done), None), timeout=WAIT)
+    assert [item.trigger for item in panel.items] == ["your memory (every project)", "this project's memory"]
+    rig.host.user.choose_quick_panel(0)
+    rig.host.wait_idle()
+    assert window.active_view().file_name() == str(memory_file)
+    assert chat.conversation.state.agent == "ready"
+
+
+def test_memory_is_not_asked_of_another_agent(rig: ChatRig) -> None:
+    chat = started(rig)
+    asked = rig.host.run_on_main(
+        lambda: offers("memory_commands").change_memory(rig.host.window, chat, "forget", "x"))
+    assert "not offered by this agent" in str(failure(asked))
+    assert rig.received("qwen/control/workspace/memory/forget") == []

@@ -150,3 +150,28 @@ def test_the_status_is_read_at_once_and_shown() -> None:
     assert "Context: 50 of 1,000 tokens (5.0%)" in text and "running  shell  npm test" in text
     assert "Time: 1h 2m 3s" in text and "/btw" in text and "Model: fake-model" in text
     assert status.report()["context"] == {"used": 50, "size": 1000, "parts": {"messages": 50}}
+
+
+def test_memory_answers_are_bounded_and_their_paths_checked() -> None:
+    from qwencompanion_src.core.chat.offers.memory import MAX_MEMORY_TEXT_BYTES, forget, memory_paths, remember
+
+    sent: list[dict[str, Any]] = []
+
+    def answering(answer: Any) -> Any:
+        async def request(method: str, params: dict[str, Any]) -> Any:
+            sent.append(params)
+            return answer
+        return request
+
+    change = asyncio.run(remember(answering({"summary": f"Done{BIDI}.", "filesTouched": ["/m/a.md", 5] * 900}),
+                                  "é" * MAX_MEMORY_TEXT_BYTES))
+    assert change.summary == "Done." and len(change.items) == 1000 and change.items[:2] == ["/m/a.md", "5"]
+    assert len(sent[0]["content"].encode()) <= MAX_MEMORY_TEXT_BYTES
+    assert asyncio.run(forget(answering({"removedEntries": []}), "x")).summary == "done"
+    with pytest.raises(BadAnswer, match="not an object"):
+        asyncio.run(forget(answering(["no"]), "x"))
+    paths = asyncio.run(memory_paths(answering({"paths": {
+        "userMemoryFile": "/home/u/.qwen/QWEN.md", "projectMemoryFile": f"/p/{BIDI}QWEN.md", "autoMemoryDir": 7}})))
+    assert paths == [("your memory (every project)", "/home/u/.qwen/QWEN.md")]  # a path with a bidi character is left out
+    with pytest.raises(BadAnswer):
+        asyncio.run(memory_paths(answering({"paths": []})))
