@@ -35,7 +35,7 @@ from .history.history import SessionEntry, list_folder, newest_first
 from .history.rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, is_qwen, rewind
 from .history.search_index import TEXT_MAX_CHARS
 from .history.store import SessionStore
-from .offers.qwen_calls import SUGGESTION_NOTIFICATION, offered, suggestion_of
+from .offers.qwen_calls import SUGGESTION_NOTIFICATION, Request as QwenRequest, offered, suggestion_of
 from .prompts.prompt_queue import PromptQueue, QueuedPrompt, QueueFull
 from .requests.request_handler import AgentRequestHandler
 from .transcript.render import UpdateRenderer, chunk_text
@@ -48,8 +48,6 @@ T = TypeVar("T")
 CANCEL_TIMEOUT = 5.0
 RESUMED_NOTE = "Resumed: the agent has this conversation's earlier messages; they are not shown again here."
 AUTH_REQUIRED = -32000
-# One of qwen's own methods on the chat's session: (method, params) -> its answer, `sessionId` added.
-QwenRequest = Callable[[str, JsonObject], Awaitable[Any]]
 
 
 class ConversationEvents(Protocol):
@@ -439,6 +437,7 @@ class Conversation:
         """Take the session and what its answer offers (modes, models)."""
         # The session's id last: another thread that sees it sees what the session offers.
         self.state.adopt_session(raw)
+        self.state.suggestion = None  # the last session's follow-up
         self.state.session_id = session_id
         if self._setup.key is not None:
             self._setup.store.put(self._setup.key, session_id)

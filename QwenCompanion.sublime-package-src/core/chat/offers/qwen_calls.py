@@ -94,7 +94,8 @@ def suggestion_of(params: object) -> str | None:
     return line or None
 
 
-Request = Callable[[str, JsonObject], Awaitable[Any]]  # chat.py's QwenRequest
+# One of qwen's own methods on a chat's session: (method, params) -> its answer, `sessionId` added (chat.py).
+Request = Callable[[str, JsonObject], Awaitable[Any]]
 
 
 async def ask_aside(request: Request, question: str) -> str:
