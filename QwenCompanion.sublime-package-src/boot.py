@@ -54,6 +54,15 @@ from .plugin.chat.history.turn_review import (
     QwenTurnUndoCommand,
     TurnReferenceListener,
 )
+from .plugin.chat.offers.asides import QwenChatAskAsideCommand
+from .plugin.chat.offers.memory_commands import (
+    QwenChatForgetCommand,
+    QwenChatOpenMemoryCommand,
+    QwenChatRememberCommand,
+)
+from .plugin.chat.offers.recap_commands import QwenChatNewFromSummaryCommand, QwenChatSummarizeCommand
+from .plugin.chat.offers.status_panel import QwenChatSessionStatusCommand
+from .plugin.chat.offers.suggestions import QwenChatAcceptSuggestionCommand, SuggestionListener
 from .plugin.chat.prompts.attach_commands import QwenChatAddSelectionCommand, QwenChatAttachFileCommand
 from .plugin.chat.prompts.composer_commands import QwenChatHistoryCommand, QwenChatSendCommand
 from .plugin.chat.prompts.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
@@ -115,9 +124,11 @@ __all__ = [
     "QwenActionCommand",
     "QwenAnswerHistoryCommand",
     "QwenCancelActionCommand",
+    "QwenChatAcceptSuggestionCommand",
     "QwenChatAddSelectionCommand",
     "QwenChatAnswerFormCommand",
     "QwenChatApplyCommand",
+    "QwenChatAskAsideCommand",
     "QwenChatAttachFileCommand",
     "QwenChatBranchCommand",
     "QwenChatBranchMenuCommand",
@@ -130,24 +141,30 @@ __all__ = [
     "QwenChatDeleteCommand",
     "QwenChatEditPromptCommand",
     "QwenChatExportCommand",
+    "QwenChatForgetCommand",
     "QwenChatHistoryCommand",
     "QwenChatMentionCommand",
     "QwenChatModeCommand",
     "QwenChatModelCommand",
     "QwenChatNewCommand",
+    "QwenChatNewFromSummaryCommand",
     "QwenChatNewWorktreeCommand",
+    "QwenChatOpenMemoryCommand",
     "QwenChatPasteImageCommand",
     "QwenChatPermissionCommand",
     "QwenChatPromptMenuCommand",
     "QwenChatQueuedCommand",
+    "QwenChatRememberCommand",
     "QwenChatRenameCommand",
     "QwenChatReplaceBufferCommand",
     "QwenChatRewindCommand",
     "QwenChatSendCommand",
     "QwenChatSessionOptionsCommand",
+    "QwenChatSessionStatusCommand",
     "QwenChatSessionsCommand",
     "QwenChatShowAgentLogCommand",
     "QwenChatShowShellOutputCommand",
+    "QwenChatSummarizeCommand",
     "QwenChatSwitchCommand",
     "QwenChooseActionModelCommand",
     "QwenCopyConnectCommandCommand",
@@ -171,6 +188,7 @@ __all__ = [
     "QwenWorktreeChangesCommand",
     "QwenWorktreeDiscardCommand",
     "QwenWorktreesCommand",
+    "SuggestionListener",
     "TurnReferenceListener",
     "plugin_loaded",
     "plugin_unloaded",

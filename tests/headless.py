@@ -486,7 +486,17 @@ def do_serve_stop(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 def do_chat_new(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Qwen Code: New Chat — a new chat (with `agent`, a name of chat_agents; default: chat_agent), made the active one;
     `transport`: "stdio" or "serve" (default: chat_transport).
-    With `worktree` (a task name): New Chat in a Worktree, answering `{chat, worktree: {path, branch}}`."""
+    With `worktree` (a task name): New Chat in a Worktree, answering `{chat, worktree: {path, branch}}`.
+    With `from_summary` (a chat): New Chat from Summary of that chat, its composer holding `@summary `."""
+    if action.get("from_summary") is not None:
+        source = driver.chat_by_id(action["from_summary"])
+        recaps = sys.modules[f"{PACKAGE}.plugin.chat.offers.recap_commands"]
+        window = driver.windows[source.window_id]
+        made = driver.host.run_on_main(lambda: recaps.new_from_summary(window, source)).result(timeout=WAIT * 9)
+        if made is None:
+            raise LookupError("no chat was made")
+        driver.host.wait_idle()
+        return {"chat": made.chat_id}
     window = driver.window(action)
     if action.get("worktree") is not None:
         made = _worktree_event(driver, window, "qwen_chat_new_worktree", {"name": str(action["worktree"])},
@@ -652,6 +662,76 @@ def do_chat_branch(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     driver.host.wait_for(lambda: made.conversation.state.agent == "ready", timeout=WAIT * 3)
     driver.host.wait_idle()
     return {"chat": made.chat_id}
+
+
+def _offers(driver: Driver, module: str) -> Any:
+    return sys.modules[f"{PACKAGE}.plugin.chat.offers.{module}"]
+
+
+def do_aside(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Qwen Code: Ask Aside… with `text`: answers once qwen has (or why it did not)."""
+    window = _chat_window(driver, action)
+    chat = driver.chat(action)
+    future = driver.host.run_on_main(lambda: _offers(driver, "asides").ask(window, chat, str(action["text"])))
+    answer = future.result(timeout=WAIT * 9)
+    driver.host.wait_idle()
+    return {"chat": chat.chat_id, "answer": answer}
+
+
+def do_asides(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The chat's kept asides, oldest first (the newest 20)."""
+    chat = driver.chat(action)
+    asides = _offers(driver, "asides").aside_thread(chat).asides()
+    return {"chat": chat.chat_id, "asides": [{"question": a.question, "answer": a.answer} for a in asides]}
+
+
+def do_recap(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Qwen Code: Summarize Conversation: the recap, once it is noted in the transcript."""
+    window = _chat_window(driver, action)
+    chat = driver.chat(action)
+    text = driver.host.run_on_main(lambda: _offers(driver, "recap_commands").summarize(window, chat)).result(timeout=WAIT * 9)
+    driver.host.wait_for(lambda: text in chat.conversation.streamer.transcript.text(), timeout=WAIT)
+    driver.host.wait_idle()
+    return {"chat": chat.chat_id, "text": text}
+
+
+def do_memory(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Qwen Code: Remember… (`remember`: text) or Forget… (`forget`: text): what qwen did."""
+    window = _chat_window(driver, action)
+    chat = driver.chat(action)
+    verb = "remember" if action.get("remember") is not None else "forget"
+    text = str(action[verb])
+    memory = _offers(driver, "memory_commands")
+    change = driver.host.run_on_main(lambda: memory.change_memory(window, chat, verb, text)).result(timeout=WAIT * 18)
+    driver.host.wait_idle()
+    return {"chat": chat.chat_id, "summary": change.summary, "items": change.items}
+
+
+def do_session_status(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """What Qwen Code: Session Status shows, as qwen says it now."""
+    chat = driver.chat(action)
+    status = _offers(driver, "status_panel").read(chat).result(timeout=WAIT * 3)
+    return {"chat": chat.chat_id, **status.report()}
+
+
+def do_suggestion(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The follow-up suggestion the chat's composer shows now (null: none)."""
+    chat = driver.chat(action)
+    driver.host.wait_idle()
+    return {"chat": chat.chat_id, "text": driver.host.run_on_main(lambda: _offers(driver, "suggestions").shown_suggestion(chat))}
+
+
+def do_suggestion_accept(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """→ in the chat's empty composer: `text`, what the composer holds after."""
+    chat = driver.chat(action)
+    driver.host.user.focus(chat.composer_view)
+    driver.host.user.press_key("right")
+    driver.host.wait_idle()
+    return {"chat": chat.chat_id, "text": driver.host.run_on_main(lambda: _view_text(driver, chat.composer_view))}
+
+
+def _view_text(driver: Driver, view: Any) -> str:
+    return str(view.substr(driver.sublime.Region(0, view.size())))
 
 
 def _history(driver: Driver) -> Any:
@@ -928,7 +1008,14 @@ ACTIONS: dict[str, Action] = {
     "session_option": do_session_option,  # {chat?, id, value} -> {option, applied}
     "mention": do_mention,  # {kind, name?, chat?}: @symbol/@diagnostics/@diff/@terminal into the composer
     "paste_image": do_paste_image,  # {chat?}: the clipboard's image into the composer
-    "chat_new": do_chat_new,  # {window?, agent?, transport?, worktree?} -> {chat, worktree?: {path, branch}}
+    "chat_new": do_chat_new,  # {window?, agent?, transport?, worktree? | from_summary: chat} -> {chat, worktree?}
+    "aside": do_aside,  # {text, chat?} -> {answer}: Ask Aside, once answered
+    "asides": do_asides,  # {chat?} -> {asides: [{question, answer}]}
+    "recap": do_recap,  # {chat?} -> {text}: Summarize Conversation
+    "session_status": do_session_status,  # {chat?} -> {context: {used, size, parts?}, stats, tasks, agents, commands, model}
+    "memory": do_memory,  # {remember | forget: text, chat?} -> {summary, items}: Remember… / Forget…
+    "suggestion": do_suggestion,  # {chat?} -> {text | null}: the composer's follow-up suggestion
+    "suggestion_accept": do_suggestion_accept,  # {chat?} -> {text}: → accepts it into the composer
     "serve_status": do_serve_status,  # {window?} -> {pid, port, sessions, version} (null: no daemon)
     "serve_stop": do_serve_stop,  # {window?} -> {stopped}
     "worktree_discard": do_worktree_discard,  # {chat} -> {worktree: {path, branch}}

@@ -16,6 +16,9 @@ from . import placement, settings
 from .actions.answer import is_answer_view
 from .chat.chats import chats, default_renderer, default_request_handler, is_chat_view
 from .chat.history.turn_review import chat_event as turn_review_event
+from .chat.offers.asides import is_aside_view
+from .chat.offers.status_panel import is_status_panel
+from .chat.offers.suggestions import show_suggestions
 from .chat.requests.editor_request_handler import editor_request_handler
 from .chat.transcript.agent_work import turn_ended, work_renderer
 from .chat.transcript.chat_views import refresh_status as refresh_chat_status
@@ -38,6 +41,7 @@ def _hooks() -> list[tuple[list[Any], Callable[..., Any]]]:
         (companions.sessions_listeners, status.sessions_changed),
         (chats.status_listeners, track_turn),
         (chats.status_listeners, refresh_chat_status),
+        (chats.status_listeners, show_suggestions),
         (chats.observers, turn_ended),
         (chats.observers, turn_review_event),
         (settings.change_listeners, apply_level),
@@ -46,6 +50,8 @@ def _hooks() -> list[tuple[list[Any], Callable[..., Any]]]:
         (placement.package_view_recognisers, is_chat_view),
         (placement.package_view_recognisers, is_answer_view),
         (placement.package_view_recognisers, reviews.is_review_view),
+        (placement.package_view_recognisers, is_aside_view),
+        (placement.package_view_recognisers, is_status_panel),
     ]
 
 

@@ -15,6 +15,9 @@ SCRIPT (all keys optional):
      "agent_name": "fake-acp",        initialize's agentInfo.name ("qwen-code" poses as qwen: its
                                       renameSession and deleteSession answer {"success": true}, as
                                       qwen 0.24.4's do)
+     "qwen_answers": {},              posing as qwen: qwen's own methods (qwen/control/session/btw, …)
+                                      answered with these answers as given, by method
+     "qwen_answer_delay": 0,          seconds each of those takes to answer
      "rewind_files": [],              what rewindSession says it restored, as qwen 0.24.4 would
                                       (only with a promptId and rewindFiles not false)
      "rewind_delay": 0,               seconds rewindSession takes to answer
@@ -111,6 +114,8 @@ class Agent:
         self.agent_name = str(script.get("agent_name", "fake-acp"))
         self.rewind_files: list[str] = list(script.get("rewind_files", []))
         self.rewind_delay = float(script.get("rewind_delay", 0))
+        self.qwen_answers: dict[str, Any] = dict(script.get("qwen_answers", {}))
+        self.qwen_answer_delay = float(script.get("qwen_answer_delay", 0))
         self.branch_points = bool(script.get("branch_points"))
         self.listed_sessions: dict[str, int] = dict(script.get("listed_sessions", {}))
         self.list_page = int(script.get("list_page", 0))
@@ -314,6 +319,9 @@ class Agent:
                 meta.unlink()
                 meta.with_suffix(".json").unlink(missing_ok=True)
             return {"success": True}
+        if method in self.qwen_answers and self.agent_name == "qwen-code":
+            time.sleep(self.qwen_answer_delay)
+            return self.qwen_answers[method]
         if method == "qwen/status/session/rewind_snapshots":
             ids = self.prompts.get(params.get("sessionId", ""), [])
             return {"snapshots": [{"promptId": prompt_id, "turnIndex": index, "timestamp": "2026-01-01T00:00:00Z",

@@ -32,6 +32,8 @@ OWN_FILES = {
     ("plugin/chat/history/export_commands.py", "replace_text"): "the new scratch tab an export to a tab opens",
     ("plugin/chat/chats.py", "replace_text"): "the chat's composer: a prompt the agent could not take given back",
     ("core/chat/history/search_index.py", "fdopen"): "Search in Conversations' index in the package's cache folder (0600)",
+    ("plugin/chat/offers/asides.py", "replace_text"): "a chat's Aside tab, a scratch tab of the package's own",
+    ("plugin/chat/offers/status_panel.py", "replace_text"): "the Session Status output panel, the package's own",
     ("plugin/chat/history/export_commands.py", "open"): "a chat exported to the file the user picked in the save dialog",
     ("core/chat/history/search_index.py", "makedirs"): "Search in Conversations' index in the package's cache folder",
     ("core/chat/history/search_index.py", "O_WRONLY"): "Search in Conversations' index in the package's cache folder (0600)",

@@ -17,7 +17,7 @@ import contextlib
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -35,9 +35,10 @@ from .agent.usage import turn_text
 from .chat_state import ChatState
 from .history.branch import Branch, branch, branch_point_of
 from .history.history import SessionEntry, list_folder, newest_first
-from .history.rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, rewind
+from .history.rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, is_qwen, rewind
 from .history.search_index import TEXT_MAX_CHARS
 from .history.store import SessionStore
+from .offers.qwen_calls import SUGGESTION_NOTIFICATION, Request as QwenRequest, offered, suggestion_of
 from .prompts.prompt_queue import PromptQueue, QueuedPrompt, QueueFull
 from .requests.request_handler import AgentRequestHandler
 from .transcript.render import UpdateRenderer, chunk_text
@@ -205,6 +206,12 @@ class Conversation:
         """A new session holding prompts 0..`turn` and their answers (branch.py);
         this chat's session is left as it is. Fails with `BranchRefused`."""
         return self._submit(self._branch(turn))
+
+    def ask_qwen(self, what: str, call: Callable[[QwenRequest], Awaitable[T]]) -> Future[T]:
+        """`call` with a way to ask qwen's own methods of the chat's session
+        (offers/), even while a turn runs; fails with `NotOffered` when the
+        chat's agent is not qwen (`what` names the feature in that message)."""
+        return self._submit(self._ask_qwen(what, call))
 
     def list_history(self, folders: list[str]) -> Future[list[SessionEntry]]:
         """The sessions of `folders` (default: the agent's folder), newest first, bounded."""
@@ -488,6 +495,7 @@ class Conversation:
         """Take the session and what its answer offers (modes, models)."""
         # The session's id last: another thread that sees it sees what the session offers.
         self.state.adopt_session(raw)
+        self.state.suggestion = None  # the last session's follow-up
         self.state.session_id = session_id
         if self._setup.key is not None:
             self._setup.store.put(self._setup.key, session_id)
@@ -561,6 +569,7 @@ class Conversation:
         prompt_block = f"t{self._layout.turn}.user"
         self.prompts.sent(text, context, self._layout.turn)
         self.state.agent = "busy"
+        self.state.suggestion = None  # the next prompt is sent: the last turn's suggestion is of no use
         self.state.usage.start_turn()
         self._cancelling = False
         self._turn_lost_agent = False
@@ -716,6 +725,17 @@ class Conversation:
                             self._cwd(), live_points=bridge.answers_give_branch_points)
 
     @threads.on_chat_loop
+    async def _ask_qwen(self, what: str, call: Callable[[QwenRequest], Awaitable[T]]) -> T:
+        bridge = await self._ensure_ready()
+        offered(self.state, what)
+        session_id = self.state.session_id
+
+        async def request(method: str, params: JsonObject) -> Any:
+            return await bridge.request(method, {"sessionId": session_id, **params})
+
+        return await call(request)
+
+    @threads.on_chat_loop
     async def _restart(self) -> None:
         self.state.agent = "stopped"  # an exit asked for: no error line
         await self.connection.stop()  # the other chats reload their sessions when next used
@@ -764,6 +784,9 @@ class Conversation:
             self.prompts.replayed(text, self._layout.turn)
             if not self._replaying:  # a reattach shows it again, but it entered the session once
                 self._events.steered(text, late)
+        elif method == SUGGESTION_NOTIFICATION and is_qwen(self.state):  # the gate: another agent's is ignored
+            self.state.suggestion = suggestion_of(params)
+            self._changed()
         elif self.state.adopt_notification(method, params):
             self._changed()
         else:

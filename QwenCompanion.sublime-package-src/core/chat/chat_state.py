@@ -66,6 +66,8 @@ class ChatState:
     session_title: str = ""
     # Every config option the agent offers (models, modes, thought level, booleans), as it last said.
     options: SessionOptions = field(default_factory=SessionOptions)
+    # qwen's follow-up suggestion after the last turn (one line, bounded: offers/qwen_calls.py); None: none.
+    suggestion: str | None = None
 
     def agent_text(self) -> str:
         """The agent's state as the user reads it: "stopped (not signed in)", "busy"."""

@@ -15,6 +15,7 @@ import sublime_plugin
 from ....core import threads
 from ....core.chat.agent.agents import QWEN
 from ....core.chat.agent.usage import status_text as usage_status
+from ....core.chat.history.rewind import is_qwen
 from ....core.chat.transcript.folds import WorkFolds
 from ...editor import end_visible
 from ...settings import userprefs
@@ -249,8 +250,8 @@ def status_text(chat: WindowChat) -> str:
     if options:
         parts.append(options)
     usage = usage_status(state.usage)
-    if usage:
-        parts.append(usage)
+    if usage:  # a status bar holds no link: the meter names the command that breaks it down (qwen's alone)
+        parts.append(f"{usage} (Session Status)" if is_qwen(state) else usage)
     if state.agent == "busy":
         parts.append("working…")
     elif state.agent in ("exited", "starting") or state.stopped_why:

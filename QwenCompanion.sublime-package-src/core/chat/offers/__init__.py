@@ -1,0 +1,1 @@
+"""What qwen offers an editor beyond ACP's baseline: asides, recaps, session status, follow-up suggestions (pure)."""

@@ -1,0 +1,1 @@
+"""What qwen offers an editor, in Sublime: Ask Aside, Summarize Conversation, New Chat from Summary, Session Status, follow-up suggestions."""
