@@ -17,6 +17,7 @@ import pytest
 
 from qwencompanion_src.core.files.user_files import LeadsElsewhere, remove_file, replace_bytes
 from qwencompanion_src.core.worktrees import worktree_changes, worktrees
+from qwencompanion_src.core.worktrees.applied_saves import AppliedSaves
 from qwencompanion_src.core.worktrees.merge3 import merge
 from qwencompanion_src.core.worktrees.worktree_changes import (
     ADDED,
@@ -234,9 +235,33 @@ def test_a_file_with_unsaved_edits_is_refused_and_an_open_clean_one_is_handed_ba
     assert not (repo / "gone.txt").exists() and (repo / "new" / "made.txt").exists()
     (repo / "a.txt").write_text(LINES.replace("line 2\n", "line 2 (yours)\n"))
     handed = worktree_changes.apply(tree, ["a.txt"], in_views={"a.txt"})
-    assert [path for path, _, _ in handed.in_views] == ["a.txt"]
+    assert [write.path for write in handed.in_views] == ["a.txt"]
     assert (repo / "a.txt").read_text() == LINES.replace("line 2\n", "line 2 (yours)\n")  # the view's to write
 
+
+
+def test_a_file_holding_what_a_save_made_of_an_apply_is_applied_while_neither_side_changes(
+        repo: Path, tree: Worktree) -> None:
+    """The save of an apply into an open view gave the agent's text a final newline:
+    recorded, the file counts as applied; a change to either side since does not."""
+    folder = Path(tree.path)
+    theirs = LINES.replace("line 18\n", "line 18 (the agent's)\n").removesuffix("\n")
+    (folder / "a.txt").write_text(theirs)
+    (repo / "a.txt").write_text(theirs + "\n")  # what the save left
+    saves = AppliedSaves()
+    handed = worktree_changes.apply(tree, ["a.txt"], in_views={"a.txt"})
+    assert len(handed.in_views) == 1  # without the record, merged again
+    saves.record(tree.path, "a.txt", handed.in_views[0].theirs, (repo / "a.txt").read_bytes())
+    assert worktree_changes.state(tree, saved=saves.of(tree.path)) == APPLIED
+    again = worktree_changes.apply(tree, ["a.txt"], saved=saves.of(tree.path))
+    assert [(o.path, o.why) for o in again.applied] == [("a.txt", "nothing to change")]
+    assert (repo / "a.txt").read_text() == theirs + "\n"
+    assert worktree_changes.state(tree, saved=saves.of(str(repo))) == NOT_APPLIED  # another worktree's records
+    (folder / "a.txt").write_text(theirs + " more")  # the agent went on
+    assert worktree_changes.state(tree, saved=saves.of(tree.path)) == NOT_APPLIED
+    (folder / "a.txt").write_text(theirs)
+    (repo / "a.txt").write_text("mine\n" + theirs + "\n")  # the user's edit since
+    assert worktree_changes.state(tree, saved=saves.of(tree.path)) == NOT_APPLIED
 
 def test_binary_files_are_refused_with_a_message(repo: Path, tree: Worktree) -> None:
     (Path(tree.path) / "image.bin").write_bytes(b"\x89PNG\0\0data")

@@ -28,14 +28,17 @@ import sublime_plugin
 
 from ....core import threads
 from ....core.chat.requests.agent_files import Refused, decode, read_text
+from ....core.worktrees.applied_saves import AppliedSaves
 from ....core.worktrees.worktree_changes import (
     ApplyReport,
     ChangedFile,
     Outcome,
+    ViewWrite,
     apply,
     base_bytes,
     changes,
     drop,
+    record_save,
     worktree_file,
 )
 from ....core.worktrees.worktrees import Worktree, WorktreeRefused
@@ -50,6 +53,8 @@ KEPT, CHANGED = "kept", "changed"  # a file's review state
 FILE_ACTIONS = ("Open with its base as reference", "Keep", "Drop (back to its base, in the worktree)")
 # Files reviewed as kept, by worktree folder (for this Sublime session).
 _kept: dict[str, set[str]] = {}
+# What saves made of applies into open views (for this Sublime session).
+applied_saves = AppliedSaves()
 
 
 def review_state(worktree: Worktree, path: str) -> str:
@@ -205,7 +210,7 @@ def apply_to_my_files(window: sublime.Window, worktree: Worktree, files: list[st
     policy = userprefs().worktree_apply_conflicts
     encoding = fallback_encoding()
 
-    def work() -> tuple[ApplyReport, list[tuple[str, str, str]], dict[str, sublime.View]]:
+    def work() -> tuple[ApplyReport, list[tuple[ViewWrite, str, str]], dict[str, sublime.View]]:
         unsaved: set[str] = set()
         clean: dict[str, sublime.View] = {}
         top = os.path.realpath(worktree.repository)
@@ -220,25 +225,43 @@ def apply_to_my_files(window: sublime.Window, worktree: Worktree, files: list[st
                     unsaved.add(key)
                 else:
                     clean[key] = view
-        report = apply(worktree, files, policy=policy, unsaved=unsaved, in_views=set(clean) - unsaved)
-        # The views get texts: (path, the text merged from, the merged text), decoded as Sublime decodes files.
-        texts = [(path, decode(ours, encoding).text, decode(new, encoding).text) for path, ours, new in report.in_views]
+        report = apply(worktree, files, policy=policy, unsaved=unsaved, in_views=set(clean) - unsaved,
+                       saved=applied_saves.of(worktree.path))
+        # The views get texts: (the write, the text merged from, the merged text), decoded as Sublime decodes files.
+        texts = [(write, decode(write.ours, encoding).text, decode(write.new, encoding).text)
+                 for write in report.in_views]
         return report, texts, clean
 
-    git_then(window, work, lambda done: _into_views(window, worktree, *done))
+    git_then(window, work, lambda done: _into_views(window, worktree, encoding, *done))
 
 
-def _into_views(window: sublime.Window, worktree: Worktree, report: ApplyReport, texts: list[tuple[str, str, str]],
-                clean: dict[str, sublime.View]) -> None:
-    for path, ours, new in texts:
-        view = clean[path]
-        why_not = (write_merged(view, new, ours) if view.is_valid()
-                   else "closed while it was merged: nothing was written")
-        if why_not is not None:
-            report.applied = [o for o in report.applied if o.path != path]
-            report.conflicts = [o for o in report.conflicts if o.path != path]
-            report.refused.append(Outcome(path, why_not))
-    _tell(window, worktree, report)
+def _into_views(window: sublime.Window, worktree: Worktree, encoding: str, report: ApplyReport,
+                texts: list[tuple[ViewWrite, str, str]], clean: dict[str, sublime.View]) -> None:
+    """The merges into their views; what a save rewrote of one is recorded (on a
+    thread of ours: it reads the file) as the applied result before it is told."""
+    rewritten: list[tuple[ViewWrite, str]] = []
+    for write, ours, new in texts:
+        view = clean[write.path]
+        try:
+            if not view.is_valid():
+                raise Refused("closed while it was merged: nothing was written")
+            saved = write_merged(view, new, ours)
+        except Refused as why_not:
+            report.applied = [o for o in report.applied if o.path != write.path]
+            report.conflicts = [o for o in report.conflicts if o.path != write.path]
+            report.refused.append(Outcome(write.path, str(why_not)))
+            continue
+        if saved != new and not view.is_dirty():
+            rewritten.append((write, saved))
+    if not rewritten:
+        _tell(window, worktree, report)
+        return
+
+    def record() -> None:
+        for write, saved in rewritten:
+            record_save(applied_saves, worktree, write, saved, encoding)
+
+    git_then(window, record, lambda _: _tell(window, worktree, report))
 
 
 def _tell(window: sublime.Window, worktree: Worktree, report: ApplyReport) -> None:
