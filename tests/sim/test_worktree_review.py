@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -428,3 +429,60 @@ def test_what_the_save_rewrites_of_an_apply_is_the_applied_result(repo_rig: Chat
     rig.host.user.type(view, "mine ")  # the user's own change since is not the applied result
     rig.host.user.save(view)
     assert worktrees_states(rig) == ["chat open · changes not applied"]
+
+
+def test_drop_is_refused_when_the_user_types_between_its_check_and_its_write(repo_rig: ChatRig) -> None:
+    """Drop reads the worktree's file and its base on a thread of ours; the user
+    types into the open file meanwhile (the hook holds the read until they have):
+    the write, made on the main thread, sees the unsaved edits and writes nothing."""
+    rig = repo_rig
+    chat = agent_edits(rig, "racing", {"b.txt": "the agent's\n"})
+    tree = worktree_path(rig, "racing")
+    view = rig.host.user.open_file(tree / "b.txt")
+    changes = sys.modules[f"{PACKAGE}.core.worktrees.worktree_changes"]
+    reading, typed = threading.Event(), threading.Event()
+    real_base_bytes = changes.base_bytes
+
+    def base_bytes_while_the_user_types(*args: Any, **kwargs: Any) -> Any:
+        reading.set()
+        assert typed.wait(WAIT)
+        return real_base_bytes(*args, **kwargs)
+
+    changes.base_bytes = base_bytes_while_the_user_types
+    try:
+        rig.host.user.run_command("qwen_worktree_changes", {"chat": chat.chat_id})
+        wait_for_package_threads(rig.host, "worktree")
+        open_panel(rig)
+        rig.host.user.choose_quick_panel(0)  # b.txt
+        open_panel(rig)
+        rig.host.user.choose_quick_panel(2)  # Drop
+        assert reading.wait(WAIT)
+        rig.host.user.type(view, "typed ")
+        typed.set()
+        told = rig.host.wait_for(lambda: [m for _, m in rig.host.app.status_messages
+                                          if "b.txt" in m and ("dropped" in m or "back to its base" in m)],
+                                 timeout=WAIT)
+    finally:
+        changes.base_bytes = real_base_bytes
+    wait_for_package_threads(rig.host, "worktree")
+    rig.host.wait_idle()
+    assert (tree / "b.txt").read_text() == "the agent's\n", "the drop wrote the disk under the unsaved view"
+    assert rig.editor.text(view) == "typed the agent's\n" and view.is_dirty()
+    assert told == ["Qwen Code: b.txt has unsaved edits in the worktree: not dropped"]
+
+
+def test_drop_of_a_file_open_in_a_clean_view_puts_its_base_in_the_view_as_one_undo_step(repo_rig: ChatRig) -> None:
+    rig = repo_rig
+    chat = agent_edits(rig, "viewed", {"b.txt": "the agent's\n"})
+    tree = worktree_path(rig, "viewed")
+    view = rig.host.user.open_file(tree / "b.txt")
+    rig.host.user.run_command("qwen_worktree_changes", {"chat": chat.chat_id})
+    wait_for_package_threads(rig.host, "worktree")
+    open_panel(rig)
+    rig.host.user.choose_quick_panel(0)  # b.txt
+    open_panel(rig)
+    rig.host.user.choose_quick_panel(2)  # Drop
+    dropped(rig)
+    assert (tree / "b.txt").read_text() == LINES and rig.editor.text(view) == LINES and not view.is_dirty()
+    rig.host.run_on_main(lambda: view.run_command("undo"))  # one step back: the agent's text, unsaved
+    assert rig.editor.text(view) == "the agent's\n" and (tree / "b.txt").read_text() == LINES

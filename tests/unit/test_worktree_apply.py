@@ -272,14 +272,21 @@ def test_binary_files_are_refused_with_a_message(repo: Path, tree: Worktree) -> 
 
 def test_drop_puts_the_worktrees_file_back_to_its_base_inside_the_worktree_only(repo: Path, tree: Worktree) -> None:
     folder = agent_work(tree)
-    worktree_changes.drop(tree, "a.txt")
-    worktree_changes.drop(tree, "new/made.txt")
-    worktree_changes.drop(tree, "gone.txt")
+    for path in ("a.txt", "new/made.txt", "gone.txt"):
+        worktree_changes.drop(tree, worktree_changes.plan_drop(tree, path))
     assert (folder / "a.txt").read_text() == LINES and not (folder / "new" / "made.txt").exists()
     assert (folder / "gone.txt").read_text() == "to be deleted\n"
     assert worktree_changes.changes(tree) == [] and worktree_changes.state(tree) == EMPTY
     assert (repo / "a.txt").read_text() == LINES
 
+
+def test_a_drop_writes_nothing_over_a_file_changed_since_it_was_read(repo: Path, tree: Worktree) -> None:
+    folder = agent_work(tree)
+    dropping = worktree_changes.plan_drop(tree, "a.txt")
+    (folder / "a.txt").write_text("saved since\n")
+    with pytest.raises(worktree_changes.Refused, match="changed while it was dropped"):
+        worktree_changes.drop(tree, dropping)
+    assert (folder / "a.txt").read_text() == "saved since\n"
 
 def test_the_states(repo: Path, tree: Worktree) -> None:
     assert worktree_changes.state(tree) == EMPTY
@@ -423,7 +430,7 @@ def test_a_fifo_the_agent_left_in_place_of_a_tracked_file_is_listed_as_such_with
     assert sorted(o.path for o in report.applied) == ["a.txt", "gone.txt", "new/made.txt"]
     assert (repo / "kept.txt").read_text() == "kept\n"
     with pytest.raises(worktree_changes.Refused, match="not a regular file"):
-        worktree_changes.drop(tree, "kept.txt")
+        worktree_changes.plan_drop(tree, "kept.txt")
 
 
 def test_line_counts_of_many_files_beside_a_fifo_come_in_batches(repo: Path, tree: Worktree,

@@ -405,21 +405,42 @@ def record_save(saves: AppliedSaves, worktree: Worktree, write: ViewWrite, saved
         saves.record(worktree.path, write.path, write.theirs, data)
 
 
+@dataclass(frozen=True)
+class Dropping:
+    """Drop of one file, as read: `base` what it goes back to (None: the worktree
+    added it, it is removed), `now` the worktree's file (None: none there)."""
+
+    path: str
+    base: bytes | None
+    now: bytes | None
+
+
 @threads.may_block
-def drop(worktree: Worktree, path: str, *, git: str | None = None) -> None:
-    """The worktree's file back to its base (inside the worktree only): a file
-    the worktree added is removed. Refused (nothing changed) for a path git
-    does not list among the changes."""
+def plan_drop(worktree: Worktree, path: str, *, git: str | None = None) -> Dropping:
+    """What dropping `path` (the worktree's file back to its base) writes.
+    Refused for a path git does not list among the changes."""
     changed = {file.path: file for file in changes(worktree, git=git)}
     file = changed.get(path)
     if file is None or file.why_not or target_problem(worktree.path, path):
         raise Refused(f"{path}: {file.why_not if file else 'not among the worktree changes'}")
-    data = base_bytes(worktree, file, git=git)
-    full = worktree_file(worktree, path)
-    if data is None:
+    base = base_bytes(worktree, file, git=git)
+    now, why_not = _worktree_bytes(worktree, path)
+    if why_not:
+        raise Refused(f"{path}: {why_not}")
+    return Dropping(path, base, now)
+
+
+@threads.may_block
+def drop(worktree: Worktree, dropping: Dropping) -> None:
+    """`dropping` written on disk, inside the worktree only, while the file
+    still holds what was read (else `Refused`, nothing changed)."""
+    full = worktree_file(worktree, dropping.path)
+    if _worktree_bytes(worktree, dropping.path) != (dropping.now, ""):
+        raise Refused(f"{dropping.path} changed while it was dropped: nothing was overwritten")
+    if dropping.base is None:
         remove_file(full, within=worktree.path)
     else:
-        replace_bytes(full, data, None, within=worktree.path)
+        replace_bytes(full, dropping.base, None, within=worktree.path)
 
 
 @threads.may_block

@@ -32,12 +32,14 @@ from ....core.worktrees.applied_saves import AppliedSaves
 from ....core.worktrees.worktree_changes import (
     ApplyReport,
     ChangedFile,
+    Dropping,
     Outcome,
     ViewWrite,
     apply,
     base_bytes,
     changes,
     drop,
+    plan_drop,
     record_save,
     worktree_file,
 )
@@ -171,22 +173,37 @@ def keep(window: sublime.Window, worktree: Worktree, path: str) -> None:
 
 @threads.on_main
 def drop_file(window: sublime.Window, worktree: Worktree, path: str) -> None:
-    """The worktree's file back to its base (on a thread of ours); refused while
-    it is open with unsaved edits (its views found on a thread of ours too)."""
+    """The worktree's file back to its base: its views found and the file and
+    its base read on a thread of ours; refused while it is open with unsaved
+    edits, as seen on the main thread when it is written: a clean open view
+    gets the base through the write path's buffer side, else the file on disk."""
     named = _named_views(window)
+    encoding = fallback_encoding()
 
-    def found(views: list[sublime.View]) -> None:
-        if any(view.is_valid() and view.is_dirty() for view in views):
-            window.status_message(f"Qwen Code: {path} has unsaved edits in the worktree: not dropped")
-            return
-        git_then(window, work, done)
-
-    def work() -> str | None:
+    def read() -> tuple[list[sublime.View], Dropping] | str:
         try:
-            drop(worktree, path)
+            return _views_of(worktree_file(worktree, path), named), plan_drop(worktree, path)
         except (Refused, OSError) as error:
             return str(error)
-        return None
+
+    def write(read_then: tuple[list[sublime.View], Dropping] | str) -> None:
+        if isinstance(read_then, str):
+            done(read_then)
+            return
+        views, dropping = read_then
+        views = [view for view in views if view.is_valid()]
+        if any(view.is_dirty() for view in views):
+            window.status_message(f"Qwen Code: {path} has unsaved edits in the worktree: not dropped")
+            return
+        if not views or dropping.base is None or dropping.now is None:
+            git_then(window, lambda: _dropped_on_disk(worktree, dropping), done)
+            return
+        try:
+            write_merged(views[0], decode(dropping.base, encoding).text, decode(dropping.now, encoding).text)
+        except Refused as why_not:
+            done(str(why_not))
+            return
+        done(None)
 
     def done(why_not: str | None) -> None:
         _kept.get(worktree.path, set()).discard(path)
@@ -195,7 +212,16 @@ def drop_file(window: sublime.Window, worktree: Worktree, path: str) -> None:
         window.status_message(f"Qwen Code: {path} not dropped: {why_not}" if why_not
                               else f"Qwen Code: {path} is back to its base in the worktree {worktree.name}")
 
-    git_then(window, lambda: _views_of(worktree_file(worktree, path), named), found)
+    git_then(window, read, write)
+
+
+def _dropped_on_disk(worktree: Worktree, dropping: Dropping) -> str | None:
+    """Drop of a file open in no view (or removed: a view keeps its text), on a thread of ours: None, or why not."""
+    try:
+        drop(worktree, dropping)
+    except (Refused, OSError) as error:
+        return str(error)
+    return None
 
 
 @threads.on_main
