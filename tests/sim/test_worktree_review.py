@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,9 @@ import pytest
 from qwencompanion_src.core.worktrees.worktrees import repository_folder
 from tests.sim.test_chat import FAKE_AGENT, WAIT, ChatRig
 from tests.sim.test_chat_agent_work import request
+from tests.sim.test_chat_turn_changes import FORMAT_ON_SAVE
 from tests.sim.test_worktree_chats import as_repository, git, new_worktree_chat, script, send_to, worktree_path
+from tests.sublime_sim.fixtures import write_package
 from tests.support.editor import PACKAGE, require_built, wait_for_package_threads
 from tests.support.headless import HeadlessSublime
 
@@ -307,12 +310,14 @@ def test_a_merge_goes_into_a_view_only_while_it_is_clean_and_holds_the_text_merg
     rig, workspace = repo_rig, repo_rig.editor.workspace
     writes = sys.modules[f"{PACKAGE}.plugin.chat.requests.view_writes"]
     view = rig.host.user.open_file(workspace / "b.txt")
-    saved_since = rig.host.run_on_main(lambda: writes.write_merged(view, "merged\n", "what it was merged from\n"))
-    assert saved_since is not None and rig.editor.text(view) == LINES
+    with pytest.raises(Exception, match="changed while it was merged"):
+        rig.host.run_on_main(lambda: writes.write_merged(view, "merged\n", "what it was merged from\n"))
+    assert rig.editor.text(view) == LINES
     rig.host.user.type(view, "typed ")
     typed = rig.editor.text(view)
-    unsaved = rig.host.run_on_main(lambda: writes.write_merged(view, "merged\n", typed))
-    assert unsaved is not None and rig.editor.text(view) == typed and view.is_dirty()
+    with pytest.raises(Exception, match="changed while it was merged"):
+        rig.host.run_on_main(lambda: writes.write_merged(view, "merged\n", typed))
+    assert rig.editor.text(view) == typed and view.is_dirty()
 
 
 def test_a_file_with_unsaved_edits_in_another_window_is_refused_too(repo_rig: ChatRig) -> None:
@@ -387,3 +392,97 @@ def test_worktree_changes_lists_a_fifo_left_in_place_of_a_file_and_the_rest(repo
         ["a.txt", "+1 −1 · modified"],
         ["b.txt", "modified · not a regular file (a FIFO, socket or device): change it by hand"]]
     assert not [d for d in rig.host.dialogs if d.kind == "error"]
+
+
+def worktrees_states(rig: ChatRig) -> list[str]:
+    """The states Qwen Code: Worktrees… shows (its panel closed again)."""
+    rig.host.user.run_command("qwen_worktrees")
+    wait_for_package_threads(rig.host, "worktree")
+    shown = [item.annotation for item in open_panel(rig).items]
+    rig.host.user.choose_quick_panel(-1)
+    rig.host.wait_idle()
+    return shown
+
+
+@pytest.mark.parametrize("rewrite", ["ensure_newline_at_eof_on_save", "a format-on-save package"])
+def test_what_the_save_rewrites_of_an_apply_is_the_applied_result(repo_rig: ChatRig, rewrite: str) -> None:
+    """Apply into a clean open view is saved, and the save's on_pre_save listeners
+    rewrite it: that is the applied result, so Worktrees… says applied and a second
+    Apply changes nothing (no conflict markers between the text sent and the text saved)."""
+    rig, workspace = repo_rig, repo_rig.editor.workspace
+    if rewrite == "ensure_newline_at_eof_on_save":
+        rig.host.user.edit_settings_file("Preferences.sublime-settings", {"ensure_newline_at_eof_on_save": True})
+        theirs = LINES.replace("line 18\n", "18!\n").removesuffix("\n")
+        saved = theirs + "\n"
+    else:
+        write_package(rig.host.packages_dir, "Tidy", {"tidy.py": FORMAT_ON_SAVE})
+        rig.host.load_package("Tidy")
+        theirs, saved = LINES + "x=1\n", LINES + "x = 1\n"
+    chat = agent_edits(rig, "tidied", {"b.txt": theirs})
+    view = rig.host.user.open_file(workspace / "b.txt")
+    assert apply(rig, chat)["applied"] == [("b.txt", "")]
+    assert (workspace / "b.txt").read_text() == saved and rig.editor.text(view) == saved and not view.is_dirty()
+    assert worktrees_states(rig) == ["chat open · applied"]
+    again = apply(rig, chat)
+    assert (workspace / "b.txt").read_text() == saved and rig.editor.text(view) == saved
+    assert again["applied"] == [("b.txt", "nothing to change")] and again["conflicts"] == []
+    rig.host.user.type(view, "mine ")  # the user's own change since is not the applied result
+    rig.host.user.save(view)
+    assert worktrees_states(rig) == ["chat open · changes not applied"]
+
+
+def test_drop_is_refused_when_the_user_types_between_its_check_and_its_write(repo_rig: ChatRig) -> None:
+    """Drop reads the worktree's file and its base on a thread of ours; the user
+    types into the open file meanwhile (the hook holds the read until they have):
+    the write, made on the main thread, sees the unsaved edits and writes nothing."""
+    rig = repo_rig
+    chat = agent_edits(rig, "racing", {"b.txt": "the agent's\n"})
+    tree = worktree_path(rig, "racing")
+    view = rig.host.user.open_file(tree / "b.txt")
+    changes = sys.modules[f"{PACKAGE}.core.worktrees.worktree_changes"]
+    reading, typed = threading.Event(), threading.Event()
+    real_base_bytes = changes.base_bytes
+
+    def base_bytes_while_the_user_types(*args: Any, **kwargs: Any) -> Any:
+        reading.set()
+        assert typed.wait(WAIT)
+        return real_base_bytes(*args, **kwargs)
+
+    changes.base_bytes = base_bytes_while_the_user_types
+    try:
+        rig.host.user.run_command("qwen_worktree_changes", {"chat": chat.chat_id})
+        wait_for_package_threads(rig.host, "worktree")
+        open_panel(rig)
+        rig.host.user.choose_quick_panel(0)  # b.txt
+        open_panel(rig)
+        rig.host.user.choose_quick_panel(2)  # Drop
+        assert reading.wait(WAIT)
+        rig.host.user.type(view, "typed ")
+        typed.set()
+        told = rig.host.wait_for(lambda: [m for _, m in rig.host.app.status_messages
+                                          if "b.txt" in m and ("dropped" in m or "back to its base" in m)],
+                                 timeout=WAIT)
+    finally:
+        changes.base_bytes = real_base_bytes
+    wait_for_package_threads(rig.host, "worktree")
+    rig.host.wait_idle()
+    assert (tree / "b.txt").read_text() == "the agent's\n", "the drop wrote the disk under the unsaved view"
+    assert rig.editor.text(view) == "typed the agent's\n" and view.is_dirty()
+    assert told == ["Qwen Code: b.txt has unsaved edits in the worktree: not dropped"]
+
+
+def test_drop_of_a_file_open_in_a_clean_view_puts_its_base_in_the_view_as_one_undo_step(repo_rig: ChatRig) -> None:
+    rig = repo_rig
+    chat = agent_edits(rig, "viewed", {"b.txt": "the agent's\n"})
+    tree = worktree_path(rig, "viewed")
+    view = rig.host.user.open_file(tree / "b.txt")
+    rig.host.user.run_command("qwen_worktree_changes", {"chat": chat.chat_id})
+    wait_for_package_threads(rig.host, "worktree")
+    open_panel(rig)
+    rig.host.user.choose_quick_panel(0)  # b.txt
+    open_panel(rig)
+    rig.host.user.choose_quick_panel(2)  # Drop
+    dropped(rig)
+    assert (tree / "b.txt").read_text() == LINES and rig.editor.text(view) == LINES and not view.is_dirty()
+    rig.host.run_on_main(lambda: view.run_command("undo"))  # one step back: the agent's text, unsaved
+    assert rig.editor.text(view) == "the agent's\n" and (tree / "b.txt").read_text() == LINES

@@ -17,6 +17,7 @@ import pytest
 
 from qwencompanion_src.core.files.user_files import LeadsElsewhere, remove_file, replace_bytes
 from qwencompanion_src.core.worktrees import worktree_changes, worktrees
+from qwencompanion_src.core.worktrees.applied_saves import AppliedSaves
 from qwencompanion_src.core.worktrees.merge3 import merge
 from qwencompanion_src.core.worktrees.worktree_changes import (
     ADDED,
@@ -234,9 +235,33 @@ def test_a_file_with_unsaved_edits_is_refused_and_an_open_clean_one_is_handed_ba
     assert not (repo / "gone.txt").exists() and (repo / "new" / "made.txt").exists()
     (repo / "a.txt").write_text(LINES.replace("line 2\n", "line 2 (yours)\n"))
     handed = worktree_changes.apply(tree, ["a.txt"], in_views={"a.txt"})
-    assert [path for path, _, _ in handed.in_views] == ["a.txt"]
+    assert [write.path for write in handed.in_views] == ["a.txt"]
     assert (repo / "a.txt").read_text() == LINES.replace("line 2\n", "line 2 (yours)\n")  # the view's to write
 
+
+
+def test_a_file_holding_what_a_save_made_of_an_apply_is_applied_while_neither_side_changes(
+        repo: Path, tree: Worktree) -> None:
+    """The save of an apply into an open view gave the agent's text a final newline:
+    recorded, the file counts as applied; a change to either side since does not."""
+    folder = Path(tree.path)
+    theirs = LINES.replace("line 18\n", "line 18 (the agent's)\n").removesuffix("\n")
+    (folder / "a.txt").write_text(theirs)
+    (repo / "a.txt").write_text(theirs + "\n")  # what the save left
+    saves = AppliedSaves()
+    handed = worktree_changes.apply(tree, ["a.txt"], in_views={"a.txt"})
+    assert len(handed.in_views) == 1  # without the record, merged again
+    saves.record(tree.path, "a.txt", handed.in_views[0].theirs, (repo / "a.txt").read_bytes())
+    assert worktree_changes.state(tree, saved=saves.of(tree.path)) == APPLIED
+    again = worktree_changes.apply(tree, ["a.txt"], saved=saves.of(tree.path))
+    assert [(o.path, o.why) for o in again.applied] == [("a.txt", "nothing to change")]
+    assert (repo / "a.txt").read_text() == theirs + "\n"
+    assert worktree_changes.state(tree, saved=saves.of(str(repo))) == NOT_APPLIED  # another worktree's records
+    (folder / "a.txt").write_text(theirs + " more")  # the agent went on
+    assert worktree_changes.state(tree, saved=saves.of(tree.path)) == NOT_APPLIED
+    (folder / "a.txt").write_text(theirs)
+    (repo / "a.txt").write_text("mine\n" + theirs + "\n")  # the user's edit since
+    assert worktree_changes.state(tree, saved=saves.of(tree.path)) == NOT_APPLIED
 
 def test_binary_files_are_refused_with_a_message(repo: Path, tree: Worktree) -> None:
     (Path(tree.path) / "image.bin").write_bytes(b"\x89PNG\0\0data")
@@ -247,14 +272,21 @@ def test_binary_files_are_refused_with_a_message(repo: Path, tree: Worktree) -> 
 
 def test_drop_puts_the_worktrees_file_back_to_its_base_inside_the_worktree_only(repo: Path, tree: Worktree) -> None:
     folder = agent_work(tree)
-    worktree_changes.drop(tree, "a.txt")
-    worktree_changes.drop(tree, "new/made.txt")
-    worktree_changes.drop(tree, "gone.txt")
+    for path in ("a.txt", "new/made.txt", "gone.txt"):
+        worktree_changes.drop(tree, worktree_changes.plan_drop(tree, path))
     assert (folder / "a.txt").read_text() == LINES and not (folder / "new" / "made.txt").exists()
     assert (folder / "gone.txt").read_text() == "to be deleted\n"
     assert worktree_changes.changes(tree) == [] and worktree_changes.state(tree) == EMPTY
     assert (repo / "a.txt").read_text() == LINES
 
+
+def test_a_drop_writes_nothing_over_a_file_changed_since_it_was_read(repo: Path, tree: Worktree) -> None:
+    folder = agent_work(tree)
+    dropping = worktree_changes.plan_drop(tree, "a.txt")
+    (folder / "a.txt").write_text("saved since\n")
+    with pytest.raises(worktree_changes.Refused, match="changed while it was dropped"):
+        worktree_changes.drop(tree, dropping)
+    assert (folder / "a.txt").read_text() == "saved since\n"
 
 def test_the_states(repo: Path, tree: Worktree) -> None:
     assert worktree_changes.state(tree) == EMPTY
@@ -398,7 +430,7 @@ def test_a_fifo_the_agent_left_in_place_of_a_tracked_file_is_listed_as_such_with
     assert sorted(o.path for o in report.applied) == ["a.txt", "gone.txt", "new/made.txt"]
     assert (repo / "kept.txt").read_text() == "kept\n"
     with pytest.raises(worktree_changes.Refused, match="not a regular file"):
-        worktree_changes.drop(tree, "kept.txt")
+        worktree_changes.plan_drop(tree, "kept.txt")
 
 
 def test_line_counts_of_many_files_beside_a_fifo_come_in_batches(repo: Path, tree: Worktree,

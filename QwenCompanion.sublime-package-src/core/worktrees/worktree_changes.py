@@ -13,7 +13,9 @@ the user's file now. Per file:
   out of the repository, a file the worktree deleted that the user changed,
   a file with unsaved edits in an open view (the caller says which);
 - with `REFUSE`: nothing at all is written if any chosen file would
-  conflict, has uncommitted changes in the user's tree, or is refused.
+  conflict, has uncommitted changes in the user's tree, or is refused;
+- a file that still holds what a save made of applying the worktree's
+  version of it (core/worktrees/applied_saves.py) is applied already.
 
 A worktree is an agent's workspace: before git runs in it, its `.git` must
 still be the file git made there, pointing into the repository's own
@@ -31,9 +33,10 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .. import threads
-from ..chat.requests.agent_files import MAX_FILE_BYTES, Refused, read_bytes
+from ..chat.requests.agent_files import MAX_FILE_BYTES, Refused, decode, read_bytes
 from ..files.user_files import remove_file, replace_bytes
 from ..git import DIFF_OPTIONS, GitError, run_git
+from .applied_saves import NONE_SAVED, AppliedSaves, SavedResults
 from .merge3 import merge
 from .worktrees import Worktree, WorktreeRefused
 
@@ -62,14 +65,22 @@ class Outcome:
     why: str = ""
 
 
+@dataclass(frozen=True)
+class ViewWrite:
+    path: str
+    ours: bytes  # the user's file the merge was made from
+    new: bytes  # the merge
+    theirs: bytes  # the worktree's version merged
+
+
 @dataclass
 class ApplyReport:
     applied: list[Outcome] = field(default_factory=list)
     conflicts: list[Outcome] = field(default_factory=list)
     refused: list[Outcome] = field(default_factory=list)
-    # Files open in a clean view: (path, the user's bytes merged from, the new bytes), for
-    # the caller to put in the view as one undo step; listed in `applied` or `conflicts` already.
-    in_views: list[tuple[str, bytes, bytes]] = field(default_factory=list)
+    # Files open in a clean view, for the caller to put in the view as one undo step;
+    # listed in `applied` or `conflicts` already.
+    in_views: list[ViewWrite] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -104,6 +115,14 @@ def decide(path: str, base: bytes | None, theirs: bytes | None, ours: bytes | No
         return Decision(why="you deleted it and the worktree changed it: left deleted")
     merged = merge(base or b"", ours or b"", theirs, "your files", f"worktree {worktree_name}")
     return Decision(data=merged.data, conflicts=merged.conflicts)
+
+
+def _decide_after(saved: SavedResults, path: str, base: bytes | None, theirs: bytes | None, ours: bytes | None,
+                  worktree_name: str) -> Decision:
+    """`decide`, once a file that holds what a save made of applying `theirs` counts as `theirs`."""
+    if saved.stands_for(path, theirs, ours):
+        return Decision()
+    return decide(path, base, theirs, ours, worktree_name)
 
 
 def check_still_a_worktree(worktree: Worktree, git: str | None = None) -> None:
@@ -288,15 +307,17 @@ def _uncommitted(repository: str, git: str | None) -> set[str]:
 
 @threads.may_block
 def apply(worktree: Worktree, paths: Collection[str] | None = None, *, policy: str = MARKERS,
-          unsaved: Collection[str] = (), in_views: Collection[str] = (), git: str | None = None) -> ApplyReport:
+          unsaved: Collection[str] = (), in_views: Collection[str] = (), saved: SavedResults = NONE_SAVED,
+          git: str | None = None) -> ApplyReport:
     """Apply the worktree's changes of `paths` (default: all) to the user's
     files as the module says. `unsaved`: paths open in a view with unsaved
     edits (refused); `in_views`: paths open in a clean view (their new bytes
-    are returned for the view, not written here)."""
+    are returned for the view, not written here); `saved`: the worktree's
+    records of what saves made of earlier applies."""
     report = ApplyReport()
     changed = {file.path: file for file in changes(worktree, counts=False, git=git)}
     chosen = sorted(changed) if paths is None else list(paths)
-    planned: list[tuple[str, bytes | None, Decision]] = []
+    planned: list[tuple[str, bytes | None, bytes | None, Decision]] = []
     dirty = _uncommitted(worktree.repository, git) if policy == REFUSE else set()
     at_base = bases(worktree, [changed[path] for path in chosen if path in changed and not changed[path].why_not],
                     git=git)
@@ -313,20 +334,20 @@ def apply(worktree: Worktree, paths: Collection[str] | None = None, *, policy: s
             theirs, why = _worktree_bytes(worktree, path)
             ours = _user_bytes(worktree.repository, path)
             decision = (Decision(why=why) if why
-                        else decide(path, at_base.get(path), theirs, ours, worktree.name))
+                        else _decide_after(saved, path, at_base.get(path), theirs, ours, worktree.name))
         except (Refused, OSError) as error:
-            decision, ours = Decision(why=str(error)), None
+            decision, theirs, ours = Decision(why=str(error)), None, None
         if decision.why:
             report.refused.append(Outcome(path, decision.why))
         elif policy == REFUSE and decision.conflicts:
             report.refused.append(Outcome(path, "your changes and the worktree's overlap"))
         else:
-            planned.append((path, ours, decision))
+            planned.append((path, theirs, ours, decision))
     if policy == REFUSE and report.refused:
-        report.refused += [Outcome(path, "not applied: the apply is refused whole") for path, _, _ in planned]
+        report.refused += [Outcome(path, "not applied: the apply is refused whole") for path, _, _, _ in planned]
         return report
-    for path, ours, decision in planned:
-        _carry_out(worktree, path, ours, decision, path in in_views, report)
+    for path, theirs, ours, decision in planned:
+        _carry_out(worktree, path, (theirs, ours), decision, path in in_views, report)
     return report
 
 
@@ -341,8 +362,10 @@ def _user_bytes(repository: str, path: str) -> bytes | None:
         return None
 
 
-def _carry_out(worktree: Worktree, path: str, ours: bytes | None, decision: Decision, in_view: bool,
-               report: ApplyReport) -> None:
+def _carry_out(worktree: Worktree, path: str, versions: tuple[bytes | None, bytes | None], decision: Decision,
+               in_view: bool, report: ApplyReport) -> None:
+    """`decision` carried out; `versions`: (the worktree's, the user's) bytes it was made from."""
+    theirs, ours = versions
     done = (report.conflicts if decision.conflicts else report.applied)
     outcome = Outcome(path, f"{decision.conflicts} conflict{'s' if decision.conflicts != 1 else ''} marked"
                       if decision.conflicts else "")
@@ -350,8 +373,8 @@ def _carry_out(worktree: Worktree, path: str, ours: bytes | None, decision: Deci
         report.applied.append(Outcome(path, "nothing to change"))
         return
     target = _user_file(worktree.repository, path)
-    if in_view and decision.data is not None and ours is not None:
-        report.in_views.append((path, ours, decision.data))
+    if in_view and decision.data is not None and ours is not None and theirs is not None:
+        report.in_views.append(ViewWrite(path, ours, decision.data, theirs))
         done.append(outcome)
         return
     try:
@@ -370,26 +393,61 @@ def _carry_out(worktree: Worktree, path: str, ours: bytes | None, decision: Deci
 
 
 @threads.may_block
-def drop(worktree: Worktree, path: str, *, git: str | None = None) -> None:
-    """The worktree's file back to its base (inside the worktree only): a file
-    the worktree added is removed. Refused (nothing changed) for a path git
-    does not list among the changes."""
+def record_save(saves: AppliedSaves, worktree: Worktree, write: ViewWrite, saved_text: str, encoding: str) -> None:
+    """After `write` went into its view and was saved as `saved_text` (the view's
+    text): the file's bytes recorded as the applied result of the worktree's
+    version, if they are still that text (nothing is recorded of a save of the user's since)."""
+    try:
+        data = _user_bytes(worktree.repository, write.path)
+    except (Refused, OSError):
+        return
+    if data is not None and decode(data, encoding).text == saved_text:
+        saves.record(worktree.path, write.path, write.theirs, data)
+
+
+@dataclass(frozen=True)
+class Dropping:
+    """Drop of one file, as read: `base` what it goes back to (None: the worktree
+    added it, it is removed), `now` the worktree's file (None: none there)."""
+
+    path: str
+    base: bytes | None
+    now: bytes | None
+
+
+@threads.may_block
+def plan_drop(worktree: Worktree, path: str, *, git: str | None = None) -> Dropping:
+    """What dropping `path` (the worktree's file back to its base) writes.
+    Refused for a path git does not list among the changes."""
     changed = {file.path: file for file in changes(worktree, git=git)}
     file = changed.get(path)
     if file is None or file.why_not or target_problem(worktree.path, path):
         raise Refused(f"{path}: {file.why_not if file else 'not among the worktree changes'}")
-    data = base_bytes(worktree, file, git=git)
-    full = worktree_file(worktree, path)
-    if data is None:
-        remove_file(full, within=worktree.path)
-    else:
-        replace_bytes(full, data, None, within=worktree.path)
+    base = base_bytes(worktree, file, git=git)
+    now, why_not = _worktree_bytes(worktree, path)
+    if why_not:
+        raise Refused(f"{path}: {why_not}")
+    return Dropping(path, base, now)
 
 
 @threads.may_block
-def state(worktree: Worktree, *, git: str | None = None) -> str:
+def drop(worktree: Worktree, dropping: Dropping) -> None:
+    """`dropping` written on disk, inside the worktree only, while the file
+    still holds what was read (else `Refused`, nothing changed)."""
+    full = worktree_file(worktree, dropping.path)
+    if _worktree_bytes(worktree, dropping.path) != (dropping.now, ""):
+        raise Refused(f"{dropping.path} changed while it was dropped: nothing was overwritten")
+    if dropping.base is None:
+        remove_file(full, within=worktree.path)
+    else:
+        replace_bytes(full, dropping.base, None, within=worktree.path)
+
+
+@threads.may_block
+def state(worktree: Worktree, *, saved: SavedResults = NONE_SAVED, git: str | None = None) -> str:
     """EMPTY (no changes), APPLIED (applying again would change none of the
-    user's files), NOT_APPLIED, or FOLDER_GONE (removed by hand: Discard prunes it)."""
+    user's files; `saved`: as in `apply`), NOT_APPLIED, or FOLDER_GONE
+    (removed by hand: Discard prunes it)."""
     if not os.path.isdir(worktree.path):
         return FOLDER_GONE
     listed = changes(worktree, counts=False, git=git)
@@ -400,7 +458,7 @@ def state(worktree: Worktree, *, git: str | None = None) -> str:
         try:
             theirs, _ = _worktree_bytes(worktree, file.path)
             ours = _user_bytes(worktree.repository, file.path)
-            decision = decide(file.path, at_base.get(file.path), theirs, ours, worktree.name)
+            decision = _decide_after(saved, file.path, at_base.get(file.path), theirs, ours, worktree.name)
         except (Refused, OSError):
             return NOT_APPLIED
         if decision.why or decision.remove or decision.data not in (None, ours):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sublime
 
 from ....core import threads
+from ....core.chat.requests.agent_files import Refused
 from ....core.files.line_endings import lf_line_breaks
 from ...editor import replace_text, view_text
 
@@ -56,13 +57,14 @@ def apply_proposal(view: sublime.View, text: str, made_from: str) -> str | None:
 
 
 @threads.on_main
-def write_merged(view: sublime.View, text: str, merged_from: str) -> str | None:
+def write_merged(view: sublime.View, text: str, merged_from: str) -> str:
     """A merge of the worktree's changes into a clean open buffer, as one undo
     step, then saved; only while the buffer is clean and still holds
-    `merged_from` (the file's text the merge was made from): None when
-    written, else why not (nothing typed or saved since is lost)."""
+    `merged_from` (the file's text the merge was made from), else `Refused`
+    (nothing typed or saved since is lost). Returns the buffer's text after
+    the save (what its on_pre_save listeners left: see `write_view`)."""
     if view.is_dirty() or view_text(view) != lf_line_breaks(merged_from):
-        return "changed while it was merged (typed or saved since): nothing was overwritten"
+        raise Refused("changed while it was merged (typed or saved since): nothing was overwritten")
     replace_text(view, lf_line_breaks(text))
     view.run_command("save")
-    return None
+    return view_text(view)

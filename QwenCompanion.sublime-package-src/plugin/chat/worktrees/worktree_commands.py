@@ -28,7 +28,7 @@ from ..chats import WindowChat, chat_imported_or_later, chats
 from ..transcript.chat_tabs import close_chat, select_chat
 from ..transcript.chat_views import open_chat
 from .worktree_git import git_then, refused
-from .worktree_review import apply_to_my_files, show_changes
+from .worktree_review import applied_saves, apply_to_my_files, show_changes
 
 WORKTREES = "worktrees"
 # What Worktrees… offers for one.
@@ -196,7 +196,7 @@ def with_states(found: list[Worktree]) -> list[tuple[Worktree, str]]:
     states = []
     for worktree in found:
         try:
-            states.append((worktree, state(worktree)))
+            states.append((worktree, state(worktree, saved=applied_saves.of(worktree.path))))
         except WorktreeRefused as problem:
             states.append((worktree, f"unreadable: {problem}"))
     return states

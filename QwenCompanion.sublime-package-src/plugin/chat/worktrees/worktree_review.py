@@ -28,14 +28,19 @@ import sublime_plugin
 
 from ....core import threads
 from ....core.chat.requests.agent_files import Refused, decode, read_text
+from ....core.worktrees.applied_saves import AppliedSaves
 from ....core.worktrees.worktree_changes import (
     ApplyReport,
     ChangedFile,
+    Dropping,
     Outcome,
+    ViewWrite,
     apply,
     base_bytes,
     changes,
     drop,
+    plan_drop,
+    record_save,
     worktree_file,
 )
 from ....core.worktrees.worktrees import Worktree, WorktreeRefused
@@ -50,6 +55,8 @@ KEPT, CHANGED = "kept", "changed"  # a file's review state
 FILE_ACTIONS = ("Open with its base as reference", "Keep", "Drop (back to its base, in the worktree)")
 # Files reviewed as kept, by worktree folder (for this Sublime session).
 _kept: dict[str, set[str]] = {}
+# What saves made of applies into open views (for this Sublime session).
+applied_saves = AppliedSaves()
 
 
 def review_state(worktree: Worktree, path: str) -> str:
@@ -166,22 +173,37 @@ def keep(window: sublime.Window, worktree: Worktree, path: str) -> None:
 
 @threads.on_main
 def drop_file(window: sublime.Window, worktree: Worktree, path: str) -> None:
-    """The worktree's file back to its base (on a thread of ours); refused while
-    it is open with unsaved edits (its views found on a thread of ours too)."""
+    """The worktree's file back to its base: its views found and the file and
+    its base read on a thread of ours; refused while it is open with unsaved
+    edits, as seen on the main thread when it is written: a clean open view
+    gets the base through the write path's buffer side, else the file on disk."""
     named = _named_views(window)
+    encoding = fallback_encoding()
 
-    def found(views: list[sublime.View]) -> None:
-        if any(view.is_valid() and view.is_dirty() for view in views):
-            window.status_message(f"Qwen Code: {path} has unsaved edits in the worktree: not dropped")
-            return
-        git_then(window, work, done)
-
-    def work() -> str | None:
+    def read() -> tuple[list[sublime.View], Dropping] | str:
         try:
-            drop(worktree, path)
+            return _views_of(worktree_file(worktree, path), named), plan_drop(worktree, path)
         except (Refused, OSError) as error:
             return str(error)
-        return None
+
+    def write(read_then: tuple[list[sublime.View], Dropping] | str) -> None:
+        if isinstance(read_then, str):
+            done(read_then)
+            return
+        views, dropping = read_then
+        views = [view for view in views if view.is_valid()]
+        if any(view.is_dirty() for view in views):
+            window.status_message(f"Qwen Code: {path} has unsaved edits in the worktree: not dropped")
+            return
+        if not views or dropping.base is None or dropping.now is None:
+            git_then(window, lambda: _dropped_on_disk(worktree, dropping), done)
+            return
+        try:
+            write_merged(views[0], decode(dropping.base, encoding).text, decode(dropping.now, encoding).text)
+        except Refused as why_not:
+            done(str(why_not))
+            return
+        done(None)
 
     def done(why_not: str | None) -> None:
         _kept.get(worktree.path, set()).discard(path)
@@ -190,7 +212,16 @@ def drop_file(window: sublime.Window, worktree: Worktree, path: str) -> None:
         window.status_message(f"Qwen Code: {path} not dropped: {why_not}" if why_not
                               else f"Qwen Code: {path} is back to its base in the worktree {worktree.name}")
 
-    git_then(window, lambda: _views_of(worktree_file(worktree, path), named), found)
+    git_then(window, read, write)
+
+
+def _dropped_on_disk(worktree: Worktree, dropping: Dropping) -> str | None:
+    """Drop of a file open in no view (or removed: a view keeps its text), on a thread of ours: None, or why not."""
+    try:
+        drop(worktree, dropping)
+    except (Refused, OSError) as error:
+        return str(error)
+    return None
 
 
 @threads.on_main
@@ -205,7 +236,7 @@ def apply_to_my_files(window: sublime.Window, worktree: Worktree, files: list[st
     policy = userprefs().worktree_apply_conflicts
     encoding = fallback_encoding()
 
-    def work() -> tuple[ApplyReport, list[tuple[str, str, str]], dict[str, sublime.View]]:
+    def work() -> tuple[ApplyReport, list[tuple[ViewWrite, str, str]], dict[str, sublime.View]]:
         unsaved: set[str] = set()
         clean: dict[str, sublime.View] = {}
         top = os.path.realpath(worktree.repository)
@@ -220,25 +251,43 @@ def apply_to_my_files(window: sublime.Window, worktree: Worktree, files: list[st
                     unsaved.add(key)
                 else:
                     clean[key] = view
-        report = apply(worktree, files, policy=policy, unsaved=unsaved, in_views=set(clean) - unsaved)
-        # The views get texts: (path, the text merged from, the merged text), decoded as Sublime decodes files.
-        texts = [(path, decode(ours, encoding).text, decode(new, encoding).text) for path, ours, new in report.in_views]
+        report = apply(worktree, files, policy=policy, unsaved=unsaved, in_views=set(clean) - unsaved,
+                       saved=applied_saves.of(worktree.path))
+        # The views get texts: (the write, the text merged from, the merged text), decoded as Sublime decodes files.
+        texts = [(write, decode(write.ours, encoding).text, decode(write.new, encoding).text)
+                 for write in report.in_views]
         return report, texts, clean
 
-    git_then(window, work, lambda done: _into_views(window, worktree, *done))
+    git_then(window, work, lambda done: _into_views(window, worktree, encoding, *done))
 
 
-def _into_views(window: sublime.Window, worktree: Worktree, report: ApplyReport, texts: list[tuple[str, str, str]],
-                clean: dict[str, sublime.View]) -> None:
-    for path, ours, new in texts:
-        view = clean[path]
-        why_not = (write_merged(view, new, ours) if view.is_valid()
-                   else "closed while it was merged: nothing was written")
-        if why_not is not None:
-            report.applied = [o for o in report.applied if o.path != path]
-            report.conflicts = [o for o in report.conflicts if o.path != path]
-            report.refused.append(Outcome(path, why_not))
-    _tell(window, worktree, report)
+def _into_views(window: sublime.Window, worktree: Worktree, encoding: str, report: ApplyReport,
+                texts: list[tuple[ViewWrite, str, str]], clean: dict[str, sublime.View]) -> None:
+    """The merges into their views; what a save rewrote of one is recorded (on a
+    thread of ours: it reads the file) as the applied result before it is told."""
+    rewritten: list[tuple[ViewWrite, str]] = []
+    for write, ours, new in texts:
+        view = clean[write.path]
+        try:
+            if not view.is_valid():
+                raise Refused("closed while it was merged: nothing was written")
+            saved = write_merged(view, new, ours)
+        except Refused as why_not:
+            report.applied = [o for o in report.applied if o.path != write.path]
+            report.conflicts = [o for o in report.conflicts if o.path != write.path]
+            report.refused.append(Outcome(write.path, str(why_not)))
+            continue
+        if saved != new and not view.is_dirty():
+            rewritten.append((write, saved))
+    if not rewritten:
+        _tell(window, worktree, report)
+        return
+
+    def record() -> None:
+        for write, saved in rewritten:
+            record_save(applied_saves, worktree, write, saved, encoding)
+
+    git_then(window, record, lambda _: _tell(window, worktree, report))
 
 
 def _tell(window: sublime.Window, worktree: Worktree, report: ApplyReport) -> None:
