@@ -69,6 +69,7 @@ def test_an_agent_without_http_gets_the_stdio_server_and_mcp_servers_lists_it(tm
         shown = editor.do("chat_text", chat=listed["chat"])
         assert "plain takes no HTTP or SSE MCP servers of this kind (its mcpCapabilities): web not passed." \
             in shown["text"]
+        assert not [m for m in logged(log) if str(m.get("method", "")).startswith("qwen/")]  # qwen's methods: qwen only
         assert editor.quit()["ok"]
     finally:
         editor.kill()
@@ -84,3 +85,35 @@ def test_the_palette_command_lists_the_servers_with_escaped_details(rig: ChatRig
     assert names == ["sublime-ide-tools", "tiny", "b<i>d"]  # the fake agent is no qwen: what the chat gave it
     assert all(item.annotation == "configured" for item in panel.items)
     assert panel.items[0].details == ["tools: none reported"]
+
+
+HOSTILE_STATUS = {
+    "servers": [
+        {"name": "own", "status": "ok", "mcpStatus": "connected"},
+        {"name": "tiny\u202e\x1b[2J", "status": "error", "mcpStatus": "disconnected",
+         "errorKind": "<a href='subl:exit'>spawn failed</a>\n" + "e" * 100_000},
+    ],
+    "tools": {"own": [{"name": f"tool{i}"} for i in range(1500)]},
+}
+
+
+def test_with_qwen_the_panel_shows_its_report_cleaned_bounded_escaped_and_restarts(rig: ChatRig) -> None:
+    rig.script_extras = {"agent_name": "qwen-code", "mcp_status": HOSTILE_STATUS}
+    rig.load(chat_mcp_servers={"tiny": TINY})
+    rig.send("hello")
+    assert rig.ended() == ["end_turn"]
+    rig.host.user.run_command("qwen_chat_mcp_servers")
+    panel = rig.host.wait_for(lambda: rig.host.quick_panels[-1] if rig.host.quick_panels else None, timeout=WAIT)
+    assert [item.trigger for item in panel.items] == ["own", "tiny[2J"]
+    assert panel.items[0].details[0].startswith("tools: tool0, tool1,") and "and 980 more" in panel.items[0].details[0]
+    assert panel.items[1].annotation == "error · disconnected"
+    assert panel.items[1].details[1].startswith("&lt;a href=&#x27;subl:exit&#x27;&gt;spawn failed&lt;/a&gt; eee")
+    # qwen restarts a server of its own settings itself; a session's server restarts with the agent.
+    rig.host.user.choose_quick_panel("own")
+    rig.host.wait_for(lambda: "qwen restarted the MCP server “own”." in rig.transcript(), timeout=WAIT)
+    rig.host.user.run_command("qwen_chat_mcp_servers")
+    rig.host.wait_for(lambda: len(rig.host.quick_panels) == 2, timeout=WAIT)
+    rig.host.user.choose_quick_panel(1)
+    rig.host.wait_for(lambda: len(rig.received("initialize")) == 2, timeout=WAIT)
+    assert [m["params"]["serverName"] for m in rig.received("qwen/control/workspace/mcp/restart")] == \
+        ["own", "tiny[2J"]
