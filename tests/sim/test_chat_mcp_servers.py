@@ -12,7 +12,7 @@ from typing import Any
 
 from tests.sim.test_chat import FAKE_AGENT, WAIT, ChatRig
 from tests.sim.test_chat_agents import PLAIN_AGENT, logged
-from tests.support.editor import require_built
+from tests.support.editor import PACKAGE, require_built
 from tests.support.headless import HeadlessSublime
 
 TINY = {"command": "tiny-mcp", "args": ["--marker", "x"], "env": {"TINY_TOKEN": "t"}, "cwd": "/srv/tiny"}
@@ -116,4 +116,15 @@ def test_with_qwen_the_panel_shows_its_report_cleaned_bounded_escaped_and_restar
     rig.host.user.choose_quick_panel(1)
     rig.host.wait_for(lambda: len(rig.received("initialize")) == 2, timeout=WAIT)
     assert [m["params"]["serverName"] for m in rig.received("qwen/control/workspace/mcp/restart")] == \
-        ["own", "tiny[2J"]
+        ["own", HOSTILE_STATUS["servers"][1]["name"]]  # asked by its own name, shown cleaned
+
+
+def test_on_serve_the_servers_are_not_passed_and_the_chat_says_so_once(rig: ChatRig) -> None:
+    rig.load(chat_mcp_servers={"tiny": TINY, "broken": 3})
+    said: list[str] = []
+    servers = sys.modules[f"{PACKAGE}.plugin.chat.agent.user_mcp"].ChatMcpServers(said.append, on_serve=True)
+    own = [{"type": "http", "name": "sublime-ide-tools", "url": "http://127.0.0.1:1/ide-tools/mcp", "headers": []}]
+    assert servers.entries(own, "qwen", None) == own
+    assert servers.entries(own, "qwen", None) == own
+    assert len(said) == 2 and "“broken”" in said[0]
+    assert said[1].startswith("Your MCP servers (chat_mcp_servers) are not passed to chats on the qwen serve")

@@ -41,6 +41,7 @@ class McpServerRow:
     status: str
     tools: list[str] = field(default_factory=list)
     problem: str = ""  # what the agent says went wrong ("" when nothing)
+    key: str = ""  # the name as the agent spelled it (bounded, uncleaned): what its methods are asked with
 
     def json(self) -> JsonObject:
         return {"name": self.name, "status": self.status, "tools": self.tools,
@@ -73,7 +74,8 @@ def session_rows(answer: object) -> list[McpServerRow]:
     rows = []
     for server in _items(servers):
         if isinstance(server, dict) and shown(server.get("name")):
-            rows.append(McpServerRow(shown(server["name"]), _status_of(server), problem=_problem_of(server)))
+            key = server["name"][:MAX_CHARS]
+            rows.append(McpServerRow(shown(key), _status_of(server), problem=_problem_of(server), key=key))
     return rows
 
 
@@ -92,14 +94,14 @@ def qwen_servers(call: Call, session_id: str) -> list[McpServerRow]:
     rows = session_rows(call(SESSION_RESOURCES, {"sessionId": session_id}))
     listed = []
     for row in rows:
-        tools = tool_names(call(MCP_TOOLS, {"serverName": row.name}))
-        listed.append(McpServerRow(row.name, row.status, tools or [], row.problem))
+        tools = tool_names(call(MCP_TOOLS, {"serverName": row.key}))
+        listed.append(McpServerRow(row.name, row.status, tools or [], row.problem, row.key))
     return listed
 
 
 def configured_servers(names: list[str]) -> list[McpServerRow]:
     """The servers the chat gave an agent that reports none."""
-    return [McpServerRow(shown(name), CONFIGURED) for name in names[:MAX_ITEMS]]
+    return [McpServerRow(shown(name), CONFIGURED, key=name) for name in names[:MAX_ITEMS]]
 
 
 def restart_server(call: Call, name: str) -> bool:

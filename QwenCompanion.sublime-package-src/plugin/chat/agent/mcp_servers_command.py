@@ -38,11 +38,11 @@ def listed_servers(chat: WindowChat) -> list[McpServerRow]:
     return configured_servers(chat.user_mcp.given)
 
 
-def restart(chat: WindowChat, name: str) -> None:
-    """Restart server `name` (waits): through qwen, or with the chat's agent
-    for a server qwen knows only in the session."""
+def restart(chat: WindowChat, key: str, name: str) -> None:
+    """Restart the server qwen calls `key`, shown as `name` (waits): through
+    qwen, or with the chat's agent for a server qwen knows only in the session."""
     conversation = chat.conversation
-    if restart_server(lambda method, params: conversation.connection.call(method, params).result(WAIT_S), name):
+    if restart_server(lambda method, params: conversation.connection.call(method, params).result(WAIT_S), key):
         conversation.note(f"qwen restarted the MCP server “{name}”.")
         return
     conversation.note(f"qwen restarts the session's MCP server “{name}” only with its agent: restarting the agent.")
@@ -86,8 +86,8 @@ class QwenChatMcpServersCommand(ActiveChatCommand):
 
         def picked(index: int) -> None:
             if index >= 0 and restarts:
-                name = rows[index].name
-                in_background(lambda: restart(chat, name), "mcp restart")
+                row = rows[index]
+                in_background(lambda: restart(chat, row.key, row.name), "mcp restart")
 
         placeholder = "MCP servers of the chat's agent" + (" (Enter restarts one)" if restarts else "")
         self.window.show_quick_panel([_item(row) for row in rows], picked, placeholder=placeholder)
