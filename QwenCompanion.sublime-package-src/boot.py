@@ -23,6 +23,7 @@ from .plugin.actions.action_listeners import ActionsListener
 from .plugin.actions.jobs import actions
 from .plugin.actions.models import QwenChooseActionModelCommand
 from .plugin.actions.send_to_terminal import QwenSendSelectionToTerminalCommand
+from .plugin.chat.agent.mcp_servers_command import QwenChatMcpServersCommand
 from .plugin.chat.agent.prestart import prestart_all
 from .plugin.chat.agent.serve_daemon import sweep_serve_daemons
 from .plugin.chat.chat_commands import (
@@ -143,6 +144,7 @@ __all__ = [
     "QwenChatExportCommand",
     "QwenChatForgetCommand",
     "QwenChatHistoryCommand",
+    "QwenChatMcpServersCommand",
     "QwenChatMentionCommand",
     "QwenChatModeCommand",
     "QwenChatModelCommand",

@@ -429,6 +429,13 @@ def do_session_options(driver: Driver, action: dict[str, Any]) -> dict[str, Any]
     return {"chat": chat.chat_id, "options": [_option_json(o) for o in options], "leftOut": options.left_out}
 
 
+def do_mcp_servers(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The MCP servers the chat's agent sees, as MCP Servers… lists them (starting the chat if need be)."""
+    chat = _started_chat(driver, action)
+    listed = sys.modules[f"{PACKAGE}.plugin.chat.agent.mcp_servers_command"].listed_servers(chat)
+    return {"chat": chat.chat_id, "servers": [row.json() for row in listed]}
+
+
 def do_session_option(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Set option `id` to `value` (a choice's value or name; true/false or
     on/off for a switch) as Session Options… would; `applied`: the agent now says so."""
@@ -1004,6 +1011,7 @@ ACTIONS: dict[str, Action] = {
     "chat_text": do_chat_text,  # {chat? | window?}
     "chat_mode": do_chat_mode,  # {chat?, mode}: the agent's mode id
     "plan": do_plan,  # {chat?} -> {entries: [{content, status, current}], done, total, above, below, finished}
+    "mcp_servers": do_mcp_servers,  # {chat?} -> {servers: [{name, status, tools, problem?}]}
     "session_options": do_session_options,  # {chat?} -> {options: [{id, name, kind, current, choices}], leftOut}
     "session_option": do_session_option,  # {chat?, id, value} -> {option, applied}
     "mention": do_mention,  # {kind, name?, chat?}: @symbol/@diagnostics/@diff/@terminal into the composer

@@ -164,6 +164,9 @@ class Settings:
         self.chat_agent: str = read.read(
             "chat_agent", "qwen", lambda value: isinstance(value, str) and value in known_agents(self.chat_agents),
             "the name of an agent of chat_agents (or qwen or gemini)")
+        # The user's MCP servers for every chat; its entries are checked when a session opens (user_mcp_servers.py).
+        self.chat_mcp_servers: dict[str, Any] = read.read(
+            "chat_mcp_servers", {}, lambda value: isinstance(value, dict), "an object of MCP servers by name")
         # "serve": chats run on a `qwen serve` daemon, whose agent writes files itself (past the editor's checks).
         self.chat_transport: str = read.choice("chat_transport", "stdio", ("stdio", "serve"))
         self.serve_keep_running: bool = read.boolean("serve_keep_running", True)

@@ -33,6 +33,10 @@ SCRIPT (all keys optional):
      "exit_on_start": null,           exit with this code right after starting
      "start_gate": null,              answer initialize only once this file exists (the test decides
                                       when the agent has started)
+     "mcp_status": null,              posing as qwen: {"servers": [...], "tools": {name: [...]}} is what
+                                      qwen/status/session/resources (its mcp cell) and
+                                      qwen/status/workspace/mcp/tools answer; restart refuses a session's
+                                      server as 0.24.4's does ("MCP server not configured")
      "grandchild": "pid file"}        start tests/rig/grandchild.py first (its pid appended to the file)
 
 ACTION:
@@ -112,6 +116,7 @@ class Agent:
         self.next_id = 1000
         self.mode = "default"
         self.agent_name = str(script.get("agent_name", "fake-acp"))
+        self.mcp_status: dict[str, Any] | None = script.get("mcp_status")
         self.rewind_files: list[str] = list(script.get("rewind_files", []))
         self.rewind_delay = float(script.get("rewind_delay", 0))
         self.qwen_answers: dict[str, Any] = dict(script.get("qwen_answers", {}))
@@ -329,9 +334,24 @@ class Agent:
                                   for index, prompt_id in enumerate(ids)]}
         if method == "rewindSession":
             return self.rewind(params)
+        if method.startswith(("qwen/status/session/resources", "qwen/status/workspace/mcp/tools",
+                              "qwen/control/workspace/mcp/restart")) and self.mcp_status is not None:
+            return self.mcp_answer(method, params)
         if method == "qwen/control/session/branch" and self.branch_points:
             return self.branch(params)
         raise RpcError(-32601, f"Method not found: {method}")
+
+    def mcp_answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.mcp_status is not None
+        if method == "qwen/status/session/resources":
+            return {"v": 1, "sessionId": params.get("sessionId"), "mcp": {"servers": self.mcp_status["servers"]}}
+        tools = self.mcp_status.get("tools", {}).get(params.get("serverName"))
+        if method == "qwen/status/workspace/mcp/tools":
+            return {"tools": tools} if tools is not None else {
+                "tools": [], "errors": [{"kind": "mcp_tools", "status": "error", "error": "MCP server not configured"}]}
+        if tools is None:
+            raise RpcError(-32004, f"MCP server not configured: {json.dumps(params.get('serverName'))}")
+        return {"serverName": params.get("serverName"), "restarted": True}
 
     def rewind(self, params: dict[str, Any]) -> dict[str, Any]:
         """qwen 0.24.4's rewindSession: to before prompt `targetTurnIndex`, or

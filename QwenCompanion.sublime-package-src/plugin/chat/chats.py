@@ -15,7 +15,8 @@ Hooks (`plugin/wiring.py` sets and extends them; each is called per chat):
   thoughts) into the transcript, by block id (`upsert` updates in place).
 - `chats.mcp_server(window) -> dict | None`, given when `chats` is built: the
   window's IDE tools (see `plugin/companion/companions.py`), which go into
-  `mcpServers` of `session/new` and `session/load`.
+  `mcpServers` of `session/new`, `session/load` and `session/resume`, with the
+  user's own servers (`agent/user_mcp.py`).
 - `chats.observers`: callables `(event, details)` for "chat_turn_ended",
   "chat_steered", "chat_error" and "chat_not_sent" (the headless driver listens here).
 
@@ -46,6 +47,7 @@ from ..paths import package_cache
 from ..settings import userprefs
 from .agent.agents import agent_command, default_agent, serve_command
 from .agent.live_writers import held_by_terminal
+from .agent.user_mcp import ChatMcpServers
 from .history.conversation_index import turn_indexer
 
 if TYPE_CHECKING:
@@ -118,7 +120,7 @@ class WindowChat:
 
     def __init__(self, owner: Chats, window: sublime.Window, thread: ChatThread, connection: AgentConnection,
                  *, agent: str = DEFAULT_AGENT, number: int = 1, remembered: bool = True,
-                 worktree: Worktree | None = None) -> None:
+                 worktree: Worktree | None = None, on_serve: bool = False) -> None:
         from ...core.chat.chat import Conversation, ConversationSetup
 
         self.window_id = window.id()
@@ -139,6 +141,7 @@ class WindowChat:
         self._request_handler: AgentRequestHandler | None = None
         self._renderer: UpdateRenderer | None = None
         self._hooks_lock = threading.Lock()  # the agent's thread and the main thread both resolve hooks
+        self.user_mcp = ChatMcpServers(lambda text: self.conversation.note(text), on_serve=on_serve)
         store = session_store()
         project = project_key(window.project_file_name(), window.folders())
         if worktree is not None:  # its conversation is the worktree's: reopening the worktree reloads it
@@ -186,8 +189,9 @@ class WindowChat:
             server = self._owner.mcp_server(self._window)
         except Exception:
             log.exception("the chat's MCP server entry failed")
-            return []
-        return [server] if server else []
+            server = None
+        connection = self.conversation.connection
+        return self.user_mcp.entries([server] if server else [], self.agent, connection.initialized)
 
     # --- transcript edits -----------------------------------------------
 
@@ -361,7 +365,8 @@ class Chats:
                     ServeConnection(thread, lambda: serve_command(window)) if on_serve
                     else AgentConnection(thread, lambda: agent_command(window, chosen)))
             chat = WindowChat(self, window, thread, connection, agent=chosen, number=next(held.numbers),
-                              remembered=worktree is not None or (not held.chats and not fresh), worktree=worktree)
+                              remembered=worktree is not None or (not held.chats and not fresh), worktree=worktree,
+                              on_serve=on_serve)
             held.chats.append(chat)
             held.active = chat
             if worktree is not None:
