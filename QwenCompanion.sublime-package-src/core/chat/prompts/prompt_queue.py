@@ -25,6 +25,7 @@ class QueueFull(Exception):
 class QueuedPrompt:
     text: str
     context: list[JsonObject] = field(default_factory=list)
+    shown: str | None = None  # what the transcript shows instead of `text` (a review's compact form)
 
 
 class PromptQueue:
