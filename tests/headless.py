@@ -608,14 +608,16 @@ def do_paste_image(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 
 def do_chat_rewind(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Rewind to Here before the chat's prompt `turn` (0-based); with `text`, Edit
-    and Resend (the new prompt is sent). Answers once the agent has rewound and
+    """Rewind to Here before the chat's prompt `turn` (0-based): `scope` "all"
+    (the default), "files" or "conversation"; with `text`, Edit and Resend
+    (the new prompt is sent). Answers once the agent has rewound and
     the files are back: the files restored, and why others were not."""
     window = _chat_window(driver, action)
     chat = driver.chat(action)
     rewind = sys.modules[f"{PACKAGE}.plugin.chat.history.rewind_commands"].rewind
     text = action.get("text")
-    future = driver.host.run_on_main(lambda: rewind(window, chat, int(action["turn"]), text))
+    scope = str(action.get("scope", "all"))
+    future = driver.host.run_on_main(lambda: rewind(window, chat, int(action["turn"]), text, True, scope))
     outcome = future.result(timeout=WAIT)
     driver.host.wait_idle()
     return {"chat": chat.chat_id, "filesRestored": outcome.files_restored, "notRestored": outcome.not_restored}
@@ -919,7 +921,7 @@ ACTIONS: dict[str, Action] = {
     "chats": do_chats,  # {window?} -> {chats: [{chat, sessionId, title, active, state}]}
     "chat_select": do_chat_select,  # {chat}
     "chat_close": do_chat_close,  # {chat}
-    "chat_rewind": do_chat_rewind,  # {chat?, turn, text?}: Rewind to Here, or Edit and Resend with text
+    "chat_rewind": do_chat_rewind,  # {chat?, turn, text?, scope?}: Rewind to Here, or Edit and Resend with text
     "chat_branch": do_chat_branch,  # {chat?, turn} -> {chat}: Branch from Here, a new chat on a new session
     "chat_export": do_chat_export,  # {chat?, format?, path?} -> {path | text}
     "sessions": do_sessions,  # {window?, query?} -> {sessions: [{id, title, updated, messages, firstPrompt, cwd}]}
