@@ -37,6 +37,14 @@ from .plugin.chat.chat_commands import (
 )
 from .plugin.chat.chat_listener import ChatListener
 from .plugin.chat.chats import chats, preload_chat
+from .plugin.chat.comments.comment_commands import (
+    QwenCommentAddCommand,
+    QwenCommentDeleteCommand,
+    QwenCommentEditCommand,
+    QwenCommentsListCommand,
+    QwenReviewSendCommand,
+)
+from .plugin.chat.comments.comment_marks import CommentMarksListener
 from .plugin.chat.history.branch_commands import QwenChatBranchCommand, QwenChatBranchMenuCommand
 from .plugin.chat.history.continue_commands import QwenChatContinueInTerminalCommand
 from .plugin.chat.history.export_commands import QwenChatCopyCommand, QwenChatExportCommand
@@ -105,6 +113,7 @@ __all__ = [
     "ChatListener",
     "ChatSeenListener",
     "ChatTabsListener",
+    "CommentMarksListener",
     "CompanionWindowListener",
     "ContextListener",
     "MentionListener",
@@ -149,6 +158,10 @@ __all__ = [
     "QwenChatShowShellOutputCommand",
     "QwenChatSwitchCommand",
     "QwenChooseActionModelCommand",
+    "QwenCommentAddCommand",
+    "QwenCommentDeleteCommand",
+    "QwenCommentEditCommand",
+    "QwenCommentsListCommand",
     "QwenCopyConnectCommandCommand",
     "QwenCopyRemoteConnectCommandCommand",
     "QwenDiagnoseConnectionCommand",
@@ -158,6 +171,7 @@ __all__ = [
     "QwenRestartServerCommand",
     "QwenReviewFillCommand",
     "QwenReviewListener",
+    "QwenReviewSendCommand",
     "QwenSendSelectionToTerminalCommand",
     "QwenServeStopCommand",
     "QwenShowLogCommand",

@@ -15,6 +15,7 @@ from ..core import threads
 from . import placement, settings
 from .actions.answer import is_answer_view
 from .chat.chats import chats, default_renderer, default_request_handler, is_chat_view
+from .chat.comments.comment_commands import review_turn_event
 from .chat.history.turn_review import chat_event as turn_review_event
 from .chat.requests.editor_request_handler import editor_request_handler
 from .chat.transcript.agent_work import turn_ended, work_renderer
@@ -40,6 +41,7 @@ def _hooks() -> list[tuple[list[Any], Callable[..., Any]]]:
         (chats.status_listeners, refresh_chat_status),
         (chats.observers, turn_ended),
         (chats.observers, turn_review_event),
+        (chats.observers, review_turn_event),
         (settings.change_listeners, apply_level),
         (settings.change_listeners, status.refresh_all),
         (settings.change_listeners, tracker.settings_changed),

@@ -1,0 +1,78 @@
+"""Review comments in the simulated editor with the BUILT package and the
+scripted ACP agent: Add Comment from its key on the user's selection, its
+mark in every view of the file following the user's edits, outdated when its
+lines are deleted, and Send Review reaching the agent as one prompt with the
+file, lines and quote, shown compactly in the transcript; the keys and the
+focus stay the user's throughout."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from tests.sim.test_chat import WAIT, ChatRig
+from tests.sim.test_chat_rewind import agent_history
+from tests.support.editor import PACKAGE
+
+LINES = "".join(f"value_{n} = {n}\n" for n in range(1, 11))
+
+
+def marks() -> Any:
+    return sys.modules[f"{PACKAGE}.plugin.chat.comments.comment_marks"]
+
+
+def comment_lines(rig: ChatRig) -> list[tuple[int, int, str]]:
+    return [(c.line, c.end_line, c.state) for c in marks().book.of_chat(rig.chat().chat_id)]
+
+
+def test_a_comment_follows_edits_goes_outdated_and_reaches_the_agent_with_its_quote(rig: ChatRig) -> None:
+    source = rig.editor.workspace / "code.py"
+    source.write_text(LINES)
+    rig.load([[{"chunks": ["reviewed"]}]])
+    rig.open()
+    view = rig.host.user.open_file(source)
+    code_in_front = rig.host.run_on_main(lambda: rig.host.window.active_view())
+    rig.host.user.set_selection(view, [(view.text_point(2, 3), view.text_point(3, 2))])  # lines 3-4
+    rig.host.user.press_key(["ctrl+k", "m"])
+    rig.host.user.submit_input_panel("name these better")
+    assert comment_lines(rig) == [(3, 4, "pending")]
+    key = f"qwen_comment_{marks().book.of_chat(rig.chat().chat_id)[0].comment_id}"
+    assert rig.host.run_on_main(lambda: view.get_regions(key)) != []
+    rig.host.user.set_selection(view, [0])
+    rig.host.user.type(view, "# header\n# more\n")  # two lines above: the comment moves down with its text
+    assert comment_lines(rig) == [(5, 6, "pending")]
+    rig.host.user.set_selection(view, [(view.text_point(8, 0), view.text_point(8, 0))])
+    rig.host.user.press_key(["ctrl+k", "m"])  # line 9: value_7
+    rig.host.user.submit_input_panel("drop this line?")
+    seven = view.text_point(8, 0)
+    rig.host.user.replace(view, (seven, view.full_line(seven).end()), "")  # its line deleted
+    assert comment_lines(rig) == [(5, 6, "pending"), (9, 9, "outdated")]
+    assert rig.host.run_on_main(lambda: rig.host.window.active_view()) == code_in_front  # the keys stayed in the code
+    rig.host.user.save(view)
+
+    rig.host.user.press_key(["ctrl+k", "r"])
+    rig.ended(1)
+    prompt = agent_history(rig)[-1]
+    assert prompt.startswith("Review: 2 comments on 1 file")
+    assert "1. code.py, lines 5-6:\n```\nvalue_3 = 3\nvalue_4 = 4\n```\nname these better" in prompt
+    assert "2. code.py, line 9:\n(outdated: these lines were deleted since; the quote is what they held)\n```\nvalue_7 = 7" in prompt
+    transcript = rig.transcript()
+    assert "Review: 2 comments on 1 file\n- code.py:5-6: name these better\n- code.py:9: drop this line?" in transcript
+    assert "```" not in transcript  # compact: no quotes
+    rig.host.wait_for(lambda: comment_lines(rig) == [], timeout=WAIT)  # cleared once the turn answering it ended
+    assert rig.host.run_on_main(lambda: view.get_regions(key)) == []
+
+
+def test_an_excluded_files_lines_are_never_quoted(rig: ChatRig) -> None:
+    secret = rig.editor.workspace / ".env"
+    secret.write_text("API_KEY=hunter2-secret\n")
+    rig.load()
+    rig.open()
+    view = rig.host.user.open_file(secret)
+    rig.host.user.set_selection(view, [3])
+    rig.host.user.press_key(["ctrl+k", "m"])
+    rig.host.user.submit_input_panel("rotate this key")
+    rig.host.user.press_key(["ctrl+k", "r"])
+    rig.ended(1)
+    prompt = agent_history(rig)[-1]
+    assert "hunter2" not in prompt and "quote is withheld" in prompt and "rotate this key" in prompt
