@@ -15,7 +15,7 @@ from ..core import threads
 from . import placement, settings
 from .actions.answer import is_answer_view
 from .chat.chats import chats, default_renderer, default_request_handler, is_chat_view
-from .chat.comments.comment_commands import review_turn_event
+from .chat.comments.review_send import review_turn_event
 from .chat.history.turn_review import chat_event as turn_review_event
 from .chat.requests.editor_request_handler import editor_request_handler
 from .chat.transcript.agent_work import turn_ended, work_renderer

@@ -76,3 +76,33 @@ def test_an_excluded_files_lines_are_never_quoted(rig: ChatRig) -> None:
     rig.ended(1)
     prompt = agent_history(rig)[-1]
     assert "hunter2" not in prompt and "quote is withheld" in prompt and "rotate this key" in prompt
+
+
+def test_comments_on_a_permissions_proposal_reject_it_with_them_as_the_reason(rig: ChatRig) -> None:
+    from tests.sim.test_chat_agent_work import EDIT_OPTIONS, request, wait_answers
+
+    path = str(rig.editor.workspace / "hello.py")
+    (rig.editor.workspace / "hello.py").write_text("print('hi')\n")
+    diff = {"type": "diff", "path": path, "oldText": "print('hi')\n", "newText": "print('hello')\nprint('again')\n"}
+    rig.load([[request("session/request_permission",
+                       toolCall={"toolCallId": "e1", "status": "pending", "kind": "edit", "title": "Edit hello.py",
+                                 "locations": [{"path": path}], "content": [diff]}, options=EDIT_OPTIONS)],
+              [{"chunks": ["redone"]}]])
+    opened: list[dict[str, Any]] = []
+    sys.modules[f"{PACKAGE}.plugin.reviews.review_tabs"].reviews.observers.append(
+        lambda event, details: opened.append(details) if event == "diff_opened" else None)
+    rig.send("edit")
+    shown = rig.host.wait_for(lambda: opened[0] if opened else None, timeout=WAIT)
+    proposed = next(v for v in rig.host.window.views() if v.id() == shown["proposed_view"])
+    rig.host.user.focus(proposed)  # the user goes to the proposal tab
+    rig.host.user.set_selection(proposed, [proposed.text_point(1, 2)])  # line 2 of the proposal
+    rig.host.user.press_key(["ctrl+k", "m"])
+    rig.host.user.submit_input_panel("no second print")
+    rig.host.user.press_key(["ctrl+k", "r"])
+    assert wait_answers(rig, "session/request_permission") == [{"outcome": {"outcome": "selected", "optionId": "cancel"}}]
+    assert rig.ended(2) == ["end_turn", "end_turn"]
+    reason = [m["params"]["prompt"][0]["text"] for m in rig.received("session/prompt")][-1]
+    assert reason.startswith("Review: 1 comment on 1 file")
+    assert "1. hello.py, line 2:\n```\nprint('again')\n```\nno second print" in reason
+    assert "- hello.py:2: no second print" in rig.transcript()
+    assert (rig.editor.workspace / "hello.py").read_text() == "print('hi')\n"

@@ -36,6 +36,7 @@ class Comment:
     state: str = PENDING
     quote: str | None = None  # the lines as they were when commented (None: read when sent)
     sent_in: bool = False  # outdated after it was sent: cleared with its turn too
+    review_id: int | None = None  # made in a review's proposal tab: its lines are the proposal's
 
     def lines(self) -> str:
         return f"line {self.line}" if self.line == self.end_line else f"lines {self.line}-{self.end_line}"
@@ -58,7 +59,7 @@ class CommentBook:
         self.version = 0  # changes with every change, for a view to redraw only then
 
     def add(self, chat_id: int, path: str, line: int, end_line: int | None, text: str,
-            quote: str | None = None) -> Comment:
+            quote: str | None = None, review_id: int | None = None) -> Comment:
         end = line if end_line is None else end_line
         if line < 1 or end < line:
             raise CommentRefused(f"no such line range: {line}-{end}")
@@ -67,7 +68,7 @@ class CommentBook:
         with self._lock:
             if sum(1 for c in self._comments.values() if c.chat_id == chat_id and c.state != SENT) >= self._max:
                 raise CommentRefused(f"a review holds at most {self._max} comments: send it or delete some")
-            comment = Comment(next(self._ids), chat_id, path, line, end, capped(text), quote=quote)
+            comment = Comment(next(self._ids), chat_id, path, line, end, capped(text), quote=quote, review_id=review_id)
             self._comments[comment.comment_id] = comment
             self.version += 1
             return comment

@@ -1,52 +1,69 @@
 """Add Comment…, Edit Comment, Delete Comment, Comments List… and Send
 Review: the user's comments on lines of their files, sent to a chat as one
-round. A comment is made on the selection, or the caret's line, of a view of
-a file inside the window's folders; it belongs to the window's active chat.
-Send Review builds the round's prompt on a thread of ours (review_prompt.py)
-and queues it as any prompt, the composer's text as its overall message."""
+round (review_send.py). A comment is made on the selection, or the caret's
+line, of a view of a file inside the window's folders, or of a review's
+proposal tab; it belongs to the chat whose permission that review is, else
+to the window's active chat."""
 
 from __future__ import annotations
 
 import html
-from concurrent.futures import Future
 
 import sublime
 import sublime_plugin
 
 from ....core import threads
 from ....core.chat.comments.comments import OUTDATED, Comment, CommentRefused
-from ....core.chat.comments.review_prompt import MAX_QUOTE_BYTES, MAX_QUOTED_LINES, build_review, quote_of
+from ....core.chat.comments.review_prompt import MAX_QUOTE_BYTES, MAX_QUOTED_LINES, quote_of
 from ....core.context_rules import ContextOptions
 from ....core.files.paths import deepest_root
-from ...background import in_background
 from ...editor import replace_text, view_text
 from ...paths import path_display
+from ...reviews.review_tabs import OpenReview, reviews
 from ...settings import userprefs
 from ..chats import WindowChat, chats
 from ..command_bases import chat_for
-from .comment_marks import book, hide, region_key, show
-
-READ_LIMIT = 64 * 1024 * 1024  # of a file read for its quoted lines
-# The review text each chat waits to see taken from its queue and answered.
-_awaiting: dict[int, str] = {}
+from ..requests.editor_request_handler import PromptReview
+from .comment_marks import book, comments_in, hide, proposals, region_key, show
+from .review_send import send_review
 
 
 def inside_folders(window: sublime.Window, path: str | None) -> bool:
     return path is not None and deepest_root(path, window.folders()) is not None
 
 
+def proposal_of(view: sublime.View) -> OpenReview | None:
+    """The open review whose proposal tab `view` is."""
+    item = reviews.for_view(view)
+    return item if item is not None and item.proposed.id() == view.id() else None
+
+
+def target_of(window: sublime.Window, view: sublime.View) -> tuple[str, WindowChat | None, OpenReview | None] | None:
+    """What a comment in `view` is on: (the file, its chat, the review of a proposal tab); None: nothing."""
+    item = proposal_of(view)
+    if item is not None:
+        owner = item.review.owner
+        asker = chats.by_id(owner.chat_id) if isinstance(owner, PromptReview) else None
+        return item.review.file_path, asker or chat_for(window), item
+    path = view.file_name()
+    return (path, chat_for(window), None) if path is not None and inside_folders(window, path) else None
+
+
 @threads.on_main
 def add_comment(window: sublime.Window, chat: WindowChat, path: str, line: int, end_line: int | None, text: str,
-                view: sublime.View | None = None) -> Comment:
-    """Record the comment (with its lines' text, when a view shows them) and mark it in every view of its file."""
-    if not inside_folders(window, path):
+                view: sublime.View | None = None, review: OpenReview | None = None) -> Comment:
+    """Record the comment (with its lines' text, when a view shows them) and
+    mark it in every view of its file (or in the review's proposal tab)."""
+    if review is None and not inside_folders(window, path):
         raise CommentRefused(f"{path} is not inside the window's folders")
     quote = None
     if view is not None and not ContextOptions.from_settings(userprefs().context_values()).excludes(path):
         last = min(end_line or line, line + MAX_QUOTED_LINES - 1)
         region = sublime.Region(view.text_point(line - 1, 0), view.line(view.text_point(last - 1, 0)).end())
         quote = quote_of(view.substr(sublime.Region(region.a, min(region.b, region.a + MAX_QUOTE_BYTES))).split("\n"))
-    comment = book.add(chat.chat_id, path, line, end_line, text, quote)
+    if review is not None:
+        proposals[review.review.id] = review
+    comment = book.add(chat.chat_id, path, line, end_line, text, quote, review.review.id if review else None)
     show(comment)
     return comment
 
@@ -58,96 +75,34 @@ def delete_comment(comment_id: int) -> None:
 
 def comment_at(view: sublime.View) -> Comment | None:
     """The comment whose mark holds the caret in `view`."""
-    path = view.file_name()
-    if path is None or not len(view.sel()):
+    if not len(view.sel()):
         return None
     caret = view.sel()[0].b
-    for comment in book.of_path(path):
+    for comment in comments_in(view):
         regions = view.get_regions(region_key(comment))
         if regions and regions[0].begin() <= caret < max(regions[0].end(), regions[0].begin() + 1):
             return comment
     return None
 
 
-@threads.on_main
-def send_review(window: sublime.Window, chat: WindowChat, message: str = "") -> Future[int]:
-    """Queue the chat's unsent comments as one prompt, built on a thread of ours; the number sent."""
-    done: Future[int] = Future()
-    comments = book.to_send(chat.chat_id)
-    if not comments:
-        done.set_result(0)
-        return done
-    excluded = ContextOptions.from_settings(userprefs().context_values()).excludes
-    relative = path_display(window)
-
-    def build() -> None:
-        try:
-            round_ = build_review(comments, message, relative, excluded, _read_lines)
-            for comment_id in round_.gone:
-                book.outdated(comment_id)
-            if chat.conversation.send(round_.text, shown=round_.shown):
-                book.mark_sent(round_.comment_ids)
-                _awaiting[chat.chat_id] = round_.text
-                sublime.set_timeout(lambda: [show(c) for c in book.of_chat(chat.chat_id)])
-                done.set_result(len(round_.comment_ids))
-            else:
-                done.set_result(0)  # the queue is full: the transcript says so, the comments stay pending
-        except Exception as error:  # the caller hears it
-            done.set_exception(error)
-
-    in_background(build, "review")
-    return done
-
-
-@threads.may_block
-def _read_lines(path: str, line: int, end_line: int) -> list[str] | None:
-    """Lines `line`…`end_line` of the file on disk (None: it is gone)."""
-    lines: list[str] = []
-    read = 0
-    try:
-        with open(path, encoding="utf-8", errors="replace") as file:
-            for number in range(1, end_line + 1):
-                text = file.readline(READ_LIMIT - read)
-                read += len(text)
-                if not text or read >= READ_LIMIT:
-                    break
-                if number >= line:
-                    lines.append(text.rstrip("\r\n")[:MAX_QUOTE_BYTES])
-        return lines
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-        return None
-    except OSError:
-        return []
-
-
-def review_turn_event(event: str, details: dict[str, object]) -> None:
-    """A chat's turn ended: once its review round was taken and answered, its sent comments go."""
-    chat_id = details.get("chat")
-    if event != "chat_turn_ended" or not isinstance(chat_id, int) or chat_id not in _awaiting:
-        return
-    chat = chats.by_id(chat_id)
-    if chat is not None and any(p.text == _awaiting[chat_id] for p in chat.conversation.queue.prompts()):
-        return  # an earlier turn ended; the review still waits its turn
-    del _awaiting[chat_id]
-    gone = book.clear_sent(chat_id)
-    sublime.set_timeout(lambda: [hide(comment) for comment in gone])
-
-
 class CommentCommand(sublime_plugin.TextCommand):
-    """A command on a view of a file inside the window's folders."""
+    """A command on a view of a file inside the window's folders, or on a review's proposal tab."""
 
     def is_enabled(self) -> bool:
         window = self.view.window()
-        return window is not None and inside_folders(window, self.view.file_name())
+        return window is not None and (proposal_of(self.view) is not None or inside_folders(window, self.view.file_name()))
 
 
 class QwenCommentAddCommand(CommentCommand):
     """Qwen Code: Add Comment… — on the selection's lines, or the caret's line."""
 
     def run(self, edit: sublime.Edit) -> None:
-        window, path = self.view.window(), self.view.file_name()
-        chat = chat_for(window)
-        if window is None or path is None or chat is None or not len(self.view.sel()):
+        window = self.view.window()
+        target = target_of(window, self.view) if window is not None else None
+        if window is None or target is None or not len(self.view.sel()):
+            return
+        path, chat, review = target
+        if chat is None:
             return
         selected = self.view.sel()[0]
         line = self.view.rowcol(selected.begin())[0] + 1
@@ -156,7 +111,7 @@ class QwenCommentAddCommand(CommentCommand):
 
         def done(text: str) -> None:
             try:
-                add_comment(window, chat, path, line, end, text, view)
+                add_comment(window, chat, path, line, end, text, view, review)
             except CommentRefused as refused:
                 window.status_message(f"Qwen Code: no comment: {refused}")
 
