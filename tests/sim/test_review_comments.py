@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import pytest
+
 from tests.sim.test_chat import WAIT, ChatRig
 from tests.sim.test_chat_rewind import agent_history
 from tests.support.editor import PACKAGE
@@ -106,3 +108,29 @@ def test_comments_on_a_permissions_proposal_reject_it_with_them_as_the_reason(ri
     assert "1. hello.py, line 2:\n```\nprint('again')\n```\nno second print" in reason
     assert "- hello.py:2: no second print" in rig.transcript()
     assert (rig.editor.workspace / "hello.py").read_text() == "print('hi')\n"
+
+
+@pytest.mark.parametrize("choice", ["Copy the Comments for the Terminal", "Send the Comments to the Chat"])
+def test_comments_on_a_cli_review_reject_it_and_go_where_the_user_picks(rig: ChatRig, choice: str) -> None:
+    path = rig.editor.file("a.py", "x = 1\n")
+    rig.load([[{"chunks": ["noted"]}]])
+    rig.open()
+    cli = rig.editor.cli()
+    _, proposed = rig.editor.propose(cli, path, "x = 2\ny = 3\n")
+    rig.host.user.focus(proposed)
+    rig.host.user.set_selection(proposed, [proposed.text_point(1, 0)])
+    rig.host.user.press_key(["ctrl+k", "m"])
+    rig.host.user.submit_input_panel("no y")
+    rig.host.user.press_key(["ctrl+k", "r"])
+    rig.host.wait_for(lambda: any(not panel.done for panel in rig.host.quick_panels), timeout=WAIT)
+    assert cli.next_notification() == {"jsonrpc": "2.0", "method": "ide/diffRejected", "params": {"filePath": str(path)}}
+    rig.host.user.choose_quick_panel(choice)
+    status = rig.host.status_messages[-1]
+    assert "rejected the change to a.py" in status
+    if choice.startswith("Copy"):
+        copied = rig.host.run_on_main(rig.host.sublime.get_clipboard)
+        assert "1. a.py, line 2:\n```\ny = 3\n```\nno y" in copied and "clipboard" in status
+        assert marks().book.of_chat(rig.chat().chat_id) == []
+    else:
+        rig.ended(1)
+        assert "1. a.py, line 2:\n```\ny = 3\n```\nno y" in agent_history(rig)[-1] and "went to the chat" in status
