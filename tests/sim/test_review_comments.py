@@ -134,3 +134,27 @@ def test_comments_on_a_cli_review_reject_it_and_go_where_the_user_picks(rig: Cha
     else:
         rig.ended(1)
         assert "1. a.py, line 2:\n```\ny = 3\n```\nno y" in agent_history(rig)[-1] and "went to the chat" in status
+
+
+def test_edit_delete_and_the_list_whose_pick_opens_the_comment_where_the_user_asked(rig: ChatRig) -> None:
+    source, other = rig.editor.workspace / "code.py", rig.editor.workspace / "other.py"
+    source.write_text(LINES)
+    other.write_text("pass\n")
+    rig.load()
+    view = rig.host.user.open_file(source)
+    rig.host.user.set_selection(view, [view.text_point(6, 1)])
+    rig.host.user.run_command("qwen_comment_add")
+    rig.host.user.submit_input_panel("first text")
+    rig.host.user.set_selection(view, [view.text_point(6, 4)])  # the caret on the comment's line
+    rig.host.user.run_command("qwen_comment_edit")
+    rig.host.user.submit_input_panel("second text")
+    assert [c.text for c in marks().book.of_chat(rig.chat().chat_id)] == ["second text"]
+    elsewhere = rig.host.user.open_file(other)
+    assert rig.host.run_on_main(lambda: rig.host.window.active_view()) == elsewhere
+    rig.host.user.run_command("qwen_comments_list")
+    rig.host.user.choose_quick_panel("second text")  # the user's pick: it may take the keys there
+    rig.host.wait_for(lambda: rig.host.run_on_main(lambda: rig.host.window.active_view()) == view, timeout=WAIT)
+    assert rig.host.run_on_main(lambda: view.rowcol(view.sel()[0].b))[0] == 6
+    rig.host.user.run_command("qwen_comment_delete")
+    assert marks().book.of_chat(rig.chat().chat_id) == []
+    assert rig.host.run_on_main(lambda: [k for k in rig.editor.host.view_state(view).regions if "comment" in k]) == []
