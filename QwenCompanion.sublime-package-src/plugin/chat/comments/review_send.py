@@ -25,7 +25,7 @@ from ..chats import WindowChat, chats
 from ..requests.editor_request_handler import PromptReview
 from .comment_marks import book, hide, open_proposal, show
 
-READ_LIMIT = 64 * 1024 * 1024  # of a file read for its quoted lines
+READ_LIMIT = 16 * 1024 * 1024  # characters of a file read for its quoted lines
 # The review texts each chat waits to see taken from its queue and answered.
 _awaiting: dict[int, set[str]] = {}
 
@@ -56,7 +56,7 @@ def send_review(window: sublime.Window, chat: WindowChat, message: str = "") -> 
         try:
             sent = 0
             if plain:
-                round_ = build_review(plain, message, relative, excluded, _read_lines)
+                round_ = build_review(plain, message, relative, excluded, _file_reader())
                 for comment_id in round_.gone:
                     book.outdated(comment_id)
                 if chat.conversation.send(round_.text, shown=round_.shown):
@@ -131,21 +131,24 @@ def _proposal_lines(path: str, line: int, end_line: int) -> list[str] | None:
     return []
 
 
+def _file_reader() -> Callable[[str, int, int], list[str] | None]:
+    """Lines `line`…`end_line` of a file on disk (None: it is gone), each file read once a round."""
+    files: dict[str, list[str] | None] = {}
+
+    def read(path: str, line: int, end_line: int) -> list[str] | None:
+        if path not in files:
+            files[path] = _file_lines(path)
+        lines = files[path]
+        return None if lines is None else [text[:MAX_QUOTE_BYTES] for text in lines[line - 1:end_line]]
+
+    return read
+
+
 @threads.may_block
-def _read_lines(path: str, line: int, end_line: int) -> list[str] | None:
-    """Lines `line`…`end_line` of the file on disk (None: it is gone)."""
-    lines: list[str] = []
-    read = 0
+def _file_lines(path: str) -> list[str] | None:
     try:
-        with open(path, encoding="utf-8", errors="replace") as file:
-            for number in range(1, end_line + 1):
-                text = file.readline(READ_LIMIT - read)
-                read += len(text)
-                if not text or read >= READ_LIMIT:
-                    break
-                if number >= line:
-                    lines.append(text.rstrip("\r\n")[:MAX_QUOTE_BYTES])
-        return lines
+        with open(path, encoding="utf-8", errors="replace", newline="") as file:
+            return file.read(READ_LIMIT).replace("\r\n", "\n").split("\n")
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
     except OSError:
