@@ -7,8 +7,9 @@ line:
 
 - "shown_ms": the file opened again → its 100 comments' marks drawn (the
   listener's main-thread time).
-- "typed_p99_ms": the p99 of the main-thread time the package takes to move
-  the 100 comments' records after each of 200 keystrokes above them.
+- "typed_p99_ms" (and "typed_p50_ms"): the p99 (p50) of the main-thread
+  time the package takes to move the 100 comments' records after each of
+  200 keystrokes above them.
 - "send_ms": Send Review of the 100 comments → its prompt queued (built on a
   thread of ours); "send_main_ms": the part of it on the main thread.
 """
@@ -82,7 +83,8 @@ def main(workdir: Path) -> dict[str, Any]:
         sent = host.run_on_main(lambda: commands.send_review(window, chat, "")).result(WAIT)
         send_ms = (time.perf_counter() - start) * 1000
         assert sent == COMMENTS, sent
-        return {"shown_ms": sum(shown), "typed_p99_ms": percentile(moved, 99), "send_ms": send_ms,
+        return {"shown_ms": sum(shown), "typed_p99_ms": percentile(moved, 99), "typed_p50_ms": percentile(moved, 50),
+                "send_ms": send_ms,
                 "send_main_ms": main_time[0]}
     finally:
         host.close()

@@ -158,3 +158,19 @@ def test_edit_delete_and_the_list_whose_pick_opens_the_comment_where_the_user_as
     rig.host.user.run_command("qwen_comment_delete")
     assert marks().book.of_chat(rig.chat().chat_id) == []
     assert rig.host.run_on_main(lambda: [k for k in rig.editor.host.view_state(view).regions if "comment" in k]) == []
+
+
+def test_a_comment_on_a_file_deleted_since_is_sent_outdated_with_its_text_and_quote(rig: ChatRig) -> None:
+    source = rig.editor.workspace / "gone.py"
+    source.write_text(LINES)
+    rig.load()
+    view = rig.host.user.open_file(source)
+    rig.host.user.set_selection(view, [view.text_point(1, 0)])
+    rig.host.user.press_key(["ctrl+k", "m"])
+    rig.host.user.submit_input_panel("keep this file")
+    rig.host.user.close(view)
+    source.unlink()
+    rig.host.user.press_key(["ctrl+k", "r"])
+    rig.ended(1)
+    prompt = agent_history(rig)[-1]
+    assert "1. gone.py, line 2:\n(outdated: the file was deleted or renamed since)\n```\nvalue_2 = 2\n```\nkeep this file" in prompt
