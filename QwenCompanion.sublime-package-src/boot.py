@@ -44,7 +44,7 @@ from .plugin.chat.comments.comment_commands import (
     QwenCommentsListCommand,
     QwenReviewSendCommand,
 )
-from .plugin.chat.comments.comment_marks import CommentMarksListener
+from .plugin.chat.comments.comment_marks import CommentEditsListener, CommentMarksListener
 from .plugin.chat.history.branch_commands import QwenChatBranchCommand, QwenChatBranchMenuCommand
 from .plugin.chat.history.continue_commands import QwenChatContinueInTerminalCommand
 from .plugin.chat.history.export_commands import QwenChatCopyCommand, QwenChatExportCommand
@@ -113,6 +113,7 @@ __all__ = [
     "ChatListener",
     "ChatSeenListener",
     "ChatTabsListener",
+    "CommentEditsListener",
     "CommentMarksListener",
     "CompanionWindowListener",
     "ContextListener",

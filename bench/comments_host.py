@@ -69,7 +69,7 @@ def main(workdir: Path) -> dict[str, Any]:
         view = host.user.open_file(source)
         host.wait_idle()
         moved: list[float] = []
-        timed(marks, "follow_edits", moved)
+        timed(marks, "follow_change", moved)
         host.user.set_selection(view, [0])
         for _ in range(KEYSTROKES // 2):
             host.user.type(view, "x")

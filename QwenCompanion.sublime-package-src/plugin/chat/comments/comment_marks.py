@@ -27,7 +27,6 @@ ANNOTATION_CHARS = 120  # of a comment, in its annotation
 INDEX_LIMIT = 1024 * 1024
 book = CommentBook()
 proposals: dict[int, OpenReview] = {}  # review id -> its tabs, for the comments made in its proposal tab
-_seen: dict[tuple[int, int], tuple[int, int]] = {}  # (view id, comment id) -> its region when its lines were last read
 
 
 def region_key(comment: Comment) -> str:
@@ -125,42 +124,63 @@ def show_in(view: sublime.View, comments: list[Comment]) -> None:
 def hide(comment: Comment) -> None:
     for view in views_for(comment):
         view.erase_regions(region_key(comment))
-        _seen.pop((view.id(), comment.comment_id), None)
 
 
 @threads.on_main
-def follow_edits(view: sublime.View) -> None:
-    """After an edit: each comment of the view's file takes its region's
-    lines, or is outdated; the view's text is read once, and only when a
-    region moved."""
-    moved: list[tuple[Comment, sublime.Region]] = []
+def follow_change(view: sublime.View, first_row: int, last_row: int, rows_added: int) -> None:
+    """One change of rows `first_row`…`last_row` (0-based, as they were) that
+    added `rows_added` rows (negative: removed some): the comments below it
+    move by as many rows, unread; those on its rows are read from their regions."""
+    touched: list[Comment] = []
     for comment in comments_in(view):
         if comment.state != PENDING:
             continue
+        if comment.line - 1 > last_row:
+            if rows_added:
+                book.moved(comment.comment_id, comment.line + rows_added, comment.end_line + rows_added)
+        elif comment.end_line - 1 >= first_row:
+            touched.append(comment)
+    follow_regions(view, touched)
+
+
+@threads.on_main
+def follow_regions(view: sublime.View, comments: list[Comment]) -> None:
+    """Each of `comments` takes its region's lines, or is outdated (its
+    region is gone); the view's text is read once for them all."""
+    placed: list[tuple[Comment, sublime.Region]] = []
+    for comment in comments:
         regions = view.get_regions(region_key(comment))
-        if not regions:  # not drawn in this view yet
+        if not regions or comment.state != PENDING:  # not drawn in this view, or no longer moving
             continue
-        region = regions[0]
-        if region.empty():
+        if regions[0].empty():
             book.outdated(comment.comment_id)
             hide(comment)
-        elif _seen.get((view.id(), comment.comment_id)) != (region.a, region.b):
-            _seen[(view.id(), comment.comment_id)] = (region.a, region.b)
-            moved.append((comment, region))
-    if moved:
-        index = LineIndex(view, max(region.end() for _, region in moved))
-        for comment, region in moved:
+        else:
+            placed.append((comment, regions[0]))
+    if placed:
+        index = LineIndex(view, max(region.end() for _, region in placed))
+        for comment, region in placed:
             book.moved(comment.comment_id, index.row(region.begin()) + 1,
                        index.row(max(region.begin(), region.end() - 1)) + 1)
 
 
+class CommentEditsListener(sublime_plugin.TextChangeListener):
+    """The record follows each of the user's edits: a single change moves
+    the comments below it by arithmetic, and reads only those it touches."""
+
+    def on_text_changed(self, changes: list[sublime.TextChange]) -> None:
+        view = self.buffer.primary_view() if self.buffer is not None else None
+        if view is None or not changes:
+            return
+        if len(changes) > 1:
+            follow_regions(view, comments_in(view))
+            return
+        change = changes[0]
+        follow_change(view, change.a.row, change.b.row, change.str.count("\n") - (change.b.row - change.a.row))
+
+
 class CommentMarksListener(sublime_plugin.EventListener):
-    """Marks in a view as it opens; the record follows each edit."""
+    """Marks in a view as it opens."""
 
     def on_load(self, view: sublime.View) -> None:
         show_in(view, comments_in(view))
-
-    def on_modified(self, view: sublime.View) -> None:
-        if view.file_name() is not None or reviews.is_review_view(view):
-            follow_edits(view)
-
