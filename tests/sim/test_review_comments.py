@@ -65,7 +65,7 @@ def test_a_comment_follows_edits_goes_outdated_and_reaches_the_agent_with_its_qu
     assert rig.host.run_on_main(lambda: view.get_regions(key)) == []
 
 
-def test_an_excluded_files_lines_are_never_quoted(rig: ChatRig) -> None:
+def test_an_excluded_files_lines_are_never_quoted_and_the_composer_gives_the_overall_message(rig: ChatRig) -> None:
     secret = rig.editor.workspace / ".env"
     secret.write_text("API_KEY=hunter2-secret\n")
     rig.load()
@@ -74,10 +74,13 @@ def test_an_excluded_files_lines_are_never_quoted(rig: ChatRig) -> None:
     rig.host.user.set_selection(view, [3])
     rig.host.user.press_key(["ctrl+k", "m"])
     rig.host.user.submit_input_panel("rotate this key")
-    rig.host.user.press_key(["ctrl+k", "r"])
+    _, composer = rig.open()
+    rig.host.user.type(composer, "Overall: secrets stay out.")
+    rig.host.user.press_key(["ctrl+k", "r"])  # Send Review from the composer: its text is the overall message
     rig.ended(1)
     prompt = agent_history(rig)[-1]
     assert "hunter2" not in prompt and "quote is withheld" in prompt and "rotate this key" in prompt
+    assert "Overall: secrets stay out." in prompt and rig.editor.text(composer) == ""
 
 
 def test_comments_on_a_permissions_proposal_reject_it_with_them_as_the_reason(rig: ChatRig) -> None:

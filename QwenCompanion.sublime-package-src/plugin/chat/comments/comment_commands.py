@@ -183,8 +183,10 @@ class QwenReviewSendCommand(sublime_plugin.WindowCommand):
             self.window.status_message("Qwen Code: no review comments to send")
             return
         composer = target.composer_view
-        message = view_text(composer) if composer is not None and composer.is_valid() else ""
-        if message:
-            replace_text(composer, "")  # type: ignore[arg-type]
+        message = ""
+        if composer is not None and composer.is_valid():
+            message = view_text(composer)
+            if message:
+                replace_text(composer, "")  # the composer's text goes as the review's overall message
         send_review(self.window, target, message)
         self.window.status_message("Qwen Code: review sent")
