@@ -177,3 +177,21 @@ def test_a_comment_on_a_file_deleted_since_is_sent_outdated_with_its_text_and_qu
     rig.ended(1)
     prompt = agent_history(rig)[-1]
     assert "1. gone.py, line 2:\n(outdated: the file was deleted or renamed since)\n```\nvalue_2 = 2\n```\nkeep this file" in prompt
+
+
+def test_the_comments_of_a_chat_closed_since_go_with_the_next_review_of_the_active_chat(rig: ChatRig) -> None:
+    source = rig.editor.workspace / "code.py"
+    source.write_text(LINES)
+    rig.load()
+    view = rig.host.user.open_file(source)
+    rig.host.user.set_selection(view, [0])
+    rig.host.user.press_key(["ctrl+k", "m"])
+    rig.host.user.submit_input_panel("from the first chat")
+    first = rig.chat()
+    rig.host.user.run_command("qwen_chat_new")
+    rig.host.wait_for(lambda: rig.chat() is not first, timeout=WAIT)
+    rig.host.user.run_command("qwen_chat_close", {"chat": first.chat_id})
+    rig.host.wait_for(lambda: rig.chats.by_id(first.chat_id) is None, timeout=WAIT)
+    rig.host.user.press_key(["ctrl+k", "r"])
+    rig.ended(1)
+    assert "1. code.py, line 1:\n```\nvalue_1 = 1\n```\nfrom the first chat" in agent_history(rig)[-1]

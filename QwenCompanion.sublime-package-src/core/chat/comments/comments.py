@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 MAX_COMMENTS = 100  # a review's comments (pending ones of a chat)
@@ -137,14 +138,13 @@ class CommentBook:
                 self.version += 1
             return gone
 
-    def drop_chat(self, chat_id: int) -> list[Comment]:
-        """The chat closed: its comments go with it."""
+    def adopt(self, chat_id: int, orphaned: Callable[[Comment], bool]) -> None:
+        """The unsent comments `orphaned` names (their chat closed) become chat `chat_id`'s."""
         with self._lock:
-            gone = [c for c in self._comments.values() if c.chat_id == chat_id]
-            for comment in gone:
-                del self._comments[comment.comment_id]
-            self.version += 1
-            return gone
+            for comment in list(self._comments.values()):
+                if not comment.sent_in and comment.state != SENT and orphaned(comment):
+                    self._comments[comment.comment_id] = replace(comment, chat_id=chat_id)
+                    self.version += 1
 
     def _change(self, comment_id: int, **changes: object) -> Comment:
         with self._lock:

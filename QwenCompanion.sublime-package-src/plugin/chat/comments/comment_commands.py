@@ -24,7 +24,7 @@ from ...settings import userprefs
 from ..chats import WindowChat, chats
 from ..command_bases import chat_for
 from ..requests.editor_request_handler import PromptReview
-from .comment_marks import book, comments_in, hide, proposals, region_key, show
+from .comment_marks import adopt_orphans, book, comments_in, hide, proposals, region_key, show
 from .review_send import send_review
 
 
@@ -153,6 +153,8 @@ class QwenCommentsListCommand(sublime_plugin.WindowCommand):
 
     def run(self) -> None:
         chat = chats.get(self.window)
+        if chat is not None:
+            adopt_orphans(self.window, chat.chat_id)
         comments = book.of_chat(chat.chat_id) if chat is not None else []
         if not comments:
             self.window.status_message("Qwen Code: no review comments")
@@ -179,6 +181,8 @@ class QwenReviewSendCommand(sublime_plugin.WindowCommand):
 
     def run(self, chat: int | None = None) -> None:
         target = chats.by_id(chat) if chat is not None else chats.get(self.window)
+        if target is not None:
+            adopt_orphans(self.window, target.chat_id)
         if target is None or not book.to_send(target.chat_id):
             self.window.status_message("Qwen Code: no review comments to send")
             return

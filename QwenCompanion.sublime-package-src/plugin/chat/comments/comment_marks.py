@@ -18,7 +18,9 @@ import sublime_plugin
 
 from ....core import threads
 from ....core.chat.comments.comments import PENDING, SENT, Comment, CommentBook
+from ....core.files.paths import deepest_root
 from ...reviews.review_tabs import OpenReview, reviews
+from ..chats import chats
 
 KEY_PREFIX = "qwen_comment_"
 ANNOTATION_CHARS = 120  # of a comment, in its annotation
@@ -27,6 +29,12 @@ ANNOTATION_CHARS = 120  # of a comment, in its annotation
 INDEX_LIMIT = 1024 * 1024
 book = CommentBook()
 proposals: dict[int, OpenReview] = {}  # review id -> its tabs, for the comments made in its proposal tab
+
+
+def adopt_orphans(window: sublime.Window, chat_id: int) -> None:
+    """Comments of a chat closed since, on files of this window's folders, become chat `chat_id`'s."""
+    folders = window.folders()
+    book.adopt(chat_id, lambda c: chats.by_id(c.chat_id) is None and deepest_root(c.path, folders) is not None)
 
 
 def region_key(comment: Comment) -> str:

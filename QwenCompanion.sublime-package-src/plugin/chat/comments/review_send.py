@@ -23,7 +23,7 @@ from ...reviews.review_tabs import OpenReview, reviews
 from ...settings import userprefs
 from ..chats import WindowChat, chats
 from ..requests.editor_request_handler import PromptReview
-from .comment_marks import book, hide, open_proposal, show
+from .comment_marks import adopt_orphans, book, hide, open_proposal, show
 
 READ_LIMIT = 16 * 1024 * 1024  # characters of a file read for its quoted lines
 # The review texts each chat waits to see taken from its queue and answered.
@@ -34,6 +34,7 @@ _awaiting: dict[int, set[str]] = {}
 def send_review(window: sublime.Window, chat: WindowChat, message: str = "") -> Future[int]:
     """Send the chat's unsent comments; the number sent (once queued, or handed to a review's asker)."""
     done: Future[int] = Future()
+    adopt_orphans(window, chat.chat_id)
     comments = book.to_send(chat.chat_id)
     if not comments:
         done.set_result(0)
