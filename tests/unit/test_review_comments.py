@@ -104,3 +104,22 @@ def test_comments_move_go_outdated_are_sent_then_cleared_when_the_turn_ends() ->
     later = book.add(1, "/w/src/app.py", 1, None, "after the round")
     assert [c.comment_id for c in book.clear_sent(1)] == [first.comment_id, second.comment_id]
     assert book.of_chat(1) == [later]
+
+
+def test_nothing_an_agent_reaches_imports_the_comments() -> None:
+    """The agent's requests (ACP's and the CLIs' MCP) are answered by modules
+    that never import the comments: an agent cannot add, change or read them."""
+    import ast
+    from pathlib import Path
+
+    source = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package-src"
+    reachable = [*source.glob("core/chat/requests/*.py"), *source.glob("core/chat/agent/*.py"),
+                 *source.glob("core/companion/*.py"), *source.glob("core/serve/*.py"),
+                 *source.glob("plugin/chat/requests/*.py"), *source.glob("plugin/companion/*.py")]
+    assert reachable
+    importing = []
+    for path in reachable:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and "comments" in (node.module or "").split("."):
+                importing.append(str(path.relative_to(source)))
+    assert importing == []
