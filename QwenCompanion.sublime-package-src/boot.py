@@ -39,6 +39,14 @@ from .plugin.chat.chat_commands import (
 )
 from .plugin.chat.chat_listener import ChatListener
 from .plugin.chat.chats import chats, preload_chat
+from .plugin.chat.comments.comment_commands import (
+    QwenCommentAddCommand,
+    QwenCommentDeleteCommand,
+    QwenCommentEditCommand,
+    QwenCommentsListCommand,
+    QwenReviewSendCommand,
+)
+from .plugin.chat.comments.comment_marks import CommentEditsListener, CommentMarksListener
 from .plugin.chat.history.branch_commands import QwenChatBranchCommand, QwenChatBranchMenuCommand
 from .plugin.chat.history.continue_commands import QwenChatContinueInTerminalCommand
 from .plugin.chat.history.export_commands import QwenChatCopyCommand, QwenChatExportCommand
@@ -116,6 +124,8 @@ __all__ = [
     "ChatListener",
     "ChatSeenListener",
     "ChatTabsListener",
+    "CommentEditsListener",
+    "CommentMarksListener",
     "CompanionWindowListener",
     "ContextListener",
     "MentionListener",
@@ -169,6 +179,10 @@ __all__ = [
     "QwenChatSummarizeCommand",
     "QwenChatSwitchCommand",
     "QwenChooseActionModelCommand",
+    "QwenCommentAddCommand",
+    "QwenCommentDeleteCommand",
+    "QwenCommentEditCommand",
+    "QwenCommentsListCommand",
     "QwenCopyConnectCommandCommand",
     "QwenCopyRemoteConnectCommandCommand",
     "QwenDiagnoseConnectionCommand",
@@ -178,6 +192,7 @@ __all__ = [
     "QwenRestartServerCommand",
     "QwenReviewFillCommand",
     "QwenReviewListener",
+    "QwenReviewSendCommand",
     "QwenSendSelectionToTerminalCommand",
     "QwenServeStopCommand",
     "QwenShowLogCommand",

@@ -643,17 +643,60 @@ def do_paste_image(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 
 def do_chat_rewind(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Rewind to Here before the chat's prompt `turn` (0-based); with `text`, Edit
-    and Resend (the new prompt is sent). Answers once the agent has rewound and
+    """Rewind to Here before the chat's prompt `turn` (0-based): `scope` "all"
+    (the default), "files" or "conversation"; with `text`, Edit and Resend
+    (the new prompt is sent). Answers once the agent has rewound and
     the files are back: the files restored, and why others were not."""
     window = _chat_window(driver, action)
     chat = driver.chat(action)
     rewind = sys.modules[f"{PACKAGE}.plugin.chat.history.rewind_commands"].rewind
     text = action.get("text")
-    future = driver.host.run_on_main(lambda: rewind(window, chat, int(action["turn"]), text))
+    scope = str(action.get("scope", "all"))
+    future = driver.host.run_on_main(lambda: rewind(window, chat, int(action["turn"]), text, True, scope))
     outcome = future.result(timeout=WAIT)
     driver.host.wait_idle()
     return {"chat": chat.chat_id, "filesRestored": outcome.files_restored, "notRestored": outcome.not_restored}
+
+
+def _comments_module() -> Any:
+    return sys.modules[f"{PACKAGE}.plugin.chat.comments.comment_commands"]
+
+
+def do_review_comment(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Add Comment on lines `line`…`end_line` (1-based) of `path`, for chat `chat`
+    or the window's active chat (quoted from the view when the file is open)."""
+    chat = driver.chat(action)
+    window = driver.windows[chat.window_id]
+    path = str(Path(action["path"]).resolve())
+    view = driver.host.run_on_main(lambda: window.find_open_file(path))
+    end_line = action.get("end_line")
+    comment = driver.host.run_on_main(lambda: _comments_module().add_comment(
+        window, chat, path, int(action["line"]), None if end_line is None else int(end_line), str(action["text"]), view))
+    return {"comment": comment.comment_id}
+
+
+def do_review_comment_delete(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    driver.host.run_on_main(lambda: _comments_module().delete_comment(int(action["comment"])))
+    return {}
+
+
+def do_review_comments(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The chat's comments, in the order made."""
+    chat = driver.chat(action)
+    driver.host.wait_idle()
+    return {"comments": [{"comment": c.comment_id, "path": c.path, "line": c.line, "end_line": c.end_line,
+                          "text": c.text, "state": c.state}
+                         for c in _comments_module().book.of_chat(chat.chat_id)]}
+
+
+def do_review_send(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Send Review: the chat's unsent comments as one prompt, `text` its overall message."""
+    chat = driver.chat(action)
+    window = driver.windows[chat.window_id]
+    future = driver.host.run_on_main(lambda: _comments_module().send_review(window, chat, str(action.get("text", ""))))
+    sent = future.result(timeout=WAIT)
+    driver.host.wait_idle()
+    return {"chat": chat.chat_id, "sent": sent}
 
 
 def do_chat_branch(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
@@ -1033,7 +1076,11 @@ ACTIONS: dict[str, Action] = {
     "chats": do_chats,  # {window?} -> {chats: [{chat, sessionId, title, active, state}]}
     "chat_select": do_chat_select,  # {chat}
     "chat_close": do_chat_close,  # {chat}
-    "chat_rewind": do_chat_rewind,  # {chat?, turn, text?}: Rewind to Here, or Edit and Resend with text
+    "chat_rewind": do_chat_rewind,  # {chat?, turn, text?, scope?}: Rewind to Here, or Edit and Resend with text
+    "review_comment": do_review_comment,  # {path, line, end_line?, text, chat?} -> {comment}
+    "review_comment_delete": do_review_comment_delete,  # {comment}
+    "review_comments": do_review_comments,  # {chat?} -> {comments: [{comment, path, line, end_line, text, state}]}
+    "review_send": do_review_send,  # {text?, chat?} -> {chat, sent}
     "chat_branch": do_chat_branch,  # {chat?, turn} -> {chat}: Branch from Here, a new chat on a new session
     "chat_export": do_chat_export,  # {chat?, format?, path?} -> {path | text}
     "sessions": do_sessions,  # {window?, query?} -> {sessions: [{id, title, updated, messages, firstPrompt, cwd}]}

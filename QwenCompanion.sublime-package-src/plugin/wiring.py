@@ -15,6 +15,7 @@ from ..core import threads
 from . import placement, settings
 from .actions.answer import is_answer_view
 from .chat.chats import chats, default_renderer, default_request_handler, is_chat_view
+from .chat.comments.review_send import review_turn_event
 from .chat.history.turn_review import chat_event as turn_review_event
 from .chat.offers.asides import is_aside_view
 from .chat.offers.status_panel import is_status_panel
@@ -44,6 +45,7 @@ def _hooks() -> list[tuple[list[Any], Callable[..., Any]]]:
         (chats.status_listeners, show_suggestions),
         (chats.observers, turn_ended),
         (chats.observers, turn_review_event),
+        (chats.observers, review_turn_event),
         (settings.change_listeners, apply_level),
         (settings.change_listeners, status.refresh_all),
         (settings.change_listeners, tracker.settings_changed),

@@ -65,3 +65,34 @@ def test_a_rewind_while_qwen_runs_a_turn_is_refused(real_chat: RealChat) -> None
         real_chat.host.run_on_main(lambda: rewind(window, chat, 0, None)).result(timeout=WAIT)
     assert real_chat.ended(2)[-1] == "end_turn"
     assert chat.conversation.prompts.texts() == ["PROMPT-ONE", "PROMPT-TWO"]
+
+
+def test_a_files_only_rewind_keeps_the_conversation_and_the_next_request_names_the_files(
+        real_chat: RealChat, workspace: Path) -> None:
+    source = workspace / "notes.txt"
+    source.write_text("alpha\n")
+    real_chat.host.user.run_command("qwen_chat")
+    chat = real_chat.host.wait_for(lambda: (c := real_chat.chat()) and c.conversation.state.session_id and c, timeout=WAIT)
+    chat.conversation.set_mode("auto-edit").result(timeout=WAIT)  # edits ask nothing
+    real_chat.model.queue(
+        Reply(text="First answer."),
+        read_file(str(source)), edit(str(source), "alpha", "beta"), Reply(text="Changed it."),
+        Reply(text="Noted the rewind."))
+    for number, prompt in enumerate(["PROMPT-ONE", "PROMPT-TWO"], start=1):
+        real_chat.send(prompt)
+        assert real_chat.ended(number)[-1] == "end_turn"
+    assert source.read_text() == "beta\n"
+
+    rewind = sys.modules[f"{PACKAGE}.plugin.chat.history.rewind_commands"].rewind
+    window = real_chat.host.window
+    outcome = real_chat.host.run_on_main(lambda: rewind(window, chat, 1, None, True, "files")).result(timeout=WAIT)
+    assert outcome.files_restored == [str(source)] and source.read_text() == "alpha\n"
+    assert chat.conversation.prompts.texts() == ["PROMPT-ONE", "PROMPT-TWO"]
+
+    real_chat.send("PROMPT-THREE")
+    assert real_chat.ended(3)[-1] == "end_turn"
+    prompts = user_texts(real_chat.model.agent_requests[-1])
+    assert any("PROMPT-ONE" in text for text in prompts) and any("PROMPT-TWO" in text for text in prompts)
+    assert prompts[-1].endswith("PROMPT-THREE") and "put these files back" in prompts[-1] and str(source) in prompts[-1]
+    transcript = real_chat.transcript()
+    assert "Changed it." in transcript and "Files put back to before prompt 2" in transcript

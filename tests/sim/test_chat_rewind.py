@@ -243,6 +243,7 @@ def test_rewind_to_here_from_the_transcripts_context_menu_acts_on_the_prompt_und
     assert rig.chat() is not first  # the menu acts on its transcript's chat, not on the active one
     event = {"x": under_mouse[0], "y": under_mouse[1]}
     rig.host.run_on_main(lambda: transcript.run_command("qwen_chat_prompt_menu", {"resend": False, "event": event}))
+    rig.host.user.choose_quick_panel("Rewind Files and Conversation")  # the first of three choices
     rig.host.wait_for(lambda: "Rewound to before prompt 3" in first.conversation.streamer.transcript.text(), timeout=WAIT)
     tabs = sys.modules[f"{PACKAGE}.plugin.chat.transcript.chat_tabs"]
     rig.host.run_on_main(lambda: tabs.select_chat(rig.host.window, first))
@@ -313,3 +314,22 @@ def test_an_edit_of_a_prompt_gone_since_is_sent_as_a_prompt_of_its_own_next_time
     rig.host.user.press_key("enter")
     assert rig.ended(2)[-1] == "end_turn"  # sent as a new prompt, not refused again
     assert rig.received("rewindSession") == [] and rig.chat().conversation.prompts.texts() == ["one"]
+
+
+def test_rewind_files_only_from_the_menu_keeps_the_conversation_and_tells_the_next_prompt(rig: ChatRig) -> None:
+    _, latin, made, _ = three_turns(rig)
+    transcript, _ = rig.open()
+    point = transcript.text_to_window(rig.transcript().index("PROMPT-THREE") + 3)
+    rig.host.run_on_main(lambda: transcript.run_command(
+        "qwen_chat_prompt_menu", {"resend": False, "event": {"x": point[0], "y": point[1]}}))
+    rig.host.user.choose_quick_panel("Rewind Files Only")
+    rig.host.wait_for(lambda: "Files put back to before prompt 3" in rig.chat().conversation.streamer.transcript.text(),
+                      timeout=WAIT)
+    assert not made.exists() and latin.read_bytes() == "café\n".encode("latin-1")  # what prompt 2 left
+    assert agent_history(rig) == ["PROMPT-ONE", "PROMPT-TWO", "PROMPT-THREE"]  # the conversation stays
+    assert "PROMPT-THREE" in rig.transcript()
+    rig.send("PROMPT-FOUR")
+    rig.ended(4)
+    told = agent_history(rig)[-1]
+    assert told.endswith("PROMPT-FOUR") and str(made) in told and str(latin) in told and "put these files back" in told
+    assert "put these files back" not in rig.transcript()  # the note is the model's, the transcript shows the prompt

@@ -304,3 +304,39 @@ def test_plan_and_session_option_verbs(tmp_path: Path) -> None:
     finally:
         editor.kill()
 
+
+
+def test_review_verbs_comment_list_delete_send_and_a_files_only_rewind(tmp_path: Path) -> None:
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    code, made = workspace / "code.py", workspace / "made.txt"
+    code.write_text("a = 1\nb = 2\nc = 3\n")
+    script = tmp_path / "script.json"
+    write = {"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(made), "content": "made\n"}}
+    script.write_text(json.dumps({"agent_name": "qwen-code", "state": str(tmp_path / "agent-state"),
+                                  "turns": [[write, {"chunks": ["first"]}], [{"chunks": ["reviewed"]}]]}))
+    use_scripted_agent(home, script)
+
+    editor = HeadlessSublime(workspace, home)
+    try:
+        chat = editor.do("chat", text="one")["chat"]
+        turns_ended(editor, 1)
+        kept = editor.do("review_comment", path=str(code), line=2, end_line=3, text="why b and c?")["comment"]
+        dropped = editor.do("review_comment", path=str(code), line=1, text="later", chat=chat)["comment"]
+        assert editor.do("review_comment_delete", comment=dropped)["ok"]
+        assert editor.do("review_comments", chat=chat)["comments"] == [
+            {"comment": kept, "path": str(code), "line": 2, "end_line": 3, "text": "why b and c?", "state": "pending"}]
+        assert not editor.do("review_comment", path=str(tmp_path / "outside.py"), line=1, text="x")["ok"]
+        sent = editor.do("review_send", text="Overall: fine.")
+        assert (sent["ok"], sent["chat"], sent["sent"]) == (True, chat, 1)
+        turns_ended(editor, 2)
+        text = editor.do("chat_text")["text"]
+        assert "Review: 1 comment on 1 file\nOverall: fine.\n- code.py:2-3: why b and c?" in text
+        assert editor.do("review_comments")["comments"] == []  # cleared once the turn ended
+        rewound = editor.do("chat_rewind", chat=chat, turn=0, scope="files")
+        assert rewound["ok"] and rewound["filesRestored"] == [str(made)] and not made.exists()
+        assert "first" in editor.do("chat_text")["text"]  # the conversation stays
+        assert editor.quit()["ok"]
+    finally:
+        editor.kill()

@@ -135,7 +135,8 @@ class Files:
         return RewindOutcome(["/ours", "/both"], ["/theirs: changed since"])
 
 
-def target(state: ChatState, answers: dict[str, Any]) -> tuple[RewindTarget, list[tuple[str, Any]], list[Any]]:
+def target(state: ChatState, answers: dict[str, Any],
+           notes: list[str] | None = None) -> tuple[RewindTarget, list[tuple[str, Any]], list[Any]]:
     asked: list[tuple[str, Any]] = []
     resent: list[Any] = []
     cuts: list[int] = []
@@ -148,7 +149,8 @@ def target(state: ChatState, answers: dict[str, Any]) -> tuple[RewindTarget, lis
         asked.append((method, params))
         return answers[method]
 
-    chat = RewindTarget(state, prompts, lambda: 0, request, cuts.append, lambda t, c: resent.append((t, c)))
+    chat = RewindTarget(state, prompts, lambda: 0, request, cuts.append, lambda t, c: resent.append((t, c)),
+                        (notes if notes is not None else []).append)
     return chat, asked, resent
 
 
@@ -212,3 +214,38 @@ def test_qwen_restores_no_file_unless_the_user_lets_it() -> None:
     chat, asked, _ = target(qwen_state(), {"rewindSession": {"success": True, "filesChanged": []}})
     asyncio.run(rewind(chat, 0, None, Files(covered=False, agent_may_restore=False)))
     assert asked == [("rewindSession", {"sessionId": "s1", "targetTurnIndex": 0, "rewindFiles": False})]
+
+
+def test_a_files_only_rewind_keeps_the_conversation_and_notes_the_files_for_the_next_prompt() -> None:
+    notes: list[str] = []
+    chat, asked, resent = target(qwen_state(), {}, notes)
+    files = Files(covered=True)
+    outcome = asyncio.run(rewind(chat, 1, None, files, scope="files"))
+    assert asked == [] and files.restored_since == [2]  # qwen is asked nothing: its history stays whole
+    assert chat.prompts.texts() == ["one", "two", "three"] and resent == []
+    assert outcome.files_restored == ["/ours", "/both"]
+    assert len(notes) == 1 and "before their prompt 2" in notes[0] and "/ours, /both" in notes[0]
+
+
+def test_a_files_only_rewind_without_the_editors_copies_is_refused_and_changes_nothing() -> None:
+    notes: list[str] = []
+    chat, asked, _ = target(qwen_state(), {}, notes)
+    files = Files(covered=False)
+    with pytest.raises(RewindRefused, match="no copy"):
+        asyncio.run(rewind(chat, 1, None, files, scope="files"))
+    assert asked == [] and files.restored_since == [] and notes == [] and chat.prompts.texts() == ["one", "two", "three"]
+
+
+def test_a_conversation_only_rewind_restores_no_file_and_asks_qwen_for_none() -> None:
+    chat, asked, _ = target(qwen_state(), {"rewindSession": {"success": True, "filesChanged": []}})
+    files = Files(covered=False)
+    outcome = asyncio.run(rewind(chat, 1, None, files, scope="conversation"))
+    assert asked == [("rewindSession", {"sessionId": "s1", "targetTurnIndex": 1, "rewindFiles": False})]
+    assert files.restored_since == [] and outcome.files_restored == [] and chat.prompts.texts() == ["one"]
+
+
+def test_an_unknown_rewind_scope_is_refused() -> None:
+    chat, asked, _ = target(qwen_state(), {})
+    with pytest.raises(RewindRefused, match="no such rewind scope"):
+        asyncio.run(rewind(chat, 1, None, Files(covered=True), scope="everything"))
+    assert asked == []

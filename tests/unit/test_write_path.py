@@ -29,6 +29,8 @@ OWN_FILES = {
     ("core/companion/gemini_discovery.py", "unlink"): "gemini's discovery file in the temp folder",
     ("core/companion/runtime.py", "unlink"): "the companion's own config file it wrote",
     ("plugin/chat/history/rewind_commands.py", "replace_text"): "the chat's composer, a view of the package's own",
+    ("plugin/chat/comments/comment_commands.py", "replace_text"):
+        "the chat's composer, a view of the package's own (Send Review takes its text)",
     ("plugin/chat/history/export_commands.py", "replace_text"): "the new scratch tab an export to a tab opens",
     ("plugin/chat/chats.py", "replace_text"): "the chat's composer: a prompt the agent could not take given back",
     ("core/chat/history/search_index.py", "fdopen"): "Search in Conversations' index in the package's cache folder (0600)",

@@ -120,6 +120,7 @@ class Conversation:
         self._draining = False
         self._closed = False  # `close` is final: nothing of this chat starts its agent again
         self._rewinding = False
+        self._next_prompt_note: str | None = None  # a files-only rewind's note, for the model with the next prompt
         self._layout = TranscriptLayout(streamer)
         self._replaying = False
         self._cancelling = False
@@ -139,13 +140,14 @@ class Conversation:
         return self._thread.submit(coroutine)
 
     def send(self, text: str, context: list[JsonObject] | None = None, *, first: bool = False,
-             attached: dict[str, JsonObject] | None = None) -> bool:
+             attached: dict[str, JsonObject] | None = None, shown: str | None = None) -> bool:
         """Queue a prompt: `text` plus context blocks (resources, images; those
         of them the composer attached under a token in `attached` too);
-        `first`: before the prompts queued already. False: the queue is full
-        (the transcript says so)."""
+        `first`: before the prompts queued already; `shown`: what the
+        transcript shows instead of `text`. False: the queue is full (the
+        transcript says so)."""
         try:
-            self.queue.add(QueuedPrompt(text, list(context or []), dict(attached or {})), first=first)
+            self.queue.add(QueuedPrompt(text, list(context or []), dict(attached or {}), shown), first=first)
         except QueueFull as full:
             self.note(str(full))
             return False
@@ -227,10 +229,11 @@ class Conversation:
         """One of the agent's config options (`state.options`), through session/set_config_option."""
         return self._submit(self._guarded(self._set_option(option_id, value)))
 
-    def rewind(self, turn: int, text: str | None = None, files: FileRestorer | None = None) -> Future[RewindOutcome]:
+    def rewind(self, turn: int, text: str | None = None, files: FileRestorer | None = None,
+               scope: str = "all") -> Future[RewindOutcome]:
         """Back to before prompt `turn` (0-based), files too; with `text`, Edit
         and Resend (rewind.py). Fails with `RewindRefused` while a turn runs."""
-        return self._submit(self._rewind(turn, text, files))
+        return self._submit(self._rewind(turn, text, files, scope))
 
     def restart(self) -> Future[None]:
         """End the agent and start it again on the same session."""
@@ -550,7 +553,7 @@ class Conversation:
 
     @threads.on_chat_loop
     async def _turn_of(self, prompt: QueuedPrompt) -> None:
-        text, context = prompt.text, prompt.context
+        text, context, shown = prompt.text, prompt.context, prompt.shown
         try:  # first: reloading a session replaces the transcript
             bridge = await self._ensure_ready()
         except AgentError as error:
@@ -565,7 +568,7 @@ class Conversation:
             self.prompts.turn_ended()
             self._events.turn_ended("error")
             return
-        self._layout.prompt(text, context)
+        self._layout.prompt(text if shown is None else shown, context)
         prompt_block = f"t{self._layout.turn}.user"
         self.prompts.sent(text, context, self._layout.turn)
         self.state.agent = "busy"
@@ -575,7 +578,8 @@ class Conversation:
         self._turn_lost_agent = False
         self._answer, self._answer_chars = [], 0
         self._changed()
-        blocks: list[JsonObject] = [{"type": "text", "text": text}, *context]
+        note, self._next_prompt_note = self._next_prompt_note, None
+        blocks: list[JsonObject] = [{"type": "text", "text": text if note is None else f"{note}\n\n{text}"}, *context]
         session_id = self.state.session_id or ""
         branch_point = None
         try:
@@ -703,20 +707,23 @@ class Conversation:
             self.state.adopt_config_options(answer.get("configOptions"))
 
     @threads.on_chat_loop
-    async def _rewind(self, turn: int, text: str | None, files: FileRestorer | None) -> RewindOutcome:
+    async def _rewind(self, turn: int, text: str | None, files: FileRestorer | None, scope: str) -> RewindOutcome:
         if self._rewinding:
             raise RewindRefused("a rewind is running already", for_now=True)
         bridge = await self._ensure_ready()
         target = RewindTarget(self.state, self.prompts, lambda: len(self.queue) + self._draining,
-                              bridge.request, self._layout.cut, self.send)
+                              bridge.request, self._layout.cut, self.send, self._note_next_prompt)
         self._rewinding = True
         try:
-            return await rewind(target, turn, text, files)
+            return await rewind(target, turn, text, files, scope)
         finally:
             self._rewinding = False
             self._changed()
             if self.queue:
                 self._submit(self._drain())
+
+    def _note_next_prompt(self, note: str) -> None:
+        self._next_prompt_note = note
 
     @threads.on_chat_loop
     async def _branch(self, turn: int) -> Branch:

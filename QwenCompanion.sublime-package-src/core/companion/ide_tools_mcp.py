@@ -11,6 +11,7 @@ from __future__ import annotations
 from mcp_types import Tool
 from pydantic import Field
 
+from ..ide_tools import SERVER_NAME
 from ..ide_tools.answers import CodeKnowledge
 from ..json_types import JsonObject
 from .ide_project_tools import project_tools
@@ -19,7 +20,6 @@ from .protocol import ToolAnswer
 from .server import RegisteredTool, validated_tool
 
 IDE_TOOLS_PATH = "/ide-tools/mcp"
-SERVER_NAME = "sublime-ide-tools"  # how the agent names these tools' server
 
 class FileArguments(Arguments):
     abspath: str = Field(min_length=1, description="Absolute path of a file inside the editor window's folders.")

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ...companion.ide_tools_mcp import SERVER_NAME
+from ...ide_tools import SERVER_NAME
 from ...json_types import JsonObject
 from ...notifications import clean_text
 

@@ -15,6 +15,11 @@ changed after the target prompt, so it is asked to restore files
 (a conversation reloaded after a restart), and the user agreed (the editor
 asks); the package then restores what it knows and skips a file qwen
 already put back (it holds the checkpoint's text).
+
+A rewind has a scope: `all` (the conversation and the files), `files` (the
+files alone: the conversation stays, and the next prompt carries a note
+naming the files put back, so the model knows) or `conversation` (the
+conversation alone: the files stay as they are).
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ MAX_LISTED_FILES = 1000  # what is taken of an agent's list of files
 # The prompts' attachments kept for Edit and Resend (images, embedded files);
 # past it the oldest prompts' go, and those are resent without them.
 CONTEXT_BUDGET = 16 * 1024 * 1024
+SCOPES = ("all", "files", "conversation")
+NOTE_LISTED_FILES = 50  # files a files-only rewind's note names
 
 
 class RewindRefused(Exception):
@@ -150,12 +157,14 @@ def context_size(context: list[JsonObject]) -> int:
     return size(context)
 
 
-def refusal(state: ChatState, queued: int) -> str | None:
-    """Why the chat cannot rewind now, or None."""
+def refusal(state: ChatState, queued: int, scope: str = "all") -> str | None:
+    """Why the chat cannot rewind now, or None (a files-only rewind needs no agent's method)."""
     if state.agent == "busy":
         return "a turn is running (a permission may be waiting): cancel it or wait for its end, then rewind"
     if queued:
         return "prompts are queued: cancel them or wait for them, then rewind"
+    if scope == "files":
+        return None
     if state.session_id is None:
         return "the chat has no session yet"
     if not is_qwen(state):
@@ -273,19 +282,36 @@ class RewindTarget:
     request: Callable[[str, JsonObject], Coroutine[Any, Any, Any]]  # to the running agent
     cut_transcript: Callable[[int], None]  # from a transcript turn on
     resend: Callable[[str, list[JsonObject]], bool]  # queues a prompt (False: the queue is full)
+    note_next_prompt: Callable[[str], None]  # what the next prompt tells the model first
+
+
+def files_note(index: int, paths: list[str]) -> str:
+    """What the prompt after a files-only rewind tells the model first."""
+    named = ", ".join(paths[:NOTE_LISTED_FILES]) + (f" and {len(paths) - NOTE_LISTED_FILES} more"
+                                                    if len(paths) > NOTE_LISTED_FILES else "")
+    return (f"[Note: the user put these files back to what they held before their prompt {index + 1} of this "
+            f"conversation; the conversation was kept, so read them again before relying on earlier edits: {named}]")
 
 
 @threads.on_chat_loop
-async def rewind(chat: RewindTarget, index: int, text: str | None, files: FileRestorer | None) -> RewindOutcome:
-    """Rewind `chat` to before its prompt `index`; with `text`, send it in
-    that prompt's place. `RewindRefused` when it cannot."""
-    why = refusal(chat.state, chat.queued())
+async def rewind(chat: RewindTarget, index: int, text: str | None, files: FileRestorer | None,
+                 scope: str = "all") -> RewindOutcome:
+    """Rewind `chat` to before its prompt `index` (its files, its
+    conversation or both: `scope`); with `text`, send it in that prompt's
+    place. `RewindRefused` when it cannot."""
+    if scope not in SCOPES:
+        raise RewindRefused(f"no such rewind scope: {scope!r} (one of {', '.join(SCOPES)})")
+    why = refusal(chat.state, chat.queued(), scope)
     if why is not None:
         raise RewindRefused(why, for_now=chat.state.agent == "busy" or chat.queued() > 0)
     target = chat.prompts.get(index)
+    if scope == "files":
+        return await _files_only(chat, index, target, files)
+    if scope == "conversation":
+        files = None
     session_id = chat.state.session_id or ""
     since = target.changes_turn
-    agent_restores = files is None or (not files.covers(since) and files.agent_may_restore)
+    agent_restores = scope == "all" and (files is None or (not files.covers(since) and files.agent_may_restore))
     prompt_id = None
     if agent_restores:
         prompt_id = prompt_id_of(await chat.request(SNAPSHOTS_METHOD, {"sessionId": session_id}), index)
@@ -302,3 +328,16 @@ async def rewind(chat: RewindTarget, index: int, text: str | None, files: FileRe
     if text is not None:
         chat.resend(text, target.context)
     return RewindOutcome(restored, not_restored)
+
+
+async def _files_only(chat: RewindTarget, index: int, target: SentPrompt, files: FileRestorer | None) -> RewindOutcome:
+    """The files alone, from the package's own checkpoints (qwen's history
+    restores only with the conversation); the prompts and transcript stay."""
+    since = target.changes_turn
+    if files is None or since is None or not files.covers(since):
+        raise RewindRefused("the editor kept no copy of the files from before that prompt "
+                            "(it came before Sublime restarted): only files and conversation together can go back")
+    outcome = await files.restore(since)
+    if outcome.files_restored:
+        chat.note_next_prompt(files_note(index, outcome.files_restored))
+    return outcome

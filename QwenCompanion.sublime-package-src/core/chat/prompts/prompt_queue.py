@@ -27,6 +27,7 @@ class QueuedPrompt:
     context: list[JsonObject] = field(default_factory=list)
     # The composer's tokens ("@name") of the attachments among `context`: given back with the text if it is not sent.
     attached: dict[str, JsonObject] = field(default_factory=dict)
+    shown: str | None = None  # what the transcript shows instead of `text` (a review's compact form)
 
 
 class PromptQueue:

@@ -13,6 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ....core.chat.agent.agents import servers_for
+from ....core.chat.agent.user_mcp_servers import left_out_by_agent, user_servers
 from ...settings import userprefs
 
 if TYPE_CHECKING:
@@ -36,9 +38,6 @@ class ChatMcpServers:
 
     def entries(self, own: list[JsonObject], agent: str, initialized: InitializeResponse | None) -> list[JsonObject]:
         """The package's `own` entries and the user's usable servers (the agent's thread)."""
-        from ....core.chat.agent.agents import servers_for
-        from ....core.chat.agent.user_mcp_servers import left_out_by_agent, user_servers
-
         read = user_servers(userprefs().chat_mcp_servers)
         notes = read.problems + read.not_passed
         entries = read.entries

@@ -5,7 +5,10 @@ everything after it (the composer is left alone: nothing is resent); Edit and
 Resend puts the prompt's text into the composer, and sending it replaces that
 prompt and everything after it. Both act on the prompt at the transcript's
 caret (the palette), or under the mouse (the transcript's context menu);
-files the agent changed since come back (rewind_files.py)."""
+files the agent changed since come back (rewind_files.py). Rewind to Here
+asks what goes back: the files and the conversation, the files only (the
+conversation stays; the next prompt tells the model which files were put
+back) or the conversation only (the files stay as they are)."""
 
 from __future__ import annotations
 
@@ -26,15 +29,22 @@ from ..transcript.chat_views import open_chat
 from .rewind_files import EditorRestorer
 
 TURN_OF_BLOCK = re.compile(r"t(\d+)\.")
+# Rewind to Here's choices, in the order its quick panel lists them.
+SCOPE_CHOICES = (
+    ("all", "Files and Conversation", "the prompt and what followed leave the chat; the files go back"),
+    ("files", "Files Only", "the files go back; the conversation stays, and the next prompt names the files"),
+    ("conversation", "Conversation Only", "the prompt and what followed leave the chat; the files stay as they are"),
+)
 
 
 def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | None,
-           agent_may_restore: bool = True) -> Future[RewindOutcome]:
+           agent_may_restore: bool = True, scope: str = "all") -> Future[RewindOutcome]:
     """Rewind `chat` to before its prompt `index` (with `text`: Edit and
-    Resend); the outcome is noted in the transcript when it comes. Without
-    `agent_may_restore`, qwen's own history restores no file."""
+    Resend; `scope`: what goes back, rewind.py); the outcome is noted in the
+    transcript when it comes. Without `agent_may_restore`, qwen's own history
+    restores no file."""
     prompt_edits.take(chat.chat_id)
-    future = chat.conversation.rewind(index, text, EditorRestorer(window, chat, agent_may_restore))
+    future = chat.conversation.rewind(index, text, EditorRestorer(window, chat, agent_may_restore), scope)
     display = path_display(window)
 
     def done(finished: Future[RewindOutcome]) -> None:
@@ -48,7 +58,8 @@ def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | Non
             return
         outcome = finished.result()
         files = ", ".join(display(path) for path in outcome.files_restored) or "none"
-        lines = [f"Rewound to before prompt {index + 1}; files restored: {files}"]
+        what = {"files": "Files put back to", "conversation": "Conversation rewound to"}.get(scope, "Rewound to")
+        lines = [f"{what} before prompt {index + 1}" + ("" if scope == "conversation" else f"; files restored: {files}")]
         lines += [f"not restored: {why}" for why in outcome.not_restored]
         chat.conversation.note("\n> ".join(lines))
 
@@ -56,10 +67,13 @@ def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | Non
     return future
 
 
-def rewind_asking(window: sublime.Window, chat: WindowChat, index: int, text: str | None) -> None:
+def rewind_asking(window: sublime.Window, chat: WindowChat, index: int, text: str | None, scope: str = "all") -> None:
     """`rewind`, after asking whether qwen's own history may restore files on
     disk when some of the prompts rewound came before Sublime restarted (the
     package has no record of them, and qwen writes over any change since)."""
+    if scope != "all":  # qwen's own history restores files only with the conversation
+        rewind(window, chat, index, text, False, scope)
+        return
     try:
         since = chat.conversation.prompts.get(index).changes_turn
     except RewindRefused:
@@ -122,7 +136,17 @@ def _act(window: sublime.Window, chat: WindowChat | None, point: int | None, edi
     if edit:
         _edit_in_composer(window, chat, index)
     else:
-        rewind_asking(window, chat, index, None)
+        _choose_scope(window, chat, index)
+
+
+def _choose_scope(window: sublime.Window, chat: WindowChat, index: int) -> None:
+    """Rewind to Here's three choices (the user's command: its panel is theirs)."""
+    def picked(choice: int) -> None:
+        if choice >= 0:
+            rewind_asking(window, chat, index, None, SCOPE_CHOICES[choice][0])
+
+    items = [sublime.QuickPanelItem(f"Rewind {name}", details) for _, name, details in SCOPE_CHOICES]
+    window.show_quick_panel(items, picked, placeholder=f"Rewind to before prompt {index + 1}: what goes back?")
 
 
 def _edit_in_composer(window: sublime.Window, chat: WindowChat, index: int) -> None:
@@ -137,14 +161,15 @@ def _edit_in_composer(window: sublime.Window, chat: WindowChat, index: int) -> N
 
 class QwenChatRewindCommand(ActiveChatCommand):
     """Qwen Code: Rewind Chat to Here — to before the prompt at the transcript's
-    caret (or prompt `turn`, 0-based); with `text`, Edit and Resend at once."""
+    caret (or prompt `turn`, 0-based, with `scope`: "all", "files" or
+    "conversation"); with `text`, Edit and Resend at once."""
 
-    def run(self, turn: int | None = None, text: str | None = None) -> None:
+    def run(self, turn: int | None = None, text: str | None = None, scope: str = "all") -> None:
         chat = self.active_chat()
         if turn is None or chat is None:
             _act(self.window, chat, None, edit=False)
         else:
-            rewind_asking(self.window, chat, turn, text)
+            rewind_asking(self.window, chat, turn, text, scope)
 
 
 class QwenChatEditPromptCommand(ActiveChatCommand):

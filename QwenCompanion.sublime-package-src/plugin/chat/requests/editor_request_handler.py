@@ -214,9 +214,10 @@ class EditorRequestHandler:
         option = prompt.option("allow_once") or prompt.option("allow_always")
         return option is not None and self.pending.answer(key, answered(prompt, option.option_id))
 
-    def reject(self, key: str, reason: str | None = None) -> bool:
+    def reject(self, key: str, reason: str | None = None, shown: str | None = None) -> bool:
         """Reject the prompt (its reject_once option, else "cancelled"); a
-        reason goes to the agent as the next prompt, before those queued."""
+        reason goes to the agent as the next prompt, before those queued
+        (`shown` in the transcript instead, when given)."""
         from ....core.chat.requests.permissions import cancelled, selected
 
         prompt = self.pending.get(key)
@@ -226,7 +227,7 @@ class EditorRequestHandler:
         answered = self.pending.answer(key, selected(option.option_id) if option else cancelled())
         chat = self._chat()
         if answered and reason and chat is not None:
-            chat.conversation.send(reason, first=True)
+            chat.conversation.send(reason, first=True, shown=shown)
         return answered
 
     @threads.on_main
@@ -283,6 +284,15 @@ class PromptReview:
 
     def rejected(self) -> None:
         self._handler.reject(self._prompt.key)
+
+    @property
+    def chat_id(self) -> int:
+        return self._handler.chat_id
+
+    def rejected_with(self, reason: str, shown: str) -> bool:
+        """Reject the permission with `reason`, the agent's next prompt (review
+        comments on the proposal), `shown` in the transcript."""
+        return self._handler.reject(self._prompt.key, reason, shown)
 
 
 def _close_review(review: Review) -> None:
