@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.sublime_sim import SimulatedHost
-from tests.support.terminus import install_terminus, terminus_calls
+from tests.support.terminus import install_terminus, terminus_calls, terminus_records
 
 WAIT = 15.0
 
@@ -54,7 +54,7 @@ def terminus(sim_host: SimulatedHost, tmp_path: Path) -> Iterator[tuple[Simulate
 
 def opened(host: SimulatedHost, record: Path, args: dict[str, Any]) -> dict[str, Any]:
     host.run_on_main(lambda: host.window.run_command("terminus_open", args))
-    return dict(host.wait_for(lambda: (terminus_calls(record) or [None])[-1], timeout=WAIT))
+    return dict(host.wait_for(lambda: (terminus_records(record) or [None])[-1], timeout=WAIT))
 
 
 def test_the_stand_in_runs_a_shell_cmd_through_bash_with_the_variables_expanded(
