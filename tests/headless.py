@@ -299,7 +299,7 @@ def do_terminal_spec(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     `shell_cmd` (a string for the platform's shell), `cwd` and `env` (added
     to the environment), as Terminus would get them; `--mcp-config` gives
     that qwen the IDE tools. `cli` "gemini" answers for gemini-cli instead;
-    `chat` what Continue in Terminal runs for that chat (`--resume <session>`)."""
+    `chat` what Continue in Terminal runs for that chat (`--resume=<session>`)."""
     window = driver.window(action)
     terminal = sys.modules[f"{PACKAGE}.plugin.companion.terminal"]
     companion = driver.companions.get(window)
@@ -314,8 +314,10 @@ def do_terminal_spec(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
             lambda: sys.modules[f"{PACKAGE}.plugin.chat.history.continue_commands"].continue_spec(window, chat))
         if spec is None:
             raise LookupError("the chat has no session yet")
-        return {key: spec[key] for key in ("cmd", "shell_cmd", "cwd", "env") if key in spec}
-    spec = driver.host.run_on_main(lambda: terminal.terminal_spec(window, companion, terminal.options(cli), cli=cli))
+    else:
+        spec = driver.host.run_on_main(lambda: terminal.terminal_spec(window, companion, terminal.options(cli), cli=cli))
+    if isinstance(spec, str):  # a word cmd.exe cannot be given
+        raise ValueError(spec)
     return {key: spec[key] for key in ("cmd", "shell_cmd", "cwd", "env") if key in spec}
 
 

@@ -7,9 +7,9 @@ reads), never as code."""
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass, field
+
+from .display_text import display_text
 
 TITLE = "Qwen Code"
 TEXT_LIMIT = 200  # characters of the agent's text a notification shows
@@ -26,22 +26,12 @@ POWERSHELL_SCRIPT = (
     f"$n.Visible = $true; $n.ShowBalloonTip(5000, $env:{TITLE_ENV}, $env:{TEXT_ENV}, 'Info'); "
     "Start-Sleep -Seconds 6; $n.Dispose()"
 )
-_SPACES = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
 class DesktopCommand:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)  # added to the editor's environment
-
-
-def clean_text(text: str, limit: int = TEXT_LIMIT) -> str:
-    """One line of at most `limit` characters: control, format (bidi, zero
-    width) and separator characters out, runs of white space one space."""
-    kept = "".join(" " if char.isspace() else char for char in text
-                   if char.isspace() or unicodedata.category(char) not in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
-    line = _SPACES.sub(" ", kept).strip()
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
 def markup_escaped(text: str) -> str:
@@ -52,7 +42,7 @@ def markup_escaped(text: str) -> str:
 def desktop_command(platform: str, text: str, title: str = TITLE) -> DesktopCommand | None:
     """The command that shows `text` on `platform` ("linux", "osx", "windows"
     as `sublime.platform()` says), None on any other."""
-    title, text = clean_text(title), clean_text(text)
+    title, text = display_text(title, TEXT_LIMIT), display_text(text, TEXT_LIMIT)
     if platform == "linux":
         # "--": a text starting with "-" is not an option.
         return DesktopCommand(["notify-send", "--app-name=Sublime Text", "--", title, markup_escaped(text)])

@@ -19,7 +19,7 @@ from tests.e2e.test_open_terminal_e2e import terminus_tui
 from tests.rig.fake_model import Reply, tool_call, user_texts
 from tests.rig.qwen_cli import QwenCli
 from tests.support.editor import PACKAGE
-from tests.support.terminus import install_terminus, terminus_calls
+from tests.support.terminus import install_terminus, terminus_calls, terminus_records
 
 pytestmark = pytest.mark.e2e
 
@@ -153,7 +153,7 @@ def test_continue_in_terminal_resumes_the_chats_session_in_the_tui(
     real_chat.ended()
     session = real_chat.chat().conversation.state.session_id
     real_chat.host.user.run_command("qwen_chat_continue_in_terminal")
-    [args] = real_chat.host.wait_for(lambda: terminus_calls(record), timeout=WAIT)
+    [args] = real_chat.host.wait_for(lambda: terminus_records(record), timeout=WAIT)
     assert real_chat.chat() is None
     tui = terminus_tui(args, qwen_env, qwen_cli, tmp_path, tmux_bin)
     try:

@@ -21,7 +21,7 @@ from tests.rig.fake_model import FakeModel, Reply, ToolCall, is_agent_request, m
 from tests.rig.qwen_cli import QwenCli
 from tests.sim.test_ide_tools import MAIN, SHELF
 from tests.support.editor import Editor
-from tests.support.terminus import terminus_calls
+from tests.support.terminus import terminus_calls, terminus_records
 
 pytestmark = pytest.mark.e2e
 
@@ -110,7 +110,7 @@ def test_the_terminal_qwen_calls_the_ide_tools(
     editor.load([workspace])
     editor.host.user.run_command("qwen_open_terminal")
     editor.host.wait_for(lambda: terminus_calls(record), timeout=WAIT)
-    [args] = terminus_calls(record)
+    [args] = terminus_records(record)
     assert args["shell_cmd"].startswith("qwen --mcp-config ")
 
     fake_model.set_responder(symbols_then_definition(workspace))

@@ -22,7 +22,7 @@ import pytest
 
 from tests.rig.qwen_cli import QwenCli, TuiSession
 from tests.support.editor import Editor, open_editor
-from tests.support.terminus import install_terminus, terminus_calls
+from tests.support.terminus import install_terminus, terminus_calls, terminus_records
 
 WAIT = 15.0
 
@@ -42,7 +42,8 @@ class Command(QwenCli):
 
 
 def terminus_argv(args: dict[str, Any]) -> list[str]:
-    """The process Terminus starts for these `terminus_open` arguments (Linux)."""
+    """The process Terminus starts on Linux for the arguments the headless
+    driver's `terminal_spec` answers (what the process gets, never expanded)."""
     if "shell_cmd" in args:
         return ["/usr/bin/env", "bash", "-c", args["shell_cmd"]]
     return list(args["cmd"])
@@ -74,14 +75,16 @@ def qwen_on_path(tmp_path: Path, cli: QwenCli) -> Path:
 
 
 def terminus_tui(args: dict[str, Any], qwen_env: dict[str, str], cli: QwenCli, tmp_path: Path, tmux: str) -> TuiSession:
-    """The terminal Terminus would start for these `terminus_open` arguments:
-    their command, folder and variables, with the rig's environment (HOME,
-    fake model) and `qwen` on PATH as npm installs it."""
+    """The terminal Terminus starts for these recorded `terminus_open`
+    arguments: the command and folder the stand-in Terminus worked out from
+    them (`"run"`: its variables expanded) and their variables, with the
+    rig's environment (HOME, fake model) and `qwen` on PATH as npm installs it."""
     env = dict(qwen_env)
     env["PATH"] = f"{qwen_on_path(tmp_path, cli)}{os.pathsep}{env['PATH']}"
     env.update(TERMINUS_ENV)
     env.update(args["env"])
-    return TuiSession(Command(cli.cache_dir, tuple(terminus_argv(args))), Path(args["cwd"]), env, tmux=tmux)
+    ran = args["run"]
+    return TuiSession(Command(cli.cache_dir, tuple(ran["cmd"])), Path(ran["cwd"]), env, tmux=tmux)
 
 
 @pytest.mark.e2e
@@ -102,7 +105,7 @@ def test_open_in_terminal_connects_the_real_cli(
 
     host.user.run_command("qwen_open_terminal")
     host.wait_for(lambda: terminus_calls(record), timeout=WAIT)
-    [args] = terminus_calls(record)
+    [args] = terminus_records(record)
     assert args["cwd"] == str(workspace)
     assert args["env"] == {
         "QWEN_CODE_IDE_SERVER_PORT": str(lock["port"]),

@@ -26,6 +26,8 @@ SCRIPT (all keys optional):
                                       session in the same folder, as qwen 0.24.4's does
      "listed_sessions": {"count": N, "title_chars": M}   session/list answers N made-up sessions
                                       (titles of M characters) besides those in "state"
+     "session_ids": [],               the ids session/new answers with, in order (then fresh UUIDs): an
+                                      agent's hostile id
      "list_page": 0,                  session/list answers pages of this many sessions with qwen's
                                       numeric cursor and nextCursor (0: all at once)
      "capabilities": {...},           initialize's agentCapabilities (default: qwen 0.24.4's: load, list,
@@ -123,6 +125,7 @@ class Agent:
         self.qwen_answer_delay = float(script.get("qwen_answer_delay", 0))
         self.branch_points = bool(script.get("branch_points"))
         self.listed_sessions: dict[str, int] = dict(script.get("listed_sessions", {}))
+        self.session_ids: list[str] = list(script.get("session_ids", []))
         self.list_page = int(script.get("list_page", 0))
         self.prompts: dict[str, list[str]] = {}  # session -> the promptIds of its history (qwen's snapshots)
         self.prompt_count = 0  # qwen numbers promptIds on and never reuses one after a rewind
@@ -253,7 +256,7 @@ class Agent:
                 raise RpcError(-32000, "Authentication required: Use Qwen Code CLI to authenticate first.")
             if self.refuse_session is not None:
                 raise RpcError(-32603, "Internal error", {"details": self.refuse_session})
-            session_id = str(uuid.uuid4())
+            session_id = self.session_ids.pop(0) if self.session_ids else str(uuid.uuid4())
             self.cwd = params.get("cwd", "")
             threading.Thread(target=self.announce_commands, args=(session_id,), daemon=True).start()
             return self.session_answer(session_id)

@@ -18,7 +18,7 @@ import pytest
 from tests.sim.test_chat import FAKE_AGENT, WAIT, ChatRig
 from tests.support.editor import PACKAGE, require_built
 from tests.support.headless import HeadlessSublime
-from tests.support.terminus import install_terminus, terminus_calls
+from tests.support.terminus import install_terminus, terminus_calls, terminus_records
 
 QWEN_CAPABILITIES = {  # qwen 0.24.4's initialize answer
     "loadSession": True, "promptCapabilities": {"image": True, "embeddedContext": True},
@@ -220,7 +220,7 @@ def test_the_tabs_show_the_title_the_agent_sets_bounded_to_one_line(rig: ChatRig
     rig.send("hi")
     rig.ended()
     transcript, composer = rig.chat().transcript_view, rig.chat().composer_view
-    title = "Fix the parser " + "x" * (200 - len("Fix the parser "))
+    title = "Fix the parser " + "x" * (199 - len("Fix the parser ")) + "…"
     rig.host.wait_for(lambda: transcript.name() == f"Qwen Chat: {title}", timeout=WAIT)
     assert composer.name().endswith(f"({title})") and rig.chat().title == title
     rig.send("again")
@@ -290,10 +290,9 @@ def test_continue_in_terminal_closes_the_chat_and_resumes_its_session_in_terminu
     rig.host.run_on_main(lambda: chat.conversation.cancel())
     rig.ended(2)
     rig.host.user.run_command("qwen_chat_continue_in_terminal")
-    [opened] = rig.host.wait_for(lambda: terminus_calls(record), timeout=WAIT)
-    command = opened.get("cmd") or opened["shell_cmd"]
-    words = command if isinstance(command, list) else command.split()
-    assert words[-2:] == ["--resume", session] and opened["cwd"] == str(rig.editor.workspace)
+    [opened] = rig.host.wait_for(lambda: terminus_records(record), timeout=WAIT)
+    # the id is the option's value, one word: never an option of its own
+    assert opened["run"]["cmd"][-1] == f"--resume={session}" and opened["run"]["cwd"] == str(rig.editor.workspace)
     assert opened["env"]["QWEN_CODE_IDE_SERVER_PORT"]  # wired to this window, as Open in Terminal is
     assert rig.chat() is None  # the chat let go of the session first
 

@@ -5,7 +5,9 @@ lock file (never a token), and says why when the window has no remote endpoint."
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import pytest
 
 from tests.support.editor import Editor, open_editor
 from tests.support.mcp_client import WAIT
-from tests.support.terminus import install_terminus, terminus_calls
+from tests.support.terminus import install_terminus, terminus_calls, terminus_records
 
 REMOTE = "/workspaces/app"
 
@@ -79,6 +81,34 @@ def test_open_in_terminal_wsl_hands_the_port_workspace_and_lock_file_over_wslenv
     assert env["WSLENV"].endswith("QWEN_CODE_IDE_SERVER_PORT/u:QWEN_CODE_IDE_WORKSPACE_PATH/u:QWEN_COMPANION_LOCK_FILE/pu")
     assert lock["authToken"] not in json.dumps(call)
     editor.host.assert_no_errors()
+
+
+def test_open_in_terminal_wsl_runs_its_script_as_built_through_terminus(editor: Editor, tmp_path: Path) -> None:
+    """Terminus expands `$name` in `cmd` (unknown: ""): the script that installs
+    the lock file and starts qwen must reach the distribution's shell whole."""
+    record = tmp_path / "terminus-calls.jsonl"
+    install_terminus(editor.host, record)
+    remote, home = tmp_path / "remote-folder", tmp_path / "wsl-home"
+    remote.mkdir()
+    home.mkdir()
+    editor.load([editor.workspace], settings={
+        "path_maps": [{"local": str(editor.workspace), "remote": str(remote)}], "wsl_distro": "Ubuntu",
+        "remote_qwen_command": ["sh", "-c", 'echo "qwen on $QWEN_CODE_IDE_SERVER_PORT in $PWD with $*"', "sh"],
+    })
+    editor.user.run_command("qwen_open_terminal", {"profile": "wsl"})
+    [call] = editor.host.wait_for(lambda: terminus_records(record) or None, timeout=WAIT)
+    argv, env = call["run"]["cmd"], call["env"]
+    assert argv[:4] == ["wsl.exe", "-d", "Ubuntu", "--"]
+    # Inside the distribution: WSLENV hands the variables over (`/p` translates the lock file's path, the same here).
+    inside = {**env, "HOME": str(home), "PATH": os.environ["PATH"]}
+    ran = subprocess.run(argv[4:], check=False, env=inside, capture_output=True, text=True, timeout=WAIT)
+    port = env["QWEN_CODE_IDE_SERVER_PORT"]
+    installed = home / ".qwen" / "ide"
+    lock_line = Path(env["QWEN_COMPANION_LOCK_FILE"]).read_text().splitlines()[0]
+    assert (installed / f"{port}.lock").read_text().strip() == lock_line, ran.stderr
+    tools = installed / f"{port}-ide-tools.json"
+    assert ran.stdout.strip() == f"qwen on {port} in {remote} with --mcp-config {tools}", ran.stderr
+    assert tools.is_file()
 
 
 def test_open_in_terminal_wsl_without_a_distribution_says_so(editor: Editor, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._minihtml import Rendered, render
 from ._region import Span
 from ._rope import EMPTY, Rope
 from ._syntax import PLAIN_TEXT, SyntaxInfo
@@ -141,6 +142,11 @@ class QuickPanelRecord:
     placeholder: str | None
     done: bool = False
     chosen: int | None = None
+
+    def details_shown(self, index: int) -> Rendered:
+        """What the panel shows of row `index`'s details: Sublime renders them as minihtml."""
+        details = getattr(self.items[index], "details", "")
+        return render("<br>".join(details) if isinstance(details, (list, tuple)) else str(details or ""))
 
 
 @dataclass

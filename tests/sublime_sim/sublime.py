@@ -13,7 +13,7 @@ import re as _re
 from collections.abc import Callable
 from typing import Any
 
-from . import _jsonc, _runtime, _syntax
+from . import _expand_variables, _jsonc, _runtime, _syntax
 from ._api_objects import (
     Buffer as Buffer,
     CompletionItem as CompletionItem,
@@ -289,24 +289,9 @@ def decode_value(data: str) -> Any:
     return _jsonc.decode_value(data)
 
 
-_VAR = _re.compile(r"\\\$|\$\{(\w+)(?::([^}]*))?\}|\$(\w+)")
-
-
-def _expand(text: str, variables: dict[str, str]) -> str:
-    def sub(m: _re.Match[str]) -> str:
-        if m.group(0) == "\\$":
-            return "$"
-        name = m.group(1) or m.group(3)
-        if name in variables:
-            return str(variables[name])
-        return _expand(m.group(2), variables) if m.group(2) is not None else ""
-
-    return _VAR.sub(sub, text)
-
-
 def expand_variables(value: Any, variables: dict[str, str]) -> Any:
     if isinstance(value, str):
-        return _expand(value, dict(variables))
+        return _expand_variables.expand(value, dict(variables))
     if isinstance(value, list):
         return [expand_variables(v, variables) for v in value]
     if isinstance(value, dict):

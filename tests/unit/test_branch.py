@@ -81,7 +81,8 @@ def test_branching_is_refused_while_a_turn_runs_and_for_agents_other_than_qwen()
 def test_qwens_answer_is_read_as_hostile_input() -> None:
     assert branch_of({"newSessionId": "n1", "title": " P0(1)\n"}) == Branch("n1", "P0(1)")
     assert branch_of({"newSessionId": "n1"}) == Branch("n1", "")
-    assert branch_of({"newSessionId": "n1", "title": "t" * 10_000}).title == "t" * TITLE_MAX_CHARS
+    assert branch_of({"newSessionId": "n1", "title": "t" * 10_000}).title == "t" * (TITLE_MAX_CHARS - 1) + "…"
+    assert branch_of({"newSessionId": "n1", "title": "\u202eevil\x1b[2J\x00"}).title == "evil[2J"
     for answer in ({"newSessionId": ""}, {"newSessionId": 5}, {"success": True}, None, {"newSessionId": "x" * 10_000}):
         with pytest.raises(BranchRefused, match="did not give the branch's session"):
             branch_of(answer)

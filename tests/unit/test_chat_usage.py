@@ -150,7 +150,8 @@ def test_mode_model_and_command_names_from_a_hostile_agent_are_cut_when_adopted(
         "modes": {"currentModeId": "plan", "availableModes": [{"id": "plan", "name": huge, "description": huge}]},
         "models": {"currentModelId": "$runtime|openai|" + huge, "availableModels": [{"modelId": "m", "name": huge}]},
     })
-    assert state.mode_name() == "n" * NAME_MAX_CHARS
+    cut = "n" * (NAME_MAX_CHARS - 1) + "…"
+    assert state.mode_name() == cut
     assert state.modes[0].id == "plan" and len(state.modes[0].description) == DESCRIPTION_MAX_CHARS
-    assert state.model_name() == "n" * NAME_MAX_CHARS  # read out of an id the list does not name
+    assert state.model_name() in (cut, "n" * NAME_MAX_CHARS)  # read out of an id the list does not name
     assert len(state.models[0].name) == NAME_MAX_CHARS

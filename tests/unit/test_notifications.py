@@ -3,8 +3,11 @@ agent's text cleaned, capped, and never code for osascript or PowerShell."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
+from qwencompanion_src.core.display_text import display_text
 from qwencompanion_src.core.notifications import (
     APPLESCRIPT,
     POWERSHELL_SCRIPT,
@@ -12,7 +15,6 @@ from qwencompanion_src.core.notifications import (
     TEXT_LIMIT,
     TITLE,
     TITLE_ENV,
-    clean_text,
     desktop_command,
 )
 
@@ -25,6 +27,9 @@ HOSTILE = [
     "evil\u202egnp.exe \u2066x\u2069 zero\u200bwidth",  # bidi override, isolates, zero width
     "line one\nline two\r\n\tthree\u2028four",
 ]
+
+
+clean_text = partial(display_text, limit=TEXT_LIMIT)
 
 
 def test_control_and_format_characters_go_and_white_space_is_one_space() -> None:

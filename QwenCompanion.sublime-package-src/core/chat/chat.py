@@ -26,11 +26,13 @@ from acp.schema import AgentMessageChunk, SessionNotification, UserMessageChunk
 
 from .. import threads
 from ..cli.qwen_home import SIGN_IN_HINT
+from ..display_text import display_text
 from ..json_types import JsonObject
 from .agent.agent_connection import AgentConnection
 from .agent.bridge import PROMPT_ELSEWHERE, PROMPT_STEERED, AgentBridge, AgentCommand, AgentError, AgentGone
 from .agent.chat_thread import ChatThread
 from .agent.command import CommandNotFound
+from .agent.session_ids import session_id_or_none, session_id_refusal
 from .agent.usage import turn_text
 from .chat_state import ChatState
 from .history.branch import Branch, branch, branch_point_of
@@ -54,6 +56,7 @@ CANCEL_TIMEOUT = 5.0
 REQUEST_BLOCK = "perm"
 REQUESTS_REMEMBERED = 200
 REQUEST_TEXT_MAX_CHARS = 20_000
+AGENT_NAME_MAX_CHARS = 100  # its `agentInfo` name and version, as Diagnose and /status show them
 RESUMED_NOTE = "Resumed: the agent has this conversation's earlier messages; they are not shown again here."
 AUTH_REQUIRED = -32000
 NOT_SENT_NOTE = "Not sent: your prompt is back in the composer."
@@ -65,6 +68,14 @@ class NotSignedIn(AgentError):
 
 class StartFailed(AgentError):
     """The agent or its session could not be started; the chat has said why (once)."""
+
+
+def _adoptable(session_id: object) -> str:
+    """`session_id` if the chat may take it as its session (session_ids.py), else AgentError."""
+    checked = session_id_or_none(session_id)
+    if checked is None:
+        raise AgentError(session_id_refusal(session_id))
+    return checked
 
 
 class ConversationEvents(Protocol):
@@ -372,7 +383,7 @@ class Conversation:
     @threads.on_chat_loop
     async def _open(self, bridge: AgentBridge) -> AgentBridge:
         """The chat's session on the started `bridge`: resumed, reloaded or new."""
-        self.state.agent_name = self.connection.agent_name
+        self.state.agent_name = display_text(self.connection.agent_name, AGENT_NAME_MAX_CHARS)
         self.state.accepts_images = self.connection.accepts_images
         session_id = self.state.session_id
         resume_in, self._resume_in = self._resume_in, None
@@ -439,7 +450,7 @@ class Conversation:
             response, raw = await self._authenticated(
                 bridge, lambda: bridge.new_session(self._cwd(), self._setup.mcp_servers())
             )
-            self.connection.claim(response.session_id, self)
+            self.connection.claim(_adoptable(response.session_id), self)
         self._adopt(response.session_id, raw)
         if bridge.replays(response.session_id):
             await self._catch_up(bridge, response.session_id)
@@ -468,7 +479,7 @@ class Conversation:
 
     @threads.on_chat_loop
     async def _load(self, bridge: AgentBridge, session_id: str) -> None:
-        self.connection.claim(session_id, self)  # its replay comes to this chat
+        self.connection.claim(_adoptable(session_id), self)  # its replay comes to this chat
         self.state.usage.new_session()
         try:
             with self._rebuilt_by_replay():
@@ -483,7 +494,7 @@ class Conversation:
 
     @threads.on_chat_loop
     async def _resume(self, bridge: AgentBridge, session_id: str, cwd: str) -> None:
-        self.connection.claim(session_id, self)
+        self.connection.claim(_adoptable(session_id), self)
         self._layout.clear()
         self.state.usage.new_session()
         self.prompts.clear()
@@ -657,6 +668,7 @@ class Conversation:
 
     @threads.on_chat_loop
     async def _resume_session(self, session_id: str, cwd: str | None, replay: bool) -> None:
+        _adoptable(session_id)
         if self._session_bridge is None:
             self.state.session_id = session_id  # not started: its start takes this session
             self._resume_in = None if replay else cwd or ""

@@ -9,6 +9,7 @@ from typing import Any
 
 from acp.schema import AvailableCommandsUpdate, ConfigOptionUpdate, CurrentModeUpdate, SessionInfoUpdate, UsageUpdate
 
+from ..display_text import display_text
 from ..json_types import JsonObject
 from .agent.agents import TITLE_MAX_CHARS
 from .agent.session_options import (
@@ -83,14 +84,15 @@ class ChatState:
 
     def mode_name(self) -> str | None:
         name = next((m.name for m in self.modes if m.id == self.mode_id), self.mode_id)
-        return None if name is None else name[:NAME_MAX_CHARS]  # an id not in the list is shown: cut too
+        return None if name is None else display_text(name, NAME_MAX_CHARS)  # an id not in the list is shown: cleaned too
 
     def model_name(self) -> str | None:
         """The current model as people call it: its name in the agent's list,
         else read out of its id (never qwen's internal id)."""
         if self.model_id is None:
             return None
-        return next((m.name for m in self.models if m.id == self.model_id), None) or readable_model(self.model_id)[:NAME_MAX_CHARS]
+        return (next((m.name for m in self.models if m.id == self.model_id), None)
+                or display_text(readable_model(self.model_id), NAME_MAX_CHARS))
 
     def adopt_session(self, raw: JsonObject) -> None:
         """What a new or loaded session's answer offers: modes, models, config options."""
@@ -155,7 +157,7 @@ class ChatState:
 
     def _adopt_title(self, title: object) -> None:
         if isinstance(title, str):
-            self.session_title = " ".join(title[: TITLE_MAX_CHARS * 2].split())[:TITLE_MAX_CHARS]
+            self.session_title = display_text(title, TITLE_MAX_CHARS)
 
     def adopt_usage(self, meta: dict[str, Any] | None, *, replaying: bool = False) -> bool:
         """A model request's tokens, from an answer chunk's `_meta` (qwen's own); False without them."""

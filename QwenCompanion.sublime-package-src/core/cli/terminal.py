@@ -241,6 +241,32 @@ def terminus_args(
     return args
 
 
+# What Terminus's `terminus_open` passes through `sublime.expand_variables`
+# (randy3k/Terminus, terminus/commands.py): the command (a `shell_cmd` too, as
+# a word of the command it builds), the folder and the title; not `env`.
+TERMINUS_EXPANDS = ("cmd", "shell_cmd", "cwd", "title")
+
+
+def terminus_literal(text: str) -> str:
+    """`text` as `sublime.expand_variables` gives it back unchanged: there `$name`
+    and `${name}` are the window's variables (an unknown one becomes ""), `\\$`
+    is a `$` and `\\\\` one backslash."""
+    return text.replace("\\", "\\\\").replace("$", "\\$")
+
+
+def for_terminus(args: Mapping[str, Json]) -> dict[str, Json]:
+    """`terminus_open` arguments with every string Terminus expands made
+    literal, so the process gets exactly the words, folder and title built."""
+    escaped = dict(args)
+    for key in TERMINUS_EXPANDS:
+        value = escaped.get(key)
+        if isinstance(value, str):
+            escaped[key] = terminus_literal(value)
+        elif isinstance(value, list):
+            escaped[key] = [terminus_literal(word) if isinstance(word, str) else word for word in value]
+    return escaped
+
+
 def _after_terminus_env(command: str | list[str]) -> str | list[str]:
     """`command` run with `TERM_PROGRAM=sublime` set by the command itself:
     Terminus sets `TERM_PROGRAM=Terminus-Sublime` after the `env` it is given,
@@ -271,8 +297,20 @@ def powershell_invocation(command: str | list[str], extra: Sequence[str] = ()) -
     return "& " + " ".join(_powershell_quote(word) for word in words)
 
 
+class CmdUnquotable(ValueError):
+    """A word cmd.exe cannot be handed as one literal argument; the message says why."""
+
+
+# cmd.exe expands `%name%` inside quotes too and has no escape for a `"` inside
+# them, and a line break ends the command: a word with one is refused, never run.
+_CMD_UNQUOTABLE = re.compile(r'["%\r\n\x00]')
+
+
 def _cmd_quote(word: str) -> str:
-    return f'"{word}"' if not word or re.search(r"[\s&|<>^()\"',;=]", word) else word
+    if _CMD_UNQUOTABLE.search(word):
+        raise CmdUnquotable(f"{word[:80]!r} cannot pass through cmd.exe as one argument "
+                            "(it holds a '\"', a '%' or a line break)")
+    return f'"{word}"' if not word or re.search(r"[\s&|<>^()',;=]", word) else word
 
 
 def with_args(command: str | list[str], extra: Sequence[str], *, windows: bool = False) -> str | list[str]:

@@ -10,6 +10,7 @@ import sublime_plugin
 
 from ...core.actions.models import MODEL_FLAGS, Model, ModelsUnavailable, available_models
 from ...core.chat.agent.command import CommandNotFound
+from ..quick_panel_items import panel_item
 from ..settings import choose_actions_model, userprefs
 from .action_commands import qwen_argv
 from .jobs import actions, working_folder
@@ -42,8 +43,8 @@ class QwenChooseActionModelCommand(sublime_plugin.WindowCommand):
             ids.append(current)  # a name typed into the settings stays choosable
         labels = {m.id: m.label for m in models if m.label != m.id}
         items = [
-            sublime.QuickPanelItem(DEFAULT_ITEM if i is None else i, details=labels.get(i or "", ""),
-                                   annotation="current" if i == current else "")
+            panel_item(DEFAULT_ITEM if i is None else i, details=labels.get(i or "", ""),
+                       annotation="current" if i == current else "")
             for i in ids
         ]
         if not models:

@@ -11,6 +11,7 @@ import sublime_plugin
 
 from ..background import in_background, when_done
 from ..companion.terminal import window_cwd
+from ..quick_panel_items import panel_item
 from .agent.serve_daemon import stop_serve
 from .chats import chat_imported_or_later, chats
 from .command_bases import ActiveChatCommand, WindowChatCommand
@@ -105,7 +106,7 @@ class _ChoiceCommand(WindowChatCommand):
         if not choices:
             sublime.status_message(f"Qwen Code: the agent offers no {kind}s")
             return
-        items = [sublime.QuickPanelItem(c.name, annotation="current" if c.id == current else "", details=c.description)
+        items = [panel_item(c.name, annotation="current" if c.id == current else "", details=c.description)
                  for c in choices]
         selected = next((i for i, c in enumerate(choices) if c.id == current), -1)
 
@@ -136,7 +137,7 @@ class QwenChatSessionOptionsCommand(_ChoiceCommand):
             self._older_pickers(chat)
             return
         shown = list(options)
-        items = [sublime.QuickPanelItem(o.name, annotation=o.current_name()[:40], details=o.description[:200])
+        items = [panel_item(o.name, annotation=o.current_name()[:40], details=o.description[:200])
                  for o in shown]
         more = f" ({options.left_out} more not shown)" if options.left_out else ""
 
@@ -156,8 +157,8 @@ class QwenChatSessionOptionsCommand(_ChoiceCommand):
         if not choices:
             sublime.status_message(f"Qwen Code: the agent offers no values for {option.name}")
             return
-        items = [sublime.QuickPanelItem(c.name, annotation="current" if c.id == option.current else "",
-                                        details=c.description) for c in choices]
+        items = [panel_item(c.name, annotation="current" if c.id == option.current else "",
+                            details=c.description) for c in choices]
         selected = next((i for i, c in enumerate(choices) if c.id == option.current), -1)
         more = f" ({option.choices_left_out} more not shown)" if option.choices_left_out else ""
 

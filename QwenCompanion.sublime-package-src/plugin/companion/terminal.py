@@ -18,10 +18,12 @@ from ...core.cli.terminal import (
     PANEL_NAME,
     TITLE,
     Cli,
+    CmdUnquotable,
     Json,
     Shell,
     TerminalOptions,
     connect_command,
+    for_terminus,
     parse_command,
     parse_options,
     terminal_cwd,
@@ -129,24 +131,34 @@ def mcp_config_args(companion: Companion) -> list[str]:
 def terminal_spec(
     window: sublime.Window, companion: Companion, chosen: TerminalOptions, serial: int | None = None,
     cli: Cli = "qwen", more_args: Sequence[str] = (),
-) -> dict[str, Json]:
+) -> dict[str, Json] | str:
     """The `terminus_open` arguments that start `cli` for `window` (the IDE
     tools' `--mcp-config` is a qwen option: gemini has no such flag), with
-    `more_args` after the command's own (e.g. `--resume <session>`)."""
-    return terminus_args(
-        window_id=window.id(),
-        port=companion.port,
-        workspace_path=companion.workspace_path,
-        cwd=window_cwd(window),
-        options=chosen,
-        serial=serial,
-        login_shell=login_shell(),
-        extra_args=[*(mcp_config_args(companion) if cli == "qwen" else ()), *more_args],
-        windows=sublime.platform() == "windows",
-        cli=cli,
-        ide_pid=companion.ppid,
-        token=companion.token,
-    )
+    `more_args` after the command's own (e.g. `--resume=<session>`); or why
+    not (a word cmd.exe cannot be given)."""
+    try:
+        return terminus_args(
+            window_id=window.id(),
+            port=companion.port,
+            workspace_path=companion.workspace_path,
+            cwd=window_cwd(window),
+            options=chosen,
+            serial=serial,
+            login_shell=login_shell(),
+            extra_args=[*(mcp_config_args(companion) if cli == "qwen" else ()), *more_args],
+            windows=sublime.platform() == "windows",
+            cli=cli,
+            ide_pid=companion.ppid,
+            token=companion.token,
+        )
+    except CmdUnquotable as refused:
+        return f"Qwen Code: the terminal cannot be started: {refused}"
+
+
+def open_terminus(window: sublime.Window, args: dict[str, Json]) -> None:
+    """Every terminal of ours opens here: Terminus expands `$` and `\\` in its
+    command, folder and title, so they go escaped (`for_terminus`)."""
+    window.run_command("terminus_open", for_terminus(args))
 
 
 def window_cwd(window: sublime.Window) -> str:
@@ -257,8 +269,11 @@ class QwenOpenTerminalCommand(sublime_plugin.WindowCommand):
         if serial is None and show_live_terminal(window, terminal_tag(window.id(), cli=which)):
             return
         args = terminal_spec(window, companion, chosen, serial, which)
+        if isinstance(args, str):
+            sublime.error_message(args)
+            return
         log.info("opening %s in Terminus in %s", which, args["cwd"])
-        window.run_command("terminus_open", args)
+        open_terminus(window, args)
         if not window.folders():
             window.status_message(NO_FOLDER_MESSAGE)
 
@@ -277,7 +292,7 @@ class QwenOpenTerminalCommand(sublime_plugin.WindowCommand):
         if show_live_terminal(window, str(args["tag"])):
             return
         log.info("opening qwen in WSL in Terminus")
-        window.run_command("terminus_open", args)
+        open_terminus(window, args)
 
 
 # Sublime cannot know which shell an external terminal runs, so Windows users
@@ -313,16 +328,20 @@ class QwenCopyConnectCommandCommand(sublime_plugin.WindowCommand):
         companion = running_companion(window)
         if companion is None:
             return
-        text = connect_command(
-            port=companion.port,
-            workspace_path=companion.workspace_path,
-            cwd=window_cwd(window),
-            command=options(which).command,
-            shell=chosen or "posix",
-            extra_args=mcp_config_args(companion) if which == "qwen" else (),
-            cli=which,
-            ide_pid=companion.ppid,
-        )
+        try:
+            text = connect_command(
+                port=companion.port,
+                workspace_path=companion.workspace_path,
+                cwd=window_cwd(window),
+                command=options(which).command,
+                shell=chosen or "posix",
+                extra_args=mcp_config_args(companion) if which == "qwen" else (),
+                cli=which,
+                ide_pid=companion.ppid,
+            )
+        except CmdUnquotable as refused:
+            sublime.error_message(f"Qwen Code: no connect command for cmd.exe: {refused}")
+            return
         sublime.set_clipboard(text)
         window.status_message(
             NO_FOLDER_MESSAGE if not window.folders()

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...display_text import display_text
 from ...json_types import JsonObject
-from ...notifications import clean_text
 
 SESSION_RESOURCES = "qwen/status/session/resources"
 MCP_TOOLS = "qwen/status/workspace/mcp/tools"
@@ -50,7 +50,7 @@ class McpServerRow:
 
 def shown(value: object) -> str:
     """An agent's string as a panel may show it: bounded, one line, no control or bidi characters."""
-    return clean_text(value[:MAX_CHARS], MAX_CHARS) if isinstance(value, str) else ""
+    return display_text(value[:MAX_CHARS], MAX_CHARS) if isinstance(value, str) else ""
 
 
 def _items(value: object) -> list[Any]:

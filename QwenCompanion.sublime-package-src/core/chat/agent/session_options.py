@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ...display_text import display_text
+
 # The longest mode, model or command name (and description) kept from an
 # agent: the status bar and the pickers show them on every refresh.
 NAME_MAX_CHARS = 100
@@ -28,9 +30,9 @@ class Choice:
     name: str
     description: str = ""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "name", self.name[:NAME_MAX_CHARS])
-        object.__setattr__(self, "description", self.description[:DESCRIPTION_MAX_CHARS])
+    def __post_init__(self) -> None:  # an agent's words, shown in the pickers and the status bar
+        object.__setattr__(self, "name", display_text(self.name, NAME_MAX_CHARS))
+        object.__setattr__(self, "description", display_text(self.description, DESCRIPTION_MAX_CHARS))
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ class SessionOption:
             return ON_OFF[0] if self.current else ON_OFF[1]
         if self.current is None:
             return "—"
-        return next((c.name for c in self.choices if c.id == self.current), self.current[:NAME_MAX_CHARS])
+        return next((c.name for c in self.choices if c.id == self.current), display_text(self.current, NAME_MAX_CHARS))
 
     def value_of(self, text: str) -> str | bool | None:
         """`text` as a value of this option (a choice's id or name; on/off/true/false
@@ -101,7 +103,7 @@ def _choices(raw: object) -> tuple[list[Choice], int]:
 
 
 def _text(value: Any) -> str:
-    return value[:NAME_MAX_CHARS * 3] if isinstance(value, str) else ""
+    return display_text(value, DESCRIPTION_MAX_CHARS)
 
 
 def parse_options(raw: object) -> SessionOptions | None:

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ...display_text import display_text
 from ...ide_tools import SERVER_NAME
 from ...json_types import JsonObject
-from ...notifications import clean_text
 
 STDIO_KEYS = ("command", "args", "env", "cwd")
 HTTP_KEYS = ("httpUrl", "url", "headers")
@@ -48,7 +48,7 @@ def _pairs(value: Mapping[str, str]) -> list[JsonObject]:
 
 def server_problem(name: str, raw: object) -> str | None:
     """Why `raw` is no usable server named `name` (None: it is)."""
-    if not name.strip() or len(name) > NAME_MAX_CHARS or clean_text(name) != name:
+    if not name.strip() or len(name) > NAME_MAX_CHARS or display_text(name, NAME_MAX_CHARS) != name:
         return "needs a name of printable characters"
     if name == SERVER_NAME:
         return "has the name of the package's own IDE tools server"
@@ -100,7 +100,7 @@ def user_servers(setting: object) -> UserServers:
     problems: list[str] = []
     not_passed: list[str] = []
     for name, raw in setting.items():
-        shown = clean_text(str(name))[:NAME_MAX_CHARS]
+        shown = display_text(str(name), NAME_MAX_CHARS)
         problem = server_problem(name, raw)
         if problem is not None:
             problems.append(f"The MCP server “{shown}” of chat_mcp_servers {problem}; it is left out.")

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ... import threads
+from ...display_text import display_text
 from ..agent.agents import TITLE_MAX_CHARS
+from ..agent.session_ids import session_id_or_none
 from .rewind import PromptLog, RewindRefused, is_qwen
 
 if TYPE_CHECKING:
@@ -83,11 +85,11 @@ def transcript_branch_point(answer: object, index: int) -> str | None:
 
 def branch_of(answer: object) -> Branch:
     """The new session of qwen's answer (hostile input: checked)."""
-    session_id = answer.get("newSessionId") if isinstance(answer, dict) else None
-    if not isinstance(session_id, str) or not 0 < len(session_id) <= TITLE_MAX_CHARS:
+    session_id = session_id_or_none(answer.get("newSessionId")) if isinstance(answer, dict) else None
+    if session_id is None:
         raise BranchRefused(f"the agent did not give the branch's session: {str(answer)[:200]}")
     title = answer.get("title") if isinstance(answer, dict) else None
-    return Branch(session_id, " ".join(title.split())[:TITLE_MAX_CHARS] if isinstance(title, str) else "")
+    return Branch(session_id, display_text(title, TITLE_MAX_CHARS))
 
 
 def refusal(state: ChatState, queued: int) -> str | None:

@@ -15,7 +15,9 @@ from collections.abc import Awaitable, Callable, Iterable, Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
+from ...display_text import display_text
 from ..agent.agents import MAX_LISTED_SESSIONS, TITLE_MAX_CHARS
+from ..agent.session_ids import session_id_or_none
 
 PREVIEW_MAX_CHARS = 200  # of the first prompt, in the list's details
 MAX_PAGES = 200  # a hostile agent's endless cursors end here even with empty pages
@@ -52,17 +54,17 @@ def entry_of(raw: object) -> SessionEntry | None:
     """A session of a session/list answer, or None when it has no usable id."""
     if not isinstance(raw, dict):
         return None
-    session_id = raw.get("sessionId")
-    if not isinstance(session_id, str) or not session_id or len(session_id) > TITLE_MAX_CHARS:
+    session_id = session_id_or_none(raw.get("sessionId"))
+    if session_id is None:
         return None
     meta = raw.get("_meta")
     meta = meta if isinstance(meta, dict) else {}
-    first_prompt = _text(meta.get("preview"), PREVIEW_MAX_CHARS)
+    first_prompt = display_text(meta.get("preview"), PREVIEW_MAX_CHARS)
     count = meta.get("messageCount")
     return SessionEntry(
         session_id=session_id,
-        title=_text(raw.get("title"), TITLE_MAX_CHARS) or first_prompt[:TITLE_MAX_CHARS] or session_id,
-        updated=_text(raw.get("updatedAt"), 40),
+        title=display_text(raw.get("title"), TITLE_MAX_CHARS) or first_prompt[:TITLE_MAX_CHARS] or session_id,
+        updated=display_text(raw.get("updatedAt"), 40),
         first_prompt=first_prompt,
         cwd=_text(raw.get("cwd"), 4096),
         messages=count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None,

@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+from ..agent.session_ids import session_id_or_none
+
 log = logging.getLogger(__name__)
 FILE_NAME = "chat-sessions.json"
 MAX_ENTRIES = 500
@@ -43,7 +45,7 @@ class SessionStore:
     def get(self, key: str) -> str | None:
         with self._lock:
             value = self._read().get(key, {}).get("sessionId")
-        return value if isinstance(value, str) else None
+        return session_id_or_none(value)
 
     def put(self, key: str, session_id: str | None) -> None:
         with self._lock:

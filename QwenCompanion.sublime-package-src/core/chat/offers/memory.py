@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...notifications import clean_text
+from ...display_text import display_text
 from .qwen_calls import MAX_ITEMS, BadAnswer, Request, bounded_text
 
 REMEMBER_METHOD = "qwen/control/workspace/memory/remember"
@@ -41,9 +41,9 @@ def _change(answer: object, files_key: str) -> MemoryChange:
     summary = bounded_text(answer.get("summary"))
     files = answer.get(files_key)
     listed = files[:MAX_ITEMS] if isinstance(files, list) else []
-    names = [clean_text(f, PATH_CHARS) if isinstance(f, str) else clean_text(str(f)[:PATH_CHARS], PATH_CHARS)
+    names = [display_text(f, PATH_CHARS) if isinstance(f, str) else display_text(str(f)[:PATH_CHARS], PATH_CHARS)
              for f in listed]
-    return MemoryChange(clean_text(summary, 1000) if summary else "done", [name for name in names if name])
+    return MemoryChange(display_text(summary, 1000) if summary else "done", [name for name in names if name])
 
 
 def _text(text: str) -> str:
@@ -65,4 +65,4 @@ async def memory_paths(request: Request) -> list[tuple[str, str]]:
     if not isinstance(paths, dict):
         raise BadAnswer(f"the agent's memory paths are not an object: {str(answer)[:200]}")
     found = [(PATH_NAMES[key], paths[key]) for key in PATH_NAMES if isinstance(paths.get(key), str)]
-    return [(name, path) for name, path in found if 0 < len(path) <= PATH_CHARS and clean_text(path, PATH_CHARS) == path]
+    return [(name, path) for name, path in found if 0 < len(path) <= PATH_CHARS and display_text(path, PATH_CHARS) == path]

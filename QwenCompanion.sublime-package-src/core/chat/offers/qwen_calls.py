@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ...display_text import display_text
 from ...json_types import JsonObject
-from ...notifications import clean_text
 from ..history.rewind import is_qwen
 
 if TYPE_CHECKING:
@@ -61,8 +61,8 @@ def bounded_text(value: object, limit: int = MAX_TEXT_CHARS) -> str | None:
 
 def shown_text(text: str, line_chars: int = MAX_TEXT_CHARS) -> str:
     """Text for a tab or the transcript: each line stripped of control and
-    bidi characters (`notifications.clean_text`), the line breaks kept."""
-    return "\n".join(clean_text(line, line_chars) if line.strip() else "" for line in text.splitlines()).strip()
+    bidi characters (`display_text.display_text`), the line breaks kept."""
+    return "\n".join(display_text(line, line_chars) if line.strip() else "" for line in text.splitlines()).strip()
 
 
 def _field(answer: object, key: str, what: str) -> str | None:
@@ -90,7 +90,7 @@ def suggestion_of(params: object) -> str | None:
     """A prompt suggestion's text: one line of at most `SUGGESTION_CHARS`; None when it holds none."""
     value = params.get("suggestion") if isinstance(params, dict) else None
     text = bounded_text(value)
-    line = clean_text(text, SUGGESTION_CHARS) if text is not None else ""
+    line = display_text(text, SUGGESTION_CHARS) if text is not None else ""
     return line or None
 
 

@@ -22,7 +22,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...notifications import clean_text
+from ...display_text import display_text
 from .qwen_calls import MAX_ITEMS, BadAnswer, Request
 
 CONTEXT_METHOD = "qwen/status/session/context_usage"
@@ -55,7 +55,7 @@ def _items(answer: dict[str, Any], key: str, what: str) -> list[Any]:
 
 
 def _line(value: object) -> str:
-    return clean_text(value[: LINE_CHARS * 4], LINE_CHARS) if isinstance(value, str) else ""
+    return display_text(value[: LINE_CHARS * 4], LINE_CHARS) if isinstance(value, str) else ""
 
 
 @dataclass(frozen=True)

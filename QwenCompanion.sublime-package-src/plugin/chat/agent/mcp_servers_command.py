@@ -4,7 +4,6 @@ status and tools, and Restart (`core/chat/agent/mcp_status.py` says what qwen
 
 from __future__ import annotations
 
-import html
 from typing import TYPE_CHECKING
 
 import sublime
@@ -12,6 +11,7 @@ import sublime
 from ....core.chat.agent.agents import speaks_qwen
 from ....core.chat.agent.mcp_status import McpServerRow, configured_servers, qwen_servers, restart_server
 from ...background import in_background
+from ...quick_panel_items import panel_item
 from ..command_bases import ActiveChatCommand
 
 if TYPE_CHECKING:
@@ -54,8 +54,7 @@ def _item(row: McpServerRow) -> sublime.QuickPanelItem:
                                                    if len(row.tools) > PANEL_TOOLS else "")
     details = [f"tools: {tools}" if row.tools else "tools: none reported"]
     details += [row.problem] if row.problem else []
-    return sublime.QuickPanelItem(row.name, details=[html.escape(line[:500]) for line in details],
-                                  annotation=row.status[:60])
+    return panel_item(row.name, [line[:500] for line in details], annotation=row.status[:60])
 
 
 class QwenChatMcpServersCommand(ActiveChatCommand):

@@ -7,8 +7,6 @@ to the window's active chat."""
 
 from __future__ import annotations
 
-import html
-
 import sublime
 import sublime_plugin
 
@@ -19,6 +17,7 @@ from ....core.context_rules import ContextOptions
 from ....core.files.paths import deepest_root
 from ...editor import replace_text, view_text
 from ...paths import path_display
+from ...quick_panel_items import panel_item
 from ...reviews.review_tabs import OpenReview, reviews
 from ...settings import userprefs
 from ..chats import WindowChat, chats
@@ -160,8 +159,8 @@ class QwenCommentsListCommand(sublime_plugin.WindowCommand):
             self.window.status_message("Qwen Code: no review comments")
             return
         relative = path_display(self.window)
-        items = [sublime.QuickPanelItem(" ".join(c.text.split())[:200], f"{html.escape(relative(c.path))}, {c.lines()}",
-                                        annotation=c.state) for c in comments]
+        items = [panel_item(" ".join(c.text.split())[:200], f"{relative(c.path)}, {c.lines()}",
+                             annotation=c.state) for c in comments]
 
         def picked(index: int) -> None:
             if index >= 0:

@@ -19,6 +19,7 @@ from ....core.chat.comments.review_prompt import MAX_QUOTE_BYTES, ReviewRound, b
 from ....core.context_rules import ContextOptions
 from ...background import in_background
 from ...paths import path_display
+from ...quick_panel_items import panel_item
 from ...reviews.review_tabs import OpenReview, reviews
 from ...settings import userprefs
 from ..chats import WindowChat, chats
@@ -106,7 +107,7 @@ def _ask_where(window: sublime.Window, chat: WindowChat, name: str, round_: Revi
         told = choices[index][2]() if index >= 0 else "your comments stay in the list (Send Review sends them)"
         window.status_message(f"Qwen Code: rejected the change to {name}; {told}")
 
-    items = [sublime.QuickPanelItem(title, details) for title, details, _ in choices]
+    items = [panel_item(title, details) for title, details, _ in choices]
     window.show_quick_panel(items, picked, placeholder=f"Rejected the change to {name}: where do your comments go?")
 
 

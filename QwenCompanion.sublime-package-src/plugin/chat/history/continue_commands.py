@@ -1,5 +1,5 @@
 """Qwen Code: Continue in Terminal — a chat's session goes on in qwen's TUI
-in Terminus (`qwen --resume <session>`, wired to this window as Open in
+in Terminus (`qwen --resume=<session>`, wired to this window as Open in
 Terminal is: the IDE companion's environment and tools). The chat is closed
 first, so one writer holds the session at a time; a chat whose turn runs,
 whose session another chat has open too, or that qwen in a terminal holds
@@ -17,12 +17,21 @@ from ....core.chat.agent.agents import QWEN
 from ....core.chat.history.live_sessions import SessionHeld
 from ....core.cli.terminal import Json
 from ...background import when_done
-from ...companion.terminal import new_serial, options, running_companion, terminal_spec, terminus_installed
+from ...companion.terminal import (
+    new_serial,
+    open_terminus,
+    options,
+    running_companion,
+    terminal_spec,
+    terminus_installed,
+)
 from ..agent.live_writers import unless_held
 from ..chats import WindowChat, chats
 from ..transcript.chat_tabs import close_chat
 
-RESUME_FLAG = "--resume"  # qwen 0.24.4: resume a session by its id
+# qwen 0.24.4 resumes a session by its id; one word, so the id is always the
+# option's value, never an option of its own.
+RESUME_OPTION = "--resume="
 
 
 def continue_refusal(chat: WindowChat) -> str | None:
@@ -41,13 +50,14 @@ def continue_refusal(chat: WindowChat) -> str | None:
     return None
 
 
-def continue_spec(window: sublime.Window, chat: WindowChat) -> dict[str, Json] | None:
-    """The `terminus_open` arguments that resume the chat's session (None: the window's server is not running)."""
+def continue_spec(window: sublime.Window, chat: WindowChat) -> dict[str, Json] | str | None:
+    """The `terminus_open` arguments that resume the chat's session, or why
+    not (None: the window's server is not running)."""
     companion = running_companion(window)
     if companion is None or chat.conversation.state.session_id is None:
         return None
     return terminal_spec(window, companion, options("qwen"), new_serial(), "qwen",
-                         more_args=[RESUME_FLAG, chat.conversation.state.session_id])
+                         more_args=[RESUME_OPTION + chat.conversation.state.session_id])
 
 
 class QwenChatContinueInTerminalCommand(sublime_plugin.WindowCommand):
@@ -69,8 +79,11 @@ class QwenChatContinueInTerminalCommand(sublime_plugin.WindowCommand):
             spec = continue_spec(window, found) if window.is_valid() and continue_refusal(found) is None else None
             if spec is None:
                 return
+            if isinstance(spec, str):
+                sublime.error_message(spec)
+                return
             close_chat(window, found)  # first: the chat never writes the session again
-            window.run_command("terminus_open", spec)
+            open_terminus(window, spec)
 
         def refused(done: Future[None]) -> None:
             if isinstance(done.exception(), SessionHeld):

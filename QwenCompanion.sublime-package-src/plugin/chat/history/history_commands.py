@@ -20,6 +20,7 @@ from ....core.chat.history.history import SessionEntry, annotation, details, fil
 from ....core.chat.history.live_sessions import SessionHeld
 from ....core.worktrees.worktrees import Worktree
 from ...background import when_done
+from ...quick_panel_items import panel_item
 from ..agent.live_writers import unless_held
 from ..chats import WindowChat, chats, forget_session
 from ..transcript.chat_tabs import close_chat, rename_chat, select_chat
@@ -187,8 +188,8 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
             return
         open_ids = {chat.conversation.state.session_id for chat in chats.of_window(window)}
         several = len(window.folders()) > 1
-        items = [sublime.QuickPanelItem(entry.title, annotation=annotation(entry, entry.session_id in open_ids),
-                                        details=details(entry, several)) for entry in sessions]
+        items = [panel_item(entry.title, annotation=annotation(entry, entry.session_id in open_ids),
+                            details=details(entry, several)) for entry in sessions]
         placeholder = PLACEHOLDERS[action]
         if action != "resume" and not is_qwen(lister.conversation.connection.initialized):
             placeholder += " (this agent cannot rename or delete its sessions)"

@@ -22,6 +22,7 @@ from ....core import threads
 from ....core.chat.history.rewind import RewindOutcome, RewindRefused
 from ...editor import replace_text
 from ...paths import path_display
+from ...quick_panel_items import panel_item
 from ..chats import WindowChat, chat_role
 from ..command_bases import ActiveChatCommand, ChatViewCommand
 from ..prompts import prompt_edits
@@ -145,7 +146,7 @@ def _choose_scope(window: sublime.Window, chat: WindowChat, index: int) -> None:
         if choice >= 0:
             rewind_asking(window, chat, index, None, SCOPE_CHOICES[choice][0])
 
-    items = [sublime.QuickPanelItem(f"Rewind {name}", details) for _, name, details in SCOPE_CHOICES]
+    items = [panel_item(f"Rewind {name}", details) for _, name, details in SCOPE_CHOICES]
     window.show_quick_panel(items, picked, placeholder=f"Rewind to before prompt {index + 1}: what goes back?")
 
 

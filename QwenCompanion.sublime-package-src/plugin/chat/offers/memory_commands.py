@@ -6,7 +6,6 @@ files qwen names and opens the one picked."""
 from __future__ import annotations
 
 import contextvars
-import html
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 
@@ -16,6 +15,7 @@ import sublime_plugin
 from ....core.chat.offers.memory import PATH_NAMES, MemoryChange, forget, memory_paths, remember
 from ....core.chat.offers.qwen_calls import Request
 from ...background import when_done
+from ...quick_panel_items import panel_item
 from ..chats import WindowChat
 from ..command_bases import ActiveChatCommand
 
@@ -91,7 +91,7 @@ class QwenChatOpenMemoryCommand(ActiveChatCommand):
                 window.status_message(f"Qwen Code: {error}")
                 return
             paths = done.result()
-            items = [sublime.QuickPanelItem(name, html.escape(path)) for name, path in paths]
+            items = [panel_item(name, path) for name, path in paths]
             window.show_quick_panel(items, lambda index: _open(window, paths, index),
                                     placeholder="Open a memory file of qwen's")
 

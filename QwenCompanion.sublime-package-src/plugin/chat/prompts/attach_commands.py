@@ -14,6 +14,7 @@ from ....core import threads
 from ....core.chat.prompts.prompt_context import ActiveFile, active_file_blocks, attached_file_block
 from ...background import in_background
 from ...editor import view_text
+from ...quick_panel_items import panel_item
 from ..chats import WindowChat, is_chat_view
 from ..command_bases import ActiveChatCommand, chat_for
 from ..transcript.chat_views import open_chat
@@ -90,8 +91,8 @@ class QwenChatAttachFileCommand(ActiveChatCommand):
         def gathered() -> None:
             paths = list(dict.fromkeys([p for p in open_views if p] + project_files(folders)))
             choices = [*MENTIONS, PASTE_IMAGE]  # the mentions first, then the files
-            items = [sublime.QuickPanelItem(f"@{c}", annotation=MENTIONS.get(c, "the clipboard's image")) for c in choices]
-            items += [sublime.QuickPanelItem(relative(p), annotation="open" if p in open_views else "") for p in paths]
+            items = [panel_item(f"@{c}", annotation=MENTIONS.get(c, "the clipboard's image")) for c in choices]
+            items += [panel_item(relative(p), annotation="open" if p in open_views else "") for p in paths]
 
             def picked(index: int) -> None:
                 if index < 0:

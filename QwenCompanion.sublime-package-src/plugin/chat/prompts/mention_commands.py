@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import sublime
 import sublime_plugin
 
+from ...quick_panel_items import panel_item
 from ..chats import chat_role, chats
 from ..command_bases import WindowChatCommand, chat_for
 from .mentions import COMPLETED, MENTIONS, PASTE_IMAGE, mention, paste_image, pick
@@ -29,8 +30,8 @@ class QwenChatMentionCommand(WindowChatCommand):
             mention(window, chat, kind, name, "@", editor)
             return
         choices = [*MENTIONS, PASTE_IMAGE]
-        items = [sublime.QuickPanelItem(f"@{c}" if c != PASTE_IMAGE else "Paste image",
-                                        annotation=MENTIONS.get(c, "the clipboard's image")) for c in choices]
+        items = [panel_item(f"@{c}" if c != PASTE_IMAGE else "Paste image",
+                            annotation=MENTIONS.get(c, "the clipboard's image")) for c in choices]
 
         def picked(index: int) -> None:
             if index >= 0:

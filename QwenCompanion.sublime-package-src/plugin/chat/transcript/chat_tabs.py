@@ -14,6 +14,7 @@ import sublime_plugin
 from ....core import threads
 from ....core.chat.agent.agents import TITLE_MAX_CHARS
 from ...background import when_done
+from ...quick_panel_items import panel_item
 from ..chats import WindowChat, chat_of_view, chats, forget_session
 from ..command_bases import ActiveChatCommand
 from .chat_views import chat_views, name_tabs, open_chat
@@ -73,8 +74,8 @@ class QwenChatSwitchCommand(sublime_plugin.WindowCommand):
             self.window.status_message("Qwen Code: this window has no chat yet (Qwen Code: New Chat)")
             return
         active = chats.get(self.window)
-        items = [sublime.QuickPanelItem(chat.title, annotation=chat_label(chat),
-                                        details=chat.conversation.state.session_id or "no session yet")
+        items = [panel_item(chat.title, annotation=chat_label(chat),
+                            details=chat.conversation.state.session_id or "no session yet")
                  for chat in listed]
 
         def picked(index: int) -> None:

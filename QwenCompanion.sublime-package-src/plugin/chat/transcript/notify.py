@@ -28,7 +28,8 @@ import sublime
 
 from ....core import threads
 from ....core.cli.processes import own_group_options
-from ....core.notifications import DesktopCommand, clean_text, desktop_command
+from ....core.display_text import display_text
+from ....core.notifications import TEXT_LIMIT, DesktopCommand, desktop_command
 from ...background import in_background
 from ...settings import userprefs
 from ..chats import WindowChat, chats, window_by_id
@@ -126,7 +127,7 @@ _desktop_told: set[int] = set()  # chats whose desktop notification went out and
 def notify(window: sublime.Window, chat: WindowChat, kind: str, text: str, *, desktop: bool = True) -> None:
     """The chat needs the user (`kind`: turn_ended, permission, question) and
     is out of sight: say so until it is seen."""
-    line = clean_text(text)
+    line = display_text(text, TEXT_LIMIT)
     window.status_message(f"Qwen Code: {line}")
     for view in window.views():
         view.set_status(STATUS_KEY, f"Qwen Code: {line}")

@@ -23,6 +23,7 @@ from ....core.worktrees.worktrees import Worktree, WorktreeRefused, create, disc
 from ...background import in_background
 from ...companion.terminal import window_cwd
 from ...paths import package_cache
+from ...quick_panel_items import panel_item
 from ...settings import userprefs
 from ..chats import WindowChat, chat_imported_or_later, chats
 from ..transcript.chat_tabs import close_chat, select_chat
@@ -160,9 +161,9 @@ class QwenWorktreesCommand(sublime_plugin.WindowCommand):
             sublime.status_message("Qwen Code: no worktrees of this repository (New Chat in a Worktree makes one)")
             return
         open_paths = {c.worktree.path for c in chats.of_window(window) if c.worktree is not None}
-        items = [sublime.QuickPanelItem(w.name, annotation=" · ".join(
+        items = [panel_item(w.name, annotation=" · ".join(
                      [each for each in ("chat open" if w.path in open_paths else "", status) if each]),
-                                        details=f"{w.branch} · {w.path}") for w, status in found]
+                            details=f"{w.branch} · {w.path}") for w, status in found]
 
         def chosen(index: int) -> None:
             if index < 0:
