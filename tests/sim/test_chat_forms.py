@@ -274,3 +274,31 @@ def test_a_form_arriving_out_of_sight_is_told_and_the_users_tab_keeps_the_keys(
     rig.host.wait_for(lambda: next((p for p in rig.host.input_panels if not p.done), None), timeout=WAIT)
     rig.host.user.submit_input_panel("staging")
     assert wait_answers(rig, FORM) == [{"action": "accept", "content": {"name": "staging"}}]
+
+
+def test_enter_on_a_bound_or_a_hostile_patterns_default_takes_it_at_once(rig: ChatRig) -> None:
+    """A number at the schema's maximum is in bounds (JSON Schema's bounds are
+    inclusive); a pattern whose check could backtrack for ever (`(a|a)*`) is
+    the agent's to check: Enter on its default takes it, the main thread free."""
+    rig.load([[form({"count": {"type": "integer", "minimum": 1, "maximum": 10},
+                     "word": {"type": "string", "pattern": "^(a|a)*$", "default": "a" * 26 + "!"}},
+                    required=["count", "word"])]])
+    rig.open()
+    rig.host.wait_idle()
+    rig.host.watchdog.take()
+    rig.host.watchdog.limit_ms = 100
+    try:
+        rig.send("fill it")
+        open_form(rig)
+        rig.host.user.choose_quick_panel(0)
+        count = input_panel(rig)
+        assert "≤ 10" in count.caption
+        rig.host.user.submit_input_panel("10")
+        word = rig.host.wait_for(lambda: next((p for p in rig.host.input_panels if not p.done and p is not count),
+                                              None), timeout=WAIT)
+        assert word.caption.startswith("word — matching ^(a|a)*$, checked by the agent")
+        rig.host.user.submit_input_panel()  # Enter on the default
+        assert wait_answers(rig, FORM) == [{"action": "accept", "content": {"count": 10, "word": "a" * 26 + "!"}}]
+        assert rig.host.watchdog.take() == []
+    finally:
+        rig.host.watchdog.limit_ms = None
