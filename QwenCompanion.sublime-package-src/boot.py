@@ -76,6 +76,7 @@ from .plugin.chat.prompts.attach_commands import QwenChatAddSelectionCommand, Qw
 from .plugin.chat.prompts.composer_commands import QwenChatHistoryCommand, QwenChatSendCommand
 from .plugin.chat.prompts.mention_commands import MentionListener, QwenChatMentionCommand, QwenChatPasteImageCommand
 from .plugin.chat.prompts.queue_commands import QwenChatQueuedCommand
+from .plugin.chat.requests.file_questions import FileQuestionListener, QwenChatAnswerFileAccessCommand
 from .plugin.chat.requests.form_commands import QwenChatAnswerFormCommand
 from .plugin.chat.transcript.agent_work import (
     ChatSeenListener,
@@ -128,6 +129,7 @@ __all__ = [
     "CommentMarksListener",
     "CompanionWindowListener",
     "ContextListener",
+    "FileQuestionListener",
     "MentionListener",
     "PermissionKeysListener",
     "PlacementListener",
@@ -137,6 +139,7 @@ __all__ = [
     "QwenCancelActionCommand",
     "QwenChatAcceptSuggestionCommand",
     "QwenChatAddSelectionCommand",
+    "QwenChatAnswerFileAccessCommand",
     "QwenChatAnswerFormCommand",
     "QwenChatApplyCommand",
     "QwenChatAskAsideCommand",

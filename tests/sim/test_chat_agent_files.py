@@ -309,3 +309,35 @@ def test_an_oversized_message_is_dropped_with_a_clear_error_and_the_chat_goes_on
     # (held whole, the 64 MiB line took over twice its size).
     assert peak < 48 * MIB
     assert max(map(len, rig.chat().conversation.stderr_lines())) <= 2000
+
+
+@pytest.mark.parametrize("after", ["panel_closes", "command"])
+def test_a_question_asked_while_the_users_panel_is_open_is_told_and_reaches_them(rig: ChatRig, after: str) -> None:
+    """Sublime refuses a second quick panel: the question is told in the
+    transcript and the status bar, and its panel opens once the user's panel
+    closes, or from Qwen Code: Answer File Access…"""
+    workspace = rig.editor.workspace
+    (workspace / ".git").mkdir()
+    target = workspace / ".git" / "config"
+    rig.load([[{"stall": 1}, request("fs/write_text_file", path=str(target), content="[core]\n")]])
+    code = rig.editor.open("notes.py", "x = 1\n")
+    rig.send("write")
+    rig.host.user.focus(code)
+    mine: list[int] = []
+    rig.host.run_on_main(lambda: rig.host.window.show_quick_panel(["the user's own panel"], mine.append))
+    rig.host.wait_for(lambda: file_questions(rig), timeout=WAIT)
+    rig.host.wait_for(lambda: "Qwen Code asks to write" in rig.transcript(), timeout=WAIT)
+    assert "Qwen Code: Answer File Access…" in rig.transcript()
+    rig.host.wait_for(lambda: any("asks to write" in m for m in rig.host.status_messages), timeout=WAIT)
+    rig.host.wait_idle()
+    assert [q.items for q in rig.host.quick_panels if not q.done] == [["the user's own panel"]]  # the question was refused
+    rig.host.user.cancel_quick_panel()  # the user's panel closes: the keys come back to the view
+    if after == "command":
+        rig.host.user.run_command("qwen_chat_answer_file_access", via="palette")
+    rig.host.wait_idle()
+    assert len([q for q in rig.host.quick_panels if not q.done]) == 1  # the question, once
+    answer_question(rig, 1)
+    assert rig.ended() == ["end_turn"]
+    assert wait_answers(rig, "fs/write_text_file") == [None] and target.read_text() == "[core]\n"
+    assert mine == [-1]
+    rig.host.wait_for(lambda: "→ allowed once" in rig.transcript(), timeout=WAIT)

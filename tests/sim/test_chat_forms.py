@@ -132,7 +132,7 @@ def test_a_form_waits_unopened_and_its_panels_check_each_value(rig: ChatRig) -> 
 
 
 @pytest.mark.parametrize("step", ["intro", "input", "quick"])
-def test_esc_at_any_step_answers_cancel(rig: ChatRig, step: str) -> None:
+def test_esc_on_the_first_panel_answers_cancel_and_in_a_field_keeps_the_answers(rig: ChatRig, step: str) -> None:
     rig.load([[form({"name": {"type": "string"}, "ok": {"type": "boolean"}})]])
     rig.send("fill it")
     open_form(rig)
@@ -144,8 +144,14 @@ def test_esc_at_any_step_answers_cancel(rig: ChatRig, step: str) -> None:
         else:
             rig.host.user.submit_input_panel("Ada")
             quick_panel(rig)
-    if step != "input":
-        rig.host.user.cancel_quick_panel()
+            rig.host.user.cancel_quick_panel()
+        rig.host.wait_idle()
+        assert any("the form waits, your answers so far kept" in m for m in rig.host.status_messages)
+        assert responses(rig) == [] or all("action" not in (m.get("result") or {}) for m in responses(rig))
+        again = open_form(rig)  # Answer Form… goes on from the field left
+        assert titles(again)[0] == ("Fill in the form (2 fields)" if step == "input"  # nothing answered yet
+                                    else "Go on with the form (field 2 of 2)")
+    rig.host.user.cancel_quick_panel()
     assert wait_answers(rig, FORM) == [{"action": "cancel"}]
     assert rig.ended() == ["end_turn"]
     assert "→ cancelled" in rig.transcript()
@@ -274,3 +280,55 @@ def test_a_form_arriving_out_of_sight_is_told_and_the_users_tab_keeps_the_keys(
     rig.host.wait_for(lambda: next((p for p in rig.host.input_panels if not p.done), None), timeout=WAIT)
     rig.host.user.submit_input_panel("staging")
     assert wait_answers(rig, FORM) == [{"action": "accept", "content": {"name": "staging"}}]
+
+
+def test_enter_on_a_bound_or_a_hostile_patterns_default_takes_it_at_once(rig: ChatRig) -> None:
+    """A number at the schema's maximum is in bounds (JSON Schema's bounds are
+    inclusive); a pattern whose check could backtrack for ever (`(a|a)*`) is
+    the agent's to check: Enter on its default takes it, the main thread free."""
+    rig.load([[form({"count": {"type": "integer", "minimum": 1, "maximum": 10},
+                     "word": {"type": "string", "pattern": "^(a|a)*$", "default": "a" * 26 + "!"}},
+                    required=["count", "word"])]])
+    rig.open()
+    rig.host.wait_idle()
+    rig.host.watchdog.take()
+    rig.host.watchdog.limit_ms = 100
+    try:
+        rig.send("fill it")
+        open_form(rig)
+        rig.host.user.choose_quick_panel(0)
+        count = input_panel(rig)
+        assert "≤ 10" in count.caption
+        rig.host.user.submit_input_panel("10")
+        word = rig.host.wait_for(lambda: next((p for p in rig.host.input_panels if not p.done and p is not count),
+                                              None), timeout=WAIT)
+        assert word.caption.startswith("word — matching ^(a|a)*$, checked by the agent")
+        rig.host.user.submit_input_panel()  # Enter on the default
+        assert wait_answers(rig, FORM) == [{"action": "accept", "content": {"count": 10, "word": "a" * 26 + "!"}}]
+        assert rig.host.watchdog.take() == []
+    finally:
+        rig.host.watchdog.limit_ms = None
+
+
+def test_a_form_stays_open_while_the_user_looks_elsewhere_and_goes_on_with_its_answers(rig: ChatRig) -> None:
+    rig.load([[form({"name": {"type": "string"}, "ok": {"type": "boolean"}, "size": {"type": "integer"}})]])
+    rig.send("fill it")
+    open_form(rig)
+    rig.host.user.choose_quick_panel(0)
+    input_panel(rig)
+    rig.host.user.submit_input_panel("Ada")
+    ok = quick_panel(rig)
+    assert ok.flags & rig.host.sublime.QuickPanelFlags.KEEP_OPEN_ON_FOCUS_LOST
+    rig.host.user.leave_app()  # the user checks something in their browser
+    rig.host.wait_idle()
+    rig.host.user.return_to_app()
+    assert not ok.done  # still open, nothing answered
+    rig.host.user.choose_quick_panel("Yes")
+    size = input_panel(rig)
+    rig.host.user.cancel_input_panel()  # Esc: the form waits
+    rig.host.wait_idle()
+    assert titles(open_form(rig))[0] == "Go on with the form (field 3 of 3)"
+    rig.host.user.choose_quick_panel(0)
+    assert input_panel(rig) is not size
+    rig.host.user.submit_input_panel("3")
+    assert wait_answers(rig, FORM) == [{"action": "accept", "content": {"name": "Ada", "ok": True, "size": 3}}]

@@ -293,3 +293,33 @@ def test_queued_desktop_notifications_run_one_at_a_time_on_one_thread(rig: ChatR
     notify.run_desktop_command(commands.desktop_command("linux", "later"))  # drained: a new burst starts it again
     rig.host.wait_for(lambda: len(ran) == 21, timeout=WAIT)
     assert started == ["desktop notification"] * 2
+
+
+@posix_tools
+@pytest.mark.parametrize("order", ["view_first", "input_first"])
+def test_the_command_palette_opening_over_a_chat_in_sight_is_no_lost_focus(
+        rig: ChatRig, desktop_tools: DesktopTools, monkeypatch: pytest.MonkeyPatch, order: str) -> None:
+    """The palette takes the keys from the view: whichever of the view's
+    deactivation and the palette input's activation Sublime sends first, the
+    chat on screen is not marked unseen and no desktop notification pops."""
+    rig.load([[{"stall": 0.5}, {"chunks": ["Done."]}]])
+    monkeypatch.setattr(sys.modules[f"{PACKAGE}.plugin.chat.transcript.notify"], "LONG_TURN_SECONDS", 0.2)
+    transcript, composer = rig.open()
+    rig.send("long")
+    if order == "view_first":
+        rig.host.user.open_command_palette()  # as the simulator orders them
+    else:  # the other order: the palette's input activated, then the view deactivated
+        app = rig.host.app
+
+        def palette_input_first() -> None:
+            widget = app.make_view(app.active_window_id, element="command_palette:input", sheet=False, widget=True)
+            app.emit("view", "on_activated", widget)
+            app.emit("view", "on_deactivated", composer.id())
+
+        rig.host.run_on_main(palette_input_first)
+    assert rig.ended() == ["end_turn"]
+    rig.host.wait_idle()
+    assert notifications(rig) == [] and transcript.name() == "Qwen Chat"
+    assert desktop_tools.calls() == []
+    if order == "view_first":
+        rig.host.user.close_command_palette()

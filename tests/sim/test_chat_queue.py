@@ -199,3 +199,42 @@ def test_a_steer_the_agent_cannot_take_goes_back_first_in_the_queue(rig: ChatRig
     rig.host.wait_for(lambda: "not steered" in rig.transcript(), timeout=WAIT)
     assert queued_texts(rig) == ["b", "a"] and sent(rig) == ["running"]
     assert "offers no way to add to a running turn" in rig.transcript()
+
+
+def test_the_queue_stays_below_text_the_agent_adds_after_it_was_drawn(rig: ChatRig) -> None:
+    """Each append to the transcript draws the queue again after the new end:
+    its place never depends on how Sublime moves an empty phantom region."""
+    rig.load([[{"stall": 2}, {"chunks": ["late words"]}, {"stall": 30}]])
+    busy_with(rig, "queued meanwhile")
+    rig.host.wait_for(lambda: "late words" in rig.transcript(), timeout=WAIT)
+    rig.host.wait_idle()
+    transcript = rig.chat().transcript_view
+    phantom, = (p for p in rig.host.app.view(transcript.id()).phantoms.values() if p.key == QUEUE_KEY)
+    assert phantom.region == (transcript.size(), transcript.size())
+    rig.host.user.run_command("qwen_chat_cancel")
+
+
+@pytest.mark.parametrize(("place", "action"), [(2, "Move Down"), (0, "Move Up")])
+def test_moving_the_last_prompt_down_or_the_first_up_leaves_the_queue_as_it_is(
+        rig: ChatRig, place: int, action: str) -> None:
+    rig.load([[{"stall": 30}]])
+    busy_with(rig, "a", "b", "c")
+    rig.host.user.run_command("qwen_chat_queued")
+    rig.host.user.choose_quick_panel(place)
+    rig.host.user.choose_quick_panel(action)
+    rig.host.wait_idle()
+    assert queued_texts(rig) == ["a", "b", "c"]
+    rig.host.assert_no_errors()  # no traceback in the console
+    rig.host.user.run_command("qwen_chat_queued")  # and the queue's panel opens again
+    assert rig.host.quick_panels[-1].items[0] == "1. a"
+
+
+def test_esc_in_the_queue_panel_closes_it_without_an_error(rig: ChatRig) -> None:
+    """Sublime calls a WANT_EVENT panel's callback with the index alone on Esc."""
+    rig.load([[{"stall": 30}]])
+    busy_with(rig, "a")
+    rig.host.user.run_command("qwen_chat_queued")
+    rig.host.user.cancel_quick_panel()
+    rig.host.wait_idle()
+    rig.host.assert_no_errors()
+    assert queued_texts(rig) == ["a"] and all(q.done for q in rig.host.quick_panels)

@@ -202,3 +202,17 @@ def test_session_options_of_an_agent_without_config_options_are_its_modes_and_mo
     rig.host.wait_for(lambda: rig.chat().conversation.state.mode_id == "yolo", timeout=WAIT)
     assert [m["params"]["modeId"] for m in rig.received("session/set_mode")] == ["yolo"]
     assert not rig.received("session/set_config_option")
+
+
+def test_the_pinned_plan_stays_under_the_draft_as_the_user_types(rig: ChatRig) -> None:
+    rig.load([[plan("in_progress", "pending")]])
+    _, composer = rig.open()
+    rig.send("plan it")
+    assert rig.ended() == ["end_turn"]
+    rig.host.wait_for(lambda: len(composer_plan(rig)) == 1, timeout=WAIT)
+    assert "alpha(0.6)" in composer_plan(rig)[0]  # the other steps dimmed by minihtml's colour alpha
+    rig.host.user.type(composer, "next, the tests")
+    rig.host.wait_idle()
+    state = rig.host.view_state(composer)
+    phantom, = (p for p in state.phantoms.values() if p.key == PLAN_KEY)
+    assert phantom.region == (composer.size(), composer.size()) and composer.size() > 0

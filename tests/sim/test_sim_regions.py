@@ -109,3 +109,19 @@ def test_text_queries(sim_host: SimulatedHost) -> None:
     assert found == [Region(0, 10)] and extractions == ["<first>"]
     assert view.find_all(".", LITERAL) == []
     assert view.find_all("line", 0, within=Region(11, 30)) == [Region(20, 24)]
+
+
+def test_an_empty_phantom_region_stays_before_text_inserted_at_it(sim_host: SimulatedHost) -> None:
+    """Sublime documents no rule for an empty phantom region where text is
+    inserted: the simulator leaves it before the text (a package that needs it
+    after redraws it), and moves it with text inserted before it."""
+    sublime = sim_host.sublime
+    view = sim_host.window.new_file()
+    view.run_command("append", {"characters": "ab"})
+    at_end = view.add_phantom("end", Region(2), "<b>x</b>", sublime.PhantomLayout.BLOCK)
+    view.run_command("append", {"characters": "cd"})
+    assert view.query_phantom(at_end) == [Region(2)]
+    view.sel().clear()
+    view.sel().add(Region(0))
+    view.run_command("insert", {"characters": "Z"})
+    assert view.query_phantom(at_end) == [Region(3)]  # text before it moves it

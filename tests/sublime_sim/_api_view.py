@@ -10,7 +10,7 @@ import html
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import _runtime, _syntax, _text, _viewport
+from . import _minihtml, _runtime, _syntax, _text, _viewport
 from ._api_objects import Buffer, Edit, Selection, Sheet, SymbolRegion, Syntax, make_sheet
 from ._constants import PhantomLayout, PointClassification, RegionFlags, SymbolType
 from ._region import Region, adjust_span, span_of
@@ -478,6 +478,7 @@ class View:
         self._write(lambda st: st.regions.pop(key, None))
 
     def add_phantom(self, key: str, region: Region, content: str, layout: PhantomLayout, on_navigate: Callable[[str], None] | None = None) -> int:
+        _minihtml.check(content, "add_phantom")
         pid = _runtime.app().new_id("phantom")
         rec = PhantomRecord(pid, key, span_of(region), content, int(layout), on_navigate)
         self._write(lambda st: st.phantoms.__setitem__(pid, rec))
@@ -599,6 +600,7 @@ class View:
         on_navigate: Callable[[str], None] | None = None,
         on_hide: Callable[[], None] | None = None,
     ) -> None:
+        _minihtml.check(content, "show_popup")
         old = self._read(lambda st: st.popup)
         rec = PopupRecord(content, int(flags), location, max_width, max_height, on_navigate, on_hide)
         self._write(lambda st: setattr(st, "popup", rec))
@@ -606,6 +608,7 @@ class View:
             _runtime.app().call_plugin("popup on_hide", old.on_hide)
 
     def update_popup(self, content: str) -> None:
+        _minihtml.check(content, "update_popup")
         self._write(lambda st: setattr(st.popup, "content", content) if st.popup else None)
 
     def is_popup_visible(self) -> bool:

@@ -151,6 +151,7 @@ class App(BufferOps, WindowOps, CommandOps):
         self.status_messages: list[tuple[int, str]] = []
         self.quick_panels: list[QuickPanelRecord] = []
         self.command_inputs: list[CommandInputRecord] = []
+        self.palettes: dict[int, int] = {}  # window id -> the input of its open command palette (a widget view)
         self.input_panels: list[InputPanelRecord] = []
         self.opened_urls: list[str] = []
         self.preferences_id = self.load_settings("Preferences.sublime-settings")

@@ -254,7 +254,11 @@ class BufferOps:
         for rec in st.regions.values():
             rec.regions = [adjust_span(s, pos, removed, inserted) for s in rec.regions]
         for ph in st.phantoms.values():
-            ph.region = adjust_span(ph.region, pos, removed, inserted)
+            # An empty phantom region where text is inserted: Sublime documents no
+            # rule, so it stays before the text, and a package that needs it after
+            # must draw it again.
+            if not (ph.region == (pos, pos) and not removed):
+                ph.region = adjust_span(ph.region, pos, removed, inserted)
         st.folded = [s for s in (adjust_span(f, pos, removed, inserted) for f in st.folded) if s[0] != s[1]]
         st.inline_diffs = [adjust_span(s, pos, removed, inserted) for s in st.inline_diffs]
 

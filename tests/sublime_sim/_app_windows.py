@@ -207,14 +207,55 @@ class WindowOps:
 
     def set_app_focus(self: App, focused: bool) -> None:
         """Another application takes the keys (False) or gives them back (True):
-        the view with input focus gets on_deactivated / on_activated, the windows,
-        their active views and active_window() stay as they were."""
+        the view with input focus (an open quick panel's input, if it has
+        them) gets on_deactivated / on_activated, the windows, their active
+        views and active_window() stay as they were. Losing them closes the
+        active window's quick panel unless shown KEEP_OPEN_ON_FOCUS_LOST."""
         if focused == self.app_focused:
             return
         self.app_focused = focused
-        vid = self.focused_view_id()
+        vid = self.overlay_input(self.active_window_id) or self.focused_view_id()
         if vid:
             self.emit("view", "on_activated" if focused else "on_deactivated", vid)
+        if not focused:
+            self.close_quick_panels_on_focus_lost(self.active_window_id)
+            self.main.post(functools.partial(self.close_palette, self.active_window_id), 0, label="palette lost focus")
+
+    def quick_panel_with_keys(self: App, wid: int) -> QuickPanelRecord | None:
+        with self.lock:
+            return next((q for q in self.quick_panels if q.window_id == wid and not q.done and q.has_keys), None)
+
+    def overlay_input(self: App, wid: int) -> int:
+        """The input of the window's open command palette or quick panel holding the keys, else 0."""
+        panel = self.quick_panel_with_keys(wid)
+        return panel.view_id if panel is not None else self.palettes.get(wid, 0)
+
+    def open_palette(self: App, wid: int) -> None:
+        """The command palette opens: its input takes the keys (the view loses
+        them first, then the input gets them, as GitSavvy's focus listener
+        relies on). An open quick panel closes."""
+        if self.window(wid) is None or wid in self.palettes:
+            return
+        for rec in [q for q in self.quick_panels if q.window_id == wid and not q.done]:
+            self.answer_quick_panel(rec, -1)
+        old = self.focused_view_id() if wid == self.active_window_id and self.app_focused else 0
+        vid = self.make_view(wid, element="command_palette:input", sheet=False, widget=True)
+        self.palettes[wid] = vid
+        self.attach_listeners(vid)
+        if old:
+            self.emit("view", "on_deactivated", old)
+            self.emit("view", "on_activated", vid)
+
+    def close_palette(self: App, wid: int) -> None:
+        vid = self.palettes.pop(wid, 0)
+        if not vid:
+            return
+        if wid == self.active_window_id and self.app_focused:
+            self.emit("view", "on_deactivated", vid)
+            back = self.focused_view_id()
+            if back:
+                self.emit("view", "on_activated", back)
+        self.discard_view(vid)
 
     def keys(self: App) -> tuple[int, int, int]:
         """Where the user types: the active window, its active group, the focused view."""
@@ -240,6 +281,10 @@ class WindowOps:
         if new_vid == old_vid:
             return
         self.close_quick_panels_on_focus_lost(self.active_window_id)
+        panel = self.quick_panel_with_keys(self.active_window_id)
+        if panel is not None:  # the keys leave the quick panel's input, which had them
+            panel.has_keys = False
+            old_vid = panel.view_id
         if old_vid and self.view(old_vid) is not None:
             self.emit("view", "on_deactivated", old_vid)
         if new_vid:
@@ -565,12 +610,27 @@ class WindowOps:
         on_highlight: Callable[[int], None] | None,
         placeholder: str | None,
     ) -> None:
-        # Showing a quick panel cancels the one already open.
-        for old in [q for q in self.quick_panels if q.window_id == wid and not q.done]:
-            self.main.post(functools.partial(self.answer_quick_panel, old, -1), 0, label="quick panel replaced")
-        rec = QuickPanelRecord(wid, list(items), on_select, int(flags), selected_index, on_highlight, placeholder)
+        # Sublime refuses a quick panel while one (or the command palette) is
+        # open in the window: "Quick Panel Unavailable" in the console, no
+        # callback ever (sublime_text#6832).
+        with self.lock:
+            busy = any(q.window_id == wid and not q.done for q in self.quick_panels) or any(
+                c.window_id == wid and not c.done for c in self.command_inputs) or wid in self.palettes
+        if busy or self.window(wid) is None:
+            self.log("Quick Panel Unavailable")
+            return
+        # Its input takes the keys: the view that had them is deactivated, then the input activated.
+        old = self.focused_view_id() if wid == self.active_window_id and self.app_focused else 0
+        vid = self.make_view(wid, element="goto_anything:input", sheet=False, widget=True)
+        rec = QuickPanelRecord(wid, list(items), on_select, int(flags), selected_index, on_highlight, placeholder,
+                               view_id=vid, has_keys=wid == self.active_window_id)
         with self.lock:
             self.quick_panels.append(rec)
+        self.attach_listeners(vid)
+        if old:
+            self.emit("view", "on_deactivated", old)
+        if rec.has_keys and self.app_focused:
+            self.emit("view", "on_activated", vid)
         answer = self.answers.take("quick_panel", self.answers.quick_panel)
         if answer is not None:
             index = answer(rec.items) if callable(answer) else int(answer)
@@ -587,7 +647,15 @@ class WindowOps:
             if rec.done:
                 return
             rec.done, rec.chosen = True, index
-        if rec.flags & QuickPanelFlags.WANT_EVENT:
+        if rec.has_keys and self.app_focused and rec.window_id == self.active_window_id:  # the keys go back
+            self.emit("view", "on_deactivated", rec.view_id)
+            back = self.focused_view_id()
+            if back:
+                self.emit("view", "on_activated", back)
+        rec.has_keys = False
+        self.discard_view(rec.view_id)
+        # The event comes with a pick only: Esc (and a close) calls on_select(-1) alone.
+        if rec.flags & QuickPanelFlags.WANT_EVENT and index >= 0:
             self.call_plugin("quick panel on_select", rec.on_select, index, {"modifier_keys": self.modifier_keys(modifiers)})
         else:
             self.call_plugin("quick panel on_select", rec.on_select, index)

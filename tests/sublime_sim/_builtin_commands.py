@@ -397,6 +397,9 @@ def show_overlay(app: App, wid: int, args: dict[str, Any]) -> None:
     Sublime does when a command lacks a required argument); other overlays
     are only recorded."""
     name = args.get("command")
+    if args.get("overlay") == "command_palette" and name is None:
+        app.open_palette(wid)
+        return
     if args.get("overlay") != "command_palette" or not isinstance(name, str):
         return
     from . import sublime_plugin as sp
@@ -412,6 +415,7 @@ def show_overlay(app: App, wid: int, args: dict[str, Any]) -> None:
 
 @_window_cmd("hide_overlay")
 def hide_overlay(app: App, wid: int, args: dict[str, Any]) -> None:
+    app.close_palette(wid)
     with app.lock:
         pending = [c for c in app.command_inputs if c.window_id == wid and not c.done]
         for record in pending:

@@ -106,7 +106,7 @@ def builtin_context(app: App, vid: int, key: str, operator: str, operand: Any, m
         read_only = bool(st and st.buffer.read_only)
         syntax = st.buffer.syntax if st else _syntax.PLAIN_TEXT
         panel = win.active_panel if win else None
-        overlay = any(not q.done for q in app.quick_panels) or any(not c.done for c in app.command_inputs)
+        overlay = any(not q.done for q in app.quick_panels) or any(not c.done for c in app.command_inputs) or bool(app.palettes)
     if key.startswith("setting."):
         value = settings.lookup(key[len("setting.") :]) if settings else None
         return compare(None if value is _MISSING else value, operator, operand)

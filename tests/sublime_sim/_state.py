@@ -142,6 +142,8 @@ class QuickPanelRecord:
     placeholder: str | None
     done: bool = False
     chosen: int | None = None
+    view_id: int = 0  # its input: the widget that holds the keys while it is open
+    has_keys: bool = False  # the keys are in it (a view clicked meanwhile took them from a panel kept open)
 
     def details_shown(self, index: int) -> Rendered:
         """What the panel shows of row `index`'s details: Sublime renders them as minihtml."""

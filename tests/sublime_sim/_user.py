@@ -258,6 +258,15 @@ class User:
 
         return bool(self._host.run_on_main(go))
 
+    def open_command_palette(self, *, window: Window | None = None) -> None:
+        """Ctrl+Shift+P: the palette's input takes the keys (nothing chosen yet)."""
+        self._host.run_on_main(lambda: self._app.run_window_command(self._window(window), "show_overlay",
+                                                                    {"overlay": "command_palette"}))
+
+    def close_command_palette(self, *, window: Window | None = None) -> None:
+        """Esc in the palette: the keys go back to the view that had them."""
+        self._host.run_on_main(lambda: self._app.run_window_command(self._window(window), "hide_overlay"))
+
     def cancel_command_input(self, *, window: Window | None = None) -> None:
         self._pending_command_input(window)
         self._host.run_on_main(lambda: self._app.run_window_command(self._window(window), "hide_overlay"))

@@ -92,6 +92,9 @@ def test_each_rule_of_the_subset_refuses_with_its_reason(prop: dict[str, Any], t
     ({"type": "string", "format": "email"}, "ada@example.org", "ada@example.org"),
     ({"type": "string", "format": "date-time"}, "2026-11-28T12:00:00", "2026-11-28T12:00:00"),
     ({"type": "integer", "minimum": 0, "maximum": 10}, " 7 ", 7),
+    ({"type": "integer", "minimum": 0, "maximum": 10}, "10", 10),  # the bounds are inclusive (JSON Schema's)
+    ({"type": "integer", "minimum": 0, "maximum": 10}, "0", 0),
+    ({"type": "number", "minimum": -1.5, "maximum": 2.5}, "2.5", 2.5),
     ({"type": "number", "minimum": 0}, "2.5", 2.5),
 ])
 def test_a_value_within_the_rules_is_taken_as_its_type(prop: dict[str, Any], text: str, value: Any) -> None:
@@ -198,12 +201,33 @@ def test_a_nested_object_field_is_refused_with_its_type() -> None:
     json.dumps(nested)  # the test's own input is a valid, deep JSON value
 
 
-@pytest.mark.parametrize("pattern", [r"^(a+)+$", r"(a|aa)*b\1", r"a*a*a*$", r"(?=a)a*", r"(x*)*y"])
+HOSTILE_PATTERNS = [
+    r"^(a|a)*$", r"(a+)+$", r"(a*)*b", r"(\w+\s?)*$", r"(.*a){20}",  # a choice or a repetition under a repetition
+    r"(a?){25}a{25}", "a?" * 25 + "a{25}", "(a|a)" * 25 + "b",  # choices in a row
+    r"^(a+)+$", r"(a|aa)*b\1", r"a*a*a*$", r"(?=a)a*", r"(x*)*y",  # nested, more than two, back-reference, lookaround
+]
+
+
+@pytest.mark.parametrize("pattern", HOSTILE_PATTERNS)
 def test_a_pattern_whose_check_could_hang_is_left_to_the_agent(pattern: str) -> None:
-    field = read_form({"x": {"type": "string", "pattern": pattern}}).fields[0]
+    field = read_form({"x": {"type": "string", "pattern": pattern, "default": "a" * 26 + "!"}}).fields[0]
     assert field.checked_pattern is None and "checked by the agent" in field.hint()
+    assert field.check_text(field.prefill()) == "a" * 26 + "!"  # Enter on the agent's default
     # Were the pattern run, this value would keep the check (and the GIL) for ages.
     assert field.check_text("a" * 10_000 + "!") == "a" * 10_000 + "!"
+
+
+@pytest.mark.parametrize(("pattern", "good", "bad"), [
+    (r"^\d{3}-?\d{4}$", "555-1234", "55-1234"),
+    (r"^[^@\s]+@[^@\s]+$", "ada@example.org", "ada example"),
+    (r"^(?:dev|prod)-[a-z]+$", "dev-eu", "qa-eu"),
+])
+def test_a_pattern_of_few_choices_is_checked_in_the_editor(pattern: str, good: str, bad: str) -> None:
+    field = read_form({"x": {"type": "string", "pattern": pattern}}).fields[0]
+    assert field.checked_pattern is not None and "checked by the agent" not in field.hint()
+    assert field.check_text(good) == good
+    with pytest.raises(Invalid, match="does not match"):
+        field.check_text(bad)
 
 
 def test_a_checked_pattern_takes_values_only_up_to_its_bound() -> None:

@@ -164,3 +164,18 @@ def test_send_now_of_a_prompt_a_turn_already_took_does_not_cancel_that_turn(rig:
     gate.touch()
     wait_for(lambda: events.ended)
     assert events.ended == ["end_turn"] and not rig.received("session/cancel")
+
+
+def test_move_by_keeps_a_prompt_within_the_queue() -> None:
+    queue = PromptQueue()
+    a, b, c = QueuedPrompt("a"), QueuedPrompt("b"), QueuedPrompt("c")
+    for prompt in (a, b, c):
+        queue.add(prompt)
+    queue.move_by(c, 1)  # Move Down on the last
+    queue.move_by(a, -1)  # Move Up on the first
+    assert [p.text for p in queue.prompts()] == ["a", "b", "c"]
+    queue.move_by(a, 1)
+    assert [p.text for p in queue.prompts()] == ["b", "a", "c"]
+    queue.take()  # a turn takes "b" between the user's pick and the move
+    queue.move_by(c, 1)
+    assert [p.text for p in queue.prompts()] == ["a", "c"]

@@ -17,6 +17,7 @@ from .prompts.mentions import mention_completions
 from .prompts.prompt_context import view_activated, window_closed
 from .prompts.slash_commands import slash_completions
 from .transcript.chat_views import refresh_status
+from .transcript.plan_view import redraw_pinned_plan
 
 # The keymap's context for "which tab of a chat is this" ("transcript", "composer", null):
 # answered from the package's record, not `setting.qwen_chat.view`, which a project can set.
@@ -31,6 +32,12 @@ class ChatListener(sublime_plugin.EventListener):
         view_activated(view, window)
         if chats.get(window) is not None:
             refresh_status(window.id())
+
+    def on_modified(self, view: sublime.View) -> None:
+        if chat_role(view) == "composer":
+            chat = chat_of_view(view)
+            if chat is not None:
+                redraw_pinned_plan(chat)  # under the draft's new end (see plan_view.py)
 
     def on_query_context(self, view: sublime.View, key: str, operator: int, operand: Any, match_all: bool) -> bool | None:
         if key == CHAT_VIEW_CONTEXT:  # the keys of the chat's tabs, known from our own record

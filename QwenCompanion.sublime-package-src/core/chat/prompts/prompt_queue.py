@@ -100,6 +100,16 @@ class PromptQueue:
             self._prompts.insert(to, prompt)
             self._changed()
 
+    def move_by(self, prompt: QueuedPrompt, step: int) -> None:
+        """Move `prompt` `step` places later (earlier if negative), kept within
+        the queue: Move Down on the last prompt leaves it last. One lock
+        throughout: a turn taking a prompt meanwhile cannot put the place out of range."""
+        with self._lock:
+            index = self._index(prompt)
+            to = max(0, min(len(self._prompts) - 1, index + step))
+            self._prompts.insert(to, self._prompts.pop(index))
+            self._changed()
+
     def clear(self) -> int:
         with self._lock:
             count = len(self._prompts)

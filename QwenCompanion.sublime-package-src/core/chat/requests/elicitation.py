@@ -35,13 +35,21 @@ MAX_SHOWN = 300  # characters of a title, description or option shown; the rest 
 MAX_MESSAGE = 2_000  # characters of the form's message shown
 MAX_PATTERN = 500
 MAX_DEFAULT = 10_000  # characters of a default put in an input panel
-# A pattern runs in-process, where Python's regex engine holds the GIL: only
-# patterns whose backtracking stays polynomial and small are checked (no nested
-# or more than two repetitions, no back-references or lookarounds), on values of
-# at most PATTERN_VALUE_LIMIT characters (about 10 ms at worst). Others are shown
-# to the user and left for the agent to check.
-MAX_PATTERN_REPEATS = 2
+# A pattern runs on the main thread, where Python's regex engine holds the GIL
+# and cannot be interrupted: a thread with a timeout would leave the match
+# spinning, and a process per Enter is slow to start on Windows. So a static
+# check decides, conservatively. Backtracking grows with the places a match
+# may choose (a repetition of varying count, `?` too, or an alternation): one
+# under a repetition makes it exponential (`(a|a)*`, `(a+)+`, `(.*a){20}`),
+# many in a row too (`a?a?…a{25}`). A pattern is checked only if no repetition
+# encloses an alternation or another repetition, it has at most
+# MAX_PATTERN_CHOICES such places, and no back-reference or lookaround; its
+# backtracking then stays polynomial, on values of at most PATTERN_VALUE_LIMIT
+# characters (about 30 ms at worst). Others are shown to the user and left for
+# the agent to check.
+MAX_PATTERN_CHOICES = 2
 PATTERN_VALUE_LIMIT = 200
+REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")  # the parsed pattern's repetitions
 FORMATS = ("email", "uri", "date", "date-time")
 URL_SCHEMES = ("http", "https")
 
@@ -308,7 +316,7 @@ def _choices(name: str, enum: list[str] | None, titled: list[dict[str, Any]] | N
 
 
 def _safe_pattern(name: str, pattern: str) -> re.Pattern[str] | None:
-    """The compiled pattern if checking it is bounded (see MAX_PATTERN_REPEATS), else None."""
+    """The compiled pattern if checking it is bounded (see MAX_PATTERN_CHOICES), else None."""
     if len(pattern) > MAX_PATTERN:
         raise FormRefused(f"the field {shown(name, 80)!r} has a pattern of {len(pattern)} characters; "
                           f"at most {MAX_PATTERN} are taken")
@@ -317,13 +325,15 @@ def _safe_pattern(name: str, pattern: str) -> re.Pattern[str] | None:
         compiled = re.compile(pattern)
     except (re.error, RecursionError, OverflowError) as error:
         raise FormRefused(f"the field {shown(name, 80)!r} has a pattern Python cannot read: {error}") from None
-    repeats = 0
+    choices = 0
     for kind, argument, depth in _pattern_nodes(parsed, 0):
         if kind in ("GROUPREF", "GROUPREF_EXISTS", "ASSERT", "ASSERT_NOT"):
             return None
-        if kind in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and argument[1] > 1:
-            repeats += 1
-            if depth > 0 or repeats > MAX_PATTERN_REPEATS:
+        if kind in ("BRANCH", *REPEATS) and depth > 0:  # a choice or a repetition under a repetition
+            return None
+        if kind == "BRANCH" or (kind in REPEATS and argument[0] != argument[1]):
+            choices += 1
+            if choices > MAX_PATTERN_CHOICES:
                 return None
     return compiled
 
@@ -333,7 +343,7 @@ def _pattern_nodes(nodes: Any, depth: int) -> Iterator[tuple[str, Any, int]]:
     for opcode, argument in nodes:
         kind = str(opcode)
         yield kind, argument, depth
-        if kind in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        if kind in REPEATS:
             yield from _pattern_nodes(argument[2], depth + (1 if argument[1] > 1 else 0))
         elif kind in ("SUBPATTERN", "ATOMIC_GROUP"):
             yield from _pattern_nodes(argument[-1], depth)

@@ -83,10 +83,11 @@ class QwenChatQueuedCommand(ActiveChatCommand):
             return
         send_key = "⌘+Enter" if sublime.platform() == "osx" else "Ctrl+Enter"
 
-        def picked(choice: int, event: dict[str, Any]) -> None:
+        # Sublime passes the event with a pick only: Esc calls this with the index alone.
+        def picked(choice: int, event: dict[str, Any] | None = None) -> None:
             if choice < 0:
                 return
-            if event.get("modifier_keys", {}).get("primary"):
+            if (event or {}).get("modifier_keys", {}).get("primary"):
                 self._act(chat, prompts[choice], 1)
                 return
             actions = [*ACTIONS, STEER] if steerable(chat, prompts[choice]) else ACTIONS
@@ -103,7 +104,7 @@ class QwenChatQueuedCommand(ActiveChatCommand):
         """ACTIONS[action] (STEER after them) on `prompt`, if it is still queued."""
         queue = chat.conversation.queue
         try:
-            index = queue.index(prompt)
+            queue.index(prompt)  # ValueError once it went out or was removed
             if action == 0:
                 self.window.show_input_panel("Queued prompt:", prompt.text,
                                              lambda text: self._edited(chat, prompt, text), None, None)
@@ -111,7 +112,7 @@ class QwenChatQueuedCommand(ActiveChatCommand):
             if action == 1:
                 chat.conversation.send_now(prompt)
             elif action in (2, 3):
-                queue.move(prompt, max(0, min(len(queue) - 1, index + (-1 if action == 2 else 1))))
+                queue.move_by(prompt, -1 if action == 2 else 1)
             elif action == 4:
                 queue.remove(prompt)
             elif steerable(chat, prompt):  # the turn may have ended since the list was shown

@@ -5,8 +5,9 @@ undo step; other files on disk, in their own encoding, on threads of a small
 bounded pool (never the main thread or Sublime's worker). A write lands only
 on the text the agent last saw; writes into `.git`, writes outside the
 folders and reads of excluded files wait for the user's yes, asked in a
-quick panel whose first (selected) choice refuses, one question at a time
-(`chat_guarded_files`: "ask" or "refuse")."""
+quick panel whose first (selected) choice refuses, one question at a time,
+told in the transcript and the status bar (file_questions.py: a panel
+Sublime refused is shown again) (`chat_guarded_files`: "ask" or "refuse")."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ from ...settings import fallback_encoding, userprefs
 from ..chats import chats
 from ..prompts.prompt_context import context_options
 from .buffers import on_main
+from .file_questions import FileQuestion, ask
 from .view_writes import write_view
 
 if TYPE_CHECKING:
@@ -83,14 +85,16 @@ def _view_too_large(view: sublime.View, size: int) -> Exception:
 class AgentFiles:
     """One window's file reads and writes for the agent (chat thread)."""
 
-    def __init__(self, window: sublime.Window, worktree: str | None = None) -> None:
+    def __init__(self, window: sublime.Window, worktree: str | None = None, chat_id: int = 0) -> None:
         self.window = window
+        self.chat_id = chat_id  # the chat whose transcript tells its questions
         self.worktree = worktree  # a worktree chat's only folder
         self.jobs = FileJobs()
         self.seen = SeenTexts()
         self.turns = TurnChanges()  # each turn's checkpoints, taken before its first write of a file
         self._asking: asyncio.Lock | None = None
         self._questions: set[asyncio.Future[bool]] = set()
+        self._asked = 0  # questions asked, for their blocks' keys in the transcript
 
     async def read(self, shown: str, resolved: str, view: sublime.View | None,
                    line: int | None, limit: int | None) -> str:
@@ -205,24 +209,35 @@ class AgentFiles:
         def chosen(index: int) -> None:
             loop.call_soon_threadsafe(_settle, answer, index == 1)
 
-        def show() -> None:
-            if not self.window.is_valid():
-                chosen(-1)
-                return
-            self.window.show_quick_panel(
-                [[f"Refuse: Qwen Code may not {access} this file", shown],
-                 [f"Allow once: let Qwen Code {access} this file", f"{shown} — {reason}"]],
-                chosen, sublime.QuickPanelFlags.KEEP_OPEN_ON_FOCUS_LOST,  # a consent panel: focus moves never answer it
-                selected_index=0, placeholder=f"Qwen Code asks to {access} {shown}",
-            )
-
+        question = FileQuestion(
+            self.window,
+            [[f"Refuse: Qwen Code may not {access} this file", shown],
+             [f"Allow once: let Qwen Code {access} this file", f"{shown} — {reason}"]],
+            f"Qwen Code asks to {access} {shown}", chosen)
+        self._asked += 1
+        key = f"file-question{self._asked}"
         chats.tell("file_access_requested", {"window": self.window.id(), "path": shown, "access": access,
                                              "reason": reason})
-        sublime.set_timeout(show)
+        self._tell(key, f"**File access**: Qwen Code asks to {access} `{shown}` ({reason})\n"
+                        "(Qwen Code: Answer File Access… if its panel is not open)\n\n")
+        sublime.set_timeout(lambda: self.window.status_message(
+            f"Qwen Code asks to {access} {shown} (Qwen Code: Answer File Access…)"))
+        ask(question)
         try:
-            return await answer
+            allowed = await answer
         finally:
             self._questions.discard(answer)
+            question.drop()
+        self._tell(key, f"**File access**: Qwen Code asked to {access} `{shown}` "
+                        f"→ {'allowed once' if allowed else 'refused'}\n\n")
+        return allowed
+
+    def _tell(self, key: str, text: str) -> None:
+        """A block of the chat's transcript (chat thread)."""
+        chat = chats.by_id(self.chat_id)
+        if chat is not None:
+            chat.conversation.upsert(key, text)
+            chat.conversation.streamer.flush()
 
     def refuse_questions(self) -> None:
         """The turn was cancelled or the chat is closing: every open question is a no (any thread)."""

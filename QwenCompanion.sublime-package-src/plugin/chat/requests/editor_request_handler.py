@@ -53,7 +53,7 @@ class EditorRequestHandler:
         # A worktree chat's agent reads and writes in its worktree only: never the
         # main tree's files, nor a main-tree file open in the window (an unsaved buffer).
         self.worktree = worktree.path if worktree is not None else None
-        self.files = AgentFiles(window, self.worktree)
+        self.files = AgentFiles(window, self.worktree, chat_id)
         self.forms: ChatForms = ChatForms(window, chat_id)
 
     def _chat(self) -> WindowChat | None:

@@ -4,10 +4,13 @@ their next keys (Enter picks an option) as answers. Like a permission, it is
 shown in the chat's transcript and told (status bar, notification); the
 user opens it with Qwen Code: Answer Form…, a sequence of quick panels
 (booleans, choices) and input panels (texts, numbers, the default filled
-in). A value the schema refuses is asked again with the reason; Esc anywhere
-answers "cancel", Decline "decline". A link is opened in the browser only
-on the user's yes, and only an http(s) one. One form at a time per chat: a
-second one while the first waits is refused."""
+in). A value the schema refuses is asked again with the reason. The quick
+panels stay open while the user looks at another application
+(KEEP_OPEN_ON_FOCUS_LOST). Esc in a field closes its panel and keeps the
+answers given so far: Answer Form… goes on from that field. Esc on the
+form's first panel answers "cancel", Decline "decline". A link is opened in
+the browser only on the user's yes, and only an http(s) one. One form at a
+time per chat: a second one while the first waits is refused."""
 
 from __future__ import annotations
 
@@ -54,6 +57,9 @@ class OpenForm:
         self._lock = threading.Lock()
         self.settled = False
         self.problem = ""  # why the last answer given whole was refused
+        # The user's answers so far (main thread): kept when a field's panel is
+        # closed, so Answer Form… goes on from there.
+        self.answers = FormAnswers(request) if isinstance(request, Form) else None
 
     def settle(self, result: dict[str, Any]) -> bool:
         with self._lock:
@@ -165,24 +171,32 @@ class ChatForms:
             notify.waiting(self.window, chat, kind, f"asks in “{chat.title}”: {asked}", lambda: None)
 
 
+# The form's quick panels stay open while the user looks elsewhere (a browser
+# for what to answer): without it Sublime closes them, which read as Esc.
+KEEP_OPEN = sublime.QuickPanelFlags.KEEP_OPEN_ON_FOCUS_LOST
+
+
 class FormPanels:
     """The user's way through one open form, panel after panel (main thread)."""
 
     def __init__(self, window: sublime.Window, form: OpenForm) -> None:
         self.window = window
         self.form = form
-        self.answers = FormAnswers(form.request) if isinstance(form.request, Form) else None
+        self.answers = form.answers
         self._picked: list[str] = []  # a multi-select's choices so far
 
     def start(self) -> None:
         request = self.form.request
         if isinstance(request, UrlRequest):
             first = ["Open the link in the browser", shown(request.url, 200)]
+        elif self.answers is not None and self.answers.position:
+            first = [f"Go on with the form (field {self.answers.position + 1} of {len(request.fields)})",
+                     "The answers given so far are kept; Esc here cancels the form"]
         else:
             first = [f"Fill in the form ({len(request.fields)} field{'s' if len(request.fields) != 1 else ''})",
-                     request.title or "Esc cancels at any step"]
+                     request.title or "Esc in a field keeps the answers so far; Esc here cancels"]
         items = [first, ["Decline", "Tell Qwen Code no"]]
-        self.window.show_quick_panel(items, self._started, placeholder=shown(request.message, 200))
+        self.window.show_quick_panel(items, self._started, KEEP_OPEN, placeholder=shown(request.message, 200))
 
     def _started(self, index: int) -> None:
         if index < 0:
@@ -195,8 +209,11 @@ class FormPanels:
         else:
             self._next()
 
-    def _cancelled(self) -> None:
-        self._settle("cancel")
+    def _closed(self) -> None:
+        """A field's panel closed without an answer: the form waits, its answers kept."""
+        if not self.form.settled:
+            self.window.status_message("Qwen Code: the form waits, your answers so far kept "
+                                       "(Qwen Code: Answer Form… to go on)")
 
     def _settle(self, action: str, content: dict[str, Any] | None = None) -> bool:
         return self.form.settle(answer(action, content))  # type: ignore[arg-type]  # one of the three
@@ -227,7 +244,7 @@ class FormPanels:
             about = f" ({shown(field.description, 120)})" if field.description else ""
             caption = f"{why}{field.label}{about}{' — ' + hint if hint else ''}:"
             self.window.show_input_panel(caption, text, lambda typed: self._typed(field, typed), None,
-                                         self._cancelled)
+                                         self._closed)
 
     def _typed(self, field: FormField, text: str) -> None:
         assert self.answers is not None
@@ -255,13 +272,13 @@ class FormPanels:
         def picked(index: int) -> None:
             assert self.answers is not None
             if index < 0:
-                self._settle("cancel")
+                self._closed()
                 return
             self.answers.give(values[index])
             self._next()
 
         placeholder = f"✗ {problem}. {field.label}" if problem else field.label
-        self.window.show_quick_panel(items, picked, selected_index=selected, placeholder=placeholder)
+        self.window.show_quick_panel(items, picked, KEEP_OPEN, selected_index=selected, placeholder=placeholder)
 
     def _ask_many_of(self, field: FormField, problem: str | None, selected: int) -> None:
         done = f"Done: {len(self._picked)} chosen"
@@ -271,7 +288,7 @@ class FormPanels:
         def picked(index: int) -> None:
             assert self.answers is not None
             if index < 0:
-                self._settle("cancel")
+                self._closed()
             elif index == 0:
                 try:
                     value = field.check_choices(self._picked)
@@ -288,5 +305,5 @@ class FormPanels:
                 sublime.set_timeout(lambda: self._ask_many_of(field, None, index))
 
         placeholder = f"✗ {problem}. {field.label}" if problem else f"{field.label}: pick, then Done"
-        self.window.show_quick_panel(items, picked, selected_index=selected, placeholder=placeholder)
+        self.window.show_quick_panel(items, picked, KEEP_OPEN, selected_index=selected, placeholder=placeholder)
 

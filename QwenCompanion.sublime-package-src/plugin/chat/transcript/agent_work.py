@@ -172,10 +172,10 @@ class ChatSeenListener(sublime_plugin.EventListener):
     """Sublime's focus, and the chat coming into sight (see notify.py)."""
 
     def on_activated(self, view: sublime.View) -> None:
-        notify.app_focus_changed(True)
+        notify.app_focus_changed(view.id(), True)
         window = view.window()
         if window is not None:
             notify.chat_seen(window)
 
     def on_deactivated(self, view: sublime.View) -> None:
-        notify.app_focus_changed(False)
+        notify.app_focus_changed(view.id(), False)

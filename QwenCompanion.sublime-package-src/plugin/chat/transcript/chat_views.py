@@ -19,7 +19,7 @@ from ....core.chat.history.rewind import is_qwen
 from ....core.chat.transcript.folds import WorkFolds
 from ...editor import end_visible
 from ...settings import userprefs
-from ..chats import WindowChat, chats, is_chat_view, window_by_id
+from ..chats import WindowChat, chat_of_view, chats, is_chat_view, window_by_id
 from .notify import TITLE_MARK
 from .plan_view import drop_stale_plan
 from .queue_view import show_queue
@@ -311,6 +311,9 @@ class QwenChatApplyCommand(sublime_plugin.TextCommand):
             view.set_read_only(True)
         if follow:
             view.show(view.size(), False)
+        chat = chat_of_view(view)
+        if chat is not None:
+            show_queue(chat)  # after the new end (see queue_view.py)
 
 
 def uptime(started_at: float) -> str:

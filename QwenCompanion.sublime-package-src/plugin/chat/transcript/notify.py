@@ -8,9 +8,14 @@ In sight means: the chat's window is `sublime.active_window()`, its transcript
 is the selected tab of its group, and Sublime is focused. Sublime has no
 call that says whether it is focused; it sends `on_deactivated` to the view
 that had the keys when they go elsewhere and `on_activated` to the one that
-gets them. So Sublime counts as focused unless the last of those was an
-`on_deactivated` (the keys went to another application) with no
-`on_activated` after it."""
+gets them, widgets too: the command palette's or a quick panel's input, a
+panel's. Opening the palette deactivates the view and activates the
+palette's input (closing it, the other way round), so a deactivation alone
+says nothing. Sublime counts as focused while some view holds the keys: the
+one last activated, until that same view is deactivated (the keys went to
+another application). A deactivation of a view that no longer holds them
+(its successor's activation came first) changes nothing, whatever the order
+Sublime sends the two in."""
 
 from __future__ import annotations
 
@@ -43,21 +48,30 @@ TOOL_TIMEOUT = 60.0  # seconds a notification tool may run before it is ended
 
 
 class AppFocus:
-    """Whether Sublime has the keys, from the activation events (main thread),
-    and whether the package itself is bringing a chat to view (its activation
-    events are not the user seeing the chat)."""
+    """Which view holds Sublime's keys, from the activation events (main
+    thread): None once they went to another application, UNKNOWN before any
+    event (taken as focused); and whether the package itself is bringing a
+    chat to view (its activation events are not the user seeing the chat)."""
 
-    focused = True
+    UNKNOWN = 0
+    keys_in: int | None = UNKNOWN
     showing = False
 
+    @classmethod
+    def focused(cls) -> bool:
+        return cls.keys_in is not None
 
-def app_focus_changed(activated: bool) -> None:
-    AppFocus.focused = activated
+
+def app_focus_changed(view_id: int, activated: bool) -> None:
+    if activated:
+        AppFocus.keys_in = view_id
+    elif AppFocus.keys_in in (view_id, AppFocus.UNKNOWN):  # the view holding the keys lost them
+        AppFocus.keys_in = None
 
 
 def chat_in_sight(window: sublime.Window, chat: WindowChat) -> bool:
     transcript = chat.transcript_view
-    if transcript is None or not transcript.is_valid() or not AppFocus.focused or sublime.active_window() != window:
+    if transcript is None or not transcript.is_valid() or not AppFocus.focused() or sublime.active_window() != window:
         return False
     group, _ = window.get_view_index(transcript)
     return window.active_view_in_group(group) == transcript
@@ -145,13 +159,14 @@ def waiting(window: sublime.Window, chat: WindowChat, kind: str, text: str, show
     """A permission or question waits: `show` brings it into view (the keys
     stay where they are) and, if the chat was out of sight, the user is told."""
     unseen = not chat_in_sight(window, chat)
-    focused = AppFocus.focused
+    keys_in = AppFocus.keys_in
     AppFocus.showing = True
     try:
         show()
     finally:
         AppFocus.showing = False
-    AppFocus.focused = focused  # focusing a view does not bring Sublime to the front
+    if keys_in is None:  # focusing a view does not bring Sublime to the front
+        AppFocus.keys_in = None
     if unseen:
         notify(window, chat, kind, text)
 

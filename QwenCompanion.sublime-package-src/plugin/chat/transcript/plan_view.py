@@ -22,9 +22,11 @@ PLAN_STATUS_KEY = "qwen_chat_plan"
 # Under the draft, not at its start: Sublime draws a block phantom below its
 # line, so one at 0 would split a draft of several lines.
 PLAN_PHANTOM_KEY = "qwen_chat_pinned_plan"
-PLAN_HTML = ('<body id="qwen-pinned-plan"><style>div.step {{ margin: 0; }} span.dim {{ color: var(--foreground); '
-             'opacity: 0.6; }}</style>{}</body>')
+# Dimmed by the colour's alpha, as the queue is: minihtml has no `opacity`.
+PLAN_HTML = ('<body id="qwen-pinned-plan"><style>div.step {{ margin: 0; }} span.dim {{ '
+             'color: color(var(--foreground) alpha(0.6)); }}</style>{}</body>')
 pinned_plans: dict[int, PinnedPlan] = {}  # chat id -> the plan its composer shows (main thread)
+_shown_html: dict[int, str] = {}  # chat id -> that plan's HTML (main thread)
 _plans_due: dict[int, tuple[PinnedPlan, str]] = {}  # chat id -> the latest plan and its HTML, not shown yet
 _plans_lock = threading.Lock()
 
@@ -56,9 +58,18 @@ def show_pinned_plan(window_id: int, chat_id: int) -> None:
         return
     pinned, content = due
     pinned_plans[chat_id] = pinned
+    _shown_html[chat_id] = content
     show_plan(window_id, pinned.progress.label())
+    redraw_pinned_plan(chat)
+
+
+def redraw_pinned_plan(chat: WindowChat) -> None:
+    """Draw the chat's pinned plan under its composer's text again (main
+    thread): at every edit of the composer, since Sublime documents nowhere
+    whether an empty phantom region is pushed past text typed at it."""
+    content = _shown_html.get(chat.chat_id)
     composer = chat.composer_view
-    if composer is not None and composer.is_valid():
+    if content is not None and composer is not None and composer.is_valid():
         composer.erase_phantoms(PLAN_PHANTOM_KEY)
         composer.add_phantom(PLAN_PHANTOM_KEY, sublime.Region(composer.size()), content, sublime.PhantomLayout.BLOCK)
 
@@ -70,6 +81,7 @@ def drop_stale_plan(chat: WindowChat) -> None:
     if pinned is None or pinned.session_id == chat.conversation.state.session_id:
         return
     del pinned_plans[chat.chat_id]
+    _shown_html.pop(chat.chat_id, None)
     composer = chat.composer_view
     if composer is not None and composer.is_valid():
         composer.erase_phantoms(PLAN_PHANTOM_KEY)

@@ -37,12 +37,15 @@ def first_line(text: str) -> str:
 
 def show_queue(chat: WindowChat) -> None:
     """Draw chat's queue after its transcript's end (main thread); redrawn
-    only when the queue changed or the phantom is no longer at the end."""
+    when the queue changed or the transcript's end moved. Sublime documents
+    nowhere whether an empty phantom region is pushed past text inserted at
+    it, so every append to the transcript draws the queue again (chat_views.py)
+    and its place never depends on that."""
     view = chat.transcript_view
     if view is None or not view.is_valid():
         return
     queue: PromptQueue = chat.conversation.queue
-    drawn = (queue.version, view.size())
+    drawn = (queue.version, view.size() if len(queue) else -1)  # an empty queue has nothing to move
     if _drawn.get(view.id()) == drawn:
         return
     _drawn[view.id()] = drawn
