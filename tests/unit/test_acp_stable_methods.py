@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.unit.test_agent_connection import SharedRig
 from tests.unit.test_chat_core import WAIT, Rig, wait_for
 
 # qwen 0.24.4's capabilities, and the same with ACP's stable session capabilities.
@@ -53,3 +54,33 @@ def test_the_windows_other_folders_go_with_each_session_to_an_agent_that_takes_t
 def test_an_agent_without_additional_directories_is_sent_none(rig: Rig, tmp_path: Path) -> None:
     for params in _lifecycle(rig, QWEN_CAPABILITIES, (str(rig.folder), str(tmp_path / "other"))):
         assert "additionalDirectories" not in params
+
+
+def _one_chat_leaves(rig: Rig, capabilities: dict[str, Any]) -> tuple[str, str]:
+    """Two chats share one agent; the first, mid-turn, closes; the second then
+    runs a turn (so the agent has read whatever the close sent before it).
+    (the closed chat's session, the second chat's answer)"""
+    gate = rig.tmp / "never"  # the first chat's turn runs until its session is closed or cancelled
+    shared = SharedRig(rig, [[{"gate": str(gate)}], [{"echo": "second: "}]], capabilities=capabilities)
+    first, _, _ = shared.chat()
+    second, second_view, second_events = shared.chat()
+    first.send("alpha")
+    wait_for(lambda: rig.turns_taken() == 1)
+    closed = first.state.session_id or ""
+    first.close()
+    second.send("beta")
+    wait_for(lambda: second_events.ended)
+    return closed, second_view.text
+
+
+def test_a_chat_that_closes_ends_its_session_in_the_agent_others_share(rig: Rig) -> None:
+    closed, second_text = _one_chat_leaves(rig, STABLE_CAPABILITIES)
+    wait_for(lambda: rig.received("session/close"))
+    assert [m["params"] for m in rig.received("session/close")] == [{"sessionId": closed}]
+    assert "second: beta" in second_text  # the agent goes on for the other chat
+
+
+def test_an_agent_without_session_close_is_sent_none(rig: Rig) -> None:
+    _, second_text = _one_chat_leaves(rig, QWEN_CAPABILITIES)
+    assert "second: beta" in second_text
+    assert rig.received("session/close") == []
