@@ -176,6 +176,11 @@ def can_close(capabilities: AgentCapabilities | None) -> bool:
     return sessions is not None and sessions.close is not None
 
 
+def can_delete(capabilities: AgentCapabilities | None) -> bool:
+    sessions = capabilities.session_capabilities if capabilities is not None else None
+    return sessions is not None and sessions.delete is not None
+
+
 def takes_more_folders(capabilities: AgentCapabilities | None) -> bool:
     """`additionalDirectories` may go on session/new, load and resume."""
     sessions = capabilities.session_capabilities if capabilities is not None else None
