@@ -84,3 +84,13 @@ def test_an_agent_without_session_close_is_sent_none(rig: Rig) -> None:
     _, second_text = _one_chat_leaves(rig, QWEN_CAPABILITIES)
     assert "second: beta" in second_text
     assert rig.received("session/close") == []
+
+
+def test_a_chat_in_a_worktree_of_its_own_is_given_no_other_folders(rig: Rig, tmp_path: Path) -> None:
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    chat, _, _ = rig.chat(folders=(str(rig.folder), str(tmp_path / "other")), cwd=str(worktree),
+                          capabilities=STABLE_CAPABILITIES)
+    chat.new_session().result(WAIT)
+    params = rig.received("session/new")[0]["params"]
+    assert params["cwd"] == str(worktree) and "additionalDirectories" not in params

@@ -106,7 +106,7 @@ class Rig:
         self.chats: list[Conversation] = []
 
     def chat(self, turns: list[list[dict[str, Any]]] | None = None, folders: tuple[str, ...] = (),
-             **script: Any) -> tuple[Conversation, View, Events]:
+             cwd: str | None = None, **script: Any) -> tuple[Conversation, View, Events]:
         path = self.tmp / f"script-{len(self.chats)}.json"
         path.write_text(json.dumps({"turns": turns or [], "state": str(self.state), "log": str(self.log), **script}))
         view, events, renderer = View(), Events(), PlainRenderer()
@@ -118,6 +118,7 @@ class Rig:
             renderer=lambda: renderer,
             store=self.store,
             key=project_key(None, [str(self.folder)]),
+            cwd=cwd,
         )
         chat = Conversation(self.thread, setup, BlockStreamer(Transcript(), view), events)
         self.chats.append(chat)
