@@ -197,3 +197,15 @@ def test_an_edits_review_leaves_the_transcript_in_sight_and_what_people_read_is_
     answer(real_chat, option_of(event, "allow_once"))
     assert real_chat.ended() == ["end_turn"]
     assert target.read_text() == "print('hello')\n"
+
+
+def test_qwen_announces_none_of_acps_stable_session_extras(real_chat: RealChat, workspace: Path) -> None:
+    """additionalDirectories, session/close and session/delete go only to an
+    agent that announces them: qwen 0.24.4 must not, so it is sent nothing new."""
+    real_chat.model.queue(Reply(text="Hi."))
+    real_chat.send("Hello")
+    assert real_chat.ended() == ["end_turn"]
+    initialized = real_chat.chat().conversation.connection.initialized
+    sessions = initialized.agent_capabilities.session_capabilities
+    assert sessions.list is not None and sessions.resume is not None  # what 0.24.4 does announce
+    assert (sessions.additional_directories, sessions.close, sessions.delete) == (None, None, None)

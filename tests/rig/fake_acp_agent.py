@@ -31,7 +31,8 @@ SCRIPT (all keys optional):
      "list_page": 0,                  session/list answers pages of this many sessions with qwen's
                                       numeric cursor and nextCursor (0: all at once)
      "capabilities": {...},           initialize's agentCapabilities (default: qwen 0.24.4's: load, list,
-                                      images, embedded context, MCP over HTTP and SSE)
+                                      images, embedded context, MCP over HTTP and SSE); session/close and
+                                      session/delete are answered {} where its sessionCapabilities name them
      "exit_on_start": null,           exit with this code right after starting
      "start_gate": null,              answer initialize only once this file exists (the test decides
                                       when the agent has started)
@@ -109,6 +110,7 @@ class Agent:
             "loadSession": True, "promptCapabilities": {"image": True, "embeddedContext": True},
             "sessionCapabilities": {"list": {}}, "mcpCapabilities": {"http": True, "sse": True},
         })
+        self.session_capabilities: dict[str, Any] = self.capabilities.get("sessionCapabilities") or {}
         self.model = MODELS[0]["modelId"]
         self.write_lock = threading.Lock()
         self.cancelled = threading.Event()
@@ -295,6 +297,8 @@ class Agent:
             following = start + self.list_page
             return {"sessions": sessions[start:following],
                     **({"nextCursor": str(following)} if following < len(sessions) else {})}
+        if method in ("session/close", "session/delete") and method.partition("/")[2] in self.session_capabilities:
+            return {}  # ACP's stable methods, where "capabilities" announce them
         if method == "session/set_mode":
             self.mode = params["modeId"]
             self.write({"jsonrpc": "2.0", "method": "qwen/notify/session/mode-update",

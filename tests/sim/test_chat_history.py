@@ -163,6 +163,27 @@ def test_rename_and_delete_from_the_list(rig: ChatRig, open_in_a_chat: bool) -> 
     assert alpha not in [m["params"]["sessionId"] for m in rig.received("deleteSession")]
 
 
+@pytest.mark.parametrize("announced", [True, False])
+def test_another_agent_deletes_with_acp_session_delete_only_where_it_announces_it(rig: ChatRig, announced: bool) -> None:
+    sessions: dict[str, Any] = {"list": {}, "resume": {}, **({"delete": {}} if announced else {})}
+    rig.script_extras.update(capabilities={**QWEN_CAPABILITIES, "sessionCapabilities": sessions})  # not qwen by name
+    rig.load()
+    _, beta, gamma = three_sessions(rig)
+    rig.host.answers.push("ok_cancel", True)
+    rig.host.user.run_command("qwen_chat_sessions", {"action": "delete"})
+    open_panel(rig)
+    rig.host.user.choose_quick_panel(1)
+    if announced:
+        rig.host.wait_for(lambda: rig.received("session/delete"), timeout=WAIT)
+        assert [m["params"] for m in rig.received("session/delete")] == [{"sessionId": beta}]
+        rig.host.wait_for(lambda: "Qwen Code: deleted" in rig.host.status_messages, timeout=WAIT)
+    else:
+        rig.host.wait_idle()
+        assert rig.received("session/delete") == []
+    assert rig.received("deleteSession") == []  # qwen's own method never goes to another agent
+    assert rig.chat() is not None and rig.chat().conversation.state.session_id == gamma
+
+
 def test_a_paging_agents_endless_list_is_bounded(rig: ChatRig) -> None:
     rig.script_extras.update(listed_sessions={"count": 5000, "title_chars": 10}, list_page=100)
     rig.load()

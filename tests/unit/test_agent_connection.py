@@ -41,10 +41,10 @@ class CountingRequests(DiskRequestHandler):
 
 
 class SharedRig:
-    def __init__(self, rig: Rig, turns: list[list[dict[str, Any]]]) -> None:
+    def __init__(self, rig: Rig, turns: list[list[dict[str, Any]]], **extra: Any) -> None:
         self.rig = rig
         script = rig.tmp / "script.json"
-        script.write_text(json.dumps({"turns": turns, "state": str(rig.state), "log": str(rig.log)}))
+        script.write_text(json.dumps({"turns": turns, "state": str(rig.state), "log": str(rig.log), **extra}))
         self.connection = AgentConnection(rig.thread, lambda: AgentCommand(
             [sys.executable, "-m", "tests.rig.fake_acp_agent", str(script)], str(rig.folder), {"PYTHONPATH": str(ROOT)}))
         self.requests: list[CountingRequests] = []

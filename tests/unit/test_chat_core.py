@@ -105,18 +105,20 @@ class Rig:
         self.thread.start()
         self.chats: list[Conversation] = []
 
-    def chat(self, turns: list[list[dict[str, Any]]] | None = None, **script: Any) -> tuple[Conversation, View, Events]:
+    def chat(self, turns: list[list[dict[str, Any]]] | None = None, folders: tuple[str, ...] = (),
+             cwd: str | None = None, **script: Any) -> tuple[Conversation, View, Events]:
         path = self.tmp / f"script-{len(self.chats)}.json"
         path.write_text(json.dumps({"turns": turns or [], "state": str(self.state), "log": str(self.log), **script}))
         view, events, renderer = View(), Events(), PlainRenderer()
         setup = ConversationSetup(
             command=lambda: AgentCommand([sys.executable, "-m", "tests.rig.fake_acp_agent", str(path)], str(self.folder),
-                                         {"PYTHONPATH": str(ROOT)}),
+                                         {"PYTHONPATH": str(ROOT)}, folders=folders),
             mcp_servers=list,
             request_handler=lambda: DiskRequestHandler(lambda: [str(self.folder)]),
             renderer=lambda: renderer,
             store=self.store,
             key=project_key(None, [str(self.folder)]),
+            cwd=cwd,
         )
         chat = Conversation(self.thread, setup, BlockStreamer(Transcript(), view), events)
         self.chats.append(chat)

@@ -444,11 +444,19 @@ class Conversation:
         return self._bridge.command.cwd if self._bridge is not None else ""
 
     @threads.on_chat_loop
+    def _folders(self) -> list[str]:
+        """The session's other roots: the window's folders; none for a chat in
+        a worktree of its own, whose agent must not reach past it."""
+        if self._setup.cwd is not None or self._bridge is None:
+            return []
+        return list(self._bridge.command.folders)
+
+    @threads.on_chat_loop
     async def _new(self, bridge: AgentBridge) -> None:
         self.state.usage.new_session()
         with self.connection.opening():
             response, raw = await self._authenticated(
-                bridge, lambda: bridge.new_session(self._cwd(), self._setup.mcp_servers())
+                bridge, lambda: bridge.new_session(self._cwd(), self._setup.mcp_servers(), self._folders())
             )
             self.connection.claim(_adoptable(response.session_id), self)
         self._adopt(response.session_id, raw)
@@ -484,7 +492,7 @@ class Conversation:
         try:
             with self._rebuilt_by_replay():
                 _, raw = await self._authenticated(
-                    bridge, lambda: bridge.load_session(session_id, self._cwd(), self._setup.mcp_servers())
+                    bridge, lambda: bridge.load_session(session_id, self._cwd(), self._setup.mcp_servers(), self._folders())
                 )
         finally:
             self._layout.end_blocks()
@@ -499,7 +507,8 @@ class Conversation:
         self.state.usage.new_session()
         self.prompts.clear()
         raw = await self._authenticated(
-            bridge, lambda: bridge.resume_session(session_id, cwd or self._cwd(), self._setup.mcp_servers())
+            bridge, lambda: bridge.resume_session(session_id, cwd or self._cwd(), self._setup.mcp_servers(),
+                                                  self._folders())
         )
         self._adopt(session_id, raw)
         self._write_note(RESUMED_NOTE)

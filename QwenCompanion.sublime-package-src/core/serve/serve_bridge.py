@@ -158,7 +158,6 @@ class ServeCommand(AgentCommand):
     shell they must be part of the shell's command), its folders, where its
     record lives, and whether it outlives the window."""
 
-    folders: tuple[str, ...] = ()
     cache_dir: Path = field(default_factory=Path)
     keep_running: bool = True
     idle_minutes: float = 0.0  # the watchdog ends a daemon idle this long (0: never)
@@ -261,7 +260,9 @@ class ServeBridge(AgentBridge):
 
     # --- sessions ------------------------------------------------------------
 
-    async def new_session(self, cwd: str, mcp_servers: list[JsonObject]) -> tuple[NewSessionResponse, JsonObject]:
+    async def new_session(
+        self, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
+    ) -> tuple[NewSessionResponse, JsonObject]:
         address = self._running_address()
         try:
             # The first chat shares the folder's session with other clients; a further one gets its own.
@@ -319,7 +320,7 @@ class ServeBridge(AgentBridge):
         await session.catch_up()
 
     async def load_session(
-        self, session_id: str, cwd: str, mcp_servers: list[JsonObject]
+        self, session_id: str, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
     ) -> tuple[LoadSessionResponse, JsonObject]:
         """The session back with its conversation. One the daemon still runs
         (a further chat after a reload, a session of another window) is read
@@ -333,7 +334,9 @@ class ServeBridge(AgentBridge):
         raw = answer_with_state(session_id, answer)
         return LoadSessionResponse.model_validate(raw), raw
 
-    async def resume_session(self, session_id: str, cwd: str, mcp_servers: list[JsonObject]) -> JsonObject:
+    async def resume_session(
+        self, session_id: str, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
+    ) -> JsonObject:
         """The session goes on from the daemon's last event, its conversation not shown again."""
         session, answer = await self._restore(session_id, cwd, "resume")
         session.start()

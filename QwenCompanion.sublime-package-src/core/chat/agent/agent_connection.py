@@ -38,6 +38,7 @@ from acp.schema import (
 from ... import threads
 from ...json_types import JsonObject
 from ..requests.request_handler import AgentRequestHandler
+from .agents import can_close
 from .bridge import AgentBridge, AgentCommand, AgentError, AgentGone, BridgeEvents
 from .chat_thread import ChatThread
 
@@ -113,12 +114,32 @@ class AgentConnection:
         with self._lock:
             if chat in self._owners:
                 self._owners.remove(chat)
-            for session_id in [s for s, c in self._by_session.items() if c is chat]:
+            sessions = [s for s, c in self._by_session.items() if c is chat]
+            for session_id in sessions:
                 del self._by_session[session_id]
             last = not self._owners
         if last:
             self.close()
+        else:
+            self._close_sessions(sessions)
         return last
+
+    def _close_sessions(self, session_ids: list[str]) -> None:
+        """Have the agent, which lives on for other chats, end a departed
+        chat's sessions and any turn still running in them (ACP's
+        session/close, only where announced: nothing new for qwen 0.24.4)."""
+        bridge = self.bridge
+        if not session_ids or bridge is None or not bridge.running or not can_close(bridge.capabilities):
+            return
+
+        async def close_each() -> None:
+            for session_id in session_ids:
+                try:
+                    await bridge.request("session/close", {"sessionId": session_id})
+                except AgentError as error:  # nothing of the chat is left to tell
+                    log.info("chat: the agent did not close session %.100r: %s", session_id, error)
+
+        self._thread.submit(close_each())
 
     def owners(self) -> list[SessionOwner]:
         with self._lock:

@@ -171,6 +171,22 @@ def can_resume(capabilities: AgentCapabilities | None) -> bool:
     return sessions is not None and sessions.resume is not None
 
 
+def can_close(capabilities: AgentCapabilities | None) -> bool:
+    sessions = capabilities.session_capabilities if capabilities is not None else None
+    return sessions is not None and sessions.close is not None
+
+
+def can_delete(capabilities: AgentCapabilities | None) -> bool:
+    sessions = capabilities.session_capabilities if capabilities is not None else None
+    return sessions is not None and sessions.delete is not None
+
+
+def takes_more_folders(capabilities: AgentCapabilities | None) -> bool:
+    """`additionalDirectories` may go on session/new, load and resume."""
+    sessions = capabilities.session_capabilities if capabilities is not None else None
+    return sessions is not None and sessions.additional_directories is not None
+
+
 def servers_for(servers: list[JsonObject], capabilities: AgentCapabilities | None) -> list[JsonObject]:
     """The MCP servers the agent can use: stdio ones always (ACP requires
     them of every agent), HTTP and SSE ones only where it says it takes them."""

@@ -47,7 +47,7 @@ from ...version import VERSION
 from ..requests.request_handler import AgentRequestHandler
 from .acp_client import AgentNotifications, EditorClient
 from .acp_lines import MAX_MESSAGE_BYTES, AgentLines
-from .agents import can_list, can_load, can_resume, prompt_for, servers_for, speaks_qwen
+from .agents import can_list, can_load, can_resume, prompt_for, servers_for, speaks_qwen, takes_more_folders
 from .remote_paths import PathRefused, RemotePaths
 
 log = logging.getLogger(__name__)
@@ -79,6 +79,8 @@ class AgentCommand:
     agent: str = "qwen"  # its name in the chat_agents setting
     # An agent elsewhere (WSL, a container, SSH): its paths, translated at its lines.
     remote_paths: PathTranslator | None = None
+    # The window's folders: a session's other roots besides its cwd.
+    folders: tuple[str, ...] = ()
 
 
 PROMPT_ELSEWHERE = "_qwencompanion/prompt_elsewhere"
@@ -275,27 +277,42 @@ class AgentBridge:
         which cannot reach this machine's loopback server or run its command."""
         return [] if self.command.remote_paths is not None else servers_for(mcp_servers, self.capabilities)
 
-    async def new_session(self, cwd: str, mcp_servers: list[JsonObject]) -> tuple[NewSessionResponse, JsonObject]:
+    def _roots(self, cwd: str, folders: list[str]) -> JsonObject:
+        """`cwd`, and `folders` as `additionalDirectories` where the agent takes
+        them (nothing new for one that does not, such as qwen 0.24.4; none for
+        an agent elsewhere, whose names for them this side cannot give)."""
+        others = [folder for folder in dict.fromkeys(folders) if folder != cwd]
+        if not others or self.command.remote_paths is not None or not takes_more_folders(self.capabilities):
+            return {"cwd": cwd}
+        return {"cwd": cwd, "additionalDirectories": others}
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
+    ) -> tuple[NewSessionResponse, JsonObject]:
         mcp_servers = self._servers_for(mcp_servers)
-        raw = await self.request("session/new", {"cwd": cwd, "mcpServers": mcp_servers})
+        raw = await self.request("session/new", {**self._roots(cwd, folders), "mcpServers": mcp_servers})
         return NewSessionResponse.model_validate(raw), raw
 
     async def load_session(
-        self, session_id: str, cwd: str, mcp_servers: list[JsonObject]
+        self, session_id: str, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
     ) -> tuple[LoadSessionResponse, JsonObject]:
         if not self.can_load:
             raise AgentError(f"{self.command.agent} cannot load earlier sessions")
         mcp_servers = self._servers_for(mcp_servers)
-        raw = await self.request("session/load", {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers})
+        raw = await self.request("session/load", {"sessionId": session_id, **self._roots(cwd, folders),
+                                                   "mcpServers": mcp_servers})
         raw = raw if isinstance(raw, dict) else {}
         return LoadSessionResponse.model_validate(raw), raw
 
-    async def resume_session(self, session_id: str, cwd: str, mcp_servers: list[JsonObject]) -> JsonObject:
+    async def resume_session(
+        self, session_id: str, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
+    ) -> JsonObject:
         """session/resume: the session goes on without replaying its messages."""
         if not self.can_resume:
             raise AgentError(f"{self.command.agent} cannot resume earlier sessions")
         mcp_servers = self._servers_for(mcp_servers)
-        raw = await self.request("session/resume", {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers})
+        raw = await self.request("session/resume", {"sessionId": session_id, **self._roots(cwd, folders),
+                                                     "mcpServers": mcp_servers})
         return raw if isinstance(raw, dict) else {}
 
     async def list_page(self, cwd: str, cursor: str | None) -> Any:

@@ -58,7 +58,7 @@ def agent_command(window: sublime.Window, agent: str) -> AgentCommand:
         home=os.path.expanduser("~"),
     )
     return AgentCommand(launch.argv, window_cwd(window), {**env, **launch.env}, agent,
-                        remote_paths(window, agent, entry))
+                        remote_paths(window, agent, entry), tuple(window.folders()))
 
 
 def remote_paths(window: sublime.Window, agent: str, entry: AgentEntry) -> PathTranslator | None:

@@ -121,14 +121,14 @@ def rename_listed(window: sublime.Window, lister: WindowChat, session_id: str, t
 def delete_listed(window: sublime.Window, lister: WindowChat, session_id: str) -> None:
     """Delete a session (already confirmed): its open chat is closed first, as
     Delete Chat does; else qwen's deleteSession."""
-    from ....core.chat.history.qwen_sessions import delete_session, is_qwen
+    from ....core.chat.history.qwen_sessions import delete_session, deletes_sessions
 
     holder = _open_holder(window, session_id)
     if holder is not None:
         window.run_command("qwen_chat_delete", {"chat": holder.chat_id, "confirmed": True})
         return
     connection = lister.conversation.connection
-    if not is_qwen(connection.initialized):
+    if not deletes_sessions(connection.initialized):
         window.status_message("Qwen Code: this agent cannot delete its sessions")
         return
 

@@ -144,7 +144,7 @@ class QwenChatDeleteCommand(ActiveChatCommand):
     qwen's history (asks first)."""
 
     def run(self, chat: int | None = None, confirmed: bool = False) -> None:
-        from ....core.chat.history.qwen_sessions import delete_session, is_qwen
+        from ....core.chat.history.qwen_sessions import delete_session, deletes_sessions
 
         found = self.active_chat(chat)
         if found is None:
@@ -155,7 +155,7 @@ class QwenChatDeleteCommand(ActiveChatCommand):
         ):
             return
         window = self.window
-        if session_id is None or not is_qwen(connection.initialized):
+        if session_id is None or not deletes_sessions(connection.initialized):
             if session_id is not None:
                 window.status_message("Qwen Code: the chat is closed; this agent cannot delete its conversation")
             close_chat(window, found)
