@@ -219,7 +219,7 @@ def test_an_edit_permission_opens_the_review_and_the_users_text_is_written(rig: 
     opened = rig.host.wait_for(lambda: next((r for r in reviews if r["event"] == "diff_opened"), None), timeout=WAIT)
     proposed = next(v for v in rig.host.window.views() if v.id() == opened["proposed_view"])
     assert rig.editor.text(proposed) == "print('hello')\n"
-    rig.host.run_on_main(lambda: proposed.run_command("qwen_review_fill", {"text": "print('mine')\n"}))
+    rig.host.user.replace(proposed, (0, proposed.size()), "print('mine')\n")
     rig.host.user.focus(proposed)
     rig.host.user.run_command("qwen_accept_diff")
     assert wait_answers(rig, "session/request_permission") == [{"outcome": {"outcome": "selected", "optionId": "proceed_once"}}]

@@ -141,7 +141,7 @@ def test_a_text_accepted_in_a_review_goes_only_to_that_tool_calls_write(rig: Cha
     rig.send("edit")
     opened = rig.host.wait_for(lambda: next((e for e in events if e["event"] == "diff_opened"), None), timeout=WAIT)
     proposed = next(v for v in rig.host.window.views() if v.id() == opened["proposed_view"])
-    rig.host.run_on_main(lambda: proposed.run_command("qwen_review_fill", {"text": "print('mine')\n"}))
+    rig.host.user.replace(proposed, (0, proposed.size()), "print('mine')\n")
     rig.host.user.focus(proposed)
     rig.host.user.run_command("qwen_accept_diff")
     assert rig.ended() == ["end_turn"]
@@ -164,7 +164,7 @@ def test_a_text_accepted_after_its_turn_ended_goes_to_no_later_write(rig: ChatRi
     opened = rig.host.wait_for(lambda: next((e for e in events if e["event"] == "diff_opened"), None), timeout=WAIT)
     assert rig.ended() == ["end_turn"]
     proposed = next(v for v in rig.host.window.views() if v.id() == opened["proposed_view"])
-    rig.host.run_on_main(lambda: proposed.run_command("qwen_review_fill", {"text": "print('mine')\n"}))
+    rig.host.user.replace(proposed, (0, proposed.size()), "print('mine')\n")
     rig.host.user.focus(proposed)
     rig.host.user.run_command("qwen_accept_diff")
     rig.host.wait_for(lambda: any(e["event"] == "diff_closed" for e in events), timeout=WAIT)

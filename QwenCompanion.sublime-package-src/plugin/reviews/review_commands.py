@@ -39,10 +39,13 @@ class QwenRejectDiffCommand(ReviewCommand):
 
 
 class QwenReviewFillCommand(sublime_plugin.TextCommand):
-    """Internal: puts a review side's text into its new tab."""
+    """Internal: puts a review side's text into its new tab. The text is not an
+    argument (see `DiffReviews.take_fill`): run anywhere else, it does nothing."""
 
-    def run(self, edit: sublime.Edit, text: str) -> None:
-        self.view.replace(edit, sublime.Region(0, self.view.size()), text)
+    def run(self, edit: sublime.Edit) -> None:
+        text = reviews.take_fill(self.view)
+        if text is not None:
+            self.view.replace(edit, sublime.Region(0, self.view.size()), text)
 
     def is_visible(self) -> bool:
         return False

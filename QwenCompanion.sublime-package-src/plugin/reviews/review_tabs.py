@@ -83,6 +83,10 @@ class DiffReviews:
         self._by_view: dict[int, OpenReview] = {}
         self._layouts = ReviewLayouts()
         self._focused: dict[int, sublime.View] = {}  # window id -> the view (tab or panel) last given focus
+        # view id -> the text its fill command puts in: the command takes it from
+        # here, as Sublime would hand its arguments over as JSON (a 1 MB side:
+        # milliseconds of encoding and decoding on the main thread).
+        self._fills: dict[int, str] = {}
         # (event, details) for tools that watch reviews come and go (the headless driver).
         self.observers: list[Callable[[str, dict[str, object]], None]] = []
 
@@ -91,6 +95,11 @@ class DiffReviews:
             observer(event, details)
 
     # --- queries ----------------------------------------------------------
+
+    def take_fill(self, view: sublime.View) -> str | None:
+        """The text waiting for `view`'s fill command, if one does (only while
+        the tab is being opened)."""
+        return self._fills.pop(view.id(), None)
 
     def for_view(self, view: sublime.View) -> OpenReview | None:
         return self._by_view.get(view.id())
@@ -201,7 +210,11 @@ class DiffReviews:
         settings.set(DIFF_VIEW, True)
         settings.set(REVIEW_ID, review.id)
         settings.set(SIDE, side)
-        view.run_command(FILL_COMMAND, {"text": text})
+        self._fills[view.id()] = text
+        try:
+            view.run_command(FILL_COMMAND)
+        finally:
+            self._fills.pop(view.id(), None)
         view.clear_undo_stack()  # undo must not empty the proposal
         return view
 
