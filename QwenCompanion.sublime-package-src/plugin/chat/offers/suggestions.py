@@ -19,7 +19,7 @@ from ..command_bases import ChatViewCommand
 
 PHANTOM_KEY = "qwen_chat_suggestion"
 SUGGESTION_CONTEXT = "qwen_chat.suggestion_shown"
-GHOST_HTML = '<body id="qwen-suggestion"><span style="color: var(--foreground); opacity: 0.45;">{} (→ accepts)</span></body>'
+GHOST_HTML = '<body id="qwen-suggestion"><span style="color: color(var(--foreground) alpha(0.45));">{} (→ accepts)</span></body>'
 _dismissed: dict[int, str] = {}  # chat id -> the suggestion the user typed over (main thread)
 
 
