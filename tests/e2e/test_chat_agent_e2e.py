@@ -49,7 +49,7 @@ def test_an_edit_opens_the_review_and_the_users_text_is_written(real_chat: RealC
     review = real_chat.host.wait_for(lambda: next((r for r in opened if r["event"] == "diff_opened"), None), timeout=WAIT)
     proposed = next(v for v in real_chat.host.window.views() if v.id() == review["proposed_view"])
     assert real_chat.editor.text(proposed) == "print('hello')\n"
-    real_chat.host.run_on_main(lambda: proposed.run_command("qwen_review_fill", {"text": "print('mine')\n"}))
+    real_chat.host.user.replace(proposed, (0, proposed.size()), "print('mine')\n")
     real_chat.host.user.focus(proposed)
     real_chat.host.user.run_command("qwen_accept_diff")
     assert real_chat.ended() == ["end_turn"]

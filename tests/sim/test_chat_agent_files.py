@@ -279,11 +279,12 @@ def test_one_line_of_a_huge_file_is_read_without_loading_it(rig: ChatRig) -> Non
     with (workspace / "big.log").open("wb") as out:
         for number in range(1, 600_001):  # ~ 60 MB, more than the editor reads whole
             out.write(b"line %07d %s\n" % (number, b"." * 86))
-    rig.load([[request("fs/read_text_file", path=str(workspace / "big.log"), line=3, limit=1),
+    # As below: the agent waits a moment, so the reads are traced but the user's Enter is not.
+    rig.load([[{"stall": 1}, request("fs/read_text_file", path=str(workspace / "big.log"), line=3, limit=1),
                request("fs/read_text_file", path=str(workspace / "big.log"))]])
+    rig.send("read")
     tracemalloc.start()
     try:
-        rig.send("read")
         assert rig.ended() == ["end_turn"]
         one, whole = wait_answers(rig, "fs/read_text_file", 2)
         _, peak = tracemalloc.get_traced_memory()
