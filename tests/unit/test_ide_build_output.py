@@ -13,10 +13,10 @@ GCC_FILE_REGEX = r"^(..[^:]*):([0-9]+):?([0-9]+)?:? (.*)$"
 
 def test_errors_are_read_with_the_build_systems_file_regex_and_base_dir() -> None:
     output = "src/main.c:3:5: error: expected ';'\nlib/x.c:10: warning: unused\nok\n[Finished in 0.1s]\n"
-    answer = build_output(output, GCC_FILE_REGEX, None, "/work/project")
+    answer = build_output(output, GCC_FILE_REGEX, None, "/home/ada/project")
     assert answer["errors"] == [
-        {"abspath": "/work/project/src/main.c", "line": 3, "column": 5, "message": "error: expected ';'"},
-        {"abspath": "/work/project/lib/x.c", "line": 10, "column": None, "message": "warning: unused"},
+        {"abspath": "/home/ada/project/src/main.c", "line": 3, "column": 5, "message": "error: expected ';'"},
+        {"abspath": "/home/ada/project/lib/x.c", "line": 10, "column": None, "message": "warning: unused"},
     ]
     assert answer["output"] == output.rstrip("\n") and "note" not in answer
 
