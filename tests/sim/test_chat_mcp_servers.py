@@ -5,6 +5,7 @@ Servers… (the palette command and the driver's `mcp_servers`)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -120,12 +121,15 @@ def test_with_qwen_the_panel_shows_its_report_cleaned_bounded_escaped_and_restar
         ["own", HOSTILE_STATUS["servers"][1]["name"]]  # asked by its own name, shown cleaned
 
 
-def test_on_serve_the_servers_are_not_passed_and_the_chat_says_so_once(rig: ChatRig) -> None:
-    rig.load(chat_mcp_servers={"tiny": TINY, "broken": 3})
+def test_on_serve_the_servers_go_to_the_daemon_but_sse_ones(rig: ChatRig) -> None:
+    """The serve bridge declares what client_mcp.py relays: stdio and HTTP servers, not SSE ones."""
+    rig.load(chat_mcp_servers={"tiny": TINY, "web": WEB, "old": OLD, "broken": 3})
     said: list[str] = []
-    servers = sys.modules[f"{PACKAGE}.plugin.chat.agent.user_mcp"].ChatMcpServers(said.append, on_serve=True)
+    servers = sys.modules[f"{PACKAGE}.plugin.chat.agent.user_mcp"].ChatMcpServers(said.append)
+    serve_bridge = importlib.import_module(f"{PACKAGE}.core.serve.serve_bridge")
+    initialized = serve_bridge.InitializeResponse(protocol_version=1, agent_capabilities=serve_bridge.AgentCapabilities(
+        mcp_capabilities=serve_bridge.McpCapabilities(http=True, sse=False)))
     own = [{"type": "http", "name": "sublime-ide-tools", "url": "http://127.0.0.1:1/ide-tools/mcp", "headers": []}]
-    assert servers.entries(own, "qwen", None) == own
-    assert servers.entries(own, "qwen", None) == own
-    assert len(said) == 2 and "“broken”" in said[0]
-    assert said[1].startswith("Your MCP servers (chat_mcp_servers) are not passed to chats on the qwen serve")
+    assert servers.entries(own, "qwen", initialized) == [*own, TINY_ACP, WEB_ACP]
+    assert servers.entries(own, "qwen", initialized) == [*own, TINY_ACP, WEB_ACP]
+    assert len(said) == 3 and "“broken”" in said[0] and "old not passed" in said[2]

@@ -29,7 +29,15 @@ from ..cli.qwen_home import SIGN_IN_HINT
 from ..display_text import display_text
 from ..json_types import JsonObject
 from .agent.agent_connection import AgentConnection
-from .agent.bridge import PROMPT_ELSEWHERE, PROMPT_STEERED, AgentBridge, AgentCommand, AgentError, AgentGone
+from .agent.bridge import (
+    BRIDGE_NOTE,
+    PROMPT_ELSEWHERE,
+    PROMPT_STEERED,
+    AgentBridge,
+    AgentCommand,
+    AgentError,
+    AgentGone,
+)
 from .agent.chat_thread import ChatThread
 from .agent.command import CommandNotFound
 from .agent.session_ids import session_id_or_none, session_id_refusal
@@ -805,6 +813,8 @@ class Conversation:
             text = str(params.get("text", ""))
             self._layout.prompt_elsewhere(text)
             self.prompts.replayed(text, self._layout.turn)
+        elif method == BRIDGE_NOTE and self._session_bridge is not None and self._session_bridge.sends_notes:
+            self._write_note(str(params.get("text", "")))
         elif method == PROMPT_STEERED and self._session_bridge is not None and self._session_bridge.offers_steer:
             # Only a bridge that steers says so: an agent's own notification of that name is no prompt of the user's.
             text, late = str(params.get("text", "")), params.get("late") is True

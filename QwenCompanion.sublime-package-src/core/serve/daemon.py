@@ -46,6 +46,7 @@ from .http import Address, HttpError, request_json_blocking
 log = logging.getLogger(__name__)
 
 TOKEN_ENV = "QWEN_SERVER_TOKEN"
+CLIENT_MCP_ENV = "QWEN_SERVE_CLIENT_MCP_OVER_WS"  # the daemon takes client-hosted MCP servers only with it
 LOOPBACK_HOST = "127.0.0.1"
 # The daemon's first line on stdout once it listens (0.24.4):
 # "qwen serve listening on http://127.0.0.1:4170 (mode=http-bridge, workspace=...)".
@@ -125,9 +126,12 @@ def serve_argv(qwen_argv: Sequence[str], folders: Sequence[str], web: bool = Fal
 
 def serve_env(base: Mapping[str, str], token: str) -> dict[str, str]:
     """The daemon's environment: `base` with the token, and without a token
-    of another daemon that `base` might carry."""
+    of another daemon that `base` might carry; with client-MCP on (the
+    chat's MCP servers reach the session over the daemon's WebSocket, behind
+    the same token: client_mcp.py)."""
     env = {key: value for key, value in base.items() if key not in (TOKEN_ENV, "QWEN_DAEMON_TOKEN")}
     env[TOKEN_ENV] = token
+    env[CLIENT_MCP_ENV] = "1"
     return env
 
 

@@ -28,6 +28,7 @@ from acp.schema import (
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -43,6 +44,7 @@ from pydantic import ValidationError
 from ..chat.agent.agent_connection import AgentConnection
 from ..chat.agent.agents import QWEN_AGENT_NAME
 from ..chat.agent.bridge import (
+    BRIDGE_NOTE,
     PROMPT_ELSEWHERE,
     PROMPT_STEERED,
     AgentBridge,
@@ -51,12 +53,14 @@ from ..chat.agent.bridge import (
     AgentGone,
     BridgeEvents,
 )
+from ..chat.agent.mcp_status import MCP_RESTART, MCP_TOOLS, SESSION_RESOURCES
 from ..chat.history.branch import BRANCH_METHOD, TRANSCRIPT_METHOD
 from ..chat.history.qwen_sessions import DELETE_METHOD, RENAME_METHOD
 from ..chat.history.rewind import REWIND_METHOD, SNAPSHOTS_METHOD, prompt_id_of
 from ..chat.requests.request_handler import AgentRequestHandler
 from ..chat.transcript.render import chunk_text
 from ..json_types import JsonObject
+from .client_mcp import ClientMcpChannel
 from .daemon import (
     Attached,
     DaemonRecord,
@@ -84,6 +88,7 @@ _SESSION_ROUTES: dict[str, tuple[str, str, str]] = {
 # The daemon's approval modes (0.24.4's APPROVAL_MODES): its session answer lists none, so the chat's mode picker gets these.
 DAEMON_MODES = ("plan", "default", "auto-edit", "auto", "yolo")
 LIST_PAGE_SIZE = 100
+MCP_READY_SECONDS = 120.0  # a prompt waits this long at most for the session's MCP servers to be registered
 REASONING_EFFORT = "reasoning_effort"  # the one option `/config-option` takes (0.24.4)
 
 
@@ -171,6 +176,8 @@ class ServeBridge(AgentBridge):
         self._serve = command
         self.attached: Attached | None = None
         self._sessions: dict[str, ServeSession] = {}
+        self._mcp: dict[str, ClientMcpChannel] = {}  # each session's MCP servers, over the daemon's WebSocket
+        self._closing_mcp: asyncio.Task[None] | None = None
         self._live = False
         self._ended = False  # stop() told the chats once
 
@@ -210,6 +217,8 @@ class ServeBridge(AgentBridge):
             # Earlier sessions: `load_session`, `resume_session` and `list_page` over the daemon's routes.
             agent_capabilities=AgentCapabilities(
                 prompt_capabilities=PromptCapabilities(image=True), load_session=True,
+                # The session's MCP servers go through client_mcp.py, which relays stdio and HTTP ones.
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities(),
                                                          resume=SessionResumeCapabilities())),
         )
@@ -233,6 +242,7 @@ class ServeBridge(AgentBridge):
         for session in self._sessions.values():
             session.close()
         self._sessions.clear()
+        await self._close_mcp()
         if end_daemon or not self._serve.keep_running:
             await asyncio.get_running_loop().run_in_executor(None, self._end_daemon)
         if not self._ended:
@@ -270,6 +280,7 @@ class ServeBridge(AgentBridge):
         except (ServeError, OSError, HttpError) as error:
             raise AgentError(f"the daemon did not open a session: {error}") from error
         self._keep(session)
+        await self._give_mcp(session.session_id, cwd, mcp_servers)
         if not session.attached:  # one the daemon had is read from its start by `catch_up`
             session.start()
         return NewSessionResponse(session_id=session.session_id), await self._with_state(session)
@@ -295,6 +306,65 @@ class ServeBridge(AgentBridge):
         if previous is not None:
             previous.close()
         self._sessions[session.session_id] = session
+
+    async def _give_mcp(self, session_id: str, cwd: str, mcp_servers: list[JsonObject]) -> None:
+        """The session's MCP servers (the package's IDE tools, the user's) to
+        the daemon, registered for this session only (client_mcp.py); the
+        registration goes on in the background, and a prompt waits for it."""
+        previous = self._mcp.pop(session_id, None)
+        if previous is not None:
+            await previous.close()
+        address = self.address
+        if not mcp_servers or address is None:
+            return
+
+        def say(text: str) -> None:
+            self._events.ext_notification(BRIDGE_NOTE, {"sessionId": session_id, "text": text})
+
+        channel = ClientMcpChannel(address, session_id, mcp_servers, cwd, say)
+        self._mcp[session_id] = channel
+        channel.start()
+
+    async def _close_mcp(self) -> None:
+        channels, self._mcp = list(self._mcp.values()), {}
+        for channel in channels:
+            await channel.close()
+
+    async def _mcp_ready(self, session_id: str) -> None:
+        channel = self._mcp.get(session_id)
+        if channel is not None and not channel.ready.is_set():
+            try:
+                await asyncio.wait_for(channel.ready.wait(), MCP_READY_SECONDS)
+            except TimeoutError:
+                channel.note("The editor's MCP servers were not registered in time: this prompt goes without them.")
+
+    async def _mcp_request(self, method: str, params: JsonObject) -> JsonObject:
+        """MCP Servers… on serve: the daemon's own servers (its settings') and
+        the ones this chat registered, which only the chat knows the tools of."""
+        session = self._open_session(params)
+        channel = self._mcp.get(session.session_id)
+        ours = channel.servers if channel is not None else {}
+        name = str(params.get("serverName") or "")
+        try:
+            if method == SESSION_RESOURCES:
+                resources = await session.get("/resources")
+                cell = resources.get("mcp") if isinstance(resources, dict) else None
+                listed = cell.get("servers") if isinstance(cell, dict) else None
+                theirs = [server for server in (listed if isinstance(listed, list) else [])
+                          if isinstance(server, dict) and server.get("name") not in ours]
+                return {"mcp": {"servers": theirs + (channel.rows() if channel is not None else [])}}
+            if channel is not None and name in ours:
+                if method == MCP_TOOLS:
+                    return {"tools": [{"name": tool} for tool in ours[name].tools]}
+                await self._give_mcp(session.session_id, channel.cwd, channel.entries)
+                return {}
+            path = f"/workspace/mcp/{quote(name, safe='')}/" + ("tools" if method == MCP_TOOLS else "restart")
+            answer = await request_json(self._running_address(), "GET" if method == MCP_TOOLS else "POST", path)
+        except (ServeError, OSError, HttpError, TimeoutError) as error:
+            raise AgentError(f"the daemon did not answer {method}: {error}") from error
+        if answer.status >= 400 or not isinstance(answer.body, dict):
+            raise AgentError(f"the daemon refused {method}: HTTP {answer.status} {answer.body}")
+        return answer.body
 
     async def _restore(self, session_id: str, cwd: str, action: str) -> tuple[ServeSession, JsonObject]:
         """`POST /session/:id/load` or `/resume`: the session and the daemon's answer."""
@@ -328,6 +398,7 @@ class ServeBridge(AgentBridge):
         on in the same paragraph; one the daemon restored from disk hands its
         conversation over in the answer (`compactedReplay`), replayed here."""
         session, answer = await self._restore(session_id, cwd, "load")
+        await self._give_mcp(session_id, cwd, mcp_servers)
         if not session.attached:
             session.replay(answer.get("compactedReplay"))
             session.start()
@@ -339,6 +410,7 @@ class ServeBridge(AgentBridge):
     ) -> JsonObject:
         """The session goes on from the daemon's last event, its conversation not shown again."""
         session, answer = await self._restore(session_id, cwd, "resume")
+        await self._give_mcp(session_id, cwd, mcp_servers)
         session.start()
         return answer_with_state(session_id, answer)
 
@@ -365,6 +437,8 @@ class ServeBridge(AgentBridge):
             return await self._branch(method, params)
         if method in (RENAME_METHOD, DELETE_METHOD):
             return await self._saved_session(method, params)
+        if method in (SESSION_RESOURCES, MCP_TOOLS, MCP_RESTART):
+            return await self._mcp_request(method, params)
         if method == "session/set_config_option":
             suffix, body = _config_route(params)
         elif method in _SESSION_ROUTES:
@@ -447,6 +521,7 @@ class ServeBridge(AgentBridge):
             raise AgentError("the session is not open on the qwen serve daemon")
         if not session.started:
             session.start()
+        await self._mcp_ready(session_id)
         try:
             result = await session.prompt(blocks)
         except SessionGone as gone:
@@ -470,9 +545,14 @@ class ServeBridge(AgentBridge):
             for session in self._sessions.values():
                 session.close()
             self._sessions.clear()
+            self._closing_mcp = asyncio.get_running_loop().create_task(self._close_mcp())
             if not self._ended:
                 self._ended = True
                 self._events.exited(None, ["the qwen serve daemon is gone"])
+
+    @property
+    def sends_notes(self) -> bool:
+        return True  # client_mcp.py's notes
 
     @property
     def offers_steer(self) -> bool:

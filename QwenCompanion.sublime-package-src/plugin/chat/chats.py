@@ -120,7 +120,7 @@ class WindowChat:
 
     def __init__(self, owner: Chats, window: sublime.Window, thread: ChatThread, connection: AgentConnection,
                  *, agent: str = DEFAULT_AGENT, number: int = 1, remembered: bool = True,
-                 worktree: Worktree | None = None, on_serve: bool = False) -> None:
+                 worktree: Worktree | None = None) -> None:
         from ...core.chat.chat import Conversation, ConversationSetup
 
         self.window_id = window.id()
@@ -141,7 +141,7 @@ class WindowChat:
         self._request_handler: AgentRequestHandler | None = None
         self._renderer: UpdateRenderer | None = None
         self._hooks_lock = threading.Lock()  # the agent's thread and the main thread both resolve hooks
-        self.user_mcp = ChatMcpServers(lambda text: self.conversation.note(text), on_serve=on_serve)
+        self.user_mcp = ChatMcpServers(lambda text: self.conversation.note(text))
         store = session_store()
         project = project_key(window.project_file_name(), window.folders())
         if worktree is not None:  # its conversation is the worktree's: reopening the worktree reloads it
@@ -365,8 +365,7 @@ class Chats:
                     ServeConnection(thread, lambda: serve_command(window)) if on_serve
                     else AgentConnection(thread, lambda: agent_command(window, chosen)))
             chat = WindowChat(self, window, thread, connection, agent=chosen, number=next(held.numbers),
-                              remembered=worktree is not None or (not held.chats and not fresh), worktree=worktree,
-                              on_serve=on_serve)
+                              remembered=worktree is not None or (not held.chats and not fresh), worktree=worktree)
             held.chats.append(chat)
             held.active = chat
             if worktree is not None:

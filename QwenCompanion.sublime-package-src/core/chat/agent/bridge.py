@@ -87,6 +87,11 @@ PROMPT_ELSEWHERE = "_qwencompanion/prompt_elsewhere"
 """The notification a bridge sends for a prompt another client of a shared
 session sent (`{sessionId, text}`, a piece at a time), shown as a prompt."""
 
+BRIDGE_NOTE = "_qwencompanion/note"
+"""The notification a bridge that `sends_notes` sends for a line of the
+package's own in a session's chat (`{sessionId, text}`; the text already
+bounded and cleaned): what became of the session's MCP servers on serve."""
+
 PROMPT_STEERED = "_qwencompanion/prompt_steered"
 """The notification a bridge that `offers_steer` sends when a steer entered
 the session (`{sessionId, messageId, text, late}`; `late`: its turn had
@@ -325,6 +330,11 @@ class AgentBridge:
         return PromptResponse.model_validate(
             await self.request("session/prompt", {"sessionId": session_id, "prompt": prompt_for(blocks, self.capabilities)})
         )
+
+    @property
+    def sends_notes(self) -> bool:
+        """Whether `BRIDGE_NOTE` comes from the package (an agent's notification of that name is not shown)."""
+        return False
 
     @property
     def offers_steer(self) -> bool:

@@ -23,7 +23,7 @@ PANEL_TOOLS = 20  # tools named in a row's details
 
 def _asks_qwen(chat: WindowChat) -> bool:
     initialized = chat.conversation.connection.initialized
-    return speaks_qwen(initialized.agent_info if initialized is not None else None) and not chat.user_mcp.on_serve
+    return speaks_qwen(initialized.agent_info if initialized is not None else None)
 
 
 def listed_servers(chat: WindowChat) -> list[McpServerRow]:

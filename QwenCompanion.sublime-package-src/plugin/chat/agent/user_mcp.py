@@ -3,8 +3,9 @@
 Read through `userprefs()` like `chat_agents`: from the package's settings
 files (the user's), which a project's settings never reach. What the chat
 cannot pass (a bad entry, keys ACP has no place for, a kind the agent does
-not take, the serve transport) is said in the chat once per chat, and the
-chat starts without it.
+not take) is said in the chat once per chat, and the chat starts without
+it. On the serve transport the same entries go to the daemon through
+client-MCP (core/serve/client_mcp.py).
 """
 
 from __future__ import annotations
@@ -22,16 +23,12 @@ if TYPE_CHECKING:
 
     from ....core.json_types import JsonObject
 
-SERVE_NOTE = ("Your MCP servers (chat_mcp_servers) are not passed to chats on the qwen serve transport yet: "
-              "this chat runs without them.")
-
 
 class ChatMcpServers:
     """The user's servers for one chat; `said` keeps each note to once."""
 
-    def __init__(self, say: Callable[[str], None], *, on_serve: bool) -> None:
+    def __init__(self, say: Callable[[str], None]) -> None:
         self._say = say
-        self.on_serve = on_serve
         self._said: set[str] = set()
         self._lock = threading.Lock()
         self.given: list[str] = []  # the servers' names last handed to the agent's session
@@ -41,9 +38,7 @@ class ChatMcpServers:
         read = user_servers(userprefs().chat_mcp_servers)
         notes = read.problems + read.not_passed
         entries = read.entries
-        if self.on_serve and entries:
-            notes, entries = [*read.problems, SERVE_NOTE], []
-        elif initialized is not None:
+        if initialized is not None:
             taken = servers_for(entries, initialized.agent_capabilities)
             left_out = left_out_by_agent(agent, taken, entries)
             notes += [left_out] if left_out else []
