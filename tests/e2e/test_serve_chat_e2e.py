@@ -10,6 +10,7 @@ and showing every line once, and another client's prompt shown as one."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -36,10 +37,18 @@ pytestmark = pytest.mark.e2e
 @pytest.fixture
 def serve_chat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_env: dict[str, str], qwen_cli: QwenCli,
                fake_model: FakeModel, workspace: Path) -> Iterator[RealChat]:
+    with open_serve_chat(tmp_path, monkeypatch, real_env, qwen_cli, fake_model, workspace) as chat:
+        yield chat
+
+
+@contextlib.contextmanager
+def open_serve_chat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_env: dict[str, str], qwen_cli: QwenCli,
+                    fake_model: FakeModel, workspace: Path, **settings: Any) -> Iterator[RealChat]:
+    """The package loaded with `chat_transport: "serve"` (and `settings`); no daemon outlives it."""
     with open_editor(tmp_path, monkeypatch, home=Path(real_env["HOME"]), workspace=workspace, load=False) as editor:
         monkeypatch.delenv("QWEN_HOME", raising=False)
         editor.load([workspace], {"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)],
-                                  "chat_transport": "serve", "serve_keep_running": False})
+                                  "chat_transport": "serve", "serve_keep_running": False, **settings})
         chat = RealChat(editor, fake_model)
         daemon = sys.modules[f"{PACKAGE}.core.serve.daemon"]  # a test may unload the package
         try:

@@ -34,9 +34,10 @@ SESSION = "session-1"
 class ScriptedDaemon:
     """`/capabilities` and `/acp` as 0.24.4 serves them, with the agent's side scripted."""
 
-    def __init__(self, features: list[str] | None = None, refuse: tuple[str, ...] = ()) -> None:
+    def __init__(self, features: list[str] | None = None, refuse: tuple[str, ...] = (), silent: bool = False) -> None:
         self.features = ["client_mcp_over_ws"] if features is None else features
         self.refuse = refuse
+        self.silent = silent  # registrations go unanswered
         self.received: list[str] = []  # every text frame the client sent
         self.answers: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.socket: web.WebSocketResponse | None = None
@@ -94,6 +95,8 @@ class ScriptedDaemon:
 
     async def register(self, server: str) -> None:
         assert self.socket is not None
+        if self.silent:
+            return
         if server in self.refuse:
             await self.socket.send_json({"type": "mcp_error", "code": "register_failed", "message": "no \x1b[31mway"})
             return
@@ -283,6 +286,30 @@ async def test_a_refused_registration_is_said_and_the_others_go_on(ide_tools: Id
         ]
     finally:
         await channel.close()
+
+
+async def test_a_registration_never_answered_is_said_and_the_channel_is_ready(
+        ide_tools: IdeTools, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(client_mcp, "STEP_TIMEOUT_SECONDS", 0.5)
+    daemon, notes = await scripted(silent=True), []
+    channel = await opened(daemon, [ide_entry(ide_tools.url)], notes)
+    await channel.close()
+    assert len(notes) == 1 and "did not take them (TimeoutError" in notes[0], notes
+    assert channel.rows()[0]["status"] == "not passed"
+
+
+async def test_the_daemon_closing_the_socket_is_said_once_and_close_still_works(ide_tools: IdeTools) -> None:
+    daemon, notes = await scripted(), []
+    channel = await opened(daemon, [ide_entry(ide_tools.url)], notes)
+    assert daemon.socket is not None
+    await daemon.socket.close()
+    for _ in range(200):
+        if notes:
+            break
+        await asyncio.sleep(0.05)
+    await channel.close()
+    assert notes == ["The editor's MCP servers left this chat's qwen serve session: it closed the connection."]
+    assert channel.rows()[0]["status"] == "disconnected"
 
 
 def test_the_daemon_the_package_starts_takes_client_mcp() -> None:
