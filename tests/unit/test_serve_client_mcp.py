@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
@@ -170,7 +171,8 @@ async def scripted(**options: Any) -> ScriptedDaemon:
 
 
 async def opened(daemon: ScriptedDaemon, entries: list[dict[str, Any]], notes: list[str]) -> ClientMcpChannel:
-    channel = ClientMcpChannel(Address("127.0.0.1", daemon.port, DAEMON_TOKEN), SESSION, entries, "/tmp", notes.append)
+    channel = ClientMcpChannel(Address("127.0.0.1", daemon.port, DAEMON_TOKEN), SESSION, entries, "/tmp", notes.append,
+                               dict(os.environ))
     channel.start()
     await asyncio.wait_for(channel.ready.wait(), 20)
     return channel
@@ -318,7 +320,7 @@ def test_the_daemon_the_package_starts_takes_client_mcp() -> None:
 
 
 async def test_a_stdio_server_that_cannot_start_or_dies_answers_an_error_with_its_stderr() -> None:
-    missing = StdioRelay("/no/such/server", [], {}, "/tmp")
+    missing = StdioRelay("/no/such/server", [], os.environ, "/tmp")
     with pytest.raises(RelayError, match="did not start"):
         await missing.request({"jsonrpc": "2.0", "id": 1, "method": "initialize"})
     dying = StdioRelay(sys.executable, ["-c", "import sys; sys.stdin.readline(); print('boom', file=sys.stderr)"],
@@ -333,7 +335,7 @@ async def test_a_stdio_servers_line_past_the_bound_is_an_error_not_a_hang(monkey
 
     monkeypatch.setattr(mcp_relays, "MAX_MESSAGE_BYTES", 4096)
     script = "import sys, time; sys.stdin.readline(); print('x' * 100000, flush=True); time.sleep(30)"
-    flood = StdioRelay(sys.executable, ["-c", script], {}, "/tmp")
+    flood = StdioRelay(sys.executable, ["-c", script], os.environ, "/tmp")
     with pytest.raises(RelayError, match="a line of more than 4096 bytes"):
         await flood.request({"jsonrpc": "2.0", "id": 1, "method": "initialize"})
     await flood.close()

@@ -24,7 +24,7 @@ import contextlib
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -97,7 +97,8 @@ class ServerState:
 class ClientMcpChannel:
     """The chat session's servers on the daemon, for as long as the session is the chat's."""
 
-    def __init__(self, address: Address, session_id: str, entries: list[JsonObject], cwd: str, say: Say) -> None:
+    def __init__(self, address: Address, session_id: str, entries: list[JsonObject], cwd: str, say: Say,
+                 base_env: Mapping[str, str]) -> None:
         self._address = address
         self._session_id = session_id
         self.entries, self.cwd = entries, cwd  # what a restart registers again (headers: never shown)
@@ -114,6 +115,7 @@ class ClientMcpChannel:
         self._closing = False
         self._registering = False  # an answer to mcp_register is awaited: acks go to `_acks`
         self.ready = asyncio.Event()  # set once every server was registered or refused
+        self.base_env = base_env
         self._take_entries(entries, cwd)
 
     def _take_entries(self, entries: list[JsonObject], cwd: str) -> None:
@@ -127,7 +129,7 @@ class ClientMcpChannel:
                 self.note(f"The MCP server “{name}” is not passed to the chat on qwen serve: "
                           f"the daemon takes {MAX_SERVERS} servers from a client.")
                 continue
-            relay = relay_for(entry, cwd)
+            relay = relay_for(entry, cwd, self.base_env)
             if relay is None:
                 self.note(f"The MCP server “{name}” (SSE) is not passed to the chat on qwen serve: "
                           "only stdio and HTTP servers are.")

@@ -22,8 +22,8 @@ import asyncio
 import collections
 import contextlib
 import json
-import os
 import sys
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 import aiohttp
@@ -124,9 +124,9 @@ class StdioRelay:
     """One stdio MCP server the package starts for the chat (its process group
     of its own, ended with the chat's session)."""
 
-    def __init__(self, command: str, args: list[str], env: dict[str, str], cwd: str | None) -> None:
+    def __init__(self, command: str, args: list[str], env: Mapping[str, str], cwd: str | None) -> None:
         self._argv = [command, *args]
-        self._env = {**os.environ, **env}
+        self._env = dict(env)
         self._cwd = cwd or None
         self._process: asyncio.subprocess.Process | None = None
         self._pending: dict[str, asyncio.Future[JsonObject]] = {}
@@ -239,9 +239,10 @@ class StdioRelay:
             task.cancel()
 
 
-def relay_for(entry: JsonObject, cwd: str) -> McpRelay | None:
+def relay_for(entry: JsonObject, cwd: str, base_env: Mapping[str, str]) -> McpRelay | None:
     """An ACP `mcpServers` entry's relay (None: a kind not relayed, SSE); a
-    stdio server starts in `cwd`, the session's folder, as the agent's would."""
+    stdio server starts in `cwd`, the session's folder, with the daemon's
+    environment (`base_env`, the agent's) plus its own `env`, as the agent's would."""
     def pairs(key: str) -> dict[str, str]:
         listed = entry.get(key)
         return {str(pair["name"]): str(pair["value"]) for pair in listed
@@ -250,7 +251,7 @@ def relay_for(entry: JsonObject, cwd: str) -> McpRelay | None:
     if "command" in entry:
         args = entry.get("args")
         return StdioRelay(str(entry["command"]), [str(arg) for arg in args] if isinstance(args, list) else [],
-                          pairs("env"), cwd)
+                          {**base_env, **pairs("env")}, cwd)
     if entry.get("type") == "http" and isinstance(entry.get("url"), str):
         return HttpRelay(str(entry["url"]), pairs("headers"))
     return None

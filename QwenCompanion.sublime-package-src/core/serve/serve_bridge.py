@@ -321,7 +321,7 @@ class ServeBridge(AgentBridge):
         def say(text: str) -> None:
             self._events.ext_notification(BRIDGE_NOTE, {"sessionId": session_id, "text": text})
 
-        channel = ClientMcpChannel(address, session_id, mcp_servers, cwd, say)
+        channel = ClientMcpChannel(address, session_id, mcp_servers, cwd, say, self._serve.env)
         self._mcp[session_id] = channel
         channel.start()
 
