@@ -16,16 +16,21 @@ import logging
 import os
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from aiohttp import WSMsgType, web
 
+from qwencompanion_src.core.chat.agent.bridge import BridgeEvents
+from qwencompanion_src.core.chat.agent.mcp_status import MCP_TOOLS, SESSION_RESOURCES, session_rows, tool_names
+from qwencompanion_src.core.chat.requests.request_handler import AgentRequestHandler
 from qwencompanion_src.core.serve import client_mcp
 from qwencompanion_src.core.serve.client_mcp import ClientMcpChannel
 from qwencompanion_src.core.serve.daemon import CLIENT_MCP_ENV, serve_env
 from qwencompanion_src.core.serve.http import Address
 from qwencompanion_src.core.serve.mcp_relays import RelayError, StdioRelay
+from qwencompanion_src.core.serve.serve_bridge import ServeBridge, ServeCommand
+from qwencompanion_src.core.serve.session import ServeSession
 
 DAEMON_TOKEN = "d" * 64
 IDE_TOKEN = "ide-tools-secret-0123456789abcdef"
@@ -52,6 +57,7 @@ class ScriptedDaemon:
         app = web.Application()
         app.router.add_get("/capabilities", self.capabilities)
         app.router.add_get("/acp", self.acp)
+        app.router.add_get("/session/{id}/resources", self.resources)
         self.runner = web.AppRunner(app, access_log=None)
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
@@ -61,6 +67,11 @@ class ScriptedDaemon:
     async def capabilities(self, request: web.Request) -> web.Response:
         assert request.headers["Authorization"] == f"Bearer {DAEMON_TOKEN}"
         return web.json_response({"v": 1, "features": self.features})
+
+    async def resources(self, request: web.Request) -> web.Response:
+        """qwen's session resources: a server of the daemon's settings, and ours as the agent sees it."""
+        return web.json_response({"mcp": {"servers": [{"name": "own", "status": "ok", "mcpStatus": "connected"},
+                                                      {"name": IDE_ENTRY_NAME, "status": "ok"}]}})
 
     async def acp(self, request: web.Request) -> web.WebSocketResponse:
         if request.headers.get("Authorization") != f"Bearer {DAEMON_TOKEN}":
@@ -312,6 +323,26 @@ async def test_the_daemon_closing_the_socket_is_said_once_and_close_still_works(
     await channel.close()
     assert notes == ["The editor's MCP servers left this chat's qwen serve session: it closed the connection."]
     assert channel.rows()[0]["status"] == "disconnected"
+
+
+async def test_mcp_servers_on_serve_lists_the_daemons_own_and_the_chats_with_their_tools(ide_tools: IdeTools) -> None:
+    """MCP Servers… asks qwen's methods; on serve the bridge answers them: the
+    session's servers from the daemon with the chat's in their place, and the
+    tools of a server named without a session (qwen's tools method names none)."""
+    daemon, notes = await scripted(), []
+    channel = await opened(daemon, [ide_entry(ide_tools.url)], notes)
+    bridge = ServeBridge(ServeCommand(argv=["qwen", "serve"], cwd="."),
+                         lambda: cast(AgentRequestHandler, None), cast(BridgeEvents, None))
+    bridge._sessions[SESSION] = ServeSession(Address("127.0.0.1", daemon.port, DAEMON_TOKEN), SESSION, "c-1",
+                                             cast(Any, None))
+    bridge._mcp[SESSION] = channel
+    bridge._live = True
+    try:
+        rows = session_rows(await bridge.request(SESSION_RESOURCES, {"sessionId": SESSION}))
+        assert [(row.name, row.status) for row in rows] == [("own", "ok · connected"), (IDE_ENTRY_NAME, "connected")]
+        assert tool_names(await bridge.request(MCP_TOOLS, {"serverName": IDE_ENTRY_NAME})) == ["get_workspace_folders"]
+    finally:
+        await channel.close()
 
 
 def test_the_daemon_the_package_starts_takes_client_mcp() -> None:

@@ -340,23 +340,20 @@ class ServeBridge(AgentBridge):
 
     async def _mcp_request(self, method: str, params: JsonObject) -> JsonObject:
         """MCP Servers… on serve: the daemon's own servers (its settings') and
-        the ones this chat registered, which only the chat knows the tools of."""
-        session = self._open_session(params)
-        channel = self._mcp.get(session.session_id)
-        ours = channel.servers if channel is not None else {}
-        name = str(params.get("serverName") or "")
+        the ones the chats registered, which only the chats know the tools
+        of. qwen's tools and restart methods name a server, not a session: a
+        server the chats registered answers from (or registers again on)
+        every session that holds it."""
         try:
             if method == SESSION_RESOURCES:
-                resources = await session.get("/resources")
-                cell = resources.get("mcp") if isinstance(resources, dict) else None
-                listed = cell.get("servers") if isinstance(cell, dict) else None
-                theirs = [server for server in (listed if isinstance(listed, list) else [])
-                          if isinstance(server, dict) and server.get("name") not in ours]
-                return {"mcp": {"servers": theirs + (channel.rows() if channel is not None else [])}}
-            if channel is not None and name in ours:
-                if method == MCP_TOOLS:
-                    return {"tools": [{"name": tool} for tool in ours[name].tools]}
-                await self._give_mcp(session.session_id, channel.cwd, channel.entries)
+                return await self._session_servers(self._open_session(params))
+            name = str(params.get("serverName") or "")
+            holding = [(session_id, channel) for session_id, channel in self._mcp.items() if name in channel.servers]
+            if holding and method == MCP_TOOLS:
+                return {"tools": [{"name": tool} for tool in holding[0][1].servers[name].tools]}
+            if holding:
+                for session_id, channel in holding:
+                    await self._give_mcp(session_id, channel.cwd, channel.entries)
                 return {}
             path = f"/workspace/mcp/{quote(name, safe='')}/" + ("tools" if method == MCP_TOOLS else "restart")
             answer = await request_json(self._running_address(), "GET" if method == MCP_TOOLS else "POST", path)
@@ -365,6 +362,19 @@ class ServeBridge(AgentBridge):
         if answer.status >= 400 or not isinstance(answer.body, dict):
             raise AgentError(f"the daemon refused {method}: HTTP {answer.status} {answer.body}")
         return answer.body
+
+    async def _session_servers(self, session: ServeSession) -> JsonObject:
+        """`GET /session/:id/resources`' servers (qwen's `qwen/status/session/resources`
+        `mcp` cell), the ones the chat registered in their place."""
+        channel = self._mcp.get(session.session_id)
+        ours = channel.rows() if channel is not None else []
+        resources = await session.get("/resources")
+        cell = resources.get("mcp") if isinstance(resources, dict) else None
+        listed = cell.get("servers") if isinstance(cell, dict) else None
+        names = {row["name"] for row in ours}
+        theirs = [server for server in (listed if isinstance(listed, list) else [])
+                  if isinstance(server, dict) and server.get("name") not in names]
+        return {"mcp": {"servers": theirs + ours}}
 
     async def _restore(self, session_id: str, cwd: str, action: str) -> tuple[ServeSession, JsonObject]:
         """`POST /session/:id/load` or `/resume`: the session and the daemon's answer."""
