@@ -72,7 +72,7 @@ def test_the_ide_tools_and_a_stdio_server_answer_a_chat_on_serve(serve_mcp_chat:
         return len(chat.ended_so_far()) >= ends
 
     chat.send("Ask the editor and the tiny server")
-    for attempt in range(1, 4):  # 0.24.4's daemon gives its agent 10 s to start: a loaded machine may need another go
+    for attempt in range(1, 7):  # 0.24.4's daemon gives its agent 10 s to start: a loaded machine may need another go
         chat.host.wait_for(functools.partial(allow_what_is_asked, attempt), timeout=WAIT * 2)
         if chat.ended_so_far()[-1] == "end_turn" or NOT_SENT not in chat.transcript():
             break

@@ -197,7 +197,8 @@ async def test_the_ide_tools_are_registered_for_the_session_and_answer_without_t
     try:
         registers = [json.loads(f) for f in daemon.received if '"mcp_register"' in f]
         assert registers == [{"type": "mcp_register", "server": IDE_ENTRY_NAME, "sessionId": SESSION}]
-        assert channel.rows() == [{"name": IDE_ENTRY_NAME, "status": "connected", "tools": ["get_workspace_folders"]}]
+        assert channel.rows() == [{"name": IDE_ENTRY_NAME, "status": "connected"}]
+        assert channel.servers[IDE_ENTRY_NAME].tools == ["get_workspace_folders"]
         answer = await daemon.ask(IDE_ENTRY_NAME, {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                                                    "params": {"name": "get_workspace_folders", "arguments": {}}})
         assert answer == {"type": "mcp_message", "id": answer["id"], "payload": {
@@ -288,9 +289,11 @@ async def test_a_refused_registration_is_said_and_the_others_go_on(ide_tools: Id
                                     {"type": "sse", "name": "old", "url": "http://x/sse", "headers": []}], notes)
     try:
         rows = {row["name"]: row for row in channel.rows()}
-        assert rows["mine"]["status"] == "not passed" and rows["mine"]["problem"] == "register_failed: no [31mway"
+        assert rows["mine"]["status"] == "not passed" and rows["mine"]["error"] == "register_failed: no [31mway"
         assert rows[IDE_ENTRY_NAME]["status"] == "connected"
         assert set(rows) == {"mine", IDE_ENTRY_NAME}
+        listed = session_rows({"mcp": {"servers": channel.rows()}})  # as MCP Servers… reads them
+        assert (listed[0].name, listed[0].status, listed[0].problem) == ("mine", "not passed", "register_failed: no [31mway")
         assert notes == [
             ("The MCP server “bad name!” is not passed to the chat on qwen serve: "
              "the daemon takes names of letters, digits, “_” and “-” only."),

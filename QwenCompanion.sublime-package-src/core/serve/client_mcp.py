@@ -329,7 +329,7 @@ class ClientMcpChannel:
             await self._http.close()
 
     def rows(self) -> list[JsonObject]:
-        """The servers as MCP Servers… lists them."""
-        return [{"name": name, "status": state.status, "tools": list(state.tools),
-                 **({"problem": state.problem} if state.problem else {})} for name, state in self.servers.items()]
+        """The servers in the shape of qwen's session resources (`mcp.servers`), as MCP Servers… reads them."""
+        return [{"name": name, "status": state.status, **({"error": state.problem} if state.problem else {})}
+                for name, state in self.servers.items()]
 
