@@ -348,6 +348,17 @@ async def test_mcp_servers_on_serve_lists_the_daemons_own_and_the_chats_with_the
         await channel.close()
 
 
+async def test_a_daemon_that_does_not_answer_is_said_with_the_servers_it_did_not_get(ide_tools: IdeTools) -> None:
+    notes: list[str] = []
+    channel = ClientMcpChannel(Address("127.0.0.1", 9, DAEMON_TOKEN), SESSION, [ide_entry(ide_tools.url)], "/tmp",
+                               notes.append, dict(os.environ))  # port 9: nothing listens
+    channel.start()
+    await asyncio.wait_for(channel.ready.wait(), 20)
+    await channel.close()
+    assert len(notes) == 1 and notes[0].startswith(
+        f"The editor's MCP servers ({IDE_ENTRY_NAME}) are not on this chat's qwen serve session"), notes
+
+
 def test_the_daemon_the_package_starts_takes_client_mcp() -> None:
     env = serve_env({"PATH": "/bin", CLIENT_MCP_ENV: "0"}, DAEMON_TOKEN)
     assert env[CLIENT_MCP_ENV] == "1"

@@ -116,7 +116,6 @@ class ClientMcpChannel:
         self._registering = False  # an answer to mcp_register is awaited: acks go to `_acks`
         self.ready = asyncio.Event()  # set once every server was registered or refused
         self.base_env = base_env
-        self._take_entries(entries, cwd)
 
     def _take_entries(self, entries: list[JsonObject], cwd: str) -> None:
         for entry in entries:
@@ -160,11 +159,19 @@ class ClientMcpChannel:
 
     async def _open(self) -> None:
         try:
-            if self._relays and await self._offered():
+            # Asked first: by its answer the chat holds the new session, so the notes below reach it.
+            offered = await self._offered()
+            self._take_entries(self.entries, self.cwd)
+            if self._relays and not offered:
+                self._fail_all(f"this daemon was started without {CLIENT_MCP_ENV} (an earlier start): "
+                               "Qwen Code: Stop Serve Daemon, and the next chat starts one that takes them")
+            elif self._relays:
                 await self._connect()
                 for name in list(self._relays):
                     await self._register(name)
         except (aiohttp.ClientError, HttpError, OSError, TimeoutError) as error:
+            if not self.servers:  # the daemon did not answer /capabilities
+                self._take_entries(self.entries, self.cwd)
             self._fail_all(f"the daemon's WebSocket did not take them ({type(error).__name__}: {error})")
         finally:
             self.ready.set()
@@ -172,11 +179,7 @@ class ClientMcpChannel:
     async def _offered(self) -> bool:
         answer = await request_json(self._address, "GET", "/capabilities", timeout=STEP_TIMEOUT_SECONDS)
         features = answer.body.get("features") if isinstance(answer.body, dict) else None
-        if answer.status == 200 and isinstance(features, list) and FEATURE in features:
-            return True
-        self._fail_all(f"this daemon was started without {CLIENT_MCP_ENV} (an earlier start): "
-                       "Qwen Code: Stop Serve Daemon, and the next chat starts one that takes them")
-        return False
+        return answer.status == 200 and isinstance(features, list) and FEATURE in features
 
     def _fail_all(self, why: str) -> None:
         for state in self.servers.values():
