@@ -30,9 +30,9 @@ from aiohttp.http_exceptions import HttpProcessingError
 from mcp_types import Tool
 
 from . import protocol
+from .cli_sessions import CliSession, SessionRegistry, TooManySessions
 from .ide_messages import CONTEXT_UPDATE, IdeContext, Outgoing
 from .protocol import Call, ProtocolError, ToolAnswer, ToolHandler
-from .sessions import Session, SessionRegistry, TooManySessions
 
 log = logging.getLogger(__name__)
 
@@ -328,7 +328,7 @@ class CompanionServer:
         body = protocol.response(message.id, protocol.initialize_result(version))
         return _json_response(body, headers={SESSION_HEADER: session.id})
 
-    async def _dispatch(self, session: Session, message: Call) -> dict[str, Any] | EncodedResult | ToolAnswer:
+    async def _dispatch(self, session: CliSession, message: Call) -> dict[str, Any] | EncodedResult | ToolAnswer:
         version = session.protocol_version
         if message.method == "ping":
             return {}
@@ -345,14 +345,14 @@ class CompanionServer:
             return await self._call_tool(session, tool, params.arguments)
         raise ProtocolError(protocol.METHOD_NOT_FOUND, f"Method not found: {message.method[:64]}")
 
-    async def _call_tool(self, session: Session, tool: RegisteredTool, arguments: dict[str, Any]) -> ToolAnswer:
+    async def _call_tool(self, session: CliSession, tool: RegisteredTool, arguments: dict[str, Any]) -> ToolAnswer:
         try:
             return await tool.handler(session.id, arguments)
         except Exception:
             log.exception("tool %s failed", tool.definition.name)
             return protocol.text_result(f"{tool.definition.name} failed inside the editor; see the Qwen Companion log", is_error=True)
 
-    def _find_session(self, request: web.BaseRequest, request_id: Any = None) -> Session | web.Response:
+    def _find_session(self, request: web.BaseRequest, request_id: Any = None) -> CliSession | web.Response:
         """The request's session, or the error answer for a missing or unknown id."""
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
@@ -394,7 +394,7 @@ class CompanionServer:
                 self.sessions.set_stream_open(session, False)
         return stream
 
-    async def _pump(self, session: Session, stream: web.StreamResponse) -> None:
+    async def _pump(self, session: CliSession, stream: web.StreamResponse) -> None:
         keepalive = self.options.keepalive_seconds
         while not session.closed:
             try:
