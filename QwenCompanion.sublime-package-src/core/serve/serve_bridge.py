@@ -67,8 +67,8 @@ from .daemon import (
     daemon_status,
     stop_recorded,
 )
+from .daemon_session import DaemonSession, ServeError, SessionGone
 from .http import Address, HttpError, request_json
-from .session import ServeError, ServeSession, SessionGone
 from .steer import steer_of
 from .watchdog import start_watchdog
 
@@ -170,7 +170,7 @@ class ServeBridge(AgentBridge):
         super().__init__(command, requests, events)
         self._serve = command
         self.attached: Attached | None = None
-        self._sessions: dict[str, ServeSession] = {}
+        self._sessions: dict[str, DaemonSession] = {}
         self._live = False
         self._ended = False  # stop() told the chats once
 
@@ -266,7 +266,7 @@ class ServeBridge(AgentBridge):
         address = self._running_address()
         try:
             # The first chat shares the folder's session with other clients; a further one gets its own.
-            session = await ServeSession.open(address, cwd, _SessionEvents(self), own=bool(self._sessions))
+            session = await DaemonSession.open(address, cwd, _SessionEvents(self), own=bool(self._sessions))
         except (ServeError, OSError, HttpError) as error:
             raise AgentError(f"the daemon did not open a session: {error}") from error
         self._keep(session)
@@ -274,7 +274,7 @@ class ServeBridge(AgentBridge):
             session.start()
         return NewSessionResponse(session_id=session.session_id), await self._with_state(session)
 
-    async def _with_state(self, session: ServeSession) -> JsonObject:
+    async def _with_state(self, session: DaemonSession) -> JsonObject:
         """The session's answer with its models, modes and options: `POST
         /session` answers none, `GET /session/:id/context` holds them."""
         try:
@@ -290,17 +290,17 @@ class ServeBridge(AgentBridge):
             raise AgentGone("the qwen serve daemon is not running")
         return address
 
-    def _keep(self, session: ServeSession) -> None:
+    def _keep(self, session: DaemonSession) -> None:
         previous = self._sessions.pop(session.session_id, None)
         if previous is not None:
             previous.close()
         self._sessions[session.session_id] = session
 
-    async def _restore(self, session_id: str, cwd: str, action: str) -> tuple[ServeSession, JsonObject]:
+    async def _restore(self, session_id: str, cwd: str, action: str) -> tuple[DaemonSession, JsonObject]:
         """`POST /session/:id/load` or `/resume`: the session and the daemon's answer."""
         address = self._running_address()
         try:
-            session, answer = await ServeSession.restore(address, session_id, cwd, _SessionEvents(self), action)
+            session, answer = await DaemonSession.restore(address, session_id, cwd, _SessionEvents(self), action)
         except (ServeError, OSError, HttpError, TimeoutError) as error:
             raise AgentError(f"the daemon did not {action} the session: {error}") from error
         self._keep(session)
@@ -408,7 +408,7 @@ class ServeBridge(AgentBridge):
         removed = answer.body.get("removed") if isinstance(answer.body, dict) else None
         return {"success": answer.status == 200 and isinstance(removed, list) and session_id in removed}
 
-    def _open_session(self, params: JsonObject) -> ServeSession:
+    def _open_session(self, params: JsonObject) -> DaemonSession:
         session = self._sessions.get(str(params.get("sessionId") or ""))
         if session is None or not self._live:
             raise AgentError("the session is not open on the qwen serve daemon")

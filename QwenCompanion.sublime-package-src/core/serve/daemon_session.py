@@ -113,7 +113,7 @@ def _failed(answer: JsonAnswer, what: str) -> ServeError:
     return ServeError(f"{what}: HTTP {answer.status} {detail}")
 
 
-class ServeSession:
+class DaemonSession:
     def __init__(self, address: Address, session_id: str, client_id: str | None, events: ServeEvents,
                  last_event_id: int = 0, epoch: str | None = None, attached: bool = False) -> None:
         self.address = address
@@ -142,7 +142,7 @@ class ServeSession:
     # --- opening ------------------------------------------------------------
 
     @classmethod
-    async def open(cls, address: Address, cwd: str, events: ServeEvents, own: bool = False) -> ServeSession:
+    async def open(cls, address: Address, cwd: str, events: ServeEvents, own: bool = False) -> DaemonSession:
         """`POST /session` for `cwd` (the daemon's session of that folder:
         created, or attached to when another client has it); `own`: a new
         session of its own (`sessionScope: "thread"`), for a further chat."""
@@ -157,7 +157,7 @@ class ServeSession:
 
     @classmethod
     async def restore(cls, address: Address, session_id: str, cwd: str, events: ServeEvents,
-                      action: str) -> tuple[ServeSession, JsonObject]:
+                      action: str) -> tuple[DaemonSession, JsonObject]:
         """`POST /session/:id/load` or `/resume` (`action`): an earlier session
         back on the daemon (from its disk after a restart, or attached to when
         it still runs). Its answer: `{attached, clientId, lastEventId,
