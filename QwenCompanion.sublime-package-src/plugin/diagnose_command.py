@@ -43,7 +43,7 @@ from .placement import new_view_beside
 from .settings import userprefs
 
 if TYPE_CHECKING:
-    from ..core.companion.runtime import Companion
+    from ..core.companion.companion import Companion
 
 _report_views: set[int] = set()  # the ids of the report views this load of the package made
 REPORT_NAME = "Qwen Code: Diagnose Connection"

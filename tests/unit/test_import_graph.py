@@ -184,7 +184,7 @@ def test_a_circle_between_folders_is_found(tmp_path: Path) -> None:
     for folder in ("core", "core/companion", "core/ide_tools"):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "__init__.py").write_text("")
-    (tmp_path / "core" / "companion" / "runtime.py").write_text("from ..ide_tools.tools import x\n")
+    (tmp_path / "core" / "companion" / "companion.py").write_text("from ..ide_tools.tools import x\n")
     (tmp_path / "core" / "companion" / "server.py").write_text("from ..json_types import JsonObject\n")
     (tmp_path / "core" / "ide_tools" / "tools.py").write_text("from ..companion.server import y\n")
     (tmp_path / "core" / "json_types.py").write_text("")

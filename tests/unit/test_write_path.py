@@ -27,7 +27,7 @@ OWN_FILES = {
     ("core/companion/lockfile.py", "chmod"): "the IDE lock file in the CLI's own folder (~/.qwen/ide)",
     ("core/companion/gemini_discovery.py", "mkdir"): "gemini's discovery folder in the temp folder",
     ("core/companion/gemini_discovery.py", "unlink"): "gemini's discovery file in the temp folder",
-    ("core/companion/runtime.py", "unlink"): "the companion's own config file it wrote",
+    ("core/companion/companion.py", "unlink"): "the companion's own config file it wrote",
     ("plugin/chat/history/rewind_commands.py", "replace_text"): "the chat's composer, a view of the package's own",
     ("plugin/chat/comments/comment_commands.py", "replace_text"):
         "the chat's composer, a view of the package's own (Send Review takes its text)",
