@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 BUFFER_NOTE = "Accept applies this to the tab as one undo step; saving it stays your choice."
 
 
-class ActionProposal:
+class ActionReviewOwner:
     """The owner of an action's review (a `ReviewOwner`): Accept edits the tab."""
 
     note = BUFFER_NOTE
@@ -70,7 +70,7 @@ def propose(job: FinishedJob, block: str) -> str | None:
     if text[begin:end] != selection.text:
         return "the selection is no longer where it was."
     proposed = text[:begin] + replacement_for(selection.text, block) + text[end:]
-    owner = ActionProposal(view, text, path)
+    owner = ActionReviewOwner(view, text, path)
     try:
         review, replaced = reviews.propose(path, proposed, owner, job.disk_of(path))
     except UnreadableFile as error:

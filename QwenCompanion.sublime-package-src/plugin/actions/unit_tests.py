@@ -83,11 +83,11 @@ def propose_test_file(job: FinishedJob, answer: str) -> str:
     before = view_text(existing) if existing is not None else disk.text
     block = block if block.endswith("\n") else block + "\n"  # a file ends with a newline
     proposed = f"{before.rstrip()}\n\n\n{block}" if before.strip() else block
-    reviews.show(*reviews.propose(path, proposed, TestFileProposal(job.window, path, before), disk))
+    reviews.show(*reviews.propose(path, proposed, TestFileReviewOwner(job.window, path, before), disk))
     return "proposed"
 
 
-class TestFileProposal:
+class TestFileReviewOwner:
     """The owner of a test file's review (a `ReviewOwner`): Accept puts the
     text in the test file's tab, unsaved."""
 
