@@ -146,17 +146,17 @@ def test_earlier_sessions_are_listed_and_loaded_with_their_conversation_once(ser
 
 
 def test_a_listed_session_is_renamed_and_deleted_on_the_daemon(serve_chat: RealChat) -> None:
-    qwen_sessions = importlib.import_module(f"{PACKAGE}.core.chat.history.qwen_sessions")  # loaded when first used
+    conversation_edits = importlib.import_module(f"{PACKAGE}.core.chat.history.conversation_edits")  # loaded when first used
     conversation, first, _ = two_sessions(serve_chat)
 
     def listed() -> dict[str, str]:
         return {entry.session_id: entry.title for entry in conversation.list_history([]).result(WAIT)}
 
-    assert qwen_sessions.rename_session(conversation.connection, first, "Renamed here").result(WAIT) is True
+    assert conversation_edits.rename_session(conversation.connection, first, "Renamed here").result(WAIT) is True
     assert listed()[first] == "Renamed here"
-    assert qwen_sessions.delete_session(conversation.connection, first).result(WAIT) is True
+    assert conversation_edits.delete_session(conversation.connection, first).result(WAIT) is True
     assert first not in listed() and conversation.state.session_id in listed()
-    assert qwen_sessions.delete_session(conversation.connection, "no-such-session").result(WAIT) is False
+    assert conversation_edits.delete_session(conversation.connection, "no-such-session").result(WAIT) is False
 
 
 def two_chats(serve_chat: RealChat) -> tuple[Any, Any]:

@@ -36,7 +36,7 @@ from .agent.session_ids import session_id_or_none, session_id_refusal
 from .agent.usage import turn_text
 from .chat_state import ChatState
 from .history.branch import Branch, branch, branch_point_of
-from .history.history import SessionEntry, list_folder, newest_first
+from .history.history import SavedConversation, list_folder, newest_first
 from .history.rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, is_qwen, rewind
 from .history.search_index import TEXT_MAX_CHARS
 from .history.store import SessionStore
@@ -226,7 +226,7 @@ class Conversation:
         chat's agent is not qwen (`what` names the feature in that message)."""
         return self._submit(self._ask_qwen(what, call))
 
-    def list_history(self, folders: list[str]) -> Future[list[SessionEntry]]:
+    def list_history(self, folders: list[str]) -> Future[list[SavedConversation]]:
         """The sessions of `folders` (default: the agent's folder), newest first, bounded."""
         return self._submit(self._list_history(folders))
 
@@ -686,7 +686,7 @@ class Conversation:
             await self._load(bridge, session_id)
 
     @threads.on_chat_loop
-    async def _list_history(self, folders: list[str]) -> list[SessionEntry]:
+    async def _list_history(self, folders: list[str]) -> list[SavedConversation]:
         bridge = await self._ensure_ready()
         return newest_first([await list_folder(bridge.list_page, folder) for folder in folders or [self._cwd()]])
 

@@ -52,7 +52,7 @@ from ..chat.agent.bridge import (
     BridgeEvents,
 )
 from ..chat.history.branch import BRANCH_METHOD, TRANSCRIPT_METHOD
-from ..chat.history.qwen_sessions import DELETE_METHOD, RENAME_METHOD
+from ..chat.history.conversation_edits import DELETE_METHOD, RENAME_METHOD
 from ..chat.history.rewind import REWIND_METHOD, SNAPSHOTS_METHOD, prompt_id_of
 from ..chat.requests.request_handler import AgentRequestHandler
 from ..chat.transcript.render import chunk_text

@@ -153,7 +153,7 @@ def agent_launch(
 def speaks_qwen(info: Implementation | None) -> bool:
     """Whether qwen's own methods may go to this agent: it says it is
     qwen-code in `agentInfo` (never assumed from its name in chat_agents or
-    its command). The one rule: qwen_sessions and rewind ask it too."""
+    its command). The one rule: conversation_edits and rewind ask it too."""
     return info is not None and info.name == QWEN_AGENT_NAME
 
 

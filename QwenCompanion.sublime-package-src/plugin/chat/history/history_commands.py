@@ -16,7 +16,7 @@ import sublime
 import sublime_plugin
 
 from ....core.chat.agent.agents import TITLE_MAX_CHARS, can_load, can_resume
-from ....core.chat.history.history import SessionEntry, annotation, details, filtered
+from ....core.chat.history.history import SavedConversation, annotation, details, filtered
 from ....core.chat.history.live_sessions import SessionHeld
 from ....core.worktrees.worktrees import Worktree
 from ...background import when_done
@@ -35,7 +35,7 @@ PLACEHOLDERS = {
 }
 
 
-def history_of(window: sublime.Window) -> tuple[WindowChat, Future[list[SessionEntry]]] | None:
+def history_of(window: sublime.Window) -> tuple[WindowChat, Future[list[SavedConversation]]] | None:
     """The window's sessions, as its active chat's agent lists them (None while unloading)."""
     lister = chats.ensure(window)
     if lister is None:
@@ -98,7 +98,7 @@ def let_go_if_unused(window: sublime.Window, lister: WindowChat) -> None:
 
 def rename_listed(window: sublime.Window, lister: WindowChat, session_id: str, title: str) -> None:
     """Rename a session: through its open chat, else qwen's renameSession."""
-    from ....core.chat.history.qwen_sessions import is_qwen, rename_session
+    from ....core.chat.history.conversation_edits import is_qwen, rename_session
 
     title = title.strip()[:TITLE_MAX_CHARS]
     if not title:
@@ -121,7 +121,7 @@ def rename_listed(window: sublime.Window, lister: WindowChat, session_id: str, t
 def delete_listed(window: sublime.Window, lister: WindowChat, session_id: str) -> None:
     """Delete a session (already confirmed): its open chat is closed first, as
     Delete Chat does; else qwen's deleteSession."""
-    from ....core.chat.history.qwen_sessions import delete_session, deletes_sessions
+    from ....core.chat.history.conversation_edits import delete_session, deletes_sessions
 
     holder = _open_holder(window, session_id)
     if holder is not None:
@@ -164,16 +164,16 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
             when_done(future, lambda done: self._listed(lister, done, action, query, set()))
             return
 
-        def with_answers(done: Future[list[SessionEntry]]) -> None:  # the index's matches join the list's
+        def with_answers(done: Future[list[SavedConversation]]) -> None:  # the index's matches join the list's
             when_done(sessions_matching(query), lambda said: self._listed(
                 lister, done, action, query, said.result() if said.exception() is None else set()))
 
         when_done(future, with_answers)
 
-    def _listed(self, lister: WindowChat, done: Future[list[SessionEntry]], action: str, query: str,
+    def _listed(self, lister: WindowChat, done: Future[list[SavedConversation]], action: str, query: str,
                 said: set[str]) -> None:
         """`said`: the sessions whose prompts and answers hold the query (the package's index)."""
-        from ....core.chat.history.qwen_sessions import is_qwen
+        from ....core.chat.history.conversation_edits import is_qwen
 
         window = self.window
         try:

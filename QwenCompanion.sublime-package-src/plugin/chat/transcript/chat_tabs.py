@@ -113,7 +113,7 @@ class QwenChatRenameCommand(ActiveChatCommand):
 
 
 def rename_chat(window: sublime.Window, chat: WindowChat, title: str) -> None:
-    from ....core.chat.history.qwen_sessions import is_qwen, rename_session
+    from ....core.chat.history.conversation_edits import is_qwen, rename_session
 
     if not title:
         return
@@ -144,7 +144,7 @@ class QwenChatDeleteCommand(ActiveChatCommand):
     qwen's history (asks first)."""
 
     def run(self, chat: int | None = None, confirmed: bool = False) -> None:
-        from ....core.chat.history.qwen_sessions import delete_session, deletes_sessions
+        from ....core.chat.history.conversation_edits import delete_session, deletes_sessions
 
         found = self.active_chat(chat)
         if found is None:
