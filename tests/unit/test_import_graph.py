@@ -238,3 +238,13 @@ def test_imports_into_a_folder_are_found_wherever_they_are(tmp_path: Path) -> No
     assert imports_into(import_graph(tmp_path), "core.chat", "core.companion") == [
         "core.chat.prompt -> core.companion.rules", "core.chat.types -> core.companion.rules"
     ]
+
+
+def test_what_every_feature_shares_imports_nothing_of_the_chat() -> None:
+    """The file reads (core/files/), finding a CLI (core/cli/) and the write
+    path's buffer side (plugin/view_writes.py) serve the quick actions, the
+    IDE tools and the worktrees as much as the chat: they live outside it."""
+    graph = import_graph(SOURCE)
+    found = [edge for shared in ("core.files", "core.cli", "plugin.view_writes")
+             for chat in ("core.chat", "plugin.chat") for edge in imports_into(graph, shared, chat)]
+    assert not found, "a shared module imports the chat:\n" + "\n".join(found)

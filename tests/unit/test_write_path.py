@@ -1,5 +1,5 @@
 """One write path: every change an agent causes to a user's file is made by
-core/files/user_files.py (on disk) or plugin/chat/requests/view_writes.py (an open buffer),
+core/files/user_files.py (on disk) or plugin/view_writes.py (an open buffer),
 which are called only after checking the file still holds what the agent
 last saw or wrote. This scan fails when any other module of the package
 writes, renames, removes or saves a file; the package's own state files are
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package-src"
-WRITE_PATH = {"core/files/user_files.py", "plugin/chat/requests/view_writes.py"}
+WRITE_PATH = {"core/files/user_files.py", "plugin/view_writes.py"}
 # The package's own files, never a user's: (module, what it calls) -> where the file lives.
 OWN_FILES = {
     ("core/chat/history/store.py", "mkdir"): "the chats' sessions file in the package's cache folder",

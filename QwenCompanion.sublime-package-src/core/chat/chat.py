@@ -25,13 +25,13 @@ from typing import Any, Protocol, TypeVar
 from acp.schema import AgentMessageChunk, SessionNotification, UserMessageChunk
 
 from .. import threads
+from ..cli.cli_command import CommandNotFound
 from ..cli.qwen_home import SIGN_IN_HINT
 from ..display_text import display_text
 from ..json_types import JsonObject
 from .agent.agent_connection import AgentConnection
 from .agent.bridge import PROMPT_ELSEWHERE, PROMPT_STEERED, AgentBridge, AgentCommand, AgentError, AgentGone
 from .agent.chat_thread import ChatThread
-from .agent.command import CommandNotFound
 from .agent.session_ids import session_id_or_none, session_id_refusal
 from .agent.usage import turn_text
 from .chat_state import ChatState

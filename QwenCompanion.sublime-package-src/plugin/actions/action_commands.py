@@ -11,7 +11,7 @@ import sublime_plugin
 from ...core.actions.process import Invocation
 from ...core.actions.prompt import ACTIONS, render
 from ...core.actions.run import run_argv
-from ...core.chat.agent.command import CommandNotFound, agent_argv
+from ...core.cli.cli_command import CommandNotFound, agent_argv
 from ..companion.terminal import login_shell, options
 from ..settings import userprefs
 from .action_context import NoSelection, action_context

@@ -13,9 +13,9 @@ import sublime
 from ...core.actions.proposal import replacement_for
 from ...core.files.text_positions import Lines
 from ...core.reviews import UnreadableFile
-from ..chat.requests.view_writes import apply_proposal
 from ..editor import view_text
 from ..reviews.review_tabs import reviews
+from ..view_writes import apply_proposal
 from .finished_job import FinishedJob
 
 log = logging.getLogger(__name__)

@@ -14,10 +14,10 @@ import sublime
 
 from ...core.actions.proposal import last_code_block, test_cases, test_file_for
 from ...core.reviews import UnreadableFile
-from ..chat.requests.view_writes import apply_proposal
 from ..editor import find_open_view, view_text
 from ..paths import shown_path
 from ..reviews.review_tabs import reviews
+from ..view_writes import apply_proposal
 from .finished_job import FinishedJob
 
 CHOSEN, NOT_CHOSEN = "☑", "☐"

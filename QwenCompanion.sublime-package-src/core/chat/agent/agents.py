@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ...cli.cli_command import ACP_FLAG, CommandNotFound, agent_argv
 from ...cli.path_maps import parse_path_maps
 from ...json_types import JsonObject
-from .command import ACP_FLAG, CommandNotFound, agent_argv
 
 if TYPE_CHECKING:  # the settings import this module: the ACP library's models load later, off the main thread
     from acp.schema import AgentCapabilities, Implementation

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import sublime
 
 from ....core.chat.agent.agents import AgentEntry, agent_launch, known_agents
-from ....core.chat.agent.command import CommandNotFound, agent_argv
+from ....core.cli.cli_command import CommandNotFound, agent_argv
 from ....core.cli.path_maps import PathTranslator, parse_path_maps
 from ....core.cli.terminal import cli_env, command_line
 from ....core.files.paths import path_style

@@ -37,18 +37,18 @@ from ....core.chat.history.turn_changes import (
     still_as_written,
 )
 from ....core.chat.prompts.git_index import index_text
-from ....core.chat.requests.agent_files import Refused, real
+from ....core.files.agent_files import Refused, real
 from ....core.git import find_git
 from ...background import in_background
 from ...editor import view_text
 from ...paths import path_display
 from ...placement import code_group
 from ...settings import fallback_encoding
+from ...view_writes import put_back
 from ..chats import chats, window_by_id
 from ..command_bases import ChatViewCommand
 from ..requests.buffers import open_view
 from ..requests.editor_request_handler import request_handler_of
-from ..requests.view_writes import put_back
 
 log = logging.getLogger(__name__)
 

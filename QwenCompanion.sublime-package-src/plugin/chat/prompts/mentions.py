@@ -28,9 +28,9 @@ from ....core.chat.prompts.mentions import (
     symbol_mention,
     terminal_mention,
 )
-from ....core.chat.requests.agent_files import Refused, read_text
 from ....core.cli.terminal import terminal_tag
 from ....core.context_rules import ContextOptions
+from ....core.files.agent_files import Refused, read_text
 from ....core.files.paths import deepest_root
 from ....core.ide_tools.answers import ToolRefusal
 from ...background import in_background, when_done

@@ -14,7 +14,7 @@ import sublime
 
 from ....core import threads
 from ....core.chat.requests.accepted_edits import AcceptedEdits
-from ....core.chat.requests.agent_files import Refused, check_path, confine, real
+from ....core.files.agent_files import Refused, check_path, confine, real
 from ....core.reviews import MAX_OPEN_REVIEWS, DiskFile, Review, UnreadableFile, buffer_text, read_disk_file
 from ...paths import path_display
 from ...reviews.review_tabs import reviews

@@ -27,7 +27,7 @@ import sublime
 import sublime_plugin
 
 from ....core import threads
-from ....core.chat.requests.agent_files import Refused, decode, read_text
+from ....core.files.agent_files import Refused, decode, read_text
 from ....core.worktrees.applied_saves import AppliedSaves
 from ....core.worktrees.worktree_changes import (
     ApplyReport,
@@ -46,9 +46,9 @@ from ....core.worktrees.worktree_changes import (
 from ....core.worktrees.worktrees import Worktree, WorktreeRefused
 from ...editor import view_text
 from ...settings import fallback_encoding, userprefs
+from ...view_writes import write_merged
 from ..chats import chats
 from ..history.turn_review import open_with_reference
-from ..requests.view_writes import write_merged
 from .worktree_git import git_then
 
 KEPT, CHANGED = "kept", "changed"  # a file's review state
