@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import threads
 from .ide_messages import CONTEXT_UPDATE
 
 MAX_PENDING = 256
@@ -39,6 +40,7 @@ class CliSession:
     def touch(self) -> None:
         self.last_seen = time.monotonic()
 
+    @threads.on_server_loop
     def enqueue(self, message: dict[str, Any]) -> None:
         """Queue a notification; only the newest context is worth sending."""
         if message.get("method") == CONTEXT_UPDATE:
@@ -81,6 +83,7 @@ class SessionRegistry:
     def connected_count(self) -> int:
         return sum(1 for s in self._sessions.values() if s.stream_open)
 
+    @threads.on_server_loop
     def create(self, protocol_version: str, client_name: str) -> CliSession:
         if len(self._sessions) >= self._max_sessions:
             self._evict_one()
@@ -92,6 +95,7 @@ class SessionRegistry:
     def get(self, session_id: str) -> CliSession | None:
         return self._sessions.get(session_id)
 
+    @threads.on_server_loop
     def remove(self, session_id: str) -> CliSession | None:
         session = self._sessions.pop(session_id, None)
         if session is not None:
@@ -99,12 +103,14 @@ class SessionRegistry:
             self._on_change()
         return session
 
+    @threads.on_server_loop
     def set_stream_open(self, session: CliSession, is_open: bool) -> None:
         session.stream_open = is_open
         session.had_stream = session.had_stream or is_open
         session.touch()
         self._on_change()
 
+    @threads.on_server_loop
     def expire_idle(self, now: float | None = None) -> list[CliSession]:
         now = time.monotonic() if now is None else now
         idle = [
@@ -116,6 +122,7 @@ class SessionRegistry:
             self.remove(session.id)
         return idle
 
+    @threads.on_server_loop
     def close_all(self) -> None:
         for session_id in list(self._sessions):
             self.remove(session_id)
