@@ -361,7 +361,7 @@ def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
         "window": chat.window_id,
         "chat": chat.chat_id,
         "text": view.substr(driver.sublime.Region(0, view.size())),
-        "agent": state.agent,
+        "agent": state.agent_status,
         "agent_name": chat.agent,  # its name in chat_agents
         "session": state.session_id,
         "mode": state.mode_id,
@@ -579,7 +579,7 @@ def do_chats(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     active = driver.chats.get(window)
     return {"chats": [
         {"chat": chat.chat_id, "sessionId": chat.conversation.state.session_id, "title": chat.title,
-         "active": chat is active, "state": chat.conversation.state.agent}
+         "active": chat is active, "state": chat.conversation.state.agent_status}
         for chat in driver.chats.of_window(window)
     ]}
 
@@ -711,7 +711,7 @@ def do_chat_branch(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     made = future.result(timeout=WAIT * 3)
     if made is None:
         raise LookupError("the chat is not available")
-    driver.host.wait_for(lambda: made.conversation.state.agent == "ready", timeout=WAIT * 3)
+    driver.host.wait_for(lambda: made.conversation.state.agent_status == "ready", timeout=WAIT * 3)
     driver.host.wait_idle()
     return {"chat": made.chat_id}
 
@@ -834,7 +834,7 @@ def do_session_resume(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
         raise LookupError("the chat is not available")
     if chat is not lister:
         driver.host.run_on_main(lambda: _history(driver).let_go_if_unused(window, lister))
-    driver.host.wait_for(lambda: chat.conversation.state.session_id == entry.session_id and chat.conversation.state.agent == "ready",
+    driver.host.wait_for(lambda: chat.conversation.state.session_id == entry.session_id and chat.conversation.state.agent_status == "ready",
                          timeout=WAIT * 3)
     driver.host.wait_idle()
     return {"chat": chat.chat_id}

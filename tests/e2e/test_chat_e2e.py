@@ -156,7 +156,7 @@ def test_a_killed_agent_is_restarted_by_the_next_prompt(real_chat: RealChat) -> 
     chat = real_chat.chat().conversation
     pid, session = chat.pid, chat.state.session_id
     os.killpg(pid, signal.SIGKILL)
-    real_chat.host.wait_for(lambda: chat.state.agent == "exited", timeout=WAIT)
+    real_chat.host.wait_for(lambda: chat.state.agent_status == "exited", timeout=WAIT)
     # The chat's state changes on the agent's thread; its line reaches the transcript on the main thread after.
     real_chat.host.wait_for(lambda: "The agent exited" in real_chat.transcript(), timeout=WAIT)
     real_chat.model.queue("After the restart.")

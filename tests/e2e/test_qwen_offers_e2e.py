@@ -53,7 +53,7 @@ def test_an_aside_is_answered_beside_the_chat_and_kept_out_of_it(real_chat: Real
     real_chat.send("write slowly")
     chat = real_chat.chat()
     real_chat.host.wait_for(lambda: "slow words" in chat.conversation.streamer.transcript.text(), timeout=WAIT)
-    assert chat.conversation.state.agent == "busy"  # asked while the turn runs
+    assert chat.conversation.state.agent_status == "busy"  # asked while the turn runs
     window = real_chat.host.window
     first = on_main(real_chat, lambda: offers("asides").ask(window, chat, "which fruit did we discuss?"))
     assert first.result(WAIT) == "PEARS-ASIDE-ANSWER"

@@ -58,7 +58,7 @@ def test_a_rewind_while_qwen_runs_a_turn_is_refused(real_chat: RealChat) -> None
     assert real_chat.ended(1) == ["end_turn"]
     real_chat.send("PROMPT-TWO")
     chat = real_chat.chat()
-    real_chat.host.wait_for(lambda: chat.conversation.state.agent == "busy", timeout=WAIT)
+    real_chat.host.wait_for(lambda: chat.conversation.state.agent_status == "busy", timeout=WAIT)
     rewind = sys.modules[f"{PACKAGE}.plugin.chat.history.rewind_commands"].rewind
     window = real_chat.host.window
     with pytest.raises(Exception, match="a turn is running"):

@@ -63,7 +63,7 @@ def second_turn_running(rig: ChatRig) -> None:
     rig.send("one")
     rig.ended(1)
     rig.send("two")
-    rig.host.wait_for(lambda: rig.chat().conversation.state.agent == "busy", timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat().conversation.state.agent_status == "busy", timeout=WAIT)
 
 
 def agent_history(rig: ChatRig) -> list[str]:

@@ -21,7 +21,7 @@ from qwencompanion_src.core.chat.agent import agent_connection, chat_thread
 from qwencompanion_src.core.chat.agent.acp_lines import redact
 from qwencompanion_src.core.chat.agent.bridge import PROMPT_STEERED, AgentBridge, AgentCommand, AgentGone
 from qwencompanion_src.core.chat.agent.chat_thread import ChatThread
-from qwencompanion_src.core.chat.chat import Conversation, ConversationSetup
+from qwencompanion_src.core.chat.chat_core import ChatCore, ChatCoreSetup
 from qwencompanion_src.core.chat.history.store import SessionStore, project_key
 from qwencompanion_src.core.chat.requests.request_handler import DiskRequestHandler
 from qwencompanion_src.core.chat.transcript.render import PlainRenderer
@@ -103,14 +103,14 @@ class Rig:
         self.store = SessionStore(tmp / "cache")
         self.thread = ChatThread()
         self.thread.start()
-        self.chats: list[Conversation] = []
+        self.chats: list[ChatCore] = []
 
     def chat(self, turns: list[list[dict[str, Any]]] | None = None, folders: tuple[str, ...] = (),
-             cwd: str | None = None, **script: Any) -> tuple[Conversation, View, Events]:
+             cwd: str | None = None, **script: Any) -> tuple[ChatCore, View, Events]:
         path = self.tmp / f"script-{len(self.chats)}.json"
         path.write_text(json.dumps({"turns": turns or [], "state": str(self.state), "log": str(self.log), **script}))
         view, events, renderer = View(), Events(), PlainRenderer()
-        setup = ConversationSetup(
+        setup = ChatCoreSetup(
             command=lambda: AgentCommand([sys.executable, "-m", "tests.rig.fake_acp_agent", str(path)], str(self.folder),
                                          {"PYTHONPATH": str(ROOT)}, folders=folders),
             mcp_servers=list,
@@ -120,7 +120,7 @@ class Rig:
             key=project_key(None, [str(self.folder)]),
             cwd=cwd,
         )
-        chat = Conversation(self.thread, setup, BlockStreamer(Transcript(), view), events)
+        chat = ChatCore(self.thread, setup, BlockStreamer(Transcript(), view), events)
         self.chats.append(chat)
         return chat, view, events
 
@@ -164,7 +164,7 @@ def test_a_streamed_answer_reaches_the_view_in_few_batches(rig: Rig) -> None:
     assert view.text.startswith("## You\n\nhello\n\n## Qwen\n\n")
     assert view.text == chat.streamer.transcript.text()
     assert view.batches < 400  # batched, not one edit per chunk
-    assert chat.state.session_id and chat.state.agent == "ready"
+    assert chat.state.session_id and chat.state.agent_status == "ready"
 
 
 def test_prompt_sends_text_then_context_blocks(rig: Rig) -> None:
@@ -210,7 +210,7 @@ def test_cancel_ends_a_stalled_turn_as_cancelled(rig: Rig) -> None:
     assert events.ended == ["cancelled"]
     assert rig.received("session/cancel")
     wait_for(lambda: "> cancelled" in view.text)
-    assert chat.state.agent == "ready"
+    assert chat.state.agent_status == "ready"
 
 
 def test_malformed_huge_and_unknown_messages_do_not_stop_the_chat(rig: Rig) -> None:
@@ -288,7 +288,7 @@ def test_a_crash_mid_turn_is_reported_and_the_next_prompt_restarts_and_reloads(r
     chat.send("one")
     wait_for(lambda: events.ended)
     first_pid = rig.received("initialize") and chat._bridge.pid  # type: ignore[union-attr]
-    wait_for(lambda: chat.state.agent == "exited")
+    wait_for(lambda: chat.state.agent_status == "exited")
     assert any("exited (code 3)" in e for e in events.errors)
     session = chat.state.session_id
     chat.send("two")
@@ -344,7 +344,7 @@ def test_prompts_queued_behind_a_start_that_fails_all_come_back_once(rig: Rig, m
     assert events.ended == ["error"] and len(chat.queue) == 0 and not rig.received("session/prompt")
     [error] = events.errors
     assert "did not answer within 1 s" in error
-    assert (chat.state.agent, chat.state.stopped_why) == ("stopped", "could not start")
+    assert (chat.state.agent_status, chat.state.stopped_why) == ("stopped", "could not start")
     wait_for(lambda: "Not sent: your prompt is back in the composer." in view.text)
     assert view.text.count(error) == 1
 
@@ -410,7 +410,7 @@ def test_close_ends_the_agent_process(rig: Rig) -> None:
     chat, _, _ = rig.chat([[{"stall": 30}]])
     chat.send("go")
     pid = wait_for(lambda: chat.pid)
-    wait_for(lambda: chat.state.agent == "busy")
+    wait_for(lambda: chat.state.agent_status == "busy")
     chat.close()
     wait_for(lambda: not alive(pid))
 
@@ -440,7 +440,7 @@ def test_unloading_with_prompts_queued_behind_a_stalled_turn_starts_no_agent_and
     chat.send("queued one")
     chat.send("queued two")
     pid = wait_for(lambda: chat.pid)
-    wait_for(lambda: rig.turns_taken() == 1 and chat.state.agent == "busy")
+    wait_for(lambda: rig.turns_taken() == 1 and chat.state.agent_status == "busy")
     caplog.set_level(logging.WARNING, logger=chat_thread.__name__)
     starts.closing.set()
     chat.close()  # as the package's unload does: every chat, then the thread
@@ -460,7 +460,7 @@ def test_a_chat_thread_that_stops_under_a_stalled_turn_sends_no_queued_prompt(
     starts = AgentStarts(monkeypatch)
     chat.send("stalls")
     chat.send("queued")
-    wait_for(lambda: rig.turns_taken() == 1 and chat.state.agent == "busy")
+    wait_for(lambda: rig.turns_taken() == 1 and chat.state.agent_status == "busy")
     starts.closing.set()
     rig.thread.stop_soon()  # the chat is not closed first
     assert wait_gone(threads.CHAT_LOOP)
@@ -490,7 +490,7 @@ def test_a_closed_chat_starts_no_agent(rig: Rig, monkeypatch: pytest.MonkeyPatch
 
 
 def test_cancel_without_an_answer_offers_a_restart(rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
-    from qwencompanion_src.core.chat import chat as chat_module
+    from qwencompanion_src.core.chat import chat_core as chat_module
 
     monkeypatch.setattr(chat_module, "CANCEL_TIMEOUT", 0.2)
     chat, _, events = rig.chat([[{"request": "vendor/block", "params": {}}, {"stall": 30}]])
@@ -498,7 +498,7 @@ def test_cancel_without_an_answer_offers_a_restart(rig: Rig, monkeypatch: pytest
     # client that answers slowly keeps it deaf. Simulate a deaf agent by
     # swallowing the cancel notification.
     chat.send("go")
-    wait_for(lambda: chat.state.agent == "busy")
+    wait_for(lambda: chat.state.agent_status == "busy")
     bridge = chat._bridge
     assert bridge is not None
 

@@ -1,5 +1,5 @@
 """The chat's agent on a `qwen serve` daemon: the part of `AgentBridge`'s
-surface a `Conversation` uses (start, new session, prompt, cancel, stop),
+surface a `ChatCore` uses (start, new session, prompt, cancel, stop),
 over the daemon's HTTP routes and event stream (session.py).
 
 Session updates go to the same `BridgeEvents` as stdio's (so into the same

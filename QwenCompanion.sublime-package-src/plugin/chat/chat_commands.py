@@ -37,7 +37,7 @@ class QwenChatCommand(WindowChatCommand):
                 "open your project's folder (File → Open Folder…) for a chat about it"
             )
         state = chat.conversation.state if chat is not None else None
-        if chat is not None and state is not None and state.agent == "stopped" and not state.stopped_why:
+        if chat is not None and state is not None and state.agent_status == "stopped" and not state.stopped_why:
             # The agent starts, and reloads the last chat, while the user types; after a failed start only a send retries.
             chat.conversation.start()
 

@@ -57,7 +57,7 @@ UNCLAIMED_MAX = 64
 
 
 class SessionOwner(Protocol):
-    """What the connection needs from the owner of a session (a `Conversation`),
+    """What the connection needs from the owner of a session (a `ChatCore`),
     called on the chat's thread."""
 
     def session_update(self, notification: SessionNotification) -> None: ...

@@ -1,4 +1,4 @@
-"""One chat's `Conversation`: its ACP session on an agent it may share with other chats
+"""One chat's core (`ChatCore`): its ACP session on an agent it may share with other chats
 (`AgentConnection`: the process, its start, back-off and routing by session),
 sign-in, and its queue of prompts. What the chat shows of the agent is
 `ChatState` (chat_state.py), where its words go is `TranscriptLayout`
@@ -6,7 +6,7 @@ sign-in, and its queue of prompts. What the chat shows of the agent is
 
 Public methods may be called from any thread: they hand the work to the
 chat's asyncio thread and return at once (or give a Future). State is only
-changed on that thread; `ConversationEvents` callbacks run there too and must only
+changed on that thread; `ChatCoreEvents` callbacks run there too and must only
 schedule work elsewhere.
 """
 
@@ -78,7 +78,7 @@ def _adoptable(session_id: object) -> str:
     return checked
 
 
-class ConversationEvents(Protocol):
+class ChatCoreEvents(Protocol):
     def state_changed(self) -> None: ...
 
     def turn_ended(self, stop_reason: str) -> None: ...
@@ -96,7 +96,7 @@ class ConversationEvents(Protocol):
 
 
 @dataclass(frozen=True)
-class ConversationSetup:
+class ChatCoreSetup:
     command: Callable[[], AgentCommand]
     mcp_servers: Callable[[], list[JsonObject]]
     request_handler: Callable[[], AgentRequestHandler]
@@ -114,8 +114,8 @@ class ConversationSetup:
     held_elsewhere: Callable[[str], str | None] | None = None
 
 
-class Conversation:
-    def __init__(self, thread: ChatThread, setup: ConversationSetup, streamer: BlockStreamer, events: ConversationEvents) -> None:
+class ChatCore:
+    def __init__(self, thread: ChatThread, setup: ChatCoreSetup, streamer: BlockStreamer, events: ChatCoreEvents) -> None:
         self._thread = thread
         self._setup = setup
         self.streamer = streamer
@@ -176,7 +176,7 @@ class Conversation:
         """Whether a queued prompt can be added to the running turn (Steer):
         the agent process our session is open on offers it, and a turn runs."""
         bridge = self._session_bridge
-        return bridge is not None and bridge.offers_steer and self.state.agent == "busy"
+        return bridge is not None and bridge.offers_steer and self.state.agent_status == "busy"
 
     def can_steer(self, prompt: QueuedPrompt) -> bool:
         """`offers_steer`, for this prompt and what it has attached."""
@@ -258,7 +258,7 @@ class Conversation:
         """Leave the agent; the last chat to leave ends it now, whatever state
         the loop is in (any thread; never waits)."""
         self._closed = True  # first: the turn the kill below ends must not start the next queued one
-        self.state.agent = "stopped"  # an expected exit: no error line
+        self.state.agent_status = "stopped"  # an expected exit: no error line
         self._setup.request_handler().cancel_pending()
         self.connection.detach(self)
         self.streamer.close()
@@ -353,9 +353,9 @@ class Conversation:
                 raise AgentGone("the chat is closed")
             bridge = self._bridge
             if (bridge is not None and bridge.running and bridge is self._session_bridge
-                    and self.state.agent not in ("stopped", "exited")):
+                    and self.state.agent_status not in ("stopped", "exited")):
                 return bridge
-            self.state.agent, self.state.stopped_why = "starting", ""
+            self.state.agent_status, self.state.stopped_why = "starting", ""
             self._changed()
             try:
                 bridge = await self._open(await self.connection.ready(self._write_note))
@@ -364,14 +364,14 @@ class Conversation:
                 raise StartFailed(str(error)) from error
             self._start_failure_shown = ""
             self._session_bridge = bridge
-            self.state.agent = "ready"
+            self.state.agent_status = "ready"
             return bridge
 
     @threads.on_chat_loop
     def _start_failed(self, error: AgentError) -> None:
         """The chat is stopped, with why (its status says it); the reason is
         written once, however often a start fails the same way in a row."""
-        self.state.agent = "stopped"
+        self.state.agent_status = "stopped"
         cause = error.__cause__
         self.state.stopped_why = ("not signed in" if isinstance(error, NotSignedIn)
                                   else "agent not found" if isinstance(cause, CommandNotFound) else "could not start")
@@ -545,7 +545,7 @@ class Conversation:
         bridge = self._session_bridge
         taken = False
         try:
-            if bridge is not None and self.state.agent == "busy":
+            if bridge is not None and self.state.agent_status == "busy":
                 taken = await bridge.steer(self.state.session_id or "", prompt.text, prompt.context)
         except AgentError as error:
             self._write_note(f"not steered ({error}): it stays queued")
@@ -591,7 +591,7 @@ class Conversation:
         self._layout.prompt(text if shown is None else shown, context)
         prompt_block = f"t{self._layout.turn}.user"
         self.prompts.sent(text, context, self._layout.turn)
-        self.state.agent = "busy"
+        self.state.agent_status = "busy"
         self.state.suggestion = None  # the next prompt is sent: the last turn's suggestion is of no use
         self.state.usage.start_turn()
         self._cancelling = False
@@ -619,7 +619,7 @@ class Conversation:
         self._layout.end_blocks()
         self._layout.footer(turn_text(self.state.usage))
         if bridge.running:
-            self.state.agent = "ready"
+            self.state.agent_status = "ready"
             if stop_reason == "cancelled":
                 self._write_note("cancelled")
             elif stop_reason != "end_turn" and stop_reason != "error":
@@ -641,7 +641,7 @@ class Conversation:
         if dropped:
             self._write_note(f"{dropped} queued prompt(s) dropped")
         bridge = self._bridge
-        if self.state.agent != "busy" or bridge is None or self.state.session_id is None:
+        if self.state.agent_status != "busy" or bridge is None or self.state.session_id is None:
             self._changed()
             return
         self._cancelling = True
@@ -658,7 +658,7 @@ class Conversation:
 
     @threads.on_chat_loop
     def _check_cancelled(self, turn: int) -> None:
-        if self._cancelling and self.state.agent == "busy" and self._layout.turn == turn:
+        if self._cancelling and self.state.agent_status == "busy" and self._layout.turn == turn:
             self._events.cancel_timed_out()
 
     @threads.on_chat_loop
@@ -765,7 +765,7 @@ class Conversation:
 
     @threads.on_chat_loop
     async def _restart(self) -> None:
-        self.state.agent = "stopped"  # an exit asked for: no error line
+        self.state.agent_status = "stopped"  # an exit asked for: no error line
         await self.connection.stop()  # the other chats reload their sessions when next used
         await self._start()
         self._write_note("The agent was restarted and the conversation reloaded.")
@@ -825,11 +825,11 @@ class Conversation:
                expected: bool = False) -> None:
         if bridge is not self._session_bridge:
             return  # this chat had no session on it
-        lost_turn, self._turn_lost_agent = self.state.agent == "busy" or self._turn_lost_agent, False
+        lost_turn, self._turn_lost_agent = self.state.agent_status == "busy" or self._turn_lost_agent, False
         if expected and lost_turn:  # another chat restarted the agent they share
             self._write_note("The agent was restarted from another chat, which ended this turn; send again to go on.")
-        stopped = self.state.agent == "stopped" or expected
-        self.state.agent = "stopped" if expected else "exited"
+        stopped = self.state.agent_status == "stopped" or expected
+        self.state.agent_status = "stopped" if expected else "exited"
         if not stopped:
             last = next((line for line in reversed(stderr_tail) if line.strip()), "")
             detail = f": {last[:200]}" if last and returncode != 0 else ""
