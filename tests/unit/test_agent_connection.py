@@ -14,7 +14,7 @@ import pytest
 from acp.schema import ReadTextFileRequest, ReadTextFileResponse, SessionNotification
 
 from qwencompanion_src.core.chat.agent.agent_connection import AgentConnection
-from qwencompanion_src.core.chat.agent.bridge import AgentCommand
+from qwencompanion_src.core.chat.agent.transport import AgentCommand
 from qwencompanion_src.core.chat.chat_core import ChatCore, ChatCoreSetup
 from qwencompanion_src.core.chat.requests.request_handler import DiskRequestHandler
 from qwencompanion_src.core.chat.transcript.render import PlainRenderer

@@ -19,8 +19,9 @@ import pytest
 from qwencompanion_src.core import threads
 from qwencompanion_src.core.chat.agent import agent_connection, chat_thread
 from qwencompanion_src.core.chat.agent.acp_lines import redact
-from qwencompanion_src.core.chat.agent.bridge import PROMPT_STEERED, AgentBridge, AgentCommand, AgentGone
 from qwencompanion_src.core.chat.agent.chat_thread import ChatThread
+from qwencompanion_src.core.chat.agent.stdio_bridge import StdioBridge
+from qwencompanion_src.core.chat.agent.transport import PROMPT_STEERED, AgentCommand, AgentGone, AgentTransport
 from qwencompanion_src.core.chat.chat_core import ChatCore, ChatCoreSetup
 from qwencompanion_src.core.chat.history.store import SessionStore, project_key
 from qwencompanion_src.core.chat.requests.request_handler import DiskRequestHandler
@@ -322,7 +323,7 @@ def test_an_agent_that_failed_to_start_is_not_taken_for_a_running_one(rig: Rig, 
     the dead agent (one run in eight of the test above, under load). Here the
     exit is never reaped."""
     monkeypatch.setattr(agent_connection, "time", SimpleNamespace(monotonic=lambda: 1000.0))
-    monkeypatch.setattr(AgentBridge, "running", property(lambda self: self._process is not None))
+    monkeypatch.setattr(StdioBridge, "running", property(lambda self: self._process is not None))
     chat, _, events = rig.chat(exit_on_start=1)
     chat.send("one")
     wait_for(lambda: events.ended)
@@ -423,7 +424,7 @@ class AgentStarts:
         self.while_closing: list[bool] = []
         new_bridge = agent_connection.AgentConnection._new_bridge
 
-        def recording_new_bridge(connection: agent_connection.AgentConnection, *args: Any) -> AgentBridge:
+        def recording_new_bridge(connection: agent_connection.AgentConnection, *args: Any) -> AgentTransport:
             self.while_closing.append(self.closing.is_set())
             return new_bridge(connection, *args)
 

@@ -29,10 +29,10 @@ from ..cli.qwen_home import SIGN_IN_HINT
 from ..display_text import display_text
 from ..json_types import JsonObject
 from .agent.agent_connection import AgentConnection
-from .agent.bridge import PROMPT_ELSEWHERE, PROMPT_STEERED, AgentBridge, AgentCommand, AgentError, AgentGone
 from .agent.chat_thread import ChatThread
 from .agent.command import CommandNotFound
 from .agent.session_ids import session_id_or_none, session_id_refusal
+from .agent.transport import PROMPT_ELSEWHERE, PROMPT_STEERED, AgentCommand, AgentError, AgentGone, AgentTransport
 from .agent.usage import turn_text
 from .chat_state import ChatState
 from .history.branch import Branch, branch, branch_point_of
@@ -124,7 +124,7 @@ class ChatCore:
         self.history: list[str] = []  # prompts sent, for Up in the composer
         self.connection = setup.connection or AgentConnection(thread, setup.command)
         self.connection.attach(self)
-        self._session_bridge: AgentBridge | None = None  # the agent process our session is open on
+        self._session_bridge: AgentTransport | None = None  # the agent process our session is open on
         self.prompts = PromptLog()  # the session's prompts, for a rewind
         self.queue = PromptQueue()  # the user changes it from the main thread (prompt_queue.py)
         self._ready_lock: asyncio.Lock | None = None
@@ -268,7 +268,7 @@ class ChatCore:
         return self._setup.request_handler()
 
     @property
-    def _bridge(self) -> AgentBridge | None:
+    def _bridge(self) -> AgentTransport | None:
         return self.connection.bridge
 
     @property
@@ -345,7 +345,7 @@ class ChatCore:
         self._layout.note(text)
 
     @threads.on_chat_loop
-    async def _ensure_ready(self) -> AgentBridge:
+    async def _ensure_ready(self) -> AgentTransport:
         if self._ready_lock is None:
             self._ready_lock = asyncio.Lock()
         async with self._ready_lock:
@@ -381,7 +381,7 @@ class ChatCore:
         self._start_failure_shown = message
 
     @threads.on_chat_loop
-    async def _open(self, bridge: AgentBridge) -> AgentBridge:
+    async def _open(self, bridge: AgentTransport) -> AgentTransport:
         """The chat's session on the started `bridge`: resumed, reloaded or new."""
         self.state.agent_name = display_text(self.connection.agent_name, AGENT_NAME_MAX_CHARS)
         self.state.accepts_images = self.connection.accepts_images
@@ -391,13 +391,13 @@ class ChatCore:
         if held is not None:  # e.g. the folder's last conversation, continued in the terminal since
             self._write_note(f"{held}. This is a new conversation.")
             session_id = self.state.session_id = None
-        if session_id is not None and resume_in is not None and bridge.can_resume:
+        if session_id is not None and resume_in is not None and bridge.abilities.can_resume:
             try:
                 await self._resume(bridge, session_id, resume_in)
             except AgentError as error:
                 self._write_note(f"The conversation could not be resumed ({error}); this is a new one.")
                 await self._new(bridge)
-        elif session_id is not None and bridge.can_load:
+        elif session_id is not None and bridge.abilities.can_load:
             try:
                 await self._load(bridge, session_id)
             except AgentError as error:
@@ -416,7 +416,7 @@ class ChatCore:
         await self._ensure_ready()
 
     @threads.on_chat_loop
-    async def _authenticated(self, bridge: AgentBridge, call: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    async def _authenticated(self, bridge: AgentTransport, call: Callable[[], Coroutine[Any, Any, T]]) -> T:
         """`call()`, authenticating first when qwen says it must (its first
         method signs in from its settings and environment). Another agent's
         methods may start a browser sign-in or drop its saved sign-in: the
@@ -427,7 +427,7 @@ class ChatCore:
             cause = error.__cause__
             if getattr(cause, "code", None) != AUTH_REQUIRED or not self.connection.auth_methods:
                 raise
-            if not bridge.speaks_qwen:
+            if not bridge.abilities.speaks_qwen:
                 raise NotSignedIn(f"{bridge.command.agent} is not signed in ({error}). Sign in to "
                                   f"{bridge.command.agent} in a terminal; then send again.") from error
         method = self.connection.auth_methods[0]
@@ -452,7 +452,7 @@ class ChatCore:
         return list(self._bridge.command.folders)
 
     @threads.on_chat_loop
-    async def _new(self, bridge: AgentBridge) -> None:
+    async def _new(self, bridge: AgentTransport) -> None:
         self.state.usage.new_session()
         with self.connection.opening():
             response, raw = await self._authenticated(
@@ -464,7 +464,7 @@ class ChatCore:
             await self._catch_up(bridge, response.session_id)
 
     @threads.on_chat_loop
-    async def _catch_up(self, bridge: AgentBridge, session_id: str) -> None:
+    async def _catch_up(self, bridge: AgentTransport, session_id: str) -> None:
         """A session shared with other clients (qwen serve), attached again:
         its earlier events rebuild the transcript, as a reload's replay does."""
         try:
@@ -486,7 +486,7 @@ class ChatCore:
             self._replaying = False
 
     @threads.on_chat_loop
-    async def _load(self, bridge: AgentBridge, session_id: str) -> None:
+    async def _load(self, bridge: AgentTransport, session_id: str) -> None:
         self.connection.claim(_adoptable(session_id), self)  # its replay comes to this chat
         self.state.usage.new_session()
         try:
@@ -501,7 +501,7 @@ class ChatCore:
             await self._catch_up(bridge, session_id)
 
     @threads.on_chat_loop
-    async def _resume(self, bridge: AgentBridge, session_id: str, cwd: str) -> None:
+    async def _resume(self, bridge: AgentTransport, session_id: str, cwd: str) -> None:
         self.connection.claim(_adoptable(session_id), self)
         self._layout.clear()
         self.state.usage.new_session()
@@ -705,7 +705,7 @@ class ChatCore:
         self.state.model_id = model_id
 
     @threads.on_chat_loop
-    async def _set_config(self, category: str, value: str, bridge: AgentBridge) -> bool:
+    async def _set_config(self, category: str, value: str, bridge: AgentTransport) -> bool:
         """session/set_config_option, when the agent offers `category` as a
         config option (ACP's way; the older methods only for agents without)."""
         if category not in self.state.config_ids:
@@ -719,7 +719,7 @@ class ChatCore:
         await self._request_option(bridge, option_id, value)
 
     @threads.on_chat_loop
-    async def _request_option(self, bridge: AgentBridge, option_id: str, value: str | bool) -> None:
+    async def _request_option(self, bridge: AgentTransport, option_id: str, value: str | bool) -> None:
         params: JsonObject = {"sessionId": self.state.session_id, "configId": option_id, "value": value}
         if isinstance(value, bool):
             params["type"] = "boolean"  # ACP tells a boolean's request by its type
@@ -821,7 +821,7 @@ class ChatCore:
             log.debug("ignored notification %s", method)
 
     @threads.on_chat_loop
-    def exited(self, bridge: AgentBridge, returncode: int | None, stderr_tail: list[str], *,
+    def exited(self, bridge: AgentTransport, returncode: int | None, stderr_tail: list[str], *,
                expected: bool = False) -> None:
         if bridge is not self._session_bridge:
             return  # this chat had no session on it

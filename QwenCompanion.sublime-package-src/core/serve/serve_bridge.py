@@ -1,6 +1,6 @@
-"""The chat's agent on a `qwen serve` daemon: the part of `AgentBridge`'s
-surface a `ChatCore` uses (start, new session, prompt, cancel, stop),
-over the daemon's HTTP routes and event stream (session.py).
+"""The chat's agent on a `qwen serve` daemon: an `AgentTransport`
+(core/chat/agent/transport.py) over the daemon's HTTP routes and event
+stream (session.py).
 
 Session updates go to the same `BridgeEvents` as stdio's (so into the same
 renderer), and permission questions to the same request handler (the chat's
@@ -42,13 +42,14 @@ from pydantic import ValidationError
 
 from ..chat.agent.agent_connection import AgentConnection
 from ..chat.agent.agents import QWEN_AGENT_NAME
-from ..chat.agent.bridge import (
+from ..chat.agent.transport import (
     PROMPT_ELSEWHERE,
     PROMPT_STEERED,
-    AgentBridge,
+    AgentAbilities,
     AgentCommand,
     AgentError,
     AgentGone,
+    AgentTransport,
     BridgeEvents,
 )
 from ..chat.history.branch import BRANCH_METHOD, TRANSCRIPT_METHOD
@@ -164,11 +165,19 @@ class ServeCommand(AgentCommand):
     watchdog_script: str = ""  # serve_watchdog.js's text ("": no watchdog)
 
 
-class ServeBridge(AgentBridge):
+class ServeBridge:
+    """The serve transport: a sibling of the stdio one (`StdioBridge`), both `AgentTransport`s."""
+
     def __init__(self, command: ServeCommand, requests: Callable[[], AgentRequestHandler],
                  events: BridgeEvents) -> None:
-        super().__init__(command, requests, events)
+        self.command: AgentCommand = command
         self._serve = command
+        self._requests = requests
+        self._events = events
+        self.abilities = AgentAbilities()
+        self.pid: int | None = None
+        self.started_at = 0.0
+        self.stderr_lines: list[str] = []  # the daemon writes its log to a file of its own
         self.attached: Attached | None = None
         self._sessions: dict[str, ServeSession] = {}
         self._live = False
@@ -203,7 +212,7 @@ class ServeBridge(AgentBridge):
             version = (await asyncio.get_running_loop().run_in_executor(None, self.status)).version
         except (OSError, HttpError) as error:
             log.info("serve: no daemon status (%s)", error)
-        self.initialized = InitializeResponse(
+        self.abilities.initialized = InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             # The daemon's agents are qwen: its own methods (rewind) go to the routes `request` maps.
             agent_info=Implementation(name=QWEN_AGENT_NAME, version=version),
@@ -213,7 +222,7 @@ class ServeBridge(AgentBridge):
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities(),
                                                          resume=SessionResumeCapabilities())),
         )
-        return self.initialized
+        return self.abilities.initialized
 
     def _watch(self, record: DaemonRecord) -> None:
         """A daemon we started gets its watchdog (it may outlive Sublime)."""
@@ -542,7 +551,7 @@ class ServeConnection(AgentConnection):
     """A window's chats on its folders' daemon: the connection's routing and
     lifecycle, with a `ServeBridge` for the agent process."""
 
-    def _new_bridge(self, command: AgentCommand, events: BridgeEvents) -> AgentBridge:
+    def _new_bridge(self, command: AgentCommand, events: BridgeEvents) -> AgentTransport:
         if not isinstance(command, ServeCommand):
             raise AgentError("the serve transport needs the daemon's command")
         return ServeBridge(command, lambda: self._router, events)

@@ -7,7 +7,7 @@ import logging
 
 from ... import threads
 from ...loop_thread import LoopThread
-from .bridge import AgentBridge
+from .transport import AgentTransport
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +20,7 @@ class ChatThread(LoopThread):
 
     def __init__(self) -> None:
         super().__init__(threads.CHAT_LOOP)
-        self.bridges: list[AgentBridge] = []
+        self.bridges: list[AgentTransport] = []
         # Set (any thread) once stopping begins: from then on no agent starts here
         # (`AgentConnection.ready` refuses), so none can outlive the package or its loop.
         self.closing = False

@@ -1,4 +1,5 @@
-"""One `qwen --acp` process and its JSON-RPC connection (the "bridge").
+"""One `qwen --acp` process and its JSON-RPC connection: the stdio
+transport (`StdioBridge`, an `AgentTransport` of transport.py).
 
 Everything here runs on the chat's asyncio thread. The connection is the ACP
 SDK's own (`acp.connect_to_agent`): what the agent asks and tells goes to the
@@ -17,13 +18,11 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent
 from acp.client import ClientSideConnection
 from acp.schema import (
-    AgentCapabilities,
     BooleanConfigOptionCapabilities,
     ClientCapabilities,
     ClientSessionCapabilities,
@@ -40,15 +39,15 @@ from acp.schema import (
 )
 
 from ... import threads
-from ...cli.path_maps import PathTranslator
 from ...cli.processes import kill_group, own_group_options
 from ...json_types import JsonObject
 from ...version import VERSION
 from ..requests.request_handler import AgentRequestHandler
-from .acp_client import AgentNotifications, EditorClient
+from .acp_client import EditorClient
 from .acp_lines import MAX_MESSAGE_BYTES, AgentLines
-from .agents import can_list, can_load, can_resume, prompt_for, servers_for, speaks_qwen, takes_more_folders
+from .agents import can_list, prompt_for, servers_for, takes_more_folders
 from .remote_paths import PathRefused, RemotePaths
+from .transport import AgentAbilities, AgentCommand, AgentError, AgentGone, BridgeEvents
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -62,37 +61,6 @@ DETAILS_MAX_CHARS = 300  # of the reason an agent gives with an error
 CLIENT_INFO = Implementation(name="QwenCompanion", title="Qwen Companion for Sublime Text", version=VERSION)
 
 
-class BridgeEvents(AgentNotifications, Protocol):
-    """What the bridge reports; called on the chat's asyncio thread."""
-
-    def exited(self, returncode: int | None, stderr_tail: list[str]) -> None: ...
-
-    def refused(self, message: str) -> None:
-        """Something the agent sent was dropped (too large): tell the user."""
-
-
-@dataclass(frozen=True)
-class AgentCommand:
-    argv: list[str]
-    cwd: str
-    env: dict[str, str] = field(default_factory=dict)
-    agent: str = "qwen"  # its name in the chat_agents setting
-    # An agent elsewhere (WSL, a container, SSH): its paths, translated at its lines.
-    remote_paths: PathTranslator | None = None
-    # The window's folders: a session's other roots besides its cwd.
-    folders: tuple[str, ...] = ()
-
-
-PROMPT_ELSEWHERE = "_qwencompanion/prompt_elsewhere"
-"""The notification a bridge sends for a prompt another client of a shared
-session sent (`{sessionId, text}`, a piece at a time), shown as a prompt."""
-
-PROMPT_STEERED = "_qwencompanion/prompt_steered"
-"""The notification a bridge that `offers_steer` sends when a steer entered
-the session (`{sessionId, messageId, text, late}`; `late`: its turn had
-ended, so it went as a turn of its own), shown as a prompt marked steered."""
-
-
 def error_details(error: Exception) -> str:
     """What an agent's error adds to its message ("Internal error"): qwen's
     `data.details`, the reason (a missing key, a folder refused), bounded."""
@@ -101,17 +69,7 @@ def error_details(error: Exception) -> str:
     return f" ({' '.join(details.split())[:DETAILS_MAX_CHARS]})" if isinstance(details, str) and details.strip() else ""
 
 
-class AgentError(Exception):
-    """A request the agent answered with an error, or could not answer."""
-
-
-class AgentGone(AgentError):
-    """The agent exited (or closed stdout) before answering."""
-
-
-
-
-class AgentBridge:
+class StdioBridge:
     def __init__(
         self,
         command: AgentCommand,
@@ -131,7 +89,7 @@ class AgentBridge:
         self._group_ended = False
         self._killed = False  # asked to end: a spawn still in flight ends the moment it has a pid
         self.started_at = 0.0
-        self.initialized: InitializeResponse | None = None
+        self.abilities = AgentAbilities()
         self.stderr_lines: list[str] = []  # bounded; for Show Agent Log
 
     @property
@@ -166,7 +124,7 @@ class AgentBridge:
         self._stderr_task = asyncio.create_task(self._read_stderr())
         self._waiter = asyncio.create_task(self._wait_exit())
         log.info("agent started: pid %d in %s", self.pid, self.command.cwd)
-        self.initialized = await self._ask("initialize", lambda connection: connection.initialize(
+        self.abilities.initialized = await self._ask("initialize", lambda connection: connection.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
@@ -179,7 +137,7 @@ class AgentBridge:
             ),
             client_info=CLIENT_INFO,
         ))
-        return self.initialized
+        return self.abilities.initialized
 
     async def stop(self) -> None:
         """Close stdin (the agent exits 0), then end the group if it lingers."""
@@ -242,10 +200,6 @@ class AgentBridge:
         except ConnectionError as error:
             raise AgentGone(f"{method}: the agent closed the connection") from error
 
-    @property
-    def capabilities(self) -> AgentCapabilities | None:
-        return self.initialized.agent_capabilities if self.initialized is not None else None
-
     def replays(self, session_id: str) -> bool:
         """`catch_up` would show what the session holds (a session shared with
         other clients that this chat attached to): never over stdio."""
@@ -259,30 +213,17 @@ class AgentBridge:
         """A prompt's answer carries qwen's branch point (`branch.py`)."""
         return True
 
-    @property
-    def can_load(self) -> bool:
-        return can_load(self.capabilities)
-
-    @property
-    def can_resume(self) -> bool:
-        return can_resume(self.capabilities)
-
-    @property
-    def speaks_qwen(self) -> bool:
-        """qwen's own methods may be sent (see `agents.speaks_qwen`)."""
-        return speaks_qwen(self.initialized.agent_info if self.initialized is not None else None)
-
     def _servers_for(self, mcp_servers: list[JsonObject]) -> list[JsonObject]:
         """The MCP servers handed to the agent: none for an agent elsewhere,
         which cannot reach this machine's loopback server or run its command."""
-        return [] if self.command.remote_paths is not None else servers_for(mcp_servers, self.capabilities)
+        return [] if self.command.remote_paths is not None else servers_for(mcp_servers, self.abilities.capabilities)
 
     def _roots(self, cwd: str, folders: list[str]) -> JsonObject:
         """`cwd`, and `folders` as `additionalDirectories` where the agent takes
         them (nothing new for one that does not, such as qwen 0.24.4; none for
         an agent elsewhere, whose names for them this side cannot give)."""
         others = [folder for folder in dict.fromkeys(folders) if folder != cwd]
-        if not others or self.command.remote_paths is not None or not takes_more_folders(self.capabilities):
+        if not others or self.command.remote_paths is not None or not takes_more_folders(self.abilities.capabilities):
             return {"cwd": cwd}
         return {"cwd": cwd, "additionalDirectories": others}
 
@@ -296,7 +237,7 @@ class AgentBridge:
     async def load_session(
         self, session_id: str, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
     ) -> tuple[LoadSessionResponse, JsonObject]:
-        if not self.can_load:
+        if not self.abilities.can_load:
             raise AgentError(f"{self.command.agent} cannot load earlier sessions")
         mcp_servers = self._servers_for(mcp_servers)
         raw = await self.request("session/load", {"sessionId": session_id, **self._roots(cwd, folders),
@@ -308,7 +249,7 @@ class AgentBridge:
         self, session_id: str, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
     ) -> JsonObject:
         """session/resume: the session goes on without replaying its messages."""
-        if not self.can_resume:
+        if not self.abilities.can_resume:
             raise AgentError(f"{self.command.agent} cannot resume earlier sessions")
         mcp_servers = self._servers_for(mcp_servers)
         raw = await self.request("session/resume", {"sessionId": session_id, **self._roots(cwd, folders),
@@ -317,13 +258,13 @@ class AgentBridge:
 
     async def list_page(self, cwd: str, cursor: str | None) -> Any:
         """One page of session/list as the agent sent it (history.py bounds it)."""
-        if not can_list(self.capabilities):
+        if not can_list(self.abilities.capabilities):
             raise AgentError(f"{self.command.agent} cannot list its sessions")
         return await self.request("session/list", {"cwd": cwd, **({"cursor": cursor} if cursor else {})})
 
     async def prompt(self, session_id: str, blocks: list[JsonObject]) -> PromptResponse:
         return PromptResponse.model_validate(
-            await self.request("session/prompt", {"sessionId": session_id, "prompt": prompt_for(blocks, self.capabilities)})
+            await self.request("session/prompt", {"sessionId": session_id, "prompt": prompt_for(blocks, self.abilities.capabilities)})
         )
 
     @property
