@@ -390,7 +390,7 @@ def _chat_id(driver: Driver, action: dict[str, Any]) -> int | None:
 def do_chat_mode(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Set the chat's mode by the agent's mode id (e.g. `auto-edit`), as Chat Mode… would."""
     chat = driver.chat(action)
-    chat.conversation.set_mode(str(action["mode"])).result(timeout=WAIT)
+    chat.conversation.option_setter.set_mode(str(action["mode"])).result(timeout=WAIT)
     return {"chat": chat.chat_id, "mode": chat.conversation.state.mode_id}
 
 
@@ -449,7 +449,7 @@ def do_session_option(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     value = raw if isinstance(raw, bool) and option.kind == "boolean" else option.value_of(str(raw))
     if value is None:
         raise ValueError(f"{raw!r} is not a value of {option.name}")
-    chat.conversation.set_option(option.id, value).result(timeout=WAIT)
+    chat.conversation.option_setter.set_option(option.id, value).result(timeout=WAIT)
     now = chat.conversation.state.options.get(option.id)
     return {"chat": chat.chat_id, "option": _option_json(now) if now else None,
             "applied": now is not None and now.current == value}

@@ -39,7 +39,7 @@ def three_sessions(rig: ChatRig) -> list[str]:
     ids = []
     for count, text in enumerate(["alpha one", "beta two", "gamma three"], 1):
         if count > 1:
-            rig.chat().conversation.new_session().result(WAIT)
+            rig.chat().conversation.sessions.new_session().result(WAIT)
         rig.send(text)
         rig.ended(count)
         ids.append(rig.chat().conversation.state.session_id)
@@ -115,7 +115,7 @@ def test_search_in_conversations_matches_answers_through_an_index_in_the_cache_f
     before = sorted(rig.editor.workspace.rglob("*"))
     rig.send("first question")
     rig.ended()
-    rig.chat().conversation.new_session().result(WAIT)
+    rig.chat().conversation.sessions.new_session().result(WAIT)
     rig.send("second question")
     rig.ended(2)
     index = Path(rig.host.app.cache_dir) / "QwenCompanion" / "conversations-index.jsonl"

@@ -167,7 +167,7 @@ def test_a_restart_from_one_chat_ends_the_others_turn_with_a_note_and_both_go_on
     # first and "again" below gets the stall instead.
     wait_for(lambda: rig.turns_taken() == 1)
     pid = first.pid
-    second.restart().result(timeout=15)  # e.g. its cancel was not answered
+    second.sessions.restart().result(timeout=15)  # e.g. its cancel was not answered
     wait_for(lambda: first_events.ended)
     assert first_events.ended == ["error"] and first_events.errors == [] and second_events.errors == []
     wait_for(lambda: "restarted from another chat" in first.streamer.transcript.text())

@@ -288,7 +288,7 @@ def test_a_crash_mid_turn_is_reported_and_the_next_prompt_restarts_and_reloads(r
     chat, view, events = rig.chat([[{"chunks": ["before crash"]}, {"crash": 3}], [{"chunks": ["back again"]}]])
     chat.send("one")
     wait_for(lambda: events.ended)
-    first_pid = rig.received("initialize") and chat._bridge.pid  # type: ignore[union-attr]
+    first_pid = rig.received("initialize") and chat.connection.bridge.pid  # type: ignore[union-attr]
     wait_for(lambda: chat.state.agent_status == "exited")
     assert any("exited (code 3)" in e for e in events.errors)
     session = chat.state.session_id
@@ -296,7 +296,7 @@ def test_a_crash_mid_turn_is_reported_and_the_next_prompt_restarts_and_reloads(r
     wait_for(lambda: len(events.ended) == 2)
     assert events.ended[-1] == "end_turn"
     assert rig.received("session/load")[0]["params"]["sessionId"] == session
-    assert chat._bridge is not None and chat._bridge.pid != first_pid
+    assert chat.connection.bridge is not None and chat.connection.bridge.pid != first_pid
     wait_for(lambda: "back again" in view.text)
     assert "## You\n\none" in view.text  # the reload replayed the history
 
@@ -368,13 +368,13 @@ def test_list_load_and_new_sessions(rig: Rig) -> None:
     chat.send("first chat")
     wait_for(lambda: len(events.ended) == 1)
     first = chat.state.session_id
-    chat.new_session().result(WAIT)
+    chat.sessions.new_session().result(WAIT)
     assert chat.state.session_id != first and view.text == ""
     chat.send("second chat")
     wait_for(lambda: len(events.ended) == 2)
-    sessions = chat.list_history([]).result(WAIT)
+    sessions = chat.sessions.list_history([]).result(WAIT)
     assert [s.session_id for s in sessions] == [chat.state.session_id, first]  # newest first
-    chat.load_session(first or "").result(WAIT)
+    chat.sessions.load_session(first or "").result(WAIT)
     wait_for(lambda: "first chat" in view.text)
     assert "second chat" not in view.text and chat.state.session_id == first
 
@@ -382,11 +382,11 @@ def test_list_load_and_new_sessions(rig: Rig) -> None:
 def test_mode_and_model_changes(rig: Rig) -> None:
     chat, _, _ = rig.chat()
     chat.start().result(WAIT)
-    chat.set_mode("plan").result(WAIT)
+    chat.option_setter.set_mode("plan").result(WAIT)
     assert chat.state.mode_id == "plan"
-    chat.set_model("$runtime|openai|other-model(openai)").result(WAIT)
+    chat.option_setter.set_model("$runtime|openai|other-model(openai)").result(WAIT)
     assert chat.state.model_id == "$runtime|openai|other-model(openai)"
-    chat.set_model("other-model").result(WAIT)  # refused by the agent: reported, unchanged
+    chat.option_setter.set_model("other-model").result(WAIT)  # refused by the agent: reported, unchanged
     assert chat.state.model_id == "$runtime|openai|other-model(openai)"
 
 
@@ -500,7 +500,7 @@ def test_cancel_without_an_answer_offers_a_restart(rig: Rig, monkeypatch: pytest
     # swallowing the cancel notification.
     chat.send("go")
     wait_for(lambda: chat.state.agent_status == "busy")
-    bridge = chat._bridge
+    bridge = chat.connection.bridge
     assert bridge is not None
 
     async def deaf(session_id: str) -> None:
@@ -509,7 +509,7 @@ def test_cancel_without_an_answer_offers_a_restart(rig: Rig, monkeypatch: pytest
     bridge.cancel = deaf  # type: ignore[method-assign]
     chat.cancel()
     wait_for(lambda: events.cancel_timeouts == 1)
-    chat.restart().result(WAIT)
+    chat.sessions.restart().result(WAIT)
     wait_for(lambda: len(rig.received("session/load")) == 1)
 
 
@@ -607,8 +607,8 @@ def test_modes_and_models_offered_as_config_options_are_set_that_way(rig: Rig) -
     chat.start().result(WAIT)
     assert [m.id for m in chat.state.modes] == ["plan", "default", "yolo"] and chat.state.mode_id == "default"
     assert chat.state.model_id == "$runtime|openai|fake-model(openai)" and len(chat.state.models) == 2
-    chat.set_mode("yolo").result(WAIT)
-    chat.set_model("$runtime|openai|other-model(openai)").result(WAIT)
+    chat.option_setter.set_mode("yolo").result(WAIT)
+    chat.option_setter.set_model("$runtime|openai|other-model(openai)").result(WAIT)
     sent = [m["params"] for m in rig.received("session/set_config_option")]
     assert [(p["configId"], p["value"]) for p in sent] == [("mode", "yolo"), ("model", "$runtime|openai|other-model(openai)")]
     assert not rig.received("session/set_mode") and not rig.received("session/set_model")
@@ -684,7 +684,7 @@ def test_clear_starts_the_new_session_with_no_context_fullness(rig: Rig) -> None
     wait_for(lambda: events.ended)
     first = chat.state.session_id
     assert chat.state.usage.context_used == 7500
-    chat.new_session().result(timeout=15)
+    chat.sessions.new_session().result(timeout=15)
     assert chat.state.session_id != first and chat.state.usage.context_used is None
 
 

@@ -283,7 +283,7 @@ class WindowChat:
                 "Restart it? The conversation is reloaded.",
                 "Restart Agent",
             ):
-                self.conversation.restart()
+                self.conversation.sessions.restart()
 
         sublime.set_timeout(ask)
 
