@@ -165,17 +165,13 @@ class SessionOptionSetter:
     @soon_reported
     @threads.on_chat_loop
     async def set_mode(self, mode_id: str) -> None:
-        bridge = await self._ready()
-        if not await self._set_config("mode", mode_id, bridge):
-            await bridge.request("session/set_mode", {"sessionId": self._state.session_id, "modeId": mode_id})
+        await self._choose("mode", mode_id, "session/set_mode", "modeId")
         self._state.mode_id = mode_id
 
     @soon_reported
     @threads.on_chat_loop
     async def set_model(self, model_id: str) -> None:
-        bridge = await self._ready()
-        if not await self._set_config("model", model_id, bridge):
-            await bridge.request("session/set_model", {"sessionId": self._state.session_id, "modelId": model_id})
+        await self._choose("model", model_id, "session/set_model", "modelId")
         self._state.model_id = model_id
 
     @soon_reported
@@ -185,13 +181,14 @@ class SessionOptionSetter:
         await self._request_option(await self._ready(), option_id, value)
 
     @threads.on_chat_loop
-    async def _set_config(self, category: str, value: str, bridge: AgentTransport) -> bool:
+    async def _choose(self, category: str, value: str, method: str, field: str) -> None:
         """session/set_config_option, when the agent offers `category` as a
-        config option (ACP's way; the older methods only for agents without)."""
-        if category not in self._state.config_ids:
-            return False
-        await self._request_option(bridge, self._state.config_ids[category], value)
-        return True
+        config option (ACP's way); else the older `method` (its value as `field`)."""
+        bridge = await self._ready()
+        if category in self._state.config_ids:
+            await self._request_option(bridge, self._state.config_ids[category], value)
+        else:
+            await bridge.request(method, {"sessionId": self._state.session_id, field: value})
 
     @threads.on_chat_loop
     async def _request_option(self, bridge: AgentTransport, option_id: str, value: str | bool) -> None:
