@@ -98,6 +98,7 @@ class StdioBridge:
 
     # --- lifecycle -------------------------------------------------------
 
+    @threads.on_chat_loop
     async def start(self) -> InitializeResponse:
         env = {**os.environ, **self.command.env} if self.command.env else None
         self._process = await asyncio.create_subprocess_exec(
@@ -139,6 +140,7 @@ class StdioBridge:
         ))
         return self.abilities.initialized
 
+    @threads.on_chat_loop
     async def stop(self) -> None:
         """Close stdin (the agent exits 0), then end the group if it lingers."""
         process = self._process
@@ -152,6 +154,7 @@ class StdioBridge:
         if self._connection is not None:
             await self._connection.close()
 
+    @threads.on_chat_loop
     async def reap(self) -> None:
         """Wait (briefly) for a killed agent's exit, so its process is reaped
         here and not left, still "running", to the garbage collector."""
@@ -182,6 +185,7 @@ class StdioBridge:
 
     # --- requests to the agent -------------------------------------------
 
+    @threads.on_chat_loop
     async def request(self, method: str, params: JsonObject) -> Any:
         """`method` with `params` as given; the answer as it came. Sent with the
         SDK's `ext_method` (acp_lines.py takes its "_" off on the wire): qwen's
@@ -190,6 +194,7 @@ class StdioBridge:
         validated; a session's modes and models are qwen's own fields)."""
         return await self._ask(method, lambda connection: connection.ext_method(method, params))
 
+    @threads.on_chat_loop
     async def _ask(self, method: str, call: Callable[[ClientSideConnection], Awaitable[T]]) -> T:
         if self._connection is None or not self.running:
             raise AgentGone("the agent is not running")
@@ -200,24 +205,29 @@ class StdioBridge:
         except ConnectionError as error:
             raise AgentGone(f"{method}: the agent closed the connection") from error
 
+    @threads.on_chat_loop
     def replays(self, session_id: str) -> bool:
         """`catch_up` would show what the session holds (a session shared with
         other clients that this chat attached to): never over stdio."""
         return False
 
+    @threads.on_chat_loop
     async def catch_up(self, session_id: str) -> None:
         """Hand the attached session's earlier events over as a replay."""
 
     @property
+    @threads.on_chat_loop
     def answers_give_branch_points(self) -> bool:
         """A prompt's answer carries qwen's branch point (`branch.py`)."""
         return True
 
+    @threads.on_chat_loop
     def _servers_for(self, mcp_servers: list[JsonObject]) -> list[JsonObject]:
         """The MCP servers handed to the agent: none for an agent elsewhere,
         which cannot reach this machine's loopback server or run its command."""
         return [] if self.command.remote_paths is not None else servers_for(mcp_servers, self.abilities.capabilities)
 
+    @threads.on_chat_loop
     def _roots(self, cwd: str, folders: list[str]) -> JsonObject:
         """`cwd`, and `folders` as `additionalDirectories` where the agent takes
         them (nothing new for one that does not, such as qwen 0.24.4; none for
@@ -227,6 +237,7 @@ class StdioBridge:
             return {"cwd": cwd}
         return {"cwd": cwd, "additionalDirectories": others}
 
+    @threads.on_chat_loop
     async def new_session(
         self, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
     ) -> tuple[NewSessionResponse, JsonObject]:
@@ -234,6 +245,7 @@ class StdioBridge:
         raw = await self.request("session/new", {**self._roots(cwd, folders), "mcpServers": mcp_servers})
         return NewSessionResponse.model_validate(raw), raw
 
+    @threads.on_chat_loop
     async def load_session(
         self, session_id: str, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
     ) -> tuple[LoadSessionResponse, JsonObject]:
@@ -245,6 +257,7 @@ class StdioBridge:
         raw = raw if isinstance(raw, dict) else {}
         return LoadSessionResponse.model_validate(raw), raw
 
+    @threads.on_chat_loop
     async def resume_session(
         self, session_id: str, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
     ) -> JsonObject:
@@ -256,12 +269,14 @@ class StdioBridge:
                                                      "mcpServers": mcp_servers})
         return raw if isinstance(raw, dict) else {}
 
+    @threads.on_chat_loop
     async def list_page(self, cwd: str, cursor: str | None) -> Any:
         """One page of session/list as the agent sent it (history.py bounds it)."""
         if not can_list(self.abilities.capabilities):
             raise AgentError(f"{self.command.agent} cannot list its sessions")
         return await self.request("session/list", {"cwd": cwd, **({"cursor": cursor} if cursor else {})})
 
+    @threads.on_chat_loop
     async def prompt(self, session_id: str, blocks: list[JsonObject]) -> PromptResponse:
         return PromptResponse.model_validate(
             await self.request("session/prompt", {"sessionId": session_id, "prompt": prompt_for(blocks, self.abilities.capabilities)})
@@ -277,27 +292,32 @@ class StdioBridge:
         """Whether a prompt of `text` with `context` attached can be added to a running turn."""
         return False
 
+    @threads.on_chat_loop
     async def steer(self, session_id: str, text: str, context: list[JsonObject]) -> bool:
         """Add `text` (and `context`) to the running turn; False when no turn runs to take it."""
         raise AgentError("this agent offers no way to add to a running turn")
 
+    @threads.on_chat_loop
     async def cancel(self, session_id: str) -> None:
         if self._connection is not None and self.running:
             await self._connection.cancel(session_id=session_id)
 
     # --- from the agent ----------------------------------------------------
 
+    @threads.on_chat_loop
     def _oversized(self, size: int) -> None:
         self._events.refused(
             f"The agent sent a message of {size:,} bytes, more than the {MAX_MESSAGE_BYTES:,} the editor takes; "
             "it was dropped. If the agent waits for an answer to it, cancel the turn."
         )
 
+    @threads.on_chat_loop
     def _warn_once(self, key: str, message: str, *args: Any) -> None:
         if key not in self._warned:
             self._warned.add(key)
             log.warning(message, *args)
 
+    @threads.on_chat_loop
     async def _read_stderr(self) -> None:
         assert self._process is not None and self._process.stderr is not None
         stream = self._process.stderr
@@ -316,6 +336,7 @@ class StdioBridge:
             del self._stderr_tail[:-STDERR_TAIL_LINES]
             log.debug("agent: %s", text)
 
+    @threads.on_chat_loop
     async def _wait_exit(self) -> None:
         assert self._process is not None
         returncode = await self._process.wait()
