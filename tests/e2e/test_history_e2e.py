@@ -129,7 +129,7 @@ def test_branch_from_a_reloaded_conversation_takes_the_turn_from_qwens_transcrip
         real_chat.send(f"Prompt {word}")
     real_chat.ended(2)
     original = real_chat.chat()
-    original.conversation.restart().result(WAIT)  # session/load replays it: no prompt answer gave its branch point
+    original.conversation.sessions.restart().result(WAIT)  # session/load replays it: no prompt answer gave its branch point
     assert original.conversation.prompts.texts() == ["Prompt ALPHA", "Prompt BETA"]
     assert original.conversation.prompts.get(0).branch_point is None
 

@@ -126,7 +126,7 @@ def test_memory_files_are_named_and_a_refused_remember_is_said(real_chat: RealCh
     assert real_chat.ended() == ["end_turn"]
     chat = real_chat.chat()
     memory = sys.modules[f"{PACKAGE}.core.chat.offers.memory"]
-    paths = dict(chat.conversation.ask_qwen("Open Memory Files", memory.memory_paths).result(WAIT))
+    paths = dict(chat.conversation.calls.ask_qwen("Open Memory Files", memory.memory_paths).result(WAIT))
     assert paths["this project's memory"] == str(workspace / "QWEN.md")
     assert paths["your memory (every project)"].endswith("/.qwen/QWEN.md")
     # The rig's qwen settings turn managed memory off: qwen refuses, and says why.
