@@ -48,8 +48,8 @@ def reattach(host: SimulatedHost) -> tuple[float, int, Any]:
     window = host.window
     window_chat = host.wait_for(lambda: sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats.get(window), timeout=WAIT)
     conversation = window_chat.conversation
-    if conversation.state.agent != "stopped":
-        raise RuntimeError(f"the adopted chat started before it was opened ({conversation.state.agent})")
+    if conversation.state.agent_status != "stopped":
+        raise RuntimeError(f"the adopted chat started before it was opened ({conversation.state.agent_status})")
     started: list[int] = []
     shown: list[int] = []
     updates: list[Any] = []

@@ -361,7 +361,7 @@ def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
         "window": chat.window_id,
         "chat": chat.chat_id,
         "text": view.substr(driver.sublime.Region(0, view.size())),
-        "agent": state.agent,
+        "agent": state.agent_status,
         "agent_name": chat.agent,  # its name in chat_agents
         "session": state.session_id,
         "mode": state.mode_id,
@@ -390,7 +390,7 @@ def _chat_id(driver: Driver, action: dict[str, Any]) -> int | None:
 def do_chat_mode(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Set the chat's mode by the agent's mode id (e.g. `auto-edit`), as Chat Mode… would."""
     chat = driver.chat(action)
-    chat.conversation.set_mode(str(action["mode"])).result(timeout=WAIT)
+    chat.conversation.option_setter.set_mode(str(action["mode"])).result(timeout=WAIT)
     return {"chat": chat.chat_id, "mode": chat.conversation.state.mode_id}
 
 
@@ -449,7 +449,7 @@ def do_session_option(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     value = raw if isinstance(raw, bool) and option.kind == "boolean" else option.value_of(str(raw))
     if value is None:
         raise ValueError(f"{raw!r} is not a value of {option.name}")
-    chat.conversation.set_option(option.id, value).result(timeout=WAIT)
+    chat.conversation.option_setter.set_option(option.id, value).result(timeout=WAIT)
     now = chat.conversation.state.options.get(option.id)
     return {"chat": chat.chat_id, "option": _option_json(now) if now else None,
             "applied": now is not None and now.current == value}
@@ -579,7 +579,7 @@ def do_chats(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     active = driver.chats.get(window)
     return {"chats": [
         {"chat": chat.chat_id, "sessionId": chat.conversation.state.session_id, "title": chat.title,
-         "active": chat is active, "state": chat.conversation.state.agent}
+         "active": chat is active, "state": chat.conversation.state.agent_status}
         for chat in driver.chats.of_window(window)
     ]}
 
@@ -711,7 +711,7 @@ def do_chat_branch(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     made = future.result(timeout=WAIT * 3)
     if made is None:
         raise LookupError("the chat is not available")
-    driver.host.wait_for(lambda: made.conversation.state.agent == "ready", timeout=WAIT * 3)
+    driver.host.wait_for(lambda: made.conversation.state.agent_status == "ready", timeout=WAIT * 3)
     driver.host.wait_idle()
     return {"chat": made.chat_id}
 
@@ -834,7 +834,7 @@ def do_session_resume(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
         raise LookupError("the chat is not available")
     if chat is not lister:
         driver.host.run_on_main(lambda: _history(driver).let_go_if_unused(window, lister))
-    driver.host.wait_for(lambda: chat.conversation.state.session_id == entry.session_id and chat.conversation.state.agent == "ready",
+    driver.host.wait_for(lambda: chat.conversation.state.session_id == entry.session_id and chat.conversation.state.agent_status == "ready",
                          timeout=WAIT * 3)
     driver.host.wait_idle()
     return {"chat": chat.chat_id}

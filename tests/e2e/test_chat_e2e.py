@@ -130,10 +130,10 @@ def test_set_mode_and_set_model_take_effect(real_chat: RealChat) -> None:
     real_chat.send("hello")
     real_chat.ended()
     chat = real_chat.chat().conversation
-    chat.set_mode("plan").result(WAIT)
+    chat.option_setter.set_mode("plan").result(WAIT)
     assert chat.state.mode_id == "plan"
     model_id = chat.state.models[0].id
-    chat.set_model(model_id).result(WAIT)
+    chat.option_setter.set_model(model_id).result(WAIT)
     assert chat.state.model_id == model_id
     real_chat.send("/status")
     assert "Mode: Plan" in real_chat.host.wait_for(lambda: "Mode:" in real_chat.transcript() and real_chat.transcript(),
@@ -143,7 +143,7 @@ def test_set_mode_and_set_model_take_effect(real_chat: RealChat) -> None:
     real_chat.ended(2)
     body = request_text(real_chat.model.agent_requests[-1])
     assert "plan mode" in body.lower()  # the CLI tells the model it is in plan mode
-    chat.set_model("fake-model").result(WAIT)  # a short name: the CLI refuses it
+    chat.option_setter.set_model("fake-model").result(WAIT)  # a short name: the CLI refuses it
     assert chat.state.model_id == model_id
     # qwen offers its model as a config option: the chat sets it through session/set_config_option
     assert any(e == "chat_error" and "set_config_option" in d["message"] for e, d in real_chat.events)
@@ -156,7 +156,7 @@ def test_a_killed_agent_is_restarted_by_the_next_prompt(real_chat: RealChat) -> 
     chat = real_chat.chat().conversation
     pid, session = chat.pid, chat.state.session_id
     os.killpg(pid, signal.SIGKILL)
-    real_chat.host.wait_for(lambda: chat.state.agent == "exited", timeout=WAIT)
+    real_chat.host.wait_for(lambda: chat.state.agent_status == "exited", timeout=WAIT)
     # The chat's state changes on the agent's thread; its line reaches the transcript on the main thread after.
     real_chat.host.wait_for(lambda: "The agent exited" in real_chat.transcript(), timeout=WAIT)
     real_chat.model.queue("After the restart.")

@@ -104,7 +104,7 @@ def test_qwen_offers_no_way_to_add_to_a_running_turn_so_no_steer_is_shown(real_c
 
     def ask(method: str, params: dict[str, Any]) -> Any:
         try:  # on the chat's own thread, where its agent connection lives
-            return conversation._thread.submit(bridge.request(method, params)).result(WAIT)
+            return conversation.thread.submit(bridge.request(method, params)).result(WAIT)
         except Exception as error:
             return error
 

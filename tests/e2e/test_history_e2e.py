@@ -56,7 +56,7 @@ def test_history_lists_filters_and_resumes_a_session_in_a_new_tab_that_continues
     real_chat.host.user.choose_quick_panel(0)
     resumed = real_chat.host.wait_for(
         lambda: next((c for c in real_chat.chats.of_window(real_chat.host.window)
-                      if c.conversation.state.session_id == apples and c.conversation.state.agent == "ready"), None), timeout=WAIT)
+                      if c.conversation.state.session_id == apples and c.conversation.state.agent_status == "ready"), None), timeout=WAIT)
     assert resumed is real_chat.chat() and resumed is not pears_chat
     assert listed[1] in resumed.transcript_view.name()
     real_chat.send("What colour are they?")
@@ -103,7 +103,7 @@ def test_branch_from_here_continues_from_the_turn_and_leaves_the_original_untouc
     real_chat.host.user.run_command("qwen_chat_branch", {"turn": 1})
     branched = real_chat.host.wait_for(
         lambda: next((c for c in real_chat.chats.of_window(real_chat.host.window)
-                      if c is not original and c.conversation.state.agent == "ready"), None), timeout=WAIT)
+                      if c is not original and c.conversation.state.agent_status == "ready"), None), timeout=WAIT)
     assert real_chat.chat() is branched and branched.conversation.state.session_id not in (None, source)
     shown = real_chat.transcript()  # the branch's conversation, replayed up to the turn
     assert "Prompt ALPHA" in shown and "Answer BETA." in shown and "GAMMA" not in shown
@@ -129,14 +129,14 @@ def test_branch_from_a_reloaded_conversation_takes_the_turn_from_qwens_transcrip
         real_chat.send(f"Prompt {word}")
     real_chat.ended(2)
     original = real_chat.chat()
-    original.conversation.restart().result(WAIT)  # session/load replays it: no prompt answer gave its branch point
+    original.conversation.sessions.restart().result(WAIT)  # session/load replays it: no prompt answer gave its branch point
     assert original.conversation.prompts.texts() == ["Prompt ALPHA", "Prompt BETA"]
     assert original.conversation.prompts.get(0).branch_point is None
 
     real_chat.host.user.run_command("qwen_chat_branch", {"turn": 0})
     branched = real_chat.host.wait_for(
         lambda: next((c for c in real_chat.chats.of_window(real_chat.host.window)
-                      if c is not original and c.conversation.state.agent == "ready"), None), timeout=WAIT)
+                      if c is not original and c.conversation.state.agent_status == "ready"), None), timeout=WAIT)
     real_chat.send("BRANCH-NEXT")
     real_chat.ended(3)
     prompts = [p.rsplit(">", 1)[-1] for p in user_texts(real_chat.model.agent_requests[-1])]
@@ -202,7 +202,7 @@ def test_a_session_qwen_holds_in_a_terminal_is_not_written_by_a_second_writer(
     real_chat.host.wait_idle()
     real_chat.host.user.run_command("qwen_chat")
     other = real_chat.host.wait_for(lambda: real_chat.chat() if real_chat.chat() is not None
-                                    and real_chat.chat().conversation.state.agent == "ready" else None, timeout=WAIT)
+                                    and real_chat.chat().conversation.state.agent_status == "ready" else None, timeout=WAIT)
     assert other.conversation.state.session_id not in (None, session)
     assert HELD in other.conversation.streamer.transcript.text()
 
@@ -223,5 +223,5 @@ def test_a_session_qwen_holds_in_a_terminal_is_not_written_by_a_second_writer(
     real_chat.host.user.choose_quick_panel(0)
     resumed = real_chat.host.wait_for(
         lambda: next((c for c in real_chat.chats.all() if c.conversation.state.session_id == session
-                      and c.conversation.state.agent == "ready"), None), timeout=WAIT)
+                      and c.conversation.state.agent_status == "ready"), None), timeout=WAIT)
     assert resumed is real_chat.chat()

@@ -25,7 +25,7 @@ def test_edit_and_resend_replaces_the_turn_and_restores_the_files_changed_after_
     source.write_bytes(CRLF_BOM)
     real_chat.host.user.run_command("qwen_chat")
     chat = real_chat.host.wait_for(lambda: (c := real_chat.chat()) and c.conversation.state.session_id and c, timeout=WAIT)
-    chat.conversation.set_mode("auto-edit").result(timeout=WAIT)  # edits ask nothing
+    chat.conversation.option_setter.set_mode("auto-edit").result(timeout=WAIT)  # edits ask nothing
     real_chat.model.queue(
         Reply(text="First answer."),
         read_file(str(source)), edit(str(source), "beta = 2", "beta = 3"), Reply(text="Changed beta."),
@@ -58,7 +58,7 @@ def test_a_rewind_while_qwen_runs_a_turn_is_refused(real_chat: RealChat) -> None
     assert real_chat.ended(1) == ["end_turn"]
     real_chat.send("PROMPT-TWO")
     chat = real_chat.chat()
-    real_chat.host.wait_for(lambda: chat.conversation.state.agent == "busy", timeout=WAIT)
+    real_chat.host.wait_for(lambda: chat.conversation.state.agent_status == "busy", timeout=WAIT)
     rewind = sys.modules[f"{PACKAGE}.plugin.chat.history.rewind_commands"].rewind
     window = real_chat.host.window
     with pytest.raises(Exception, match="a turn is running"):
@@ -73,7 +73,7 @@ def test_a_files_only_rewind_keeps_the_conversation_and_the_next_request_names_t
     source.write_text("alpha\n")
     real_chat.host.user.run_command("qwen_chat")
     chat = real_chat.host.wait_for(lambda: (c := real_chat.chat()) and c.conversation.state.session_id and c, timeout=WAIT)
-    chat.conversation.set_mode("auto-edit").result(timeout=WAIT)  # edits ask nothing
+    chat.conversation.option_setter.set_mode("auto-edit").result(timeout=WAIT)  # edits ask nothing
     real_chat.model.queue(
         Reply(text="First answer."),
         read_file(str(source)), edit(str(source), "alpha", "beta"), Reply(text="Changed it."),

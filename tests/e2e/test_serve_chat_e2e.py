@@ -117,7 +117,7 @@ def two_sessions(serve_chat: RealChat) -> tuple[Any, str, str]:
     serve_chat.ended()
     conversation = serve_chat.chat().conversation
     first = conversation.state.session_id
-    conversation.new_session().result(WAIT)
+    conversation.sessions.new_session().result(WAIT)
     serve_chat.model.queue("Answer two.")
     serve_chat.send("prompt two")
     serve_chat.ended(2)
@@ -126,14 +126,14 @@ def two_sessions(serve_chat: RealChat) -> tuple[Any, str, str]:
 
 def test_earlier_sessions_are_listed_and_loaded_with_their_conversation_once(serve_chat: RealChat) -> None:
     conversation, first, second = two_sessions(serve_chat)
-    listed = {entry.session_id: entry.title for entry in conversation.list_history([]).result(WAIT)}
+    listed = {entry.session_id: entry.title for entry in conversation.sessions.list_history([]).result(WAIT)}
     assert listed[first] == "prompt one" and listed[second] == "prompt two"
-    conversation.load_session(first).result(WAIT)  # the daemon still runs it: read from its ring
+    conversation.sessions.load_session(first).result(WAIT)  # the daemon still runs it: read from its ring
     text = serve_chat.transcript()
     assert text.count("prompt one") == 1 and text.count("Answer one.") == 1 and "prompt two" not in text
     serve_chat.host.user.run_command("qwen_serve_stop")  # the next session comes back from the daemon's disk
     serve_chat.host.wait_for(lambda: conversation.pid is None, timeout=WAIT)
-    conversation.load_session(second).result(WAIT)
+    conversation.sessions.load_session(second).result(WAIT)
     text = serve_chat.transcript()
     assert text.count("prompt two") == 1 and text.count("Answer two.") == 1 and "prompt one" not in text
     serve_chat.model.queue("Answer three.")
@@ -150,7 +150,7 @@ def test_a_listed_session_is_renamed_and_deleted_on_the_daemon(serve_chat: RealC
     conversation, first, _ = two_sessions(serve_chat)
 
     def listed() -> dict[str, str]:
-        return {entry.session_id: entry.title for entry in conversation.list_history([]).result(WAIT)}
+        return {entry.session_id: entry.title for entry in conversation.sessions.list_history([]).result(WAIT)}
 
     assert conversation_edits.rename_session(conversation.connection, first, "Renamed here").result(WAIT) is True
     assert listed()[first] == "Renamed here"
@@ -205,7 +205,7 @@ def test_a_rewind_on_serve_drops_the_turn_and_names_the_files_it_left(serve_chat
     answer(serve_chat, option_of(asked(serve_chat)[0], "allow_once"))
     assert serve_chat.ended(2)[-1] == "end_turn"
     written.write_text("the user's own words\n")  # changed since: no restore may write over it
-    outcome = serve_chat.chat().conversation.rewind(1).result(WAIT)
+    outcome = serve_chat.chat().conversation.calls.rewind(1).result(WAIT)
     assert outcome.files_restored == [] and "1 file(s)" in outcome.not_restored[0]
     assert written.read_text() == "the user's own words\n"
     text = serve_chat.transcript()
@@ -245,9 +245,9 @@ def test_the_model_picker_lists_the_daemons_models_and_a_switch_is_taken(serve_c
     conversation = serve_chat.chat().conversation
     models = [model.id for model in conversation.state.models]
     assert models and all("fake-model" in model for model in models), models
-    conversation.set_model(models[0]).result(WAIT)
+    conversation.option_setter.set_model(models[0]).result(WAIT)
     assert conversation.state.model_id == models[0]
-    conversation.set_model("no-such-model").result(WAIT)
+    conversation.option_setter.set_model("no-such-model").result(WAIT)
     assert serve_chat.host.wait_for(lambda: "refused" in serve_chat.transcript(), timeout=WAIT)
     assert serve_chat.transcript().count("refused") == 1
 
@@ -267,9 +267,9 @@ def test_modes_are_set_through_the_daemons_approval_mode_route(serve_chat: RealC
     serve_chat.ended()
     conversation = serve_chat.chat().conversation
     assert "plan" in [mode.id for mode in conversation.state.modes]
-    conversation.set_mode("plan").result(WAIT)
+    conversation.option_setter.set_mode("plan").result(WAIT)
     assert conversation.state.mode_id == "plan"
-    conversation.set_mode("reckless").result(WAIT)  # the daemon's 400, said in the transcript
+    conversation.option_setter.set_mode("reckless").result(WAIT)  # the daemon's 400, said in the transcript
     # The mode is the session's config option "mode": it goes to the approval-mode route all the same.
     assert serve_chat.host.wait_for(lambda: "invalid_approval_mode" in serve_chat.transcript()
                                     or "allowed values" in serve_chat.transcript(), timeout=WAIT)

@@ -29,7 +29,7 @@ def test_auto_edit_turn_lists_its_files_and_undo_restores_them(real_chat: RealCh
     view = real_chat.host.user.open_file(opened)
     real_chat.host.user.run_command("qwen_chat")
     chat = real_chat.host.wait_for(lambda: (c := real_chat.chat()) and c.conversation.state.session_id and c, timeout=WAIT)
-    chat.conversation.set_mode("auto-edit").result(timeout=WAIT)
+    chat.conversation.option_setter.set_mode("auto-edit").result(timeout=WAIT)
     assert chat.conversation.state.mode_id == "auto-edit"
     real_chat.model.queue(
         read_file(str(closed)), read_file(str(opened)), read_file(str(built)),

@@ -87,7 +87,7 @@ def test_session_options_are_the_ones_qwen_offers_and_are_set_through_set_config
     real_chat.host.wait_for(lambda: conversation.state.options.get("mode").current == "auto-edit", timeout=WAIT)
     assert conversation.state.mode_id == "auto-edit"
     # Chat Mode… and Shift+Tab go the same way on qwen, which offers modes both ways: its answer holds the options.
-    conversation.set_mode("plan").result(WAIT)
+    conversation.option_setter.set_mode("plan").result(WAIT)
     assert conversation.state.options.get("mode").current == "plan"
 
 

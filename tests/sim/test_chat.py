@@ -297,7 +297,7 @@ def test_quitting_ends_the_agent(rig: ChatRig) -> None:
 
 def test_prestart_starts_the_agent_with_the_window(rig: ChatRig) -> None:
     rig.load(chat_prestart=True)
-    rig.host.wait_for(lambda: rig.chat() is not None and rig.chat().conversation.state.agent == "ready", timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat() is not None and rig.chat().conversation.state.agent_status == "ready", timeout=WAIT)
     assert rig.received("session/new")[0]["params"]["cwd"] == str(rig.editor.workspace)
 
 

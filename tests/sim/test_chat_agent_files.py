@@ -121,7 +121,7 @@ def test_a_file_read_and_written_back_unchanged_keeps_every_byte(rig: ChatRig, d
     script["turns"].append([request("fs/write_text_file", path=str(workspace / "f.txt"), content=text),
                             request("fs/write_text_file", path=str(workspace / "f.txt"), content="x" + text)])
     (rig.tmp / "script.json").write_text(json.dumps(script))
-    rig.chat().conversation.restart().result(WAIT)
+    rig.chat().conversation.sessions.restart().result(WAIT)
     rig.send("write it back")
     assert rig.ended(2)[-1] == "end_turn"
     assert wait_answers(rig, "fs/write_text_file", 2)[0] is None

@@ -39,7 +39,7 @@ def three_sessions(rig: ChatRig) -> list[str]:
     ids = []
     for count, text in enumerate(["alpha one", "beta two", "gamma three"], 1):
         if count > 1:
-            rig.chat().conversation.new_session().result(WAIT)
+            rig.chat().conversation.sessions.new_session().result(WAIT)
         rig.send(text)
         rig.ended(count)
         ids.append(rig.chat().conversation.state.session_id)
@@ -64,7 +64,7 @@ def test_history_lists_every_page_newest_first_and_enter_resumes_in_a_new_tab(ri
     assert [m["params"].get("cursor") for m in rig.received("session/list")] == [None, "2"]
     rig.host.user.choose_quick_panel(2)
     resumed = rig.host.wait_for(lambda: rig.chat() if rig.chat() is not first_chat else None, timeout=WAIT)
-    rig.host.wait_for(lambda: resumed.conversation.state.session_id == alpha and resumed.conversation.state.agent == "ready",
+    rig.host.wait_for(lambda: resumed.conversation.state.session_id == alpha and resumed.conversation.state.agent_status == "ready",
                       timeout=WAIT)
     assert [m["params"]["sessionId"] for m in rig.received("session/resume")] == [alpha]
     assert rig.received("session/load") == []  # resumed: nothing replayed
@@ -115,7 +115,7 @@ def test_search_in_conversations_matches_answers_through_an_index_in_the_cache_f
     before = sorted(rig.editor.workspace.rglob("*"))
     rig.send("first question")
     rig.ended()
-    rig.chat().conversation.new_session().result(WAIT)
+    rig.chat().conversation.sessions.new_session().result(WAIT)
     rig.send("second question")
     rig.ended(2)
     index = Path(rig.host.app.cache_dir) / "QwenCompanion" / "conversations-index.jsonl"
@@ -303,7 +303,7 @@ def test_continue_in_terminal_closes_the_chat_and_resumes_its_session_in_terminu
     chat = rig.chat()
     session = chat.conversation.state.session_id
     rig.send("a long turn")
-    rig.host.wait_for(lambda: chat.conversation.state.agent == "busy", timeout=WAIT)
+    rig.host.wait_for(lambda: chat.conversation.state.agent_status == "busy", timeout=WAIT)
     rig.host.user.run_command("qwen_chat_continue_in_terminal")
     rig.host.wait_idle()
     assert terminus_calls(record) == [] and rig.chat() is chat  # refused while its turn runs: no second writer

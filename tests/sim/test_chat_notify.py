@@ -89,7 +89,7 @@ def test_a_turn_the_user_cancelled_out_of_sight_tells_nothing(rig: ChatRig, desk
     the chat behind another tab) still marked the tab and notified."""
     rig.load([[{"stall": 30}]])
     rig.send("work")
-    rig.host.wait_for(lambda: rig.chat().conversation.state.agent == "busy", timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat().conversation.state.agent_status == "busy", timeout=WAIT)
     transcript, _ = hide_transcript_behind(rig)
     rig.chat().conversation.cancel()
     assert rig.ended() == ["cancelled"]

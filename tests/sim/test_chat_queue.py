@@ -35,7 +35,7 @@ def sent(rig: ChatRig) -> list[str]:
 def busy_with(rig: ChatRig, *queued: str) -> None:
     """A turn that runs until cancelled, and `queued` typed meanwhile."""
     rig.send("running")
-    rig.host.wait_for(lambda: rig.chat().conversation.state.agent == "busy", timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat().conversation.state.agent_status == "busy", timeout=WAIT)
     for text in queued:
         rig.send(text)
     if queued:  # drawn, the last one numbered
@@ -117,7 +117,7 @@ def test_a_plain_enter_does_not_send_now(rig: ChatRig) -> None:
     rig.host.user.choose_quick_panel(1, modifiers=("shift",))
     rig.host.wait_idle()
     assert rig.host.quick_panels[-1].items[0] == "Edit…"  # the actions, nothing sent
-    assert sent(rig) == ["running"] and rig.chat().conversation.state.agent == "busy"
+    assert sent(rig) == ["running"] and rig.chat().conversation.state.agent_status == "busy"
 
 
 @pytest.mark.parametrize(("kind", "raw_input"), [

@@ -63,7 +63,7 @@ def second_turn_running(rig: ChatRig) -> None:
     rig.send("one")
     rig.ended(1)
     rig.send("two")
-    rig.host.wait_for(lambda: rig.chat().conversation.state.agent == "busy", timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat().conversation.state.agent_status == "busy", timeout=WAIT)
 
 
 def agent_history(rig: ChatRig) -> list[str]:
@@ -189,7 +189,7 @@ def test_a_reloaded_conversation_lets_qwen_restore_the_files_it_tracked_if_the_u
     for number, prompt in enumerate(["one", "two", "three"], start=1):
         rig.send(prompt)
         rig.ended(number)
-    rig.chat().conversation.restart().result(timeout=WAIT)  # the package's record of those turns is gone
+    rig.chat().conversation.sessions.restart().result(timeout=WAIT)  # the package's record of those turns is gone
     assert rig.chat().conversation.prompts.texts() == ["one", "two", "three"]
     session = rig.chat().conversation.state.session_id
     rig.host.answers.push("yes_no_cancel", DialogResult.NO)  # asked first: qwen's history writes over changes since
@@ -215,7 +215,7 @@ def test_cancelling_the_rewind_dialog_leaves_the_chat_and_the_edited_prompt_as_t
     for number, prompt in enumerate(["one", "two"], start=1):
         rig.send(prompt)
         rig.ended(number)
-    rig.chat().conversation.restart().result(timeout=WAIT)  # no record of those turns: the dialog asks
+    rig.chat().conversation.sessions.restart().result(timeout=WAIT)  # no record of those turns: the dialog asks
     _, composer = rig.open()
     transcript_before = rig.transcript()
     rig.host.answers.push("yes_no_cancel", DialogResult.CANCEL)  # Cancel, or the dialog closed
@@ -307,7 +307,7 @@ def test_an_edit_of_a_prompt_gone_since_is_sent_as_a_prompt_of_its_own_next_time
     transcript, composer = rig.open()
     rig.host.user.click(transcript, rig.transcript().index("one"))
     rig.host.user.run_command("qwen_chat_edit_prompt")
-    rig.chat().conversation.new_session().result(timeout=WAIT)  # /clear: prompt 0 is gone
+    rig.chat().conversation.sessions.new_session().result(timeout=WAIT)  # /clear: prompt 0 is gone
     rig.host.user.focus(composer)
     rig.host.user.press_key("enter")
     rig.host.wait_for(lambda: rig.editor.text(composer) == "one", timeout=WAIT)  # refused: the text is kept

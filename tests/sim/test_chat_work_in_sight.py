@@ -49,7 +49,7 @@ def test_the_plan_is_pinned_under_the_composer_updated_in_place_and_collapses_wh
     rig.host.wait_for(lambda: "all steps done" in "".join(composer_plan(rig)), timeout=WAIT)
     assert len(composer_plan(rig)) == 1 and "step 1" not in composer_plan(rig)[0]
     assert rig.host.window.views()[0].get_status("qwen_chat_plan") == "Plan 3/3"
-    rig.chat().conversation.new_session().result(WAIT)  # another conversation: not its plan
+    rig.chat().conversation.sessions.new_session().result(WAIT)  # another conversation: not its plan
     rig.host.wait_for(lambda: not composer_plan(rig) and pinned(rig) is None, timeout=WAIT)
 
 
@@ -101,7 +101,7 @@ def test_session_options_lists_every_option_and_sets_each_through_set_config_opt
     status = rig.chat().composer_view.get_status("qwen_chat")
     assert "Thinking: High" in status and "Web search: on" in status
     # The agent offers modes both ways: ACP's config option is used, not session/set_mode.
-    rig.chat().conversation.set_mode("plan").result(WAIT)
+    rig.chat().conversation.option_setter.set_mode("plan").result(WAIT)
     assert rig.received("session/set_config_option")[-1]["params"]["configId"] == "mode"
     assert not rig.received("session/set_mode")
 

@@ -132,7 +132,7 @@ def _circle_in(group: list[str], graph: dict[str, set[str]]) -> list[str]:
 
 def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     """The imports between the package's folders: a module of a folder stands
-    for its whole folder (`core.chat.agent.bridge` for `core.chat`); a module at the
+    for its whole folder (`core.chat.agent.stdio_bridge` for `core.chat`); a module at the
     top of `core/` or `plugin/` (a neutral home) stands for itself."""
     def folder(name: str) -> str:
         parts = name.split(".")

@@ -12,7 +12,7 @@ from typing import Any, cast
 import pytest
 from aiohttp import web
 
-from qwencompanion_src.core.chat.agent.bridge import AgentError, BridgeEvents
+from qwencompanion_src.core.chat.agent.transport import AgentError, BridgeEvents
 from qwencompanion_src.core.chat.chat_state import ChatState
 from qwencompanion_src.core.chat.requests.request_handler import AgentRequestHandler
 from qwencompanion_src.core.serve.daemon_session import DaemonSession

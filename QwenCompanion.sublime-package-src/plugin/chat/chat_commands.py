@@ -37,7 +37,7 @@ class QwenChatCommand(WindowChatCommand):
                 "open your project's folder (File → Open Folder…) for a chat about it"
             )
         state = chat.conversation.state if chat is not None else None
-        if chat is not None and state is not None and state.agent == "stopped" and not state.stopped_why:
+        if chat is not None and state is not None and state.agent_status == "stopped" and not state.stopped_why:
             # The agent starts, and reloads the last chat, while the user types; after a failed start only a send retries.
             chat.conversation.start()
 
@@ -112,7 +112,7 @@ class _ChoiceCommand(WindowChatCommand):
 
         def picked(index: int) -> None:
             if index >= 0:
-                setter = chat.conversation.set_mode if kind == "mode" else chat.conversation.set_model
+                setter = chat.conversation.option_setter.set_mode if kind == "mode" else chat.conversation.option_setter.set_model
                 setter(choices[index].id)
 
         self.window.show_quick_panel(items, picked, selected_index=selected, placeholder=f"Chat {kind}")
@@ -146,7 +146,7 @@ class QwenChatSessionOptionsCommand(_ChoiceCommand):
                 return
             option = shown[index]
             if option.kind == "boolean":
-                chat.conversation.set_option(option.id, not option.current)
+                chat.conversation.option_setter.set_option(option.id, not option.current)
             else:
                 self._pick_value(chat, option)
 
@@ -164,7 +164,7 @@ class QwenChatSessionOptionsCommand(_ChoiceCommand):
 
         def picked(index: int) -> None:
             if index >= 0:
-                chat.conversation.set_option(option.id, choices[index].id)
+                chat.conversation.option_setter.set_option(option.id, choices[index].id)
 
         self.window.show_quick_panel(items, picked, selected_index=selected, placeholder=f"{option.name}{more}")
 
@@ -192,7 +192,7 @@ class QwenChatCycleModeCommand(ActiveChatCommand):
         modes = [m.id for m in chat.conversation.state.modes]
         current = chat.conversation.state.mode_id
         following = modes[(modes.index(current) + 1) % len(modes)] if current in modes else modes[0]
-        chat.conversation.set_mode(following)
+        chat.conversation.option_setter.set_mode(following)
 
 
 class QwenChatShowAgentLogCommand(sublime_plugin.WindowCommand):

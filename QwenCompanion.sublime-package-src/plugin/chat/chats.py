@@ -1,4 +1,4 @@
-"""The chats of every window: each a core `Conversation` with its own views (a tab),
+"""The chats of every window: each a `ChatCore` with its own views (a tab),
 one of them the window's active chat; a window's chats with the same agent
 share one agent process (`AgentConnection`), which ends with the window or
 its last chat. And the hooks other features plug into.
@@ -53,7 +53,7 @@ from .history.conversation_index import turn_indexer
 if TYPE_CHECKING:
     from ...core.chat.agent.agent_connection import AgentConnection
     from ...core.chat.agent.chat_thread import ChatThread
-    from ...core.chat.chat import Conversation
+    from ...core.chat.chat_core import ChatCore
     from ...core.chat.prompts.prompt_queue import QueuedPrompt
     from ...core.chat.requests.request_handler import AgentRequestHandler
     from ...core.chat.transcript.render import UpdateRenderer
@@ -121,7 +121,7 @@ class WindowChat:
     def __init__(self, owner: Chats, window: sublime.Window, thread: ChatThread, connection: AgentConnection,
                  *, agent: str = DEFAULT_AGENT, number: int = 1, remembered: bool = True,
                  worktree: Worktree | None = None, on_serve: bool = False) -> None:
-        from ...core.chat.chat import Conversation, ConversationSetup
+        from ...core.chat.chat_core import ChatCore, ChatCoreSetup
 
         self.window_id = window.id()
         self.chat_id = next(_chat_ids)  # what events and the driver call this chat
@@ -146,7 +146,7 @@ class WindowChat:
         project = project_key(window.project_file_name(), window.folders())
         if worktree is not None:  # its conversation is the worktree's: reopening the worktree reloads it
             project = project_key(None, [worktree.path])
-        setup = ConversationSetup(
+        setup = ChatCoreSetup(
             command=lambda: agent_command(window, self.agent),
             mcp_servers=self._mcp_servers,
             request_handler=self.request_handler,
@@ -159,7 +159,7 @@ class WindowChat:
             index_turn=turn_indexer(),
             held_elsewhere=held_by_terminal,
         )
-        self.conversation: Conversation = Conversation(thread, setup, BlockStreamer(Transcript(), self._sink), self)
+        self.conversation: ChatCore = ChatCore(thread, setup, BlockStreamer(Transcript(), self._sink), self)
 
     @property
     def title(self) -> str:
@@ -222,7 +222,7 @@ class WindowChat:
         view.run_command("qwen_chat_apply", {"edits": [[0, view.size(), text]]})
         view.clear_undo_stack()
 
-    # --- ConversationEvents -----------------------------------------------
+    # --- ChatCoreEvents -----------------------------------------------
 
     @threads.on_chat_loop
     def state_changed(self) -> None:
@@ -283,7 +283,7 @@ class WindowChat:
                 "Restart it? The conversation is reloaded.",
                 "Restart Agent",
             ):
-                self.conversation.restart()
+                self.conversation.sessions.restart()
 
         sublime.set_timeout(ask)
 
@@ -477,7 +477,7 @@ def preload_chat() -> None:
     """Import the chat's modules now (our start-up thread): the ACP library's
     models take most of a second of CPU to build, which the first Chat would
     otherwise spend on Sublime's main thread."""
-    from ...core.chat import chat  # noqa: F401
+    from ...core.chat import chat_core  # noqa: F401
 
     _chat_imported.set()
 

@@ -23,7 +23,7 @@ from ...paths import package_cache
 from ...settings import userprefs
 
 if TYPE_CHECKING:
-    from ....core.chat.agent.bridge import AgentCommand
+    from ....core.chat.agent.transport import AgentCommand
     from ....core.serve.serve_bridge import ServeCommand
 
 
@@ -39,7 +39,7 @@ def default_agent() -> str:
 def agent_command(window: sublime.Window, agent: str) -> AgentCommand:
     """The agent named `agent` for this window (raises `CommandNotFound`, also
     for a name no setting knows)."""
-    from ....core.chat.agent.bridge import AgentCommand
+    from ....core.chat.agent.transport import AgentCommand
 
     entry = known_agents(userprefs().chat_agents).get(agent)
     if entry is None:

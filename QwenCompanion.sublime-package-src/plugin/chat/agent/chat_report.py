@@ -30,7 +30,7 @@ def chat_report(window: sublime.Window) -> str:
     if chat is None:
         return "\n".join([*lines, row("agent", "not started (Qwen Code: Chat starts it)"), ""])
     state, pid = chat.conversation.state, chat.conversation.pid
-    lines.append(row("agent", state.agent + (f" ({state.agent_name})" if state.agent_name else "")))
+    lines.append(row("agent", state.agent_status + (f" ({state.agent_name})" if state.agent_name else "")))
     if pid:
         lines.append(row("pid", f"{pid}, up {uptime(state.started_at)}"))
     lines.append(row("session", state.session_id or "(none)"))

@@ -46,7 +46,7 @@ def restart(chat: WindowChat, key: str, name: str) -> None:
         conversation.note(f"qwen restarted the MCP server “{name}”.")
         return
     conversation.note(f"qwen restarts the session's MCP server “{name}” only with its agent: restarting the agent.")
-    conversation.restart().result(timeout=WAIT_S)
+    conversation.sessions.restart().result(timeout=WAIT_S)
 
 
 def _item(row: McpServerRow) -> sublime.QuickPanelItem:

@@ -41,7 +41,7 @@ def continue_refusal(chat: WindowChat) -> str | None:
         return f"Qwen Code: only qwen's sessions continue in its terminal (this chat runs {chat.agent})"
     if state.session_id is None:
         return "Qwen Code: this chat has no conversation to continue yet"
-    if state.agent == "busy" or state.queued:
+    if state.agent_status == "busy" or state.queued:
         return ("Qwen Code: a turn is running in this chat; wait for its end or cancel it, then continue in "
                 "the terminal (two writers on one session would fork it)")
     if any(other is not chat and other.conversation.state.session_id == state.session_id for other in chats.all()):

@@ -41,7 +41,7 @@ def history_of(window: sublime.Window) -> tuple[WindowChat, Future[list[SavedCon
     if lister is None:
         sublime.status_message("Qwen Code: the chat is not available while the package is unloading")
         return None
-    return lister, lister.conversation.list_history(window.folders())
+    return lister, lister.conversation.sessions.list_history(window.folders())
 
 
 def _open_holder(window: sublime.Window, session_id: str) -> WindowChat | None:
@@ -66,7 +66,7 @@ def resume_in_new_chat(window: sublime.Window, session_id: str, title: str, cwd:
         return None
     chat.custom_title = title[:TITLE_MAX_CHARS]
     open_chat(window, chat)
-    chat.conversation.resume_session(session_id, cwd, replay)
+    chat.conversation.sessions.resume_session(session_id, cwd, replay)
     return chat
 
 

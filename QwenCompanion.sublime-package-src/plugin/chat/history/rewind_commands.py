@@ -45,7 +45,7 @@ def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | Non
     transcript when it comes. Without `agent_may_restore`, qwen's own history
     restores no file."""
     prompt_edits.take(chat.chat_id)
-    future = chat.conversation.rewind(index, text, EditorRestorer(window, chat, agent_may_restore), scope)
+    future = chat.conversation.calls.rewind(index, text, EditorRestorer(window, chat, agent_may_restore), scope)
     display = path_display(window)
 
     def done(finished: Future[RewindOutcome]) -> None:

@@ -26,7 +26,7 @@ VERBS: dict[str, tuple[str, Callable[[Request, str], Awaitable[MemoryChange]]]] 
 def change_memory(window: sublime.Window, chat: WindowChat, verb: str, text: str) -> Future[MemoryChange]:
     """Ask qwen to remember or forget `text`; what it did, noted, or why it did not."""
     name, call = VERBS[verb]
-    asked = chat.conversation.ask_qwen(f"Memory: {name}", lambda request: call(request, text))
+    asked = chat.conversation.calls.ask_qwen(f"Memory: {name}", lambda request: call(request, text))
 
     def said(done: Future[MemoryChange]) -> None:
         error = done.exception()
@@ -95,7 +95,7 @@ class QwenChatOpenMemoryCommand(ActiveChatCommand):
             window.show_quick_panel(items, lambda index: _open(window, paths, index),
                                     placeholder="Open a memory file of qwen's")
 
-        when_done(found.conversation.ask_qwen("Open Memory Files", memory_paths),
+        when_done(found.conversation.calls.ask_qwen("Open Memory Files", memory_paths),
                   lambda done: command.run(listed, done))
 
 

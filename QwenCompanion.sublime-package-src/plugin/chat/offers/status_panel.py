@@ -25,7 +25,7 @@ _refreshing: dict[int, int] = {}  # window id -> the chat its panel's refresh lo
 
 def read(chat: WindowChat) -> Future[SessionStatus]:
     """The chat's session status, as qwen says it now."""
-    return chat.conversation.ask_qwen(
+    return chat.conversation.calls.ask_qwen(
         "Session Status", lambda request: read_status(request, chat.conversation.state.model_name() or ""))
 
 

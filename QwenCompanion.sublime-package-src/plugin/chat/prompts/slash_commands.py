@@ -20,7 +20,7 @@ def run_local(chat: WindowChat, name: str) -> bool:
     conversation = chat.conversation
     state = conversation.state
     if name == "clear":
-        conversation.new_session()
+        conversation.sessions.new_session()
     elif name == "help":
         lines = [f"/{n} — {d}" for n, d in LOCAL_COMMANDS.items()]
         lines += [f"/{c.name} — {c.description}" for c in state.commands]

@@ -46,7 +46,7 @@ def select_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) ->
 def close_chat(window: sublime.Window, chat: WindowChat) -> None:
     """Close the chat and its tabs; its running turn is cancelled first. The
     window's next chat comes to the front."""
-    if chat.conversation.state.agent == "busy":
+    if chat.conversation.state.agent_status == "busy":
         chat.conversation.cancel()
     following = chats.close_chat(chat)
     for view in chat_views(chat):
@@ -160,7 +160,7 @@ class QwenChatDeleteCommand(ActiveChatCommand):
                 window.status_message("Qwen Code: the chat is closed; this agent cannot delete its conversation")
             close_chat(window, found)
             return
-        if found.conversation.state.agent == "busy":
+        if found.conversation.state.agent_status == "busy":
             found.conversation.cancel()  # a turn still running would write the session again
 
         def deleted(done: Future[bool]) -> None:

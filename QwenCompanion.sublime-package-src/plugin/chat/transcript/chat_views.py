@@ -235,7 +235,7 @@ def _adopt_tabs(window: sublime.Window, chat: WindowChat, tabs: dict[str, list[s
 
 def status_text(chat: WindowChat) -> str:
     state = chat.conversation.state
-    if state.agent == "stopped" and state.session_id is None and not state.stopped_why:
+    if state.agent_status == "stopped" and state.session_id is None and not state.stopped_why:
         return ""
     parts = ["Chat"] if chat.agent == QWEN else ["Chat", chat.agent]
     if chat.worktree is not None:
@@ -252,9 +252,9 @@ def status_text(chat: WindowChat) -> str:
     usage = usage_status(state.usage)
     if usage:  # a status bar holds no link: the meter names the command that breaks it down (qwen's alone)
         parts.append(f"{usage} (Session Status)" if is_qwen(state) else usage)
-    if state.agent == "busy":
+    if state.agent_status == "busy":
         parts.append("working…")
-    elif state.agent in ("exited", "starting") or state.stopped_why:
+    elif state.agent_status in ("exited", "starting") or state.stopped_why:
         parts.append(state.agent_text())
     if state.queued:
         parts.append(f"{state.queued} queued")
