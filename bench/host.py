@@ -184,7 +184,7 @@ class BenchChat:
             json.dumps({"qwen_command": qwen_command, **(settings or {})}))
         host.user.set_folders([str(folder)])
         host.load_package(PACKAGE)
-        chats = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+        chats = sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats
         window = host.window
         host.run_on_main(lambda: window.run_command("qwen_chat"))
         # The chat opens once its modules are imported, on the package's own thread.

@@ -46,7 +46,7 @@ def reattach(host: SimulatedHost) -> tuple[float, int, Any]:
     wait_for_package_threads(host, "start", "preload")
     host.wait_idle(timeout=WAIT)
     window = host.window
-    window_chat = host.wait_for(lambda: sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats.get(window), timeout=WAIT)
+    window_chat = host.wait_for(lambda: sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats.get(window), timeout=WAIT)
     conversation = window_chat.conversation
     if conversation.state.agent != "stopped":
         raise RuntimeError(f"the adopted chat started before it was opened ({conversation.state.agent})")

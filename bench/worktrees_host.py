@@ -45,7 +45,7 @@ def main(workdir: Path, chunks: int, rate: float) -> dict[str, Any]:
         folder = workdir / "project"
         _repository(folder)
         bench = BenchChat(host, folder, [sys.executable, str(AGENT)], WAIT)  # the window's own chat, idle
-        chats = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+        chats = sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats
         made: list[int] = []
         ended: list[int] = []
         done = threading.Semaphore(0)

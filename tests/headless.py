@@ -79,7 +79,7 @@ class Driver:
 
     @property
     def chats(self) -> Any:
-        return sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+        return sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats
 
     def chat(self, action: dict[str, Any]) -> Any:
         """Chat `chat`, else the window's active chat (made on first use), its

@@ -38,7 +38,7 @@ class RealChat:
 
     @property
     def chats(self) -> Any:
-        return sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+        return sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats
 
     def chat(self) -> Any:
         return self.chats.get(self.host.window)

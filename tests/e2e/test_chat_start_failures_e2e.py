@@ -38,7 +38,7 @@ def test_a_first_prompt_before_signing_in_comes_back_with_the_way_to_sign_in(
     with open_editor(tmp_path, monkeypatch, home=home, workspace=workspace, load=False) as editor:
         editor.load([workspace], {"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)]})
         events: list[tuple[str, dict[str, Any]]] = []
-        chats = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+        chats = sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats
         chats.observers.append(lambda event, details: events.append((event, details)))
         host = editor.host
         host.user.run_command("qwen_chat")

@@ -13,13 +13,13 @@ from ..background import in_background, when_done
 from ..companion.terminal import window_cwd
 from ..quick_panel_items import panel_item
 from .agent.serve_daemon import stop_serve
-from .chats import chat_imported_or_later, chats
 from .command_bases import ActiveChatCommand, WindowChatCommand
 from .transcript.chat_tabs import open_new_chat
+from .window_chats import chat_imported_or_later, chats
 
 if TYPE_CHECKING:
     from ...core.chat.agent.session_options import SessionOption
-    from .chats import WindowChat
+    from .window_chats import WindowChat
 
 AGENT_LOG_PANEL = "Qwen Agent Log"
 

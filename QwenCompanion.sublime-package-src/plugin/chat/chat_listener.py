@@ -12,12 +12,12 @@ import sublime_plugin
 
 from ..background import in_background
 from .agent.prestart import prestart
-from .chats import chat_of_view, chat_role, chats
 from .prompts.mentions import mention_completions
 from .prompts.prompt_context import view_activated, window_closed
 from .prompts.slash_commands import slash_completions
 from .transcript.chat_views import refresh_status
 from .transcript.plan_view import redraw_pinned_plan
+from .window_chats import chat_of_view, chat_role, chats
 
 # The keymap's context for "which tab of a chat is this" ("transcript", "composer", null):
 # answered from the package's record, not `setting.qwen_chat.view`, which a project can set.

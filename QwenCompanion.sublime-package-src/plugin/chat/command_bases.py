@@ -11,8 +11,8 @@ from typing import Any
 import sublime
 import sublime_plugin
 
-from .chats import WindowChat, chat_of_view, chats
 from .transcript.chat_views import open_chat
+from .window_chats import WindowChat, chat_of_view, chats
 
 
 def chat_for(window: sublime.Window | None, *, show: bool = False) -> WindowChat | None:

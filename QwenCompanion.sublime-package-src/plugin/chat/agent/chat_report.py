@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sublime
 
-from ..chats import chats
 from ..transcript.chat_views import uptime
+from ..window_chats import chats
 from .agents import agent_rows
 from .serve_daemon import DAEMONS_HEADING, all_daemons_rows, serve_report_rows
 

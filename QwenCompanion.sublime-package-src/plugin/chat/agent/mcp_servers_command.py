@@ -15,7 +15,7 @@ from ...quick_panel_items import panel_item
 from ..command_bases import ActiveChatCommand
 
 if TYPE_CHECKING:
-    from ..chats import WindowChat
+    from ..window_chats import WindowChat
 
 WAIT_S = 60.0  # for the agent's answers, on a thread of our own
 PANEL_TOOLS = 20  # tools named in a row's details

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sublime
 
-from ..chats import chats, prestart_enabled
+from ..window_chats import chats, prestart_enabled
 
 
 def prestart(window: sublime.Window) -> None:

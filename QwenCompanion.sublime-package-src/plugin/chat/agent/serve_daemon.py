@@ -29,7 +29,7 @@ from ....core.serve.daemon import (
 from ...background import in_background
 from ...paths import package_cache
 from ...settings import userprefs
-from ..chats import chats
+from ..window_chats import chats
 from .agents import serve_folders
 
 log = logging.getLogger(__name__)

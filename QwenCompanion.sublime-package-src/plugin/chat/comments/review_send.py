@@ -22,8 +22,8 @@ from ...paths import path_display
 from ...quick_panel_items import panel_item
 from ...reviews.review_tabs import OpenReview, reviews
 from ...settings import userprefs
-from ..chats import WindowChat, chats
 from ..requests.editor_request_handler import PromptReview
+from ..window_chats import WindowChat, chats
 from .comment_marks import adopt_orphans, book, hide, open_proposal, show
 
 READ_LIMIT = 16 * 1024 * 1024  # characters of a file read for its quoted lines

@@ -14,8 +14,8 @@ import sublime
 
 from ....core.chat.history.branch import Branch
 from ...background import when_done
-from ..chats import WindowChat, chat_role
 from ..command_bases import ActiveChatCommand, ChatViewCommand
+from ..window_chats import WindowChat, chat_role
 from .history_commands import resume_in_new_chat
 from .rewind_commands import prompt_picked
 

@@ -26,8 +26,8 @@ from ...companion.terminal import (
     terminus_installed,
 )
 from ..agent.live_writers import unless_held
-from ..chats import WindowChat, chats
 from ..transcript.chat_tabs import close_chat
+from ..window_chats import WindowChat, chats
 
 # qwen 0.24.4 resumes a session by its id; one word, so the id is always the
 # option's value, never an option of its own.

@@ -17,8 +17,8 @@ import sublime_plugin
 from ....core.chat.history.export import FORMATS, answer, export
 from ...background import in_background, when_done
 from ...editor import replace_text
-from ..chats import WindowChat, chat_of_view, chat_role, chats
 from ..prompts.prompt_context import context_options
+from ..window_chats import WindowChat, chat_of_view, chat_role, chats
 from .rewind_commands import TURN_OF_BLOCK
 
 FORMAT_NAMES = {"markdown": "Markdown", "html": "HTML", "jsonl": "JSON Lines"}

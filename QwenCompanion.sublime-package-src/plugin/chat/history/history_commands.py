@@ -22,9 +22,9 @@ from ....core.worktrees.worktrees import Worktree
 from ...background import when_done
 from ...quick_panel_items import panel_item
 from ..agent.live_writers import unless_held
-from ..chats import WindowChat, chats, forget_session
 from ..transcript.chat_tabs import close_chat, rename_chat, select_chat
 from ..transcript.chat_views import open_chat
+from ..window_chats import WindowChat, chats, forget_session
 from .conversation_index import sessions_matching
 
 ACTIONS = ("resume", "rename", "delete", "search")

@@ -23,10 +23,10 @@ from ....core.chat.history.rewind import RewindOutcome, RewindRefused
 from ...editor import replace_text
 from ...paths import path_display
 from ...quick_panel_items import panel_item
-from ..chats import WindowChat, chat_role
 from ..command_bases import ActiveChatCommand, ChatViewCommand
 from ..prompts import prompt_edits
 from ..transcript.chat_views import open_chat
+from ..window_chats import WindowChat, chat_role
 from .rewind_files import EditorRestorer
 
 TURN_OF_BLOCK = re.compile(r"t(\d+)\.")

@@ -44,11 +44,11 @@ from ...editor import view_text
 from ...paths import path_display
 from ...placement import code_group
 from ...settings import fallback_encoding
-from ..chats import chats, window_by_id
 from ..command_bases import ChatViewCommand
 from ..requests.buffers import open_view
 from ..requests.editor_request_handler import request_handler_of
 from ..requests.view_writes import put_back
+from ..window_chats import chats, window_by_id
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from ....core.chat.offers.qwen_calls import MAX_QUESTION_CHARS, ask_aside
 from ...background import when_done
 from ...editor import replace_text
 from ...placement import keys_kept, show_without_focus
-from ..chats import WindowChat
 from ..command_bases import ActiveChatCommand
+from ..window_chats import WindowChat
 
 ASIDE_TAB = "Aside"
 MARKDOWN = "Packages/Markdown/Markdown.sublime-syntax"

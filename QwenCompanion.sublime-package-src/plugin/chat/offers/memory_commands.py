@@ -16,8 +16,8 @@ from ....core.chat.offers.memory import PATH_NAMES, MemoryChange, forget, memory
 from ....core.chat.offers.qwen_calls import Request
 from ...background import when_done
 from ...quick_panel_items import panel_item
-from ..chats import WindowChat
 from ..command_bases import ActiveChatCommand
+from ..window_chats import WindowChat
 
 VERBS: dict[str, tuple[str, Callable[[Request, str], Awaitable[MemoryChange]]]] = {
     "remember": ("Remember", remember), "forget": ("Forget", forget)}

@@ -12,9 +12,9 @@ import sublime
 from ....core.chat.offers.qwen_calls import recap
 from ....core.json_types import JsonObject
 from ...background import when_done
-from ..chats import WindowChat
 from ..command_bases import ActiveChatCommand
 from ..transcript.chat_tabs import open_new_chat
+from ..window_chats import WindowChat
 
 SUMMARY_TOKEN = "summary"
 SUMMARY_NOTE = "Summary: "

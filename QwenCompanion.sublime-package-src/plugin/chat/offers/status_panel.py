@@ -15,8 +15,8 @@ import sublime
 from ....core.chat.offers.session_status import SessionStatus, read_status, status_text
 from ...background import when_done
 from ...editor import replace_text
-from ..chats import WindowChat, chats, window_by_id
 from ..command_bases import ActiveChatCommand
+from ..window_chats import WindowChat, chats, window_by_id
 
 PANEL = "qwen_session_status"
 REFRESH_MS = 3000

@@ -14,8 +14,8 @@ from typing import Any
 import sublime
 import sublime_plugin
 
-from ..chats import WindowChat, chat_of_view, chat_role, chats, window_by_id
 from ..command_bases import ChatViewCommand
+from ..window_chats import WindowChat, chat_of_view, chat_role, chats, window_by_id
 
 PHANTOM_KEY = "qwen_chat_suggestion"
 SUGGESTION_CONTEXT = "qwen_chat.suggestion_shown"

@@ -10,8 +10,8 @@ import sublime_plugin
 
 from ....core.chat.prompts.prompt_queue import QUEUE_FULL
 from ...editor import view_text
-from ..chats import chat_of_view
 from ..command_bases import ChatViewCommand, chat_for
+from ..window_chats import chat_of_view
 from . import prompt_edits
 from .prompt_context import active_context
 from .slash_commands import run_local

@@ -39,7 +39,7 @@ from ...editor import find_open_view, view_text
 from ...ide_tools.knowledge import SublimeCodeKnowledge
 from ...ide_tools.language_servers import lsp_plugin_api
 from ...settings import userprefs
-from ..chats import WindowChat, chats
+from ..window_chats import WindowChat, chats
 
 # What the completion popup, the `@` picker and Mention… offer: token -> what it sends.
 MENTIONS = {

@@ -21,7 +21,7 @@ from ..transcript.queue_view import first_line
 
 if TYPE_CHECKING:
     from ....core.chat.prompts.prompt_queue import QueuedPrompt
-    from ..chats import WindowChat
+    from ..window_chats import WindowChat
 
 ACTIONS = ["Edit…", "Send Now (stops the running turn)", "Move Up", "Move Down", "Remove"]
 STEER = "Steer (adds it to the running turn)"

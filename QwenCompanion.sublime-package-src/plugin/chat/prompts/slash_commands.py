@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sublime
 
-from ..chats import WindowChat
 from ..transcript.chat_views import uptime
+from ..window_chats import WindowChat
 
 LOCAL_COMMANDS = {
     "clear": "start a new conversation",

@@ -36,8 +36,8 @@ from ....core.files.text_positions import slice_lines
 from ...editor import view_text
 from ...placement import code_group
 from ...settings import fallback_encoding, userprefs
-from ..chats import chats
 from ..prompts.prompt_context import context_options
+from ..window_chats import chats
 from .buffers import on_main
 from .file_questions import FileQuestion, ask
 from .view_writes import write_view

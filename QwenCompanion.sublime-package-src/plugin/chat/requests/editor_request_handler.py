@@ -19,9 +19,9 @@ from ....core.reviews import MAX_OPEN_REVIEWS, DiskFile, Review, UnreadableFile,
 from ...paths import path_display
 from ...reviews.review_tabs import reviews
 from ...settings import fallback_encoding
-from ..chats import WindowChat, chats
 from ..transcript import notify
 from ..transcript.chat_views import open_chat
+from ..window_chats import WindowChat, chats
 from .agent_fs import AgentFiles
 from .buffers import on_main, open_paths, open_view
 

@@ -36,9 +36,9 @@ from ....core.chat.requests.elicitation import (
     shown,
 )
 from ....core.json_types import JsonObject
-from ..chats import chats
 from ..transcript import notify
 from ..transcript.chat_views import open_chat
+from ..window_chats import chats
 
 log = logging.getLogger(__name__)
 

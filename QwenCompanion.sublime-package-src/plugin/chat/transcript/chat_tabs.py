@@ -15,8 +15,8 @@ from ....core import threads
 from ....core.chat.agent.agents import TITLE_MAX_CHARS
 from ...background import when_done
 from ...quick_panel_items import panel_item
-from ..chats import WindowChat, chat_of_view, chats, forget_session
 from ..command_bases import ActiveChatCommand
+from ..window_chats import WindowChat, chat_of_view, chats, forget_session
 from .chat_views import chat_views, name_tabs, open_chat
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from ....core.chat.history.rewind import is_qwen
 from ....core.chat.transcript.folds import WorkFolds
 from ...editor import end_visible
 from ...settings import userprefs
-from ..chats import WindowChat, chat_of_view, chats, is_chat_view, window_by_id
+from ..window_chats import WindowChat, chat_of_view, chats, is_chat_view, window_by_id
 from .notify import TITLE_MARK
 from .plan_view import drop_stale_plan
 from .queue_view import show_queue

@@ -37,7 +37,7 @@ from ....core.display_text import display_text
 from ....core.notifications import TEXT_LIMIT, DesktopCommand, desktop_command
 from ...background import in_background
 from ...settings import userprefs
-from ..chats import WindowChat, chats, window_by_id
+from ..window_chats import WindowChat, chats, window_by_id
 
 log = logging.getLogger(__name__)
 

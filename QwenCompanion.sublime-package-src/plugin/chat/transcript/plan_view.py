@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import sublime
 
-from ..chats import WindowChat, chats, window_by_id
+from ..window_chats import WindowChat, chats, window_by_id
 
 if TYPE_CHECKING:
     from ....core.chat.transcript.tool_calls import PinnedPlan

@@ -11,7 +11,7 @@ import sublime
 
 if TYPE_CHECKING:
     from ....core.chat.prompts.prompt_queue import PromptQueue, QueuedPrompt
-    from ..chats import WindowChat
+    from ..window_chats import WindowChat
 
 PHANTOM_KEY = "qwen_chat_queue"
 SHOWN = 10  # prompts drawn below the transcript; the rest are counted

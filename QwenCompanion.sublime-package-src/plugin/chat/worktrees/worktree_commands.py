@@ -25,9 +25,9 @@ from ...companion.terminal import window_cwd
 from ...paths import package_cache
 from ...quick_panel_items import panel_item
 from ...settings import userprefs
-from ..chats import WindowChat, chat_imported_or_later, chats
 from ..transcript.chat_tabs import close_chat, select_chat
 from ..transcript.chat_views import open_chat
+from ..window_chats import WindowChat, chat_imported_or_later, chats
 from .worktree_git import git_then, refused
 from .worktree_review import applied_saves, apply_to_my_files, show_changes
 

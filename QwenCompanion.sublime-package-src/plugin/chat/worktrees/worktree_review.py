@@ -46,9 +46,9 @@ from ....core.worktrees.worktree_changes import (
 from ....core.worktrees.worktrees import Worktree, WorktreeRefused
 from ...editor import view_text
 from ...settings import fallback_encoding, userprefs
-from ..chats import chats
 from ..history.turn_review import open_with_reference
 from ..requests.view_writes import write_merged
+from ..window_chats import chats
 from .worktree_git import git_then
 
 KEPT, CHANGED = "kept", "changed"  # a file's review state
