@@ -192,7 +192,7 @@ class BenchChat:
         host.wait_idle()
         self.host = host
         self.wait = wait
-        self.conversation = self.window_chat.conversation
+        self.conversation = self.window_chat.core
         self.conversation.start().result(wait)
         self._ended = threading.Semaphore(0)
         chats.observers.append(lambda event, details: event == "chat_turn_ended" and self._ended.release())
@@ -201,7 +201,7 @@ class BenchChat:
         self.conversation.send(text)
         if not self._ended.acquire(timeout=self.wait):
             raise TimeoutError(f"no answer to {text!r}")
-        self.window_chat.conversation.streamer.flush()
+        self.window_chat.core.streamer.flush()
         self.host.wait_idle(timeout=self.wait)
 
 

@@ -51,7 +51,7 @@ def test_a_first_prompt_before_signing_in_comes_back_with_the_way_to_sign_in(
         [message] = [details["message"] for event, details in events if event == "chat_error"]
         assert "not signed in" in message and "`qwen`" in message and "/auth" in message
         assert "OPENAI_API_KEY" in message  # the CLI's own reason (its data.details) and the hint both name it
-        state = chat.conversation.state
+        state = chat.core.state
         assert (state.agent, state.stopped_why) == ("stopped", "not signed in")
         transcript = editor.text(chat.transcript_view)
         assert transcript.count(message) == 1 and PROMPT not in transcript

@@ -25,7 +25,7 @@ def queue_phantoms(rig: ChatRig) -> list[str]:
 
 
 def queued_texts(rig: ChatRig) -> list[str]:
-    return [p.text for p in rig.chat().conversation.queue.prompts()]
+    return [p.text for p in rig.chat().core.queue.prompts()]
 
 
 def sent(rig: ChatRig) -> list[str]:
@@ -35,7 +35,7 @@ def sent(rig: ChatRig) -> list[str]:
 def busy_with(rig: ChatRig, *queued: str) -> None:
     """A turn that runs until cancelled, and `queued` typed meanwhile."""
     rig.send("running")
-    rig.host.wait_for(lambda: rig.chat().conversation.state.agent == "busy", timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat().core.state.agent == "busy", timeout=WAIT)
     for text in queued:
         rig.send(text)
     if queued:  # drawn, the last one numbered
@@ -61,7 +61,7 @@ def test_queued_prompts_show_below_the_transcript_never_in_its_text(rig: ChatRig
 def test_a_thousand_queued_prompts_show_ten_and_a_count(rig: ChatRig) -> None:
     rig.load([[{"stall": 30}]])
     busy_with(rig)
-    conversation = rig.chat().conversation
+    conversation = rig.chat().core
     for n in range(1000):
         assert conversation.send(f"prompt {n}")
     conversation.queue_changed()
@@ -117,7 +117,7 @@ def test_a_plain_enter_does_not_send_now(rig: ChatRig) -> None:
     rig.host.user.choose_quick_panel(1, modifiers=("shift",))
     rig.host.wait_idle()
     assert rig.host.quick_panels[-1].items[0] == "Edit…"  # the actions, nothing sent
-    assert sent(rig) == ["running"] and rig.chat().conversation.state.agent == "busy"
+    assert sent(rig) == ["running"] and rig.chat().core.state.agent == "busy"
 
 
 @pytest.mark.parametrize(("kind", "raw_input"), [
@@ -194,7 +194,7 @@ def test_a_steer_the_agent_cannot_take_goes_back_first_in_the_queue(rig: ChatRig
     ended first) is not lost: the prompt goes out next instead."""
     rig.load([[{"stall": 30}]])
     busy_with(rig, "a", "b")
-    conversation = rig.chat().conversation
+    conversation = rig.chat().core
     conversation.steer(conversation.queue.prompts()[1])
     rig.host.wait_for(lambda: "not steered" in rig.transcript(), timeout=WAIT)
     assert queued_texts(rig) == ["b", "a"] and sent(rig) == ["running"]

@@ -61,7 +61,7 @@ def send_review(window: sublime.Window, chat: WindowChat, message: str = "") -> 
                 round_ = build_review(plain, message, relative, excluded, _file_reader())
                 for comment_id in round_.gone:
                     book.outdated(comment_id)
-                if chat.conversation.send(round_.text, shown=round_.shown):
+                if chat.send(round_.text, shown=round_.shown):
                     _sent(chat.chat_id, round_)
                     sent += len(round_.comment_ids)
             rounds = [(item, build_review(group, message, relative, excluded, _proposal_lines))
@@ -121,7 +121,7 @@ def _copied(round_: ReviewRound) -> str:
 
 
 def _to_chat(chat: WindowChat, round_: ReviewRound) -> str:
-    if not chat.conversation.send(round_.text, shown=round_.shown):
+    if not chat.send(round_.text, shown=round_.shown):
         return "the chat's queue is full: your comments stay in the list"
     _sent(chat.chat_id, round_)
     return "your comments went to the chat"
@@ -163,7 +163,7 @@ def review_turn_event(event: str, details: dict[str, object]) -> None:
     if event != "chat_turn_ended" or not isinstance(chat_id, int) or chat_id not in _awaiting:
         return
     chat = chats.by_id(chat_id)
-    queued = {p.text for p in chat.conversation.queue.prompts()} if chat is not None else set()
+    queued = {p.text for p in chat.queue.prompts()} if chat is not None else set()
     if _awaiting[chat_id] & queued:
         return  # an earlier turn ended; a round still waits its turn
     del _awaiting[chat_id]

@@ -41,7 +41,7 @@ def branch(window: sublime.Window, chat: WindowChat, index: int) -> Future[Windo
         opened.set_result(resume_in_new_chat(window, made_branch.session_id, title, None, chat.agent, replay=True,
                                              worktree=chat.worktree))
 
-    when_done(chat.conversation.branch(index), lambda done: command.run(made, done))
+    when_done(chat.core.branch(index), lambda done: command.run(made, done))
     return opened
 
 

@@ -36,7 +36,7 @@ RESUME_OPTION = "--resume="
 
 def continue_refusal(chat: WindowChat) -> str | None:
     """Why the chat's session cannot go on in the terminal now (None: it can)."""
-    state = chat.conversation.state
+    state = chat.state
     if chat.agent != QWEN:
         return f"Qwen Code: only qwen's sessions continue in its terminal (this chat runs {chat.agent})"
     if state.session_id is None:
@@ -44,7 +44,7 @@ def continue_refusal(chat: WindowChat) -> str | None:
     if state.agent == "busy" or state.queued:
         return ("Qwen Code: a turn is running in this chat; wait for its end or cancel it, then continue in "
                 "the terminal (two writers on one session would fork it)")
-    if any(other is not chat and other.conversation.state.session_id == state.session_id for other in chats.all()):
+    if any(other is not chat and other.session_id == state.session_id for other in chats.all()):
         return ("Qwen Code: this conversation is open in another chat too; close that one first (two writers "
                 "on one session would fork it)")
     return None
@@ -54,10 +54,10 @@ def continue_spec(window: sublime.Window, chat: WindowChat) -> dict[str, Json] |
     """The `terminus_open` arguments that resume the chat's session, or why
     not (None: the window's server is not running)."""
     companion = running_companion(window)
-    if companion is None or chat.conversation.state.session_id is None:
+    if companion is None or chat.session_id is None:
         return None
     return terminal_spec(window, companion, options("qwen"), new_serial(), "qwen",
-                         more_args=[RESUME_OPTION + chat.conversation.state.session_id])
+                         more_args=[RESUME_OPTION + chat.session_id])
 
 
 class QwenChatContinueInTerminalCommand(sublime_plugin.WindowCommand):
@@ -73,7 +73,7 @@ class QwenChatContinueInTerminalCommand(sublime_plugin.WindowCommand):
         if not terminus_installed():
             window.status_message("Qwen Code: Continue in Terminal needs the Terminus package")
             return
-        session_id = found.conversation.state.session_id or ""
+        session_id = found.session_id or ""
 
         def hand_over() -> None:
             spec = continue_spec(window, found) if window.is_valid() and continue_refusal(found) is None else None

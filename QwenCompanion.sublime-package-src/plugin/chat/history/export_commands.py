@@ -43,9 +43,8 @@ def _off_main(work: Callable[[], str]) -> Future[str]:
 
 def exported(chat: WindowChat, fmt: str) -> Future[str]:
     """The chat in `fmt`, made off the main thread (call on the main thread)."""
-    excludes, conversation = context_options().excludes, chat.conversation
-    transcript, title, session_id = conversation.streamer.transcript, chat.title, conversation.state.session_id
-    return _off_main(lambda: export(transcript.blocks(), fmt, title, session_id, excludes, conversation.requests_shown()))
+    excludes, transcript, title, session_id = context_options().excludes, chat.transcript, chat.title, chat.session_id
+    return _off_main(lambda: export(transcript.blocks(), fmt, title, session_id, excludes, chat.requests_shown()))
 
 
 def write_export(path: str, text: str) -> None:
@@ -137,12 +136,11 @@ class QwenChatCopyCommand(sublime_plugin.TextCommand):
         if what == "answer":
             turn = None
             if event is not None:
-                block = chat.conversation.streamer.transcript.block_at(self.view.window_to_text((event["x"], event["y"])))
+                block = chat.transcript.block_at(self.view.window_to_text((event["x"], event["y"])))
                 match = TURN_OF_BLOCK.match(block or "")
                 turn = int(match[1]) if match else None
-            excludes, conversation = context_options().excludes, chat.conversation
-            future = _off_main(lambda: answer(conversation.streamer.transcript.blocks(), turn, excludes,
-                                              conversation.requests_shown()))
+            excludes, transcript = context_options().excludes, chat.transcript
+            future = _off_main(lambda: answer(transcript.blocks(), turn, excludes, chat.requests_shown()))
         else:
             future = exported(chat, "markdown")
 

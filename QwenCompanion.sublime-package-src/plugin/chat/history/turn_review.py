@@ -119,7 +119,7 @@ def _show_turn(window_id: int, chat_id: int, turn: int, files: list[FileSummary]
     chat = chats.by_id(chat_id)
     if chat is not None:
         line = TURN_LINE.format(turn=turn, changed=changed, key=REVIEW_KEY)
-        chat.conversation.note(line)
+        chat.note(line)
         _link_turn_line(window_id, chat_id, turn, line, LINK_TRIES)
     for view in window.views():
         view.set_status(STATUS_KEY, label)

@@ -79,7 +79,7 @@ def ask(window: sublime.Window, chat: WindowChat, question: str) -> Future[str]:
     _show_text(chat, view)
     show_without_focus(window, view, window.active_view())
     answered: Future[str] = Future()
-    when_done(chat.conversation.ask_qwen("Ask Aside", lambda request: ask_aside(request, text)),
+    when_done(chat.ask_qwen("Ask Aside", lambda request: ask_aside(request, text)),
               lambda done: _answered(window, chat, aside, done, answered))
     return answered
 

@@ -25,8 +25,8 @@ _refreshing: dict[int, int] = {}  # window id -> the chat its panel's refresh lo
 
 def read(chat: WindowChat) -> Future[SessionStatus]:
     """The chat's session status, as qwen says it now."""
-    return chat.conversation.ask_qwen(
-        "Session Status", lambda request: read_status(request, chat.conversation.state.model_name() or ""))
+    return chat.ask_qwen(
+        "Session Status", lambda request: read_status(request, chat.state.model_name() or ""))
 
 
 def is_status_panel(view: sublime.View) -> bool:

@@ -30,15 +30,15 @@ class QwenChatSendCommand(sublime_plugin.TextCommand):
         body = view_text(self.view) if text is None else text
         if not body.strip():
             return
-        if chat.conversation.queue.full():  # refused before the composer is emptied: the words stay there
+        if chat.queue.full():  # refused before the composer is emptied: the words stay there
             window.status_message(f"Qwen Code: {QUEUE_FULL}")
             return
         if text is None:
             self.view.erase(edit, sublime.Region(0, self.view.size()))
-        chat.history_index = len(chat.conversation.history) + 1
+        chat.history_index = len(chat.history) + 1
         local = re.fullmatch(r"\s*/(\w+)\s*", body)
         if local and run_local(chat, local[1]):
-            chat.conversation.history.append(body)
+            chat.history.append(body)
             return
         blocks = active_context(window) if chat.worktree is None else []  # the main tree's text stays home
         attached = {token: block for token in ATTACHMENT.findall(body)
@@ -46,7 +46,7 @@ class QwenChatSendCommand(sublime_plugin.TextCommand):
         blocks += attached.values()
         edited = prompt_edits.take(chat.chat_id)
         if edited is None:
-            chat.conversation.send(body, blocks, attached=attached)
+            chat.send(body, blocks, attached=attached)
         else:  # Edit and Resend: the text replaces that prompt and everything after it
             window.run_command("qwen_chat_rewind", {"turn": edited, "text": body})
 
@@ -56,9 +56,9 @@ class QwenChatHistoryCommand(ChatViewCommand):
 
     def run(self, edit: sublime.Edit, step: int = -1) -> None:
         chat = self.view_chat()
-        if chat is None or not chat.conversation.history:
+        if chat is None or not chat.history:
             return
-        history = chat.conversation.history
+        history = chat.history
         index = max(0, min(len(history), min(chat.history_index, len(history)) + step))
         chat.history_index = index
         text = history[index] if index < len(history) else ""

@@ -236,8 +236,7 @@ class AgentFiles:
         """A block of the chat's transcript (chat thread)."""
         chat = chats.by_id(self.chat_id)
         if chat is not None:
-            chat.conversation.upsert(key, text)
-            chat.conversation.streamer.flush()
+            chat.show_block(key, text)
 
     def refuse_questions(self) -> None:
         """The turn was cancelled or the chat is closing: every open question is a no (any thread)."""

@@ -197,7 +197,7 @@ _turn_started: dict[int, float] = {}  # chat id -> when its running turn began
 
 def track_turn(window_id: int) -> None:
     for chat in chats.of_window(window_by_id(window_id)):
-        if chat.conversation.state.agent == "busy":
+        if chat.busy:
             _turn_started.setdefault(chat.chat_id, time.monotonic())
 
 

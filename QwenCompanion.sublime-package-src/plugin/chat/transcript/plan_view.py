@@ -78,7 +78,7 @@ def drop_stale_plan(chat: WindowChat) -> None:
     """Take the pinned plan away once the chat is on another session (a new
     or loaded conversation): it was the plan of the one before."""
     pinned = pinned_plans.get(chat.chat_id)
-    if pinned is None or pinned.session_id == chat.conversation.state.session_id:
+    if pinned is None or pinned.session_id == chat.session_id:
         return
     del pinned_plans[chat.chat_id]
     _shown_html.pop(chat.chat_id, None)

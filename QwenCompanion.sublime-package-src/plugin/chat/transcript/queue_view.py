@@ -44,7 +44,7 @@ def show_queue(chat: WindowChat) -> None:
     view = chat.transcript_view
     if view is None or not view.is_valid():
         return
-    queue: PromptQueue = chat.conversation.queue
+    queue: PromptQueue = chat.queue
     drawn = (queue.version, view.size() if len(queue) else -1)  # an empty queue has nothing to move
     if _drawn.get(view.id()) == drawn:
         return

@@ -57,11 +57,11 @@ def open_worktree_chat(window: sublime.Window, worktree: Worktree) -> WindowChat
         sublime.status_message("Qwen Code: the chat is not available while the package is unloading")
         return None
     open_chat(window, chat)
-    chat.conversation.note(
+    chat.note(
         f"This chat works in the worktree {worktree.name} (branch {worktree.branch}) at {worktree.path}. "
         "Its agent reads and writes files there only: your files and their unsaved changes are not read, "
         "and the editor's selection is not sent.")
-    chat.conversation.start()
+    chat.start()
     return chat
 
 

@@ -299,7 +299,7 @@ def _tell(window: sublime.Window, worktree: Worktree, report: ApplyReport) -> No
     chat = next((c for c in chats.of_window(window) if c.worktree is not None and c.worktree.path == worktree.path),
                 None)
     if chat is not None:
-        chat.conversation.note("\n".join(lines))
+        chat.note("\n".join(lines))
     if window.is_valid():
         window.status_message(f"Qwen Code: {len(report.applied)} applied, {len(report.conflicts)} with conflicts, "
                               f"{len(report.refused)} refused")
