@@ -399,7 +399,7 @@ def do_plan(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     current one, how many are above and below, the progress."""
     chat = driver.chat(action)
     driver.host.wait_idle()
-    pinned = sys.modules[f"{PACKAGE}.plugin.chat.transcript.plan_view"].pinned_plans.get(chat.chat_id)
+    pinned = chat.pinned_plan
     if pinned is None:
         return {"chat": chat.chat_id, "entries": [], "done": 0, "total": 0}
     return {

@@ -8,12 +8,14 @@ not taken going back first in the queue."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
 
 from tests.sim.test_chat import WAIT, ChatRig
 from tests.sim.test_chat_permission_rejects import REJECTED_ONCE, permission
+from tests.support.editor import PACKAGE
 
 QUEUE_KEY = "qwen_chat_queue"
 
@@ -238,3 +240,22 @@ def test_esc_in_the_queue_panel_closes_it_without_an_error(rig: ChatRig) -> None
     rig.host.wait_idle()
     rig.host.assert_no_errors()
     assert queued_texts(rig) == ["a"] and all(q.done for q in rig.host.quick_panels)
+
+
+def test_closing_a_chats_tabs_frees_what_was_held_for_its_transcript(rig: ChatRig) -> None:
+    """The transcript's folds and its drawn queue are held by view id: a
+    closed tab leaves nothing behind (a long session opens many)."""
+    rig.load([[{"stall": 30}]])
+    busy_with(rig, "queued meanwhile")
+    views = sys.modules[f"{PACKAGE}.plugin.chat.transcript.chat_views"]
+    queue_view = sys.modules[f"{PACKAGE}.plugin.chat.transcript.queue_view"]
+    chat = rig.chat()
+    transcript, composer = chat.transcript_view, chat.composer_view
+    assert transcript.id() in views._work_folds and transcript.id() in queue_view._drawn
+    rig.host.user.run_command("qwen_chat_cancel")
+    rig.host.user.close(composer)
+    rig.host.user.close(transcript)
+    rig.host.wait_idle()
+    assert not transcript.is_valid()
+    assert transcript.id() not in views._work_folds and transcript.id() not in queue_view._drawn
+

@@ -7,11 +7,9 @@ output kept to its last lines (memory flat under endless output)."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from tests.sim.test_chat import WAIT, ChatRig
-from tests.support.editor import PACKAGE
 
 PLAN_KEY = "qwen_chat_pinned_plan"
 
@@ -28,7 +26,7 @@ def composer_plan(rig: ChatRig) -> list[str]:
 
 
 def pinned(rig: ChatRig) -> Any:
-    return sys.modules[f"{PACKAGE}.plugin.chat.transcript.plan_view"].pinned_plans.get(rig.chat().chat_id)
+    return rig.chat().pinned_plan
 
 
 def test_the_plan_is_pinned_under_the_composer_updated_in_place_and_collapses_when_done(rig: ChatRig) -> None:

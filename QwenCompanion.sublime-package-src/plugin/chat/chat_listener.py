@@ -15,7 +15,7 @@ from .agent.prestart import prestart
 from .prompts.mentions import mention_completions
 from .prompts.prompt_context import view_activated, window_closed
 from .prompts.slash_commands import slash_completions
-from .transcript.chat_views import refresh_status
+from .transcript.chat_views import refresh_status, transcript_closed
 from .transcript.plan_view import redraw_pinned_plan
 from .window_chats import chat_of_view, chat_role, chats
 
@@ -72,6 +72,9 @@ class ChatListener(sublime_plugin.EventListener):
             return sublime.CompletionList([], only_ours)
         # The composer typed in, whichever chat is active.
         return sublime.CompletionList(slash_completions(chat_of_view(view)), only_ours)
+
+    def on_close(self, view: sublime.View) -> None:
+        transcript_closed(view.id())
 
     def on_new_window(self, window: sublime.Window) -> None:
         in_background(lambda: prestart(window), "prestart")

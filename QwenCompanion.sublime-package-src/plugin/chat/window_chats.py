@@ -57,10 +57,12 @@ if TYPE_CHECKING:
     from ...core.chat.chat import Conversation
     from ...core.chat.chat_state import ChatState
     from ...core.chat.history.rewind import PromptLog
+    from ...core.chat.offers.asides import AsideThread
     from ...core.chat.offers.qwen_calls import Request as QwenRequest
     from ...core.chat.prompts.prompt_queue import PromptQueue, QueuedPrompt
     from ...core.chat.requests.request_handler import AgentRequestHandler
     from ...core.chat.transcript.render import UpdateRenderer
+    from ...core.chat.transcript.tool_calls import PinnedPlan
     from ...core.chat.transcript.transcript import Edit
     from ...core.json_types import JsonObject
     from ...core.worktrees.worktrees import Worktree
@@ -146,6 +148,7 @@ class WindowChat:
         self._request_handler: AgentRequestHandler | None = None
         self._renderer: UpdateRenderer | None = None
         self._hooks_lock = threading.Lock()  # the agent's thread and the main thread both resolve hooks
+        self._forget_views_state()
         self.user_mcp = ChatMcpServers(lambda text: self.note(text), on_serve=on_serve)
         store = session_store()
         project = project_key(window.project_file_name(), window.folders())
@@ -234,7 +237,22 @@ class WindowChat:
         self.core.cancel()
 
     def close(self) -> None:
+        """The chat's one close path: its agent ends, what it held for its views goes."""
         self.core.close()
+        self._forget_views_state()
+
+    def _forget_views_state(self) -> None:
+        """What the features around the chat hold for it (main thread unless said)."""
+        self.pinned_plan: PinnedPlan | None = None  # the plan its composer shows
+        self.plan_html: str | None = None  # that plan's HTML
+        self.plan_due: tuple[PinnedPlan, str] | None = None  # the latest plan and its HTML, not shown yet (plan_view's lock)
+        self.desktop_told = False  # its desktop notification went out and it was not seen since
+        self.turn_started: float | None = None  # when its running turn began (monotonic)
+        self.editing_prompt: int | None = None  # the index of the prompt Edit and Resend replaces
+        self.asides: AsideThread | None = None
+        self.aside_view_id: int | None = None  # its aside tab: our record of which views are asides
+        self.dismissed_suggestion: str | None = None  # the suggestion the user typed over
+        self.reviews_awaited: set[str] = set()  # review texts sent, awaiting their turn's end (any thread)
 
     def send(self, text: str, context: list[JsonObject] | None = None, *, first: bool = False,
              attached: dict[str, JsonObject] | None = None, shown: str | None = None) -> bool:

@@ -44,7 +44,7 @@ def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | Non
     Resend; `scope`: what goes back, rewind.py); the outcome is noted in the
     transcript when it comes. Without `agent_may_restore`, qwen's own history
     restores no file."""
-    prompt_edits.take(chat.chat_id)
+    prompt_edits.take(chat)
     future = chat.core.rewind(index, text, EditorRestorer(window, chat, agent_may_restore), scope)
     display = path_display(window)
 
@@ -105,7 +105,7 @@ def _refused(window: sublime.Window, chat: WindowChat, index: int, text: str | N
     if text is not None and composer is not None and composer.is_valid() and composer.size() == 0:
         replace_text(composer, text)
         if for_now:
-            prompt_edits.begin(chat.chat_id, index)
+            prompt_edits.begin(chat, index)
 
 
 def prompt_at(chat: WindowChat, point: int) -> int | None:
@@ -153,7 +153,7 @@ def _choose_scope(window: sublime.Window, chat: WindowChat, index: int) -> None:
 def _edit_in_composer(window: sublime.Window, chat: WindowChat, index: int) -> None:
     """The prompt's text into the composer, ready to edit and send."""
     composer = open_chat(window, chat)
-    prompt_edits.begin(chat.chat_id, index)
+    prompt_edits.begin(chat, index)
     replace_text(composer, chat.prompts.get(index).text)
     composer.sel().clear()
     composer.sel().add(sublime.Region(composer.size()))

@@ -20,7 +20,6 @@ from ..window_chats import WindowChat, chat_of_view, chat_role, chats, window_by
 PHANTOM_KEY = "qwen_chat_suggestion"
 SUGGESTION_CONTEXT = "qwen_chat.suggestion_shown"
 GHOST_HTML = '<body id="qwen-suggestion"><span style="color: color(var(--foreground) alpha(0.45));">{} (→ accepts)</span></body>'
-_dismissed: dict[int, str] = {}  # chat id -> the suggestion the user typed over (main thread)
 
 
 def shown_suggestion(chat: WindowChat) -> str | None:
@@ -29,7 +28,7 @@ def shown_suggestion(chat: WindowChat) -> str | None:
     suggestion = chat.state.suggestion
     if suggestion is None or composer is None or not composer.is_valid() or composer.size():
         return None
-    return None if _dismissed.get(chat.chat_id) == suggestion else suggestion
+    return None if chat.dismissed_suggestion == suggestion else suggestion
 
 
 def show(chat: WindowChat) -> None:
@@ -54,7 +53,7 @@ class SuggestionListener(sublime_plugin.EventListener):
         chat = chat_of_view(view) if view.size() else None
         if chat is None or chat_role(view) != "composer" or chat.state.suggestion is None:
             return
-        _dismissed[chat.chat_id] = chat.state.suggestion  # typed over: it goes for good
+        chat.dismissed_suggestion = chat.state.suggestion  # typed over: it goes for good
         view.erase_phantoms(PHANTOM_KEY)
 
     def on_query_context(self, view: sublime.View, key: str, operator: int, operand: Any, match_all: bool) -> bool | None:

@@ -44,7 +44,7 @@ class QwenChatSendCommand(sublime_plugin.TextCommand):
         attached = {token: block for token in ATTACHMENT.findall(body)
                     if (block := chat.attachments.pop(token, None)) is not None}
         blocks += attached.values()
-        edited = prompt_edits.take(chat.chat_id)
+        edited = prompt_edits.take(chat)
         if edited is None:
             chat.send(body, blocks, attached=attached)
         else:  # Edit and Resend: the text replaces that prompt and everything after it

@@ -22,7 +22,7 @@ from ...settings import userprefs
 from ..window_chats import WindowChat, chat_of_view, chats, is_chat_view, window_by_id
 from .notify import TITLE_MARK
 from .plan_view import drop_stale_plan
-from .queue_view import show_queue
+from .queue_view import forget_queue_drawn, show_queue
 
 if TYPE_CHECKING:
     from sublime_types import WindowLayout
@@ -284,7 +284,13 @@ def refresh_status(window_id: int) -> None:
             view.erase_status(STATUS_KEY)
 
 
-_work_folds: dict[int, WorkFolds] = {}  # transcript view id -> what its next edits fold
+_work_folds: dict[int, WorkFolds] = {}  # transcript view id -> what its next edits fold; pruned at its close
+
+
+def transcript_closed(view_id: int) -> None:
+    """A view closed: what was held for it as a chat's transcript goes."""
+    _work_folds.pop(view_id, None)
+    forget_queue_drawn(view_id)
 
 
 class QwenChatApplyCommand(sublime_plugin.TextCommand):

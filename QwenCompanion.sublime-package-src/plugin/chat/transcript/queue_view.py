@@ -17,7 +17,11 @@ PHANTOM_KEY = "qwen_chat_queue"
 SHOWN = 10  # prompts drawn below the transcript; the rest are counted
 LINE_CHARS = 120
 
-_drawn: dict[int, tuple[int, int]] = {}  # transcript view id -> (queue version, view size) drawn
+_drawn: dict[int, tuple[int, int]] = {}  # transcript view id -> (queue version, view size) drawn; pruned at its close
+
+
+def forget_queue_drawn(view_id: int) -> None:
+    _drawn.pop(view_id, None)
 
 
 def queue_html(prompts: list[QueuedPrompt]) -> str:

@@ -29,7 +29,7 @@ from ..transcript.chat_tabs import close_chat, select_chat
 from ..transcript.chat_views import open_chat
 from ..window_chats import WindowChat, chat_imported_or_later, chats
 from .worktree_git import git_then, refused
-from .worktree_review import applied_saves, apply_to_my_files, show_changes
+from .worktree_review import applied_saves, apply_to_my_files, forget_kept, show_changes
 
 WORKTREES = "worktrees"
 # What Worktrees… offers for one.
@@ -117,6 +117,7 @@ def discard_worktree(window: sublime.Window, worktree: Worktree, then: Callable[
             message = str(problem)
             sublime.set_timeout(lambda: refused(window, message))
             return
+        sublime.set_timeout(lambda: forget_kept(worktree))
         chats.tell("worktree_discarded", {"window": window.id(), "worktree": {"path": worktree.path,
                                                                                "branch": worktree.branch}})
         sublime.set_timeout(lambda: sublime.status_message(f"Qwen Code: worktree {worktree.name} discarded"))

@@ -53,10 +53,15 @@ from .worktree_git import git_then
 
 KEPT, CHANGED = "kept", "changed"  # a file's review state
 FILE_ACTIONS = ("Open with its base as reference", "Keep", "Drop (back to its base, in the worktree)")
-# Files reviewed as kept, by worktree folder (for this Sublime session).
+# Files reviewed as kept, by worktree folder (for this Sublime session, or until the worktree is discarded).
 _kept: dict[str, set[str]] = {}
 # What saves made of applies into open views (for this Sublime session).
 applied_saves = AppliedSaves()
+
+
+def forget_kept(worktree: Worktree) -> None:
+    """The worktree is gone: so is its review."""
+    _kept.pop(worktree.path, None)
 
 
 def review_state(worktree: Worktree, path: str) -> str:
