@@ -11,7 +11,6 @@ from __future__ import annotations
 from concurrent.futures import Future
 
 import sublime
-import sublime_plugin
 
 from ....core.chat.agent.agents import QWEN
 from ....core.chat.history.live_sessions import SessionHeld
@@ -26,6 +25,7 @@ from ...companion.terminal import (
     terminus_installed,
 )
 from ..agent.live_writers import unless_held
+from ..command_bases import ActiveChatCommand
 from ..transcript.chat_tabs import close_chat
 from ..window_chats import WindowChat, chats
 
@@ -60,11 +60,11 @@ def continue_spec(window: sublime.Window, chat: WindowChat) -> dict[str, Json] |
                          more_args=[RESUME_OPTION + chat.session_id])
 
 
-class QwenChatContinueInTerminalCommand(sublime_plugin.WindowCommand):
+class QwenChatContinueInTerminalCommand(ActiveChatCommand):
     def run(self, chat: int | None = None) -> None:
         window = self.window
-        found = chats.by_id(chat) if chat is not None else chats.get(window)
-        if found is None or found.window_id != window.id():
+        found = self.active_chat(chat)
+        if found is None:
             return
         refusal = continue_refusal(found)
         if refusal is not None:
@@ -90,6 +90,3 @@ class QwenChatContinueInTerminalCommand(sublime_plugin.WindowCommand):
                 window.status_message(str(done.exception()))
 
         when_done(unless_held(session_id, None, hand_over), refused)  # qwen in a terminal on it already: no second
-
-    def is_enabled(self, chat: int | None = None) -> bool:
-        return chats.get(self.window) is not None if chat is None else chats.by_id(chat) is not None

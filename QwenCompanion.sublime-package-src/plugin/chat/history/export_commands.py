@@ -12,13 +12,13 @@ from concurrent.futures import Future
 from typing import Any
 
 import sublime
-import sublime_plugin
 
 from ....core.chat.history.export import FORMATS, answer, export
 from ...background import in_background, when_done
 from ...editor import replace_text
+from ..command_bases import ActiveChatCommand, ChatViewCommand
 from ..prompts.prompt_context import context_options
-from ..window_chats import WindowChat, chat_of_view, chat_role, chats
+from ..window_chats import WindowChat, chat_role
 from .rewind_commands import TURN_OF_BLOCK
 
 FORMAT_NAMES = {"markdown": "Markdown", "html": "HTML", "jsonl": "JSON Lines"}
@@ -53,18 +53,13 @@ def write_export(path: str, text: str) -> None:
         out.write(text)
 
 
-def _chat_arg(window: sublime.Window, chat: int | None) -> WindowChat | None:
-    found = chats.by_id(chat) if chat is not None else chats.get(window)
-    return found if found is not None and found.window_id == window.id() else None
-
-
-class QwenChatExportCommand(sublime_plugin.WindowCommand):
+class QwenChatExportCommand(ActiveChatCommand):
     """`format` markdown (default), html or jsonl (asked when left out); `to`
     "tab" (a new tab) or "file" (a file the user picks)."""
 
     def run(self, chat: int | None = None, format: str | None = None, to: str = "tab") -> None:
         window = self.window
-        found = _chat_arg(window, chat)
+        found = self.active_chat(chat)
         if found is None:
             window.status_message("Qwen Code: no chat to export")
             return
@@ -120,16 +115,13 @@ class QwenChatExportCommand(sublime_plugin.WindowCommand):
         view.set_scratch(True)
         replace_text(view, done.result())
 
-    def is_enabled(self, chat: int | None = None, format: str | None = None, to: str = "tab") -> bool:
-        return _chat_arg(self.window, chat) is not None
 
-
-class QwenChatCopyCommand(sublime_plugin.TextCommand):
+class QwenChatCopyCommand(ChatViewCommand):
     """The transcript's context menu: Copy Conversation (Markdown) or Copy
     Answer (the agent's words of the turn under the mouse, else the last)."""
 
     def run(self, edit: sublime.Edit, what: str = "conversation", event: dict[str, Any] | None = None) -> None:
-        chat = chat_of_view(self.view)
+        chat = self.view_chat()
         window = self.view.window()
         if chat is None or window is None:
             return

@@ -6,12 +6,10 @@ from __future__ import annotations
 import re
 
 import sublime
-import sublime_plugin
 
 from ....core.chat.prompts.prompt_queue import QUEUE_FULL
 from ...editor import view_text
-from ..command_bases import ChatViewCommand, chat_for
-from ..window_chats import chat_of_view
+from ..command_bases import ChatViewCommand
 from . import prompt_edits
 from .prompt_context import active_context
 from .slash_commands import run_local
@@ -19,12 +17,12 @@ from .slash_commands import run_local
 ATTACHMENT = re.compile(r"@(\S+)")
 
 
-class QwenChatSendCommand(sublime_plugin.TextCommand):
-    """Enter in the composer: send what it holds (queued while the agent works)."""
+class QwenChatSendCommand(ChatViewCommand):
+    """Enter in the composer: send what it holds (queued while the agent works) to its chat."""
 
     def run(self, edit: sublime.Edit, text: str | None = None) -> None:
         window = self.view.window() or sublime.active_window()
-        chat = chat_of_view(self.view) or chat_for(window)  # Enter in a chat's composer sends to that chat
+        chat = self.view_chat()
         if chat is None:
             return
         body = view_text(self.view) if text is None else text

@@ -25,6 +25,7 @@ from ...companion.terminal import window_cwd
 from ...paths import package_cache
 from ...quick_panel_items import panel_item
 from ...settings import userprefs
+from ..command_bases import WorktreeChatCommand
 from ..transcript.chat_tabs import close_chat, select_chat
 from ..transcript.chat_views import open_chat
 from ..window_chats import WindowChat, chat_imported_or_later, chats
@@ -127,21 +128,15 @@ def discard_worktree(window: sublime.Window, worktree: Worktree, then: Callable[
     in_background(remove, "worktree")
 
 
-class QwenWorktreeDiscardCommand(sublime_plugin.WindowCommand):
-    """Qwen Code: Discard Worktree — the active chat's (or chat `chat`'s) worktree and branch, after a yes."""
+class QwenWorktreeDiscardCommand(WorktreeChatCommand):
+    """Qwen Code: Discard Worktree — the active chat's (or open chat `chat`'s) worktree and branch, after a yes."""
+
+    after_close = False
 
     def run(self, chat: int | None = None) -> None:
-        found = self._chat(chat)
-        if found is not None and found.worktree is not None:
-            discard_worktree(self.window, found.worktree)
-
-    def is_enabled(self, chat: int | None = None) -> bool:
-        found = self._chat(chat)
-        return found is not None and found.worktree is not None
-
-    def _chat(self, chat: int | None) -> WindowChat | None:
-        found = chats.by_id(chat) if chat is not None else chats.get(self.window)
-        return found if found is not None and found.window_id == self.window.id() else None
+        worktree = self.chat_worktree(chat)
+        if worktree is not None:
+            discard_worktree(self.window, worktree)
 
 
 class QwenWorktreesCommand(sublime_plugin.WindowCommand):

@@ -24,7 +24,6 @@ from dataclasses import asdict
 from typing import Any
 
 import sublime
-import sublime_plugin
 
 from ....core import threads
 from ....core.chat.requests.agent_files import Refused, decode, read_text
@@ -46,6 +45,7 @@ from ....core.worktrees.worktree_changes import (
 from ....core.worktrees.worktrees import Worktree, WorktreeRefused
 from ...editor import view_text
 from ...settings import fallback_encoding, userprefs
+from ..command_bases import WorktreeChatCommand
 from ..history.turn_review import open_with_reference
 from ..requests.view_writes import write_merged
 from ..window_chats import chats
@@ -72,14 +72,6 @@ def listing(worktree: Worktree, files: list[ChangedFile]) -> list[dict[str, Any]
     """The driver's and the observers' form of the changes."""
     return [{"path": f.path, "added": f.added, "removed": f.removed, "state": review_state(worktree, f.path),
              "kind": f.kind, **({"why_not": f.why_not} if f.why_not else {})} for f in files]
-
-
-def worktree_of_chat(window: sublime.Window, chat: int | None) -> Worktree | None:
-    """Chat `chat`'s worktree (also once closed), or the active chat's."""
-    if chat is not None:
-        return chats.worktree_of(chat)
-    active = chats.get(window)
-    return active.worktree if active is not None else None
 
 
 @threads.on_main
@@ -314,28 +306,22 @@ def _tell(window: sublime.Window, worktree: Worktree, report: ApplyReport) -> No
                                        for kind in ("applied", "conflicts", "refused")}})
 
 
-class QwenWorktreeChangesCommand(sublime_plugin.WindowCommand):
+class QwenWorktreeChangesCommand(WorktreeChatCommand):
     """Qwen Code: Worktree Changes — the active chat's (or chat `chat`'s)
     worktree changes against its base: open, keep or drop each, or apply them."""
 
     def run(self, chat: int | None = None) -> None:
-        worktree = worktree_of_chat(self.window, chat)
+        worktree = self.chat_worktree(chat)
         if worktree is not None:
             show_changes(self.window, worktree)
 
-    def is_enabled(self, chat: int | None = None) -> bool:
-        return worktree_of_chat(self.window, chat) is not None
 
-
-class QwenWorktreeApplyCommand(sublime_plugin.WindowCommand):
+class QwenWorktreeApplyCommand(WorktreeChatCommand):
     """Qwen Code: Apply to My Files — the active chat's (or chat `chat`'s)
     worktree changes (or only `files`) merged into the user's files."""
 
     def run(self, chat: int | None = None, files: list[str] | None = None) -> None:
-        worktree = worktree_of_chat(self.window, chat)
+        worktree = self.chat_worktree(chat)
         if worktree is not None:
             apply_to_my_files(self.window, worktree, files)
-
-    def is_enabled(self, chat: int | None = None, files: list[str] | None = None) -> bool:
-        return worktree_of_chat(self.window, chat) is not None
 
