@@ -12,6 +12,7 @@ import sublime_plugin
 
 from ..background import in_background
 from .agent.prestart import prestart
+from .agent.serve_daemon import forget_stop_links
 from .prompts.mentions import mention_completions
 from .prompts.prompt_context import view_activated, window_closed
 from .prompts.slash_commands import slash_completions
@@ -75,6 +76,7 @@ class ChatListener(sublime_plugin.EventListener):
 
     def on_close(self, view: sublime.View) -> None:
         transcript_closed(view.id())
+        forget_stop_links(view.id())  # a Diagnose report's Stop links
 
     def on_new_window(self, window: sublime.Window) -> None:
         in_background(lambda: prestart(window), "prestart")
