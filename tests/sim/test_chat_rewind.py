@@ -296,7 +296,7 @@ def test_a_refused_edit_and_resend_keeps_the_draft_typed_meanwhile(rig: ChatRig)
     rig.host.wait_idle()
     assert rig.editor.text(composer) == "my draft"
     module = sys.modules[f"{PACKAGE}.plugin.chat.prompts.prompt_edits"]
-    assert rig.host.run_on_main(lambda: module.take(rig.chat().chat_id)) is None  # the draft edits no prompt
+    assert rig.host.run_on_main(lambda: module.take(rig.chat())) is None  # the draft edits no prompt
 
 
 def test_an_edit_of_a_prompt_gone_since_is_sent_as_a_prompt_of_its_own_next_time(rig: ChatRig) -> None:
