@@ -14,11 +14,11 @@ from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 from .. import threads
+from ..cli.cli_command import CommandNotFound
 from ..cli.qwen_home import SIGN_IN_HINT
 from ..display_text import display_text
 from ..json_types import JsonObject
 from .agent.chat_thread import soon, soon_reported
-from ..cli.cli_command import CommandNotFound
 from .agent.session_ids import session_id_or_none, session_id_refusal
 from .agent.transport import AgentError, AgentGone, AgentTransport
 from .chat_side import ChatSide

@@ -22,9 +22,9 @@ from ....core.worktrees.worktrees import Worktree
 from ...background import when_done
 from ...quick_panel_items import panel_item
 from ..agent.live_writers import unless_held
-from ..chats import WindowChat, chats, forget_session
 from ..transcript.chat_tabs import close_chat, rename_chat, select_chat
 from ..transcript.chat_views import open_chat
+from ..window_chats import WindowChat, chats, forget_session
 from .conversation_index import sessions_matching
 
 ACTIONS = ("resume", "rename", "delete", "search")
@@ -41,12 +41,12 @@ def history_of(window: sublime.Window) -> tuple[WindowChat, Future[list[SavedCon
     if lister is None:
         sublime.status_message("Qwen Code: the chat is not available while the package is unloading")
         return None
-    return lister, lister.conversation.sessions.list_history(window.folders())
+    return lister, lister.core.sessions.list_history(window.folders())
 
 
 def _open_holder(window: sublime.Window, session_id: str) -> WindowChat | None:
     """The window's chat that has this session open, if one does."""
-    return next((chat for chat in chats.of_window(window) if chat.conversation.state.session_id == session_id), None)
+    return next((chat for chat in chats.of_window(window) if chat.session_id == session_id), None)
 
 
 def resume_in_new_chat(window: sublime.Window, session_id: str, title: str, cwd: str | None,
@@ -66,7 +66,7 @@ def resume_in_new_chat(window: sublime.Window, session_id: str, title: str, cwd:
         return None
     chat.custom_title = title[:TITLE_MAX_CHARS]
     open_chat(window, chat)
-    chat.conversation.sessions.resume_session(session_id, cwd, replay)
+    chat.core.sessions.resume_session(session_id, cwd, replay)
     return chat
 
 
@@ -92,7 +92,7 @@ def resume_unless_held(window: sublime.Window, session_id: str, title: str, cwd:
 def let_go_if_unused(window: sublime.Window, lister: WindowChat) -> None:
     """The chat made only to ask for the list (a window without one) is closed
     once the picked session has a chat of its own: no empty chat stays behind."""
-    if lister.transcript_view is None and not lister.conversation.history and lister in chats.of_window(window):
+    if lister.transcript_view is None and not lister.history and lister in chats.of_window(window):
         close_chat(window, lister)
 
 
@@ -107,7 +107,7 @@ def rename_listed(window: sublime.Window, lister: WindowChat, session_id: str, t
     if holder is not None:
         rename_chat(window, holder, title)
         return
-    connection = lister.conversation.connection
+    connection = lister.connection
     if not is_qwen(connection.initialized):
         window.status_message("Qwen Code: this agent cannot rename its sessions")
         return
@@ -127,7 +127,7 @@ def delete_listed(window: sublime.Window, lister: WindowChat, session_id: str) -
     if holder is not None:
         window.run_command("qwen_chat_delete", {"chat": holder.chat_id, "confirmed": True})
         return
-    connection = lister.conversation.connection
+    connection = lister.connection
     if not deletes_sessions(connection.initialized):
         window.status_message("Qwen Code: this agent cannot delete its sessions")
         return
@@ -186,14 +186,14 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
         if not sessions:
             window.status_message("Qwen Code: no earlier chats match" if query else "Qwen Code: no earlier chats here")
             return
-        open_ids = {chat.conversation.state.session_id for chat in chats.of_window(window)}
+        open_ids = {chat.session_id for chat in chats.of_window(window)}
         several = len(window.folders()) > 1
         items = [panel_item(entry.title, annotation=annotation(entry, entry.session_id in open_ids),
                             details=details(entry, several)) for entry in sessions]
         placeholder = PLACEHOLDERS[action]
-        if action != "resume" and not is_qwen(lister.conversation.connection.initialized):
+        if action != "resume" and not is_qwen(lister.connection.initialized):
             placeholder += " (this agent cannot rename or delete its sessions)"
-        initialized = lister.conversation.connection.initialized
+        initialized = lister.connection.initialized
         capabilities = initialized.agent_capabilities if initialized is not None else None
         resumable = can_resume(capabilities) or can_load(capabilities)
         if action == "resume" and not resumable:

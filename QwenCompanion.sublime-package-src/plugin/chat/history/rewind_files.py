@@ -19,9 +19,9 @@ from ....core.chat.history.turn_changes import REVERTED, FileChange, TurnChanges
 from ....core.files.agent_files import Refused, read_bytes
 from ...editor import view_text
 from ...view_writes import put_back
-from ..chats import WindowChat
 from ..requests.buffers import on_main, open_view
 from ..requests.editor_request_handler import EditorRequestHandler
+from ..window_chats import WindowChat
 
 log = logging.getLogger(__name__)
 

@@ -37,8 +37,8 @@ from ...editor import view_text
 from ...placement import code_group
 from ...settings import fallback_encoding, userprefs
 from ...view_writes import write_view
-from ..chats import chats
 from ..prompts.prompt_context import context_options
+from ..window_chats import chats
 from .buffers import on_main
 from .file_questions import FileQuestion, ask
 
@@ -236,8 +236,7 @@ class AgentFiles:
         """A block of the chat's transcript (chat thread)."""
         chat = chats.by_id(self.chat_id)
         if chat is not None:
-            chat.conversation.upsert(key, text)
-            chat.conversation.streamer.flush()
+            chat.show_block(key, text)
 
     def refuse_questions(self) -> None:
         """The turn was cancelled or the chat is closing: every open question is a no (any thread)."""
