@@ -21,16 +21,16 @@ from typing import Any, cast
 import pytest
 from aiohttp import WSMsgType, web
 
-from qwencompanion_src.core.chat.agent.bridge import BridgeEvents
 from qwencompanion_src.core.chat.agent.mcp_status import MCP_TOOLS, SESSION_RESOURCES, session_rows, tool_names
+from qwencompanion_src.core.chat.agent.transport import BridgeEvents
 from qwencompanion_src.core.chat.requests.request_handler import AgentRequestHandler
 from qwencompanion_src.core.serve import client_mcp
 from qwencompanion_src.core.serve.client_mcp import ClientMcpChannel
 from qwencompanion_src.core.serve.daemon import CLIENT_MCP_ENV, serve_env
+from qwencompanion_src.core.serve.daemon_session import DaemonSession
 from qwencompanion_src.core.serve.http import Address
 from qwencompanion_src.core.serve.mcp_relays import RelayError, StdioRelay
 from qwencompanion_src.core.serve.serve_bridge import ServeBridge, ServeCommand
-from qwencompanion_src.core.serve.session import ServeSession
 
 DAEMON_TOKEN = "d" * 64
 IDE_TOKEN = "ide-tools-secret-0123456789abcdef"
@@ -336,7 +336,7 @@ async def test_mcp_servers_on_serve_lists_the_daemons_own_and_the_chats_with_the
     channel = await opened(daemon, [ide_entry(ide_tools.url)], notes)
     bridge = ServeBridge(ServeCommand(argv=["qwen", "serve"], cwd="."),
                          lambda: cast(AgentRequestHandler, None), cast(BridgeEvents, None))
-    bridge._sessions[SESSION] = ServeSession(Address("127.0.0.1", daemon.port, DAEMON_TOKEN), SESSION, "c-1",
+    bridge._sessions[SESSION] = DaemonSession(Address("127.0.0.1", daemon.port, DAEMON_TOKEN), SESSION, "c-1",
                                              cast(Any, None))
     bridge._mcp[SESSION] = channel
     bridge._live = True
