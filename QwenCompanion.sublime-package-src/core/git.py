@@ -26,8 +26,8 @@ the package only asks git what changed. So every call here:
   are dropped: the folder decides) and takes no optional lock
   (`GIT_OPTIONAL_LOCKS=0`: a read never blocks the user's own git);
 - runs as an argument list (no shell), with no stdin, in a process group of
-  its own (no console window on Windows), with a time limit and a cap on what
-  is read of its output.
+  its own inside the editor's session (no console window on Windows), with
+  a time limit and a cap on what is read of its output.
 The system's git configuration is still read (`GIT_CONFIG_NOSYSTEM` is not
 set): a workspace cannot write it, and on Windows it holds what makes git
 work there (line endings, the credential and SSL setup).
@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import threads
-from .cli.processes import kill_group, own_group_options
+from .cli.processes import kill_group, own_group_in_session_options
 
 GIT_TIMEOUT = 10.0  # seconds
 # Variables that would point git at another repository than the folder's, or
@@ -97,7 +97,7 @@ def run_capped(argv: Sequence[str], *, cwd: str | None, limit: int, timeout: flo
     out, OSError when it cannot start."""
     process = subprocess.Popen(
         list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, **own_group_options(),
+        stderr=subprocess.DEVNULL, **own_group_in_session_options(),
     )
     assert process.stdout is not None
     expired = threading.Event()

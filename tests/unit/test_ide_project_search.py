@@ -188,17 +188,26 @@ def test_ordinary_regexes_pass_and_text_is_taken_literally() -> None:
     assert compile_query("(a+)+", regex=False, case_sensitive=True).search("x(a+)+y") is not None
 
 
-def test_the_bulk_privacy_check_is_the_context_rules_own() -> None:
-    from qwencompanion_src.core.ide_tools.project_search import _Wanted
+RELATIVES = [".env", "a/.env", "a/.env.local", "keys/x.pem", "K/Y.Pem", "id_rsa.pub", "x/id_rsa", "secrets/a.txt",
+             "deep/private/b.txt", "main.py", "env", "my.env", "a/b.KEY", "Ünï/ÄB.PEM"]
 
-    privacy = ContextOptions(excluded_patterns=(".env", "*.PEM", "id_rsa*", "secrets/*", "*/private/*", "*.k?y"))
-    relatives = [".env", "a/.env", "a/.env.local", "keys/x.pem", "K/Y.Pem", "id_rsa.pub", "x/id_rsa",
-                 "secrets/a.txt", "deep/private/b.txt", "main.py", "env", "my.env", "a/b.KEY"]
-    folder = "/Work/Repo"
-    expected = [rel for rel in relatives if privacy.excludes(f"{folder}/{rel}")]
-    assert _Wanted(None, privacy).private_among(folder, relatives) == expected
-    assert expected == [".env", "a/.env", "keys/x.pem", "K/Y.Pem", "id_rsa.pub", "x/id_rsa", "deep/private/b.txt",
-                        "a/b.KEY"]
+
+@pytest.mark.parametrize(("patterns", "folder"), [
+    ((".env", "*.PEM", "id_rsa*", "secrets/*", "*/private/*", "*.k?y"), "/Work/Repo"),  # paths: every file asked
+    ((".env", "*.PEM", "id_rsa*", "*.k?y"), "/Work/Repo"),  # names: only files holding a pattern's run
+    (("*.pem", "*repo*"), "/Work/Repo"),  # a run in the folder's part: every file asked
+    (("*.pdf", "ä*"), "/Work/Repo"),  # a run not ASCII: every file asked
+    (("*.pdf",), "/Work/Repo"),  # a run in no file: none asked
+])
+def test_the_bulk_privacy_check_is_the_context_rules_own(patterns: tuple[str, ...], folder: str) -> None:
+    from qwencompanion_src.core.ide_tools.project_search import _Listing, _Wanted
+
+    privacy = ContextOptions(excluded_patterns=patterns)
+    listing = _Listing("".join(f"H {relative}\0" for relative in RELATIVES) + "? untracked.pem\0")
+    expected = [rel for rel in RELATIVES if privacy.excludes(f"{folder}/{rel}")]
+    assert _Wanted(None, privacy).private_among(folder, listing) == expected
+    if patterns[0] == ".env":
+        assert expected[:4] == [".env", "a/.env", "keys/x.pem", "K/Y.Pem"]
 
 
 def test_an_ignored_files_unsaved_text_is_not_searched(repo: Path) -> None:
