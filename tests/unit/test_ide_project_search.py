@@ -6,6 +6,7 @@ refused when it could run unbounded, and every bound of the answer."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -82,6 +83,26 @@ def test_inside_a_repository_git_decides_and_excluded_files_never_answer(repo: P
         "notes.txt:1:11: untracked needle",
     ]
     assert "hunter2" not in search([repo], "hunter2") and search([repo], "hunter2") == "No matches."
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a POSIX shell script stands in for git")
+def test_git_grep_itself_never_reaches_an_excluded_tracked_file(repo: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / "keys").mkdir()
+    (repo / "keys" / "Server.PEM").write_text("needle in a tracked key\n")
+    git(repo, "add", "keys/Server.PEM")
+    calls, wrapper = tmp_path / "calls", tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    real_git = shutil.which("git")
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\0" "$@" >> "{calls}"\nprintf "\\n" >> "{calls}"\nexec "{real_git}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
+    assert "needle in a tracked key" not in search([repo], "needle")
+    greps = [call.rstrip("\0").split("\0") for call in calls.read_text().splitlines() if "\0grep\0" in call]
+    assert greps
+    for argv in greps:  # what git reads with the very arguments it was given
+        read = subprocess.run([real_git, *argv], check=False, capture_output=True, text=True).stdout
+        assert "needle" in read and "Server.PEM" not in read
 
 
 def test_a_word_query_finds_what_git_grep_finds(repo: Path) -> None:
