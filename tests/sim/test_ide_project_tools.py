@@ -64,6 +64,7 @@ def test_a_dangerous_regex_is_refused_with_its_reason(tools: Tools) -> None:
 
 
 def test_references_by_name_from_the_index(editor: Editor, tools: Tools) -> None:
+    editor.file("id_rsa_tools.py", "def leak():\n    return count('id_rsa-secret')\n")  # excluded (id_rsa*)
     answer = tools.call("find_references", symbol="count")
     assert answer["references"] == [{"abspath": str(editor.workspace / "main.py"), "line": 7,
                                      "text": "return count(shelf)"}]

@@ -3,7 +3,10 @@ index, for Python and JavaScript, as Sublime reports them."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
+from typing import Any
 
 from tests.sublime_sim import SimulatedHost
 
@@ -77,3 +80,70 @@ def test_the_index_finds_definitions_in_closed_files_and_unsaved_text_in_open_on
     assert window.symbol_locations("helper2", sublime.SymbolSource.INDEX) == []
     assert [loc.row for loc in window.lookup_symbol_in_index("Greeter")] == [1]
     assert window.symbol_locations("Greeter", kind_id=sublime.KindId.FUNCTION) == []
+
+
+def parsed(window: Any, sym: str, source: Any) -> list[tuple[str, int, int, Any, str]]:
+    """What a parse of every text now gives (what the index must answer)."""
+    from tests.sublime_sim import _symbols
+    from tests.sublime_sim._syntax import for_path
+
+    sublime = sys.modules["sublime"]
+    texts: dict[str, tuple[str, str]] = {}
+    if source != sublime.SymbolSource.INDEX:
+        for view in window.views():
+            if view.file_name():
+                texts[view.file_name()] = (view.substr(sublime.Region(0, view.size())), view.syntax().name)
+    if source != sublime.SymbolSource.OPEN_FILES:
+        for path in _symbols.project_files(window.folders()):
+            texts.setdefault(path, (Path(path).read_text(), for_path(path).name))
+    return [
+        (path, text.count("\n", 0, found.begin) + 1, found.begin - text.rfind("\n", 0, found.begin), found.type,
+         found.kind[2])
+        for path, (text, syntax) in texts.items()
+        for found in _symbols.indexed(text, syntax, sublime.SymbolType.ANY) if found.name == sym
+    ]
+
+
+def test_the_index_answers_what_a_parse_of_every_file_would_as_files_and_views_change(
+    sim_host: SimulatedHost, tmp_path: Path
+) -> None:
+    sublime, window, user = sim_host.sublime, sim_host.window, sim_host.user
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "greet.py").write_text(PYTHON)
+    (project / "cart.js").write_text(JAVASCRIPT)
+    user.set_folders([project])
+    index = sim_host.app.symbol_index
+
+    def check() -> None:
+        for source in (sublime.SymbolSource.ANY, sublime.SymbolSource.INDEX, sublime.SymbolSource.OPEN_FILES):
+            for name in ("shout", "sum", "Greeter", "helper", "shoot"):
+                located = window.symbol_locations(name, source)
+                assert [(loc.path, loc.row, loc.col, loc.type, loc.kind[2]) for loc in located] == parsed(
+                    window, name, source), (name, source)
+
+    check()
+    parses = index.parses
+    check()
+    assert index.parses == parses  # nothing changed: nothing parsed again
+    greet = project / "greet.py"
+    before = greet.stat()
+    greet.write_text(PYTHON.replace("shout", "shoot"))  # the same size, at once
+    os.utime(greet, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the same modification time
+    check()
+    (project / "more.py").write_text("def helper():\n    shout(1)\n")
+    check()
+    (project / "cart.js").unlink()
+    check()
+    view = user.open_file(project / "more.py")
+    check()
+    user.type(view, "def shout():\n    pass\n")  # unsaved: open files answer from the buffer
+    check()
+    user.type(view, "sum(2)\n")
+    check()
+    user.save(view)
+    check()
+    sim_host.run_on_main(lambda: view.assign_syntax("Packages/Text/Plain text.tmLanguage"))
+    check()
+    assert user.close(view)
+    check()

@@ -321,40 +321,40 @@ class Window:
         kind_letter: str = "",
     ) -> list[Any]:
         """Where `sym` is defined or referenced: open files from their buffers
-        (unsaved text), the index from the files under the window's folders."""
+        (unsaved text), the index from the files under the window's folders,
+        both from the app's symbol index (`_symbol_index`), which parses only
+        what changed since a text was last indexed."""
         from . import _symbols
         from ._syntax import for_path
 
-        texts: dict[str, tuple[str, str]] = {}  # path -> (text, syntax name)
+        app = _runtime.app()
+        index = app.symbol_index
+        texts: dict[str, Any] = {}  # path -> its IndexedText
         if source != SymbolSource.INDEX:  # open files answer from their buffers
             for view in self.views():
                 path = view.file_name()
                 if path is not None:
-                    texts[path] = (view._text(), view._read(lambda st: st.buffer.syntax.name, ""))
+                    rope, syntax = view._read(lambda st: (st.buffer.rope, st.buffer.syntax.name), (None, ""))
+                    if rope is not None:  # not closed meanwhile
+                        texts[path] = index.of_view(view.view_id, rope, syntax)
+            with app.lock:
+                open_ids = set(app.views)
+            index.forget_views_but(open_ids)
+        folders = self.folders()
         if source != SymbolSource.OPEN_FILES:
-            for path in _symbols.project_files(self.folders()):
-                if path not in texts:
-                    try:
-                        with open(path, encoding="utf-8", errors="replace") as handle:
-                            texts[path] = (handle.read(), for_path(path).name)
-                    except OSError:
-                        continue
+            for path in _symbols.project_files(folders):
+                if path not in texts and (indexed := index.of_file(path, for_path(path).name)) is not None:
+                    texts[path] = indexed
         locations = []
-        for path, (text, syntax) in texts.items():
-            for found in _symbols.indexed(text, syntax, type):
-                if found.name != sym or (kind_id != KindId.AMBIGUOUS and found.kind[0] != kind_id):
+        for path, indexed in texts.items():
+            shown = _display_name(path, folders)
+            for found in indexed.named(sym, type):
+                kind = found.symbol.kind
+                if (kind_id != KindId.AMBIGUOUS and kind[0] != kind_id) or (kind_letter and kind[1] != kind_letter):
                     continue
-                if kind_letter and found.kind[1] != kind_letter:
-                    continue
-                row, col = _symbols.row_col(text, found.begin)
-                locations.append(SymbolLocation(path, self._display_name(path), row, col, syntax, found.type, found.kind))
+                locations.append(SymbolLocation(path, shown, found.row, found.col, indexed.syntax,
+                                                found.symbol.type, kind))
         return locations
-
-    def _display_name(self, path: str) -> str:
-        for folder in self.folders():
-            if path.startswith(folder.rstrip(os.sep) + os.sep):
-                return os.path.join(os.path.basename(folder.rstrip(os.sep)), os.path.relpath(path, folder))
-        return path
 
     def lookup_symbol_in_index(self, symbol: str) -> list[Any]:
         return self.symbol_locations(symbol, SymbolSource.INDEX, SymbolType.DEFINITION)
@@ -391,3 +391,10 @@ class Window:
         app = _runtime.app()
         with app.lock:
             app.status_messages.append((self.window_id, msg))
+
+
+def _display_name(path: str, folders: list[str]) -> str:
+    for folder in folders:
+        if path.startswith(folder.rstrip(os.sep) + os.sep):
+            return os.path.join(os.path.basename(folder.rstrip(os.sep)), os.path.relpath(path, folder))
+    return path

@@ -42,6 +42,7 @@ from ._state import (
     ViewState,
     WindowState,
 )
+from ._symbol_index import SymbolIndex
 from ._text import DEFAULT_WORD_SEPARATORS
 from ._watchdog import Watchdog
 
@@ -132,6 +133,7 @@ class App(BufferOps, WindowOps, CommandOps):
         self.views: dict[int, ViewState] = {}
         self.buffers: dict[int, BufferState] = {}
         self.sheets: dict[int, SheetState] = {}
+        self.symbol_index = SymbolIndex()
         self.settings: dict[int, SettingsState] = {}
         self.named_settings: dict[str, int] = {}
         self.active_window_id = 0

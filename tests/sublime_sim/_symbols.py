@@ -81,12 +81,6 @@ def indexed(text: str, syntax_name: str, type: SymbolType) -> list[FoundSymbol]:
     return sorted(found, key=lambda symbol: symbol.begin)
 
 
-def row_col(text: str, point: int) -> tuple[int, int]:
-    """1-based row and column of `point`, as `SymbolLocation` gives them."""
-    line_start = text.rfind("\n", 0, point) + 1
-    return text.count("\n", 0, point) + 1, point - line_start + 1
-
-
 def project_files(folders: list[str]) -> list[str]:
     """Files under the folders whose syntax has symbols (what Sublime indexes)."""
     from ._syntax import for_path

@@ -6,6 +6,7 @@ refused when it could run unbounded, and every bound of the answer."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -82,6 +83,26 @@ def test_inside_a_repository_git_decides_and_excluded_files_never_answer(repo: P
         "notes.txt:1:11: untracked needle",
     ]
     assert "hunter2" not in search([repo], "hunter2") and search([repo], "hunter2") == "No matches."
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a POSIX shell script stands in for git")
+def test_git_grep_itself_never_reaches_an_excluded_tracked_file(repo: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / "keys").mkdir()
+    (repo / "keys" / "Server.PEM").write_text("needle in a tracked key\n")
+    git(repo, "add", "keys/Server.PEM")
+    calls, wrapper = tmp_path / "calls", tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    real_git = shutil.which("git")
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\0" "$@" >> "{calls}"\nprintf "\\n" >> "{calls}"\nexec "{real_git}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
+    assert "needle in a tracked key" not in search([repo], "needle")
+    greps = [call.rstrip("\0").split("\0") for call in calls.read_text().splitlines() if "\0grep\0" in call]
+    assert greps
+    for argv in greps:  # what git reads with the very arguments it was given
+        read = subprocess.run([real_git, *argv], check=False, capture_output=True, text=True).stdout
+        assert "needle" in read and "Server.PEM" not in read
 
 
 def test_a_word_query_finds_what_git_grep_finds(repo: Path) -> None:
@@ -188,17 +209,26 @@ def test_ordinary_regexes_pass_and_text_is_taken_literally() -> None:
     assert compile_query("(a+)+", regex=False, case_sensitive=True).search("x(a+)+y") is not None
 
 
-def test_the_bulk_privacy_check_is_the_context_rules_own() -> None:
-    from qwencompanion_src.core.ide_tools.project_search import _Wanted
+RELATIVES = [".env", "a/.env", "a/.env.local", "keys/x.pem", "K/Y.Pem", "id_rsa.pub", "x/id_rsa", "secrets/a.txt",
+             "deep/private/b.txt", "main.py", "env", "my.env", "a/b.KEY", "Ünï/ÄB.PEM"]
 
-    privacy = ContextOptions(excluded_patterns=(".env", "*.PEM", "id_rsa*", "secrets/*", "*/private/*", "*.k?y"))
-    relatives = [".env", "a/.env", "a/.env.local", "keys/x.pem", "K/Y.Pem", "id_rsa.pub", "x/id_rsa",
-                 "secrets/a.txt", "deep/private/b.txt", "main.py", "env", "my.env", "a/b.KEY"]
-    folder = "/Work/Repo"
-    expected = [rel for rel in relatives if privacy.excludes(f"{folder}/{rel}")]
-    assert _Wanted(None, privacy).private_among(folder, relatives) == expected
-    assert expected == [".env", "a/.env", "keys/x.pem", "K/Y.Pem", "id_rsa.pub", "x/id_rsa", "deep/private/b.txt",
-                        "a/b.KEY"]
+
+@pytest.mark.parametrize(("patterns", "folder"), [
+    ((".env", "*.PEM", "id_rsa*", "secrets/*", "*/private/*", "*.k?y"), "/Work/Repo"),  # paths: every file asked
+    ((".env", "*.PEM", "id_rsa*", "*.k?y"), "/Work/Repo"),  # names: only files holding a pattern's run
+    (("*.pem", "*repo*"), "/Work/Repo"),  # a run in the folder's part: every file asked
+    (("*.pdf", "ä*"), "/Work/Repo"),  # a run not ASCII: every file asked
+    (("*.pdf",), "/Work/Repo"),  # a run in no file: none asked
+])
+def test_the_bulk_privacy_check_is_the_context_rules_own(patterns: tuple[str, ...], folder: str) -> None:
+    from qwencompanion_src.core.ide_tools.project_search import _Listing, _Wanted
+
+    privacy = ContextOptions(excluded_patterns=patterns)
+    listing = _Listing("".join(f"H {relative}\0" for relative in RELATIVES) + "? untracked.pem\0")
+    expected = [rel for rel in RELATIVES if privacy.excludes(f"{folder}/{rel}")]
+    assert _Wanted(None, privacy).private_among(folder, listing) == expected
+    if patterns[0] == ".env":
+        assert expected[:4] == [".env", "a/.env", "keys/x.pem", "K/Y.Pem"]
 
 
 def test_an_ignored_files_unsaved_text_is_not_searched(repo: Path) -> None:

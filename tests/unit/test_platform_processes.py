@@ -88,3 +88,22 @@ def test_on_windows_liveness_asks_the_process_handle_and_never_signals(
     assert lockfile.pid_alive(42)
     assert not lockfile.pid_alive(43)
     assert not lockfile.pid_alive(0)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups and sessions")
+def test_a_short_tool_runs_in_a_group_of_its_own_inside_our_session() -> None:
+    """git and the search tools: ended as a group, scheduled with the editor
+    (a session of their own is an autogroup of their own on Linux)."""
+    import os
+    import time
+
+    from qwencompanion_src.core.git import run_capped
+
+    ids = "import os; print(os.getpid(), os.getpgid(0), os.getsid(0))"
+    _, output, _ = run_capped([sys.executable, "-c", ids], cwd=None, limit=1000, timeout=WAIT)
+    pid, group, session = (int(number) for number in output.split())
+    assert (group, session) == (pid, os.getsid(0))
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):  # the tool and the child holding its pipe are both ended
+        run_capped([sys.executable, "-c", PARENT_OF_A_SLEEPER], cwd=None, limit=1000, timeout=1.0)
+    assert time.monotonic() - started < 30

@@ -167,39 +167,15 @@ def search_project(query: SearchQuery, scope: SearchScope) -> str:
             _search_files(query, folder, label, _walk(folder, scope.sublime_patterns), scope, wanted, answer, clock)
             continue
         if query.literal is None:
-            _search_files(query, folder, label, [rel for rel, _ in listed], scope, wanted, answer, clock)
+            _search_files(query, folder, label, sorted([*listed.tracked(), *listed.untracked()]), scope, wanted, answer,
+                          clock)
             continue
         # Tracked files by git grep (git's index and threads), the few
         # untracked ones here: `git grep --untracked` walks the folder again.
-        private = wanted.private_among(folder, [rel for rel, tracked in listed if tracked])
+        private = wanted.private_among(folder, listed)
         _git_grep(folder, query, label, wanted, set(unsaved), private, answer, clock)
-        untracked = [rel for rel, tracked in listed if not tracked]
-        _search_files(query, folder, label, untracked, scope, wanted, answer, clock)
+        _search_files(query, folder, label, listed.untracked(), scope, wanted, answer, clock)
     return answer.text()
-
-
-def _pattern_kinds(patterns: Iterable[str]) -> tuple[set[str], tuple[str, ...], tuple[str, ...], list[str]]:
-    """The privacy patterns, lowered, as names, suffixes (`*.pem`), prefixes
-    (`id_rsa*`) and the rest (wildcards elsewhere, or a folder in them)."""
-    names: set[str] = set()
-    suffixes: list[str] = []
-    prefixes: list[str] = []
-    others: list[str] = []
-    for pattern in (p.replace("\\", "/").lower() for p in patterns):
-        def plain(text: str) -> bool:
-            return not any(char in text for char in "*?[")
-
-        if "/" in pattern or ":" in pattern:
-            others.append(pattern)
-        elif plain(pattern):
-            names.add(pattern)
-        elif pattern.startswith("*") and plain(pattern[1:]):
-            suffixes.append(pattern[1:])
-        elif pattern.endswith("*") and plain(pattern[:-1]):
-            prefixes.append(pattern[:-1])
-        else:
-            others.append(pattern)
-    return names, tuple(suffixes), tuple(prefixes), others
 
 
 def _search_files(query: SearchQuery, folder: str, label: str, files: Iterable[str], scope: SearchScope,
@@ -230,24 +206,32 @@ class _Wanted:
         target = relative if "/" in self._glob else relative.rsplit("/", 1)[-1]
         return fnmatch.fnmatch(target, self._glob)
 
-    def private_among(self, folder: str, relatives: list[str]) -> list[str]:
-        """Those of `relatives` that `ContextOptions.excludes`, in bulk (every
-        file git lists is asked): a pattern that is a name, `*<suffix>` or
-        `<prefix>*` (most are) is a set or string test of the name, which is
-        the same as `fnmatch` of the name or of the whole path; the others
-        go through one regex of them all."""
-        names, suffixes, prefixes, others = _pattern_kinds(self._privacy.excluded_patterns)
-        lowered = [relative.lower().replace("\\", "/") for relative in relatives]
-        private = {
-            index for index, relative in enumerate(lowered)
-            if (name := relative.rpartition("/")[2]) in names or name.endswith(suffixes) or name.startswith(prefixes)
-        }
-        if others:
-            either = re.compile("|".join(f"(?:{fnmatch.translate(pattern)})" for pattern in others))
-            prefix = folder.replace("\\", "/").rstrip("/").lower() + "/"
-            private.update(index for index, relative in enumerate(lowered)
-                           if either.match(relative.rpartition("/")[2]) or either.match(prefix + relative))
-        return [relatives[index] for index in sorted(private)]
+    def private_among(self, folder: str, listing: _Listing) -> list[str]:
+        """The tracked files of `listing` that `ContextOptions.excludes`, in
+        bulk (a search asks of every file git lists). A name or path a pattern
+        matches holds the pattern's longest wildcard-free run: when every run
+        is ASCII (lowered alike in a path and in the whole listing) and none
+        can lie in the folder's own part of the path, the listing is searched
+        for the runs in C, and only files holding one are asked."""
+        prefix = folder.replace("\\", "/").rstrip("/").lower() + "/"
+        patterns = [pattern.replace("\\", "/").lower() for pattern in self._privacy.excluded_patterns]
+        runs = [_literal_run(pattern) for pattern in patterns]
+        if all(run and run.isascii() and "/" not in pattern and run not in prefix
+               for pattern, run in zip(patterns, runs, strict=True)):
+            lowered = listing.text.lower()
+            present = [run for run in runs if run in lowered]
+            if not present:
+                return []
+            candidates = [relative for relative in listing.tracked() if any(run in relative.lower() for run in present)]
+        else:
+            candidates = listing.tracked()
+        return [relative for relative in candidates if self._privacy.excludes(os.path.join(folder, relative))]
+
+
+def _literal_run(pattern: str) -> str:
+    """The longest part of an fnmatch pattern that every match holds as it is
+    (only before a `[`: a bracket's contents are not literal)."""
+    return max(re.split(r"[*?]", pattern.split("[", 1)[0]), key=len)
 
 
 def _labels(folders: list[str]) -> dict[str, str]:
@@ -361,13 +345,25 @@ def _absolute(folder: str, name: str) -> str:
     return os.path.normpath(os.path.join(folder, name))
 
 
-def _split_z(data: bytes) -> Iterable[str]:
-    return (name for name in data.decode("utf-8", "surrogateescape").split("\0") if name)
+@dataclass(frozen=True)
+class _Listing:
+    """What `git ls-files -co -t -z` said of a folder, as it said it: entries
+    ended by NUL, each a tag ("? " untracked, "H " or another letter tracked)
+    and a relative path. Kept as text: most searches need no list of them."""
+
+    text: str
+
+    def tracked(self) -> list[str]:
+        return [entry[2:] for entry in self.text.split("\0") if len(entry) > 2 and entry[0] != "?"]
+
+    def untracked(self) -> list[str]:
+        if not self.text.startswith("? ") and "\0? " not in self.text:
+            return []  # one search in C instead of a loop over every entry
+        return sorted(entry[2:] for entry in self.text.split("\0") if len(entry) > 2 and entry[0] == "?")
 
 
-def _git_files(folder: str, answer: _Answer, clock: _Clock) -> list[tuple[str, bool]] | None:
-    """The files git lists in `folder`, tracked and untracked but not ignored:
-    (relative path, tracked), sorted; None outside a repository (or without git)."""
+def _git_files(folder: str, answer: _Answer, clock: _Clock) -> _Listing | None:
+    """What git lists in `folder`; None outside a repository (or without git)."""
     try:
         listed = git.run_git(folder, ["ls-files", "-co", "--exclude-standard", "-t", "-z"], limit=GIT_LIST_BYTES,
                              timeout=max(clock.left(), 0.1))
@@ -377,8 +373,7 @@ def _git_files(folder: str, answer: _Answer, clock: _Clock) -> list[tuple[str, b
         return None
     if listed.truncated:
         answer.partial = f"git listed more files in {folder} than the search reads"
-    # `-t` tags each: "? " untracked, "H " (or S, M, ...) tracked.
-    return sorted((entry[2:], not entry.startswith("?")) for entry in _split_z(listed.stdout) if len(entry) > 2)
+    return _Listing(listed.stdout.decode("utf-8", "surrogateescape"))
 
 
 def _git_grep(folder: str, query: SearchQuery, label: str, wanted: _Wanted, skip: set[str], private: list[str],

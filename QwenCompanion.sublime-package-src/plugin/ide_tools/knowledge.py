@@ -141,8 +141,8 @@ class SublimeCodeKnowledge:
         indexed = [(found.path, found.row) for found in
                    self._window.symbol_locations(name, sublime.SymbolSource.ANY, sublime.SymbolType.REFERENCE)]
         found = {*served, *indexed}
-        listed = {path: self._listed(path) for path in {path for path, _ in found}}  # each file checked once
-        places = sorted(place for place in found if listed[place[0]])
+        listed = self._listed_among({path for path, _ in found})
+        places = sorted(place for place in found if place[0] in listed)
         texts: dict[str, Lines | None] = {}
         references: list[JsonObject] = []
         for path, line in places[:MAX_REFERENCES]:
@@ -223,14 +223,16 @@ class SublimeCodeKnowledge:
 
     def _listed(self, path: str) -> bool:
         """A place an answer may name: inside the folders, not excluded."""
-        return self._inside(path) and not self._privacy().excludes(path)
+        return bool(self._listed_among({path}))
+
+    def _listed_among(self, paths: set[str]) -> set[str]:
+        """Those of `paths` an answer may name, the folders and the user's
+        patterns read once (an index answer names a hundred files)."""
+        folders, privacy = self._window.folders(), self._privacy()
+        return {path for path in paths if _inside(path, folders) and not privacy.excludes(path)}
 
     def _inside(self, path: str) -> bool:
-        try:
-            confine(path, self._window.folders())
-        except Refused:
-            return False
-        return True
+        return _inside(path, self._window.folders())
 
     def _text(self, path: str) -> str:
         """What the user sees: the open buffer's text (unsaved edits too), else the disk's."""
@@ -281,6 +283,14 @@ class SublimeCodeKnowledge:
     def _location(path: str, row: int, col: int, name: str) -> JsonObject:
         start = Position(row, col)
         return {"abspath": path, "range": Range(start, Position(row, col + len(name))).to_json()}
+
+
+def _inside(path: str, folders: list[str]) -> bool:
+    try:
+        confine(path, folders)
+    except Refused:
+        return False
+    return True
 
 
 def _server(asked: LspAnswer) -> str:
