@@ -266,14 +266,16 @@ class ServeBridge:
             self._events.exited(0, [])
 
     def kill(self) -> None:
-        """Any thread, never waits long: the daemon ends now unless kept running
-        (signals only); `stop` closes the sessions on the loop."""
+        """Any thread, never waits: the daemon ends on a thread of ours unless kept
+        running (telling it is ours reads /proc, or runs `ps` and `lsof` on macOS);
+        `stop` closes the sessions on the loop."""
         self._live = False
         if not self._serve.keep_running:
-            self._end_daemon()
+            threads.start(f"{threads.PREFIX}serve daemon stop", self._end_daemon)
 
+    @threads.may_block
     def _end_daemon(self) -> None:
-        """Any thread, as `kill` (signals only); in the loop's executor from `stop`."""
+        """A thread of ours: from `kill`, or the loop's executor from `stop`."""
         try:
             stop_recorded(self._serve.cache_dir, self._serve.folders)
         except DaemonRefused as refused:
