@@ -112,6 +112,7 @@ from .plugin.companion.terminal import (
 from .plugin.diagnose_command import QwenDiagnoseConnectionCommand, QwenReplaceReportCommand
 from .plugin.editor import QwenChatReplaceBufferCommand
 from .plugin.placement import PlacementListener
+from .plugin.review_hunks.review_commands import QwenReviewChangesCommand, QwenReviewHunkCommand, ReviewViewListener
 from .plugin.reviews.review_commands import (
     QwenAcceptDiffCommand,
     QwenRejectDiffCommand,
@@ -193,7 +194,9 @@ __all__ = [
     "QwenRejectDiffCommand",
     "QwenReplaceReportCommand",
     "QwenRestartServerCommand",
+    "QwenReviewChangesCommand",
     "QwenReviewFillCommand",
+    "QwenReviewHunkCommand",
     "QwenReviewListener",
     "QwenReviewSendCommand",
     "QwenSendSelectionToTerminalCommand",
@@ -208,6 +211,7 @@ __all__ = [
     "QwenWorktreeChangesCommand",
     "QwenWorktreeDiscardCommand",
     "QwenWorktreesCommand",
+    "ReviewViewListener",
     "SuggestionListener",
     "TurnReferenceListener",
     "plugin_loaded",

@@ -13,6 +13,7 @@ listed with their summary only."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .hunks import Hunk, Stale, diff_hunks, keep_hunk, undo_hunk
@@ -112,20 +113,12 @@ def _counts(hunks: list[Hunk]) -> tuple[int, int]:
 class Review:
     """The files of one set of changes, in the order given."""
 
-    def __init__(self, changes: list[ChangedFile], max_hunks: int = MAX_HUNKS) -> None:
+    def __init__(self, changes: Sequence[ChangedFile] = (), max_hunks: int = MAX_HUNKS) -> None:
         self.files: list[ReviewFile] = []
         self.unlisted_hunks = False
-        room = max_hunks
-        for change in changes:
-            review_file = _review_file(change)
-            if review_file.kind == TEXT:
-                review_file.rediff(room + 1 if room > 0 else 1)
-                if len(review_file.hunks) > room:
-                    self.unlisted_hunks = True
-                    review_file.kind, review_file.hunks = UNLISTED, []
-                room -= len(review_file.hunks)
-                review_file.added, review_file.removed = _counts(review_file.hunks)
-            self.files.append(review_file)
+        if changes:
+            made = Review().refreshed(list(changes), max_hunks)
+            self.files, self.unlisted_hunks = made.files, made.unlisted_hunks
 
     def file(self, path: str) -> ReviewFile | None:
         return next((each for each in self.files if each.path == path), None)
@@ -134,23 +127,28 @@ class Review:
     def pending_hunks(self) -> int:
         return sum(len(each.hunks) for each in self.files)
 
-    def refreshed(self, changes: list[ChangedFile], max_hunks: int = MAX_HUNKS) -> Review:
-        """The review of `changes` (the source changed the files again, e.g. a
-        running turn wrote more): what was kept or undone stays so where the
-        file's text before is the same."""
-        fresh = Review(changes, max_hunks)
-        for review_file in fresh.files:
-            earlier = self.file(review_file.path)
-            if earlier is None or earlier.kind != review_file.kind:
-                continue
-            review_file.kept, review_file.undone, review_file.state = earlier.kept, earlier.undone, earlier.state
-            if review_file.whole_only:
-                continue
-            if review_file.source[0] == earlier.source[0]:
-                review_file.base = earlier.base  # its kept hunks stay kept
-            if review_file.source[1] == earlier.source[1]:
-                review_file.expected = earlier.expected  # its undone hunks stay undone
-            review_file.rediff(None)
+    def refreshed(self, changes: Sequence[ChangedFile], max_hunks: int = MAX_HUNKS) -> Review:
+        """The review of `changes` (the source changed its files again, e.g. a
+        running turn wrote more): a file the source gives as before is the
+        same file (what was kept or undone of it stays, nothing is diffed
+        again); a file whose text now changed keeps what was kept of it."""
+        fresh = Review([], max_hunks)
+        room = max_hunks
+        for change in changes:
+            earlier = self.file(change.path)
+            review_file = _review_file(change)
+            if earlier is not None and earlier.source == review_file.source and earlier.kind == review_file.kind:
+                review_file = earlier
+            elif review_file.kind == TEXT:
+                if earlier is not None and earlier.kind == TEXT and earlier.source[0] == review_file.source[0]:
+                    review_file.base, review_file.kept, review_file.undone = earlier.base, earlier.kept, earlier.undone
+                review_file.rediff(room + 1 if room > 0 else 1)
+                review_file.added, review_file.removed = _counts(review_file.hunks)
+            if len(review_file.hunks) > room:
+                fresh.unlisted_hunks = True
+                review_file.kind, review_file.hunks = UNLISTED, []
+            room -= len(review_file.hunks)
+            fresh.files.append(review_file)
         return fresh
 
 

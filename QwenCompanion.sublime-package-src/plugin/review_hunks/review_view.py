@@ -1,0 +1,183 @@
+"""The review view: one read-only tab per set of changes, in the code's
+group, showing every pending hunk (a header line per file, removed and
+added lines scoped as Sublime's Diff syntax scopes them). Which views are
+review views is our record (`_open`), never a view setting. A view opened
+by anything but the user (a live turn, the driver, a permission) leaves the
+keys where they were. While its source changes (a running turn writes),
+the view follows: what was kept or undone stays so."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import sublime
+
+from ...core import threads
+from ...core.review_hunks.review import KEPT, UNDONE, ChangedFile, Review, ReviewFile
+from ...core.review_hunks.review_text import Comment, ReviewText, render
+from ..background import in_background
+from ..editor import replace_text
+from ..paths import path_display
+from ..placement import code_group, keys_kept
+
+log = logging.getLogger(__name__)
+
+READ_THREAD = "review read"  # reading the changes and diffing them (the headless driver waits for this name)
+INSERTED, DELETED, HEADERS = "qwen_review_inserted", "qwen_review_deleted", "qwen_review_files"
+VIEW_LABEL = "qwen_review_hunks.view"  # for tools and tests to find it; the package itself reads its record
+
+
+class ReviewSource(Protocol):
+    """Where a review's changes come from, and what keeping or undoing a whole file means there."""
+
+    @property
+    def key(self) -> tuple[object, ...]: ...
+    @property
+    def title(self) -> str: ...
+    def changes(self) -> list[ChangedFile]: ...
+    def comments(self) -> list[Comment]: ...
+    def watch(self, wrote: Callable[[str], None]) -> Callable[[], None]: ...
+    def settled(self, window: sublime.Window, path: str, state: str) -> None: ...
+    def keep_whole(self, window: sublime.Window, path: str | None) -> None: ...
+    def undo_whole(self, window: sublime.Window, path: str | None) -> None: ...
+
+
+@dataclass
+class OpenReview:
+    view: sublime.View
+    window_id: int
+    source: ReviewSource
+    review: Review = field(default_factory=Review)
+    shown: ReviewText = field(default_factory=ReviewText)
+    busy: bool = False  # an undo is on its way: one action at a time
+    refresh_due: bool = False
+    unwatch: Callable[[], None] | None = None
+
+    def window(self) -> sublime.Window | None:
+        return self.view.window()
+
+
+_open: dict[int, OpenReview] = {}  # view id -> its review: which views are review views
+
+
+def is_review_view(view: sublime.View) -> bool:
+    return view.id() in _open
+
+
+def review_of(view: sublime.View) -> OpenReview | None:
+    return _open.get(view.id())
+
+
+def reviews_of(source_key: tuple[object, ...]) -> OpenReview | None:
+    return next((each for each in _open.values() if each.source.key == source_key and each.view.is_valid()), None)
+
+
+@threads.on_main
+def open_review(window: sublime.Window, source: ReviewSource, by_user: bool,
+                done: Callable[[OpenReview], None] | None = None) -> OpenReview:
+    """The review of `source` in a tab of the code's group (the one already
+    open for it, refreshed); focused only when the user asked for it. The
+    changes are read and diffed on a thread of ours, then shown (and `done`)."""
+    record = reviews_of(source.key)
+    if record is None:
+        group = code_group(window)
+        with nullcontext() if by_user else keys_kept(window):
+            view = window.new_file()
+            window.set_view_index(view, group, window.num_views_in_group(group))
+        _prepare(view, source.title)
+        record = OpenReview(view, window.id(), source)
+        _open[view.id()] = record
+        record.unwatch = source.watch(lambda path: sublime.set_timeout(lambda: refresh_soon(record)))
+    if by_user:
+        window.focus_view(record.view)
+    display = path_display(window)
+
+    def read() -> None:
+        review = Review(source.changes())
+        shown = render(source.title, review, display, source.comments())
+        sublime.set_timeout(lambda: _shown(record, review, shown, done))
+
+    in_background(read, READ_THREAD)
+    return record
+
+
+def _prepare(view: sublime.View, title: str) -> None:
+    view.set_scratch(True)
+    view.set_name(f"Review: {title}")
+    settings = view.settings()
+    settings.set(VIEW_LABEL, True)
+    for name, value in (("word_wrap", False), ("line_numbers", False), ("gutter", True),
+                        ("draw_white_space", "none"), ("highlight_line", True), ("scroll_past_end", False)):
+        settings.set(name, value)
+    view.set_read_only(True)
+
+
+@threads.on_main
+def _shown(record: OpenReview, review: Review, shown: ReviewText, done: Callable[[OpenReview], None] | None) -> None:
+    if not record.view.is_valid():
+        return
+    record.review = review
+    show(record, shown)
+    if done is not None:
+        done(record)
+
+
+@threads.on_main
+def show(record: OpenReview, shown: ReviewText | None = None) -> None:
+    """The review's text in its view (made again unless given); the caret stays on its line."""
+    window = record.window()
+    if shown is None:
+        display = path_display(window) if window is not None else str
+        shown = render(record.source.title, record.review, display, record.source.comments())
+    record.shown = shown
+    view = record.view
+    selection = view.sel()
+    line = view.rowcol(selection[0].b)[0] if len(selection) else 0
+    view.set_read_only(False)
+    replace_text(view, shown.text)
+    view.set_read_only(True)
+    for key, spans, scope in ((INSERTED, shown.inserted, "markup.inserted"), (DELETED, shown.deleted, "markup.deleted"),
+                              (HEADERS, shown.headers, "markup.heading")):
+        view.add_regions(key, [sublime.Region(a, b) for a, b in spans], scope, "",
+                         sublime.RegionFlags.DRAW_NO_OUTLINE)
+    point = view.text_point(min(line, max(len(shown.targets) - 1, 0)), 0)
+    selection.clear()
+    selection.add(sublime.Region(point))
+
+
+@threads.on_main
+def refresh_soon(record: OpenReview) -> None:
+    """The source changed (a running turn wrote): the view follows once, however many writes came."""
+    if record.refresh_due or not record.view.is_valid():
+        return
+    record.refresh_due = True
+    sublime.set_timeout(lambda: refresh(record))
+
+
+@threads.on_main
+def refresh(record: OpenReview) -> None:
+    """The source's changes again: a file given as before is not diffed again;
+    what was kept or undone stays so."""
+    record.refresh_due = False
+    if record.view.is_valid():
+        record.review = record.review.refreshed(record.source.changes())
+        show(record)
+
+
+@threads.on_main
+def settle_if_done(record: OpenReview, review_file: ReviewFile) -> None:
+    """A file with no hunk pending any more is settled at its source: undone
+    when none of its hunks was kept, else kept."""
+    window = record.window()
+    if window is not None and not review_file.whole_only and not review_file.pending:
+        record.source.settled(window, review_file.path, UNDONE if review_file.kept == 0 else KEPT)
+
+
+def forget(view: sublime.View) -> None:
+    record = _open.pop(view.id(), None)
+    if record is not None and record.unwatch is not None:
+        record.unwatch()

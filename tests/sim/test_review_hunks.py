@@ -1,0 +1,170 @@
+"""The review view of every hunk, in the simulated editor with the BUILT
+package and the scripted ACP agent: it opens in the code's group with the
+turn's hunks scoped, k / u / Enter on the hunk under the caret, Undo of one
+hunk through the write path (one undo step, never over the user's later
+text, a buffer with unsaved edits never saved), a closed file undone on
+disk in its own encoding, and the keys staying the user's when it opens by
+the agent's doing or follows a running turn."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.sim.test_chat import WAIT, ChatRig
+from tests.sim.test_chat_agent_work import pending, request, shell_permission, wait_answers
+from tests.support.editor import PACKAGE, wait_for_package_threads
+
+BEFORE = "".join(f"line {n}\n" for n in range(1, 21))
+AFTER = BEFORE.replace("line 3\n", "THREE\n").replace("line 17\n", "SEVENTEEN\nmore\n")
+FIRST_UNDONE = AFTER.replace("THREE\n", "line 3\n")
+
+
+def views_module() -> Any:
+    return sys.modules[f"{PACKAGE}.plugin.review_hunks.review_view"]
+
+
+def agent_turn(rig: ChatRig, path: Path, content: str = AFTER, open_it: bool = True) -> Any:
+    """The agent reads `path` and rewrites it; the file open in a view unless not `open_it`."""
+    path.write_text(BEFORE)
+    rig.load([[request("fs/read_text_file", path=str(path)), request("fs/write_text_file", path=str(path), content=content)]])
+    view = rig.host.user.open_file(path) if open_it else None
+    rig.send("edit it in two places")
+    assert rig.ended() == ["end_turn"]
+    assert wait_answers(rig, "fs/write_text_file") == [None]
+    return view
+
+
+def review_view(rig: ChatRig) -> Any:
+    """The review view once its hunks are shown."""
+    record = rig.host.wait_for(lambda: next(iter(views_module()._open.values()), None), timeout=WAIT)
+    rig.host.wait_for(lambda: "@@" in rig.editor.text(record.view), timeout=WAIT)
+    return record.view
+
+
+def caret_on(rig: ChatRig, view: Any, text: str) -> None:
+    point = rig.editor.text(view).index(text)
+    rig.host.user.click(view, point)
+
+
+def undo_settled(rig: ChatRig) -> None:
+    wait_for_package_threads(rig.host, "review undo")
+    rig.host.wait_idle()
+
+
+def test_the_review_opens_in_the_code_group_with_the_turns_hunks_scoped(rig: ChatRig) -> None:
+    path = rig.editor.workspace / "notes.txt"
+    code = agent_turn(rig, path)
+    rig.host.user.focus(code)
+    rig.host.user.run_command("qwen_review_changes")
+    view = review_view(rig)
+    window = rig.host.window
+    assert rig.host.run_on_main(lambda: window.get_view_index(view)[0]) == rig.host.run_on_main(
+        lambda: window.get_view_index(code)[0])
+    assert rig.host.run_on_main(lambda: window.active_view()) == view  # the user asked: it has the keys
+    text = rig.editor.text(view)
+    assert "== notes.txt  +3 −2  2 hunks pending" in text
+    assert "@@ line 3  +1 −1\n line 1\n line 2\n-line 3\n+THREE\n line 4\n" in text
+    assert "@@ line 17  +2 −1" in text
+    state = rig.host.app.view(view.id())
+    inserted = [text[a:b] for a, b in state.regions["qwen_review_inserted"].regions]
+    assert inserted == ["+THREE", "+SEVENTEEN", "+more"]
+    assert state.regions["qwen_review_inserted"].scope == "markup.inserted"
+    assert state.regions["qwen_review_deleted"].scope == "markup.deleted"
+    assert rig.host.run_on_main(lambda: view.is_read_only())
+    placement = sys.modules[f"{PACKAGE}.plugin.placement"]
+    assert rig.host.run_on_main(lambda: placement.is_package_view(view))
+
+
+def test_u_undoes_the_hunk_under_the_caret_alone_as_one_undo_step_and_saves_a_clean_file(rig: ChatRig) -> None:
+    path = rig.editor.workspace / "notes.txt"
+    code = agent_turn(rig, path)
+    rig.host.user.run_command("qwen_review_changes")
+    view = review_view(rig)
+    caret_on(rig, view, "+THREE")
+    binding = rig.host.user.press_key("u")
+    assert binding is not None and binding.command == "qwen_review_hunk"
+    undo_settled(rig)
+    assert rig.editor.text(code) == FIRST_UNDONE and path.read_text() == FIRST_UNDONE
+    assert "THREE" not in rig.editor.text(view) and "1 hunk pending · 1 undone" in rig.editor.text(view)
+    rig.host.run_on_main(lambda: code.run_command("undo"))  # one undo step brings the agent's lines back
+    assert rig.editor.text(code) == AFTER
+    caret_on(rig, view, "+SEVENTEEN")
+    rig.host.user.press_key("k")
+    rig.host.wait_idle()
+    assert "0 hunks pending · 1 kept · 1 undone" in rig.editor.text(view)
+
+
+def test_undo_is_refused_over_what_the_user_typed_on_the_hunks_lines(rig: ChatRig) -> None:
+    path = rig.editor.workspace / "notes.txt"
+    code = agent_turn(rig, path)
+    caret_on(rig, code, "THREE")
+    rig.host.user.type(code, "my ")  # on the hunk's own line
+    typed = AFTER.replace("THREE", "my THREE")
+    rig.host.user.run_command("qwen_review_changes")
+    view = review_view(rig)
+    caret_on(rig, view, "+THREE")
+    rig.host.user.press_key("u")
+    undo_settled(rig)
+    assert rig.editor.text(code) == typed and path.read_text() == AFTER
+    assert any("not undone" in message and "changed since" in message for _, message in rig.host.app.status_messages)
+    assert "@@ line 3" in rig.editor.text(view)  # still pending
+
+
+def test_undo_keeps_unsaved_edits_elsewhere_and_never_saves_them(rig: ChatRig) -> None:
+    path = rig.editor.workspace / "notes.txt"
+    code = agent_turn(rig, path)
+    rig.host.user.click(code, 0)
+    rig.host.user.type(code, "# mine, unsaved\n")
+    rig.host.user.run_command("qwen_review_changes")
+    view = review_view(rig)
+    caret_on(rig, view, "+SEVENTEEN")
+    rig.host.user.press_key("u")
+    undo_settled(rig)
+    expected = "# mine, unsaved\n" + AFTER.replace("SEVENTEEN\nmore\n", "line 17\n")
+    assert rig.editor.text(code) == expected
+    assert path.read_text() == AFTER  # not saved: the user's unsaved line is theirs to save
+    assert rig.host.run_on_main(lambda: code.is_dirty())
+
+
+def test_a_closed_file_is_undone_on_disk_in_its_own_encoding_and_newlines(rig: ChatRig) -> None:
+    path = rig.editor.workspace / "crlf.txt"
+    agent_turn(rig, path, open_it=False)
+    assert path.read_bytes() == AFTER.encode()
+    path.write_bytes(AFTER.replace("\n", "\r\n").encode())  # as a CRLF file holds it (the agent's write keeps the shape)
+    rig.host.user.run_command("qwen_review_changes")
+    view = review_view(rig)
+    caret_on(rig, view, "+THREE")
+    rig.host.user.press_key("u")
+    undo_settled(rig)
+    assert path.read_bytes() == FIRST_UNDONE.replace("\n", "\r\n").encode()
+
+
+def test_opened_by_the_agents_doing_and_following_a_running_turn_the_keys_stay_the_users(rig: ChatRig) -> None:
+    path = rig.editor.workspace / "notes.txt"
+    path.write_text(BEFORE)
+    rig.load([[request("fs/read_text_file", path=str(path)),
+               request("fs/write_text_file", path=str(path), content=BEFORE.replace("line 3\n", "THREE\n")),
+               shell_permission("true"),
+               request("fs/write_text_file", path=str(path), content=AFTER)]])
+    code = rig.host.user.open_file(path)
+    rig.send("edit it")
+    pending(rig)  # the turn waits on the question, one write landed
+    rig.host.user.focus(code)
+    keys = rig.host.run_on_main(lambda: rig.host.app.keys())
+    window = rig.host.window
+    source = sys.modules[f"{PACKAGE}.plugin.review_hunks.turn_source"].turn_source
+    rig.host.run_on_main(lambda: views_module().open_review(window, source(window, None, None), by_user=False))
+    view = review_view(rig)
+    assert "1 hunk pending" in rig.editor.text(view)
+    assert rig.host.run_on_main(lambda: rig.host.app.keys_still_there(keys))
+    transcript, _ = rig.open()
+    rig.host.user.focus(transcript)
+    rig.host.user.press_key("1")  # allow: the agent writes again
+    assert rig.ended() == ["end_turn"]
+    rig.host.user.focus(code)
+    keys = rig.host.run_on_main(lambda: rig.host.app.keys())
+    rig.host.wait_for(lambda: "2 hunks pending" in rig.editor.text(view), timeout=WAIT)
+    assert rig.host.run_on_main(lambda: rig.host.app.keys_still_there(keys))
+    assert rig.host.run_on_main(lambda: window.active_view()) == code
