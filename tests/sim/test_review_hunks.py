@@ -8,13 +8,16 @@ the agent's doing or follows a running turn."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from tests.sim.test_chat import WAIT, ChatRig
 from tests.sim.test_chat_agent_work import pending, request, shell_permission, wait_answers
-from tests.support.editor import PACKAGE, wait_for_package_threads
+from tests.sim.test_headless_chat import use_scripted_agent
+from tests.support.editor import PACKAGE, require_built, wait_for_package_threads
+from tests.support.headless import HeadlessSublime
 
 BEFORE = "".join(f"line {n}\n" for n in range(1, 21))
 AFTER = BEFORE.replace("line 3\n", "THREE\n").replace("line 17\n", "SEVENTEEN\nmore\n")
@@ -168,3 +171,33 @@ def test_opened_by_the_agents_doing_and_following_a_running_turn_the_keys_stay_t
     rig.host.wait_for(lambda: "2 hunks pending" in rig.editor.text(view), timeout=WAIT)
     assert rig.host.run_on_main(lambda: rig.host.app.keys_still_there(keys))
     assert rig.host.run_on_main(lambda: window.active_view()) == code
+
+
+def test_the_drivers_review_verbs_keep_undo_and_refuse(tmp_path: Path) -> None:
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    path = workspace / "notes.txt"
+    path.write_text(BEFORE)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [[
+        {"request": "fs/read_text_file", "params": {"sessionId": "", "path": str(path)}},
+        {"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(path), "content": AFTER}}]]}))
+    use_scripted_agent(home, script)
+    editor = HeadlessSublime(workspace, home)
+    try:
+        assert editor.do("chat_mode", mode="yolo")["ok"]
+        assert editor.do("open", path=str(path))["ok"]
+        assert editor.do("chat", text="change it")["ok"]
+        editor.wait_event(lambda e: e.get("event") == "turn_changes")
+        review = editor.do("review_open")
+        assert [(h["hunk"], h["line"]) for h in review["files"][0]["hunks"]] == [(0, 3), (1, 17)]
+        kept = editor.do("hunk_keep", path=str(path), line=18)  # the line the agent added
+        assert [h["line"] for h in kept["files"][0]["hunks"]] == [3] and kept["files"][0]["kept"] == 1
+        assert editor.do("set_text", path=str(path), text=AFTER.replace("THREE", "mine"))["ok"]
+        refused = editor.do("hunk_undo", path=str(path), hunk=0)
+        assert not refused["ok"] and "changed since" in refused["error"]
+        assert editor.do("text", path=str(path))["text"] == AFTER.replace("THREE", "mine")
+        assert editor.quit()["ok"]
+    finally:
+        editor.kill()
