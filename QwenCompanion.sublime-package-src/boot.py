@@ -113,6 +113,7 @@ from .plugin.diagnose_command import QwenDiagnoseConnectionCommand, QwenReplaceR
 from .plugin.editor import QwenChatReplaceBufferCommand
 from .plugin.placement import PlacementListener
 from .plugin.review_hunks.review_commands import QwenReviewChangesCommand, QwenReviewHunkCommand, ReviewViewListener
+from .plugin.review_hunks.review_view import QwenReviewViewReplaceCommand
 from .plugin.reviews.review_commands import (
     QwenAcceptDiffCommand,
     QwenRejectDiffCommand,
@@ -199,6 +200,7 @@ __all__ = [
     "QwenReviewHunkCommand",
     "QwenReviewListener",
     "QwenReviewSendCommand",
+    "QwenReviewViewReplaceCommand",
     "QwenSendSelectionToTerminalCommand",
     "QwenServeStopCommand",
     "QwenShowLogCommand",

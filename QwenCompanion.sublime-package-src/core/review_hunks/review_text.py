@@ -1,8 +1,9 @@
 """The review view's text, made from a review (pure): a header line per
-file, then each pending hunk: its header ("@@ line 12 …"), its context
-lines, removed lines ("-") and added lines ("+"), and the review comments on
-its lines. Which hunk each line of the view belongs to, and where the
-removed and added lines are (for their scopes), come with it."""
+file ("== path"), then each pending hunk: its header ("@@ line 12 …"), its
+context lines, removed lines ("-") and added lines ("+"), and the review
+comments on its lines; each line's first character gives its scope (the
+view's syntax). Which hunk each line of the view belongs to comes with it,
+file by file, so one file's part can be made again alone."""
 
 from __future__ import annotations
 
@@ -29,9 +30,6 @@ class Comment:
 @dataclass
 class ReviewText:
     text: str = ""
-    inserted: list[tuple[int, int]] = field(default_factory=list)  # character ranges of "+" lines
-    deleted: list[tuple[int, int]] = field(default_factory=list)
-    headers: list[tuple[int, int]] = field(default_factory=list)  # the files' header lines
     targets: list[tuple[int, int]] = field(default_factory=list)  # per line: (file index, hunk index or NO_HUNK)
     hunk_lines: list[int] = field(default_factory=list)  # the line of each hunk's header, in order
 
@@ -43,20 +41,10 @@ class _Writer:
     def __init__(self) -> None:
         self.out = ReviewText()
         self._parts: list[str] = []
-        self._size = 0
 
-    def line(self, text: str, target: tuple[int, int], kind: str = "") -> None:
-        start = self._size
+    def line(self, text: str, target: tuple[int, int]) -> None:
         self._parts.append(text + "\n")
-        self._size += len(text) + 1
         self.out.targets.append(target)
-        span = (start, start + len(text))
-        if kind == "+":
-            self.out.inserted.append(span)
-        elif kind == "-":
-            self.out.deleted.append(span)
-        elif kind == "file":
-            self.out.headers.append(span)
 
     def done(self) -> ReviewText:
         self.out.text = "".join(self._parts)
@@ -77,34 +65,65 @@ _SUMMARIES = {
 }
 
 
-def render(title: str, review: Review, display: Callable[[str], str],
-           comments: list[Comment] | tuple[Comment, ...] = ()) -> ReviewText:
-    """The view's text for `review`; `display` shows a path (relative to the window's folders)."""
-    writer = _Writer()
-    files = len(review.files)
-    writer.line(f"Qwen Code review — {display_text(title, 120)}: {files} file{'s' if files != 1 else ''}, "
-                f"{review.pending_hunks} hunks pending", (NO_HUNK, NO_HUNK))
-    writer.line(KEYS_LINE, (NO_HUNK, NO_HUNK))
+def comments_by_line(comments: list[Comment] | tuple[Comment, ...]) -> dict[str, dict[int, list[str]]]:
+    """Each path's comments by their line."""
     by_path: dict[str, dict[int, list[str]]] = {}
     for comment in comments:
         by_path.setdefault(comment.path, {}).setdefault(comment.line, []).append(comment.text)
-    for index, review_file in enumerate(review.files):
-        writer.line("", (index, NO_HUNK))
-        summary = _SUMMARIES.get(review_file.kind)
-        state = summary + (f" · {review_file.state}" if summary else "") if summary else _counts(review_file)
-        writer.line(f"== {display(review_file.path)}  +{review_file.added} −{review_file.removed}  {state}",
-                    (index, NO_HUNK), "file")
-        for number, hunk in enumerate(review_file.hunks):
-            writer.out.hunk_lines.append(len(writer.out.targets))
-            _hunk(writer, hunk, (index, number), by_path.get(review_file.path, {}))
+    return by_path
+
+
+def render_title(title: str, review: Review) -> str:
+    """The view's first two lines: what it reviews, how much is pending, the keys."""
+    files = len(review.files)
+    return (f"Qwen Code review — {display_text(title, 120)}: {files} file{'s' if files != 1 else ''}, "
+            f"{review.pending_hunks} hunks pending\n{KEYS_LINE}\n")
+
+
+def render_file(index: int, review_file: ReviewFile, display: Callable[[str], str],
+                comments: dict[int, list[str]]) -> ReviewText:
+    """File `index`'s part of the view: a blank line, its header line, its pending hunks
+    (character ranges and lines counted from the part's start)."""
+    writer = _Writer()
+    writer.line("", (index, NO_HUNK))
+    summary = _SUMMARIES.get(review_file.kind)
+    state = f"{summary} · {review_file.state}" if summary else _counts(review_file)
+    writer.line(f"== {display(review_file.path)}  +{review_file.added} −{review_file.removed}  {state}",
+                (index, NO_HUNK))
+    for number, hunk in enumerate(review_file.hunks):
+        writer.out.hunk_lines.append(len(writer.out.targets))
+        _hunk(writer, hunk, (index, number), comments)
     return writer.done()
+
+
+def join(head: str, parts: list[ReviewText]) -> ReviewText:
+    """The view's text: `head` (lines of no file), then the files' parts, their ranges and lines made the view's."""
+    joined = ReviewText(targets=[(NO_HUNK, NO_HUNK)] * head.count("\n"))
+    for part in parts:
+        lines = len(joined.targets)
+        joined.targets.extend(part.targets)
+        joined.hunk_lines.extend(line + lines for line in part.hunk_lines)
+    joined.text = head + "".join(part.text for part in parts)
+    return joined
+
+
+def render_parts(review: Review, display: Callable[[str], str],
+                 comments: list[Comment] | tuple[Comment, ...] = ()) -> list[ReviewText]:
+    by_path = comments_by_line(comments)
+    return [render_file(index, each, display, by_path.get(each.path, {})) for index, each in enumerate(review.files)]
+
+
+def render(title: str, review: Review, display: Callable[[str], str],
+           comments: list[Comment] | tuple[Comment, ...] = ()) -> ReviewText:
+    """The view's whole text for `review`; `display` shows a path (relative to the window's folders)."""
+    return join(render_title(title, review), render_parts(review, display, comments))
 
 
 def _hunk(writer: _Writer, hunk: Hunk, target: tuple[int, int], comments: dict[int, list[str]]) -> None:
     writer.line(f"@@ line {hunk.first_changed_line + 1}  +{hunk.added} −{hunk.removed}", target)
     line = hunk.new_start  # 0-based line of the text now
     for tag, text in hunk.rows:
-        writer.line(tag + text.rstrip("\r\n")[:ROW_CHARACTERS], target, tag)
+        writer.line(tag + text.rstrip("\r\n")[:ROW_CHARACTERS], target)
         if tag != "-":
             line += 1
             for comment in comments.get(line, ()):

@@ -23,7 +23,7 @@ from ..chat.requests.view_writes import undo_in_view
 from ..editor import view_text
 from ..placement import code_group
 from ..settings import fallback_encoding
-from .review_view import OpenReview, settle_if_done, show
+from .review_view import OpenReview, settle_if_done, show, show_file
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def keep(record: OpenReview, file_index: int, hunk: int | None) -> None:
     else:
         review_file.keep(hunk)
     settle_if_done(record, review_file)
-    show(record)
+    show_file(record, file_index)
 
 
 @threads.on_main
@@ -78,8 +78,8 @@ def undo(record: OpenReview, file_index: int, hunk: int | None, done: Done | Non
                 review_file.undone_hunk(hunk)
             settle_if_done(record, review_file)
         _told(window, path, why_not)
-        if record.view.is_valid():
-            show(record)
+        if record.view.is_valid() and record.review.files[file_index:file_index + 1] == [review_file]:
+            show_file(record, file_index)
         if done is not None:
             done(why_not)
 

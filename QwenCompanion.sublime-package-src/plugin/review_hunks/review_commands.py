@@ -43,7 +43,7 @@ class QwenReviewHunkCommand(sublime_plugin.TextCommand):
             return
         line = self.view.rowcol(selection[0].b)[0]
         if action in ("next", "previous"):
-            self._go(record.shown.hunk_lines, line, 1 if action == "next" else -1)
+            self._go(record.hunk_lines(), line, 1 if action == "next" else -1)
             return
         if action == "keep_all":
             hunk_actions.keep_all(record)
@@ -51,7 +51,7 @@ class QwenReviewHunkCommand(sublime_plugin.TextCommand):
         if action == "undo_all":
             hunk_actions.undo_all(record)
             return
-        target = record.shown.target(line)
+        target = record.target(line)
         if target is None or target[0] == NO_HUNK:
             sublime.status_message("Qwen Code: put the caret on a file or one of its hunks")
             return

@@ -15,10 +15,19 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import sublime
+import sublime_plugin
 
 from ...core import threads
 from ...core.review_hunks.review import KEPT, UNDONE, ChangedFile, Review, ReviewFile
-from ...core.review_hunks.review_text import Comment, ReviewText, render
+from ...core.review_hunks.review_text import (
+    Comment,
+    ReviewText,
+    comments_by_line,
+    join,
+    render_file,
+    render_parts,
+    render_title,
+)
 from ..background import in_background
 from ..editor import replace_text
 from ..paths import path_display
@@ -27,7 +36,9 @@ from ..placement import code_group, keys_kept
 log = logging.getLogger(__name__)
 
 READ_THREAD = "review read"  # reading the changes and diffing them (the headless driver waits for this name)
-INSERTED, DELETED, HEADERS = "qwen_review_inserted", "qwen_review_deleted", "qwen_review_files"
+# Each line's first character gives its scope (removed, added, a file's header): no regions to move.
+SYNTAX = "Packages/QwenCompanion/syntaxes/QwenReview.sublime-syntax"
+REPLACE_COMMAND = "qwen_review_view_replace"
 VIEW_LABEL = "qwen_review_hunks.view"  # for tools and tests to find it; the package itself reads its record
 
 
@@ -52,13 +63,31 @@ class OpenReview:
     window_id: int
     source: ReviewSource
     review: Review = field(default_factory=Review)
-    shown: ReviewText = field(default_factory=ReviewText)
+    head: str = ""  # the view's first lines: what it reviews, the keys
+    parts: list[ReviewText] = field(default_factory=list)  # each file's part of the view, in order
     busy: bool = False  # an undo is on its way: one action at a time
     refresh_due: bool = False
     unwatch: Callable[[], None] | None = None
 
     def window(self) -> sublime.Window | None:
         return self.view.window()
+
+    def target(self, line: int) -> tuple[int, int] | None:
+        """(file index, hunk index or NO_HUNK) of the view's `line`; None on the lines of no file."""
+        line -= self.head.count("\n")
+        for part in self.parts:
+            if 0 <= line < len(part.targets):
+                return part.targets[line]
+            line -= len(part.targets)
+        return None
+
+    def hunk_lines(self) -> list[int]:
+        """The view's line of each hunk's header, in order."""
+        lines, found = self.head.count("\n"), []
+        for part in self.parts:
+            found += [line + lines for line in part.hunk_lines]
+            lines += len(part.targets)
+        return found
 
 
 _open: dict[int, OpenReview] = {}  # view id -> its review: which views are review views
@@ -98,8 +127,8 @@ def open_review(window: sublime.Window, source: ReviewSource, by_user: bool,
 
     def read() -> None:
         review = Review(source.changes())
-        shown = render(source.title, review, display, source.comments())
-        sublime.set_timeout(lambda: _shown(record, review, shown, done))
+        parts = render_parts(review, display, source.comments())
+        sublime.set_timeout(lambda: _shown(record, review, parts, done))
 
     in_background(read, READ_THREAD)
     return record
@@ -113,40 +142,86 @@ def _prepare(view: sublime.View, title: str) -> None:
     for name, value in (("word_wrap", False), ("line_numbers", False), ("gutter", True),
                         ("draw_white_space", "none"), ("highlight_line", True), ("scroll_past_end", False)):
         settings.set(name, value)
+    view.assign_syntax(SYNTAX)
     view.set_read_only(True)
 
 
 @threads.on_main
-def _shown(record: OpenReview, review: Review, shown: ReviewText, done: Callable[[OpenReview], None] | None) -> None:
+def _shown(record: OpenReview, review: Review, parts: list[ReviewText],
+           done: Callable[[OpenReview], None] | None) -> None:
     if not record.view.is_valid():
         return
     record.review = review
-    show(record, shown)
+    show(record, parts)
     if done is not None:
         done(record)
 
 
-@threads.on_main
-def show(record: OpenReview, shown: ReviewText | None = None) -> None:
-    """The review's text in its view (made again unless given); the caret stays on its line."""
+def _display(record: OpenReview) -> Callable[[str], str]:
     window = record.window()
-    if shown is None:
-        display = path_display(window) if window is not None else str
-        shown = render(record.source.title, record.review, display, record.source.comments())
-    record.shown = shown
+    return path_display(window) if window is not None else str
+
+
+@threads.on_main
+def show(record: OpenReview, parts: list[ReviewText] | None = None) -> None:
+    """The whole review in its view (its parts made again unless given); the caret stays on its line."""
     view = record.view
-    selection = view.sel()
-    line = view.rowcol(selection[0].b)[0] if len(selection) else 0
+    line = _caret_line(view)
+    record.head = render_title(record.source.title, record.review)
+    record.parts = parts if parts is not None else render_parts(record.review, _display(record),
+                                                                record.source.comments())
+    whole = join(record.head, record.parts)
+    _edit(view, lambda: replace_text(view, whole.text))
+    _caret_to(view, line)
+
+
+@threads.on_main
+def show_file(record: OpenReview, index: int) -> None:
+    """File `index`'s part of the view made again (a hunk of it kept or
+    undone): only that part and the first line are replaced."""
+    view = record.view
+    line = _caret_line(view)
+    start = len(record.head) + sum(len(part.text) for part in record.parts[:index])
+    old = record.parts[index]
+    review_file = record.review.files[index]
+    comments = comments_by_line(record.source.comments()).get(review_file.path, {})
+    part = render_file(index, review_file, _display(record), comments)
+    record.parts[index] = part
+    head = render_title(record.source.title, record.review)
+    _edit(view, lambda: view.run_command(REPLACE_COMMAND, {"begin": start, "end": start + len(old.text),
+                                                           "text": part.text}))
+    _edit(view, lambda: view.run_command(REPLACE_COMMAND, {"begin": 0, "end": len(record.head), "text": head}))
+    record.head = head
+    _caret_to(view, line)
+
+
+def _edit(view: sublime.View, change: Callable[[], None]) -> None:
     view.set_read_only(False)
-    replace_text(view, shown.text)
+    change()
     view.set_read_only(True)
-    for key, spans, scope in ((INSERTED, shown.inserted, "markup.inserted"), (DELETED, shown.deleted, "markup.deleted"),
-                              (HEADERS, shown.headers, "markup.heading")):
-        view.add_regions(key, [sublime.Region(a, b) for a, b in spans], scope, "",
-                         sublime.RegionFlags.DRAW_NO_OUTLINE)
-    point = view.text_point(min(line, max(len(shown.targets) - 1, 0)), 0)
+
+
+def _caret_line(view: sublime.View) -> int:
+    selection = view.sel()
+    return view.rowcol(selection[0].b)[0] if len(selection) else 0
+
+
+def _caret_to(view: sublime.View, line: int) -> None:
+    last = view.rowcol(view.size())[0]
+    point = view.text_point(min(line, max(last - 1, 0)), 0)
+    selection = view.sel()
     selection.clear()
     selection.add(sublime.Region(point))
+
+
+class QwenReviewViewReplaceCommand(sublime_plugin.TextCommand):
+    """Internal: a range of the review view's own text replaced (one file's part, the first line)."""
+
+    def run(self, edit: sublime.Edit, begin: int, end: int, text: str) -> None:
+        self.view.replace(edit, sublime.Region(begin, end), text)
+
+    def is_visible(self) -> bool:
+        return False
 
 
 @threads.on_main
