@@ -9,13 +9,18 @@ the agent's doing or follows a running turn."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.sim.test_chat import WAIT, ChatRig
 from tests.sim.test_chat_agent_work import pending, request, shell_permission, wait_answers
 from tests.sim.test_headless_chat import use_scripted_agent
+from tests.sim.test_worktree_chats import worktree_path
+from tests.sim.test_worktree_review import LINES, agent_edits, open_panel, repo_rig  # noqa: F401  (a fixture)
 from tests.support.editor import PACKAGE, require_built, wait_for_package_threads
 from tests.support.headless import HeadlessSublime
 
@@ -200,3 +205,22 @@ def test_the_drivers_review_verbs_keep_undo_and_refuse(tmp_path: Path) -> None:
         assert editor.quit()["ok"]
     finally:
         editor.kill()
+
+
+@pytest.mark.skipif(shutil.which("git") is None or sys.platform == "win32", reason="needs git")
+@pytest.mark.usefixtures("repo_rig")  # the same rig, its folder a repository with b.txt committed
+def test_worktree_changes_offer_the_review_and_an_undone_hunk_changes_the_worktrees_file(rig: ChatRig) -> None:
+    changed = LINES.replace("line 2\n", "TWO\n").replace("line 18\n", "EIGHTEEN\n")
+    chat = agent_edits(rig, "hunks", {"b.txt": changed})
+    rig.host.user.run_command("qwen_worktree_changes", {"chat": chat.chat_id})
+    wait_for_package_threads(rig.host, "worktree")
+    open_panel(rig)
+    rig.host.user.choose_quick_panel("Review every hunk")
+    view = review_view(rig)
+    assert "== " in rig.editor.text(view) and "2 hunks pending" in rig.editor.text(view)
+    caret_on(rig, view, "+EIGHTEEN")
+    rig.host.user.press_key("u")
+    undo_settled(rig)
+    tree_file = worktree_path(rig, "hunks") / "b.txt"
+    assert tree_file.read_text() == LINES.replace("line 2\n", "TWO\n")
+    assert (rig.editor.workspace / "b.txt").read_text() == LINES  # the user's own file is not the worktree's

@@ -12,21 +12,26 @@ import sublime
 import sublime_plugin
 
 from ...core.review_hunks.review_text import NO_HUNK
+from ..settings import fallback_encoding
 from . import hunk_actions
-from .review_view import VIEW_LABEL, forget, is_review_view, open_review, review_of
+from .review_view import VIEW_LABEL, ReviewSource, forget, is_review_view, open_review, review_of
 from .turn_source import turn_source
+from .worktree_source import worktree_source
 
 ACTIONS = ("keep", "undo", "open", "keep_file", "undo_file", "keep_all", "undo_all", "next", "previous")
 
 
 class QwenReviewChangesCommand(sublime_plugin.WindowCommand):
     """Every hunk of the active chat's (or chat `chat`'s) last turn that
-    changed files (or `turn`'s, or the running turn's) in the review view."""
+    changed files (or `turn`'s, or the running turn's) in the review view;
+    with `worktree` (a worktree chat's folder), that worktree's changes."""
 
-    def run(self, chat: int | None = None, turn: int | None = None) -> None:
-        source = turn_source(self.window, chat, turn)
+    def run(self, chat: int | None = None, turn: int | None = None, worktree: str | None = None) -> None:
+        source: ReviewSource | None = (turn_source(self.window, chat, turn) if worktree is None
+                                       else worktree_source(self.window, worktree, fallback_encoding()))
         if source is None:
-            self.window.status_message("Qwen Code: no turn of the chat changed files")
+            self.window.status_message("Qwen Code: no turn of the chat changed files" if worktree is None
+                                       else "Qwen Code: no chat of this window works in that worktree")
             return
         open_review(self.window, source, by_user=True)
 
