@@ -7,7 +7,8 @@ Prints one JSON line:
 
 - "open_ms": Review opened → every hunk shown (the changes diffed on a
   thread of ours, the view's text and scopes set on the main thread).
-- "open_main_ms": the part of it on the main thread.
+- "open_main_ms": the part of it on the main thread (after a first review
+  of one file, so the editor's listeners have imported what they use).
 - "keep_p99_ms" / "undo_p99_ms" (and p50): the main-thread time of a Keep
   (the hunk kept, the view drawn again) and of an Undo (its dispatch, then
   the view drawn again once the file is written), one hunk of each file.
@@ -35,11 +36,11 @@ WAIT = 120.0
 class BenchSource:
     """A set of changes as a source gives them (no chat: the view's own cost)."""
 
-    key = ("bench",)
     title = "bench"
 
     def __init__(self, changes: list[Any]) -> None:
         self._changes = changes
+        self.key = ("bench", len(changes))
 
     def changes(self) -> list[Any]:
         return self._changes
@@ -80,11 +81,14 @@ def main(workdir: Path) -> dict[str, Any]:
             path = folder / f"file{number}.py"
             path.write_text(now)
             changes.append(review.ChangedFile(str(path), before, now))
+        window = host.window
+        warm: list[Any] = []  # a first review of one file: the listeners' first-use imports are not the view's cost
+        host.run_on_main(lambda: views.open_review(window, BenchSource(changes[:1]), True, warm.append))
+        host.wait_for(lambda: warm, timeout=WAIT)
         main_ms: list[float] = []
         timed(views, "open_review", main_ms)
         timed(views, "_shown", main_ms)
         shown: list[Any] = []
-        window = host.window
         start = time.perf_counter()
         host.run_on_main(lambda: views.open_review(window, BenchSource(changes), True, shown.append))
         record = host.wait_for(lambda: shown and shown[0], timeout=WAIT)

@@ -21,7 +21,7 @@ from tests.sim.test_chat_agent_work import pending, request, shell_permission, w
 from tests.sim.test_headless_chat import use_scripted_agent
 from tests.sim.test_worktree_chats import worktree_path
 from tests.sim.test_worktree_review import LINES, agent_edits, open_panel, repo_rig  # noqa: F401  (a fixture)
-from tests.support.editor import PACKAGE, require_built, wait_for_package_threads
+from tests.support.editor import PACKAGE, open_editor, require_built, wait_for_package_threads
 from tests.support.headless import HeadlessSublime
 
 BEFORE = "".join(f"line {n}\n" for n in range(1, 21))
@@ -224,3 +224,27 @@ def test_worktree_changes_offer_the_review_and_an_undone_hunk_changes_the_worktr
     tree_file = worktree_path(rig, "hunks") / "b.txt"
     assert tree_file.read_text() == LINES.replace("line 2\n", "TWO\n")
     assert (rig.editor.workspace / "b.txt").read_text() == LINES  # the user's own file is not the worktree's
+
+
+def test_a_proposals_hunk_is_undone_in_the_proposal_never_in_the_file(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    with open_editor(tmp_path, monkeypatch) as editor:
+        path = editor.file("a.txt", BEFORE)
+        cli = editor.cli()
+        original, proposed = editor.propose(cli, path, AFTER)
+        editor.host.user.focus(proposed)
+        editor.host.user.run_command("qwen_review_changes")  # from a review's tab: its proposal's hunks
+        record = editor.host.wait_for(lambda: next(iter(views_module()._open.values()), None), timeout=WAIT)
+        view = record.view
+        editor.host.wait_for(lambda: "@@" in editor.text(view), timeout=WAIT)
+        assert editor.host.run_on_main(lambda: view.name()) == "Review: proposal for a.txt"
+        point = editor.text(view).index("+THREE")
+        editor.host.user.click(view, point)
+        editor.host.user.press_key("u")
+        wait_for_package_threads(editor.host, "review undo")
+        editor.host.wait_idle()
+        assert editor.text(proposed) == FIRST_UNDONE  # the proposal lost that hunk
+        assert path.read_text() == BEFORE and editor.text(original) == BEFORE  # the file is the review's to write
+        assert cli.quiet()  # nothing accepted: the proposal tab was not saved
+        editor.host.user.click_annotation(proposed, "accept")
+        assert cli.next_notification()["params"]["content"] == FIRST_UNDONE

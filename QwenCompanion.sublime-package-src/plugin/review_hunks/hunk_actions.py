@@ -19,7 +19,6 @@ from ...core.chat.requests.agent_files import Refused, decode, encode, read_byte
 from ...core.files.user_files import replace_bytes
 from ...core.review_hunks.review import Stale
 from ..background import in_background
-from ..chat.requests.view_writes import undo_in_view
 from ..editor import view_text
 from ..placement import code_group
 from ..settings import fallback_encoding
@@ -96,15 +95,16 @@ def undo(record: OpenReview, file_index: int, hunk: int | None, done: Done | Non
     def new_text(actual: str) -> str:
         return review_file.undo_all_text(actual) if hunk is None else review_file.undo_text(hunk, actual)
 
-    view = window.find_open_file(path)
+    view = record.source.view_of(window, path)
     if view is not None and not view.is_loading():
-        _undo_in_view(view, new_text, finish)
+        _undo_in_view(view, new_text, record.source.write_view, finish)
     else:
         encoding = fallback_encoding()
         in_background(lambda: _undo_on_disk(path, new_text, encoding, finish), UNDO_THREAD)
 
 
-def _undo_in_view(view: sublime.View, new_text: Callable[[str], str], finish: Done) -> None:
+def _undo_in_view(view: sublime.View, new_text: Callable[[str], str],
+                  write: Callable[[sublime.View, str, str], str | None], finish: Done) -> None:
     read = view_text(view)
 
     def work() -> None:
@@ -114,7 +114,7 @@ def _undo_in_view(view: sublime.View, new_text: Callable[[str], str], finish: Do
             why_not = str(error)
             sublime.set_timeout(lambda: finish(why_not))
             return
-        sublime.set_timeout(lambda: finish(undo_in_view(view, text, read) if view.is_valid() else "its view closed"))
+        sublime.set_timeout(lambda: finish(write(view, text, read) if view.is_valid() else "its view closed"))
 
     in_background(work, UNDO_THREAD)
 

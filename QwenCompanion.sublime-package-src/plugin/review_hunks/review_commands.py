@@ -14,6 +14,7 @@ import sublime_plugin
 from ...core.review_hunks.review_text import NO_HUNK
 from ..settings import fallback_encoding
 from . import hunk_actions
+from .proposal_source import proposal_source
 from .review_view import VIEW_LABEL, ReviewSource, forget, is_review_view, open_review, review_of
 from .turn_source import turn_source
 from .worktree_source import worktree_source
@@ -24,11 +25,13 @@ ACTIONS = ("keep", "undo", "open", "keep_file", "undo_file", "keep_all", "undo_a
 class QwenReviewChangesCommand(sublime_plugin.WindowCommand):
     """Every hunk of the active chat's (or chat `chat`'s) last turn that
     changed files (or `turn`'s, or the running turn's) in the review view;
-    with `worktree` (a worktree chat's folder), that worktree's changes."""
+    with `worktree` (a worktree chat's folder), that worktree's changes;
+    run from a review's tab (a proposal), that proposal's hunks."""
 
     def run(self, chat: int | None = None, turn: int | None = None, worktree: str | None = None) -> None:
-        source: ReviewSource | None = (turn_source(self.window, chat, turn) if worktree is None
-                                       else worktree_source(self.window, worktree, fallback_encoding()))
+        proposal = proposal_source(self.window.active_view()) if chat is None and turn is None else None
+        source: ReviewSource | None = (worktree_source(self.window, worktree, fallback_encoding()) if worktree
+                                       else proposal or turn_source(self.window, chat, turn))
         if source is None:
             self.window.status_message("Qwen Code: no turn of the chat changed files" if worktree is None
                                        else "Qwen Code: no chat of this window works in that worktree")

@@ -55,6 +55,10 @@ class ReviewSource(Protocol):
     def settled(self, window: sublime.Window, path: str, state: str) -> None: ...
     def keep_whole(self, window: sublime.Window, path: str | None) -> None: ...
     def undo_whole(self, window: sublime.Window, path: str | None) -> None: ...
+    def view_of(self, window: sublime.Window, path: str) -> sublime.View | None:
+        """The view an undo of `path` goes into; None: the file on disk."""
+    def write_view(self, view: sublime.View, text: str, read: str) -> str | None:
+        """An undo's text into that view while it holds `read`: None when done, else why not."""
 
 
 @dataclass

@@ -17,10 +17,11 @@ from ...core.review_hunks.review_text import Comment
 from ..chat.chats import chats
 from ..chat.comments.comment_marks import book
 from ..chat.history import turn_review
+from .file_views import FileViews
 
 
 @dataclass
-class TurnSource:
+class TurnSource(FileViews):
     turns: TurnChanges
     chat_id: int
     turn: int

@@ -18,10 +18,11 @@ from ...core.worktrees.worktree_changes import bases, changes, is_binary, worktr
 from ...core.worktrees.worktrees import Worktree
 from ..chat.chats import chats
 from ..chat.worktrees import worktree_review
+from .file_views import FileViews
 
 
 @dataclass
-class WorktreeSource:
+class WorktreeSource(FileViews):
     worktree: Worktree
     encoding: str  # the fallback encoding, read on the main thread
 
