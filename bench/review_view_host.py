@@ -60,6 +60,9 @@ class BenchSource:
     def undo_whole(self, *_: Any) -> None:
         return None
 
+    def view_of(self, *_: Any) -> None:
+        return None  # not open: an undo writes the file on disk
+
 
 def main(workdir: Path) -> dict[str, Any]:
     host = SimulatedHost(workdir / "Packages", check_threads=False)
