@@ -239,12 +239,20 @@ def refresh_soon(record: OpenReview) -> None:
 
 @threads.on_main
 def refresh(record: OpenReview) -> None:
-    """The source's changes again: a file given as before is not diffed again;
-    what was kept or undone stays so."""
+    """The source's changes again, diffed on a thread of ours: a file given as
+    before is not diffed again; what was kept or undone stays so."""
     record.refresh_due = False
-    if record.view.is_valid():
-        record.review = record.review.refreshed(record.source.changes())
-        show(record)
+    if not record.view.is_valid():
+        return
+    earlier = record.review
+    display = _display(record)
+
+    def read() -> None:
+        review = earlier.refreshed(record.source.changes())
+        parts = render_parts(review, display, record.source.comments())
+        sublime.set_timeout(lambda: _shown(record, review, parts, None))
+
+    in_background(read, READ_THREAD)
 
 
 @threads.on_main
