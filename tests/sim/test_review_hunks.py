@@ -82,6 +82,15 @@ def test_the_review_opens_in_the_code_group_with_the_turns_hunks_scoped(rig: Cha
     assert rig.host.run_on_main(lambda: view.is_read_only())
     placement = sys.modules[f"{PACKAGE}.plugin.placement"]
     assert rig.host.run_on_main(lambda: placement.is_package_view(view))
+    # Enter opens the file at the hunk's change, in the code's group
+    caret_on(rig, view, "+SEVENTEEN")
+    assert rig.host.user.press_key("enter").command == "qwen_review_hunk"
+    rig.host.wait_idle()
+    assert rig.host.run_on_main(lambda: window.active_view()) == code
+    assert rig.host.run_on_main(lambda: code.rowcol(code.sel()[0].b)) == (16, 0)
+    # the review's letters are bound in review views only: elsewhere they type
+    rig.host.user.click(code, 0)
+    assert rig.host.user.press_key("k") is None and rig.editor.text(code).startswith("kline 1")
 
 
 def test_u_undoes_the_hunk_under_the_caret_alone_as_one_undo_step_and_saves_a_clean_file(rig: ChatRig) -> None:
