@@ -35,9 +35,18 @@ def _told(window: sublime.Window | None, path: str, why_not: str | None) -> None
         window.status_message(f"Qwen Code: not undone: {path}: {why_not}")
 
 
+def _waits_for_undo(record: OpenReview) -> bool:
+    """An undo is on its way: the hunks' numbers must not change under it."""
+    if record.busy:
+        sublime.status_message("Qwen Code: an undo is on its way; try again once it is done")
+    return record.busy
+
+
 @threads.on_main
 def keep(record: OpenReview, file_index: int, hunk: int | None) -> None:
     """Keep hunk `hunk` of the file (None: all of the file's)."""
+    if _waits_for_undo(record):
+        return
     review_file = record.review.files[file_index]
     window = record.window()
     if review_file.whole_only and window is not None:
@@ -52,6 +61,8 @@ def keep(record: OpenReview, file_index: int, hunk: int | None) -> None:
 
 @threads.on_main
 def keep_all(record: OpenReview) -> None:
+    if _waits_for_undo(record):
+        return
     window = record.window()
     for review_file in record.review.files:
         review_file.keep_all()
@@ -82,7 +93,7 @@ def undo(record: OpenReview, file_index: int, hunk: int | None, done: Done | Non
         if done is not None:
             done(why_not)
 
-    if record.busy or window is None:
+    if _waits_for_undo(record) or window is None:
         if done is not None:
             done("another undo is on its way")
         return

@@ -240,9 +240,13 @@ def refresh_soon(record: OpenReview) -> None:
 @threads.on_main
 def refresh(record: OpenReview) -> None:
     """The source's changes again, diffed on a thread of ours: a file given as
-    before is not diffed again; what was kept or undone stays so."""
+    before is not diffed again; what was kept or undone stays so. Put off
+    while an undo is on its way (its hunk's number must stay true)."""
     record.refresh_due = False
     if not record.view.is_valid():
+        return
+    if record.busy:
+        sublime.set_timeout(lambda: refresh_soon(record), 100)
         return
     earlier = record.review
     display = _display(record)
