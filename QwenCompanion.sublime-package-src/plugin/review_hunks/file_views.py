@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sublime
 
-from ..chat.requests.view_writes import undo_in_view
+from ..view_writes import undo_in_view
 
 
 class FileViews:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import sublime
 
 from ...core import threads
-from ...core.chat.requests.agent_files import Refused, decode, encode, read_bytes
+from ...core.files.agent_files import Refused, decode, encode, read_bytes
 from ...core.files.user_files import replace_bytes
 from ...core.review_hunks.review import Stale
 from ..background import in_background

@@ -14,9 +14,9 @@ import sublime
 from ...core.chat.history.turn_changes import OUTSIDE, REVERTED, TurnChanges
 from ...core.review_hunks.review import UNDONE, ChangedFile
 from ...core.review_hunks.review_text import Comment
-from ..chat.chats import chats
 from ..chat.comments.comment_marks import book
 from ..chat.history import turn_review
+from ..chat.window_chats import chats
 from .file_views import FileViews
 
 

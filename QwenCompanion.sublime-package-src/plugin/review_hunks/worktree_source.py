@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import sublime
 
-from ...core.chat.requests.agent_files import Refused, decode, read_bytes
+from ...core.files.agent_files import Refused, decode, read_bytes
 from ...core.review_hunks.review import KEPT, ChangedFile
 from ...core.review_hunks.review_text import Comment
 from ...core.worktrees.worktree_changes import bases, changes, is_binary, worktree_file
 from ...core.worktrees.worktrees import Worktree
-from ..chat.chats import chats
+from ..chat.window_chats import chats
 from ..chat.worktrees import worktree_review
 from .file_views import FileViews
 
