@@ -112,6 +112,8 @@ from .plugin.companion.terminal import (
 from .plugin.diagnose_command import QwenDiagnoseConnectionCommand, QwenReplaceReportCommand
 from .plugin.editor import QwenChatReplaceBufferCommand
 from .plugin.placement import PlacementListener
+from .plugin.review_hunks.review_commands import QwenReviewChangesCommand, QwenReviewHunkCommand, ReviewViewListener
+from .plugin.review_hunks.review_view import QwenReviewViewReplaceCommand
 from .plugin.reviews.review_commands import (
     QwenAcceptDiffCommand,
     QwenRejectDiffCommand,
@@ -193,9 +195,12 @@ __all__ = [
     "QwenRejectDiffCommand",
     "QwenReplaceReportCommand",
     "QwenRestartServerCommand",
+    "QwenReviewChangesCommand",
     "QwenReviewFillCommand",
+    "QwenReviewHunkCommand",
     "QwenReviewListener",
     "QwenReviewSendCommand",
+    "QwenReviewViewReplaceCommand",
     "QwenSendSelectionToTerminalCommand",
     "QwenServeStopCommand",
     "QwenShowLogCommand",
@@ -208,6 +213,7 @@ __all__ = [
     "QwenWorktreeChangesCommand",
     "QwenWorktreeDiscardCommand",
     "QwenWorktreesCommand",
+    "ReviewViewListener",
     "SuggestionListener",
     "TurnReferenceListener",
     "plugin_loaded",

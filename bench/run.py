@@ -97,10 +97,10 @@ WAIT = 60.0
 # What --only can pick, in the order a full run measures them.
 PARTS = ("listener", "context", "round-trips", "diff", "fanout", "startup", "memory", "chat", "ide-tools", "actions",
          "hostile", "turn-changes", "chats", "rewind", "comments", "queue", "work-in-sight", "worktrees", "history",
-         "serve")
+         "review-view", "serve")
 # The parts measured with no peer (ours alone).
 SOLO_PARTS = {"ide-tools", "actions", "hostile", "turn-changes", "chats", "rewind", "comments", "queue", "work-in-sight", "worktrees",
-              "history", "serve"}
+              "history", "review-view", "serve"}
 # The parts measured against the MCP peer, in one run of both servers.
 COMPANION_PARTS = set(PARTS) - {"chat"} - SOLO_PARTS
 

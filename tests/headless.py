@@ -47,6 +47,7 @@ import sys
 import threading
 import urllib.parse
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -919,6 +920,82 @@ def do_turn_keep(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return _turn_command(driver, action, "qwen_turn_keep")
 
 
+def _review_module(name: str) -> Any:
+    return sys.modules[f"{PACKAGE}.plugin.review_hunks.{name}"]
+
+
+def _review_listing(record: Any) -> dict[str, Any]:
+    """An open review's files and their pending hunks (`hunk`: the index hunk_keep and hunk_undo take)."""
+    return {"view": record.view.id(), "title": record.source.title, "pending": record.review.pending_hunks,
+            "files": [{"path": f.path, "kind": f.kind, "added": f.added, "removed": f.removed, "kept": f.kept,
+                       "undone": f.undone, "state": f.state,
+                       "hunks": [{"hunk": i, "line": h.first_changed_line + 1, "added": h.added, "removed": h.removed}
+                                 for i, h in enumerate(f.hunks)]}
+                      for f in record.review.files]}
+
+
+def do_review_open(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """The review view of a chat's turn (default: the running turn once it wrote, else the last that
+    changed files), opened as the agent's doing (the keys stay where they are); its hunks once shown."""
+    window = _chat_window(driver, action)
+    chat_id = _chat_id(driver, action)
+
+    def open_it() -> Any:
+        source = _review_module("turn_source").turn_source(window, chat_id, action.get("turn"))
+        if source is None:
+            raise ValueError("no turn of the chat changed files")
+        return _review_module("review_view").open_review(window, source, by_user=False)
+
+    record = driver.host.run_on_main(open_it)
+    wait_for_package_threads(driver.host, "review read")
+    driver.host.wait_idle()
+    return driver.host.run_on_main(lambda: _review_listing(record))  # type: ignore[no-any-return]
+
+
+def _hunk_of(driver: Driver, action: dict[str, Any]) -> tuple[Any, int, int]:
+    """(the open review showing `path`, the file's index, the hunk `hunk` or the one holding `line`)."""
+    path = str(Path(action["path"]).resolve())
+
+    def find() -> tuple[Any, int, int]:
+        records = [r for r in _review_module("review_view")._open.values() if r.view.is_valid() and r.review.file(path)]
+        if not records:
+            raise LookupError(f"no open review shows {action['path']}")
+        record = records[-1]
+        index = next(i for i, f in enumerate(record.review.files) if f.path == path)
+        hunks = record.review.files[index].hunks
+        if action.get("line") is not None:
+            line = int(action["line"])
+            hunk = next((i for i, h in enumerate(hunks) if h.new_start < line <= h.new_start + len(h.new_lines)), -1)
+        else:
+            hunk = int(action.get("hunk", 0))
+        if not 0 <= hunk < len(hunks):
+            raise ValueError(f"{action['path']} has no such pending hunk ({len(hunks)} pending)")
+        return record, index, hunk
+
+    return driver.host.run_on_main(find)  # type: ignore[no-any-return]
+
+
+def do_hunk_keep(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Keep a hunk of an open review: `path` and `hunk` (its index) or `line` (1-based, of the file now)."""
+    record, index, hunk = _hunk_of(driver, action)
+    driver.host.run_on_main(lambda: _review_module("hunk_actions").keep(record, index, hunk))
+    driver.host.wait_idle()
+    return driver.host.run_on_main(lambda: _review_listing(record))  # type: ignore[no-any-return]
+
+
+def do_hunk_undo(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Undo a hunk of an open review (as hunk_keep names it) through the write path; refused
+    (`ok: false`, with the reason) when its lines changed since."""
+    record, index, hunk = _hunk_of(driver, action)
+    outcome: Future[str | None] = Future()
+    driver.host.run_on_main(lambda: _review_module("hunk_actions").undo(record, index, hunk, outcome.set_result))
+    why_not = outcome.result(timeout=WAIT)
+    driver.host.wait_idle()
+    if why_not is not None:
+        raise ValueError(f"not undone: {why_not}")
+    return driver.host.run_on_main(lambda: _review_listing(record))  # type: ignore[no-any-return]
+
+
 def do_choose(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Pick item `index` of the open quick panel (waits for one to open)."""
     driver.host.wait_for(lambda: [q for q in driver.host.quick_panels if not q.done], timeout=WAIT)
@@ -1093,6 +1170,9 @@ ACTIONS: dict[str, Action] = {
     "reference": do_reference,  # {path}
     "turn_undo": do_turn_undo,  # {chat?, turn?, path?}
     "turn_keep": do_turn_keep,  # {chat?, turn?, path?}
+    "review_open": do_review_open,  # {chat?, turn?} -> {view, title, pending, files: [{path, kind, hunks: [{hunk, line, added, removed}], …}]}
+    "hunk_keep": do_hunk_keep,  # {path, hunk? | line?} -> as review_open
+    "hunk_undo": do_hunk_undo,  # {path, hunk? | line?} -> as review_open; refused when its lines changed since
     "choose": do_choose,  # {index}: the open quick panel's item
     "input": do_input,  # {text}: the command palette's input for a command
     "elicitation": do_elicitation,  # {values | decline | cancel, window?}: answers the waiting form

@@ -68,3 +68,18 @@ def write_merged(view: sublime.View, text: str, merged_from: str) -> str:
     replace_text(view, lf_line_breaks(text))
     view.run_command("save")
     return view_text(view)
+
+
+@threads.on_main
+def undo_in_view(view: sublime.View, text: str, read: str) -> str | None:
+    """A review's undo of a hunk (or of a file's hunks) in an open buffer, as one
+    undo step, only while the buffer still holds `read` (the text the undo
+    was made from): None when done, else why not. Saved only when the buffer
+    was clean: unsaved edits are the user's, and so is their save."""
+    if view_text(view) != read:
+        return "changed while it was undone (typed since); nothing was changed"
+    clean = not view.is_dirty()
+    replace_text(view, text)
+    if clean:
+        view.run_command("save")
+    return None

@@ -29,6 +29,7 @@ from .companion.companions import companions
 from .companion.context_listener import tracker
 from .companion.review_hooks import check_orphans_soon
 from .log import apply_level
+from .review_hunks.review_view import is_review_view as is_hunk_review_view
 from .reviews.review_tabs import reviews
 
 
@@ -54,6 +55,7 @@ def _hooks() -> list[tuple[list[Any], Callable[..., Any]]]:
         (placement.package_view_recognisers, reviews.is_review_view),
         (placement.package_view_recognisers, is_aside_view),
         (placement.package_view_recognisers, is_status_panel),
+        (placement.package_view_recognisers, is_hunk_review_view),
     ]
 
 

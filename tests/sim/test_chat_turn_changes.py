@@ -100,7 +100,7 @@ def test_the_turns_end_line_opens_its_list_by_its_link_or_enter(rig: ChatRig) ->
     rig.host.wait_for(lambda: len(rig.host.app.view(transcript.id()).phantoms) == 2, timeout=WAIT)
     rig.host.user.click_phantom(transcript, "turn_changes:1")  # the first turn's, not the last's
     panel = rig.host.wait_for(lambda: open_panels(rig), timeout=WAIT)[-1]
-    assert panel.placeholder == "Qwen Code: turn 1's changes" and len(panel.items) == 3
+    assert panel.placeholder == "Qwen Code: turn 1's changes" and len(panel.items) == 4
     rig.host.user.cancel_quick_panel()
     rig.host.wait_for(lambda: not open_panels(rig), timeout=WAIT)
     # Enter elsewhere in the transcript does nothing; on a turn's line, it opens that turn's list.
@@ -141,7 +141,7 @@ def test_a_turn_that_ends_behind_another_chat_is_linked_and_listed_in_its_own_ch
     rig.host.wait_for(lambda: len(rig.host.app.view(transcript.id()).phantoms) == 1, timeout=WAIT)
     rig.host.user.click_phantom(transcript, "turn_changes:1")
     panel = rig.host.wait_for(lambda: open_panels(rig), timeout=WAIT)[-1]
-    assert panel.placeholder == "Qwen Code: turn 1's changes" and len(panel.items) == 3
+    assert panel.placeholder == "Qwen Code: turn 1's changes" and len(panel.items) == 4
     rig.host.user.choose_quick_panel("Undo Turn")
     wait_for_package_threads(rig.host, "turn undo")
     rig.host.wait_for(lambda: changed.read_text() == "a\n", timeout=WAIT)

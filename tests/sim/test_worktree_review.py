@@ -102,7 +102,8 @@ def test_worktree_changes_lists_them_and_opens_a_file_with_its_base_as_reference
     panel = open_panel(rig)
     assert [list(item) for item in panel.items] == [
         ["b.txt", "+1 −1 · modified"], ["new.txt", "+1 −0 · added"],
-        ["Apply to My Files", "merge every change into your files (conflicts per the settings)"]]
+        ["Apply to My Files", "merge every change into your files (conflicts per the settings)"],
+        ["Review every hunk", "the worktree's hunks in one view: keep or undo each"]]
     rig.host.user.choose_quick_panel(0)
     assert str(open_panel(rig).items[0]) == "Open with its base as reference"
     rig.host.user.choose_quick_panel(0)

@@ -32,6 +32,9 @@ OWN_FILES = {
     ("plugin/chat/comments/comment_commands.py", "replace_text"):
         "the chat's composer, a view of the package's own (Send Review takes its text)",
     ("plugin/chat/history/export_commands.py", "replace_text"): "the new scratch tab an export to a tab opens",
+    ("plugin/review_hunks/review_view.py", "replace_text"): "the review view of every hunk, a scratch tab of the package's own",
+    ("plugin/review_hunks/proposal_source.py", "replace_text"):
+        "a review's proposal tab, the package's own (a hunk undone in the proposal, never saved)",
     ("plugin/chat/window_chats.py", "replace_text"): "the chat's composer: a prompt the agent could not take given back",
     ("core/chat/history/search_index.py", "fdopen"): "Search in Conversations' index in the package's cache folder (0600)",
     ("plugin/chat/offers/asides.py", "replace_text"): "a chat's Aside tab, a scratch tab of the package's own",

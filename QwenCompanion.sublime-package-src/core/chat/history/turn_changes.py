@@ -21,6 +21,7 @@ import difflib
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ... import threads
@@ -143,6 +144,7 @@ class TurnChanges:
         self._read: dict[str, tuple[bytes, str]] = {}  # the running turn's reads: path -> (fingerprint, fallback)
         self._budget = budget
         self._files_per_turn = files_per_turn
+        self.write_listeners: list[Callable[[str], None]] = []  # told of each write that landed (the writer's thread)
 
     @property
     def current(self) -> int:
@@ -170,6 +172,11 @@ class TurnChanges:
 
     def wrote(self, path: str, text: str) -> None:
         """The agent's write of `path` landed; `text` is what it now holds."""
+        self._record_write(path, text)
+        for listener in list(self.write_listeners):
+            listener(path)
+
+    def _record_write(self, path: str, text: str) -> None:
         with self._lock:
             change = self._turns.get(self._current, {}).get(path)
             if change is None:

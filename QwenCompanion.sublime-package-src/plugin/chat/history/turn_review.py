@@ -354,15 +354,18 @@ class QwenTurnChangesCommand(sublime_plugin.WindowCommand):
         # The files come first and Undo Turn last: the pre-selected item (Enter,
         # Enter) never restores every file.
         items = [[display(file.path), _counts_label(file)] for file in files]
-        items += [["Keep All", "keep every change of the turn"],
+        items += [["Review every hunk", "the turn's hunks in one view: keep or undo each"],
+                  ["Keep All", "keep every change of the turn"],
                   ["Undo Turn", "every file back to its text before the turn"]]
 
         def chosen_item(index: int) -> None:
             if 0 <= index < len(files):
                 self._file(chosen, files[index], chat)
-            elif index == len(files):
-                keep(self.window, chosen, chat_id=chat)
+            elif index == len(files):  # the review view (plugin/review_hunks), by its command's name
+                self.window.run_command("qwen_review_changes", {"turn": chosen, "chat": chat})
             elif index == len(files) + 1:
+                keep(self.window, chosen, chat_id=chat)
+            elif index == len(files) + 2:
                 undo(self.window, chosen, chat_id=chat)
 
         self.window.show_quick_panel(items, chosen_item, placeholder=f"Qwen Code: turn {chosen}'s changes")

@@ -88,9 +88,12 @@ def _panel(window: sublime.Window, worktree: Worktree, files: list[ChangedFile])
         return
     items = [[file.path, _label(worktree, file)] for file in files]
     items.append(["Apply to My Files", "merge every change into your files (conflicts per the settings)"])
+    items.append(["Review every hunk", "the worktree's hunks in one view: keep or undo each"])
 
     def chosen(index: int) -> None:
-        if 0 <= index < len(files):
+        if index == len(files) + 1:  # the review view (plugin/review_hunks), by its command's name
+            window.run_command("qwen_review_changes", {"worktree": worktree.path})
+        elif 0 <= index < len(files):
             file = files[index]
             # Shown once the first panel has closed (Sublime closes it after this callback), as the user's doing.
             then = contextvars.copy_context()

@@ -1,0 +1,164 @@
+"""A review of a set of changed files: each file's pending hunks, and what
+was kept or undone of it. Pure: the caller reads the texts (on a thread of
+its own) and writes what an undo gives through the write path.
+
+A file's hunks are always the diff of two texts: `base`, what it is
+compared with (its text before, with every kept hunk taken in), and
+`expected`, the text the changes were made to (with every undone hunk
+reversed). Keeping or undoing a hunk changes one of them and the hunks are
+made again, so the others' line numbers stay true. A binary file, or one of
+more than `LARGE_FILE_BYTES`, shows a summary line and is kept or undone
+whole. A review holds at most `MAX_HUNKS` hunks; the files past that are
+listed with their summary only."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .hunks import Hunk, Stale, diff_hunks, keep_hunk, undo_hunk
+
+PENDING, KEPT, UNDONE = "pending", "kept", "undone"
+TEXT, BINARY, LARGE, UNLISTED = "text", "binary", "large", "unlisted"
+LARGE_FILE_BYTES = 8 * 1024 * 1024
+MAX_HUNKS = 10_000
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    """One file of a set of changes, as its source read it."""
+
+    path: str
+    before: str | None  # its text before the changes; None: there was no such file
+    now: str | None  # its text now; None: it was removed
+    binary: bool = False  # either side is not text: kept or undone whole
+    size: int = 0  # bytes of its larger side
+
+
+@dataclass
+class ReviewFile:
+    path: str
+    kind: str
+    base: str
+    expected: str
+    existed: bool  # the file was there before the changes (its undo removes it otherwise)
+    source: tuple[str, str] = ("", "")  # (before, now) as the source gave them
+    hunks: list[Hunk] = field(default_factory=list)  # pending
+    kept: int = 0
+    undone: int = 0
+    state: str = PENDING  # of the whole file, for the kinds kept or undone whole
+    added: int = 0
+    removed: int = 0
+
+    @property
+    def whole_only(self) -> bool:
+        return self.kind != TEXT
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.hunks) if not self.whole_only else self.state == PENDING
+
+    def rediff(self, limit: int | None) -> None:
+        if self.whole_only:
+            return
+        self.hunks = diff_hunks(self.base, self.expected, limit=limit)
+
+    def keep(self, index: int) -> None:
+        hunk = self.hunks[index]
+        self.base = keep_hunk(self.base, hunk)
+        self.kept += 1
+        self.rediff(None)
+
+    def undo_text(self, index: int, actual: str) -> str:
+        """What the file holds once hunk `index` alone is reversed in `actual`
+        (its text now); `Stale` when the user changed its lines since."""
+        return undo_hunk(actual, self.expected, self.hunks[index])
+
+    def undone_hunk(self, index: int) -> None:
+        """The write of `undo_text` landed."""
+        self.expected = undo_hunk(self.expected, self.expected, self.hunks[index])
+        self.undone += 1
+        self.rediff(None)
+
+    def undo_all_text(self, actual: str) -> str:
+        """`actual` with every pending hunk reversed (the lowest first, so the
+        others' lines stay where they were); `Stale` when any changed since."""
+        text, expected = actual, self.expected
+        for hunk in reversed(self.hunks):
+            text = undo_hunk(text, expected, hunk)
+            expected = undo_hunk(expected, expected, hunk)
+        return text
+
+    def keep_all(self) -> None:
+        if self.whole_only:
+            self.state = KEPT
+            return
+        self.kept += len(self.hunks)
+        self.base = self.expected
+        self.hunks = []
+
+    def undone_all(self) -> None:
+        if self.whole_only:
+            self.state = UNDONE
+            return
+        self.undone += len(self.hunks)
+        self.expected = self.base
+        self.hunks = []
+
+
+def _counts(hunks: list[Hunk]) -> tuple[int, int]:
+    return sum(h.added for h in hunks), sum(h.removed for h in hunks)
+
+
+class Review:
+    """The files of one set of changes, in the order given."""
+
+    def __init__(self, changes: Sequence[ChangedFile] = (), max_hunks: int = MAX_HUNKS) -> None:
+        self.files: list[ReviewFile] = []
+        self.unlisted_hunks = False
+        if changes:
+            made = Review().refreshed(list(changes), max_hunks)
+            self.files, self.unlisted_hunks = made.files, made.unlisted_hunks
+
+    def file(self, path: str) -> ReviewFile | None:
+        return next((each for each in self.files if each.path == path), None)
+
+    @property
+    def pending_hunks(self) -> int:
+        return sum(len(each.hunks) for each in self.files)
+
+    def refreshed(self, changes: Sequence[ChangedFile], max_hunks: int = MAX_HUNKS) -> Review:
+        """The review of `changes` (the source changed its files again, e.g. a
+        running turn wrote more): a file the source gives as before is the
+        same file (what was kept or undone of it stays, nothing is diffed
+        again); a file whose text now changed keeps what was kept of it."""
+        fresh = Review([], max_hunks)
+        room = max_hunks
+        for change in changes:
+            earlier = self.file(change.path)
+            review_file = _review_file(change)
+            if earlier is not None and earlier.source == review_file.source and earlier.kind == review_file.kind:
+                review_file = earlier
+            elif review_file.kind == TEXT:
+                if earlier is not None and earlier.kind == TEXT and earlier.source[0] == review_file.source[0]:
+                    review_file.base, review_file.kept, review_file.undone = earlier.base, earlier.kept, earlier.undone
+                review_file.rediff(room + 1 if room > 0 else 1)
+                review_file.added, review_file.removed = _counts(review_file.hunks)
+            if len(review_file.hunks) > room:
+                fresh.unlisted_hunks = True
+                review_file.kind, review_file.hunks = UNLISTED, []
+            room -= len(review_file.hunks)
+            fresh.files.append(review_file)
+        return fresh
+
+
+def _review_file(change: ChangedFile) -> ReviewFile:
+    before, now = change.before or "", change.now or ""
+    kind = BINARY if change.binary else LARGE if change.size > LARGE_FILE_BYTES else TEXT
+    if kind != TEXT:
+        before = now = ""  # not held: kept or undone whole, by its source
+    return ReviewFile(change.path, kind, before, now, existed=change.before is not None, source=(before, now))
+
+
+__all__ = ["BINARY", "KEPT", "LARGE", "PENDING", "TEXT", "UNDONE", "UNLISTED", "ChangedFile", "Review",
+           "ReviewFile", "Stale"]

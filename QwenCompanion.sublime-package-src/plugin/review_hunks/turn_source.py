@@ -1,0 +1,88 @@
+"""A chat's turn as a set of changes for the review view: each file's text
+before the turn (its checkpoint) and the text the agent's last write left;
+told of each write of the turn as it lands, so the view follows a running
+turn. A file kept or undone whole goes through Turn Changes' own Keep and
+Undo (reference documents, byte-exact restores)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import sublime
+
+from ...core.chat.history.turn_changes import OUTSIDE, REVERTED, TurnChanges
+from ...core.review_hunks.review import UNDONE, ChangedFile
+from ...core.review_hunks.review_text import Comment
+from ..chat.comments.comment_marks import book
+from ..chat.history import turn_review
+from ..chat.window_chats import chats
+from .file_views import FileViews
+
+
+@dataclass
+class TurnSource(FileViews):
+    turns: TurnChanges
+    chat_id: int
+    turn: int
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return ("turn", self.chat_id, self.turn)
+
+    @property
+    def title(self) -> str:
+        return f"turn {self.turn}"
+
+    def changes(self) -> list[ChangedFile]:
+        """The turn's files with both texts kept (a file changed by a command,
+        or past the checkpoints' budget, has no text before: Turn Changes lists it)."""
+        found = []
+        for path in self.turns.paths(self.turn):
+            change = self.turns.change(self.turn, path)
+            if change is None or change.state == OUTSIDE or change.before is None or change.after is None:
+                continue
+            before = change.before
+            existed = before.data is not None or before.buffer_text is not None
+            found.append(ChangedFile(path, before.text() if existed else None, change.after,
+                                     size=max(len(before.data or b""), len(change.after))))
+        return found
+
+    def comments(self) -> list[Comment]:
+        return [Comment(c.path, c.line, c.text) for c in book.of_chat(self.chat_id) if c.state == "pending"]
+
+    def watch(self, wrote: Callable[[str], None]) -> Callable[[], None]:
+        """`wrote(path)` after each write of the turn (on the writer's thread); the call that stops it."""
+        self.turns.write_listeners.append(wrote)
+        return lambda: self.turns.write_listeners.remove(wrote) if wrote in self.turns.write_listeners else None
+
+    def settled(self, window: sublime.Window, path: str, state: str) -> None:
+        """No hunk of `path` is pending: undone alone, the turn's file is
+        reverted; otherwise kept (its reference document goes back too)."""
+        if state == UNDONE:
+            self.turns.mark(self.turn, path, REVERTED)
+        else:
+            turn_review.keep(window, self.turn, path, self.chat_id)
+
+    def keep_whole(self, window: sublime.Window, path: str | None) -> None:
+        turn_review.keep(window, self.turn, path, self.chat_id)
+
+    def undo_whole(self, window: sublime.Window, path: str | None) -> None:
+        turn_review.undo(window, self.turn, path, self.chat_id)
+
+
+def turn_source(window: sublime.Window, chat_id: int | None, turn: int | None) -> TurnSource | None:
+    """The review of chat `chat_id`'s (or the active chat's) turn `turn`: by
+    default the running turn once it wrote a file, else the last that changed files."""
+    turns = turn_review.turns_of(window, chat_id)
+    handler_chat = chat_id if chat_id is not None else _active_chat_id(window)
+    if turns is None or handler_chat is None:
+        return None
+    chosen = turn if turn is not None else (turns.current if turns.has_changes(turns.current)
+                                            else turns.last_changed_turn())
+    return TurnSource(turns, handler_chat, chosen) if chosen is not None else None
+
+
+def _active_chat_id(window: sublime.Window) -> int | None:
+    chat = chats.get(window)
+    return chat.chat_id if chat is not None else None
