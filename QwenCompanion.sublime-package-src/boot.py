@@ -69,6 +69,7 @@ from .plugin.chat.offers.memory_commands import (
     QwenChatOpenMemoryCommand,
     QwenChatRememberCommand,
 )
+from .plugin.chat.offers.permission_rules_commands import QwenChatPermissionRulesCommand
 from .plugin.chat.offers.recap_commands import QwenChatNewFromSummaryCommand, QwenChatSummarizeCommand
 from .plugin.chat.offers.status_panel import QwenChatSessionStatusCommand
 from .plugin.chat.offers.suggestions import QwenChatAcceptSuggestionCommand, SuggestionListener
@@ -167,6 +168,7 @@ __all__ = [
     "QwenChatOpenMemoryCommand",
     "QwenChatPasteImageCommand",
     "QwenChatPermissionCommand",
+    "QwenChatPermissionRulesCommand",
     "QwenChatPromptMenuCommand",
     "QwenChatQueuedCommand",
     "QwenChatRememberCommand",
