@@ -71,6 +71,7 @@ from .plugin.chat.offers.memory_commands import (
 )
 from .plugin.chat.offers.permission_rules_commands import QwenChatPermissionRulesCommand
 from .plugin.chat.offers.recap_commands import QwenChatNewFromSummaryCommand, QwenChatSummarizeCommand
+from .plugin.chat.offers.sign_in_commands import QwenChatSignInCommand, QwenChatSignOutCommand
 from .plugin.chat.offers.status_panel import QwenChatSessionStatusCommand
 from .plugin.chat.offers.suggestions import QwenChatAcceptSuggestionCommand, SuggestionListener
 from .plugin.chat.prompts.attach_commands import QwenChatAddSelectionCommand, QwenChatAttachFileCommand
@@ -181,6 +182,8 @@ __all__ = [
     "QwenChatSessionsCommand",
     "QwenChatShowAgentLogCommand",
     "QwenChatShowShellOutputCommand",
+    "QwenChatSignInCommand",
+    "QwenChatSignOutCommand",
     "QwenChatSummarizeCommand",
     "QwenChatSwitchCommand",
     "QwenChooseActionModelCommand",

@@ -8,6 +8,7 @@ SCRIPT (all keys optional):
      "log": "file",                   every message received, one JSON a line
      "auth_required": false,          session/new fails with -32000 until authenticate
      "auth_fails": false,             authenticate fails as 0.24.4's does with no key configured
+     "auth_methods": [...],           initialize's authMethods (default: qwen 0.24.4's, its terminal sign-in)
      "refuse_session": null,          session/new fails with -32603 and this message (e.g. a bad cwd)
      "config_only": false,            modes and models offered only as configOptions
      "more_options": [],              more configOptions offered (both ways), each as sent; set_config_option
@@ -32,7 +33,8 @@ SCRIPT (all keys optional):
                                       numeric cursor and nextCursor (0: all at once)
      "capabilities": {...},           initialize's agentCapabilities (default: qwen 0.24.4's: load, list,
                                       images, embedded context, MCP over HTTP and SSE); session/close and
-                                      session/delete are answered {} where its sessionCapabilities name them
+                                      session/delete are answered {} where its sessionCapabilities name them,
+                                      logout where its auth names it (then session/new needs a sign-in)
      "exit_on_start": null,           exit with this code right after starting
      "start_gate": null,              answer initialize only once this file exists (the test decides
                                       when the agent has started)
@@ -85,6 +87,10 @@ try:
 except ImportError:
     from grandchild import start as start_grandchild  # python tests/rig/fake_acp_agent.py
 
+# qwen 0.24.4's initialize answer: one method, completed by running qwen with these args in a terminal.
+QWEN_AUTH_METHODS = [{"id": "openai", "name": "Use OpenAI API key",
+                      "description": "Requires setting the `OPENAI_API_KEY` environment variable",
+                      "_meta": {"type": "terminal", "args": ["--auth-type=openai"]}}]
 MODES = [
     {"id": "plan", "name": "Plan"},
     {"id": "default", "name": "Default"},
@@ -103,6 +109,7 @@ class Agent:
         self.log_path = Path(script["log"]) if script.get("log") else None
         self.auth_required = bool(script.get("auth_required"))
         self.auth_fails = bool(script.get("auth_fails"))
+        self.auth_methods = script.get("auth_methods", QWEN_AUTH_METHODS)
         self.refuse_session: str | None = script.get("refuse_session")
         self.config_only = bool(script.get("config_only"))
         self.more_options: list[dict[str, Any]] = list(script.get("more_options", []))
@@ -245,7 +252,7 @@ class Agent:
             return {
                 "protocolVersion": 1,
                 "agentInfo": {"name": self.agent_name, "version": "1.0"},
-                "authMethods": [{"id": "openai", "name": "key"}],
+                "authMethods": self.auth_methods,
                 "agentCapabilities": self.capabilities,
             }
         if method == "authenticate":
@@ -299,6 +306,9 @@ class Agent:
                     **({"nextCursor": str(following)} if following < len(sessions) else {})}
         if method in ("session/close", "session/delete") and method.partition("/")[2] in self.session_capabilities:
             return {}  # ACP's stable methods, where "capabilities" announce them
+        if method == "logout" and "logout" in (self.capabilities.get("auth") or {}):
+            self.auth_required = True
+            return {}
         if method == "session/set_mode":
             self.mode = params["modeId"]
             self.write({"jsonrpc": "2.0", "method": "qwen/notify/session/mode-update",

@@ -250,6 +250,17 @@ class Conversation:
         """End the agent and start it again on the same session."""
         return self._submit(self._guarded(self._restart()))
 
+    def sign_out(self) -> Future[None]:
+        """ACP's `logout` on the chat's agent (the caller checked the agent announces it)."""
+        return self._submit(self._sign_out())
+
+    @threads.on_chat_loop
+    async def _sign_out(self) -> None:
+        bridge = self.connection.bridge
+        if bridge is None:
+            raise AgentError("the agent is not running")
+        await bridge.request("logout", {})
+
     def note(self, text: str) -> None:
         """A line of the chat's own in the transcript (not sent to the agent)."""
         self._submit(self._note(text))
@@ -434,7 +445,8 @@ class Conversation:
         try:
             await bridge.request("authenticate", {"methodId": method})
         except AgentError as error:
-            raise NotSignedIn(f"{bridge.command.agent} is not signed in ({error}). {SIGN_IN_HINT}; then send again.") from error
+            raise NotSignedIn(f"{bridge.command.agent} is not signed in ({error}). {SIGN_IN_HINT} "
+                              "(Qwen Code: Sign In runs qwen's sign-in in a terminal); then send again.") from error
         return await call()
 
     @threads.on_chat_loop
