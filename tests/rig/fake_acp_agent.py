@@ -18,6 +18,7 @@ SCRIPT (all keys optional):
                                       qwen 0.24.4's do)
      "qwen_answers": {},              posing as qwen: qwen's own methods (qwen/control/session/btw, …)
                                       answered with these answers as given, by method
+     "announce_commands": true,       an available_commands_update after session/new
      "qwen_answer_delay": 0,          seconds each of those takes to answer
      "rewind_files": [],              what rewindSession says it restored, as qwen 0.24.4 would
                                       (only with a promptId and rewindFiles not false)
@@ -131,6 +132,7 @@ class Agent:
         self.rewind_files: list[str] = list(script.get("rewind_files", []))
         self.rewind_delay = float(script.get("rewind_delay", 0))
         self.qwen_answers: dict[str, Any] = dict(script.get("qwen_answers", {}))
+        self.announces_commands = script.get("announce_commands", True)
         self.qwen_answer_delay = float(script.get("qwen_answer_delay", 0))
         self.branch_points = bool(script.get("branch_points"))
         self.listed_sessions: dict[str, int] = dict(script.get("listed_sessions", {}))
@@ -417,6 +419,8 @@ class Agent:
         return {"newSessionId": new_id, "title": f"{info['title']} (branch)", "displayName": info["title"]}
 
     def announce_commands(self, session_id: str) -> None:
+        if not self.announces_commands:
+            return
         time.sleep(0.05)
         self.update(session_id, {"sessionUpdate": "available_commands_update", "availableCommands": [
             {"name": "compress", "description": "Compress the context"},

@@ -40,7 +40,13 @@ from .history.history import SessionEntry, list_folder, newest_first
 from .history.rewind import FileRestorer, PromptLog, RewindOutcome, RewindRefused, RewindTarget, is_qwen, rewind
 from .history.search_index import TEXT_MAX_CHARS
 from .history.store import SessionStore
-from .offers.qwen_calls import SUGGESTION_NOTIFICATION, Request as QwenRequest, offered, suggestion_of
+from .offers.qwen_calls import (
+    SUGGESTION_NOTIFICATION,
+    Request as QwenRequest,
+    is_command_output,
+    offered,
+    suggestion_of,
+)
 from .prompts.prompt_queue import PromptQueue, QueuedPrompt, QueueFull
 from .requests.request_handler import AgentRequestHandler
 from .transcript.render import UpdateRenderer, chunk_text
@@ -804,6 +810,9 @@ class Conversation:
     def _agent_text(self, text: str, meta: dict[str, Any] | None) -> None:
         if self.state.adopt_usage(meta, replaying=self._replaying):
             self._changed()
+        if is_command_output(meta) and is_qwen(self.state):  # a status qwen's slash command gave, not the model's
+            self._layout.command_output(text)
+            return
         if not self._replaying and self._answer_chars < TEXT_MAX_CHARS:
             self._answer.append(text[:TEXT_MAX_CHARS - self._answer_chars])
             self._answer_chars += len(self._answer[-1])

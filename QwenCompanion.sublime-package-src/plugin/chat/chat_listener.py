@@ -15,7 +15,7 @@ from .agent.prestart import prestart
 from .chats import chat_of_view, chat_role, chats
 from .prompts.mentions import mention_completions
 from .prompts.prompt_context import view_activated, window_closed
-from .prompts.slash_commands import slash_completions
+from .prompts.slash_commands import slash_completion_list
 from .transcript.chat_views import refresh_status
 from .transcript.plan_view import redraw_pinned_plan
 
@@ -71,7 +71,7 @@ class ChatListener(sublime_plugin.EventListener):
         if not re.fullmatch(r"/\w*", line):
             return sublime.CompletionList([], only_ours)
         # The composer typed in, whichever chat is active.
-        return sublime.CompletionList(slash_completions(chat_of_view(view)), only_ours)
+        return slash_completion_list(chat_of_view(view), only_ours)
 
     def on_new_window(self, window: sublime.Window) -> None:
         in_background(lambda: prestart(window), "prestart")
