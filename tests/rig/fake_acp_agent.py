@@ -30,6 +30,7 @@ SCRIPT (all keys optional):
                                       (titles of M characters) besides those in "state"
      "session_ids": [],               the ids session/new answers with, in order (then fresh UUIDs): an
                                       agent's hostile id
+     "list_delay": 0,                 seconds session/list takes to answer (a `$/cancel_request` is logged only)
      "list_page": 0,                  session/list answers pages of this many sessions with qwen's
                                       numeric cursor and nextCursor (0: all at once)
      "capabilities": {...},           initialize's agentCapabilities (default: qwen 0.24.4's: load, list,
@@ -133,6 +134,7 @@ class Agent:
         self.rewind_delay = float(script.get("rewind_delay", 0))
         self.qwen_answers: dict[str, Any] = dict(script.get("qwen_answers", {}))
         self.announces_commands = script.get("announce_commands", True)
+        self.list_delay = float(script.get("list_delay", 0))
         self.qwen_answer_delay = float(script.get("qwen_answer_delay", 0))
         self.branch_points = bool(script.get("branch_points"))
         self.listed_sessions: dict[str, int] = dict(script.get("listed_sessions", {}))
@@ -290,6 +292,7 @@ class Agent:
             self.prompts[session_id] = [e["promptId"] for e in self.history(session_id) if e["role"] == "user"]
             return self.session_answer(session_id)  # as qwen 0.24.4: nothing replayed
         if method == "session/list":
+            time.sleep(self.list_delay)
             sessions = []
             for meta in sorted((self.state or Path("/nonexistent")).glob("*.meta")):
                 info = json.loads(meta.read_text())
