@@ -49,6 +49,10 @@ def test_an_agent_that_is_not_qwen_is_told_and_sent_none_of_qwens_methods(rig: C
     assert "not offered by this agent" in str(failure(rig.host.run_on_main(
         lambda: offers("recap_commands").summarize(window, chat))))
     assert "not offered by this agent" in str(failure(offers("status_panel").read(chat)))
+    rules = sys.modules["QwenCompanion.core.chat.offers.permission_rules"]
+    assert "not offered by this agent" in str(failure(rig.host.run_on_main(
+        lambda: offers("permission_rules_commands").change_permission_rule(
+            window, chat, "add", rules.PermissionRule("deny", "Bash(rm *)", "user")))))
     sent = {m["method"] for m in map(json.loads, rig.log.read_text().splitlines()) if "method" in m}
     assert not {method for method in sent if method.startswith("qwen/")}
     assert "what did we say?" not in rig.transcript()
