@@ -35,3 +35,17 @@ def test_a_request_not_given_up_is_never_cancelled(rig: ChatRig) -> None:
     assert rig.ended() == ["end_turn"]
     rig.chat().conversation.list_history([str(rig.editor.workspace)]).result(WAIT)
     assert rig.received("$/cancel_request") == []
+
+
+def test_chat_history_asked_again_gives_up_on_the_slow_list(rig: ChatRig) -> None:
+    rig.script_extras.update(list_delay=30)
+    rig.load([[{"chunks": ["Hi."]}]])
+    rig.send("hello")
+    assert rig.ended() == ["end_turn"]
+    rig.host.user.run_command("qwen_chat_sessions")
+    [first] = rig.host.wait_for(lambda: rig.received("session/list"), timeout=WAIT)
+    rig.host.user.run_command("qwen_chat_sessions")  # the user starts over
+    [cancel] = rig.host.wait_for(lambda: rig.received("$/cancel_request"), timeout=WAIT)
+    assert cancel["params"] == {"requestId": first["id"]}
+    rig.host.wait_for(lambda: len(rig.received("session/list")) == 2, timeout=WAIT)
+    assert not [q for q in rig.host.quick_panels if not q.done]  # the given-up list opens no panel
