@@ -249,13 +249,19 @@ class AgentBridge:
             raise AgentError(f"{method}: {error}{error_details(error)}") from error
         except ConnectionError as error:
             raise AgentGone(f"{method}: the agent closed the connection") from error
+        finally:  # answered (or given up): its id is never named again
+            self._forget_request()
+
+    def _forget_request(self) -> Any:
+        """The id of the request this task has out, forgotten (None: none)."""
+        task = asyncio.current_task()
+        return self._lines.request_ids.pop(task, None) if self._lines is not None and task is not None else None
 
     async def _cancel_request(self) -> None:
         """Tell the agent the request this task had out is given up: ACP's
         `$/cancel_request` (a draft no capability announces; an agent may
         ignore it and answer anyway, an answer no one waits for any more)."""
-        task = asyncio.current_task()
-        request_id = self._lines.request_ids.pop(task, None) if self._lines is not None and task else None
+        request_id = self._forget_request()
         if request_id is None or self._connection is None or not self.running:
             return
         try:
