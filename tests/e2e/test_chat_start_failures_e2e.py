@@ -39,7 +39,7 @@ def test_a_first_prompt_before_signing_in_comes_back_with_the_way_to_sign_in(
     with open_editor(tmp_path, monkeypatch, home=home, workspace=workspace, load=False) as editor:
         editor.load([workspace], {"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)]})
         events: list[tuple[str, dict[str, Any]]] = []
-        chats = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+        chats = sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats
         chats.observers.append(lambda event, details: events.append((event, details)))
         host = editor.host
         host.user.run_command("qwen_chat")
@@ -52,8 +52,8 @@ def test_a_first_prompt_before_signing_in_comes_back_with_the_way_to_sign_in(
         [message] = [details["message"] for event, details in events if event == "chat_error"]
         assert "not signed in" in message and "`qwen`" in message and "/auth" in message
         assert "OPENAI_API_KEY" in message  # the CLI's own reason (its data.details) and the hint both name it
-        state = chat.conversation.state
-        assert (state.agent, state.stopped_why) == ("stopped", "not signed in")
+        state = chat.core.state
+        assert (state.agent_status, state.stopped_why) == ("stopped", "not signed in")
         transcript = editor.text(chat.transcript_view)
         assert transcript.count(message) == 1 and PROMPT not in transcript
         assert os.environ.get("OPENAI_API_KEY") is None
@@ -80,11 +80,11 @@ def test_sign_in_runs_the_clis_terminal_method_and_the_chat_goes_on_after_it(
         install_terminus(editor.host, record)
         editor.load([workspace], {"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)]})
         host = editor.host
-        chats = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+        chats = sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats
         host.user.run_command("qwen_chat")
         host.wait_idle()
         chat = chats.get(host.window)
-        host.wait_for(lambda: chat.conversation.state.stopped_why == "not signed in", timeout=WAIT)
+        host.wait_for(lambda: chat.state.stopped_why == "not signed in", timeout=WAIT)
         host.user.run_command("qwen_chat_sign_in")
         [opened] = host.wait_for(lambda: terminus_records(record) or None, timeout=WAIT)
         assert opened["run"]["cmd"][-1] == "--auth-type=openai"  # what 0.24.4's initialize announces
@@ -96,6 +96,6 @@ def test_sign_in_runs_the_clis_terminal_method_and_the_chat_goes_on_after_it(
         for key, value in keys.items():
             monkeypatch.setenv(key, value)
         host.run_on_main(lambda: terminal.settings().set("terminus_view.finished", True))
-        host.wait_for(lambda: chat.conversation.state.agent == "ready" and chat.conversation.state.session_id,
+        host.wait_for(lambda: chat.state.agent_status == "ready" and chat.state.session_id,
                       timeout=WAIT)
         assert keys["OPENAI_API_KEY"] not in editor.text(chat.transcript_view)

@@ -32,7 +32,7 @@ def change(real_chat: RealChat, verb: str, kind: str, rule: str, scope: str) -> 
 
 
 def listed(real_chat: RealChat) -> list[tuple[str, str, str]]:
-    rules = real_chat.chat().conversation.ask_qwen("Permission Rules", rules_module().list_rules).result(WAIT)
+    rules = real_chat.chat().ask_qwen("Permission Rules", rules_module().list_rules).result(WAIT)
     return [(rule.kind, rule.rule, rule.scope) for rule in rules]
 
 

@@ -17,7 +17,7 @@ def test_a_slow_list_given_up_is_cancelled_by_its_id(rig: ChatRig) -> None:
     rig.load([[{"chunks": ["Hi."]}]])
     rig.send("hello")
     assert rig.ended() == ["end_turn"]
-    listing = rig.chat().conversation.list_history([str(rig.editor.workspace)])
+    listing = rig.chat().core.sessions.list_history([str(rig.editor.workspace)])
     [asked] = rig.host.wait_for(lambda: rig.received("session/list"), timeout=WAIT)
     listing.cancel()  # the user gives up on it
     [cancel] = rig.host.wait_for(lambda: rig.received("$/cancel_request"), timeout=WAIT)
@@ -33,7 +33,7 @@ def test_a_request_not_given_up_is_never_cancelled(rig: ChatRig) -> None:
     rig.load([[{"chunks": ["Hi."]}]])
     rig.send("hello")
     assert rig.ended() == ["end_turn"]
-    rig.chat().conversation.list_history([str(rig.editor.workspace)]).result(WAIT)
+    rig.chat().core.sessions.list_history([str(rig.editor.workspace)]).result(WAIT)
     assert rig.received("$/cancel_request") == []
 
 

@@ -53,7 +53,7 @@ def test_sign_in_runs_qwens_terminal_method_and_the_chat_goes_on(rig: ChatRig) -
     record = rig.tmp / "terminus.jsonl"
     install_terminus(rig.host, record)
     chat = start(rig, auth_required=True, auth_fails=True)
-    assert chat.conversation.state.stopped_why == "not signed in"
+    assert chat.state.stopped_why == "not signed in"
     assert "Qwen Code: Sign In" in rig.transcript()
 
     rig.host.user.run_command("qwen_chat_sign_in")
@@ -66,9 +66,9 @@ def test_sign_in_runs_qwens_terminal_method_and_the_chat_goes_on(rig: ChatRig) -
     terminals = sys.modules[f"{PACKAGE}.plugin.companion.terminal"]
     terminal, _ = rig.host.wait_for(
         lambda: rig.host.run_on_main(lambda: terminals.live_terminal(rig.host.window, opened["tag"])), timeout=WAIT)
-    assert chat.conversation.state.agent == "stopped"  # nothing before the terminal's process ends
+    assert chat.state.agent_status == "stopped"  # nothing before the terminal's process ends
     rig.host.run_on_main(lambda: terminal.settings().set("terminus_view.finished", True))  # as Terminus marks it
-    rig.host.wait_for(lambda: chat.conversation.state.agent == "ready" and chat.conversation.state.session_id,
+    rig.host.wait_for(lambda: chat.state.agent_status == "ready" and chat.state.session_id,
                       timeout=WAIT)
     text = rig.transcript()
     assert "starting the agent again" in text
@@ -114,4 +114,4 @@ def test_sign_out_is_sent_on_the_users_yes(rig: ChatRig) -> None:
     rig.host.user.run_command("qwen_chat_sign_out")
     rig.host.wait_for(lambda: "logout" in logged(rig), timeout=WAIT)
     rig.host.wait_for(lambda: "Signed out." in rig.transcript(), timeout=WAIT)
-    assert chat.conversation.state.session_id
+    assert chat.state.session_id

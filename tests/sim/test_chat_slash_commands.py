@@ -29,7 +29,7 @@ def test_a_slash_completes_qwens_supported_commands_with_their_descriptions(rig:
     rig.load([[{"chunks": ["Hi."]}]])
     rig.send("hello")
     assert rig.ended() == ["end_turn"]
-    assert rig.chat().conversation.state.commands == []  # nothing advertised
+    assert rig.chat().state.commands == []  # nothing advertised
     shown = completions(rig)
     assert shown["stats"] == "Show the session's statistics"
     assert shown["about"].startswith("About qwen") and not {"\u202e", "\x1b"} & set(shown["about"])

@@ -16,19 +16,19 @@ if TYPE_CHECKING:
     from acp import schema
 
     from ....core.chat.requests.permissions import PermissionPrompt
-    from ..chats import WindowChat
+    from ..window_chats import WindowChat
 
 log = logging.getLogger(__name__)
 _noting: set[asyncio.Task[None]] = set()  # the notes being written: kept from the garbage collector
 
 
 def _rules(chat: WindowChat) -> asyncio.Future[list[PermissionRule]]:
-    return asyncio.wrap_future(chat.conversation.ask_qwen(WHAT, list_rules))
+    return asyncio.wrap_future(chat.ask_qwen(WHAT, list_rules))
 
 
 def rules_before(chat: WindowChat, prompt: PermissionPrompt) -> asyncio.Future[list[PermissionRule]] | None:
     """qwen's rules while the user has not answered yet, when an answer could make one (chat loop)."""
-    if not is_qwen(chat.conversation.state) or not any(o.option_id in ALWAYS_OPTIONS for o in prompt.options):
+    if not is_qwen(chat.state) or not any(o.option_id in ALWAYS_OPTIONS for o in prompt.options):
         return None
     return _rules(chat)
 
@@ -50,7 +50,7 @@ def note_rules_made(chat: WindowChat, before: asyncio.Future[list[PermissionRule
             log.warning("chat: the rule an always answer made could not be read: %s", error)
             return
         for rule in made:
-            chat.conversation.note(f"Permission rule added ({rule.kind}, {rule.scope}): {shown_rule(rule)}")
+            chat.note(f"Permission rule added ({rule.kind}, {rule.scope}): {shown_rule(rule)}")
 
     task = asyncio.ensure_future(note())
     _noting.add(task)

@@ -25,7 +25,7 @@ from ....core.chat.offers.permission_rules import (
 from ....core.display_text import display_text
 from ...background import when_done
 from ...quick_panel_items import panel_item
-from ..chats import WindowChat
+from ..window_chats import WindowChat
 from ..command_bases import ActiveChatCommand
 
 WHAT = "Permission Rules"
@@ -45,7 +45,7 @@ def change_permission_rule(window: sublime.Window, chat: WindowChat, change: Cha
     said_yes = needs_yes(change, rule) and sublime.ok_cancel_dialog(
         f"Qwen Code: let qwen run “{shown_rule(rule)}” without asking, for everyone who opens this project?\n\n"
         "The rule is written to the project's .qwen/settings.json.", "Allow in Project")
-    asked = chat.conversation.ask_qwen(WHAT, lambda request: change_rule(request, change, rule, said_yes=said_yes))
+    asked = chat.ask_qwen(WHAT, lambda request: change_rule(request, change, rule, said_yes=said_yes))
 
     def said(done: Future[list[PermissionRule]]) -> None:
         error = done.exception()
@@ -56,7 +56,7 @@ def change_permission_rule(window: sublime.Window, chat: WindowChat, change: Cha
         else:
             done_word = "added" if change == "add" else "removed"
             window.status_message(f"Qwen Code: permission rule {done_word}")
-            chat.conversation.note(f"Permission rule {done_word} ({rule.kind}, {rule.scope}): {shown_rule(rule)}")
+            chat.note(f"Permission rule {done_word} ({rule.kind}, {rule.scope}): {shown_rule(rule)}")
 
     when_done(asked, said)
     return asked
@@ -84,7 +84,7 @@ class QwenChatPermissionRulesCommand(ActiveChatCommand):
             else:
                 _list(window, found, done.result())
 
-        when_done(found.conversation.ask_qwen(WHAT, list_rules), lambda done: command.run(listed, done))
+        when_done(found.ask_qwen(WHAT, list_rules), lambda done: command.run(listed, done))
 
 
 def _list(window: sublime.Window, chat: WindowChat, rules: list[PermissionRule]) -> None:

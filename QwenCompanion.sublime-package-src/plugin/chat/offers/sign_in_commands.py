@@ -30,7 +30,7 @@ from ...companion.terminal import (
     terminus_installed,
     window_cwd,
 )
-from ..chats import WindowChat, chats, window_by_id
+from ..window_chats import WindowChat, chats, window_by_id
 from ..command_bases import ActiveChatCommand
 
 WATCH_MS = 1000
@@ -40,7 +40,7 @@ NOT_OFFERED = "Qwen Code: {what} is not offered by this agent ({agent})"
 
 def sign_in_method(chat: WindowChat) -> TerminalSignIn | str:
     """qwen's terminal sign-in, or why there is none."""
-    initialized = chat.conversation.connection.initialized
+    initialized = chat.connection.initialized
     if chat.agent != QWEN:
         return NOT_OFFERED.format(what="Sign In", agent=chat.agent)
     method = terminal_sign_in(list(initialized.auth_methods or [])) if initialized is not None else None
@@ -67,7 +67,7 @@ def sign_in(window: sublime.Window, chat: WindowChat) -> str | None:
         return None
     open_terminus(window, spec)
     tag = str(spec["tag"])
-    chat.conversation.note(f"Sign in ({method.name}) in the terminal that opened; the chat goes on once it ends.")
+    chat.note(f"Sign in ({method.name}) in the terminal that opened; the chat goes on once it ends.")
     sublime.set_timeout(lambda: _watch(window.id(), chat.chat_id, tag, time.monotonic(), False), WATCH_MS)
     return tag
 
@@ -82,8 +82,8 @@ def _watch(window_id: int, chat_id: int, tag: str, since: float, seen: bool) -> 
     if live_terminal(window, tag) is not None or not (seen or opened):  # Terminus opens it a moment after it is asked
         sublime.set_timeout(lambda: _watch(window_id, chat_id, tag, since, seen or opened), WATCH_MS)
         return
-    chat.conversation.note("The sign-in's terminal has ended: starting the agent again.")
-    chat.conversation.restart()
+    chat.note("The sign-in's terminal has ended: starting the agent again.")
+    chat.restart()
 
 
 def _offer_copy(window: sublime.Window, method: TerminalSignIn) -> None:
@@ -106,7 +106,7 @@ def _offer_copy(window: sublime.Window, method: TerminalSignIn) -> None:
 
 def sign_out(window: sublime.Window, chat: WindowChat, *, confirmed: bool = False) -> Future[None] | None:
     """ACP's `logout` on the user's yes, where the agent announces it; None when not sent."""
-    initialized = chat.conversation.connection.initialized
+    initialized = chat.connection.initialized
     if initialized is None or not offers_logout(initialized.agent_capabilities):
         window.status_message(NOT_OFFERED.format(what="Sign Out", agent=chat.agent) +
                               (": qwen 0.24.4 has no sign-out over ACP; /auth in its terminal changes the sign-in"
@@ -115,13 +115,13 @@ def sign_out(window: sublime.Window, chat: WindowChat, *, confirmed: bool = Fals
     if not confirmed and not sublime.ok_cancel_dialog(
             f"Qwen Code: sign out of {chat.agent}? Every chat of it stops until you sign in again.", "Sign Out"):
         return None
-    signed_out = chat.conversation.sign_out()
+    signed_out = chat.core.calls.sign_out()
 
     def said(done: Future[None]) -> None:
         error = done.exception()
         window.status_message(f"Qwen Code: not signed out: {error}" if error is not None else "Qwen Code: signed out")
         if error is None:
-            chat.conversation.note("Signed out.")
+            chat.note("Signed out.")
 
     when_done(signed_out, said)
     return signed_out

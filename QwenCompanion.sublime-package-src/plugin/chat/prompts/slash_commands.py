@@ -11,8 +11,8 @@ import sublime
 from ....core.chat.agent.session_options import Choice
 from ....core.chat.history.rewind import is_qwen
 from ....core.chat.offers.session_status import supported_commands
-from ..chats import WindowChat
 from ..transcript.chat_views import uptime
+from ..window_chats import WindowChat
 
 COMMAND_NAME = re.compile(r"[\w.:-]{1,64}")
 LOCAL_COMMANDS = {
@@ -24,23 +24,22 @@ LOCAL_COMMANDS = {
 
 def run_local(chat: WindowChat, name: str) -> bool:
     """/clear, /help and /status work without the agent."""
-    conversation = chat.conversation
-    state = conversation.state
+    state = chat.state
     if name == "clear":
-        conversation.new_session()
+        chat.core.sessions.new_session()
     elif name == "help":
         lines = [f"/{n} — {d}" for n, d in LOCAL_COMMANDS.items()]
         lines += [f"/{c.name} — {c.description}" for c in state.commands]
-        conversation.note("Commands:\n>\n> " + "\n> ".join(lines))
+        chat.note("Commands:\n>\n> " + "\n> ".join(lines))
     elif name == "status":
         mode = state.mode_name()
-        conversation.note("\n> ".join([
+        chat.note("\n> ".join([
             f"Agent: {state.agent_text()}" + (f" ({state.agent_name})" if state.agent_name else ""),
             f"Session: {state.session_id or '—'}",
             f"Mode: {mode or '—'}",
             f"Model: {state.model_name() or '—'}",
-            f"Pid: {conversation.pid or '—'}",
-            f"Uptime: {uptime(state.started_at) if conversation.pid else '—'}",
+            f"Pid: {chat.pid or '—'}",
+            f"Uptime: {uptime(state.started_at) if chat.pid else '—'}",
         ]))
     else:
         return False
@@ -63,13 +62,13 @@ def slash_completion_list(chat: WindowChat | None, flags: sublime.AutoCompleteFl
     """The completions a `/` opens: the commands the agent advertised
     (`available_commands_update`); for a qwen chat that has none yet, those
     qwen's `supported_commands` lists, filled in once it answers."""
-    known = chat.conversation.state.commands if chat is not None else []
-    if chat is None or known or not is_qwen(chat.conversation.state):
+    known = chat.state.commands if chat is not None else []
+    if chat is None or known or not is_qwen(chat.state):
         return sublime.CompletionList(slash_completions(known), flags)
     later = sublime.CompletionList()
 
     def listed(done: Future[list[Choice]]) -> None:  # any thread may set them (API reference)
         later.set_completions(slash_completions(done.result() if done.exception() is None else []), flags)
 
-    chat.conversation.ask_qwen("Slash commands", supported_commands).add_done_callback(listed)
+    chat.ask_qwen("Slash commands", supported_commands).add_done_callback(listed)
     return later
