@@ -25,8 +25,8 @@ from ....core.chat.offers.permission_rules import (
 from ....core.display_text import display_text
 from ...background import when_done
 from ...quick_panel_items import panel_item
-from ..window_chats import WindowChat
 from ..command_bases import ActiveChatCommand
+from ..window_chats import WindowChat
 
 WHAT = "Permission Rules"
 SCOPE_NAMES = {"user": "you, in every project", "workspace": "this project (its .qwen/settings.json)"}

@@ -30,8 +30,8 @@ from ...companion.terminal import (
     terminus_installed,
     window_cwd,
 )
-from ..window_chats import WindowChat, chats, window_by_id
 from ..command_bases import ActiveChatCommand
+from ..window_chats import WindowChat, chats, window_by_id
 
 WATCH_MS = 1000
 WATCH_LIMIT_S = 30 * 60  # a sign-in left open longer is not waited for
