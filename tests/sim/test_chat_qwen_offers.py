@@ -20,6 +20,9 @@ from tests.support.editor import require_built
 from tests.support.headless import HeadlessSublime
 
 QWEN = {"agent_name": "qwen-code"}
+PERMISSIONS = {"v": 1, "user": {"path": "/h", "rules": {"allow": ["Bash(make test)"], "ask": [], "deny": []}},
+               "workspace": {"path": "/p", "rules": {"allow": [], "ask": [], "deny": ["Bash(rm *)"]}},
+               "merged": {}, "isTrusted": True}
 BIDI, ESCAPE = "\u202e", "\x1b[31m"
 
 
@@ -181,7 +184,8 @@ def test_the_driver_verbs_answer_in_their_shapes(tmp_path: Path) -> None:
             "qwen/status/session/tasks": {"tasks": []},
             "qwen/status/session/agents": {"tasks": []},
             "qwen/status/session/supported_commands": {"availableCommands": [{"name": "btw"}]},
-            "qwen/providers/list": {"providers": []}}}))
+            "qwen/providers/list": {"providers": []},
+            "qwen/permissions/getSettings": PERMISSIONS, "qwen/permissions/setRules": PERMISSIONS}}))
     user = home / ".config" / "sublime-text" / "Packages" / "User"
     user.mkdir(parents=True)
     (user / "QwenCompanion.sublime-settings").write_text(json.dumps(
@@ -197,6 +201,13 @@ def test_the_driver_verbs_answer_in_their_shapes(tmp_path: Path) -> None:
         assert status["context"] == {"used": 42, "size": 1000, "parts": {"messages": 42}}
         assert status["stats"]["prompts"] == 1 and status["commands"] == ["btw"] and status["model"] == "fake-model"
         assert status["tasks"] == [] and status["agents"] == []
+        rules = [{"kind": "allow", "rule": "Bash(make test)", "scope": "user"},
+                 {"kind": "deny", "rule": "Bash(rm *)", "scope": "workspace"}]
+        assert editor.do("permission_rules", chat=chat)["rules"] == rules
+        assert editor.do("permission_rule", chat=chat, remove="Bash(rm *)", kind="deny", scope="workspace")["ok"]
+        written = [m["params"] for m in map(json.loads, log.read_text().splitlines())
+                   if m.get("method") == "qwen/permissions/setRules"]
+        assert written[-1]["rules"] == [] and written[-1]["scope"] == "workspace"
         assert editor.do("suggestion", chat=chat)["text"] == "run the tests"
         assert editor.do("suggestion_accept", chat=chat)["text"] == "run the tests"
         assert editor.do("suggestion", chat=chat)["text"] is None
