@@ -68,7 +68,9 @@ from .plugin.chat.offers.memory_commands import (
     QwenChatOpenMemoryCommand,
     QwenChatRememberCommand,
 )
+from .plugin.chat.offers.permission_rules_commands import QwenChatPermissionRulesCommand
 from .plugin.chat.offers.recap_commands import QwenChatNewFromSummaryCommand, QwenChatSummarizeCommand
+from .plugin.chat.offers.sign_in_commands import QwenChatSignInCommand, QwenChatSignOutCommand
 from .plugin.chat.offers.status_panel import QwenChatSessionStatusCommand
 from .plugin.chat.offers.suggestions import QwenChatAcceptSuggestionCommand, SuggestionListener
 from .plugin.chat.prompts.attach_commands import QwenChatAddSelectionCommand, QwenChatAttachFileCommand
@@ -169,6 +171,7 @@ __all__ = [
     "QwenChatOpenMemoryCommand",
     "QwenChatPasteImageCommand",
     "QwenChatPermissionCommand",
+    "QwenChatPermissionRulesCommand",
     "QwenChatPromptMenuCommand",
     "QwenChatQueuedCommand",
     "QwenChatRememberCommand",
@@ -181,6 +184,8 @@ __all__ = [
     "QwenChatSessionsCommand",
     "QwenChatShowAgentLogCommand",
     "QwenChatShowShellOutputCommand",
+    "QwenChatSignInCommand",
+    "QwenChatSignOutCommand",
     "QwenChatSummarizeCommand",
     "QwenChatSwitchCommand",
     "QwenChooseActionModelCommand",

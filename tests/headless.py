@@ -760,6 +760,29 @@ def do_memory(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     return {"chat": chat.chat_id, "summary": change.summary, "items": change.items}
 
 
+def do_permission_rules(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """What Qwen Code: Permission Rules… lists: qwen's rules of both scopes."""
+    chat = driver.chat(action)
+    module = sys.modules[f"{PACKAGE}.core.chat.offers.permission_rules"]
+    rules = chat.ask_qwen("Permission Rules", module.list_rules).result(timeout=WAIT * 3)
+    return {"chat": chat.chat_id, "rules": [rule.report() for rule in rules]}
+
+
+def do_permission_rule(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
+    """Add (`add`: rule) or remove (`remove`: rule) one of qwen's rules of `kind` in `scope`,
+    as Permission Rules… does (an allow rule for the project asks the simulated user first)."""
+    window = _chat_window(driver, action)
+    chat = driver.chat(action)
+    change = "add" if action.get("add") is not None else "remove"
+    module = sys.modules[f"{PACKAGE}.core.chat.offers.permission_rules"]
+    rule = module.PermissionRule(str(action["kind"]), str(action[change]), str(action["scope"]))
+    commands = _offers(driver, "permission_rules_commands")
+    rules = driver.host.run_on_main(lambda: commands.change_permission_rule(window, chat, change, rule)).result(
+        timeout=WAIT * 3)
+    driver.host.wait_idle()
+    return {"chat": chat.chat_id, "rules": [each.report() for each in rules]}
+
+
 def do_session_status(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """What Qwen Code: Session Status shows, as qwen says it now."""
     chat = driver.chat(action)
@@ -1144,6 +1167,8 @@ ACTIONS: dict[str, Action] = {
     "recap": do_recap,  # {chat?} -> {text}: Summarize Conversation
     "session_status": do_session_status,  # {chat?} -> {context: {used, size, parts?}, stats, tasks, agents, commands, model}
     "memory": do_memory,  # {remember | forget: text, chat?} -> {summary, items}: Remember… / Forget…
+    "permission_rules": do_permission_rules,  # {chat?} -> {rules: [{kind, rule, scope}]}
+    "permission_rule": do_permission_rule,  # {add | remove: rule, kind, scope, chat?} -> {rules}
     "suggestion": do_suggestion,  # {chat?} -> {text | null}: the composer's follow-up suggestion
     "suggestion_accept": do_suggestion_accept,  # {chat?} -> {text}: → accepts it into the composer
     "serve_status": do_serve_status,  # {window?} -> {pid, port, sessions, version} (null: no daemon)

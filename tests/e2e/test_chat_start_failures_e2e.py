@@ -15,6 +15,7 @@ import pytest
 
 from tests.rig.qwen_cli import QwenCli, cli_env, default_settings
 from tests.support.editor import PACKAGE, open_editor
+from tests.support.terminus import install_terminus, terminus_records
 
 pytestmark = pytest.mark.e2e
 WAIT = 90.0
@@ -57,3 +58,44 @@ def test_a_first_prompt_before_signing_in_comes_back_with_the_way_to_sign_in(
         assert transcript.count(message) == 1 and PROMPT not in transcript
         assert os.environ.get("OPENAI_API_KEY") is None
         host.assert_no_errors()
+
+
+def test_sign_in_runs_the_clis_terminal_method_and_the_chat_goes_on_after_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, qwen_cli: QwenCli, workspace: Path) -> None:
+    home = tmp_path / "home"
+    settings = default_settings()
+    signed_in = json.loads(json.dumps(settings))
+    del settings["security"]["auth"]
+    (home / ".qwen").mkdir(parents=True)
+    (home / ".qwen" / "settings.json").write_text(json.dumps(settings))
+    env = cli_env(qwen_cli, home, "http://127.0.0.1:9")
+    keys = {key: env.pop(key) for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL")}
+    for key in keys:
+        monkeypatch.delenv(key, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("QWEN_HOME", raising=False)
+    with open_editor(tmp_path, monkeypatch, home=home, workspace=workspace, load=False) as editor:
+        record = tmp_path / "terminus.jsonl"
+        install_terminus(editor.host, record)
+        editor.load([workspace], {"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)]})
+        host = editor.host
+        chats = sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats
+        host.user.run_command("qwen_chat")
+        host.wait_idle()
+        chat = chats.get(host.window)
+        host.wait_for(lambda: chat.state.stopped_why == "not signed in", timeout=WAIT)
+        host.user.run_command("qwen_chat_sign_in")
+        [opened] = host.wait_for(lambda: terminus_records(record) or None, timeout=WAIT)
+        assert opened["run"]["cmd"][-1] == "--auth-type=openai"  # what 0.24.4's initialize announces
+        terminals = sys.modules[f"{PACKAGE}.plugin.companion.terminal"]
+        terminal, _ = host.wait_for(lambda: host.run_on_main(
+            lambda: terminals.live_terminal(host.window, opened["tag"])), timeout=WAIT)
+        # What signing in there leaves: the way chosen in qwen's settings, the key in the environment.
+        (home / ".qwen" / "settings.json").write_text(json.dumps(signed_in))
+        for key, value in keys.items():
+            monkeypatch.setenv(key, value)
+        host.run_on_main(lambda: terminal.settings().set("terminus_view.finished", True))
+        host.wait_for(lambda: chat.state.agent_status == "ready" and chat.state.session_id,
+                      timeout=WAIT)
+        assert keys["OPENAI_API_KEY"] not in editor.text(chat.transcript_view)

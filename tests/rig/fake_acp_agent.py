@@ -8,6 +8,7 @@ SCRIPT (all keys optional):
      "log": "file",                   every message received, one JSON a line
      "auth_required": false,          session/new fails with -32000 until authenticate
      "auth_fails": false,             authenticate fails as 0.24.4's does with no key configured
+     "auth_methods": [...],           initialize's authMethods (default: qwen 0.24.4's, its terminal sign-in)
      "refuse_session": null,          session/new fails with -32603 and this message (e.g. a bad cwd)
      "config_only": false,            modes and models offered only as configOptions
      "more_options": [],              more configOptions offered (both ways), each as sent; set_config_option
@@ -17,6 +18,7 @@ SCRIPT (all keys optional):
                                       qwen 0.24.4's do)
      "qwen_answers": {},              posing as qwen: qwen's own methods (qwen/control/session/btw, …)
                                       answered with these answers as given, by method
+     "announce_commands": true,       an available_commands_update after session/new
      "qwen_answer_delay": 0,          seconds each of those takes to answer
      "rewind_files": [],              what rewindSession says it restored, as qwen 0.24.4 would
                                       (only with a promptId and rewindFiles not false)
@@ -28,11 +30,13 @@ SCRIPT (all keys optional):
                                       (titles of M characters) besides those in "state"
      "session_ids": [],               the ids session/new answers with, in order (then fresh UUIDs): an
                                       agent's hostile id
+     "list_delay": 0,                 seconds session/list takes to answer (a `$/cancel_request` is logged only)
      "list_page": 0,                  session/list answers pages of this many sessions with qwen's
                                       numeric cursor and nextCursor (0: all at once)
      "capabilities": {...},           initialize's agentCapabilities (default: qwen 0.24.4's: load, list,
                                       images, embedded context, MCP over HTTP and SSE); session/close and
-                                      session/delete are answered {} where its sessionCapabilities name them
+                                      session/delete are answered {} where its sessionCapabilities name them,
+                                      logout where its auth names it (then session/new needs a sign-in)
      "exit_on_start": null,           exit with this code right after starting
      "start_gate": null,              answer initialize only once this file exists (the test decides
                                       when the agent has started)
@@ -85,6 +89,10 @@ try:
 except ImportError:
     from grandchild import start as start_grandchild  # python tests/rig/fake_acp_agent.py
 
+# qwen 0.24.4's initialize answer: one method, completed by running qwen with these args in a terminal.
+QWEN_AUTH_METHODS = [{"id": "openai", "name": "Use OpenAI API key",
+                      "description": "Requires setting the `OPENAI_API_KEY` environment variable",
+                      "_meta": {"type": "terminal", "args": ["--auth-type=openai"]}}]
 MODES = [
     {"id": "plan", "name": "Plan"},
     {"id": "default", "name": "Default"},
@@ -103,6 +111,7 @@ class Agent:
         self.log_path = Path(script["log"]) if script.get("log") else None
         self.auth_required = bool(script.get("auth_required"))
         self.auth_fails = bool(script.get("auth_fails"))
+        self.auth_methods = script.get("auth_methods", QWEN_AUTH_METHODS)
         self.refuse_session: str | None = script.get("refuse_session")
         self.config_only = bool(script.get("config_only"))
         self.more_options: list[dict[str, Any]] = list(script.get("more_options", []))
@@ -124,6 +133,8 @@ class Agent:
         self.rewind_files: list[str] = list(script.get("rewind_files", []))
         self.rewind_delay = float(script.get("rewind_delay", 0))
         self.qwen_answers: dict[str, Any] = dict(script.get("qwen_answers", {}))
+        self.announces_commands = script.get("announce_commands", True)
+        self.list_delay = float(script.get("list_delay", 0))
         self.qwen_answer_delay = float(script.get("qwen_answer_delay", 0))
         self.branch_points = bool(script.get("branch_points"))
         self.listed_sessions: dict[str, int] = dict(script.get("listed_sessions", {}))
@@ -245,7 +256,7 @@ class Agent:
             return {
                 "protocolVersion": 1,
                 "agentInfo": {"name": self.agent_name, "version": "1.0"},
-                "authMethods": [{"id": "openai", "name": "key"}],
+                "authMethods": self.auth_methods,
                 "agentCapabilities": self.capabilities,
             }
         if method == "authenticate":
@@ -281,6 +292,7 @@ class Agent:
             self.prompts[session_id] = [e["promptId"] for e in self.history(session_id) if e["role"] == "user"]
             return self.session_answer(session_id)  # as qwen 0.24.4: nothing replayed
         if method == "session/list":
+            time.sleep(self.list_delay)
             sessions = []
             for meta in sorted((self.state or Path("/nonexistent")).glob("*.meta")):
                 info = json.loads(meta.read_text())
@@ -299,6 +311,9 @@ class Agent:
                     **({"nextCursor": str(following)} if following < len(sessions) else {})}
         if method in ("session/close", "session/delete") and method.partition("/")[2] in self.session_capabilities:
             return {}  # ACP's stable methods, where "capabilities" announce them
+        if method == "logout" and "logout" in (self.capabilities.get("auth") or {}):
+            self.auth_required = True
+            return {}
         if method == "session/set_mode":
             self.mode = params["modeId"]
             self.write({"jsonrpc": "2.0", "method": "qwen/notify/session/mode-update",
@@ -407,6 +422,8 @@ class Agent:
         return {"newSessionId": new_id, "title": f"{info['title']} (branch)", "displayName": info["title"]}
 
     def announce_commands(self, session_id: str) -> None:
+        if not self.announces_commands:
+            return
         time.sleep(0.05)
         self.update(session_id, {"sessionUpdate": "available_commands_update", "availableCommands": [
             {"name": "compress", "description": "Compress the context"},

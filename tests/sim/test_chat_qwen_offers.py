@@ -20,6 +20,9 @@ from tests.support.editor import require_built
 from tests.support.headless import HeadlessSublime
 
 QWEN = {"agent_name": "qwen-code"}
+PERMISSIONS = {"v": 1, "user": {"path": "/h", "rules": {"allow": ["Bash(make test)"], "ask": [], "deny": []}},
+               "workspace": {"path": "/p", "rules": {"allow": [], "ask": [], "deny": ["Bash(rm *)"]}},
+               "merged": {}, "isTrusted": True}
 BIDI, ESCAPE = "\u202e", "\x1b[31m"
 
 
@@ -49,6 +52,10 @@ def test_an_agent_that_is_not_qwen_is_told_and_sent_none_of_qwens_methods(rig: C
     assert "not offered by this agent" in str(failure(rig.host.run_on_main(
         lambda: offers("recap_commands").summarize(window, chat))))
     assert "not offered by this agent" in str(failure(offers("status_panel").read(chat)))
+    rules = sys.modules["QwenCompanion.core.chat.offers.permission_rules"]
+    assert "not offered by this agent" in str(failure(rig.host.run_on_main(
+        lambda: offers("permission_rules_commands").change_permission_rule(
+            window, chat, "add", rules.PermissionRule("deny", "Bash(rm *)", "user")))))
     sent = {m["method"] for m in map(json.loads, rig.log.read_text().splitlines()) if "method" in m}
     assert not {method for method in sent if method.startswith("qwen/")}
     assert "what did we say?" not in rig.transcript()
@@ -177,7 +184,8 @@ def test_the_driver_verbs_answer_in_their_shapes(tmp_path: Path) -> None:
             "qwen/status/session/tasks": {"tasks": []},
             "qwen/status/session/agents": {"tasks": []},
             "qwen/status/session/supported_commands": {"availableCommands": [{"name": "btw"}]},
-            "qwen/providers/list": {"providers": []}}}))
+            "qwen/providers/list": {"providers": []},
+            "qwen/permissions/getSettings": PERMISSIONS, "qwen/permissions/setRules": PERMISSIONS}}))
     user = home / ".config" / "sublime-text" / "Packages" / "User"
     user.mkdir(parents=True)
     (user / "QwenCompanion.sublime-settings").write_text(json.dumps(
@@ -193,6 +201,13 @@ def test_the_driver_verbs_answer_in_their_shapes(tmp_path: Path) -> None:
         assert status["context"] == {"used": 42, "size": 1000, "parts": {"messages": 42}}
         assert status["stats"]["prompts"] == 1 and status["commands"] == ["btw"] and status["model"] == "fake-model"
         assert status["tasks"] == [] and status["agents"] == []
+        rules = [{"kind": "allow", "rule": "Bash(make test)", "scope": "user"},
+                 {"kind": "deny", "rule": "Bash(rm *)", "scope": "workspace"}]
+        assert editor.do("permission_rules", chat=chat)["rules"] == rules
+        assert editor.do("permission_rule", chat=chat, remove="Bash(rm *)", kind="deny", scope="workspace")["ok"]
+        written = [m["params"] for m in map(json.loads, log.read_text().splitlines())
+                   if m.get("method") == "qwen/permissions/setRules"]
+        assert written[-1]["rules"] == [] and written[-1]["scope"] == "workspace"
         assert editor.do("suggestion", chat=chat)["text"] == "run the tests"
         assert editor.do("suggestion_accept", chat=chat)["text"] == "run the tests"
         assert editor.do("suggestion", chat=chat)["text"] is None

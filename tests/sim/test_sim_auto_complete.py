@@ -62,3 +62,42 @@ def test_the_default_selector_leaves_prose_alone(sim_host: SimulatedHost, packag
     view = _view(sim_host)
     sim_host.user.type(view, "hello he")
     assert not view.is_auto_complete_visible()
+
+
+LATER = '''
+import threading
+import time
+
+import sublime
+import sublime_plugin
+
+
+class Later(sublime_plugin.EventListener):
+    def on_query_completions(self, view, prefix, locations):
+        later = sublime.CompletionList()  # None: nothing shown until set_completions
+        if view.settings().get("answer"):
+            def answer():
+                time.sleep(0.2)
+                later.set_completions([sublime.CompletionItem("stats", completion="stats")])
+
+            threading.Thread(target=answer).start()  # set from any thread (API reference)
+        return later
+'''
+
+
+def test_a_completion_list_set_later_shows_once_it_is_set(sim_host: SimulatedHost) -> None:
+    write_package(sim_host.packages_dir, "Later", {"later.py": LATER})
+    sim_host.load_package("Later")
+    view = sim_host.run_on_main(lambda: sim_host.window.new_file())
+    view.settings().set("answer", True)
+    assert [item.trigger for item in sim_host.user.query_completions(view)] == ["stats"]
+
+
+def test_a_completion_list_never_set_shows_nothing(sim_host: SimulatedHost, monkeypatch: object) -> None:
+    from tests.sublime_sim import sublime_plugin
+
+    monkeypatch.setattr(sublime_plugin, "PENDING_COMPLETIONS_S", 0.3)  # type: ignore[attr-defined]
+    write_package(sim_host.packages_dir, "Later", {"later.py": LATER})
+    sim_host.load_package("Later")
+    view = sim_host.run_on_main(lambda: sim_host.window.new_file())
+    assert sim_host.user.query_completions(view) == []

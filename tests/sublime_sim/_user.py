@@ -178,7 +178,9 @@ class User:
         from . import sublime_plugin as sp
 
         points = locations if locations is not None else [r[1] for r in self._app.sel_get(view.view_id)]
-        return self._host.run_on_main(lambda: sp.on_query_completions(view.view_id, prefix, points))
+        pending: list[Any] = []
+        shown = self._host.run_on_main(lambda: sp.query_completions(view.view_id, prefix, points, pending)[0])
+        return [*shown, *sp.until_set(pending)]
 
     # ------------------------------------------------------------ panels
     def _pending_quick_panel(self, window: Window | None) -> Any:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -750,12 +751,28 @@ def on_query_context(view_id: int, key: str, operator: int, operand: Any, match_
     return False if answered else None
 
 
+PENDING_COMPLETIONS_S = 10.0
+
+
+def until_set(pending: list[Any]) -> list[Any]:
+    """The items of CompletionLists made with `completions=None`: nothing
+    shows until `set_completions` is called (from any thread; API
+    reference); the user waits for them, a bounded while, as the popup
+    does. Called off the main thread, which the lists must not block."""
+    deadline = time.monotonic() + PENDING_COMPLETIONS_S
+    while any(each.completions is None for each in pending) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return [item for each in pending for item in each.completions or []]
+
+
 def on_query_completions(view_id: int, prefix: str, locations: list[int]) -> list[Any]:
     return query_completions(view_id, prefix, locations)[0]
 
 
-def query_completions(view_id: int, prefix: str, locations: list[int]) -> tuple[list[Any], int]:
-    """Every listener's completions and the union of their flags (``INHIBIT_*``)."""
+def query_completions(view_id: int, prefix: str, locations: list[int],
+                      pending: list[Any] | None = None) -> tuple[list[Any], int]:
+    """Every listener's completions and the union of their flags (``INHIBIT_*``);
+    the lists still to be set go to `pending` (`until_set`)."""
     view = sublime.View(view_id)
     results: list[Any] = []
     flags = 0
@@ -763,6 +780,8 @@ def query_completions(view_id: int, prefix: str, locations: list[int]) -> tuple[
     def add(res: Any) -> None:
         nonlocal flags
         if isinstance(res, sublime.CompletionList):
+            if res.completions is None and pending is not None:
+                pending.append(res)
             results.extend(res.completions or [])
             flags |= int(res.flags)
         elif isinstance(res, tuple):

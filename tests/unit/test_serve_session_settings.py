@@ -100,6 +100,11 @@ async def test_a_session_the_chat_has_not_open_is_not_asked(daemon: SettingsDaem
 async def test_what_has_no_route_still_says_it_is_not_on_serve(daemon: SettingsDaemon) -> None:
     with pytest.raises(NotOnServe, match="not on the serve transport"):
         await bridge_on(daemon).request("session/rewind", {"sessionId": SESSION})
+    with pytest.raises(NotOnServe, match=r"^qwen/control/session/btw \(one of qwen's own methods\) is not on"):
+        await bridge_on(daemon).request("qwen/control/session/btw", {"sessionId": SESSION, "question": "q"})
+    with pytest.raises(NotOnServe, match=r"^authenticate \(sign-in\) is not on"):
+        await bridge_on(daemon).request("authenticate", {"methodId": "openai"})
+    assert daemon.posts == []
 
 
 def test_a_new_sessions_answer_gives_the_chat_the_daemons_modes_to_pick() -> None:

@@ -38,7 +38,7 @@ from .chat_state import ChatState
 from .history.branch import branch_point_of
 from .history.rewind import PromptLog, is_qwen
 from .history.search_index import TEXT_MAX_CHARS
-from .offers.qwen_calls import SUGGESTION_NOTIFICATION, suggestion_of
+from .offers.qwen_calls import SUGGESTION_NOTIFICATION, is_command_output, suggestion_of
 from .prompts.prompt_queue import PromptQueue, QueuedPrompt, QueueFull
 from .requests.request_handler import AgentRequestHandler
 from .session_calls import SessionCalls
@@ -395,6 +395,9 @@ class ChatCore:
     def _agent_text(self, text: str, meta: dict[str, Any] | None) -> None:
         if self.state.adopt_usage(meta, replaying=self.sessions.replaying):
             self.changed()
+        if is_command_output(meta) and is_qwen(self.state):  # a status qwen's slash command gave, not the model's
+            self.layout.command_output(text)
+            return
         if not self.sessions.replaying and self._answer_chars < TEXT_MAX_CHARS:
             self._answer.append(text[:TEXT_MAX_CHARS - self._answer_chars])
             self._answer_chars += len(self._answer[-1])

@@ -21,6 +21,8 @@ from .agent.session_options import (
 )
 from .agent.usage import ChatUsage
 
+MAX_COMMANDS = 1000  # an agent's slash commands, when adopted
+
 MODE_NOTIFICATION = "qwen/notify/session/mode-update"
 MODEL_NOTIFICATION = "qwen/notify/session/model-update"
 TITLE_NOTIFICATION = "qwen/notify/session/title-update"  # qwen 0.24.4, with session_info_update, on a rename
@@ -142,7 +144,7 @@ class ChatState:
         """A session update about the session itself (commands, mode, usage,
         config options, title); False for any other kind."""
         if isinstance(update, AvailableCommandsUpdate):
-            self.commands = [Choice(c.name, c.name, c.description) for c in update.available_commands]
+            self.commands = [Choice(c.name, c.name, c.description) for c in update.available_commands[:MAX_COMMANDS]]
         elif isinstance(update, CurrentModeUpdate):
             self.mode_id = update.current_mode_id
         elif isinstance(update, UsageUpdate):

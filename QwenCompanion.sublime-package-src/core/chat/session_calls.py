@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from .. import threads
 from ..json_types import JsonObject
 from .agent.chat_thread import soon
+from .agent.transport import AgentError
 from .chat_side import ChatSide
 from .history.branch import Branch, branch
 from .history.rewind import FileRestorer, RewindOutcome, RewindRefused, RewindTarget, rewind
@@ -78,3 +79,12 @@ class SessionCalls:
             return await bridge.request(method, {"sessionId": session_id, **params})
 
         return await call(request)
+
+    @soon
+    @threads.on_chat_loop
+    async def sign_out(self) -> None:
+        """ACP's `logout` on the chat's agent (the caller checked the agent announces it)."""
+        bridge = self._chat.connection.bridge
+        if bridge is None:
+            raise AgentError("the agent is not running")
+        await bridge.request("logout", {})

@@ -207,7 +207,8 @@ class SessionLifecycle:
         try:
             await bridge.request("authenticate", {"methodId": method})
         except AgentError as error:
-            raise NotSignedIn(f"{bridge.command.agent} is not signed in ({error}). {SIGN_IN_HINT}; then send again.") from error
+            raise NotSignedIn(f"{bridge.command.agent} is not signed in ({error}). {SIGN_IN_HINT} "
+                              "(Qwen Code: Sign In runs qwen's sign-in in a terminal); then send again.") from error
         return await call()
 
     @threads.on_chat_loop

@@ -159,6 +159,17 @@ class NotOnServe(AgentError):
         super().__init__(f"{what} is not on the serve transport (set chat_transport to \"stdio\" for it)")
 
 
+def unrouted(method: str) -> str:
+    """What a method with no route on the daemon is, for the user. qwen serve
+    0.24.4's HTTP routes hold none of qwen's own session methods (btw, recap,
+    status, permissions: those are on its own ACP endpoint only)."""
+    if method in ("authenticate", "logout"):
+        return f"{method} (sign-in)"
+    if method.startswith("qwen/"):
+        return f"{method} (one of qwen's own methods)"
+    return method
+
+
 @dataclass(frozen=True)
 class ServeCommand(AgentCommand):
     """The daemon's full command line (its flags inside it: through a login
@@ -493,7 +504,7 @@ class ServeBridge:
             suffix, field_name, daemon_field = _SESSION_ROUTES[method]
             body = {daemon_field: params.get(field_name)}
         else:
-            raise NotOnServe(f"{method} (sign-in)")
+            raise NotOnServe(unrouted(method))
         session = self._open_session(params)
         try:
             return await session.post(suffix, body)

@@ -15,7 +15,7 @@ from .agent.prestart import prestart
 from .agent.serve_daemon import forget_stop_links
 from .prompts.mentions import mention_completions
 from .prompts.prompt_context import view_activated, window_closed
-from .prompts.slash_commands import slash_completions
+from .prompts.slash_commands import slash_completion_list
 from .transcript.chat_views import refresh_status, transcript_closed
 from .transcript.plan_view import redraw_pinned_plan
 from .window_chats import chat_of_view, chat_role, chats
@@ -72,7 +72,7 @@ class ChatListener(sublime_plugin.EventListener):
         if not re.fullmatch(r"/\w*", line):
             return sublime.CompletionList([], only_ours)
         # The composer typed in, whichever chat is active.
-        return sublime.CompletionList(slash_completions(chat_of_view(view)), only_ours)
+        return slash_completion_list(chat_of_view(view), only_ours)
 
     def on_close(self, view: sublime.View) -> None:
         transcript_closed(view.id())

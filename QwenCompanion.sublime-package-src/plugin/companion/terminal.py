@@ -166,22 +166,28 @@ def window_cwd(window: sublime.Window) -> str:
     return terminal_cwd(window.folders(), view.file_name() if view else None, os.path.expanduser("~"))
 
 
-def live_terminal(window: sublime.Window, tag: str, serials: bool = False) -> tuple[sublime.View, str | None] | None:
-    """A still-running Terminus terminal with `tag` (or, with `serials`, one
-    of the extra ones `terminal_reuse: false` opens): (view, panel name or None)."""
+def tagged_terminals(window: sublime.Window, tag: str, serials: bool = False) -> list[tuple[sublime.View, str | None]]:
+    """Terminus terminals with `tag` (or, with `serials`, the extra ones
+    `terminal_reuse: false` opens), running or finished: (view, panel name or None)."""
     candidates: list[tuple[sublime.View, str | None]] = [(view, None) for view in window.views()]
     for panel in window.panels():
         name = panel.removeprefix("output.")
         view = window.find_output_panel(name)
         if view is not None:
             candidates.append((view, name))
+    found = []
     for view, panel_name in candidates:
-        settings = view.settings()
-        found = settings.get("terminus_view.tag")
-        ours = found == tag or (serials and isinstance(found, str) and found.startswith(f"{tag}-"))
-        if ours and not settings.get("terminus_view.finished"):
-            return view, panel_name
-    return None
+        each = view.settings().get("terminus_view.tag")
+        if each == tag or (serials and isinstance(each, str) and each.startswith(f"{tag}-")):
+            found.append((view, panel_name))
+    return found
+
+
+def live_terminal(window: sublime.Window, tag: str, serials: bool = False) -> tuple[sublime.View, str | None] | None:
+    """A still-running Terminus terminal with `tag` (or, with `serials`, one
+    of the extra ones `terminal_reuse: false` opens): (view, panel name or None)."""
+    return next(((view, panel) for view, panel in tagged_terminals(window, tag, serials)
+                 if not view.settings().get("terminus_view.finished")), None)
 
 
 def show_live_terminal(window: sublime.Window, tag: str) -> bool:

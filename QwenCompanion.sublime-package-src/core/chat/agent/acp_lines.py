@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import weakref
 from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -148,11 +149,16 @@ class AgentLines:
         self._warned_not_json = False
         self._handled_response: dict[str, Any] | None = None
         self._unanswered: dict[Hashable, deque[dict[str, Any]]] = {}
+        # The id of the request each task of ours has out (one at a time): what `$/cancel_request` names.
+        self.request_ids: weakref.WeakKeyDictionary[asyncio.Task[Any], Any] = weakref.WeakKeyDictionary()
 
     # --- out ----------------------------------------------------------------
 
     async def send(self, message: dict[str, Any]) -> None:
         method = message.get("method")
+        task = asyncio.current_task()
+        if isinstance(method, str) and "id" in message and task is not None:
+            self.request_ids[task] = message["id"]
         if isinstance(method, str) and method.startswith(EXTENSION):
             message = {**message, "method": method[len(EXTENSION):]}
         elif method is None and "id" in message:

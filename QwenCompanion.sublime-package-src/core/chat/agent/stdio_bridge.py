@@ -58,6 +58,9 @@ STDERR_LINE_CHARS = 2000  # what is kept of one line of the agent's stderr
 STOP_GRACE_SECONDS = 2.0
 STDERR_TAIL_LINES = 40
 DETAILS_MAX_CHARS = 300  # of the reason an agent gives with an error
+# The slow requests a user may give up on; the agent is told with ACP's `$/cancel_request`.
+GIVEN_UP = frozenset({"session/load", "session/list", "session/resume"})
+CANCEL_REQUEST = "$/cancel_request"
 CLIENT_INFO = Implementation(name="QwenCompanion", title="Qwen Companion for Sublime Text", version=VERSION)
 
 
@@ -81,6 +84,7 @@ class StdioBridge:
         self._events = events
         self._process: asyncio.subprocess.Process | None = None
         self._connection: ClientSideConnection | None = None
+        self._lines: AgentLines | None = None
         self._stderr_tail: list[str] = []
         self._warned: set[str] = set()
         self._waiter: asyncio.Task[None] | None = None
@@ -119,7 +123,7 @@ class StdioBridge:
         assert self._process.stdin is not None and self._process.stdout is not None
         client = EditorClient(self._requests, self._events, self._warn_once)
         remote = RemotePaths(self.command.remote_paths) if self.command.remote_paths is not None else None
-        lines = AgentLines(self._process.stdout, self._process.stdin, self._events, self._oversized, self._warn_once,
+        lines = self._lines = AgentLines(self._process.stdout, self._process.stdin, self._events, self._oversized, self._warn_once,
                            remote)
         self._connection = connect_to_agent(client, lines)
         self._stderr_task = asyncio.create_task(self._read_stderr())
@@ -200,10 +204,33 @@ class StdioBridge:
             raise AgentGone("the agent is not running")
         try:
             return await call(self._connection)
+        except asyncio.CancelledError:
+            if method in GIVEN_UP:
+                await self._cancel_request()
+            raise
         except (RequestError, PathRefused) as error:
             raise AgentError(f"{method}: {error}{error_details(error)}") from error
         except ConnectionError as error:
             raise AgentGone(f"{method}: the agent closed the connection") from error
+        finally:  # answered (or given up): its id is never named again
+            self._forget_request()
+
+    def _forget_request(self) -> Any:
+        """The id of the request this task has out, forgotten (None: none)."""
+        task = asyncio.current_task()
+        return self._lines.request_ids.pop(task, None) if self._lines is not None and task is not None else None
+
+    async def _cancel_request(self) -> None:
+        """Tell the agent the request this task had out is given up: ACP's
+        `$/cancel_request` (a draft no capability announces; an agent may
+        ignore it and answer anyway, an answer no one waits for any more)."""
+        request_id = self._forget_request()
+        if request_id is None or self._connection is None or not self.running:
+            return
+        try:
+            await self._connection.ext_notification(CANCEL_REQUEST, {"requestId": request_id})
+        except (ConnectionError, RequestError) as error:
+            log.info("could not tell the agent a request was given up: %s", error)
 
     @threads.on_chat_loop
     def replays(self, session_id: str) -> bool:

@@ -7,6 +7,10 @@ over ACP (read in its bundle and probed against the CLI):
   The question is at most 4,096 characters; a fork runs at most 55 s.
 - `qwen/control/session/recap {sessionId}` -> `{sessionId, recap: str | null}`:
   null while the conversation has fewer than two messages.
+- a slash command whose answer is a message (a status: /stats, /about,
+  /tools, /memory show, …) comes as `agent_message_chunk`s marked
+  `_meta.source: "slash_command"`; one that submits a prompt is answered by
+  the model as usual.
 - `qwen/notify/session/prompt-suggestion {v, sessionId, suggestion, promptId}`:
   sent after a turn that ended `end_turn` once the session holds two
   answers, unless the user's settings say `ui.enableFollowupSuggestions: false`
@@ -84,6 +88,13 @@ def aside_answer(answer: object) -> str:
 def recap_text(answer: object) -> str | None:
     """The recap, None when qwen had none to give (too short a conversation)."""
     return _field(answer, "recap", "recap")
+
+
+def is_command_output(meta: object) -> bool:
+    """An agent_message_chunk that is a slash command's answer (qwen 0.24.4
+    marks those `_meta.source: "slash_command"`: /stats, /about, /tools, …),
+    a status rather than the model's words."""
+    return isinstance(meta, dict) and meta.get("source") == "slash_command"
 
 
 def suggestion_of(params: object) -> str | None:

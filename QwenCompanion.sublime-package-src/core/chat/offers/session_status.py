@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...display_text import display_text
+from ..agent.session_options import Choice
 from .qwen_calls import MAX_ITEMS, BadAnswer, Request
 
 CONTEXT_METHOD = "qwen/status/session/context_usage"
@@ -103,11 +104,21 @@ def tasks(answer: object, what: str = "tasks") -> list[dict[str, str]]:
             for task in listed if isinstance(task, dict)]
 
 
+def command_choices(answer: object) -> list[Choice]:
+    """The session's slash commands with their descriptions (cleaned by `Choice`)."""
+    listed = _items(_object(answer, "supported commands"), "availableCommands", "supported commands")
+    found = (Choice(str(c.get("name")), str(c.get("name")), str(c.get("description") or ""))
+             for c in listed if isinstance(c, dict) and isinstance(c.get("name"), str))
+    return [choice for choice in found if choice.name]
+
+
 def commands(answer: object) -> list[str]:
     """The session's slash commands, by name."""
-    listed = _items(_object(answer, "supported commands"), "availableCommands", "supported commands")
-    names = (_line(command.get("name")) for command in listed if isinstance(command, dict))
-    return [name for name in names if name]
+    return [choice.name for choice in command_choices(answer)]
+
+
+async def supported_commands(request: Request) -> list[Choice]:
+    return command_choices(await request(COMMANDS_METHOD, {}))
 
 
 def configured_providers(answer: object) -> list[str]:

@@ -23,6 +23,7 @@ class TranscriptLayout:
         self.turn = 0
         self._last_kind = ""  # "user" | "agent" | "other": where the next chunk goes
         self._agent_block = 0
+        self._command_block = 0
 
     # --- TranscriptWriter, for renderers ---------------------------------
 
@@ -53,6 +54,16 @@ class TranscriptLayout:
         self.turn += 1
         self._last_kind = "other"
         self.streamer.append(f"t{self.turn}.note", f"> {text}\n\n")
+
+    def command_output(self, text: str) -> None:
+        """What a slash command answered (qwen's /stats, /about, …): a status
+        quoted as a note in the prompt's turn, not the agent's words."""
+        if not text.strip():
+            return
+        self.end_blocks()
+        self._command_block += 1
+        quoted = "\n".join(f"> {line.rstrip()}" if line.strip() else ">" for line in text.strip("\n").splitlines())
+        self.append(f"t{self.turn}.command{self._command_block}", quoted + "\n\n")  # the agent's next words: a new block
 
     def footer(self, text: str) -> None:
         """A line of the chat's own closing the turn (its usage); nothing for ""."""

@@ -35,13 +35,29 @@ PLACEHOLDERS = {
 }
 
 
+_listing: dict[int, Future[list[SavedConversation]]] = {}  # window id -> its Chat History list still being asked
+
+
 def history_of(window: sublime.Window) -> tuple[WindowChat, Future[list[SavedConversation]]] | None:
-    """The window's sessions, as its active chat's agent lists them (None while unloading)."""
+    """The window's sessions, as its active chat's agent lists them (None
+    while unloading). A list asked again before the last one came is the
+    user giving up on that one: it is cancelled (the agent is told)."""
     lister = chats.ensure(window)
     if lister is None:
         sublime.status_message("Qwen Code: the chat is not available while the package is unloading")
         return None
-    return lister, lister.core.sessions.list_history(window.folders())
+    window_id = window.id()
+    given_up = _listing.pop(window_id, None)
+    if given_up is not None:
+        given_up.cancel()
+    listed = _listing[window_id] = lister.core.sessions.list_history(window.folders())
+
+    def answered(done: Future[list[SavedConversation]]) -> None:  # main thread, as every change of `_listing`
+        if _listing.get(window_id) is done:
+            del _listing[window_id]
+
+    when_done(listed, answered)
+    return lister, listed
 
 
 def _open_holder(window: sublime.Window, session_id: str) -> WindowChat | None:
@@ -176,6 +192,8 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
         from ....core.chat.history.conversation_edits import is_qwen
 
         window = self.window
+        if done.cancelled():  # given up on for a newer list
+            return
         try:
             sessions = filtered(done.result(), query, said)
         except Exception as error:

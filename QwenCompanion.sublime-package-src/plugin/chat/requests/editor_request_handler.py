@@ -19,6 +19,7 @@ from ....core.reviews import MAX_OPEN_REVIEWS, DiskFile, Review, UnreadableFile,
 from ...paths import path_display
 from ...reviews.review_tabs import reviews
 from ...settings import fallback_encoding
+from ..offers import always_rules
 from ..transcript import notify
 from ..transcript.chat_views import open_chat
 from ..window_chats import WindowChat, chats
@@ -124,6 +125,7 @@ class EditorRequestHandler:
             chat.show_block(f"{prompt.key}", render_prompt(prompt))
         chats.tell("permission_requested", prompt.event(self.window_id, self.chat_id))
         sublime.set_timeout(lambda: self._show(prompt, disk, turn))
+        rules_before = always_rules.rules_before(chat, prompt) if chat is not None and not late else None
         try:
             answer = await future
         finally:
@@ -134,6 +136,7 @@ class EditorRequestHandler:
                 sublime.set_timeout(lambda: _close_review(review))
         if chat is not None:
             chat.upsert(prompt.key, render_answer(prompt, answer))
+            always_rules.note_rules_made(chat, rules_before, answer)
         return answer
 
     @threads.on_chat_loop

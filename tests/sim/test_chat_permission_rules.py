@@ -1,0 +1,66 @@
+"""Permission Rules… as the user works it, with the scripted agent posing as
+qwen 0.24.4 (its getSettings answer, display-cleaned in the panel, the rule
+itself kept exactly): a rule picked is removed with setRules on the list read
+just before; an allow rule for the project is written only on the user's yes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.sim.test_chat import WAIT, ChatRig
+
+EMPTY = {"allow": [], "ask": [], "deny": []}
+
+
+def settings(user: dict[str, Any], workspace: dict[str, Any]) -> dict[str, Any]:
+    return {"v": 1, "user": {"path": "/h", "rules": {**EMPTY, **user}},
+            "workspace": {"path": "/p", "rules": {**EMPTY, **workspace}}, "merged": EMPTY, "isTrusted": True}
+
+
+def test_the_panel_lists_cleaned_rules_and_removes_the_exact_one_picked(rig: ChatRig) -> None:
+    hostile = "Bash(echo \u202ehi)"
+    answer = settings({"allow": [hostile, "Read"]}, {"deny": ["Edit"]})
+    rig.script_extras.update(agent_name="qwen-code", qwen_answers={
+        "qwen/permissions/getSettings": answer, "qwen/permissions/setRules": answer})
+    rig.load([[{"chunks": ["Hi."]}]])
+    rig.send("hello")
+    assert rig.ended() == ["end_turn"]
+    rig.host.user.run_command("qwen_chat_permission_rules")
+    panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
+    triggers = [item.trigger for item in panel.items]
+    assert triggers == ["Add a rule…", "allow: Bash(echo hi)", "allow: Read", "deny: Edit"]
+    rig.host.user.choose_quick_panel(1)
+    [written] = rig.host.wait_for(lambda: rig.received("qwen/permissions/setRules"), timeout=WAIT)
+    assert written["params"]["scope"] == "user" and written["params"]["ruleType"] == "allow"
+    assert written["params"]["rules"] == ["Read"]  # the hostile rule removed exactly as qwen stores it
+    rig.host.wait_for(lambda: "Permission rule removed (allow, user): Bash(echo hi)" in rig.transcript(),
+                      timeout=WAIT)
+
+
+def test_adding_an_allow_rule_for_the_project_asks_first(rig: ChatRig) -> None:
+    answer = settings({}, {})
+    rig.script_extras.update(agent_name="qwen-code", qwen_answers={
+        "qwen/permissions/getSettings": answer, "qwen/permissions/setRules": answer})
+    rig.load([[{"chunks": ["Hi."]}]])
+    rig.send("hello")
+    assert rig.ended() == ["end_turn"]
+    for answer_given in (False, True):
+        rig.host.answers.push("ok_cancel", answer_given)
+        rig.host.user.run_command("qwen_chat_permission_rules")
+        rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)
+        rig.host.user.choose_quick_panel("Add a rule…")
+        rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)
+        rig.host.user.choose_quick_panel("allow")
+        rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)
+        rig.host.user.choose_quick_panel("workspace")
+        rig.host.wait_for(lambda: [p for p in rig.host.input_panels if not p.done], timeout=WAIT)
+        rig.host.user.submit_input_panel("Bash(make build)")
+        asked = 2 if answer_given else 1
+        rig.host.wait_for(lambda n=asked: len([d for d in rig.host.dialogs if d.kind == "ok_cancel"]) == n,
+                          timeout=WAIT)
+        if not answer_given:
+            rig.host.wait_for(lambda: any("no rule added" in m for m in rig.host.status_messages), timeout=WAIT)
+            assert rig.received("qwen/permissions/setRules") == []  # the no: nothing written
+    [written] = rig.host.wait_for(lambda: rig.received("qwen/permissions/setRules"), timeout=WAIT)
+    assert written["params"] == {"sessionId": written["params"]["sessionId"], "scope": "workspace",
+                                 "ruleType": "allow", "rules": ["Bash(make build)"]}
