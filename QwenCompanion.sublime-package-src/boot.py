@@ -38,7 +38,6 @@ from .plugin.chat.chat_commands import (
     QwenServeStopCommand,
 )
 from .plugin.chat.chat_listener import ChatListener
-from .plugin.chat.chats import chats, preload_chat
 from .plugin.chat.comments.comment_commands import (
     QwenCommentAddCommand,
     QwenCommentDeleteCommand,
@@ -92,6 +91,7 @@ from .plugin.chat.transcript.chat_tabs import (
     QwenChatSwitchCommand,
 )
 from .plugin.chat.transcript.chat_views import QwenChatApplyCommand, adopt_chat_views, left_chat_tab
+from .plugin.chat.window_chats import chats, preload_chat
 from .plugin.chat.worktrees.worktree_commands import (
     QwenChatNewWorktreeCommand,
     QwenWorktreeDiscardCommand,

@@ -54,7 +54,7 @@ def main(workdir: Path, messages: int, switches: int) -> dict[str, Any]:
 
         def new_chat() -> Any:
             chat = host.run_on_main(lambda: tabs.open_new_chat(window))
-            chat.conversation.start().result(WAIT)
+            chat.core.start().result(WAIT)
             host.wait_idle(timeout=WAIT)
             return chat
 
@@ -70,7 +70,7 @@ def main(workdir: Path, messages: int, switches: int) -> dict[str, Any]:
             return chat, (rss_bytes() - before) / 2**20, traced / 2**20
 
         def fill(chat: Any) -> None:
-            bench.window_chat, bench.conversation = chat, chat.conversation
+            bench.window_chat, bench.conversation = chat, chat.core
             for _ in range(messages // 2):
                 bench.turn("stream 1 0 200")
 

@@ -98,14 +98,14 @@ def main(workdir: Path, sessions: int, resumed: int, exported: int) -> dict[str,
         started = time.perf_counter()
         chat = host.run_on_main(lambda: history.resume_in_new_chat(window, "resumed", "resumed chat", None, None))
         last = f"Answer {resumed // 2 - 1}: "
-        while chat.transcript_view is None or last not in chat.conversation.streamer.transcript.text()[-2000:] \
-                or chat.transcript_view.size() != len(chat.conversation.streamer.transcript.text()):
+        while chat.transcript_view is None or last not in chat.core.streamer.transcript.text()[-2000:] \
+                or chat.transcript_view.size() != len(chat.core.streamer.transcript.text()):
             time.sleep(0.0005)
         resume_ms = (time.perf_counter() - started) * 1000
 
         big = host.run_on_main(lambda: history.resume_in_new_chat(window, "exported", "exported chat", None, None))
         last = f"Answer {exported // 2 - 1}: "
-        host.wait_for(lambda: last in big.conversation.streamer.transcript.text()[-2000:], timeout=WAIT)
+        host.wait_for(lambda: last in big.core.streamer.transcript.text()[-2000:], timeout=WAIT)
         host.wait_idle(timeout=WAIT)
         export_commands = sys.modules[f"{PACKAGE}.plugin.chat.history.export_commands"]
         started = time.perf_counter()

@@ -184,7 +184,7 @@ class BenchChat:
             json.dumps({"qwen_command": qwen_command, **(settings or {})}))
         host.user.set_folders([str(folder)])
         host.load_package(PACKAGE)
-        chats = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+        chats = sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats
         window = host.window
         host.run_on_main(lambda: window.run_command("qwen_chat"))
         # The chat opens once its modules are imported, on the package's own thread.
@@ -192,7 +192,7 @@ class BenchChat:
         host.wait_idle()
         self.host = host
         self.wait = wait
-        self.conversation = self.window_chat.conversation
+        self.conversation = self.window_chat.core
         self.conversation.start().result(wait)
         self._ended = threading.Semaphore(0)
         chats.observers.append(lambda event, details: event == "chat_turn_ended" and self._ended.release())
@@ -201,7 +201,7 @@ class BenchChat:
         self.conversation.send(text)
         if not self._ended.acquire(timeout=self.wait):
             raise TimeoutError(f"no answer to {text!r}")
-        self.window_chat.conversation.streamer.flush()
+        self.window_chat.core.streamer.flush()
         self.host.wait_idle(timeout=self.wait)
 
 

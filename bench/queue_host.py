@@ -36,7 +36,7 @@ def main(workdir: Path, queued: int, operations: int) -> dict[str, Any]:
         bench = BenchChat(host, folder, [sys.executable, str(AGENT), str(workdir / "script.json")], WAIT)
         conversation, chat = bench.conversation, bench.window_chat
         conversation.send("a turn that runs until cancelled")
-        host.wait_for(lambda: conversation.state.agent == "busy", timeout=WAIT)
+        host.wait_for(lambda: conversation.state.agent_status == "busy", timeout=WAIT)
         for number in range(queued - 1):
             conversation.send(f"queued prompt {number}: " + "words " * 20)
         window, composer = host.window, chat.composer_view

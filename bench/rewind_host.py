@@ -65,7 +65,7 @@ def main(workdir: Path, turns: int) -> dict[str, Any]:
             return files_of(answer)
 
         rewind_module.files_of = timed_files_of
-        window, transcript = host.window, bench.window_chat.conversation.streamer.transcript
+        window, transcript = host.window, bench.window_chat.core.streamer.transcript
         outcome = host.run_on_main(lambda: commands.rewind(window, bench.window_chat, 0, None)).result(WAIT)
         shown_view = bench.window_chat.transcript_view
         while shown_view.size() != len(transcript.text()):

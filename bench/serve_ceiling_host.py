@@ -1,7 +1,7 @@
 """How fast the `qwen serve` daemon itself delivers an answer's chunks, for
 the serve rate row: the real qwen 0.24.4 daemon and the fake model at
 MODEL_URL, the session's events read turn by turn (alternating) by the
-package's transport (core/serve/session.py, handing each event over as the
+package's transport (core/serve/daemon_session.py, handing each event over as the
 chat gets it, without the editor) and by a bare reader that only counts the
 chunks in the raw bytes. Prints one JSON line:
 
@@ -28,15 +28,15 @@ from typing import Any
 import tests.conftest  # noqa: F401  (the package source as `qwencompanion_src`)
 from bench.serve_host import cli_for_package
 from qwencompanion_src.core.serve import daemon
+from qwencompanion_src.core.serve.daemon_session import DaemonSession
 from qwencompanion_src.core.serve.http import Address, open_request, request_json
-from qwencompanion_src.core.serve.session import ServeSession
 
 CHUNK = b"agent_message_chunk"
 WAIT = 180.0
 
 
 class Counted:
-    """The chat's side of a ServeSession, counting the answer's chunks as they are handed over."""
+    """The chat's side of a DaemonSession, counting the answer's chunks as they are handed over."""
 
     def __init__(self) -> None:
         self.times: list[float] = []
@@ -58,7 +58,7 @@ class Counted:
 
 async def by_transport(address: Address, folder: str, prompt: str) -> tuple[float, int]:
     counted = Counted()
-    session = await ServeSession.open(address, folder, counted)
+    session = await DaemonSession.open(address, folder, counted)
     session.start()
     try:
         await asyncio.wait_for(session.prompt([{"type": "text", "text": prompt}]), WAIT)

@@ -46,10 +46,10 @@ def reattach(host: SimulatedHost) -> tuple[float, int, Any]:
     wait_for_package_threads(host, "start", "preload")
     host.wait_idle(timeout=WAIT)
     window = host.window
-    window_chat = host.wait_for(lambda: sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats.get(window), timeout=WAIT)
-    conversation = window_chat.conversation
-    if conversation.state.agent != "stopped":
-        raise RuntimeError(f"the adopted chat started before it was opened ({conversation.state.agent})")
+    window_chat = host.wait_for(lambda: sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats.get(window), timeout=WAIT)
+    conversation = window_chat.core
+    if conversation.state.agent_status != "stopped":
+        raise RuntimeError(f"the adopted chat started before it was opened ({conversation.state.agent_status})")
     started: list[int] = []
     shown: list[int] = []
     updates: list[Any] = []
@@ -91,7 +91,7 @@ def lines_in_view(host: SimulatedHost, window_chat: Any, prompt: str, chunks: in
 
     def whole_transcript() -> str | None:
         text = str(view.substr(Region(0, view.size())))
-        return text if text == window_chat.conversation.streamer.transcript.text() else None
+        return text if text == window_chat.core.streamer.transcript.text() else None
 
     text = host.wait_for(whole_transcript, timeout=WAIT)
     # The prompt under its header: its text alone may also be the chat's title.
@@ -113,8 +113,8 @@ def first_answer(host: SimulatedHost, folder: Path, node: Path, entry: Path, pro
 def reattach_and_count(host: SimulatedHost, daemon_pid: int, prompt: str, chunks: int) -> dict[str, float]:
     """One reload and reattach: its time, the updates replayed, the lines missing from the view and doubled."""
     elapsed, updates, window_chat = reattach(host)
-    if window_chat.conversation.pid != daemon_pid:
-        raise RuntimeError(f"the chat attached to {window_chat.conversation.pid}, not the daemon {daemon_pid}")
+    if window_chat.core.pid != daemon_pid:
+        raise RuntimeError(f"the chat attached to {window_chat.core.pid}, not the daemon {daemon_pid}")
     missing, doubled = lines_in_view(host, window_chat, prompt, chunks)
     return {"reattach_ms": elapsed, "events": updates, "missing": len(missing), "doubled": len(doubled)}
 

@@ -32,7 +32,7 @@ LINE = "def handle(request):  # café\r\n"  # CRLF and a BOM: the bytes a checkp
 def _core() -> Any:
     sys.path.insert(0, str(ROOT / "dist"))
     from QwenCompanion.core.chat.history import turn_changes
-    from QwenCompanion.core.chat.requests import agent_files  # the built package's core
+    from QwenCompanion.core.files import agent_files  # the built package's core
 
     return agent_files, turn_changes
 

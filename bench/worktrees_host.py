@@ -45,7 +45,7 @@ def main(workdir: Path, chunks: int, rate: float) -> dict[str, Any]:
         folder = workdir / "project"
         _repository(folder)
         bench = BenchChat(host, folder, [sys.executable, str(AGENT)], WAIT)  # the window's own chat, idle
-        chats = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+        chats = sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats
         made: list[int] = []
         ended: list[int] = []
         done = threading.Semaphore(0)
@@ -65,7 +65,7 @@ def main(workdir: Path, chunks: int, rate: float) -> dict[str, Any]:
         worktree_chats = [chats.by_id(chat_id) for chat_id in made]
         for chat in worktree_chats:
             assert chat.worktree is not None
-            chat.conversation.start().result(WAIT)
+            chat.core.start().result(WAIT)
         host.wait_idle(timeout=WAIT)
 
         updates: list[float] = []
@@ -81,12 +81,12 @@ def main(workdir: Path, chunks: int, rate: float) -> dict[str, Any]:
         for chat in worktree_chats:
             chat.apply_pending = timed(chat.apply_pending)
         for chat in worktree_chats:
-            chat.conversation.send(f"stream {chunks} {rate} 40")
+            chat.core.send(f"stream {chunks} {rate} 40")
         for _ in worktree_chats:
             if not done.acquire(timeout=WAIT):
                 raise TimeoutError("a worktree chat's turn did not end")
         for chat in worktree_chats:
-            chat.conversation.streamer.flush()
+            chat.core.streamer.flush()
         host.wait_idle(timeout=WAIT)
         assert sorted(ended) == sorted(made), (ended, made)
         assert bench.window_chat.worktree is None

@@ -79,7 +79,7 @@ class Driver:
 
     @property
     def chats(self) -> Any:
-        return sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+        return sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats
 
     def chat(self, action: dict[str, Any]) -> Any:
         """Chat `chat`, else the window's active chat (made on first use), its
@@ -338,7 +338,7 @@ def do_chat(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     composer = chat.composer_view
     driver.host.user.type(composer, action["text"])
     driver.host.user.press_key("enter")
-    return {"window": chat.window_id, "chat": chat.chat_id, "agent": chat.agent, "queued": len(chat.conversation.queue)}
+    return {"window": chat.window_id, "chat": chat.chat_id, "agent": chat.agent, "queued": len(chat.core.queue)}
 
 
 def do_chat_cancel(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
@@ -354,20 +354,20 @@ def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     chat = driver.chat(action)
     view = chat.transcript_view
     driver.host.wait_for(
-        lambda: view.substr(driver.sublime.Region(0, view.size())) == chat.conversation.streamer.transcript.text(), timeout=WAIT
+        lambda: view.substr(driver.sublime.Region(0, view.size())) == chat.core.streamer.transcript.text(), timeout=WAIT
     )
-    state = chat.conversation.state
+    state = chat.core.state
     return {
         "window": chat.window_id,
         "chat": chat.chat_id,
         "text": view.substr(driver.sublime.Region(0, view.size())),
-        "agent": state.agent,
+        "agent": state.agent_status,
         "agent_name": chat.agent,  # its name in chat_agents
         "session": state.session_id,
         "mode": state.mode_id,
         "model": state.model_name(),  # as people call it
         "model_id": state.model_id,  # qwen's id, what set_model takes
-        "pid": chat.conversation.pid,
+        "pid": chat.core.pid,
         "usage": state.usage.report(),  # {inputTokens, outputTokens, cachedTokens, contextUsed, ...} as reported
     }
 
@@ -390,8 +390,8 @@ def _chat_id(driver: Driver, action: dict[str, Any]) -> int | None:
 def do_chat_mode(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Set the chat's mode by the agent's mode id (e.g. `auto-edit`), as Chat Mode… would."""
     chat = driver.chat(action)
-    chat.conversation.set_mode(str(action["mode"])).result(timeout=WAIT)
-    return {"chat": chat.chat_id, "mode": chat.conversation.state.mode_id}
+    chat.core.option_setter.set_mode(str(action["mode"])).result(timeout=WAIT)
+    return {"chat": chat.chat_id, "mode": chat.core.state.mode_id}
 
 
 def do_plan(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
@@ -399,7 +399,7 @@ def do_plan(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     current one, how many are above and below, the progress."""
     chat = driver.chat(action)
     driver.host.wait_idle()
-    pinned = sys.modules[f"{PACKAGE}.plugin.chat.transcript.plan_view"].pinned_plans.get(chat.chat_id)
+    pinned = chat.pinned_plan
     if pinned is None:
         return {"chat": chat.chat_id, "entries": [], "done": 0, "total": 0}
     return {
@@ -419,15 +419,15 @@ def _option_json(option: Any) -> dict[str, Any]:
 
 def _started_chat(driver: Driver, action: dict[str, Any]) -> Any:
     chat = driver.chat(action)
-    if chat.conversation.state.session_id is None:
-        chat.conversation.start().result(timeout=WAIT)
+    if chat.core.state.session_id is None:
+        chat.core.start().result(timeout=WAIT)
     return chat
 
 
 def do_session_options(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """The config options the chat's agent offers (what Session Options… lists)."""
     chat = _started_chat(driver, action)
-    options = chat.conversation.state.options
+    options = chat.core.state.options
     return {"chat": chat.chat_id, "options": [_option_json(o) for o in options], "leftOut": options.left_out}
 
 
@@ -442,15 +442,15 @@ def do_session_option(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """Set option `id` to `value` (a choice's value or name; true/false or
     on/off for a switch) as Session Options… would; `applied`: the agent now says so."""
     chat = _started_chat(driver, action)
-    option = chat.conversation.state.options.get(str(action["id"]))
+    option = chat.core.state.options.get(str(action["id"]))
     if option is None:
         raise LookupError(f"the agent offers no option {action['id']!r}")
     raw = action["value"]
     value = raw if isinstance(raw, bool) and option.kind == "boolean" else option.value_of(str(raw))
     if value is None:
         raise ValueError(f"{raw!r} is not a value of {option.name}")
-    chat.conversation.set_option(option.id, value).result(timeout=WAIT)
-    now = chat.conversation.state.options.get(option.id)
+    chat.core.option_setter.set_option(option.id, value).result(timeout=WAIT)
+    now = chat.core.state.options.get(option.id)
     return {"chat": chat.chat_id, "option": _option_json(now) if now else None,
             "applied": now is not None and now.current == value}
 
@@ -578,8 +578,8 @@ def do_chats(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     window = driver.window(action)
     active = driver.chats.get(window)
     return {"chats": [
-        {"chat": chat.chat_id, "sessionId": chat.conversation.state.session_id, "title": chat.title,
-         "active": chat is active, "state": chat.conversation.state.agent}
+        {"chat": chat.chat_id, "sessionId": chat.core.state.session_id, "title": chat.title,
+         "active": chat is active, "state": chat.core.state.agent_status}
         for chat in driver.chats.of_window(window)
     ]}
 
@@ -711,7 +711,7 @@ def do_chat_branch(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     made = future.result(timeout=WAIT * 3)
     if made is None:
         raise LookupError("the chat is not available")
-    driver.host.wait_for(lambda: made.conversation.state.agent == "ready", timeout=WAIT * 3)
+    driver.host.wait_for(lambda: made.core.state.agent_status == "ready", timeout=WAIT * 3)
     driver.host.wait_idle()
     return {"chat": made.chat_id}
 
@@ -742,7 +742,7 @@ def do_recap(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     window = _chat_window(driver, action)
     chat = driver.chat(action)
     text = driver.host.run_on_main(lambda: _offers(driver, "recap_commands").summarize(window, chat)).result(timeout=WAIT * 9)
-    driver.host.wait_for(lambda: text in chat.conversation.streamer.transcript.text(), timeout=WAIT)
+    driver.host.wait_for(lambda: text in chat.core.streamer.transcript.text(), timeout=WAIT)
     driver.host.wait_idle()
     return {"chat": chat.chat_id, "text": text}
 
@@ -834,7 +834,7 @@ def do_session_resume(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
         raise LookupError("the chat is not available")
     if chat is not lister:
         driver.host.run_on_main(lambda: _history(driver).let_go_if_unused(window, lister))
-    driver.host.wait_for(lambda: chat.conversation.state.session_id == entry.session_id and chat.conversation.state.agent == "ready",
+    driver.host.wait_for(lambda: chat.core.state.session_id == entry.session_id and chat.core.state.agent_status == "ready",
                          timeout=WAIT * 3)
     driver.host.wait_idle()
     return {"chat": chat.chat_id}
@@ -971,13 +971,13 @@ def _open_form(driver: Driver, window: Any) -> Any:
 def do_queue(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """The chat's queued prompts, the next one first."""
     chat = driver.chat(action)
-    return {"chat": chat.chat_id, "prompts": [p.text for p in chat.conversation.queue.prompts()]}
+    return {"chat": chat.chat_id, "prompts": [p.text for p in chat.core.queue.prompts()]}
 
 
 def _queued(driver: Driver, action: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
     """Run Edit Queued Prompt… with `args` on queued prompt `index` (0-based), from the palette."""
     chat = driver.chat(action)
-    index, count = int(action["index"]), len(chat.conversation.queue)
+    index, count = int(action["index"]), len(chat.core.queue)
     if not 0 <= index < count:
         raise IndexError(f"no queued prompt {index} (0-based; {count} queued)")
     driver.host.user.run_command("qwen_chat_queued", {"chat": chat.chat_id, "index": index, **args}, via="palette")

@@ -10,7 +10,6 @@ Blocking (it runs the shell): never on the UI thread.
 
 from __future__ import annotations
 
-import glob
 import os
 import shlex
 import subprocess
@@ -47,25 +46,3 @@ def probe_cli_in_login_shell(name: str, shell: str, *, timeout: float = VERSION_
         return CliProbe(name, found, error=f"`{name} --version` exited with {done.returncode}: {last}".rstrip(": "))
     after = [line.strip() for line in lines[marked[-1] + 1:] if line.strip()]
     return CliProbe(name, found, version=after[0] if after else "(no output)")
-
-
-def node_install_dirs(home: str) -> list[str]:
-    """Folders where npm puts global commands next to node (newest nvm first)."""
-    nvm = sorted(glob.glob(os.path.join(home, ".nvm", "versions", "node", "*", "bin")), key=_version_key, reverse=True)
-    return [*nvm, "/opt/homebrew/bin", "/usr/local/bin"]  # Homebrew (Apple silicon, Intel), nodejs.org
-
-
-def _version_key(path: str) -> tuple[int, ...]:
-    version = os.path.basename(os.path.dirname(path)).lstrip("v")
-    return tuple(int(part) if part.isdigit() else 0 for part in version.split("."))
-
-
-def qwen_command_suggestion(home: str, name: str = "qwen") -> list[str] | None:
-    """A `qwen_command` that runs without any PATH: node and qwen by their
-    full paths (qwen's first line is `#!/usr/bin/env node`, so qwen's path
-    alone still needs node on PATH)."""
-    for folder in node_install_dirs(home):
-        qwen, node = os.path.join(folder, name), os.path.join(folder, "node")
-        if os.path.isfile(qwen) and os.access(node, os.X_OK):
-            return [node, os.path.realpath(qwen)]
-    return None

@@ -13,6 +13,7 @@ import sublime
 import sublime_plugin
 
 from ..core import threads
+from ..core.cli.node_installs import qwen_command_suggestion
 from ..core.cli.qwen_home import configured_qwen_home, is_relative
 from ..core.cli.terminal import DEFAULT_COMMAND, command_argv
 from ..core.companion import lockfile
@@ -32,7 +33,7 @@ from ..core.diagnose import (
     read_qwen_settings,
 )
 from ..core.files.paths import path_identity, path_style
-from ..core.login_shell import probe_cli_in_login_shell, qwen_command_suggestion
+from ..core.login_shell import probe_cli_in_login_shell
 from .background import in_background
 from .chat.agent.chat_report import chat_report
 from .chat.agent.serve_daemon import add_stop_links
@@ -43,7 +44,7 @@ from .placement import new_view_beside
 from .settings import userprefs
 
 if TYPE_CHECKING:
-    from ..core.companion.runtime import Companion
+    from ..core.companion.companion import Companion
 
 _report_views: set[int] = set()  # the ids of the report views this load of the package made
 REPORT_NAME = "Qwen Code: Diagnose Connection"

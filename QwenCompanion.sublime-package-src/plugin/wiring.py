@@ -4,7 +4,7 @@ however often it runs, and `unregister_all` (from plugin_unloaded) undoes them
 all. No module registers anything when it is imported. A hook with one
 implementation is given to its owner when the owner is built instead (a
 companion's diff backend and code knowledge: `Companions.ensure_window`; the
-chats' MCP server entry: `plugin/chat/chats.py`)."""
+chats' MCP server entry: `plugin/chat/window_chats.py`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from typing import Any
 from ..core import threads
 from . import placement, settings
 from .actions.answer import is_answer_view
-from .chat.chats import chats, default_renderer, default_request_handler, is_chat_view
 from .chat.comments.review_send import review_turn_event
 from .chat.history.turn_review import chat_event as turn_review_event
 from .chat.offers.asides import is_aside_view
@@ -24,6 +23,7 @@ from .chat.requests.editor_request_handler import editor_request_handler
 from .chat.transcript.agent_work import turn_ended, work_renderer
 from .chat.transcript.chat_views import refresh_status as refresh_chat_status
 from .chat.transcript.notify import track_turn
+from .chat.window_chats import chats, default_renderer, default_request_handler, is_chat_view
 from .companion import status
 from .companion.companions import companions
 from .companion.context_listener import tracker

@@ -205,7 +205,7 @@ def test_qwen_announces_none_of_acps_stable_session_extras(real_chat: RealChat, 
     real_chat.model.queue(Reply(text="Hi."))
     real_chat.send("Hello")
     assert real_chat.ended() == ["end_turn"]
-    initialized = real_chat.chat().conversation.connection.initialized
+    initialized = real_chat.chat().core.connection.initialized
     sessions = initialized.agent_capabilities.session_capabilities
     assert sessions.list is not None and sessions.resume is not None  # what 0.24.4 does announce
     assert (sessions.additional_directories, sessions.close, sessions.delete) == (None, None, None)

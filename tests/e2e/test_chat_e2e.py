@@ -38,7 +38,7 @@ class RealChat:
 
     @property
     def chats(self) -> Any:
-        return sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+        return sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats
 
     def chat(self) -> Any:
         return self.chats.get(self.host.window)
@@ -60,7 +60,7 @@ class RealChat:
     def transcript(self) -> str:
         chat = self.chat()
         self.host.wait_for(
-            lambda: self.editor.text(chat.transcript_view) == chat.conversation.streamer.transcript.text(), timeout=WAIT)
+            lambda: self.editor.text(chat.transcript_view) == chat.core.streamer.transcript.text(), timeout=WAIT)
         return self.editor.text(chat.transcript_view)
 
 
@@ -93,7 +93,7 @@ def test_a_streamed_answer_appears_in_the_transcript(real_chat: RealChat) -> Non
     text = real_chat.transcript()
     assert "## You\n\nSay something long" in text
     assert answer.strip() in text
-    state = real_chat.chat().conversation.state
+    state = real_chat.chat().core.state
     assert state.session_id and state.mode_id == "default"
     assert state.model_id and "fake-model" in state.model_id
     assert len(state.commands) > 10  # the CLI's slash commands
@@ -116,7 +116,7 @@ def test_the_editor_context_reaches_the_model(real_chat: RealChat, workspace: Pa
 def test_cancel_mid_stream_ends_the_turn_cancelled(real_chat: RealChat) -> None:
     real_chat.model.queue(Reply(text="slow words " * 400, chunk_size=5, delay=0.05))
     real_chat.send("Write slowly")
-    real_chat.host.wait_for(lambda: "slow words" in real_chat.chat().conversation.streamer.transcript.text(), timeout=WAIT)
+    real_chat.host.wait_for(lambda: "slow words" in real_chat.chat().core.streamer.transcript.text(), timeout=WAIT)
     real_chat.host.user.press_key("escape")
     assert real_chat.ended() == ["cancelled"]
     assert "> cancelled" in real_chat.transcript()
@@ -129,11 +129,11 @@ def test_cancel_mid_stream_ends_the_turn_cancelled(real_chat: RealChat) -> None:
 def test_set_mode_and_set_model_take_effect(real_chat: RealChat) -> None:
     real_chat.send("hello")
     real_chat.ended()
-    chat = real_chat.chat().conversation
+    chat = real_chat.chat().core
     chat.set_mode("plan").result(WAIT)
     assert chat.state.mode_id == "plan"
     model_id = chat.state.models[0].id
-    chat.set_model(model_id).result(WAIT)
+    chat.option_setter.set_model(model_id).result(WAIT)
     assert chat.state.model_id == model_id
     real_chat.send("/status")
     assert "Mode: Plan" in real_chat.host.wait_for(lambda: "Mode:" in real_chat.transcript() and real_chat.transcript(),
@@ -143,7 +143,7 @@ def test_set_mode_and_set_model_take_effect(real_chat: RealChat) -> None:
     real_chat.ended(2)
     body = request_text(real_chat.model.agent_requests[-1])
     assert "plan mode" in body.lower()  # the CLI tells the model it is in plan mode
-    chat.set_model("fake-model").result(WAIT)  # a short name: the CLI refuses it
+    chat.option_setter.set_model("fake-model").result(WAIT)  # a short name: the CLI refuses it
     assert chat.state.model_id == model_id
     # qwen offers its model as a config option: the chat sets it through session/set_config_option
     assert any(e == "chat_error" and "set_config_option" in d["message"] for e, d in real_chat.events)
@@ -153,10 +153,10 @@ def test_a_killed_agent_is_restarted_by_the_next_prompt(real_chat: RealChat) -> 
     real_chat.model.queue("Before the kill.")
     real_chat.send("one")
     real_chat.ended()
-    chat = real_chat.chat().conversation
+    chat = real_chat.chat().core
     pid, session = chat.pid, chat.state.session_id
     os.killpg(pid, signal.SIGKILL)
-    real_chat.host.wait_for(lambda: chat.state.agent == "exited", timeout=WAIT)
+    real_chat.host.wait_for(lambda: chat.state.agent_status == "exited", timeout=WAIT)
     # The chat's state changes on the agent's thread; its line reaches the transcript on the main thread after.
     real_chat.host.wait_for(lambda: "The agent exited" in real_chat.transcript(), timeout=WAIT)
     real_chat.model.queue("After the restart.")
@@ -171,7 +171,7 @@ def test_a_killed_agent_is_restarted_by_the_next_prompt(real_chat: RealChat) -> 
 def test_closing_the_window_leaves_no_qwen_process(real_chat: RealChat) -> None:
     real_chat.send("hello")
     real_chat.ended()
-    pid = real_chat.chat().conversation.pid
+    pid = real_chat.chat().core.pid
     children = [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     real_chat.host.user.close_window(real_chat.host.window)
     real_chat.host.wait_for(lambda: not alive(pid) and not any(alive(c) for c in children), timeout=WAIT)

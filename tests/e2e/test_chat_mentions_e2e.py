@@ -43,8 +43,8 @@ def test_a_symbols_definition_and_a_pasted_image_reach_the_model(
     source.write_text("import os\n\n\ndef restock_marker(items, count):\n    total = count * 7\n    return items + [total]\n")
     real_chat.host.user.run_command("qwen_chat")
     real_chat.host.wait_idle()
-    real_chat.chat().conversation.start().result(WAIT)
-    assert real_chat.chat().conversation.state.accepts_images is True  # qwen 0.24.4's promptCapabilities.image
+    real_chat.chat().core.start().result(WAIT)
+    assert real_chat.chat().core.state.accepts_images is True  # qwen 0.24.4's promptCapabilities.image
     added = mention(real_chat, "qwen_chat_mention", {"kind": "symbol", "name": "restock_marker"})
     assert added["token"] == "symbol:restock_marker"
     monkeypatch.setattr(sys.modules[f"{PACKAGE}.plugin.chat.prompts.mentions"], "clipboard_image", lambda: PIXEL)

@@ -40,7 +40,7 @@ def turns_asked(chat: RealChat, prompts: list[str]) -> bool:
 
 
 def streaming(chat: RealChat) -> None:
-    chat.host.wait_for(lambda: "slow words" in chat.chat().conversation.streamer.transcript.text(), timeout=WAIT)
+    chat.host.wait_for(lambda: "slow words" in chat.chat().core.streamer.transcript.text(), timeout=WAIT)
 
 
 def test_prompts_typed_during_a_turn_are_the_next_turns_in_order(real_chat: RealChat) -> None:
@@ -102,13 +102,13 @@ def test_qwen_offers_no_way_to_add_to_a_running_turn_so_no_steer_is_shown(real_c
     real_chat.model.queue(Reply(text="slow words " * 60, chunk_size=5, hold=running))
     real_chat.send("work")
     streaming(real_chat)
-    conversation = real_chat.chat().conversation
+    conversation = real_chat.chat().core
     bridge = conversation.connection.bridge
     session = {"sessionId": conversation.state.session_id}
 
     def ask(method: str, params: dict[str, Any]) -> Any:
         try:  # on the chat's own thread, where its agent connection lives
-            return conversation._thread.submit(bridge.request(method, params)).result(WAIT)
+            return conversation.thread.submit(bridge.request(method, params)).result(WAIT)
         except Exception as error:
             return error
 

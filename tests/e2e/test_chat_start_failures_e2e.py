@@ -38,7 +38,7 @@ def test_a_first_prompt_before_signing_in_comes_back_with_the_way_to_sign_in(
     with open_editor(tmp_path, monkeypatch, home=home, workspace=workspace, load=False) as editor:
         editor.load([workspace], {"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)]})
         events: list[tuple[str, dict[str, Any]]] = []
-        chats = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+        chats = sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats
         chats.observers.append(lambda event, details: events.append((event, details)))
         host = editor.host
         host.user.run_command("qwen_chat")
@@ -51,8 +51,8 @@ def test_a_first_prompt_before_signing_in_comes_back_with_the_way_to_sign_in(
         [message] = [details["message"] for event, details in events if event == "chat_error"]
         assert "not signed in" in message and "`qwen`" in message and "/auth" in message
         assert "OPENAI_API_KEY" in message  # the CLI's own reason (its data.details) and the hint both name it
-        state = chat.conversation.state
-        assert (state.agent, state.stopped_why) == ("stopped", "not signed in")
+        state = chat.core.state
+        assert (state.agent_status, state.stopped_why) == ("stopped", "not signed in")
         transcript = editor.text(chat.transcript_view)
         assert transcript.count(message) == 1 and PROMPT not in transcript
         assert os.environ.get("OPENAI_API_KEY") is None

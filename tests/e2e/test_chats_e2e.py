@@ -53,7 +53,7 @@ def test_two_chats_in_one_window_keep_separate_histories_on_one_agent(real_chat:
 
     real_chat.host.user.run_command("qwen_chat_new")
     second = real_chat.host.wait_for(
-        lambda: (chat := real_chat.chat()) is not first and chat.conversation.state.session_id and chat, timeout=WAIT)
+        lambda: (chat := real_chat.chat()) is not first and chat.core.state.session_id and chat, timeout=WAIT)
     real_chat.model.queue("Pears are soft.")
     real_chat.send("Tell me about pears")
     assert real_chat.ended(2) == ["end_turn", "end_turn"]
@@ -69,9 +69,9 @@ def test_two_chats_in_one_window_keep_separate_histories_on_one_agent(real_chat:
     colour = asked_about(real_chat, "What colour are they?")
     assert colour and "Tell me about apples" in colour[-1] and "pears" not in colour[-1].lower()
 
-    pid = first.conversation.pid
-    assert pid is not None and second.conversation.pid == pid
-    assert first.conversation.state.session_id != second.conversation.state.session_id
+    pid = first.core.pid
+    assert pid is not None and second.core.pid == pid
+    assert first.core.state.session_id != second.core.state.session_id
     assert acp_agents(real_chat.editor.workspace) == [pid]  # one agent process for the window's two chats
 
     real_chat.host.user.run_command("qwen_chat_close")

@@ -33,13 +33,13 @@ def test_history_lists_filters_and_resumes_a_session_in_a_new_tab_that_continues
     real_chat.model.queue("Answer about apples.", "Answer about pears.", "Apples are red or green.")
     real_chat.send("Tell me about apples")
     real_chat.ended()
-    apples = real_chat.chat().conversation.state.session_id
+    apples = real_chat.chat().core.state.session_id
     real_chat.host.user.run_command("qwen_chat_new")
-    real_chat.host.wait_for(lambda: real_chat.chat().conversation.state.session_id not in (None, apples), timeout=WAIT)
+    real_chat.host.wait_for(lambda: real_chat.chat().core.state.session_id not in (None, apples), timeout=WAIT)
     pears_chat = real_chat.chat()
     real_chat.send("Tell me about pears")
     real_chat.ended(2)
-    pears = pears_chat.conversation.state.session_id
+    pears = pears_chat.core.state.session_id
 
     # The apples chat is closed: Enter opens a new tab on its session.
     first_chat = next(c for c in real_chat.chats.of_window(real_chat.host.window) if c is not pears_chat)
@@ -56,7 +56,7 @@ def test_history_lists_filters_and_resumes_a_session_in_a_new_tab_that_continues
     real_chat.host.user.choose_quick_panel(0)
     resumed = real_chat.host.wait_for(
         lambda: next((c for c in real_chat.chats.of_window(real_chat.host.window)
-                      if c.conversation.state.session_id == apples and c.conversation.state.agent == "ready"), None), timeout=WAIT)
+                      if c.core.state.session_id == apples and c.core.state.agent_status == "ready"), None), timeout=WAIT)
     assert resumed is real_chat.chat() and resumed is not pears_chat
     assert listed[1] in resumed.transcript_view.name()
     real_chat.send("What colour are they?")
@@ -64,7 +64,7 @@ def test_history_lists_filters_and_resumes_a_session_in_a_new_tab_that_continues
     prompts = user_texts(real_chat.model.agent_requests[-1])
     assert prompts[-1].endswith("What colour are they?") and any("Tell me about apples" in p for p in prompts)
     assert not any("pears" in p for p in prompts)
-    assert pears_chat.conversation.state.session_id == pears
+    assert pears_chat.core.state.session_id == pears
 
 
 def test_the_markdown_export_of_a_turn_with_a_tool_call_and_a_permission(real_chat: RealChat) -> None:
@@ -97,14 +97,14 @@ def test_branch_from_here_continues_from_the_turn_and_leaves_the_original_untouc
         real_chat.send(f"Prompt {word}")
     assert real_chat.ended(3) == ["end_turn"] * 3
     original = real_chat.chat()
-    source = original.conversation.state.session_id
+    source = original.core.state.session_id
     recorded = session_file(real_env["HOME"], source).read_bytes()
 
     real_chat.host.user.run_command("qwen_chat_branch", {"turn": 1})
     branched = real_chat.host.wait_for(
         lambda: next((c for c in real_chat.chats.of_window(real_chat.host.window)
-                      if c is not original and c.conversation.state.agent == "ready"), None), timeout=WAIT)
-    assert real_chat.chat() is branched and branched.conversation.state.session_id not in (None, source)
+                      if c is not original and c.core.state.agent_status == "ready"), None), timeout=WAIT)
+    assert real_chat.chat() is branched and branched.core.state.session_id not in (None, source)
     shown = real_chat.transcript()  # the branch's conversation, replayed up to the turn
     assert "Prompt ALPHA" in shown and "Answer BETA." in shown and "GAMMA" not in shown
     assert session_file(real_env["HOME"], source).read_bytes() == recorded  # qwen copied it, wrote nothing there
@@ -120,7 +120,7 @@ def test_branch_from_here_continues_from_the_turn_and_leaves_the_original_untouc
     real_chat.ended(5)
     prompts = [p.rsplit(">", 1)[-1] for p in user_texts(real_chat.model.agent_requests[-1])]
     assert prompts == ["Prompt ALPHA", "Prompt BETA", "Prompt GAMMA", "ORIGINAL-NEXT"]
-    assert original.conversation.state.session_id == source
+    assert original.core.state.session_id == source
 
 
 def test_branch_from_a_reloaded_conversation_takes_the_turn_from_qwens_transcript(real_chat: RealChat) -> None:
@@ -129,14 +129,14 @@ def test_branch_from_a_reloaded_conversation_takes_the_turn_from_qwens_transcrip
         real_chat.send(f"Prompt {word}")
     real_chat.ended(2)
     original = real_chat.chat()
-    original.conversation.restart().result(WAIT)  # session/load replays it: no prompt answer gave its branch point
-    assert original.conversation.prompts.texts() == ["Prompt ALPHA", "Prompt BETA"]
-    assert original.conversation.prompts.get(0).branch_point is None
+    original.core.sessions.restart().result(WAIT)  # session/load replays it: no prompt answer gave its branch point
+    assert original.core.prompts.texts() == ["Prompt ALPHA", "Prompt BETA"]
+    assert original.core.prompts.get(0).branch_point is None
 
     real_chat.host.user.run_command("qwen_chat_branch", {"turn": 0})
     branched = real_chat.host.wait_for(
         lambda: next((c for c in real_chat.chats.of_window(real_chat.host.window)
-                      if c is not original and c.conversation.state.agent == "ready"), None), timeout=WAIT)
+                      if c is not original and c.core.state.agent_status == "ready"), None), timeout=WAIT)
     real_chat.send("BRANCH-NEXT")
     real_chat.ended(3)
     prompts = [p.rsplit(">", 1)[-1] for p in user_texts(real_chat.model.agent_requests[-1])]
@@ -151,7 +151,7 @@ def test_continue_in_terminal_resumes_the_chats_session_in_the_tui(
     real_chat.model.queue("Answer in the chat.", "Answer in the terminal.")
     real_chat.send("CHAT-PROMPT about apples")
     real_chat.ended()
-    session = real_chat.chat().conversation.state.session_id
+    session = real_chat.chat().core.state.session_id
     real_chat.host.user.run_command("qwen_chat_continue_in_terminal")
     [args] = real_chat.host.wait_for(lambda: terminus_records(record), timeout=WAIT)
     assert real_chat.chat() is None
@@ -181,7 +181,7 @@ def test_a_session_qwen_holds_in_a_terminal_is_not_written_by_a_second_writer(
     real_chat.send("HELD-PROMPT")
     real_chat.ended()
     chat = real_chat.chat()
-    session = chat.conversation.state.session_id
+    session = chat.core.state.session_id
     tui = start_tui(args=["--resume", session])  # the user's own terminal on the chat's conversation
 
     # qwen's registry says so, with the start token the package computes for the TUI's process
@@ -202,9 +202,9 @@ def test_a_session_qwen_holds_in_a_terminal_is_not_written_by_a_second_writer(
     real_chat.host.wait_idle()
     real_chat.host.user.run_command("qwen_chat")
     other = real_chat.host.wait_for(lambda: real_chat.chat() if real_chat.chat() is not None
-                                    and real_chat.chat().conversation.state.agent == "ready" else None, timeout=WAIT)
-    assert other.conversation.state.session_id not in (None, session)
-    assert HELD in other.conversation.streamer.transcript.text()
+                                    and real_chat.chat().core.state.agent_status == "ready" else None, timeout=WAIT)
+    assert other.core.state.session_id not in (None, session)
+    assert HELD in other.core.streamer.transcript.text()
 
     # Chat History's Enter on it: refused, no chat opens it
     before = len(real_chat.host.status_messages)
@@ -213,7 +213,7 @@ def test_a_session_qwen_holds_in_a_terminal_is_not_written_by_a_second_writer(
     real_chat.host.user.choose_quick_panel(0)
     real_chat.host.wait_for(lambda: any(HELD in m for m in real_chat.host.status_messages[before:]), timeout=WAIT)
     real_chat.host.wait_idle()
-    assert not [c for c in real_chat.chats.all() if c.conversation.state.session_id == session]
+    assert not [c for c in real_chat.chats.all() if c.core.state.session_id == session]
 
     # qwen in the terminal quit: Enter resumes it
     tui.close()
@@ -222,6 +222,6 @@ def test_a_session_qwen_holds_in_a_terminal_is_not_written_by_a_second_writer(
     open_panel(real_chat)
     real_chat.host.user.choose_quick_panel(0)
     resumed = real_chat.host.wait_for(
-        lambda: next((c for c in real_chat.chats.all() if c.conversation.state.session_id == session
-                      and c.conversation.state.agent == "ready"), None), timeout=WAIT)
+        lambda: next((c for c in real_chat.chats.all() if c.core.state.session_id == session
+                      and c.core.state.agent_status == "ready"), None), timeout=WAIT)
     assert resumed is real_chat.chat()

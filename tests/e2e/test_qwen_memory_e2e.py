@@ -30,7 +30,7 @@ def test_remember_writes_qwens_managed_memory(real_chat: RealChat) -> None:
     assert real_chat.ended() == ["end_turn"]
     chat = real_chat.chat()
     memory = sys.modules[f"{PACKAGE}.core.chat.offers.memory"]
-    folder = dict(chat.conversation.ask_qwen("Open Memory Files", memory.memory_paths).result(WAIT))[
+    folder = dict(chat.core.calls.ask_qwen("Open Memory Files", memory.memory_paths).result(WAIT))[
         "qwen's managed memory folder"]
     entry = Path(folder) / "testing.md"
 

@@ -54,8 +54,8 @@ def test_an_aside_is_answered_beside_the_chat_and_kept_out_of_it(real_chat: Real
     assert real_chat.ended() == ["end_turn"]
     real_chat.send("write slowly")
     chat = real_chat.chat()
-    real_chat.host.wait_for(lambda: "slow words" in chat.conversation.streamer.transcript.text(), timeout=WAIT)
-    assert chat.conversation.state.agent == "busy"  # asked while the turn runs
+    real_chat.host.wait_for(lambda: "slow words" in chat.core.streamer.transcript.text(), timeout=WAIT)
+    assert chat.core.state.agent_status == "busy"  # asked while the turn runs
     window = real_chat.host.window
     first = on_main(real_chat, lambda: offers("asides").ask(window, chat, "which fruit did we discuss?"))
     assert first.result(WAIT) == "PEARS-ASIDE-ANSWER"
@@ -130,7 +130,7 @@ def test_memory_files_are_named_and_a_refused_remember_is_said(real_chat: RealCh
     assert real_chat.ended() == ["end_turn"]
     chat = real_chat.chat()
     memory = sys.modules[f"{PACKAGE}.core.chat.offers.memory"]
-    paths = dict(chat.conversation.ask_qwen("Open Memory Files", memory.memory_paths).result(WAIT))
+    paths = dict(chat.core.calls.ask_qwen("Open Memory Files", memory.memory_paths).result(WAIT))
     assert paths["this project's memory"] == str(workspace / "QWEN.md")
     assert paths["your memory (every project)"].endswith("/.qwen/QWEN.md")
     # The rig's qwen settings turn managed memory off: qwen refuses, and says why.

@@ -28,7 +28,7 @@ def test_a_review_reaches_the_model_with_file_lines_quote_and_comment(real_chat:
     source.write_text("def add(a, b):\n    return a - b\n\n\ndef twice(x):\n    return x * 3\n")
     secret.write_text("TOKEN=never-leaves-the-editor\n")
     real_chat.host.user.run_command("qwen_chat")
-    chat = real_chat.host.wait_for(lambda: (c := real_chat.chat()) and c.conversation.state.session_id and c, timeout=WAIT)
+    chat = real_chat.host.wait_for(lambda: (c := real_chat.chat()) and c.core.state.session_id and c, timeout=WAIT)
     real_chat.model.queue(Reply(text="Fixed both."))
     window, module = real_chat.host.window, comments()
     for path, line, end, text in [(source, 1, 2, "add subtracts"), (source, 6, None, "twice triples"),

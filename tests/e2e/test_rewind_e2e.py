@@ -25,8 +25,8 @@ def test_edit_and_resend_replaces_the_turn_and_restores_the_files_changed_after_
     source, made = workspace / "win.py", workspace / "made.txt"
     source.write_bytes(CRLF_BOM)
     real_chat.host.user.run_command("qwen_chat")
-    chat = real_chat.host.wait_for(lambda: (c := real_chat.chat()) and c.conversation.state.session_id and c, timeout=WAIT)
-    chat.conversation.set_mode("auto-edit").result(timeout=WAIT)  # edits ask nothing
+    chat = real_chat.host.wait_for(lambda: (c := real_chat.chat()) and c.core.state.session_id and c, timeout=WAIT)
+    chat.core.option_setter.set_mode("auto-edit").result(timeout=WAIT)  # edits ask nothing
     real_chat.model.queue(
         Reply(text="First answer."),
         read_file(str(source)), edit(str(source), "beta = 2", "beta = 3"), Reply(text="Changed beta."),
@@ -50,7 +50,7 @@ def test_edit_and_resend_replaces_the_turn_and_restores_the_files_changed_after_
     transcript = real_chat.transcript()
     assert "Answer to the edited prompt." in transcript and "First answer." in transcript
     assert "PROMPT-TWO" not in transcript and "Changed alpha." not in transcript
-    assert chat.conversation.prompts.texts() == ["PROMPT-ONE", "PROMPT-EDITED"]
+    assert chat.core.prompts.texts() == ["PROMPT-ONE", "PROMPT-EDITED"]
 
 
 def test_a_rewind_while_qwen_runs_a_turn_is_refused(real_chat: RealChat) -> None:
@@ -60,14 +60,14 @@ def test_a_rewind_while_qwen_runs_a_turn_is_refused(real_chat: RealChat) -> None
     assert real_chat.ended(1) == ["end_turn"]
     real_chat.send("PROMPT-TWO")
     chat = real_chat.chat()
-    real_chat.host.wait_for(lambda: chat.conversation.state.agent == "busy", timeout=WAIT)
+    real_chat.host.wait_for(lambda: chat.core.state.agent_status == "busy", timeout=WAIT)
     rewind = sys.modules[f"{PACKAGE}.plugin.chat.history.rewind_commands"].rewind
     window = real_chat.host.window
     with pytest.raises(Exception, match="a turn is running"):
         real_chat.host.run_on_main(lambda: rewind(window, chat, 0, None)).result(timeout=WAIT)
     running.set()
     assert real_chat.ended(2)[-1] == "end_turn"
-    assert chat.conversation.prompts.texts() == ["PROMPT-ONE", "PROMPT-TWO"]
+    assert chat.core.prompts.texts() == ["PROMPT-ONE", "PROMPT-TWO"]
 
 
 def test_a_files_only_rewind_keeps_the_conversation_and_the_next_request_names_the_files(
@@ -75,8 +75,8 @@ def test_a_files_only_rewind_keeps_the_conversation_and_the_next_request_names_t
     source = workspace / "notes.txt"
     source.write_text("alpha\n")
     real_chat.host.user.run_command("qwen_chat")
-    chat = real_chat.host.wait_for(lambda: (c := real_chat.chat()) and c.conversation.state.session_id and c, timeout=WAIT)
-    chat.conversation.set_mode("auto-edit").result(timeout=WAIT)  # edits ask nothing
+    chat = real_chat.host.wait_for(lambda: (c := real_chat.chat()) and c.core.state.session_id and c, timeout=WAIT)
+    chat.core.option_setter.set_mode("auto-edit").result(timeout=WAIT)  # edits ask nothing
     real_chat.model.queue(
         Reply(text="First answer."),
         read_file(str(source)), edit(str(source), "alpha", "beta"), Reply(text="Changed it."),
@@ -90,7 +90,7 @@ def test_a_files_only_rewind_keeps_the_conversation_and_the_next_request_names_t
     window = real_chat.host.window
     outcome = real_chat.host.run_on_main(lambda: rewind(window, chat, 1, None, True, "files")).result(timeout=WAIT)
     assert outcome.files_restored == [str(source)] and source.read_text() == "alpha\n"
-    assert chat.conversation.prompts.texts() == ["PROMPT-ONE", "PROMPT-TWO"]
+    assert chat.core.prompts.texts() == ["PROMPT-ONE", "PROMPT-TWO"]
 
     real_chat.send("PROMPT-THREE")
     assert real_chat.ended(3)[-1] == "end_turn"

@@ -54,7 +54,7 @@ def serve_chat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_env: dict[s
 
 
 def daemon_pid(chat: RealChat) -> int:
-    pid = chat.host.wait_for(lambda: chat.chat().conversation.pid, timeout=WAIT)
+    pid = chat.host.wait_for(lambda: chat.chat().core.pid, timeout=WAIT)
     assert isinstance(pid, int)
     return pid
 
@@ -68,7 +68,7 @@ def test_an_answer_streams_into_the_transcript_from_the_daemon(serve_chat: RealC
     text = serve_chat.transcript()
     assert text.count("Say something from serve") == 1  # the daemon's echo of the prompt is not shown again
     assert reply.strip() in text
-    conversation = serve_chat.chat().conversation
+    conversation = serve_chat.chat().core
     assert conversation.state.agent_name.startswith("qwen-code 0.24.4")  # the daemon's agents are qwen
     cmdline = Path(f"/proc/{daemon_pid(serve_chat)}/cmdline").read_bytes().split(b"\0")
     assert b"serve" in cmdline and b"--require-auth" in cmdline
@@ -100,7 +100,7 @@ def test_a_write_asks_through_the_chat_and_the_answer_reaches_the_daemon(serve_c
 def test_cancel_ends_the_daemons_turn(serve_chat: RealChat) -> None:
     serve_chat.model.queue(Reply(text="slow words " * 400, chunk_size=5, delay=0.05))
     serve_chat.send("Write slowly")
-    serve_chat.host.wait_for(lambda: "slow words" in serve_chat.chat().conversation.streamer.transcript.text(),
+    serve_chat.host.wait_for(lambda: "slow words" in serve_chat.chat().core.streamer.transcript.text(),
                              timeout=WAIT)
     serve_chat.host.user.press_key("escape")
     assert serve_chat.ended() == ["cancelled"]
@@ -115,9 +115,9 @@ def two_sessions(serve_chat: RealChat) -> tuple[Any, str, str]:
     serve_chat.model.queue("Answer one.")
     serve_chat.send("prompt one")
     serve_chat.ended()
-    conversation = serve_chat.chat().conversation
+    conversation = serve_chat.chat().core
     first = conversation.state.session_id
-    conversation.new_session().result(WAIT)
+    conversation.sessions.new_session().result(WAIT)
     serve_chat.model.queue("Answer two.")
     serve_chat.send("prompt two")
     serve_chat.ended(2)
@@ -126,14 +126,14 @@ def two_sessions(serve_chat: RealChat) -> tuple[Any, str, str]:
 
 def test_earlier_sessions_are_listed_and_loaded_with_their_conversation_once(serve_chat: RealChat) -> None:
     conversation, first, second = two_sessions(serve_chat)
-    listed = {entry.session_id: entry.title for entry in conversation.list_history([]).result(WAIT)}
+    listed = {entry.session_id: entry.title for entry in conversation.sessions.list_history([]).result(WAIT)}
     assert listed[first] == "prompt one" and listed[second] == "prompt two"
-    conversation.load_session(first).result(WAIT)  # the daemon still runs it: read from its ring
+    conversation.sessions.load_session(first).result(WAIT)  # the daemon still runs it: read from its ring
     text = serve_chat.transcript()
     assert text.count("prompt one") == 1 and text.count("Answer one.") == 1 and "prompt two" not in text
     serve_chat.host.user.run_command("qwen_serve_stop")  # the next session comes back from the daemon's disk
     serve_chat.host.wait_for(lambda: conversation.pid is None, timeout=WAIT)
-    conversation.load_session(second).result(WAIT)
+    conversation.sessions.load_session(second).result(WAIT)
     text = serve_chat.transcript()
     assert text.count("prompt two") == 1 and text.count("Answer two.") == 1 and "prompt one" not in text
     serve_chat.model.queue("Answer three.")
@@ -146,17 +146,17 @@ def test_earlier_sessions_are_listed_and_loaded_with_their_conversation_once(ser
 
 
 def test_a_listed_session_is_renamed_and_deleted_on_the_daemon(serve_chat: RealChat) -> None:
-    qwen_sessions = importlib.import_module(f"{PACKAGE}.core.chat.history.qwen_sessions")  # loaded when first used
+    conversation_edits = importlib.import_module(f"{PACKAGE}.core.chat.history.conversation_edits")  # loaded when first used
     conversation, first, _ = two_sessions(serve_chat)
 
     def listed() -> dict[str, str]:
-        return {entry.session_id: entry.title for entry in conversation.list_history([]).result(WAIT)}
+        return {entry.session_id: entry.title for entry in conversation.sessions.list_history([]).result(WAIT)}
 
-    assert qwen_sessions.rename_session(conversation.connection, first, "Renamed here").result(WAIT) is True
+    assert conversation_edits.rename_session(conversation.connection, first, "Renamed here").result(WAIT) is True
     assert listed()[first] == "Renamed here"
-    assert qwen_sessions.delete_session(conversation.connection, first).result(WAIT) is True
+    assert conversation_edits.delete_session(conversation.connection, first).result(WAIT) is True
     assert first not in listed() and conversation.state.session_id in listed()
-    assert qwen_sessions.delete_session(conversation.connection, "no-such-session").result(WAIT) is False
+    assert conversation_edits.delete_session(conversation.connection, "no-such-session").result(WAIT) is False
 
 
 def two_chats(serve_chat: RealChat) -> tuple[Any, Any]:
@@ -179,7 +179,7 @@ def test_a_further_chat_comes_back_with_its_conversation_after_a_reload(serve_ch
     serve_chat.editor.settings({"qwen_command": [str(qwen_cli.node), str(qwen_cli.entry)],
                                 "chat_transport": "serve", "serve_keep_running": True})
     _, second = two_chats(serve_chat)
-    session = second.conversation.state.session_id
+    session = second.core.state.session_id
     view_id = second.transcript_view.id()
     serve_chat.host.reload_package(PACKAGE)
     after = RealChat(serve_chat.editor, serve_chat.model)
@@ -187,10 +187,10 @@ def test_a_further_chat_comes_back_with_its_conversation_after_a_reload(serve_ch
     after.host.wait_idle()
     again = after.host.wait_for(lambda: next((chat for chat in after.chats.all()
                                               if chat.transcript_view.id() == view_id), None), timeout=WAIT)
-    again.conversation.start().result(WAIT)
-    assert again.conversation.state.session_id == session  # its own session, not a new one
-    after.host.wait_for(lambda: "Second chat." in again.conversation.streamer.transcript.text(), timeout=WAIT)
-    text = again.conversation.streamer.transcript.text()
+    again.core.start().result(WAIT)
+    assert again.core.state.session_id == session  # its own session, not a new one
+    after.host.wait_for(lambda: "Second chat." in again.core.streamer.transcript.text(), timeout=WAIT)
+    text = again.core.streamer.transcript.text()
     assert text.count("two") == 1 and text.count("Second chat.") == 1 and "First chat." not in text
 
 
@@ -205,7 +205,7 @@ def test_a_rewind_on_serve_drops_the_turn_and_names_the_files_it_left(serve_chat
     answer(serve_chat, option_of(asked(serve_chat)[0], "allow_once"))
     assert serve_chat.ended(2)[-1] == "end_turn"
     written.write_text("the user's own words\n")  # changed since: no restore may write over it
-    outcome = serve_chat.chat().conversation.rewind(1).result(WAIT)
+    outcome = serve_chat.chat().core.calls.rewind(1).result(WAIT)
     assert outcome.files_restored == [] and "1 file(s)" in outcome.not_restored[0]
     assert written.read_text() == "the user's own words\n"
     text = serve_chat.transcript()
@@ -227,8 +227,8 @@ def test_branch_from_here_on_serve_opens_a_chat_holding_the_prompts_up_to_it(ser
     first = serve_chat.chat()
     serve_chat.host.user.run_command("qwen_chat_branch", {"turn": 0})
     branched = serve_chat.host.wait_for(lambda: serve_chat.chat() is not first and serve_chat.chat(), timeout=WAIT)
-    serve_chat.host.wait_for(lambda: "Answer one." in branched.conversation.streamer.transcript.text(), timeout=WAIT)
-    assert branched.conversation.state.session_id != first.conversation.state.session_id
+    serve_chat.host.wait_for(lambda: "Answer one." in branched.core.streamer.transcript.text(), timeout=WAIT)
+    assert branched.core.state.session_id != first.core.state.session_id
     text = serve_chat.transcript()
     assert text.count("prompt one") == 1 and text.count("Answer one.") == 1 and "prompt two" not in text
     serve_chat.model.queue("Answer in the branch.")
@@ -242,12 +242,12 @@ def test_the_model_picker_lists_the_daemons_models_and_a_switch_is_taken(serve_c
     serve_chat.model.queue("Ready.")
     serve_chat.send("hello")
     serve_chat.ended()
-    conversation = serve_chat.chat().conversation
+    conversation = serve_chat.chat().core
     models = [model.id for model in conversation.state.models]
     assert models and all("fake-model" in model for model in models), models
-    conversation.set_model(models[0]).result(WAIT)
+    conversation.option_setter.set_model(models[0]).result(WAIT)
     assert conversation.state.model_id == models[0]
-    conversation.set_model("no-such-model").result(WAIT)
+    conversation.option_setter.set_model("no-such-model").result(WAIT)
     assert serve_chat.host.wait_for(lambda: "refused" in serve_chat.transcript(), timeout=WAIT)
     assert serve_chat.transcript().count("refused") == 1
 
@@ -256,7 +256,7 @@ def test_a_turns_usage_reaches_the_status_bar_on_serve(serve_chat: RealChat) -> 
     serve_chat.model.queue(Reply(text="Counted.", usage=(1500, 30, 400)))
     serve_chat.send("Count me")
     assert serve_chat.ended() == ["end_turn"]
-    report = serve_chat.chat().conversation.state.usage.report()
+    report = serve_chat.chat().core.state.usage.report()
     assert report["turn"]["inputTokens"] == 1500 and report["turn"]["outputTokens"] == 30
     assert "1.5k in / 30 out" in serve_chat.host.window.active_view().get_status("qwen_chat")
 
@@ -265,11 +265,11 @@ def test_modes_are_set_through_the_daemons_approval_mode_route(serve_chat: RealC
     serve_chat.model.queue("Ready.")
     serve_chat.send("hello")
     serve_chat.ended()
-    conversation = serve_chat.chat().conversation
+    conversation = serve_chat.chat().core
     assert "plan" in [mode.id for mode in conversation.state.modes]
-    conversation.set_mode("plan").result(WAIT)
+    conversation.option_setter.set_mode("plan").result(WAIT)
     assert conversation.state.mode_id == "plan"
-    conversation.set_mode("reckless").result(WAIT)  # the daemon's 400, said in the transcript
+    conversation.option_setter.set_mode("reckless").result(WAIT)  # the daemon's 400, said in the transcript
     # The mode is the session's config option "mode": it goes to the approval-mode route all the same.
     assert serve_chat.host.wait_for(lambda: "invalid_approval_mode" in serve_chat.transcript()
                                     or "allowed values" in serve_chat.transcript(), timeout=WAIT)
@@ -343,8 +343,8 @@ def test_with_keep_running_a_reload_attaches_to_the_same_daemon(serve_chat: Real
     after.host.user.run_command("qwen_chat")
     after.editor.wait_for_package_threads("start", "preload")
     after.host.wait_idle()
-    after.chat().conversation.start().result(WAIT)
-    assert after.chat().conversation.pid == pid  # found again through its record, not started anew
+    after.chat().core.start().result(WAIT)
+    assert after.chat().core.pid == pid  # found again through its record, not started anew
     after.model.queue("After the reload.")
     after.send("second")
     assert after.ended() == ["end_turn"]
@@ -355,10 +355,10 @@ def test_with_keep_running_a_reload_attaches_to_the_same_daemon(serve_chat: Real
 def test_a_second_chat_gets_a_session_of_its_own_on_the_same_daemon(serve_chat: RealChat) -> None:
     first, second = two_chats(serve_chat)
     assert serve_chat.ended_so_far() == ["end_turn", "end_turn"]
-    assert second.conversation.pid == first.conversation.pid  # one daemon for the window's folders
-    assert second.conversation.state.session_id not in (None, first.conversation.state.session_id)
+    assert second.core.pid == first.core.pid  # one daemon for the window's folders
+    assert second.core.state.session_id not in (None, first.core.state.session_id)
     assert "Second chat." in serve_chat.transcript()
-    assert "Second chat." not in first.conversation.streamer.transcript.text()
+    assert "Second chat." not in first.core.streamer.transcript.text()
 
 
 def test_a_daemon_that_died_is_reported_and_the_next_prompt_starts_one(serve_chat: RealChat) -> None:
@@ -389,7 +389,7 @@ def test_a_reload_in_the_middle_of_a_turn_reattaches_and_shows_every_line_once(
     words = " ".join(f"w{n}" for n in range(400))
     serve_chat.model.queue(Reply(text=words, chunk_size=8, delay=0.02))
     serve_chat.send("second prompt")
-    serve_chat.host.wait_for(lambda: "w20 " in serve_chat.chat().conversation.streamer.transcript.text(),
+    serve_chat.host.wait_for(lambda: "w20 " in serve_chat.chat().core.streamer.transcript.text(),
                              timeout=WAIT)
     pid = daemon_pid(serve_chat)
     serve_chat.host.reload_package(PACKAGE)  # the turn goes on in the daemon meanwhile
@@ -397,8 +397,8 @@ def test_a_reload_in_the_middle_of_a_turn_reattaches_and_shows_every_line_once(
     after.host.user.run_command("qwen_chat")
     after.editor.wait_for_package_threads("start", "preload")
     after.host.wait_idle()
-    after.chat().conversation.start().result(WAIT)
-    assert after.chat().conversation.pid == pid
+    after.chat().core.start().result(WAIT)
+    assert after.chat().core.pid == pid
     after.host.wait_for(lambda: words in after.transcript(), timeout=WAIT)  # the turn ends while reattached
     text = after.transcript()
     for line in ("first prompt", "Before the reload.", "second prompt", words):
@@ -429,7 +429,7 @@ def test_a_prompt_another_client_sends_shows_in_the_chat_as_a_prompt_with_its_an
     serve_chat.ended()
     record = sys.modules[f"{PACKAGE}.plugin.chat.agent.serve_daemon"].window_record(serve_chat.host.window)
     other = post(record, "/session", {"cwd": str(workspace)})
-    session_id = serve_chat.chat().conversation.state.session_id
+    session_id = serve_chat.chat().core.state.session_id
     assert other["sessionId"] == session_id and other["attached"] is True
     serve_chat.model.queue("Answer to the other client.")
     post(record, f"/session/{session_id}/prompt", {"prompt": [{"type": "text", "text": "sent with curl"}]},

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from qwencompanion_src.core.serve import daemon
+from qwencompanion_src.core.serve.daemon_session import DaemonSession, SessionGone
 from qwencompanion_src.core.serve.http import Address
-from qwencompanion_src.core.serve.session import ServeSession, SessionGone
 from tests.rig.fake_model import FakeModel, Reply, write_file
 from tests.rig.qwen_cli import QwenCli, cli_env
 from tests.support.processes import alive, descendants
@@ -122,7 +122,7 @@ async def test_a_prompt_streams_a_permission_is_answered_and_a_turn_is_cancelled
     fake_model.queue(write_file(str(target), "content\n"), Reply(text="written " * 8, chunk_size=4),
                      Reply(text="slow " * 400, chunk_size=5, delay=0.05))
     recorder = Recorder()
-    session = await ServeSession.open(address_of(started), str(workspace), recorder)
+    session = await DaemonSession.open(address_of(started), str(workspace), recorder)
     session.start()
     try:
         result = await asyncio.wait_for(session.prompt([{"type": "text", "text": "write it"}]), WAIT)
@@ -145,7 +145,7 @@ async def test_a_reattach_replays_what_was_missed_once(started: daemon.Attached,
                                                        workspace: Path, tmp_path: Path) -> None:
     fake_model.queue(Reply(text="".join(f"<{n}>" for n in range(60)), chunk_size=4, delay=0.02))
     first = Recorder()
-    session = await ServeSession.open(address_of(started), str(workspace), first)
+    session = await DaemonSession.open(address_of(started), str(workspace), first)
     session.start()
     turn = asyncio.ensure_future(session.prompt([{"type": "text", "text": "count"}]))
     await wait_until(lambda: "<3>" in first.texts(), "the answer to start")
@@ -159,7 +159,7 @@ async def test_a_reattach_replays_what_was_missed_once(started: daemon.Attached,
     assert (found.process, found.record) == (None, started.record)
 
     second = Recorder()
-    again = ServeSession(address_of(started), session.session_id, session.client_id, second, cursor)
+    again = DaemonSession(address_of(started), session.session_id, session.client_id, second, cursor)
     again.start()
     try:
         await wait_until(lambda: "<59>" in first.texts() + second.texts(), "the end of the answer")
@@ -177,8 +177,8 @@ async def test_a_prompt_of_a_second_client_appears_in_the_first(started: daemon.
                                                                workspace: Path) -> None:
     fake_model.queue(Reply(text="answer for the other client", chunk_size=6))
     mine, theirs = Recorder(), Recorder()
-    first = await ServeSession.open(address_of(started), str(workspace), mine)
-    second = await ServeSession.open(address_of(started), str(workspace), theirs)
+    first = await DaemonSession.open(address_of(started), str(workspace), mine)
+    second = await DaemonSession.open(address_of(started), str(workspace), theirs)
     assert second.session_id == first.session_id and second.client_id != first.client_id
     first.start()
     second.start()
@@ -201,7 +201,7 @@ async def test_the_status_tells_pid_port_version_and_sessions(started: daemon.At
     assert (before.port, before.version, before.require_auth, before.loopback) == (
         started.record.port, "0.24.4", True, True)
     assert before.pid in daemon_tree(started)
-    session = await ServeSession.open(address_of(started), str(workspace), Recorder())
+    session = await DaemonSession.open(address_of(started), str(workspace), Recorder())
     after = await asyncio.to_thread(daemon.daemon_status, started.record)
     assert after.sessions == before.sessions + 1
     session.close()
@@ -209,7 +209,7 @@ async def test_the_status_tells_pid_port_version_and_sessions(started: daemon.At
 
 async def test_an_unknown_session_ends_the_reader(started: daemon.Attached) -> None:
     recorder = Recorder()
-    session = ServeSession(address_of(started), "no-such-session", None, recorder)
+    session = DaemonSession(address_of(started), "no-such-session", None, recorder)
     session.start()
     reason = await asyncio.wait_for(session.gone, WAIT)
     assert "does not know this session" in reason

@@ -69,7 +69,7 @@ def refused_and_said(serve_chat: RealChat, pid: int) -> None:
     assert after.ended() == ["error"]
     text = after.transcript()
     assert "open to your group or others (mode 640)" in text and "not used" in text, text[-1500:]
-    assert after.chat().conversation.pid != pid  # not attached to
+    assert after.chat().core.pid != pid  # not attached to
     assert alive(pid)  # and not replaced by a second daemon: the user looks into it
     assert len(list(Path(serve_chat.editor.host.app.cache_dir).rglob("serve/*.json"))) == 1
 

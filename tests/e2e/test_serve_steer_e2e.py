@@ -26,7 +26,7 @@ STEER_PREFIX = "[User message received during tool execution]: "  # 0.24.4's wor
 
 def steer_from_the_queue_list(chat: RealChat, text: str, context: list[dict[str, object]] | None = None) -> None:
     """Queue `text` (with `context` attached) during the running turn, then Steer it from Edit Queued Prompt…."""
-    conversation = chat.chat().conversation
+    conversation = chat.chat().core
     assert conversation.send(text, context)
     chat.host.wait_for(lambda: len(conversation.queue) == 1, timeout=WAIT)
     chat.host.user.run_command("qwen_chat_queued")
@@ -52,7 +52,7 @@ def a_turn_reading_the_notes(chat: RealChat, workspace: Path, then: str) -> None
         Reply(text=then),
     )
     chat.send("Read the notes")
-    chat.host.wait_for(lambda: "Reading the notes" in chat.chat().conversation.streamer.transcript.text(), timeout=WAIT)
+    chat.host.wait_for(lambda: "Reading the notes" in chat.chat().core.streamer.transcript.text(), timeout=WAIT)
 
 
 def test_a_steer_during_a_tool_call_reaches_the_next_model_request(serve_chat: RealChat, workspace: Path) -> None:
@@ -67,16 +67,16 @@ def test_a_steer_during_a_tool_call_reaches_the_next_model_request(serve_chat: R
     assert text.count("read todo.txt instead") == 1  # shown once, though the daemon told of it and the model saw it
     assert text.index("Reading the notes") < text.index("Steered: added to the running turn") \
         < text.index("read todo.txt instead") < text.index("Switched as you asked.")
-    assert serve_chat.chat().conversation.queue.prompts() == []
+    assert serve_chat.chat().core.queue.prompts() == []
 
 
 def test_a_steer_its_turn_never_took_goes_as_a_turn_of_its_own(serve_chat: RealChat) -> None:
     serve_chat.model.queue(Reply(text="Talking without tools. " * 16, chunk_size=4, delay=0.05),
                            Reply(text="Answered the late steer."))
     serve_chat.send("Just talk")
-    serve_chat.host.wait_for(lambda: "Talking without" in serve_chat.chat().conversation.streamer.transcript.text(),
+    serve_chat.host.wait_for(lambda: "Talking without" in serve_chat.chat().core.streamer.transcript.text(),
                              timeout=WAIT)
-    conversation = serve_chat.chat().conversation
+    conversation = serve_chat.chat().core
     assert conversation.send("and add a summary")
     assert do(driver_of(serve_chat), "chat_steer", index=0)["prompts"] == []
     assert serve_chat.ended() == ["end_turn"]
@@ -120,7 +120,7 @@ def test_steer_is_offered_up_to_the_daemons_limit_and_the_daemon_takes_it(
     link: dict[str, object] = {"type": "resource_link", "uri": (workspace / "app.py").as_uri(), "name": "app.py",
                                "description": "The user's active file."}
     words = words_filling_the_limit_with([link], "\N{GRINNING FACE}")
-    conversation = serve_chat.chat().conversation
+    conversation = serve_chat.chat().core
     assert conversation.send(words + "\N{GRINNING FACE}", [link])
     serve_chat.host.wait_for(lambda: len(conversation.queue) == 1, timeout=WAIT)
     serve_chat.host.user.run_command("qwen_chat_queued")

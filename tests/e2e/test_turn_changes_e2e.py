@@ -28,9 +28,9 @@ def test_auto_edit_turn_lists_its_files_and_undo_restores_them(real_chat: RealCh
     built.write_text("before\n")
     view = real_chat.host.user.open_file(opened)
     real_chat.host.user.run_command("qwen_chat")
-    chat = real_chat.host.wait_for(lambda: (c := real_chat.chat()) and c.conversation.state.session_id and c, timeout=WAIT)
-    chat.conversation.set_mode("auto-edit").result(timeout=WAIT)
-    assert chat.conversation.state.mode_id == "auto-edit"
+    chat = real_chat.host.wait_for(lambda: (c := real_chat.chat()) and c.core.state.session_id and c, timeout=WAIT)
+    chat.core.option_setter.set_mode("auto-edit").result(timeout=WAIT)
+    assert chat.core.state.mode_id == "auto-edit"
     real_chat.model.queue(
         read_file(str(closed)), read_file(str(opened)), read_file(str(built)),
         edit(str(closed), "beta = 2", "beta = 3\ngamma = 4"),

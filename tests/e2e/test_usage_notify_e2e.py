@@ -32,7 +32,7 @@ def test_usage_appears_after_a_turn(real_chat: RealChat, workspace: Path) -> Non
                           Reply(text="Read it.", usage=(1100, 25, 900)))
     real_chat.send("Read a.txt")
     assert real_chat.ended() == ["end_turn"]
-    state = real_chat.chat().conversation.state
+    state = real_chat.chat().core.state
     report = state.usage.report()
     assert report["turn"] == {"inputTokens": 2100, "outputTokens": 65, "cachedTokens": 1500, "requests": 2}
     assert report["contextUsed"] == 1100  # the last request's prompt, from usage_update

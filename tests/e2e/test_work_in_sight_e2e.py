@@ -25,7 +25,6 @@ import pytest
 
 from tests.e2e.test_chat_e2e import WAIT, RealChat
 from tests.rig.fake_model import Reply, tool_call
-from tests.support.editor import PACKAGE
 
 pytestmark = pytest.mark.e2e
 PLAN_KEY = "qwen_chat_pinned_plan"
@@ -54,10 +53,9 @@ def test_the_todo_plan_is_pinned_under_the_composer_and_collapses_when_done(
                           Reply(text="Halfway."), tool_call("todo_write", {"todos": done}), Reply(text="Done."))
     real_chat.send("Plan the work")
     assert real_chat.ended() == ["end_turn"]
-    pinned = sys.modules[f"{PACKAGE}.plugin.chat.transcript.plan_view"].pinned_plans
-    chat_id = real_chat.chat().chat_id
-    real_chat.host.wait_for(lambda: chat_id in pinned and pinned[chat_id].progress.done == 1, timeout=WAIT)
-    steps = pinned[chat_id].steps
+    chat = real_chat.chat()
+    real_chat.host.wait_for(lambda: chat.pinned_plan is not None and chat.pinned_plan.progress.done == 1, timeout=WAIT)
+    steps = chat.pinned_plan.steps
     assert [(s.content, s.status, s.current) for s in steps] == [
         ("Write the parser", "completed", False), ("Test the parser", "in_progress", True)]
     shown = composer_plan(real_chat)
@@ -71,7 +69,7 @@ def test_the_todo_plan_is_pinned_under_the_composer_and_collapses_when_done(
 def test_session_options_are_the_ones_qwen_offers_and_are_set_through_set_config_option(real_chat: RealChat) -> None:
     real_chat.host.user.run_command("qwen_chat")
     real_chat.host.wait_idle()
-    conversation = real_chat.chat().conversation
+    conversation = real_chat.chat().core
     conversation.start().result(WAIT)
     options = conversation.state.options
     assert [(o.id, o.kind, o.category) for o in options][:2] == [("mode", "select", "mode"), ("model", "select", "model")]
@@ -87,7 +85,7 @@ def test_session_options_are_the_ones_qwen_offers_and_are_set_through_set_config
     real_chat.host.wait_for(lambda: conversation.state.options.get("mode").current == "auto-edit", timeout=WAIT)
     assert conversation.state.mode_id == "auto-edit"
     # Chat Mode… and Shift+Tab go the same way on qwen, which offers modes both ways: its answer holds the options.
-    conversation.set_mode("plan").result(WAIT)
+    conversation.option_setter.set_mode("plan").result(WAIT)
     assert conversation.state.options.get("mode").current == "plan"
 
 
@@ -99,7 +97,7 @@ def test_a_quiet_shell_command_shows_qwens_heartbeat_on_its_line(real_chat: Real
     real_chat.send("Run it")
     prompt = real_chat.host.wait_for(lambda: real_chat.chat().request_handler().pending.oldest(), timeout=WAIT)
     real_chat.chat().request_handler().choose(prompt.key, next(o.option_id for o in prompt.options if o.kind == "allow_once"))
-    streamer = real_chat.chat().conversation.streamer
+    streamer = real_chat.chat().core.streamer
     real_chat.host.wait_for(lambda: "— in_progress (running " in streamer.transcript.text(), timeout=WAIT)
     assert real_chat.ended() == ["end_turn"]
     text = real_chat.transcript()

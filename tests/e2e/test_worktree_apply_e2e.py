@@ -28,8 +28,8 @@ def new_worktree_chat(chat: RealChat, name: str) -> Any:
     chat.host.wait_idle()
     made = chat.host.wait_for(lambda: next((c for c in chat.chats.all() if c.chat_id not in before), None),
                               timeout=WAIT)
-    chat.host.wait_for(lambda: made.conversation.state.session_id is not None, timeout=WAIT)
-    made.conversation.set_mode("yolo").result(WAIT)  # no permission asked: the writes go straight to fs methods
+    chat.host.wait_for(lambda: made.core.state.session_id is not None, timeout=WAIT)
+    made.core.option_setter.set_mode("yolo").result(WAIT)  # no permission asked: the writes go straight to fs methods
     return made
 
 

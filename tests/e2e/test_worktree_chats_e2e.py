@@ -48,8 +48,8 @@ def test_a_worktree_chats_agent_writes_in_its_worktree_and_the_users_file_stays(
     typed = real_chat.editor.text(users)
     chat = new_worktree_chat(real_chat, "agent-task")
     worktree = Path(chat.worktree.path)
-    real_chat.host.wait_for(lambda: chat.conversation.state.session_id is not None, timeout=WAIT)
-    chat.conversation.set_mode("yolo").result(WAIT)  # no permission asked: the writes go straight to fs methods
+    real_chat.host.wait_for(lambda: chat.core.state.session_id is not None, timeout=WAIT)
+    chat.core.option_setter.set_mode("yolo").result(WAIT)  # no permission asked: the writes go straight to fs methods
     real_chat.model.queue(
         read_file(str(worktree / "a.txt")),
         write_file(str(worktree / "a.txt"), "the agent's\n"),

@@ -140,11 +140,11 @@ CLI_SCRIPT = textwrap.dedent(
 def test_a_cli_killed_with_its_review_open_leaves_it_orphaned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with open_editor(tmp_path, monkeypatch) as editor:
         # Short expiry for the package's servers, then a restart so the window's server has it.
-        runtime = sys.modules[f"{PACKAGE}.core.companion.runtime"]
+        companion_module = sys.modules[f"{PACKAGE}.core.companion.companion"]
         options = sys.modules[f"{PACKAGE}.core.companion.server"].ServerOptions(
             idle_timeout_seconds=1.0, dropped_stream_grace_seconds=0.5
         )
-        monkeypatch.setitem(runtime.Companion.__init__.__kwdefaults__, "options", options)
+        monkeypatch.setitem(companion_module.Companion.__init__.__kwdefaults__, "options", options)
         old_port = editor.lock_info()["port"]
         editor.window.run_command("qwen_restart_server")
 

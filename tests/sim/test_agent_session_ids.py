@@ -22,18 +22,18 @@ def test_an_agents_hostile_session_id_is_refused_and_never_continued_in_the_term
     install_terminus(rig.host, record)
     rig.open()
     chat = rig.chat()
-    rig.host.wait_for(lambda: "was refused" in chat.conversation.streamer.transcript.text()
-                      or chat.conversation.state.session_id is not None, timeout=WAIT)
+    rig.host.wait_for(lambda: "was refused" in chat.core.streamer.transcript.text()
+                      or chat.core.state.session_id is not None, timeout=WAIT)
     rig.host.user.run_command("qwen_chat_continue_in_terminal")
     rig.host.wait_for(lambda: terminus_records(record) or rig.host.status_messages, timeout=WAIT)
     rig.host.wait_idle()
     assert [call["run"]["cmd"] for call in terminus_records(record)] == [] and rig.chat() is chat
     assert any("no conversation to continue yet" in message for message in rig.host.status_messages)
-    assert f"the agent's session id {hostile!r} was refused" in chat.conversation.streamer.transcript.text()
+    assert f"the agent's session id {hostile!r} was refused" in chat.core.streamer.transcript.text()
 
     rig.send("hi")  # the next start gets a well-formed id: the chat goes on with it
     rig.ended()
-    session = chat.conversation.state.session_id
+    session = chat.core.state.session_id
     assert session is not None and session != hostile
     rig.host.user.run_command("qwen_chat_continue_in_terminal")
     [opened] = rig.host.wait_for(lambda: terminus_records(record), timeout=WAIT)

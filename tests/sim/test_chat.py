@@ -43,7 +43,7 @@ class ChatRig:
 
     @property
     def chats(self) -> Any:
-        return sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats
+        return sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats
 
     def chat(self) -> Any:
         return self.chats.get(self.host.window)
@@ -66,7 +66,7 @@ class ChatRig:
     def transcript(self) -> str:
         self.host.wait_idle()
         chat = self.chat()
-        self.host.wait_for(lambda: self.editor.text(chat.transcript_view) == chat.conversation.streamer.transcript.text(), timeout=WAIT)
+        self.host.wait_for(lambda: self.editor.text(chat.transcript_view) == chat.core.streamer.transcript.text(), timeout=WAIT)
         return self.editor.text(chat.transcript_view)
 
     def received(self, method: str) -> list[dict[str, Any]]:
@@ -147,7 +147,7 @@ def test_prompts_typed_while_busy_are_queued_and_sent_in_order(rig: ChatRig) -> 
 def test_escape_cancels_the_turn(rig: ChatRig) -> None:
     rig.load([[{"chunks": ["working"]}, {"stall": 30}]])
     rig.send("go")
-    rig.host.wait_for(lambda: "working" in rig.chat().conversation.streamer.transcript.text(), timeout=WAIT)
+    rig.host.wait_for(lambda: "working" in rig.chat().core.streamer.transcript.text(), timeout=WAIT)
     rig.host.user.press_key("escape")
     assert rig.ended() == ["cancelled"]
     assert "> cancelled" in rig.transcript()
@@ -203,8 +203,8 @@ def test_slash_completions_and_local_commands(rig: ChatRig) -> None:
     chat = rig.chat
     rig.host.user.run_command("qwen_chat")
     rig.host.wait_idle()
-    rig.chat().conversation.start().result(WAIT)
-    rig.host.wait_for(lambda: rig.chat().conversation.state.commands, timeout=WAIT)
+    rig.chat().core.start().result(WAIT)
+    rig.host.wait_for(lambda: rig.chat().core.state.commands, timeout=WAIT)
     _, composer = rig.open()
     rig.host.user.type(composer, "/")
     names = [item.trigger for item in rig.host.user.query_completions(composer, "")]
@@ -215,33 +215,33 @@ def test_slash_completions_and_local_commands(rig: ChatRig) -> None:
     assert rig.editor.text(composer) == "/status"
     rig.host.user.press_key("enter")
     text = rig.host.wait_for(lambda: "Session:" in rig.transcript() and rig.transcript(), timeout=WAIT)
-    assert f"Session: {rig.chat().conversation.state.session_id}" in text and "Pid: " in text
+    assert f"Session: {rig.chat().core.state.session_id}" in text and "Pid: " in text
     assert rig.received("session/prompt") == []
-    first = rig.chat().conversation.state.session_id
+    first = rig.chat().core.state.session_id
     rig.send("/clear")
-    rig.host.wait_for(lambda: rig.chat().conversation.state.session_id != first, timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat().core.state.session_id != first, timeout=WAIT)
     assert chat is not None
 
 
 def test_mode_and_model_pickers_and_the_status_bar(rig: ChatRig) -> None:
     rig.load()
     rig.open()
-    rig.chat().conversation.start().result(WAIT)
+    rig.chat().core.start().result(WAIT)
     rig.host.user.run_command("qwen_chat_mode")
     panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
     assert [str(getattr(i, "trigger", i)) for i in panel.items] == ["Plan", "Default", "YOLO"]
     rig.host.user.choose_quick_panel(0)
-    rig.host.wait_for(lambda: rig.chat().conversation.state.mode_id == "plan", timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat().core.state.mode_id == "plan", timeout=WAIT)
     rig.host.user.run_command("qwen_chat_model")
     rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)
     rig.host.user.choose_quick_panel(1)
-    rig.host.wait_for(lambda: rig.chat().conversation.state.model_id == "$runtime|openai|other-model(openai)", timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat().core.state.model_id == "$runtime|openai|other-model(openai)", timeout=WAIT)
     rig.host.wait_idle()
     _, composer = rig.open()
     status = composer.get_status("qwen_chat")
     assert "Plan" in status and "other-model" in status
     rig.host.user.press_key("shift+tab")
-    rig.host.wait_for(lambda: rig.chat().conversation.state.mode_id == "default", timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat().core.state.mode_id == "default", timeout=WAIT)
 
 
 def test_closing_the_chat_views_keeps_the_session_and_reopening_shows_it(rig: ChatRig) -> None:
@@ -249,18 +249,18 @@ def test_closing_the_chat_views_keeps_the_session_and_reopening_shows_it(rig: Ch
     rig.send("remember")
     rig.ended()
     transcript, composer = rig.open()
-    session = rig.chat().conversation.state.session_id
+    session = rig.chat().core.state.session_id
     rig.host.user.close(transcript)
     rig.host.user.close(composer)
     transcript, _ = rig.open()
     assert "kept answer" in rig.transcript()
-    assert rig.chat().conversation.state.session_id == session
+    assert rig.chat().core.state.session_id == session
 
 
 def test_closing_the_window_ends_its_agent(rig: ChatRig) -> None:
     rig.load([[{"stall": 30}]])
     rig.send("go")
-    pid = rig.host.wait_for(lambda: rig.chat().conversation.pid, timeout=WAIT)
+    pid = rig.host.wait_for(lambda: rig.chat().core.pid, timeout=WAIT)
     assert alive(pid)
     rig.host.user.close_window(rig.host.window)
     rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
@@ -270,23 +270,23 @@ def test_reloading_the_package_ends_the_agent_and_the_chat_comes_back(rig: ChatR
     rig.load([[{"chunks": ["before reload"]}]])
     rig.send("one")
     rig.ended()
-    pid = rig.chat().conversation.pid
-    session = rig.chat().conversation.state.session_id
+    pid = rig.chat().core.pid
+    session = rig.chat().core.state.session_id
     rig.host.reload_package(PACKAGE)
     rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
     rig.watch()
     rig.host.user.run_command("qwen_chat")  # right after the reload: the chat imports off the main thread
     rig.editor.wait_for_package_threads("start", "preload")
     rig.host.wait_idle()
-    rig.chat().conversation.start().result(WAIT)
-    assert rig.chat().conversation.state.session_id == session
-    assert "before reload" in rig.chat().conversation.streamer.transcript.text()
+    rig.chat().core.start().result(WAIT)
+    assert rig.chat().core.state.session_id == session
+    assert "before reload" in rig.chat().core.streamer.transcript.text()
 
 
 def test_quitting_ends_the_agent(rig: ChatRig) -> None:
     rig.load([[{"stall": 30}]])
     rig.send("go")
-    chat = rig.chat().conversation
+    chat = rig.chat().core
     pid = rig.host.wait_for(lambda: chat.pid, timeout=WAIT)
     rig.host.quit()
     assert not alive(pid) or rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
@@ -297,7 +297,7 @@ def test_quitting_ends_the_agent(rig: ChatRig) -> None:
 
 def test_prestart_starts_the_agent_with_the_window(rig: ChatRig) -> None:
     rig.load(chat_prestart=True)
-    rig.host.wait_for(lambda: rig.chat() is not None and rig.chat().conversation.state.agent == "ready", timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat() is not None and rig.chat().core.state.agent_status == "ready", timeout=WAIT)
     assert rig.received("session/new")[0]["params"]["cwd"] == str(rig.editor.workspace)
 
 
@@ -341,7 +341,7 @@ def test_at_attaches_an_open_file_with_its_unsaved_text(rig: ChatRig) -> None:
 def test_show_agent_log_and_diagnose_report_the_agent(rig: ChatRig) -> None:
     rig.load()
     rig.open()
-    rig.chat().conversation.start().result(WAIT)
+    rig.chat().core.start().result(WAIT)
     rig.host.user.run_command("qwen_chat_show_agent_log")
     rig.host.wait_idle()
     panel = rig.host.window.find_output_panel("Qwen Agent Log")
@@ -353,8 +353,8 @@ def test_show_agent_log_and_diagnose_report_the_agent(rig: ChatRig) -> None:
     text = rig.editor.text(report)
     assert "Chat agents (the chat_agents setting)" in text
     assert "qwen (default): runs " in text and "  gemini:" in text
-    assert f"session:        {rig.chat().conversation.state.session_id}" in text
-    assert f"pid:            {rig.chat().conversation.pid}" in text
+    assert f"session:        {rig.chat().core.state.session_id}" in text
+    assert f"pid:            {rig.chat().core.pid}" in text
 
 
 def test_a_missing_qwen_is_reported_with_the_fix(rig: ChatRig) -> None:
@@ -370,19 +370,19 @@ def test_a_missing_qwen_is_reported_with_the_fix(rig: ChatRig) -> None:
 def test_an_agent_deaf_to_cancel_is_offered_a_restart_that_reloads_the_chat(rig: ChatRig) -> None:
     rig.load([[{"chunks": ["stuck"]}, {"deaf": 60}]])
     rig.send("go")
-    rig.host.wait_for(lambda: "stuck" in rig.chat().conversation.streamer.transcript.text(), timeout=WAIT)
-    pid = rig.chat().conversation.pid
+    rig.host.wait_for(lambda: "stuck" in rig.chat().core.streamer.transcript.text(), timeout=WAIT)
+    pid = rig.chat().core.pid
     rig.host.answers.push("ok_cancel", True)
     rig.host.user.press_key("escape")
     rig.host.wait_for(lambda: [d for d in rig.host.dialogs if d.kind == "ok_cancel"], timeout=WAIT)
     assert "did not stop" in rig.host.dialogs[-1].message
     rig.host.wait_for(lambda: len(rig.received("session/load")) == 1, timeout=WAIT)
     rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
-    assert rig.chat().conversation.pid not in (None, pid)
+    assert rig.chat().core.pid not in (None, pid)
     assert rig.ended() == ["cancelled"]
     # The transcript is rebuilt from the reloaded session, then told why.
     note = "> The agent was restarted and the conversation reloaded.\n\n"
-    rig.host.wait_for(lambda: rig.chat().conversation.streamer.transcript.text().endswith(note), timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat().core.streamer.transcript.text().endswith(note), timeout=WAIT)
     text = rig.transcript()
     assert text.endswith(note)
     assert "## You\n\ngo" in text and "The agent exited" not in text
@@ -422,7 +422,7 @@ def test_the_pickers_never_block_sublimes_threads(rig: ChatRig) -> None:
     try:
         rig.host.user.run_command("qwen_chat_mode")  # the agent has not started yet
         rig.host.wait_idle()
-        assert not rig.chat().conversation.state.session_id and rig.host.watchdog.take() == []
+        assert not rig.chat().core.state.session_id and rig.host.watchdog.take() == []
         started.touch()
         panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
         assert [str(getattr(i, "trigger", i)) for i in panel.items] == ["Plan", "Default", "YOLO"]

@@ -56,7 +56,7 @@ def test_fifos_in_the_folder_are_refused_at_once_and_never_hold_a_thread(rig: Ch
     assert rig.ended(2) == ["end_turn", "end_turn"]
     assert refused(wait_answers(rig, "fs/write_text_file", 2)[1], "not a regular file")
     assert (workspace / "pipe").is_fifo()
-    chat = rig.chat().conversation
+    chat = rig.chat().core
     rig.host.quit()
     # Nothing is left reading a pipe: the chat's loop is free to reap the agent.
     assert rig.host.wait_for(lambda: chat.pid is None, timeout=WAIT)
@@ -121,7 +121,7 @@ def test_a_file_read_and_written_back_unchanged_keeps_every_byte(rig: ChatRig, d
     script["turns"].append([request("fs/write_text_file", path=str(workspace / "f.txt"), content=text),
                             request("fs/write_text_file", path=str(workspace / "f.txt"), content="x" + text)])
     (rig.tmp / "script.json").write_text(json.dumps(script))
-    rig.chat().conversation.restart().result(WAIT)
+    rig.chat().core.sessions.restart().result(WAIT)
     rig.send("write it back")
     assert rig.ended(2)[-1] == "end_turn"
     assert wait_answers(rig, "fs/write_text_file", 2)[0] is None
@@ -311,7 +311,7 @@ def test_an_oversized_message_is_dropped_with_a_clear_error_and_the_chat_goes_on
     # At most the 32 MiB limit is held, then the rest is skipped as it comes
     # (held whole, the 64 MiB line took over twice its size).
     assert peak < 48 * MIB
-    assert max(map(len, rig.chat().conversation.stderr_lines())) <= 2000
+    assert max(map(len, rig.chat().core.stderr_lines())) <= 2000
 
 
 @pytest.mark.parametrize("after", ["panel_closes", "command"])

@@ -104,12 +104,12 @@ def test_chat_agent_names_the_default_and_its_name_is_on_the_tabs_and_status(rig
     assert {"type": "text", "text": f"{(rig.editor.workspace / 'a.py').as_uri()}#L1-L1:\nx = 1"} in \
         prompt["params"]["prompt"]
     # A restart starts a new session: the agent cannot load one, and is not asked to.
-    session = rig.chat().conversation.state.session_id
-    rig.chat().conversation.restart().result(WAIT)
+    session = rig.chat().core.state.session_id
+    rig.chat().core.sessions.restart().result(WAIT)
     assert len(rig.received("session/new")) == 2
     assert "could not be reloaded" not in rig.transcript()
     # Nor when something asks for an earlier session by its id.
-    rig.chat().conversation.load_session(session).result(WAIT)
+    rig.chat().core.sessions.load_session(session).result(WAIT)
     rig.host.wait_for(lambda: "cannot load earlier sessions" in rig.transcript(), timeout=WAIT)
     # Chat History says it cannot list them, without asking.
     rig.host.user.run_command("qwen_chat_sessions")

@@ -39,10 +39,10 @@ def three_sessions(rig: ChatRig) -> list[str]:
     ids = []
     for count, text in enumerate(["alpha one", "beta two", "gamma three"], 1):
         if count > 1:
-            rig.chat().conversation.new_session().result(WAIT)
+            rig.chat().core.sessions.new_session().result(WAIT)
         rig.send(text)
         rig.ended(count)
-        ids.append(rig.chat().conversation.state.session_id)
+        ids.append(rig.chat().core.state.session_id)
     return ids
 
 
@@ -64,18 +64,18 @@ def test_history_lists_every_page_newest_first_and_enter_resumes_in_a_new_tab(ri
     assert [m["params"].get("cursor") for m in rig.received("session/list")] == [None, "2"]
     rig.host.user.choose_quick_panel(2)
     resumed = rig.host.wait_for(lambda: rig.chat() if rig.chat() is not first_chat else None, timeout=WAIT)
-    rig.host.wait_for(lambda: resumed.conversation.state.session_id == alpha and resumed.conversation.state.agent == "ready",
+    rig.host.wait_for(lambda: resumed.core.state.session_id == alpha and resumed.core.state.agent_status == "ready",
                       timeout=WAIT)
     assert [m["params"]["sessionId"] for m in rig.received("session/resume")] == [alpha]
     assert rig.received("session/load") == []  # resumed: nothing replayed
     rig.host.wait_for(lambda: "> Resumed: the agent has this conversation's earlier messages"
-                      in resumed.conversation.streamer.transcript.text(), timeout=WAIT)
+                      in resumed.core.streamer.transcript.text(), timeout=WAIT)
     assert "alpha one" in resumed.transcript_view.name()
     assert rig.host.window.active_view() == resumed.composer_view  # the user's pick takes the keys
     rig.send("delta four")
     rig.ended(4)
     assert prompts_to(rig, alpha) == ["alpha one", "delta four"]
-    assert first_chat.conversation.state.session_id == gamma and len(rig.received("session/new")) == 3
+    assert first_chat.core.state.session_id == gamma and len(rig.received("session/new")) == 3
 
 
 def test_picking_a_session_open_in_a_chat_brings_that_chat_forward(rig: ChatRig) -> None:
@@ -87,7 +87,7 @@ def test_picking_a_session_open_in_a_chat_brings_that_chat_forward(rig: ChatRig)
     rig.host.user.choose_quick_panel(0)
     rig.host.wait_idle()
     assert len(rig.chats.of_window(rig.host.window)) == 1 and rig.received("session/resume") == []
-    assert rig.chat().conversation.state.session_id == gamma
+    assert rig.chat().core.state.session_id == gamma
 
 
 def test_an_agent_without_resume_loads_the_session_in_the_new_tab(rig: ChatRig) -> None:
@@ -96,9 +96,9 @@ def test_an_agent_without_resume_loads_the_session_in_the_new_tab(rig: ChatRig) 
     rig.host.user.run_command("qwen_chat_sessions")
     open_panel(rig)
     rig.host.user.choose_quick_panel(2)
-    rig.host.wait_for(lambda: rig.chat().conversation.state.session_id == alpha, timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat().core.state.session_id == alpha, timeout=WAIT)
     assert rig.received("session/resume") == []
-    rig.host.wait_for(lambda: "alpha one" in rig.chat().conversation.streamer.transcript.text(), timeout=WAIT)
+    rig.host.wait_for(lambda: "alpha one" in rig.chat().core.streamer.transcript.text(), timeout=WAIT)
 
 
 def test_search_matches_titles_and_first_prompts(rig: ChatRig) -> None:
@@ -115,7 +115,7 @@ def test_search_in_conversations_matches_answers_through_an_index_in_the_cache_f
     before = sorted(rig.editor.workspace.rglob("*"))
     rig.send("first question")
     rig.ended()
-    rig.chat().conversation.new_session().result(WAIT)
+    rig.chat().core.sessions.new_session().result(WAIT)
     rig.send("second question")
     rig.ended(2)
     index = Path(rig.host.app.cache_dir) / "QwenCompanion" / "conversations-index.jsonl"
@@ -159,7 +159,7 @@ def test_rename_and_delete_from_the_list(rig: ChatRig, open_in_a_chat: bool) -> 
         rig.host.wait_for(lambda: rig.chat() is None, timeout=WAIT)
     else:
         rig.host.wait_idle()
-        assert rig.chat() is not None and rig.chat().conversation.state.session_id == gamma
+        assert rig.chat() is not None and rig.chat().core.state.session_id == gamma
     assert alpha not in [m["params"]["sessionId"] for m in rig.received("deleteSession")]
 
 
@@ -181,7 +181,7 @@ def test_another_agent_deletes_with_acp_session_delete_only_where_it_announces_i
         rig.host.wait_idle()
         assert rig.received("session/delete") == []
     assert rig.received("deleteSession") == []  # qwen's own method never goes to another agent
-    assert rig.chat() is not None and rig.chat().conversation.state.session_id == gamma
+    assert rig.chat() is not None and rig.chat().core.state.session_id == gamma
 
 
 def test_a_paging_agents_endless_list_is_bounded(rig: ChatRig) -> None:
@@ -301,14 +301,14 @@ def test_continue_in_terminal_closes_the_chat_and_resumes_its_session_in_terminu
     rig.send("first prompt")
     rig.ended()
     chat = rig.chat()
-    session = chat.conversation.state.session_id
+    session = chat.core.state.session_id
     rig.send("a long turn")
-    rig.host.wait_for(lambda: chat.conversation.state.agent == "busy", timeout=WAIT)
+    rig.host.wait_for(lambda: chat.core.state.agent_status == "busy", timeout=WAIT)
     rig.host.user.run_command("qwen_chat_continue_in_terminal")
     rig.host.wait_idle()
     assert terminus_calls(record) == [] and rig.chat() is chat  # refused while its turn runs: no second writer
     assert any("a turn is running" in message for message in rig.host.status_messages)
-    rig.host.run_on_main(lambda: chat.conversation.cancel())
+    rig.host.run_on_main(lambda: chat.core.cancel())
     rig.ended(2)
     rig.host.user.run_command("qwen_chat_continue_in_terminal")
     [opened] = rig.host.wait_for(lambda: terminus_records(record), timeout=WAIT)
@@ -328,10 +328,10 @@ def test_history_from_a_window_without_a_chat_leaves_only_the_resumed_one(rig: C
     rig.host.user.run_command("qwen_chat_sessions")  # a chat is made to ask the agent, its tabs not opened
     open_panel(rig)
     rig.host.user.choose_quick_panel(2)
-    rig.host.wait_for(lambda: rig.chat() is not None and rig.chat().conversation.state.session_id == alpha, timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat() is not None and rig.chat().core.state.session_id == alpha, timeout=WAIT)
     rig.host.wait_idle()
     [only] = rig.chats.of_window(rig.host.window)
-    assert only.conversation.state.session_id == alpha and only.transcript_view is not None
+    assert only.core.state.session_id == alpha and only.transcript_view is not None
 
 
 def test_an_agent_that_can_list_but_not_resume_says_so_and_opens_nothing(rig: ChatRig) -> None:

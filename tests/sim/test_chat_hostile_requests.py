@@ -117,7 +117,7 @@ def test_cancel_ends_the_turn_when_the_agent_stops_reading(rig: ChatRig) -> None
                {"chunks": ["deaf now"]}, {"deaf": 120}]])
     rig.send("go")
     prompt = pending(rig)
-    rig.host.wait_for(lambda: "deaf now" in rig.chat().conversation.streamer.transcript.text(), timeout=WAIT)
+    rig.host.wait_for(lambda: "deaf now" in rig.chat().core.streamer.transcript.text(), timeout=WAIT)
     rig.host.answers.push("ok_cancel", True)
     rig.host.user.run_command("qwen_chat_cancel")
     requests = rig.chat().request_handler()
@@ -222,7 +222,7 @@ def test_esc_rejects_one_of_several_requests_and_says_so(rig: ChatRig) -> None:
 def test_a_request_after_cancel_is_answered_cancelled(rig: ChatRig) -> None:
     rig.load([[{"chunks": ["working"]}, {"ignore_cancel": True}, {"deaf": 1.0}, shell_permission("late")]])
     rig.send("go")
-    rig.host.wait_for(lambda: "working" in rig.chat().conversation.streamer.transcript.text(), timeout=WAIT)
+    rig.host.wait_for(lambda: "working" in rig.chat().core.streamer.transcript.text(), timeout=WAIT)
     rig.host.user.run_command("qwen_chat_cancel")
     assert wait_answers(rig, "session/request_permission") == [{"outcome": {"outcome": "cancelled"}}]
     assert rig.ended() == ["cancelled"]

@@ -40,7 +40,7 @@ def test_every_session_gets_the_users_servers_and_a_projects_are_ignored(rig: Ch
     text = rig.transcript()
     assert "The MCP server “broken” of chat_mcp_servers needs a \"command\" that is a non-empty string" in text
     assert "“tiny” gets no cwd" in text
-    rig.chat().conversation.restart().result(WAIT)  # the agent loads the session again: the servers go with it
+    rig.chat().core.sessions.restart().result(WAIT)  # the agent loads the session again: the servers go with it
     assert user_servers_sent(rig, "session/load") == [[TINY_ACP, WEB_ACP, OLD_ACP]]
 
 

@@ -332,7 +332,7 @@ def test_paste_with_an_image_on_the_clipboard_attaches_it(rig: MentionRig, monke
     rig.load()
     monkeypatch.setattr(rig.mentions_module, "clipboard_image", lambda: PNG)
     _, composer = rig.open()
-    rig.chat().conversation.start().result(WAIT)
+    rig.chat().core.start().result(WAIT)
     rig.host.sublime.set_clipboard("")
     rig.host.user.focus(composer)
     rig.host.user.press_key("primary+v")  # no text on the clipboard: its image
@@ -369,7 +369,7 @@ def test_an_agent_refusing_images_and_a_missing_tool_are_told(rig: MentionRig, m
     rig.open()
     rig.host.user.run_command("qwen_chat_paste_image")  # the agent starts first
     assert "pasting an image needs wl-paste" in rig.mentioned()["message"]
-    rig.chat().conversation.state.accepts_images = False
+    rig.chat().core.state.accepts_images = False
     rig.host.user.run_command("qwen_chat_paste_image")
     assert rig.mentioned(2)["message"] == "the agent does not take images (its promptCapabilities.image is false)"
 
@@ -399,6 +399,6 @@ def test_an_unexpected_failure_is_told_not_left_waiting(rig: MentionRig, monkeyp
 
     monkeypatch.setattr(rig.mentions_module, "clipboard_image", broken)
     rig.open()
-    rig.chat().conversation.start().result(WAIT)
+    rig.chat().core.start().result(WAIT)
     rig.host.user.run_command("qwen_chat_paste_image")
     assert rig.mentioned()["message"] == "the mention failed: RuntimeError('tool exploded')"

@@ -89,9 +89,9 @@ def test_a_turn_the_user_cancelled_out_of_sight_tells_nothing(rig: ChatRig, desk
     the chat behind another tab) still marked the tab and notified."""
     rig.load([[{"stall": 30}]])
     rig.send("work")
-    rig.host.wait_for(lambda: rig.chat().conversation.state.agent == "busy", timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat().core.state.agent_status == "busy", timeout=WAIT)
     transcript, _ = hide_transcript_behind(rig)
-    rig.chat().conversation.cancel()
+    rig.chat().core.cancel()
     assert rig.ended() == ["cancelled"]
     rig.host.wait_idle()
     assert notifications(rig) == [] and transcript.name() == "Qwen Chat" and desktop_tools.calls() == []
@@ -204,7 +204,7 @@ def test_usage_reaches_the_status_bar_and_the_transcript_and_hostile_counts_are_
     folded = [transcript.substr(r) for r in rig.host.run_on_main(transcript.folded_regions)]
     assert any("this turn: 1,500 in (1,000 cached) · 20 out in 1 request(s)" in text for text in folded)
     rig.host.wait_for(lambda: "100% context · 1.5k in / 20 out" in composer.get_status("qwen_chat"), timeout=WAIT)
-    assert rig.chat().conversation.state.usage.report()["contextUsed"] == 1520
+    assert rig.chat().core.state.usage.report()["contextUsed"] == 1520
 
 
 @posix_tools

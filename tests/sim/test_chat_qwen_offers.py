@@ -61,7 +61,7 @@ def test_a_suggestion_from_another_agent_is_not_shown(rig: ChatRig) -> None:
     assert rig.ended() == ["end_turn"]
     rig.host.wait_idle()
     chat = rig.chat()
-    assert chat.conversation.state.suggestion is None
+    assert chat.core.state.suggestion is None
     assert rig.host.run_on_main(lambda: offers("suggestions").shown_suggestion(chat)) is None
 
 
@@ -245,7 +245,7 @@ def test_remember_notes_what_qwen_did_and_open_memory_files_opens_the_pick(rig: 
     rig.host.user.choose_quick_panel(0)
     rig.host.wait_idle()
     assert window.active_view().file_name() == str(memory_file)
-    assert chat.conversation.state.agent == "ready"
+    assert chat.core.state.agent_status == "ready"
 
 
 def test_memory_is_not_asked_of_another_agent(rig: ChatRig) -> None:

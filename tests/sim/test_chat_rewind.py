@@ -63,12 +63,12 @@ def second_turn_running(rig: ChatRig) -> None:
     rig.send("one")
     rig.ended(1)
     rig.send("two")
-    rig.host.wait_for(lambda: rig.chat().conversation.state.agent == "busy", timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat().core.state.agent_status == "busy", timeout=WAIT)
 
 
 def agent_history(rig: ChatRig) -> list[str]:
     """The prompts the agent's session holds (what a model would see)."""
-    session = rig.chat().conversation.state.session_id
+    session = rig.chat().core.state.session_id
     entries = json.loads((rig.tmp / "agent-state" / f"{session}.json").read_text())
     return [entry["text"] for entry in entries if entry["role"] == "user"]
 
@@ -80,13 +80,13 @@ def test_edit_and_resend_replaces_the_turn_and_restores_its_files_byte_exact(rig
     assert outcome.not_restored == []
     assert crlf.read_bytes() == CRLF_BOM and latin.read_bytes() == LATIN and not made.exists()
     (asked,) = [m["params"] for m in rig.received("rewindSession")]
-    assert asked == {"sessionId": rig.chat().conversation.state.session_id, "targetTurnIndex": 1, "rewindFiles": False}
+    assert asked == {"sessionId": rig.chat().core.state.session_id, "targetTurnIndex": 1, "rewindFiles": False}
     assert rig.ended(4)[-1] == "end_turn"
     assert agent_history(rig) == ["PROMPT-ONE", "PROMPT-EDITED"]
     transcript = rig.transcript()
     assert "PROMPT-ONE" in transcript and "first answer" in transcript and "PROMPT-EDITED" in transcript
     assert "PROMPT-TWO" not in transcript and "second answer" not in transcript and "PROMPT-THREE" not in transcript
-    assert rig.chat().conversation.prompts.texts() == ["PROMPT-ONE", "PROMPT-EDITED"]
+    assert rig.chat().core.prompts.texts() == ["PROMPT-ONE", "PROMPT-EDITED"]
 
 
 def test_rewind_to_here_drops_the_prompt_and_sends_nothing(rig: ChatRig) -> None:
@@ -120,7 +120,7 @@ def test_a_rewind_while_a_turn_runs_is_refused_and_nothing_is_asked(rig: ChatRig
     with pytest.raises(Exception, match="a turn is running"):
         rewind(rig, 0)
     assert rig.received("rewindSession") == []
-    assert rig.chat().conversation.prompts.texts() == ["one", "two"]
+    assert rig.chat().core.prompts.texts() == ["one", "two"]
 
 
 def test_another_agent_is_never_sent_qwens_method(rig: ChatRig) -> None:
@@ -189,9 +189,9 @@ def test_a_reloaded_conversation_lets_qwen_restore_the_files_it_tracked_if_the_u
     for number, prompt in enumerate(["one", "two", "three"], start=1):
         rig.send(prompt)
         rig.ended(number)
-    rig.chat().conversation.restart().result(timeout=WAIT)  # the package's record of those turns is gone
-    assert rig.chat().conversation.prompts.texts() == ["one", "two", "three"]
-    session = rig.chat().conversation.state.session_id
+    rig.chat().core.sessions.restart().result(timeout=WAIT)  # the package's record of those turns is gone
+    assert rig.chat().core.prompts.texts() == ["one", "two", "three"]
+    session = rig.chat().core.state.session_id
     rig.host.answers.push("yes_no_cancel", DialogResult.NO)  # asked first: qwen's history writes over changes since
     rig.host.user.run_command("qwen_chat_rewind", {"turn": 2})
     rig.host.wait_for(lambda: rig.received("rewindSession"), timeout=WAIT)
@@ -215,14 +215,14 @@ def test_cancelling_the_rewind_dialog_leaves_the_chat_and_the_edited_prompt_as_t
     for number, prompt in enumerate(["one", "two"], start=1):
         rig.send(prompt)
         rig.ended(number)
-    rig.chat().conversation.restart().result(timeout=WAIT)  # no record of those turns: the dialog asks
+    rig.chat().core.sessions.restart().result(timeout=WAIT)  # no record of those turns: the dialog asks
     _, composer = rig.open()
     transcript_before = rig.transcript()
     rig.host.answers.push("yes_no_cancel", DialogResult.CANCEL)  # Cancel, or the dialog closed
     rig.host.user.run_command("qwen_chat_rewind", {"turn": 0, "text": "one, edited"})
     rig.host.wait_idle()
     assert not rig.received("rewindSession")
-    assert rig.chat().conversation.prompts.texts() == ["one", "two"]
+    assert rig.chat().core.prompts.texts() == ["one", "two"]
     assert rig.transcript() == transcript_before
     assert rig.editor.text(composer) == "one, edited"  # the edited prompt is not lost
     assert rig.host.dialogs[-1].kind == "yes_no_cancel"  # two real choices and Cancel
@@ -244,7 +244,7 @@ def test_rewind_to_here_from_the_transcripts_context_menu_acts_on_the_prompt_und
     event = {"x": under_mouse[0], "y": under_mouse[1]}
     rig.host.run_on_main(lambda: transcript.run_command("qwen_chat_prompt_menu", {"resend": False, "event": event}))
     rig.host.user.choose_quick_panel("Rewind Files and Conversation")  # the first of three choices
-    rig.host.wait_for(lambda: "Rewound to before prompt 3" in first.conversation.streamer.transcript.text(), timeout=WAIT)
+    rig.host.wait_for(lambda: "Rewound to before prompt 3" in first.core.streamer.transcript.text(), timeout=WAIT)
     tabs = sys.modules[f"{PACKAGE}.plugin.chat.transcript.chat_tabs"]
     rig.host.run_on_main(lambda: tabs.select_chat(rig.host.window, first))
     assert "PROMPT-THREE" not in rig.transcript() and not made.exists()
@@ -267,7 +267,7 @@ def test_a_prompt_sent_while_a_rewind_runs_waits_for_it_and_a_second_rewind_is_r
         rewind(rig, 0)
     running.result(timeout=WAIT)
     assert rig.ended(3)[-1] == "end_turn"
-    assert agent_history(rig) == ["one", "three"] and chat.conversation.prompts.texts() == ["one", "three"]
+    assert agent_history(rig) == ["one", "three"] and chat.core.prompts.texts() == ["one", "three"]
 
 
 def test_an_edited_prompt_refused_while_a_turn_runs_comes_back_to_the_composer(rig: ChatRig) -> None:
@@ -279,7 +279,7 @@ def test_an_edited_prompt_refused_while_a_turn_runs_comes_back_to_the_composer(r
     rig.host.user.type(composer, ", edited")
     rig.host.user.press_key("enter")
     rig.host.wait_for(lambda: rig.editor.text(composer) == "one, edited", timeout=WAIT)  # not lost
-    assert rig.received("rewindSession") == [] and rig.chat().conversation.prompts.texts() == ["one", "two"]
+    assert rig.received("rewindSession") == [] and rig.chat().core.prompts.texts() == ["one", "two"]
 
 
 def test_a_refused_edit_and_resend_keeps_the_draft_typed_meanwhile(rig: ChatRig) -> None:
@@ -296,7 +296,7 @@ def test_a_refused_edit_and_resend_keeps_the_draft_typed_meanwhile(rig: ChatRig)
     rig.host.wait_idle()
     assert rig.editor.text(composer) == "my draft"
     module = sys.modules[f"{PACKAGE}.plugin.chat.prompts.prompt_edits"]
-    assert rig.host.run_on_main(lambda: module.take(rig.chat().chat_id)) is None  # the draft edits no prompt
+    assert rig.host.run_on_main(lambda: module.take(rig.chat())) is None  # the draft edits no prompt
 
 
 def test_an_edit_of_a_prompt_gone_since_is_sent_as_a_prompt_of_its_own_next_time(rig: ChatRig) -> None:
@@ -307,13 +307,13 @@ def test_an_edit_of_a_prompt_gone_since_is_sent_as_a_prompt_of_its_own_next_time
     transcript, composer = rig.open()
     rig.host.user.click(transcript, rig.transcript().index("one"))
     rig.host.user.run_command("qwen_chat_edit_prompt")
-    rig.chat().conversation.new_session().result(timeout=WAIT)  # /clear: prompt 0 is gone
+    rig.chat().core.sessions.new_session().result(timeout=WAIT)  # /clear: prompt 0 is gone
     rig.host.user.focus(composer)
     rig.host.user.press_key("enter")
     rig.host.wait_for(lambda: rig.editor.text(composer) == "one", timeout=WAIT)  # refused: the text is kept
     rig.host.user.press_key("enter")
     assert rig.ended(2)[-1] == "end_turn"  # sent as a new prompt, not refused again
-    assert rig.received("rewindSession") == [] and rig.chat().conversation.prompts.texts() == ["one"]
+    assert rig.received("rewindSession") == [] and rig.chat().core.prompts.texts() == ["one"]
 
 
 def test_rewind_files_only_from_the_menu_keeps_the_conversation_and_tells_the_next_prompt(rig: ChatRig) -> None:
@@ -323,7 +323,7 @@ def test_rewind_files_only_from_the_menu_keeps_the_conversation_and_tells_the_ne
     rig.host.run_on_main(lambda: transcript.run_command(
         "qwen_chat_prompt_menu", {"resend": False, "event": {"x": point[0], "y": point[1]}}))
     rig.host.user.choose_quick_panel("Rewind Files Only")
-    rig.host.wait_for(lambda: "Files put back to before prompt 3" in rig.chat().conversation.streamer.transcript.text(),
+    rig.host.wait_for(lambda: "Files put back to before prompt 3" in rig.chat().core.streamer.transcript.text(),
                       timeout=WAIT)
     assert not made.exists() and latin.read_bytes() == "café\n".encode("latin-1")  # what prompt 2 left
     assert agent_history(rig) == ["PROMPT-ONE", "PROMPT-TWO", "PROMPT-THREE"]  # the conversation stays

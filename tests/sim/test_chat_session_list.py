@@ -37,7 +37,7 @@ def test_a_huge_session_list_is_bounded_titles_are_capped_and_nothing_is_held_on
     assert (cap, title_cap) == (CAP, TITLE_CAP)
     rig.send("hello")  # the agent started and answered: the list is the last thing it sends
     assert rig.ended() == ["end_turn"]
-    rig.host.wait_for(lambda: rig.chat().conversation.state.commands, timeout=WAIT)  # its last unasked update came
+    rig.host.wait_for(lambda: rig.chat().core.state.commands, timeout=WAIT)  # its last unasked update came
     rig.host.wait_idle()
     rig.host.user.run_command("qwen_chat_sessions")
     panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]

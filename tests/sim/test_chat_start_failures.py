@@ -71,8 +71,8 @@ def test_a_prompt_the_agent_could_not_take_comes_back_and_the_reason_is_said_onc
     assert len(errors) == 1 and said in errors[0]
     text = rig.transcript()
     assert text.count(errors[0]) == 1 and "back in the composer" in text and PROMPT not in text
-    state = chat.conversation.state
-    assert (state.agent, state.stopped_why) == ("stopped", why)
+    state = chat.core.state
+    assert (state.agent_status, state.stopped_why) == ("stopped", why)
     assert f"stopped ({why})" in (transcript.get_status("qwen_chat") or "")
     assert any(f"not sent ({why})" in message for message in rig.host.status_messages)
     rig.host.assert_no_errors()

@@ -42,4 +42,4 @@ def test_a_huge_mode_name_is_cut_and_a_usage_flood_refreshes_the_status_bar_once
     assert len(refreshes) - held_from[0] <= 2  # the updates' one refresh (and the turn's end's), not one per update
     status = composer.get_status("qwen_chat")
     assert "m" * (name_cap - 1) + "…" in status and "m" * name_cap not in status
-    assert rig.chat().conversation.state.usage.report()["turn"]["requests"] == UPDATES
+    assert rig.chat().core.state.usage.report()["turn"]["requests"] == UPDATES

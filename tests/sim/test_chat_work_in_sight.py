@@ -7,11 +7,9 @@ output kept to its last lines (memory flat under endless output)."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from tests.sim.test_chat import WAIT, ChatRig
-from tests.support.editor import PACKAGE
 
 PLAN_KEY = "qwen_chat_pinned_plan"
 
@@ -28,7 +26,7 @@ def composer_plan(rig: ChatRig) -> list[str]:
 
 
 def pinned(rig: ChatRig) -> Any:
-    return sys.modules[f"{PACKAGE}.plugin.chat.transcript.plan_view"].pinned_plans.get(rig.chat().chat_id)
+    return rig.chat().pinned_plan
 
 
 def test_the_plan_is_pinned_under_the_composer_updated_in_place_and_collapses_when_done(rig: ChatRig) -> None:
@@ -49,7 +47,7 @@ def test_the_plan_is_pinned_under_the_composer_updated_in_place_and_collapses_wh
     rig.host.wait_for(lambda: "all steps done" in "".join(composer_plan(rig)), timeout=WAIT)
     assert len(composer_plan(rig)) == 1 and "step 1" not in composer_plan(rig)[0]
     assert rig.host.window.views()[0].get_status("qwen_chat_plan") == "Plan 3/3"
-    rig.chat().conversation.new_session().result(WAIT)  # another conversation: not its plan
+    rig.chat().core.sessions.new_session().result(WAIT)  # another conversation: not its plan
     rig.host.wait_for(lambda: not composer_plan(rig) and pinned(rig) is None, timeout=WAIT)
 
 
@@ -80,7 +78,7 @@ def test_session_options_lists_every_option_and_sets_each_through_set_config_opt
     ]
     rig.load()
     rig.open()
-    rig.chat().conversation.start().result(WAIT)
+    rig.chat().core.start().result(WAIT)
     rig.host.user.run_command("qwen_chat_session_options")
     panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
     assert [str(getattr(i, "trigger", i)) for i in panel.items] == ["Mode", "Model", "Thinking", "Web search"]
@@ -88,7 +86,7 @@ def test_session_options_lists_every_option_and_sets_each_through_set_config_opt
     values = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
     assert [str(getattr(i, "trigger", i)) for i in values.items] == ["Low", "Medium", "High"]
     rig.host.user.choose_quick_panel(2)
-    state = rig.chat().conversation.state
+    state = rig.chat().core.state
     rig.host.wait_for(lambda: state.options.get("reasoning_effort").current == "high", timeout=WAIT)
     rig.host.user.run_command("qwen_chat_session_options")
     rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)
@@ -101,7 +99,7 @@ def test_session_options_lists_every_option_and_sets_each_through_set_config_opt
     status = rig.chat().composer_view.get_status("qwen_chat")
     assert "Thinking: High" in status and "Web search: on" in status
     # The agent offers modes both ways: ACP's config option is used, not session/set_mode.
-    rig.chat().conversation.set_mode("plan").result(WAIT)
+    rig.chat().core.option_setter.set_mode("plan").result(WAIT)
     assert rig.received("session/set_config_option")[-1]["params"]["configId"] == "mode"
     assert not rig.received("session/set_mode")
 
@@ -113,8 +111,8 @@ def test_hostile_option_lists_are_bounded(rig: ChatRig) -> None:
         for i in range(2_000)]
     rig.load()
     rig.open()
-    rig.chat().conversation.start().result(WAIT)
-    options = rig.chat().conversation.state.options
+    rig.chat().core.start().result(WAIT)
+    options = rig.chat().core.state.options
     assert len(options.options) == 50 and options.left_out == 2_000 + 2 - 50
     first = options.get("o0")
     assert len(first.choices) == 500 and first.choices_left_out == 500 and len(first.name) == 100
@@ -159,8 +157,8 @@ def test_shell_output_streams_into_its_tool_call_keeping_the_last_lines(rig: Cha
                                                                    "totalLines": 1000}})
     rig.load([[shell_call("pending"), shell_call("in_progress"), *chunks, heartbeat, {"stall": 0.3}, shell_call("completed")]])
     rig.send("run")
-    rig.host.wait_for(lambda: "(running 12 s, 1000 lines)" in rig.chat().conversation.streamer.transcript.text(), timeout=WAIT)
-    running = rig.chat().conversation.streamer.transcript.text()
+    rig.host.wait_for(lambda: "(running 12 s, 1000 lines)" in rig.chat().core.streamer.transcript.text(), timeout=WAIT)
+    running = rig.chat().core.streamer.transcript.text()
     assert "    line 999\n" in running and "    line 800\n" in running and "line 799\n" not in running
     assert "… 800 earlier line(s) not shown" in running
     assert rig.ended() == ["end_turn"]
@@ -190,8 +188,8 @@ def test_endless_shell_output_keeps_memory_flat_and_the_block_bounded(rig: ChatR
 def test_session_options_of_an_agent_without_config_options_are_its_modes_and_models(rig: ChatRig) -> None:
     rig.load()
     rig.open()
-    rig.chat().conversation.start().result(WAIT)
-    assert not rig.chat().conversation.state.options.options
+    rig.chat().core.start().result(WAIT)
+    assert not rig.chat().core.state.options.options
     rig.host.user.run_command("qwen_chat_session_options")
     panel = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
     assert [str(getattr(i, "trigger", i)) for i in panel.items] == ["Mode", "Model"]
@@ -199,7 +197,7 @@ def test_session_options_of_an_agent_without_config_options_are_its_modes_and_mo
     modes = rig.host.wait_for(lambda: [q for q in rig.host.quick_panels if not q.done], timeout=WAIT)[0]
     assert [str(getattr(i, "trigger", i)) for i in modes.items] == ["Plan", "Default", "YOLO"]
     rig.host.user.choose_quick_panel(2)
-    rig.host.wait_for(lambda: rig.chat().conversation.state.mode_id == "yolo", timeout=WAIT)
+    rig.host.wait_for(lambda: rig.chat().core.state.mode_id == "yolo", timeout=WAIT)
     assert [m["params"]["modeId"] for m in rig.received("session/set_mode")] == ["yolo"]
     assert not rig.received("session/set_config_option")
 

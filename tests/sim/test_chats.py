@@ -159,15 +159,15 @@ def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatRig]:
 def new_chat_by_key(rig: ChatRig) -> Any:
     before = rig.chat()
     rig.host.user.press_key("ctrl+k, o")
-    return rig.host.wait_for(lambda: (chat := rig.chat()) is not before and chat.conversation.pid and chat, timeout=WAIT)
+    return rig.host.wait_for(lambda: (chat := rig.chat()) is not before and chat.core.pid and chat, timeout=WAIT)
 
 
 def test_closing_the_window_ends_the_one_agent_of_all_its_chats(rig: ChatRig) -> None:
     rig.load([[{"stall": 30}]])
     rig.send("go")
-    pid = rig.host.wait_for(lambda: rig.chat().conversation.pid, timeout=WAIT)
+    pid = rig.host.wait_for(lambda: rig.chat().core.pid, timeout=WAIT)
     second = new_chat_by_key(rig)
-    assert second.conversation.pid == pid and len(rig.chats.of_window(rig.host.window)) == 2
+    assert second.core.pid == pid and len(rig.chats.of_window(rig.host.window)) == 2
     rig.host.user.close_window(rig.host.window)
     rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
     assert rig.chats.all() == []
@@ -189,7 +189,7 @@ def test_a_chats_tab_activated_makes_it_the_active_chat_with_its_composer(rig: C
     rig.host.user.type(second.composer_view, "to the second")  # typing in a composer: its chat
     rig.host.user.press_key("enter")
     rig.ended()
-    assert rig.chat() is second and second.conversation.history == ["to the second"] and first.conversation.history == []
+    assert rig.chat() is second and second.core.history == ["to the second"] and first.core.history == []
 
 
 @pytest.mark.parametrize("agent_name", ["qwen-code", "another-agent"])
@@ -199,8 +199,8 @@ def test_rename_and_delete_reach_the_agent_only_when_it_is_qwen(rig: ChatRig, ag
     rig.send("hello")
     rig.ended()
     chat = rig.chat()
-    session = chat.conversation.state.session_id
-    pid = chat.conversation.pid
+    session = chat.core.state.session_id
+    pid = chat.core.pid
     rig.host.user.run_command("qwen_chat_rename", {"title": "Apples"})
     rig.host.wait_idle()
     assert chat.transcript_view.name() == "Qwen Chat: Apples" and chat.title == "Apples"
@@ -225,11 +225,11 @@ def test_deleting_a_second_chat_keeps_the_first_chats_conversation_remembered(ri
     rig.load()
     rig.send("hello")
     rig.ended()
-    kept = rig.chat().conversation.state.session_id
+    kept = rig.chat().core.state.session_id
     remembered = Path(rig.host.sublime.cache_path()) / "QwenCompanion" / "chat-sessions.json"
     assert kept in remembered.read_text()
     second = new_chat_by_key(rig)
-    deleted = rig.host.wait_for(lambda: second.conversation.state.session_id, timeout=WAIT)
+    deleted = rig.host.wait_for(lambda: second.core.state.session_id, timeout=WAIT)
     assert deleted != kept
     rig.host.user.run_command("qwen_chat_delete", {"chat": second.chat_id, "confirmed": True})
     rig.host.wait_for(lambda: second not in rig.chats.of_window(rig.host.window), timeout=WAIT)
@@ -249,35 +249,35 @@ def test_chat_ids_are_unique_across_windows_and_each_window_has_its_own_agent(ri
     rig.host.user.set_folders([rig.editor.workspace], window=other)
     rig.host.run_on_main(lambda: other.run_command("qwen_chat"))
     theirs = rig.host.wait_for(lambda: rig.chats.get(other), timeout=WAIT)
-    theirs.conversation.start().result(WAIT)
+    theirs.core.start().result(WAIT)
     assert theirs.chat_id != first.chat_id and theirs.window_id != first.window_id
-    assert theirs.conversation.pid != first.conversation.pid  # one agent per window
-    pid = theirs.conversation.pid
+    assert theirs.core.pid != first.core.pid  # one agent per window
+    pid = theirs.core.pid
     rig.host.user.close_window(other)
     rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)
-    assert alive(first.conversation.pid)
+    assert alive(first.core.pid)
 
 
 def test_a_reload_brings_every_chat_back_with_its_own_conversation(rig: ChatRig) -> None:
     rig.load([[{"echo": "one: "}], [{"echo": "two: "}]])
     rig.send("apples")
     rig.ended()
-    first_session = rig.chat().conversation.state.session_id
+    first_session = rig.chat().core.state.session_id
     second = new_chat_by_key(rig)
     rig.send("pears")
     rig.ended(2)
-    second_session = second.conversation.state.session_id
+    second_session = second.core.state.session_id
     rig.host.reload_package(PACKAGE)
     rig.watch()
     window = rig.host.window
-    rig.host.wait_for(lambda: [c.conversation.state.session_id for c in rig.chats.of_window(window)]
+    rig.host.wait_for(lambda: [c.core.state.session_id for c in rig.chats.of_window(window)]
                       == [first_session, second_session], timeout=WAIT)
     first_again, second_again = rig.chats.of_window(window)
     rig.editor.wait_for_package_threads("start", "preload")
-    assert not first_again.conversation.pid and not second_again.conversation.pid  # adopting the tabs starts no agent
+    assert not first_again.core.pid and not second_again.core.pid  # adopting the tabs starts no agent
     for chat in (first_again, second_again):  # as the user's next prompt in each does
-        chat.conversation.start().result(WAIT)
-    assert rig.chat() is first_again and first_again.conversation.pid == second_again.conversation.pid
+        chat.core.start().result(WAIT)
+    assert rig.chat() is first_again and first_again.core.pid == second_again.core.pid
     rig.host.wait_for(lambda: "one: apples" in rig.editor.text(first_again.transcript_view)
                       and "two: pears" in rig.editor.text(second_again.transcript_view), timeout=WAIT)
     texts = [rig.editor.text(c.transcript_view) for c in (first_again, second_again)]

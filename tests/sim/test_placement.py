@@ -148,7 +148,7 @@ def test_an_answer_run_from_the_chats_composer_splits_the_codes_column(actions: 
     code = actions.open_area()
     actions.host.user.run_command("qwen_chat")
     actions.host.wait_idle()
-    chat = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats.get(window)
+    chat = sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats.get(window)
     transcript, composer = chat.transcript_view, chat.composer_view
 
     def place(view: Any) -> tuple[float, ...]:
@@ -326,7 +326,7 @@ def test_the_chat_opened_beside_an_answer_gets_a_column_of_its_own(actions: Acti
     [answer] = answer_views(actions)
     actions.host.user.run_command("qwen_chat")
     actions.host.wait_idle()
-    chat = sys.modules[f"{PACKAGE}.plugin.chat.chats"].chats.get(window)
+    chat = sys.modules[f"{PACKAGE}.plugin.chat.window_chats"].chats.get(window)
     transcript, composer = chat.transcript_view, chat.composer_view
     groups = {name: window.get_view_index(view)[0] for name, view in
               [("code", code), ("answer", answer), ("transcript", transcript), ("composer", composer)]}

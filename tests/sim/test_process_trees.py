@@ -38,8 +38,8 @@ def agent_at_work(chat: ChatRig, grandchildren: Grandchildren, *then: dict[str, 
     """The agent's pid and its grandchild's, the agent in its turn, going on with `then`."""
     chat.load([[{"chunks": ["working"]}, *then]])
     chat.send("go")
-    chat.host.wait_for(lambda: "working" in chat.chat().conversation.streamer.transcript.text(), timeout=WAIT)
-    pid: int = chat.host.wait_for(lambda: chat.chat().conversation.pid, timeout=WAIT)
+    chat.host.wait_for(lambda: "working" in chat.chat().core.streamer.transcript.text(), timeout=WAIT)
+    pid: int = chat.host.wait_for(lambda: chat.chat().core.pid, timeout=WAIT)
     return pid, grandchildren.pids()[0]
 
 

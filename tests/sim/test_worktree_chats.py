@@ -176,7 +176,7 @@ def test_worktrees_lists_them_and_reopens_a_closed_chat_on_its_conversation(repo
     chat = new_worktree_chat(rig, "again")
     send_to(rig, chat, "remember me")
     rig.ended()
-    session = chat.conversation.state.session_id
+    session = chat.core.state.session_id
     rig.host.user.run_command("qwen_chat_close", {"chat": chat.chat_id})
     rig.host.wait_idle()
     rig.host.user.run_command("qwen_worktrees")
@@ -190,7 +190,7 @@ def test_worktrees_lists_them_and_reopens_a_closed_chat_on_its_conversation(repo
     reopened = rig.host.wait_for(lambda: next((c for c in rig.chats.all() if c.worktree is not None), None),
                                  timeout=WAIT)
     assert reopened is not chat and reopened.worktree == chat.worktree
-    rig.host.wait_for(lambda: reopened.conversation.state.session_id == session, timeout=WAIT)
+    rig.host.wait_for(lambda: reopened.core.state.session_id == session, timeout=WAIT)
     loads = rig.host.wait_for(lambda: rig.received("session/load"), timeout=WAIT)
     assert [load["params"]["cwd"] for load in loads] == [chat.worktree.path]
     rig.host.wait_for(lambda: "remember me" in rig.editor.text(reopened.transcript_view), timeout=WAIT)  # replayed
@@ -317,6 +317,6 @@ def test_branch_from_here_in_a_worktree_chat_opens_a_chat_in_the_same_worktree(r
     send_to(rig, branched, "third question")
     rig.ended(3)
     prompts = rig.received("session/prompt")
-    assert prompts[-1]["params"]["sessionId"] == branched.conversation.state.session_id != chat.conversation.state.session_id
+    assert prompts[-1]["params"]["sessionId"] == branched.core.state.session_id != chat.core.state.session_id
     assert [m["params"]["cwd"] for m in rig.received("session/new")] == [chat.worktree.path]  # no session in the project
     assert git(workspace, "status", "--porcelain") == ""

@@ -308,7 +308,7 @@ def test_the_driver_lists_and_applies_a_worktrees_changes(tmp_path: Path) -> Non
 
 def test_a_merge_goes_into_a_view_only_while_it_is_clean_and_holds_the_text_merged_from(repo_rig: ChatRig) -> None:
     rig, workspace = repo_rig, repo_rig.editor.workspace
-    writes = sys.modules[f"{PACKAGE}.plugin.chat.requests.view_writes"]
+    writes = sys.modules[f"{PACKAGE}.plugin.view_writes"]
     view = rig.host.user.open_file(workspace / "b.txt")
     with pytest.raises(Exception, match="changed while it was merged"):
         rig.host.run_on_main(lambda: writes.write_merged(view, "merged\n", "what it was merged from\n"))

@@ -35,7 +35,7 @@ Steps = Generator[Any, Any, Any]
 
 
 def package_module(name: str) -> Any:
-    """A module of the loaded package, e.g. "plugin.chat.chats"."""
+    """A module of the loaded package, e.g. "plugin.chat.window_chats"."""
     return sys.modules[f"{PACKAGE}.{name}"]
 
 

@@ -24,7 +24,7 @@ class ChatSyntax(DeferrableTestCase):
     def test_the_you_heading_has_the_chats_own_scope(self) -> Any:
         window = self.workspace.require_window()
         window.run_command("qwen_chat")
-        chats = package_module("plugin.chat.chats").chats
+        chats = package_module("plugin.chat.window_chats").chats
         chat = yield lambda: chats.get(window) and chats.get(window).composer_view and chats.get(window)
         chat.composer_view.run_command("insert", {"characters": "hello"})
         chat.composer_view.run_command("qwen_chat_send")

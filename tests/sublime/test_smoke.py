@@ -59,7 +59,7 @@ class SmokeRun(DeferrableTestCase):
     def test_the_chat_opens_and_the_agent_answers(self) -> Any:
         window = self.workspace.require_window()
         window.run_command("qwen_chat")
-        chats = package_module("plugin.chat.chats").chats
+        chats = package_module("plugin.chat.window_chats").chats
         chat = yield lambda: chats.get(window) and chats.get(window).composer_view and chats.get(window)
         composer = chat.composer_view
         self.assertTrue(chat.transcript_view.is_read_only())

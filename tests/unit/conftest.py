@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from qwencompanion_src.core.companion import runtime
+from qwencompanion_src.core.companion.companion import Companion
 from qwencompanion_src.core.companion.diff_tools import UnavailableDiffBackend, diff_tools
 from qwencompanion_src.core.companion.ide_messages import IdeContext, OpenFile, WorkspaceState, empty_context
 from qwencompanion_src.core.companion.server import CompanionServer, ServerOptions
@@ -325,11 +325,11 @@ def lock_directory(tmp_path: Path) -> Path:
 @pytest.fixture
 def companion_factory(
     server_thread: LoopThread, lock_directory: Path, tmp_path: Path
-) -> Iterator[Callable[..., runtime.Companion]]:
-    made: list[runtime.Companion] = []
+) -> Iterator[Callable[..., Companion]]:
+    made: list[Companion] = []
 
-    def make(folders: list[str] | None = None, **kwargs: Any) -> runtime.Companion:
-        companion = runtime.Companion(
+    def make(folders: list[str] | None = None, **kwargs: Any) -> Companion:
+        companion = Companion(
             server_thread, folders=folders if folders is not None else [str(tmp_path)], lock_directory=lock_directory, **kwargs
         )
         companion.start()
@@ -342,12 +342,12 @@ def companion_factory(
 
 
 @pytest.fixture
-def companion(companion_factory: Callable[..., runtime.Companion]) -> runtime.Companion:
+def companion(companion_factory: Callable[..., Companion]) -> Companion:
     return companion_factory()
 
 
 @pytest.fixture
-async def companion_mcp(companion: runtime.Companion) -> AsyncIterator[Mcp]:
+async def companion_mcp(companion: Companion) -> AsyncIterator[Mcp]:
     """An Mcp driver (aiohttp ClientSession in the test loop) for the started Companion."""
     async with aiohttp.ClientSession(base_url=f"http://127.0.0.1:{companion.port}") as session:
         mcp = Mcp(session, token=companion.token)

@@ -37,10 +37,10 @@ def _lifecycle(rig: Rig, capabilities: dict[str, Any], folders: tuple[str, ...])
     chat.send("first")
     wait_for(lambda: events.ended)
     session = chat.state.session_id or ""
-    chat.new_session().result(WAIT)
-    chat.load_session(session).result(WAIT)
+    chat.sessions.new_session().result(WAIT)
+    chat.sessions.load_session(session).result(WAIT)
     further, _, _ = rig.chat(folders=folders, capabilities=capabilities)
-    further.resume_session(session).result(WAIT)
+    further.sessions.resume_session(session).result(WAIT)
     return [rig.received(method)[0]["params"] for method in ("session/new", "session/load", "session/resume")]
 
 
@@ -91,6 +91,6 @@ def test_a_chat_in_a_worktree_of_its_own_is_given_no_other_folders(rig: Rig, tmp
     worktree.mkdir()
     chat, _, _ = rig.chat(folders=(str(rig.folder), str(tmp_path / "other")), cwd=str(worktree),
                           capabilities=STABLE_CAPABILITIES)
-    chat.new_session().result(WAIT)
+    chat.sessions.new_session().result(WAIT)
     params = rig.received("session/new")[0]["params"]
     assert params["cwd"] == str(worktree) and "additionalDirectories" not in params

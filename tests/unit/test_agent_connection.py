@@ -14,8 +14,8 @@ import pytest
 from acp.schema import ReadTextFileRequest, ReadTextFileResponse, SessionNotification
 
 from qwencompanion_src.core.chat.agent.agent_connection import AgentConnection
-from qwencompanion_src.core.chat.agent.bridge import AgentCommand
-from qwencompanion_src.core.chat.chat import Conversation, ConversationSetup
+from qwencompanion_src.core.chat.agent.transport import AgentCommand
+from qwencompanion_src.core.chat.chat_core import ChatCore, ChatCoreSetup
 from qwencompanion_src.core.chat.requests.request_handler import DiskRequestHandler
 from qwencompanion_src.core.chat.transcript.render import PlainRenderer
 from qwencompanion_src.core.chat.transcript.streamer import BlockStreamer
@@ -49,13 +49,13 @@ class SharedRig:
             [sys.executable, "-m", "tests.rig.fake_acp_agent", str(script)], str(rig.folder), {"PYTHONPATH": str(ROOT)}))
         self.requests: list[CountingRequests] = []
 
-    def chat(self) -> tuple[Conversation, View, Events]:
+    def chat(self) -> tuple[ChatCore, View, Events]:
         view, events, renderer = View(), Events(), PlainRenderer()
         requests = CountingRequests(self.rig.folder)
         self.requests.append(requests)
-        setup = ConversationSetup(command=lambda: AgentCommand([], ""), mcp_servers=list, request_handler=lambda: requests,
+        setup = ChatCoreSetup(command=lambda: AgentCommand([], ""), mcp_servers=list, request_handler=lambda: requests,
                           renderer=lambda: renderer, store=self.rig.store, key=None, connection=self.connection)
-        chat = Conversation(self.rig.thread, setup, BlockStreamer(Transcript(), view), events)
+        chat = ChatCore(self.rig.thread, setup, BlockStreamer(Transcript(), view), events)
         self.rig.chats.append(chat)
         return chat, view, events
 
@@ -73,7 +73,7 @@ def test_two_chats_share_one_process_and_each_gets_only_its_own_answers(rig: Rig
     first, first_view, first_events = shared.chat()
     second, second_view, second_events = shared.chat()
     first.send("alpha")
-    wait_for(lambda: first.state.agent == "busy")
+    wait_for(lambda: first.state.agent_status == "busy")
     second.send("beta")  # answered while the first chat's turn still runs
     wait_for(lambda: second_events.ended)
     assert first_events.ended == []  # the second turn did not wait for the first
@@ -167,11 +167,11 @@ def test_a_restart_from_one_chat_ends_the_others_turn_with_a_note_and_both_go_on
     # first and "again" below gets the stall instead.
     wait_for(lambda: rig.turns_taken() == 1)
     pid = first.pid
-    second.restart().result(timeout=15)  # e.g. its cancel was not answered
+    second.sessions.restart().result(timeout=15)  # e.g. its cancel was not answered
     wait_for(lambda: first_events.ended)
     assert first_events.ended == ["error"] and first_events.errors == [] and second_events.errors == []
     wait_for(lambda: "restarted from another chat" in first.streamer.transcript.text())
-    assert second.pid != pid and second.state.agent == "ready"
+    assert second.pid != pid and second.state.agent_status == "ready"
     first.send("again")
     wait_for(lambda: len(first_events.ended) == 2)
     assert first_events.ended[-1] == "end_turn" and first.pid == second.pid
@@ -185,9 +185,9 @@ def test_cancelling_or_closing_one_chat_answers_only_its_own_pending_requests(ri
     first, _, first_events = shared.chat()
     second, _, _ = shared.chat()
     first.send("long one")
-    wait_for(lambda: first.state.agent == "busy")
+    wait_for(lambda: first.state.agent_status == "busy")
     second.send("long two")
-    wait_for(lambda: second.state.agent == "busy")
+    wait_for(lambda: second.state.agent_status == "busy")
     first.cancel()
     wait_for(lambda: first_events.ended)
     assert shared.requests[0].cancelled >= 1 and shared.requests[1].cancelled == 0

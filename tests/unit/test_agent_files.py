@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core.chat.requests.agent_files import Refused, confine, read_lines, read_text, write_text
+from qwencompanion_src.core.files.agent_files import Refused, confine, read_lines, read_text, write_text
 
 
 def test_paths_inside_the_folders_are_allowed_after_normalising(tmp_path: Path) -> None:
@@ -113,7 +113,7 @@ async def test_a_file_job_that_never_ends_costs_its_slot_and_a_clear_error_not_t
 
 
 def test_non_regular_files_and_files_too_large_are_refused(tmp_path: Path) -> None:
-    from qwencompanion_src.core.chat.requests.agent_files import TooLarge, read_file, read_part
+    from qwencompanion_src.core.files.agent_files import TooLarge, read_file, read_part
 
     os.mkfifo(tmp_path / "pipe")
     with pytest.raises(Refused, match="not a regular file"):

@@ -12,8 +12,9 @@ from unittest.mock import Mock
 
 import pytest
 
-from qwencompanion_src.core.chat.agent import bridge as bridge_module
-from qwencompanion_src.core.chat.agent.bridge import AgentBridge, AgentCommand, AgentGone
+from qwencompanion_src.core.chat.agent import stdio_bridge as bridge_module
+from qwencompanion_src.core.chat.agent.stdio_bridge import StdioBridge
+from qwencompanion_src.core.chat.agent.transport import AgentCommand, AgentGone
 from tests.support.processes import alive
 
 
@@ -21,7 +22,7 @@ def test_a_kill_while_the_agent_is_spawned_ends_it_once_it_has_a_pid(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     command = AgentCommand([sys.executable, "-c", "import time; time.sleep(60)"], str(tmp_path))
-    bridge = AgentBridge(command, Mock(), Mock())
+    bridge = StdioBridge(command, Mock(), Mock())
     spawn = asyncio.create_subprocess_exec
     spawned: list[asyncio.subprocess.Process] = []
 

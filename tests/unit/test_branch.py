@@ -27,7 +27,7 @@ from qwencompanion_src.core.chat.history.rewind import PromptLog
 
 
 def qwen_state(agent: str = "ready") -> ChatState:
-    return ChatState(agent=agent, session_id="s1", agent_name="qwen-code 0.24.4")
+    return ChatState(agent_status=agent, session_id="s1", agent_name="qwen-code 0.24.4")
 
 
 def chunk(kind: str, text: str, branch_record: str | None = None) -> dict[str, Any]:
@@ -73,8 +73,8 @@ def test_branching_is_refused_while_a_turn_runs_and_for_agents_other_than_qwen()
     assert refusal(qwen_state(), queued=0) is None
     assert "a turn is running" in str(refusal(qwen_state("busy"), queued=0))
     assert "queued" in str(refusal(qwen_state(), queued=2))
-    assert "no conversation" in str(refusal(ChatState(agent="ready", agent_name="qwen-code 0.24.4"), queued=0))
-    other = ChatState(agent="ready", session_id="s1", agent_name="gemini-cli 0.30")
+    assert "no conversation" in str(refusal(ChatState(agent_status="ready", agent_name="qwen-code 0.24.4"), queued=0))
+    other = ChatState(agent_status="ready", session_id="s1", agent_name="gemini-cli 0.30")
     assert "gemini-cli 0.30 cannot branch" in str(refusal(other, queued=0))
 
 

@@ -276,12 +276,12 @@ class RefuseTopLevelVendored:
 sys.meta_path.insert(0, RefuseTopLevelVendored())
 sys.path.insert(0, dist_parent)
 
-from QwenCompanion.core.companion import runtime
+from QwenCompanion.core.companion.companion import Companion
 from QwenCompanion.core.loop_thread import LoopThread
 
 thread = LoopThread("QwenCompanion server")
 thread.start()
-companion = runtime.Companion(thread, folders=[], lock_directory=Path(tempfile.mkdtemp()) / "ide")
+companion = Companion(thread, folders=[], lock_directory=Path(tempfile.mkdtemp()) / "ide")
 companion.start()
 try:
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

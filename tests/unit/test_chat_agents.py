@@ -20,7 +20,7 @@ from qwencompanion_src.core.chat.agent.agents import (
     session_key,
     speaks_qwen,
 )
-from qwencompanion_src.core.chat.agent.command import CommandNotFound
+from qwencompanion_src.core.cli.cli_command import CommandNotFound
 
 
 def program(folder: Path, name: str) -> str:

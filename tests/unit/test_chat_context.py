@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core.chat.agent.command import ACP_FLAG, CommandNotFound, agent_argv
 from qwencompanion_src.core.chat.prompts.prompt_context import ActiveFile, active_file_blocks, attached_file_block
+from qwencompanion_src.core.cli.cli_command import ACP_FLAG, CommandNotFound, agent_argv
 from qwencompanion_src.core.context_rules import ContextOptions
 
 

@@ -19,9 +19,10 @@ import pytest
 from qwencompanion_src.core import threads
 from qwencompanion_src.core.chat.agent import agent_connection, chat_thread
 from qwencompanion_src.core.chat.agent.acp_lines import redact
-from qwencompanion_src.core.chat.agent.bridge import PROMPT_STEERED, AgentBridge, AgentCommand, AgentGone
 from qwencompanion_src.core.chat.agent.chat_thread import ChatThread
-from qwencompanion_src.core.chat.chat import Conversation, ConversationSetup
+from qwencompanion_src.core.chat.agent.stdio_bridge import StdioBridge
+from qwencompanion_src.core.chat.agent.transport import PROMPT_STEERED, AgentCommand, AgentGone, AgentTransport
+from qwencompanion_src.core.chat.chat_core import ChatCore, ChatCoreSetup
 from qwencompanion_src.core.chat.history.store import SessionStore, project_key
 from qwencompanion_src.core.chat.requests.request_handler import DiskRequestHandler
 from qwencompanion_src.core.chat.transcript.render import PlainRenderer
@@ -103,14 +104,14 @@ class Rig:
         self.store = SessionStore(tmp / "cache")
         self.thread = ChatThread()
         self.thread.start()
-        self.chats: list[Conversation] = []
+        self.chats: list[ChatCore] = []
 
     def chat(self, turns: list[list[dict[str, Any]]] | None = None, folders: tuple[str, ...] = (),
-             cwd: str | None = None, **script: Any) -> tuple[Conversation, View, Events]:
+             cwd: str | None = None, **script: Any) -> tuple[ChatCore, View, Events]:
         path = self.tmp / f"script-{len(self.chats)}.json"
         path.write_text(json.dumps({"turns": turns or [], "state": str(self.state), "log": str(self.log), **script}))
         view, events, renderer = View(), Events(), PlainRenderer()
-        setup = ConversationSetup(
+        setup = ChatCoreSetup(
             command=lambda: AgentCommand([sys.executable, "-m", "tests.rig.fake_acp_agent", str(path)], str(self.folder),
                                          {"PYTHONPATH": str(ROOT)}, folders=folders),
             mcp_servers=list,
@@ -120,7 +121,7 @@ class Rig:
             key=project_key(None, [str(self.folder)]),
             cwd=cwd,
         )
-        chat = Conversation(self.thread, setup, BlockStreamer(Transcript(), view), events)
+        chat = ChatCore(self.thread, setup, BlockStreamer(Transcript(), view), events)
         self.chats.append(chat)
         return chat, view, events
 
@@ -164,7 +165,7 @@ def test_a_streamed_answer_reaches_the_view_in_few_batches(rig: Rig) -> None:
     assert view.text.startswith("## You\n\nhello\n\n## Qwen\n\n")
     assert view.text == chat.streamer.transcript.text()
     assert view.batches < 400  # batched, not one edit per chunk
-    assert chat.state.session_id and chat.state.agent == "ready"
+    assert chat.state.session_id and chat.state.agent_status == "ready"
 
 
 def test_prompt_sends_text_then_context_blocks(rig: Rig) -> None:
@@ -210,7 +211,7 @@ def test_cancel_ends_a_stalled_turn_as_cancelled(rig: Rig) -> None:
     assert events.ended == ["cancelled"]
     assert rig.received("session/cancel")
     wait_for(lambda: "> cancelled" in view.text)
-    assert chat.state.agent == "ready"
+    assert chat.state.agent_status == "ready"
 
 
 def test_malformed_huge_and_unknown_messages_do_not_stop_the_chat(rig: Rig) -> None:
@@ -287,15 +288,15 @@ def test_a_crash_mid_turn_is_reported_and_the_next_prompt_restarts_and_reloads(r
     chat, view, events = rig.chat([[{"chunks": ["before crash"]}, {"crash": 3}], [{"chunks": ["back again"]}]])
     chat.send("one")
     wait_for(lambda: events.ended)
-    first_pid = rig.received("initialize") and chat._bridge.pid  # type: ignore[union-attr]
-    wait_for(lambda: chat.state.agent == "exited")
+    first_pid = rig.received("initialize") and chat.connection.bridge.pid  # type: ignore[union-attr]
+    wait_for(lambda: chat.state.agent_status == "exited")
     assert any("exited (code 3)" in e for e in events.errors)
     session = chat.state.session_id
     chat.send("two")
     wait_for(lambda: len(events.ended) == 2)
     assert events.ended[-1] == "end_turn"
     assert rig.received("session/load")[0]["params"]["sessionId"] == session
-    assert chat._bridge is not None and chat._bridge.pid != first_pid
+    assert chat.connection.bridge is not None and chat.connection.bridge.pid != first_pid
     wait_for(lambda: "back again" in view.text)
     assert "## You\n\none" in view.text  # the reload replayed the history
 
@@ -322,7 +323,7 @@ def test_an_agent_that_failed_to_start_is_not_taken_for_a_running_one(rig: Rig, 
     the dead agent (one run in eight of the test above, under load). Here the
     exit is never reaped."""
     monkeypatch.setattr(agent_connection, "time", SimpleNamespace(monotonic=lambda: 1000.0))
-    monkeypatch.setattr(AgentBridge, "running", property(lambda self: self._process is not None))
+    monkeypatch.setattr(StdioBridge, "running", property(lambda self: self._process is not None))
     chat, _, events = rig.chat(exit_on_start=1)
     chat.send("one")
     wait_for(lambda: events.ended)
@@ -344,7 +345,7 @@ def test_prompts_queued_behind_a_start_that_fails_all_come_back_once(rig: Rig, m
     assert events.ended == ["error"] and len(chat.queue) == 0 and not rig.received("session/prompt")
     [error] = events.errors
     assert "did not answer within 1 s" in error
-    assert (chat.state.agent, chat.state.stopped_why) == ("stopped", "could not start")
+    assert (chat.state.agent_status, chat.state.stopped_why) == ("stopped", "could not start")
     wait_for(lambda: "Not sent: your prompt is back in the composer." in view.text)
     assert view.text.count(error) == 1
 
@@ -367,13 +368,13 @@ def test_list_load_and_new_sessions(rig: Rig) -> None:
     chat.send("first chat")
     wait_for(lambda: len(events.ended) == 1)
     first = chat.state.session_id
-    chat.new_session().result(WAIT)
+    chat.sessions.new_session().result(WAIT)
     assert chat.state.session_id != first and view.text == ""
     chat.send("second chat")
     wait_for(lambda: len(events.ended) == 2)
-    sessions = chat.list_history([]).result(WAIT)
+    sessions = chat.sessions.list_history([]).result(WAIT)
     assert [s.session_id for s in sessions] == [chat.state.session_id, first]  # newest first
-    chat.load_session(first or "").result(WAIT)
+    chat.sessions.load_session(first or "").result(WAIT)
     wait_for(lambda: "first chat" in view.text)
     assert "second chat" not in view.text and chat.state.session_id == first
 
@@ -381,11 +382,11 @@ def test_list_load_and_new_sessions(rig: Rig) -> None:
 def test_mode_and_model_changes(rig: Rig) -> None:
     chat, _, _ = rig.chat()
     chat.start().result(WAIT)
-    chat.set_mode("plan").result(WAIT)
+    chat.option_setter.set_mode("plan").result(WAIT)
     assert chat.state.mode_id == "plan"
-    chat.set_model("$runtime|openai|other-model(openai)").result(WAIT)
+    chat.option_setter.set_model("$runtime|openai|other-model(openai)").result(WAIT)
     assert chat.state.model_id == "$runtime|openai|other-model(openai)"
-    chat.set_model("other-model").result(WAIT)  # refused by the agent: reported, unchanged
+    chat.option_setter.set_model("other-model").result(WAIT)  # refused by the agent: reported, unchanged
     assert chat.state.model_id == "$runtime|openai|other-model(openai)"
 
 
@@ -410,7 +411,7 @@ def test_close_ends_the_agent_process(rig: Rig) -> None:
     chat, _, _ = rig.chat([[{"stall": 30}]])
     chat.send("go")
     pid = wait_for(lambda: chat.pid)
-    wait_for(lambda: chat.state.agent == "busy")
+    wait_for(lambda: chat.state.agent_status == "busy")
     chat.close()
     wait_for(lambda: not alive(pid))
 
@@ -423,7 +424,7 @@ class AgentStarts:
         self.while_closing: list[bool] = []
         new_bridge = agent_connection.AgentConnection._new_bridge
 
-        def recording_new_bridge(connection: agent_connection.AgentConnection, *args: Any) -> AgentBridge:
+        def recording_new_bridge(connection: agent_connection.AgentConnection, *args: Any) -> AgentTransport:
             self.while_closing.append(self.closing.is_set())
             return new_bridge(connection, *args)
 
@@ -440,7 +441,7 @@ def test_unloading_with_prompts_queued_behind_a_stalled_turn_starts_no_agent_and
     chat.send("queued one")
     chat.send("queued two")
     pid = wait_for(lambda: chat.pid)
-    wait_for(lambda: rig.turns_taken() == 1 and chat.state.agent == "busy")
+    wait_for(lambda: rig.turns_taken() == 1 and chat.state.agent_status == "busy")
     caplog.set_level(logging.WARNING, logger=chat_thread.__name__)
     starts.closing.set()
     chat.close()  # as the package's unload does: every chat, then the thread
@@ -460,7 +461,7 @@ def test_a_chat_thread_that_stops_under_a_stalled_turn_sends_no_queued_prompt(
     starts = AgentStarts(monkeypatch)
     chat.send("stalls")
     chat.send("queued")
-    wait_for(lambda: rig.turns_taken() == 1 and chat.state.agent == "busy")
+    wait_for(lambda: rig.turns_taken() == 1 and chat.state.agent_status == "busy")
     starts.closing.set()
     rig.thread.stop_soon()  # the chat is not closed first
     assert wait_gone(threads.CHAT_LOOP)
@@ -490,7 +491,7 @@ def test_a_closed_chat_starts_no_agent(rig: Rig, monkeypatch: pytest.MonkeyPatch
 
 
 def test_cancel_without_an_answer_offers_a_restart(rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
-    from qwencompanion_src.core.chat import chat as chat_module
+    from qwencompanion_src.core.chat import chat_core as chat_module
 
     monkeypatch.setattr(chat_module, "CANCEL_TIMEOUT", 0.2)
     chat, _, events = rig.chat([[{"request": "vendor/block", "params": {}}, {"stall": 30}]])
@@ -498,8 +499,8 @@ def test_cancel_without_an_answer_offers_a_restart(rig: Rig, monkeypatch: pytest
     # client that answers slowly keeps it deaf. Simulate a deaf agent by
     # swallowing the cancel notification.
     chat.send("go")
-    wait_for(lambda: chat.state.agent == "busy")
-    bridge = chat._bridge
+    wait_for(lambda: chat.state.agent_status == "busy")
+    bridge = chat.connection.bridge
     assert bridge is not None
 
     async def deaf(session_id: str) -> None:
@@ -508,7 +509,7 @@ def test_cancel_without_an_answer_offers_a_restart(rig: Rig, monkeypatch: pytest
     bridge.cancel = deaf  # type: ignore[method-assign]
     chat.cancel()
     wait_for(lambda: events.cancel_timeouts == 1)
-    chat.restart().result(WAIT)
+    chat.sessions.restart().result(WAIT)
     wait_for(lambda: len(rig.received("session/load")) == 1)
 
 
@@ -606,8 +607,8 @@ def test_modes_and_models_offered_as_config_options_are_set_that_way(rig: Rig) -
     chat.start().result(WAIT)
     assert [m.id for m in chat.state.modes] == ["plan", "default", "yolo"] and chat.state.mode_id == "default"
     assert chat.state.model_id == "$runtime|openai|fake-model(openai)" and len(chat.state.models) == 2
-    chat.set_mode("yolo").result(WAIT)
-    chat.set_model("$runtime|openai|other-model(openai)").result(WAIT)
+    chat.option_setter.set_mode("yolo").result(WAIT)
+    chat.option_setter.set_model("$runtime|openai|other-model(openai)").result(WAIT)
     sent = [m["params"] for m in rig.received("session/set_config_option")]
     assert [(p["configId"], p["value"]) for p in sent] == [("mode", "yolo"), ("model", "$runtime|openai|other-model(openai)")]
     assert not rig.received("session/set_mode") and not rig.received("session/set_model")
@@ -683,7 +684,7 @@ def test_clear_starts_the_new_session_with_no_context_fullness(rig: Rig) -> None
     wait_for(lambda: events.ended)
     first = chat.state.session_id
     assert chat.state.usage.context_used == 7500
-    chat.new_session().result(timeout=15)
+    chat.sessions.new_session().result(timeout=15)
     assert chat.state.session_id != first and chat.state.usage.context_used is None
 
 

@@ -16,8 +16,8 @@ import pytest
 from acp import RequestError
 from acp.schema import ReadTextFileRequest, WriteTextFileRequest
 
-from qwencompanion_src.core.chat.requests.agent_files import MAX_FILE_BYTES
 from qwencompanion_src.core.chat.requests.request_handler import DiskRequestHandler
+from qwencompanion_src.core.files.agent_files import MAX_FILE_BYTES
 
 WAIT = 10.0
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from qwencompanion_src.core.companion import gemini_discovery, runtime
+from qwencompanion_src.core.companion import gemini_discovery
+from qwencompanion_src.core.companion.companion import Companion
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions and owners")
 IDE_INFO = {"name": "sublimetext", "displayName": "Sublime Text"}
@@ -223,7 +224,7 @@ def test_the_sweep_of_a_missing_folder_does_nothing(gemini_directory: Path) -> N
 
 
 def test_a_companion_publishes_and_removes_its_gemini_file(
-    companion_factory: Callable[..., runtime.Companion], gemini_directory: Path, tmp_path: Path
+    companion_factory: Callable[..., Companion], gemini_directory: Path, tmp_path: Path
 ) -> None:
     companion = companion_factory([str(tmp_path / "w")], gemini_directory=gemini_directory, ppid=4242)
     path = gemini_directory / f"gemini-ide-server-4242-{companion.port}.json"
@@ -241,7 +242,7 @@ def test_a_companion_publishes_and_removes_its_gemini_file(
 
 
 def test_a_companion_without_gemini_writes_nothing_there(
-    companion_factory: Callable[..., runtime.Companion], gemini_directory: Path
+    companion_factory: Callable[..., Companion], gemini_directory: Path
 ) -> None:
     companion = companion_factory()
     assert companion.gemini_file is None and companion.gemini_error is None
@@ -249,7 +250,7 @@ def test_a_companion_without_gemini_writes_nothing_there(
 
 
 def test_a_refused_gemini_folder_leaves_qwens_lock_file(
-    companion_factory: Callable[..., runtime.Companion], gemini_directory: Path
+    companion_factory: Callable[..., Companion], gemini_directory: Path
 ) -> None:
     gemini_directory.parent.mkdir(parents=True)
     gemini_directory.write_text("in the way", encoding="utf-8")

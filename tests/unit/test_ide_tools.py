@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from qwencompanion_src.core.companion import runtime
+from qwencompanion_src.core.companion.companion import Companion
 from qwencompanion_src.core.companion.ide_tools_mcp import IDE_TOOLS_PATH, SERVER_NAME, acp_server
 from qwencompanion_src.core.ide_tools.answers import JsonObject, ToolRefusal
 from qwencompanion_src.core.ide_tools.symbols import FlatSymbol, symbol_tree, word_at
@@ -175,18 +175,18 @@ def knowledge() -> FakeKnowledge:
 
 
 @pytest.fixture
-def tooled(companion_factory: Callable[..., runtime.Companion], config_directory: Path, knowledge: FakeKnowledge) -> runtime.Companion:
+def tooled(companion_factory: Callable[..., Companion], config_directory: Path, knowledge: FakeKnowledge) -> Companion:
     return companion_factory(mcp_config_directory=config_directory, code_knowledge=knowledge)
 
 
 @pytest.fixture
-async def client(tooled: runtime.Companion) -> AsyncIterator[aiohttp.ClientSession]:
+async def client(tooled: Companion) -> AsyncIterator[aiohttp.ClientSession]:
     async with aiohttp.ClientSession(base_url=f"http://127.0.0.1:{tooled.port}") as session:
         yield session
 
 
 @pytest.fixture
-async def tools_mcp(tooled: runtime.Companion, client: aiohttp.ClientSession) -> AsyncIterator[Mcp]:
+async def tools_mcp(tooled: Companion, client: aiohttp.ClientSession) -> AsyncIterator[Mcp]:
     assert tooled.ide_tools_token is not None
     mcp = Mcp(client, token=tooled.ide_tools_token, path=IDE_TOOLS_PATH)
     yield mcp
@@ -194,7 +194,7 @@ async def tools_mcp(tooled: runtime.Companion, client: aiohttp.ClientSession) ->
 
 
 def test_the_config_file_names_the_endpoint_with_its_own_token_and_only_the_owner_reads_it(
-    tooled: runtime.Companion, config_directory: Path
+    tooled: Companion, config_directory: Path
 ) -> None:
     config = tooled.mcp_config_file
     assert config is not None and config.parent == config_directory
@@ -206,7 +206,7 @@ def test_the_config_file_names_the_endpoint_with_its_own_token_and_only_the_owne
         assert stat.S_IMODE(config.stat().st_mode) == 0o600
 
 
-def test_stopping_the_server_removes_the_config_file(tooled: runtime.Companion) -> None:
+def test_stopping_the_server_removes_the_config_file(tooled: Companion) -> None:
     config = tooled.mcp_config_file
     assert config is not None and config.exists()
     tooled.stop()
@@ -214,14 +214,14 @@ def test_stopping_the_server_removes_the_config_file(tooled: runtime.Companion) 
     assert tooled.ide_tools_url is None
 
 
-async def test_without_a_config_directory_there_are_no_tools(companion: runtime.Companion) -> None:
+async def test_without_a_config_directory_there_are_no_tools(companion: Companion) -> None:
     assert companion.ide_tools_token is None and companion.mcp_config_file is None
     async with aiohttp.ClientSession(base_url=f"http://127.0.0.1:{companion.port}") as session:
         response = await Mcp(session, token=companion.token, path=IDE_TOOLS_PATH).post(initialize_body())
         assert response.status == 404
 
 
-def test_the_chat_entry_carries_the_same_url_and_token(tooled: runtime.Companion) -> None:
+def test_the_chat_entry_carries_the_same_url_and_token(tooled: Companion) -> None:
     assert tooled.ide_tools_url is not None and tooled.ide_tools_token is not None
     entry = acp_server(tooled.ide_tools_url, tooled.ide_tools_token)
     assert entry == {
@@ -232,7 +232,7 @@ def test_the_chat_entry_carries_the_same_url_and_token(tooled: runtime.Companion
     }
 
 
-async def test_each_endpoint_takes_only_its_own_token(tooled: runtime.Companion, client: aiohttp.ClientSession) -> None:
+async def test_each_endpoint_takes_only_its_own_token(tooled: Companion, client: aiohttp.ClientSession) -> None:
     assert tooled.ide_tools_token is not None
     crossed = [
         Mcp(client, token=tooled.token, path=IDE_TOOLS_PATH),
@@ -258,7 +258,7 @@ async def test_origin_and_host_rules_hold_on_the_tools_endpoint(
 
 
 async def test_a_session_of_one_endpoint_is_unknown_to_the_other(
-    tooled: runtime.Companion, client: aiohttp.ClientSession, tools_mcp: Mcp
+    tooled: Companion, client: aiohttp.ClientSession, tools_mcp: Mcp
 ) -> None:
     session = await tools_mcp.initialize()
     companion_mcp = Mcp(client, token=tooled.token)
@@ -324,7 +324,7 @@ async def test_bad_arguments_get_a_clear_error(tools_mcp: Mcp, arguments: dict[s
 
 
 async def test_without_the_editor_layer_the_tools_say_so(
-    companion_factory: Callable[..., runtime.Companion], config_directory: Path
+    companion_factory: Callable[..., Companion], config_directory: Path
 ) -> None:
     companion = companion_factory(mcp_config_directory=config_directory)
     assert companion.ide_tools_token is not None

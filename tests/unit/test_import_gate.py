@@ -101,6 +101,15 @@ def test_the_review_model_and_the_context_rules_need_none_of_the_runtime_librari
     assert [name for name in ("core.reviews", "core.context_rules") if package.needs_gated_library(name)] == []
 
 
+def test_what_every_feature_shares_needs_none_of_the_runtime_libraries() -> None:
+    """The file reads, finding a CLI and the write path's buffer side are
+    imported at the top of the quick actions', the IDE tools' and the chat's
+    modules alike."""
+    package = Package(SOURCE)
+    shared = ("core.files.agent_files", "core.cli.cli_command", "plugin.view_writes")
+    assert [name for name in shared if package.needs_gated_library(name)] == []
+
+
 def test_imports_wait_in_functions_only_at_the_gate() -> None:
     found = Package(SOURCE).ungated_imports()
     assert not found, "imports inside functions that need no gate (move them to the top):\n" + "\n".join(found)

@@ -132,7 +132,7 @@ def _circle_in(group: list[str], graph: dict[str, set[str]]) -> list[str]:
 
 def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     """The imports between the package's folders: a module of a folder stands
-    for its whole folder (`core.chat.agent.bridge` for `core.chat`); a module at the
+    for its whole folder (`core.chat.agent.stdio_bridge` for `core.chat`); a module at the
     top of `core/` or `plugin/` (a neutral home) stands for itself."""
     def folder(name: str) -> str:
         parts = name.split(".")
@@ -184,7 +184,7 @@ def test_a_circle_between_folders_is_found(tmp_path: Path) -> None:
     for folder in ("core", "core/companion", "core/ide_tools"):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "__init__.py").write_text("")
-    (tmp_path / "core" / "companion" / "runtime.py").write_text("from ..ide_tools.tools import x\n")
+    (tmp_path / "core" / "companion" / "companion.py").write_text("from ..ide_tools.tools import x\n")
     (tmp_path / "core" / "companion" / "server.py").write_text("from ..json_types import JsonObject\n")
     (tmp_path / "core" / "ide_tools" / "tools.py").write_text("from ..companion.server import y\n")
     (tmp_path / "core" / "json_types.py").write_text("")
@@ -238,3 +238,13 @@ def test_imports_into_a_folder_are_found_wherever_they_are(tmp_path: Path) -> No
     assert imports_into(import_graph(tmp_path), "core.chat", "core.companion") == [
         "core.chat.prompt -> core.companion.rules", "core.chat.types -> core.companion.rules"
     ]
+
+
+def test_what_every_feature_shares_imports_nothing_of_the_chat() -> None:
+    """The file reads (core/files/), finding a CLI (core/cli/) and the write
+    path's buffer side (plugin/view_writes.py) serve the quick actions, the
+    IDE tools and the worktrees as much as the chat: they live outside it."""
+    graph = import_graph(SOURCE)
+    found = [edge for shared in ("core.files", "core.cli", "plugin.view_writes")
+             for chat in ("core.chat", "plugin.chat") for edge in imports_into(graph, shared, chat)]
+    assert not found, "a shared module imports the chat:\n" + "\n".join(found)

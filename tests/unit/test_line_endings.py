@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from qwencompanion_src.core.chat.requests.agent_files import decode
+from qwencompanion_src.core.files.agent_files import decode
 from qwencompanion_src.core.files.line_endings import CR, CRLF, LF, lf_line_breaks, line_ending_of
 
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from qwencompanion_src.core.companion import lockfile, runtime
+from qwencompanion_src.core.companion import lockfile
+from qwencompanion_src.core.companion.companion import Companion
 from qwencompanion_src.core.companion.lockfile import LockInfo
 from qwencompanion_src.core.loop_thread import LoopThread
 
@@ -159,7 +160,7 @@ def test_remove_lock_is_quiet_when_the_file_is_gone(tmp_path: Path) -> None:
 
 
 def test_a_started_companion_writes_its_lock_file(
-    companion_factory: Callable[..., runtime.Companion], lock_directory: Path, tmp_path: Path
+    companion_factory: Callable[..., Companion], lock_directory: Path, tmp_path: Path
 ) -> None:
     folders = [str(tmp_path / "a"), str(tmp_path / "b")]
     companion = companion_factory(folders)
@@ -176,13 +177,13 @@ def test_a_started_companion_writes_its_lock_file(
 
 
 def test_a_companion_without_folders_writes_an_empty_workspace_path(
-    companion_factory: Callable[..., runtime.Companion],
+    companion_factory: Callable[..., Companion],
 ) -> None:
     companion = companion_factory([])
     assert lockfile.read_lock(companion.lock_file)["workspacePath"] == ""
 
 
-def test_set_folders_rewrites_the_lock_file(companion_factory: Callable[..., runtime.Companion], tmp_path: Path) -> None:
+def test_set_folders_rewrites_the_lock_file(companion_factory: Callable[..., Companion], tmp_path: Path) -> None:
     companion = companion_factory([str(tmp_path / "a")])
     companion.set_folders([str(tmp_path / "b"), str(tmp_path / "c")])
     data = lockfile.read_lock(companion.lock_file)
@@ -193,7 +194,7 @@ def test_set_folders_rewrites_the_lock_file(companion_factory: Callable[..., run
     assert sorted(p.name for p in companion.lock_directory.iterdir()) == [companion.lock_file.name]
 
 
-def test_stop_removes_the_lock_file(companion_factory: Callable[..., runtime.Companion], lock_directory: Path) -> None:
+def test_stop_removes_the_lock_file(companion_factory: Callable[..., Companion], lock_directory: Path) -> None:
     companion = companion_factory()
     path = companion.lock_file
     assert path.exists()
@@ -204,7 +205,7 @@ def test_stop_removes_the_lock_file(companion_factory: Callable[..., runtime.Com
 
 
 def test_set_folders_after_stop_writes_no_lock_file(
-    companion_factory: Callable[..., runtime.Companion], lock_directory: Path, tmp_path: Path
+    companion_factory: Callable[..., Companion], lock_directory: Path, tmp_path: Path
 ) -> None:
     companion = companion_factory()
     companion.stop()
@@ -213,7 +214,7 @@ def test_set_folders_after_stop_writes_no_lock_file(
 
 
 def test_the_ppid_can_be_given(
-    companion_factory: Callable[..., runtime.Companion],
+    companion_factory: Callable[..., Companion],
 ) -> None:
     companion = companion_factory(ppid=424242)
     assert lockfile.read_lock(companion.lock_file)["ppid"] == 424242
@@ -225,7 +226,7 @@ def test_an_unwritable_lock_directory_gives_lock_error_and_no_crash(
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("a regular file")
     # Root ignores permission bits, but nobody can create a directory inside a file.
-    companion = runtime.Companion(server_thread, folders=[str(tmp_path)], lock_directory=blocker / "ide")
+    companion = Companion(server_thread, folders=[str(tmp_path)], lock_directory=blocker / "ide")
     companion.start()
     try:
         assert companion.running
@@ -242,7 +243,7 @@ def test_an_unwritable_lock_directory_gives_lock_error_and_no_crash(
 def test_a_lock_directory_that_is_a_file_gives_lock_error(server_thread: LoopThread, tmp_path: Path) -> None:
     blocker = tmp_path / "ide"
     blocker.write_text("x")
-    companion = runtime.Companion(server_thread, folders=[], lock_directory=blocker)
+    companion = Companion(server_thread, folders=[], lock_directory=blocker)
     companion.start()
     try:
         assert companion.lock_error is not None
@@ -285,7 +286,7 @@ def test_the_sweep_of_a_missing_directory_does_nothing(tmp_path: Path) -> None:
 
 
 def test_the_sweep_keeps_a_running_companions_file(
-    companion_factory: Callable[..., runtime.Companion], lock_directory: Path
+    companion_factory: Callable[..., Companion], lock_directory: Path
 ) -> None:
     companion = companion_factory()
     assert lockfile.sweep_stale_locks(lock_directory) == []

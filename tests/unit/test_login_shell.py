@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from qwencompanion_src.core.cli.node_installs import qwen_command_suggestion
 from qwencompanion_src.core.cli.terminal import TerminalOptions, login_shell_argv, terminus_args
 from qwencompanion_src.core.diagnose import CliProbe, problems
-from qwencompanion_src.core.login_shell import probe_cli_in_login_shell, qwen_command_suggestion
+from qwencompanion_src.core.login_shell import probe_cli_in_login_shell
 
 from .test_diagnose import healthy
 

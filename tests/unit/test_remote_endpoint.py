@@ -1,4 +1,4 @@
-"""A window's remote endpoint (core/companion/remote.py in runtime.Companion):
+"""A window's remote endpoint (core/companion/remote.py in Companion):
 a CLI in a container, over SSH or in WSL names the window's files by other
 paths; every path crossing the endpoint is translated, one that maps outside
 the window's folders is refused, and it has a token and lock file of its own."""
@@ -17,7 +17,8 @@ import aiohttp
 import pytest
 
 from qwencompanion_src.core.cli.path_maps import PathMap, PathTranslator
-from qwencompanion_src.core.companion import lockfile, runtime
+from qwencompanion_src.core.companion import lockfile
+from qwencompanion_src.core.companion.companion import Companion
 from qwencompanion_src.core.companion.diff_tools import DiffBackend
 from qwencompanion_src.core.companion.ide_messages import (
     DIFF_ACCEPTED,
@@ -39,7 +40,7 @@ class DecidingBackend:
     """Records the paths it is given; accepts every proposal at once (as the
     editor's backend does once the user presses Accept)."""
 
-    def __init__(self, companion: runtime.Companion) -> None:
+    def __init__(self, companion: Companion) -> None:
         self.companion = companion
         self.opened: list[str] = []
         self.closed: list[str] = []
@@ -63,11 +64,11 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def remote_companion(
-    companion_factory: Callable[..., runtime.Companion], workspace: Path, tmp_path: Path
-) -> tuple[runtime.Companion, list[DecidingBackend]]:
+    companion_factory: Callable[..., Companion], workspace: Path, tmp_path: Path
+) -> tuple[Companion, list[DecidingBackend]]:
     backends: list[DecidingBackend] = []
 
-    def backend(companion: runtime.Companion) -> DiffBackend:
+    def backend(companion: Companion) -> DiffBackend:
         backends.append(DecidingBackend(companion))
         return backends[-1]
 
@@ -85,7 +86,7 @@ def _client(port: int) -> aiohttp.ClientSession:
 
 
 def test_the_remote_lock_file_names_the_remote_workspace_and_its_own_token(
-    remote_companion: tuple[runtime.Companion, list[DecidingBackend]], lock_directory: Path, workspace: Path
+    remote_companion: tuple[Companion, list[DecidingBackend]], lock_directory: Path, workspace: Path
 ) -> None:
     companion, _ = remote_companion
     lock = companion.remote_connect_file
@@ -103,7 +104,7 @@ def test_the_remote_lock_file_names_the_remote_workspace_and_its_own_token(
 
 
 async def test_the_remote_cli_gets_the_context_under_its_own_paths(
-    remote_companion: tuple[runtime.Companion, list[DecidingBackend]], workspace: Path, tmp_path: Path
+    remote_companion: tuple[Companion, list[DecidingBackend]], workspace: Path, tmp_path: Path
 ) -> None:
     companion, _ = remote_companion
     assert companion.remote_token is not None
@@ -127,7 +128,7 @@ async def test_the_remote_cli_gets_the_context_under_its_own_paths(
 
 
 async def test_a_remote_review_reaches_the_editor_with_the_local_path_and_the_decision_goes_back_remote(
-    remote_companion: tuple[runtime.Companion, list[DecidingBackend]], workspace: Path
+    remote_companion: tuple[Companion, list[DecidingBackend]], workspace: Path
 ) -> None:
     companion, [backend] = remote_companion
     assert companion.remote_token is not None
@@ -150,7 +151,7 @@ async def test_a_remote_review_reaches_the_editor_with_the_local_path_and_the_de
 
 @pytest.mark.parametrize("remote_path", [f"{REMOTE_ROOT}/../secret.py", "/etc/passwd", "/workspaces/application/a.py"])
 async def test_a_remote_path_that_maps_outside_the_workspace_is_refused(
-    remote_companion: tuple[runtime.Companion, list[DecidingBackend]], remote_path: str
+    remote_companion: tuple[Companion, list[DecidingBackend]], remote_path: str
 ) -> None:
     companion, [backend] = remote_companion
     assert companion.remote_token is not None
@@ -165,7 +166,7 @@ async def test_a_remote_path_that_maps_outside_the_workspace_is_refused(
 
 
 async def test_each_endpoint_takes_only_its_own_token_and_only_the_remote_one_docker_s_host_name(
-    remote_companion: tuple[runtime.Companion, list[DecidingBackend]],
+    remote_companion: tuple[Companion, list[DecidingBackend]],
 ) -> None:
     companion, _ = remote_companion
     assert companion.remote_token is not None
@@ -187,7 +188,7 @@ async def test_each_endpoint_takes_only_its_own_token_and_only_the_remote_one_do
 
 @pytest.mark.skipif(not os.path.exists("/proc/net"), reason="127.0.0.2 is a loopback address only on Linux")
 def test_the_remote_endpoint_listens_on_127_0_0_1_only(
-    remote_companion: tuple[runtime.Companion, list[DecidingBackend]],
+    remote_companion: tuple[Companion, list[DecidingBackend]],
 ) -> None:
     # A socket on every interface (0.0.0.0) would also answer on 127.0.0.2.
     companion, _ = remote_companion
@@ -200,7 +201,7 @@ def test_the_remote_endpoint_listens_on_127_0_0_1_only(
             assert probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_a_companion_without_maps_has_no_remote_endpoint(companion: runtime.Companion) -> None:
+def test_a_companion_without_maps_has_no_remote_endpoint(companion: Companion) -> None:
     assert companion.remote_port == 0 and companion.remote_connect_file is None and companion.remote_token is None
 
 
@@ -244,8 +245,8 @@ class PathKnowledge:
 
 @pytest.fixture
 def tooled_remote(
-    companion_factory: Callable[..., runtime.Companion], workspace: Path, tmp_path: Path
-) -> tuple[runtime.Companion, PathKnowledge]:
+    companion_factory: Callable[..., Companion], workspace: Path, tmp_path: Path
+) -> tuple[Companion, PathKnowledge]:
     knowledge = PathKnowledge(str(tmp_path / "library.py"))
     companion = companion_factory(
         folders=[str(workspace)],
@@ -258,7 +259,7 @@ def tooled_remote(
 
 
 def test_the_connect_file_holds_the_lock_file_then_the_remote_tools_config(
-    tooled_remote: tuple[runtime.Companion, PathKnowledge],
+    tooled_remote: tuple[Companion, PathKnowledge],
 ) -> None:
     companion, _ = tooled_remote
     connect = companion.remote_connect_file
@@ -272,7 +273,7 @@ def test_the_connect_file_holds_the_lock_file_then_the_remote_tools_config(
     assert token is not None and len({token, companion.remote_token, companion.ide_tools_token, companion.token}) == 4
 
 
-async def _remote_tools(companion: runtime.Companion, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+async def _remote_tools(companion: Companion, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     assert companion.remote_ide_tools_token is not None
     async with _client(companion.remote_port) as remote:
         mcp = Mcp(remote, token=companion.remote_ide_tools_token, path="/ide-tools/mcp")
@@ -281,7 +282,7 @@ async def _remote_tools(companion: runtime.Companion, calls: list[tuple[str, dic
 
 
 async def test_a_remote_cli_s_ide_tools_get_its_paths_local_and_answer_under_its_own_paths(
-    tooled_remote: tuple[runtime.Companion, PathKnowledge], workspace: Path
+    tooled_remote: tuple[Companion, PathKnowledge], workspace: Path
 ) -> None:
     companion, knowledge = tooled_remote
     remote_file = f"{REMOTE_ROOT}/src/main.py"
@@ -301,7 +302,7 @@ async def test_a_remote_cli_s_ide_tools_get_its_paths_local_and_answer_under_its
 
 @pytest.mark.parametrize("remote_path", [f"{REMOTE_ROOT}/../secret.py", "/etc/passwd", "/workspaces/application/a.py"])
 async def test_a_remote_ide_tool_path_outside_the_workspace_is_refused(
-    tooled_remote: tuple[runtime.Companion, PathKnowledge], remote_path: str
+    tooled_remote: tuple[Companion, PathKnowledge], remote_path: str
 ) -> None:
     companion, knowledge = tooled_remote
     results = await _remote_tools(companion, [
@@ -315,7 +316,7 @@ async def test_a_remote_ide_tool_path_outside_the_workspace_is_refused(
 
 
 async def test_the_remote_tools_take_only_their_own_token(
-    tooled_remote: tuple[runtime.Companion, PathKnowledge],
+    tooled_remote: tuple[Companion, PathKnowledge],
 ) -> None:
     companion, _ = tooled_remote
     body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -329,7 +330,7 @@ async def test_the_remote_tools_take_only_their_own_token(
 
 
 def test_a_remote_endpoint_without_ide_tools_hands_over_the_lock_file_only(
-    remote_companion: tuple[runtime.Companion, list[DecidingBackend]],
+    remote_companion: tuple[Companion, list[DecidingBackend]],
 ) -> None:
     companion, _ = remote_companion
     connect = companion.remote_connect_file

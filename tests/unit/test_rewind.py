@@ -31,7 +31,7 @@ from tests.unit.test_turn_changes import agent_writes
 
 
 def qwen_state(agent: str = "ready") -> ChatState:
-    return ChatState(agent=agent, session_id="s1", agent_name="qwen-code 0.24.4")
+    return ChatState(agent_status=agent, session_id="s1", agent_name="qwen-code 0.24.4")
 
 
 def test_prompts_remember_their_transcript_turn_and_the_turn_their_writes_go_to() -> None:
@@ -55,7 +55,7 @@ def test_rewinding_is_refused_while_a_turn_runs_or_waits_and_for_agents_other_th
     assert refusal(qwen_state(), queued=0) is None
     assert "a turn is running" in str(refusal(qwen_state("busy"), queued=0))
     assert "queued" in str(refusal(qwen_state(), queued=1))
-    other = ChatState(agent="ready", session_id="s1", agent_name="gemini-cli 0.30")
+    other = ChatState(agent_status="ready", session_id="s1", agent_name="gemini-cli 0.30")
     assert not is_qwen(other) and "gemini-cli 0.30 cannot rewind" in str(refusal(other, queued=0))
     assert not is_qwen(ChatState(agent_name="qwen-code-fork 1.0"))
 

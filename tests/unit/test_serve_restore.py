@@ -15,6 +15,7 @@ import pytest
 from aiohttp import web
 
 from qwencompanion_src.core.chat.history.history import list_folder
+from qwencompanion_src.core.serve.daemon_session import DaemonSession
 from qwencompanion_src.core.serve.http import Address
 from qwencompanion_src.core.serve.serve_bridge import (
     NotOnServe,
@@ -23,8 +24,7 @@ from qwencompanion_src.core.serve.serve_bridge import (
     files_changed_since,
     session_list_page,
 )
-from qwencompanion_src.core.serve.session import ServeSession
-from tests.unit.test_serve_session import TOKEN, Recorder, chunk, until, user_chunk
+from tests.unit.test_daemon_session import TOKEN, Recorder, chunk, until, user_chunk
 
 SESSION = "s-1"
 WAIT = 10.0  # a hang guard, not a timing check
@@ -94,7 +94,7 @@ async def test_a_load_from_disk_replays_its_answer_once_then_reads_live_events_a
                               "eventEpoch": "run-1", "compactedReplay": [envelope_of(frame) for frame in replay]}
     daemon.live = [chunk(3, "old answer"), chunk(4, "live answer")]
     recorder = Recorder()
-    session, answer = await ServeSession.restore(daemon.address(), SESSION, "/work", recorder, "load")
+    session, answer = await DaemonSession.restore(daemon.address(), SESSION, "/work", recorder, "load")
     try:
         assert daemon.bodies == [{"cwd": "/work"}] and session.client_id == "client-1"
         assert session.replay(answer["compactedReplay"]) == 3  # the repeated id is not handed over
@@ -113,7 +113,7 @@ async def test_resume_reads_on_from_the_daemons_last_event(daemon: RestoringDaem
     daemon.answers["resume"] = {"sessionId": SESSION, "attached": True, "clientId": "client-2", "lastEventId": 7}
     daemon.live = [chunk(8, "next")]
     recorder = Recorder()
-    session, _ = await ServeSession.restore(daemon.address(), SESSION, "/work", recorder, "resume")
+    session, _ = await DaemonSession.restore(daemon.address(), SESSION, "/work", recorder, "resume")
     try:
         session.start()
         await until(lambda: recorder.texts() == ["next"])
@@ -127,7 +127,7 @@ async def test_an_attached_load_is_read_from_the_start_of_the_ring(daemon: Resto
     ring (Last-Event-ID 0), whatever the answer's last id was."""
     daemon.answers["load"] = {"sessionId": SESSION, "attached": True, "clientId": "client-3", "lastEventId": 5}
     recorder = Recorder()
-    session, _ = await ServeSession.restore(daemon.address(), SESSION, "/work", recorder, "load")
+    session, _ = await DaemonSession.restore(daemon.address(), SESSION, "/work", recorder, "load")
     try:
         session.start(replay=True)
         await until(lambda: bool(daemon.last_event_ids))
@@ -139,14 +139,14 @@ async def test_an_attached_load_is_read_from_the_start_of_the_ring(daemon: Resto
 async def test_a_load_of_another_session_than_asked_is_refused(daemon: RestoringDaemon) -> None:
     daemon.answers["load"] = {"sessionId": "s-else", "attached": False}
     with pytest.raises(Exception, match="POST load"):
-        await ServeSession.restore(daemon.address(), SESSION, "/work", Recorder(), "load")
+        await DaemonSession.restore(daemon.address(), SESSION, "/work", Recorder(), "load")
 
 
 async def test_a_huge_replay_is_bounded_and_said_once(daemon: RestoringDaemon, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("qwencompanion_src.core.serve.session.MAX_REPLAYED", 5)
+    monkeypatch.setattr("qwencompanion_src.core.serve.daemon_session.MAX_REPLAYED", 5)
     daemon.answers["load"] = {"sessionId": SESSION, "attached": False, "lastEventId": 0}
     recorder = Recorder()
-    session, _ = await ServeSession.restore(daemon.address(), SESSION, "/work", recorder, "load")
+    session, _ = await DaemonSession.restore(daemon.address(), SESSION, "/work", recorder, "load")
     assert session.replay([envelope_of(chunk(n, f"c{n}")) for n in range(1, 20)]) == 5
     assert recorder.texts() == ["c1", "c2", "c3", "c4", "c5"] and len(recorder.refusals) == 1
     assert session.replay("not a list") == 0

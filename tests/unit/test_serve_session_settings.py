@@ -12,9 +12,10 @@ from typing import Any, cast
 import pytest
 from aiohttp import web
 
-from qwencompanion_src.core.chat.agent.bridge import AgentError, BridgeEvents
+from qwencompanion_src.core.chat.agent.transport import AgentError, BridgeEvents
 from qwencompanion_src.core.chat.chat_state import ChatState
 from qwencompanion_src.core.chat.requests.request_handler import AgentRequestHandler
+from qwencompanion_src.core.serve.daemon_session import DaemonSession
 from qwencompanion_src.core.serve.http import Address
 from qwencompanion_src.core.serve.serve_bridge import (
     DAEMON_MODES,
@@ -23,7 +24,6 @@ from qwencompanion_src.core.serve.serve_bridge import (
     ServeCommand,
     session_answer,
 )
-from qwencompanion_src.core.serve.session import ServeSession
 
 TOKEN = "cafe" * 16
 SESSION = "s-7"
@@ -69,7 +69,7 @@ async def daemon() -> AsyncIterator[SettingsDaemon]:
 def bridge_on(daemon: SettingsDaemon) -> ServeBridge:
     bridge = ServeBridge(ServeCommand(argv=["qwen", "serve"], cwd="."),
                          lambda: cast(AgentRequestHandler, None), cast(BridgeEvents, None))
-    session = ServeSession(Address("127.0.0.1", daemon.port, TOKEN), SESSION, "client-1", cast(Any, None))
+    session = DaemonSession(Address("127.0.0.1", daemon.port, TOKEN), SESSION, "client-1", cast(Any, None))
     bridge._sessions[SESSION] = session
     bridge._live = True
     return bridge

@@ -1,4 +1,4 @@
-"""Steer on `qwen serve` (ServeSession.steer, core/serve/session.py) against
+"""Steer on `qwen serve` (DaemonSession.steer, core/serve/daemon_session.py) against
 the fake daemon answering and streaming as 0.24.4 does (probed on the real
 one): a steer the running turn takes is handed over once, however often the
 daemon's `mid_turn_message_injected` comes (a replay, a reconnect); one that
@@ -15,13 +15,13 @@ from collections.abc import Callable
 import pytest
 from aiohttp import web
 
-from qwencompanion_src.core.serve import session as serve_session, steer as steer_module
-from qwencompanion_src.core.serve.session import ServeError, ServeSession
+from qwencompanion_src.core.serve import daemon_session, steer as steer_module
+from qwencompanion_src.core.serve.daemon_session import DaemonSession, ServeError
 from qwencompanion_src.core.serve.steer import steer_of
-from tests.unit import test_serve_session
-from tests.unit.test_serve_session import SESSION, FakeDaemon, Recorder, chunk, envelope, until, user_chunk
+from tests.unit import test_daemon_session
+from tests.unit.test_daemon_session import SESSION, FakeDaemon, Recorder, chunk, envelope, until, user_chunk
 
-fake = test_serve_session.fake  # the fake daemon's fixture
+fake = test_daemon_session.fake  # the fake daemon's fixture
 
 CLIENT = "client-1"
 
@@ -49,11 +49,11 @@ def live(queue: asyncio.Queue[bytes]) -> Callable[[web.Request, web.StreamRespon
     return events
 
 
-async def opened(fake: FakeDaemon) -> tuple[ServeSession, Recorder, asyncio.Queue[bytes]]:
+async def opened(fake: FakeDaemon) -> tuple[DaemonSession, Recorder, asyncio.Queue[bytes]]:
     queue: asyncio.Queue[bytes] = asyncio.Queue()
     fake.events = live(queue)  # type: ignore[assignment]
     recorder = Recorder()
-    session = ServeSession(fake.address(), SESSION, CLIENT, recorder)
+    session = DaemonSession(fake.address(), SESSION, CLIENT, recorder)
     session.start()
     await until(session.connected.is_set)
     return session, recorder, queue
@@ -137,7 +137,7 @@ async def test_a_steer_the_daemon_would_refuse_is_not_sent(fake: FakeDaemon) -> 
 
 async def test_endless_injections_are_remembered_within_a_bound(fake: FakeDaemon,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(serve_session, "MAX_STEERS_SHOWN", 5)
+    monkeypatch.setattr(daemon_session, "MAX_STEERS_SHOWN", 5)
     session, recorder, queue = await opened(fake)
     try:
         for n in range(1, 21):

@@ -13,7 +13,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from pydantic import BaseModel, ConfigDict
 
-from qwencompanion_src.core.companion import runtime
+from qwencompanion_src.core.companion.companion import Companion
 
 from .conftest import WAIT, context_with
 
@@ -23,7 +23,7 @@ class ContextParams(BaseModel):
 
 
 @asynccontextmanager
-async def connect(companion: runtime.Companion, token: str | None = None,
+async def connect(companion: Companion, token: str | None = None,
                   path: str = "/mcp") -> AsyncIterator[tuple[ClientSession, asyncio.Queue[dict[str, Any]]]]:
     received: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
@@ -45,7 +45,7 @@ async def _next(queue: asyncio.Queue[dict[str, Any]]) -> dict[str, Any]:
     return await asyncio.wait_for(queue.get(), WAIT)
 
 
-async def test_initialize_list_tools_and_call_tool(companion: runtime.Companion, tmp_path: Any) -> None:
+async def test_initialize_list_tools_and_call_tool(companion: Companion, tmp_path: Any) -> None:
     async with connect(companion) as (session, _):
         result = await session.initialize()
         assert result.protocol_version == "2025-11-25"
@@ -68,7 +68,7 @@ async def test_initialize_list_tools_and_call_tool(companion: runtime.Companion,
         await session.send_ping()
 
 
-async def test_an_unknown_tool_raises_in_the_client(companion: runtime.Companion) -> None:
+async def test_an_unknown_tool_raises_in_the_client(companion: Companion) -> None:
     async with connect(companion) as (session, _):
         await session.initialize()
         with pytest.raises(Exception, match="Unknown tool"):
@@ -76,7 +76,7 @@ async def test_an_unknown_tool_raises_in_the_client(companion: runtime.Companion
         await session.send_ping()
 
 
-async def test_the_context_arrives_through_a_notification_binding(companion: runtime.Companion, tmp_path: Any) -> None:
+async def test_the_context_arrives_through_a_notification_binding(companion: Companion, tmp_path: Any) -> None:
     first = context_with(str(tmp_path / "first.py"), line=4)
     companion.publish_context(first)
     async with connect(companion) as (session, received):
@@ -87,7 +87,7 @@ async def test_the_context_arrives_through_a_notification_binding(companion: run
         assert await _next(received) == later.params()
 
 
-async def test_two_clients_at_once_both_receive_a_published_context(companion: runtime.Companion, tmp_path: Any) -> None:
+async def test_two_clients_at_once_both_receive_a_published_context(companion: Companion, tmp_path: Any) -> None:
     async with connect(companion) as (one, got_one), connect(companion) as (two, got_two):
         await one.initialize()
         await two.initialize()
@@ -100,7 +100,7 @@ async def test_two_clients_at_once_both_receive_a_published_context(companion: r
         assert await _next(got_two) == context.params()
 
 
-async def test_closing_the_client_ends_its_session(companion: runtime.Companion) -> None:
+async def test_closing_the_client_ends_its_session(companion: Companion) -> None:
     async with connect(companion) as (session, received):
         await session.initialize()
         await _next(received)
@@ -113,7 +113,7 @@ async def test_closing_the_client_ends_its_session(companion: runtime.Companion)
     await asyncio.wait_for(ended(), WAIT)
 
 
-async def test_a_client_with_the_wrong_token_cannot_connect(companion_factory: Callable[..., runtime.Companion]) -> None:
+async def test_a_client_with_the_wrong_token_cannot_connect(companion_factory: Callable[..., Companion]) -> None:
     companion = companion_factory()
     with pytest.raises(BaseException, match="error"):  # the SDK wraps the 401 in an ExceptionGroup
         async with connect(companion, token="0" * 64) as (session, _):
@@ -123,7 +123,7 @@ async def test_a_client_with_the_wrong_token_cannot_connect(companion_factory: C
 
 
 async def test_the_ide_tools_endpoint_lists_and_answers_to_the_sdk(
-    companion_factory: Callable[..., runtime.Companion], tmp_path: Any
+    companion_factory: Callable[..., Companion], tmp_path: Any
 ) -> None:
     companion = companion_factory(mcp_config_directory=tmp_path / "ide-tools")
     async with connect(companion, companion.ide_tools_token, "/ide-tools/mcp") as (session, _):

@@ -13,7 +13,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from qwencompanion_src.core.companion import runtime
+from qwencompanion_src.core.companion.companion import Companion
 from qwencompanion_src.core.companion.ide_messages import (
     CONTEXT_UPDATE,
     DIFF_ACCEPTED,
@@ -139,7 +139,7 @@ async def test_two_streams_opened_at_once_on_one_session_give_one_409(mcp: Mcp) 
 
 
 async def test_published_contexts_reach_the_stream_and_identical_ones_are_not_resent(
-    companion: runtime.Companion, companion_mcp: Mcp, tmp_path: Any
+    companion: Companion, companion_mcp: Mcp, tmp_path: Any
 ) -> None:
     session = await companion_mcp.initialize()
     stream = await companion_mcp.open_stream(session)
@@ -156,7 +156,7 @@ async def test_published_contexts_reach_the_stream_and_identical_ones_are_not_re
 
 
 async def test_a_stream_opened_later_gets_the_latest_published_context(
-    companion: runtime.Companion, companion_mcp: Mcp, tmp_path: Any
+    companion: Companion, companion_mcp: Mcp, tmp_path: Any
 ) -> None:
     context = context_with(str(tmp_path / "late.py"), line=9)
     companion.publish_context(context)
@@ -166,7 +166,7 @@ async def test_a_stream_opened_later_gets_the_latest_published_context(
 
 
 async def test_two_sessions_of_one_companion_both_get_a_published_context(
-    companion: runtime.Companion, companion_mcp: Mcp, tmp_path: Any
+    companion: Companion, companion_mcp: Mcp, tmp_path: Any
 ) -> None:
     first, second = await companion_mcp.initialize(), await companion_mcp.initialize()
     streams = [await companion_mcp.open_stream(first), await companion_mcp.open_stream(second)]
@@ -182,7 +182,7 @@ async def test_two_sessions_of_one_companion_both_get_a_published_context(
 
 
 async def test_contexts_go_only_to_their_own_companion(
-    companion_factory: Callable[..., runtime.Companion], tmp_path: Any
+    companion_factory: Callable[..., Companion], tmp_path: Any
 ) -> None:
     one, two = companion_factory(), companion_factory()
     async with aiohttp.ClientSession(base_url=f"http://127.0.0.1:{one.port}") as c1, aiohttp.ClientSession(
@@ -207,7 +207,7 @@ async def test_contexts_go_only_to_their_own_companion(
 
 @pytest.mark.parametrize("count", [5])
 async def test_a_burst_of_contexts_ends_with_the_last_one(
-    companion: runtime.Companion, companion_mcp: Mcp, tmp_path: Any, count: int
+    companion: Companion, companion_mcp: Mcp, tmp_path: Any, count: int
 ) -> None:
     session = await companion_mcp.initialize()
     stream = await companion_mcp.open_stream(session)

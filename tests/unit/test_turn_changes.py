@@ -20,8 +20,8 @@ from qwencompanion_src.core.chat.history.turn_changes import (
     line_counts,
     restore_on_disk,
 )
-from qwencompanion_src.core.chat.requests.agent_files import MAX_FILE_BYTES, Refused, write_text
 from qwencompanion_src.core.chat.requests.file_rules import SeenTexts
+from qwencompanion_src.core.files.agent_files import MAX_FILE_BYTES, Refused, write_text
 
 
 def agent_writes(changes: TurnChanges, path: Path, text: str) -> None:

@@ -14,8 +14,8 @@ import pytest
 
 from qwencompanion_src.core.chat.history import turn_changes
 from qwencompanion_src.core.chat.history.turn_changes import TurnChanges, restore_on_disk
-from qwencompanion_src.core.chat.requests import agent_files
-from qwencompanion_src.core.chat.requests.agent_files import write_text
+from qwencompanion_src.core.files import agent_files
+from qwencompanion_src.core.files.agent_files import write_text
 from qwencompanion_src.core.files.user_files import LeadsElsewhere, remove_file, replace_bytes
 from tests.unit.test_turn_changes import agent_writes
 

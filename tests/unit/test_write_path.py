@@ -1,5 +1,5 @@
 """One write path: every change an agent causes to a user's file is made by
-core/files/user_files.py (on disk) or plugin/chat/requests/view_writes.py (an open buffer),
+core/files/user_files.py (on disk) or plugin/view_writes.py (an open buffer),
 which are called only after checking the file still holds what the agent
 last saw or wrote. This scan fails when any other module of the package
 writes, renames, removes or saves a file; the package's own state files are
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "QwenCompanion.sublime-package-src"
-WRITE_PATH = {"core/files/user_files.py", "plugin/chat/requests/view_writes.py"}
+WRITE_PATH = {"core/files/user_files.py", "plugin/view_writes.py"}
 # The package's own files, never a user's: (module, what it calls) -> where the file lives.
 OWN_FILES = {
     ("core/chat/history/store.py", "mkdir"): "the chats' sessions file in the package's cache folder",
@@ -27,12 +27,12 @@ OWN_FILES = {
     ("core/companion/lockfile.py", "chmod"): "the IDE lock file in the CLI's own folder (~/.qwen/ide)",
     ("core/companion/gemini_discovery.py", "mkdir"): "gemini's discovery folder in the temp folder",
     ("core/companion/gemini_discovery.py", "unlink"): "gemini's discovery file in the temp folder",
-    ("core/companion/runtime.py", "unlink"): "the companion's own config file it wrote",
+    ("core/companion/companion.py", "unlink"): "the companion's own config file it wrote",
     ("plugin/chat/history/rewind_commands.py", "replace_text"): "the chat's composer, a view of the package's own",
     ("plugin/chat/comments/comment_commands.py", "replace_text"):
         "the chat's composer, a view of the package's own (Send Review takes its text)",
     ("plugin/chat/history/export_commands.py", "replace_text"): "the new scratch tab an export to a tab opens",
-    ("plugin/chat/chats.py", "replace_text"): "the chat's composer: a prompt the agent could not take given back",
+    ("plugin/chat/window_chats.py", "replace_text"): "the chat's composer: a prompt the agent could not take given back",
     ("core/chat/history/search_index.py", "fdopen"): "Search in Conversations' index in the package's cache folder (0600)",
     ("plugin/chat/offers/asides.py", "replace_text"): "a chat's Aside tab, a scratch tab of the package's own",
     ("plugin/chat/offers/status_panel.py", "replace_text"): "the Session Status output panel, the package's own",

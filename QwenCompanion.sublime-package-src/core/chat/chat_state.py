@@ -45,7 +45,7 @@ def readable_model(model_id: str) -> str:
 class ChatState:
     """What the status bar, pickers and /status show."""
 
-    agent: str = "stopped"  # stopped | starting | ready | busy | exited
+    agent_status: str = "stopped"  # stopped | starting | ready | busy | exited
     stopped_why: str = ""  # why a start failed ("not signed in", …), while it is stopped for it
     session_id: str | None = None
     modes: list[Choice] = field(default_factory=list)
@@ -72,7 +72,7 @@ class ChatState:
 
     def agent_text(self) -> str:
         """The agent's state as the user reads it: "stopped (not signed in)", "busy"."""
-        return f"{self.agent} ({self.stopped_why})" if self.agent == "stopped" and self.stopped_why else self.agent
+        return f"{self.agent_status} ({self.stopped_why})" if self.agent_status == "stopped" and self.stopped_why else self.agent_status
 
     @property
     def context_used(self) -> int | None:

@@ -21,6 +21,7 @@ from typing import Protocol
 
 from mcp_types import Tool
 
+from .. import threads
 from ..files.line_endings import LF, line_ending_of
 from ..reviews import MAX_OPEN_REVIEWS, Review, ReviewOwner, buffer_text
 from .ide_messages import (
@@ -45,9 +46,11 @@ class DiffBackend(Protocol):
 class UnavailableDiffBackend:
     """Answers every diff call with an error until an editor backend exists."""
 
+    @threads.on_server_loop
     async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> ToolAnswer:
         return text_result("openDiff is not available yet in this editor", is_error=True)
 
+    @threads.on_server_loop
     async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> ToolAnswer:
         return text_result("closeDiff is not available yet in this editor", is_error=True)
 

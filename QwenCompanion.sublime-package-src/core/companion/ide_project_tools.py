@@ -12,6 +12,7 @@ from __future__ import annotations
 from mcp_types import Tool
 from pydantic import Field
 
+from .. import threads
 from ..ide_tools.answers import CodeKnowledge, Place, SearchRequest
 from ..ide_tools.project_search import DEFAULT_MAX_RESULTS, MAX_LINE_CHARS
 from .ide_tool_answers import Arguments, answer_json, answer_text
@@ -116,30 +117,37 @@ GET_BUILD_OUTPUT = Tool(
 
 
 def project_tools(knowledge: CodeKnowledge) -> list[RegisteredTool]:
+    @threads.on_server_loop
     async def search(session_id: str, arguments: SearchArguments) -> ToolAnswer:
         request = SearchRequest(arguments.query, arguments.regex, arguments.case_sensitive, arguments.glob,
                                 arguments.max_results)
         return await answer_text(lambda: knowledge.search(request))
 
+    @threads.on_server_loop
     async def references(session_id: str, arguments: ReferencesArguments) -> ToolAnswer:
         place = None
         if arguments.path is not None:
             place = Place(arguments.path, arguments.line or 1, arguments.column or 1)
         return await answer_json(lambda: knowledge.references(arguments.symbol, place))
 
+    @threads.on_server_loop
     async def hover(session_id: str, arguments: PlaceArguments) -> ToolAnswer:
         return await answer_json(lambda: knowledge.hover(Place(arguments.path, arguments.line, arguments.column)))
 
+    @threads.on_server_loop
     async def open_editors(session_id: str, arguments: NoArguments) -> ToolAnswer:
         return await answer_json(knowledge.open_editors)
 
+    @threads.on_server_loop
     async def folders(session_id: str, arguments: NoArguments) -> ToolAnswer:
         return await answer_json(knowledge.workspace_folders)
 
+    @threads.on_server_loop
     async def open_file(session_id: str, arguments: OpenFileArguments) -> ToolAnswer:
         place = Place(arguments.path, arguments.line, arguments.column, arguments.end_line)
         return await answer_json(lambda: knowledge.open_file(place))
 
+    @threads.on_server_loop
     async def build_output(session_id: str, arguments: NoArguments) -> ToolAnswer:
         return await answer_json(knowledge.build_output)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from mcp_types import Tool
 from pydantic import Field
 
+from .. import threads
 from ..ide_tools import SERVER_NAME
 from ..ide_tools.answers import CodeKnowledge
 from ..json_types import JsonObject
@@ -85,16 +86,20 @@ GET_DIAGNOSTICS = Tool(
 def ide_tools(knowledge: CodeKnowledge) -> list[RegisteredTool]:
     """The tools, answered by `knowledge`."""
 
+    @threads.on_server_loop
     async def symbols(session_id: str, arguments: FileArguments) -> ToolAnswer:
         return await answer_json(lambda: knowledge.document_symbols(arguments.abspath))
 
+    @threads.on_server_loop
     async def definitions(session_id: str, arguments: PositionArguments) -> ToolAnswer:
         return await answer_json(lambda: knowledge.definitions(arguments.abspath, arguments.line, arguments.character))
 
+    @threads.on_server_loop
     async def type_definitions(session_id: str, arguments: PositionArguments) -> ToolAnswer:
         where = (arguments.abspath, arguments.line, arguments.character)
         return await answer_json(lambda: knowledge.type_definitions(*where))
 
+    @threads.on_server_loop
     async def diagnostics(session_id: str, arguments: DiagnosticsArguments) -> ToolAnswer:
         return await answer_json(lambda: knowledge.diagnostics(arguments.abspath))
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .. import threads
 from ..cli.path_maps import PathTranslator
 from ..cli.remote_connect import HOST_PLACEHOLDER
 from ..ide_tools.answers import CodeKnowledge, Place, SearchRequest, ToolRefusal
@@ -51,12 +52,14 @@ class MappedDiffBackend:
         self._backend = backend
         self._translator = translator
 
+    @threads.on_server_loop
     async def open_diff(self, session_id: str, arguments: OpenDiffArguments) -> ToolAnswer:
         local = self._translator().to_local(arguments.filePath)
         if local is None:
             return text_result(outside_message(arguments.filePath), is_error=True)
         return await self._backend.open_diff(session_id, arguments.model_copy(update={"filePath": local}))
 
+    @threads.on_server_loop
     async def close_diff(self, session_id: str, arguments: CloseDiffArguments) -> ToolAnswer:
         local = self._translator().to_local(arguments.filePath)
         if local is None:

@@ -29,10 +29,11 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from mcp_types import Tool
 
+from .. import threads
 from . import protocol
+from .cli_sessions import CliSession, SessionRegistry, TooManySessions
 from .ide_messages import CONTEXT_UPDATE, IdeContext, Outgoing
 from .protocol import Call, ProtocolError, ToolAnswer, ToolHandler
-from .sessions import Session, SessionRegistry, TooManySessions
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +173,7 @@ class CompanionServer:
             "logger": _HttpLog(logging.getLogger("aiohttp.server")),
         }
 
+    @threads.on_server_loop
     async def start(self, host: str = "127.0.0.1", port: int = 0, listener: socket.socket | None = None) -> int:
         """Serve on `listener` when given (already bound), else on host:port."""
         runner = self._runner = web.ServerRunner(self.make_server(), handle_signals=False, shutdown_timeout=0.5)
@@ -184,6 +186,7 @@ class CompanionServer:
             endpoint._janitor = asyncio.ensure_future(endpoint._expire_idle_sessions())
         return self.port
 
+    @threads.on_server_loop
     async def stop(self) -> None:
         for endpoint in (self, *self._mounted.values()):
             endpoint._end_sessions()
@@ -192,6 +195,7 @@ class CompanionServer:
             self._runner = None
         # The port was forgotten with the sessions: `Companion.running` is False, no lock file is rewritten.
 
+    @threads.on_server_loop
     def _end_sessions(self) -> None:
         if self._janitor:
             self._janitor.cancel()
@@ -200,6 +204,7 @@ class CompanionServer:
             task.cancel()
         self.port = 0
 
+    @threads.on_server_loop
     async def _expire_idle_sessions(self) -> None:
         interval = min(5.0, self.options.idle_timeout_seconds / 2, self.options.dropped_stream_grace_seconds / 2)
         while True:
@@ -207,11 +212,13 @@ class CompanionServer:
             for session in self.sessions.expire_idle():
                 log.info("session %s… of %s expired: no request and no stream", session.id[:8], session.client_name)
 
+    @threads.on_server_loop
     def _sessions_changed(self) -> None:
         self._on_sessions_changed(self.sessions.connected_count())
 
     # --- notifications ---------------------------------------------------
 
+    @threads.on_server_loop
     def notify(self, method: str, params: Outgoing, session_id: str | None = None) -> int:
         """Queue a notification for every session (or one); returns how many got it."""
         message = protocol.notification(method, params.params())
@@ -225,6 +232,7 @@ class CompanionServer:
 
     # --- security --------------------------------------------------------
 
+    @threads.on_server_loop
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         """Every request on the port: the endpoint its path names, checked by the
         security rules before anything else (an unknown path included)."""
@@ -242,6 +250,7 @@ class CompanionServer:
             return await endpoint._delete(request)
         return web.Response(status=405, text="Method Not Allowed", headers={"Allow": "DELETE, GET, POST"})
 
+    @threads.on_server_loop
     def _security(self, request: web.BaseRequest) -> web.Response | None:
         """The refusal of a request that may not reach an endpoint, if it may not."""
         # Checked before the body is read, in the reference companion's order.
@@ -268,6 +277,7 @@ class CompanionServer:
 
     # --- POST: JSON-RPC --------------------------------------------------
 
+    @threads.on_server_loop
     async def _post(self, request: web.BaseRequest) -> web.StreamResponse:
         limit = self.options.max_body_bytes
         if request.content_length is not None and request.content_length > limit:
@@ -315,6 +325,7 @@ class CompanionServer:
             callback()
         return response
 
+    @threads.on_server_loop
     def _initialize(self, message: Call) -> web.Response:
         try:
             params = protocol.parse_initialize(message.params)
@@ -328,7 +339,8 @@ class CompanionServer:
         body = protocol.response(message.id, protocol.initialize_result(version))
         return _json_response(body, headers={SESSION_HEADER: session.id})
 
-    async def _dispatch(self, session: Session, message: Call) -> dict[str, Any] | EncodedResult | ToolAnswer:
+    @threads.on_server_loop
+    async def _dispatch(self, session: CliSession, message: Call) -> dict[str, Any] | EncodedResult | ToolAnswer:
         version = session.protocol_version
         if message.method == "ping":
             return {}
@@ -345,14 +357,16 @@ class CompanionServer:
             return await self._call_tool(session, tool, params.arguments)
         raise ProtocolError(protocol.METHOD_NOT_FOUND, f"Method not found: {message.method[:64]}")
 
-    async def _call_tool(self, session: Session, tool: RegisteredTool, arguments: dict[str, Any]) -> ToolAnswer:
+    @threads.on_server_loop
+    async def _call_tool(self, session: CliSession, tool: RegisteredTool, arguments: dict[str, Any]) -> ToolAnswer:
         try:
             return await tool.handler(session.id, arguments)
         except Exception:
             log.exception("tool %s failed", tool.definition.name)
             return protocol.text_result(f"{tool.definition.name} failed inside the editor; see the Qwen Companion log", is_error=True)
 
-    def _find_session(self, request: web.BaseRequest, request_id: Any = None) -> Session | web.Response:
+    @threads.on_server_loop
+    def _find_session(self, request: web.BaseRequest, request_id: Any = None) -> CliSession | web.Response:
         """The request's session, or the error answer for a missing or unknown id."""
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
@@ -364,6 +378,7 @@ class CompanionServer:
 
     # --- GET: the server-to-client SSE stream -----------------------------
 
+    @threads.on_server_loop
     async def _get(self, request: web.BaseRequest) -> web.StreamResponse:
         if "text/event-stream" not in request.headers.get("Accept", ""):
             return web.Response(status=406, text="Not Acceptable: GET needs Accept: text/event-stream")
@@ -394,7 +409,8 @@ class CompanionServer:
                 self.sessions.set_stream_open(session, False)
         return stream
 
-    async def _pump(self, session: Session, stream: web.StreamResponse) -> None:
+    @threads.on_server_loop
+    async def _pump(self, session: CliSession, stream: web.StreamResponse) -> None:
         keepalive = self.options.keepalive_seconds
         while not session.closed:
             try:
@@ -409,6 +425,7 @@ class CompanionServer:
 
     # --- DELETE: end a session --------------------------------------------
 
+    @threads.on_server_loop
     async def _delete(self, request: web.BaseRequest) -> web.StreamResponse:
         session = self._find_session(request)
         if isinstance(session, web.Response):
@@ -426,6 +443,7 @@ class EncodedResult:
     json: bytes
 
 
+@threads.on_server_loop
 async def _answer(
     request: web.BaseRequest, request_id: Any, result: dict[str, Any] | EncodedResult | ToolAnswer, *, write_now: bool
 ) -> web.StreamResponse:
@@ -457,6 +475,7 @@ async def _answer(
     return response
 
 
+@threads.on_server_loop
 async def _stream_answer(request: web.BaseRequest, request_id: Any, answer: ToolAnswer) -> web.StreamResponse:
     """An answer quoting a long text, written a slice at a time (chunked): no
     copy of the text is ever made whole, and the pieces reuse the same memory
@@ -470,6 +489,7 @@ async def _stream_answer(request: web.BaseRequest, request_id: Any, answer: Tool
     return response
 
 
+@threads.on_server_loop
 async def _read_body(request: web.BaseRequest, limit: int) -> bytes | None:
     """The body, or None past `limit`. Held by this request's handler only:
     aiohttp's read() keeps a second, cached copy on the request, which lives

@@ -1,7 +1,7 @@
 """The disk side of the one write path: every change the agent causes to
 a user's file on disk (its writes, Undo Turn, Rewind) is made here and
 nowhere else (a test scans the package for it). The view side (an open
-buffer) is plugin/chat/requests/view_writes.py; both are called only after the
+buffer) is plugin/view_writes.py; both are called only after the
 caller checked that the file or view still holds what the agent last saw
 or wrote.
 

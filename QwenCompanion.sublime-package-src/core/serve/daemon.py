@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .. import threads
 from ..cli.process_identity import CannotTell, group_listener, same_process, start_token
 from ..cli.processes import kill_group, own_group_options
 from ..companion.lockfile import pid_alive, write_private_json
@@ -259,6 +260,7 @@ class StartedDaemon:
     record: DaemonRecord
 
 
+@threads.may_block
 def start_daemon(
     argv: Sequence[str],
     cwd: str,
@@ -298,6 +300,7 @@ def start_daemon(
     return StartedDaemon(process, record)
 
 
+@threads.may_block
 def _wait_for_port(process: subprocess.Popen[bytes], output: Path, timeout: float) -> tuple[str, int]:
     deadline = time.monotonic() + timeout
     while True:
@@ -317,6 +320,7 @@ def _wait_for_port(process: subprocess.Popen[bytes], output: Path, timeout: floa
         time.sleep(START_POLL_SECONDS)
 
 
+@threads.may_block
 def http_probe(record: DaemonRecord, with_token: bool) -> int:
     """The status of `GET /health` at the record's address (a Probe); blocks,
     so never on a thread that runs an event loop."""
@@ -340,6 +344,7 @@ class DaemonStatus:
     loopback: bool
 
 
+@threads.may_block
 def daemon_status(record: DaemonRecord) -> DaemonStatus:
     """`GET /daemon/status` of the record's daemon; blocks (like `http_probe`).
     Raises OSError when it does not answer or answers something else."""
@@ -370,6 +375,7 @@ class Attached:
     note: str  # for the log: why a daemon was started rather than attached to
 
 
+@threads.may_block
 def attach_or_start(
     cache_dir: Path,
     folders: Sequence[str],
@@ -407,6 +413,7 @@ def attach_or_start(
     return Attached(started.record, started.process, note)
 
 
+@threads.may_block
 def stop_daemon(record: DaemonRecord) -> bool:
     """End the daemon and its children (its process group: the agents it
     started), only while its pid is still the process recorded: a reused pid
@@ -419,6 +426,7 @@ def stop_daemon(record: DaemonRecord) -> bool:
     return True
 
 
+@threads.may_block
 def stop_recorded(cache_dir: Path, folders: Sequence[str]) -> DaemonRecord | None:
     """Forget the folders' recorded daemon, then stop it; the record, or None when there was none.
     Forgotten first, so no status or attach finds a record of a daemon in its end.
@@ -426,6 +434,7 @@ def stop_recorded(cache_dir: Path, folders: Sequence[str]) -> DaemonRecord | Non
     return _stop_at(record_path(cache_dir, folders))
 
 
+@threads.may_block
 def _stop_at(path: Path) -> DaemonRecord | None:
     found = read_record(path)
     if found is not None:
@@ -466,6 +475,7 @@ def recorded_daemons(cache_dir: Path) -> list[RecordedDaemon]:
     return found
 
 
+@threads.may_block
 def sweep_records(cache_dir: Path) -> list[str]:
     """At the package's start: forget the records of daemons that have exited
     (or ran before a restart), and stop those whose folder is gone; what was
@@ -486,6 +496,7 @@ def sweep_records(cache_dir: Path) -> list[str]:
     return done
 
 
+@threads.may_block
 def stop_by_key(cache_dir: Path, key: str) -> DaemonRecord | None:
     """Diagnose's Stop: forget and stop the daemon recorded under `key`
     (None when there is none; DaemonRefused when its record is refused)."""

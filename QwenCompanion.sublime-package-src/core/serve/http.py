@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .. import threads
+
 MAX_JSON_BYTES = 16 * 1024 * 1024
 MAX_HEADER_BYTES = 64 * 1024
 READ_CHUNK = 64 * 1024
@@ -97,6 +99,7 @@ def request_bytes(address: Address, method: str, path: str, headers: Mapping[str
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body or b"")
 
 
+@threads.on_chat_loop
 async def open_request(
     address: Address,
     method: str,
@@ -130,6 +133,7 @@ async def open_request(
     return Response(int(parts[1]), found, reader, writer)
 
 
+@threads.on_chat_loop
 async def request_json(
     address: Address,
     method: str,
@@ -156,6 +160,7 @@ async def request_json(
     return await asyncio.wait_for(ask(), timeout)
 
 
+@threads.may_block
 def request_json_blocking(address: Address, method: str, path: str, with_token: bool = True,
                           timeout: float = REQUEST_TIMEOUT_SECONDS) -> JsonAnswer:
     """`request_json` for a thread of ours that may wait (a probe, a status):

@@ -1,6 +1,6 @@
-"""The chat's agent on a `qwen serve` daemon: the part of `AgentBridge`'s
-surface a `Conversation` uses (start, new session, prompt, cancel, stop),
-over the daemon's HTTP routes and event stream (session.py).
+"""The chat's agent on a `qwen serve` daemon: an `AgentTransport`
+(core/chat/agent/transport.py) over the daemon's HTTP routes and event
+stream (session.py).
 
 Session updates go to the same `BridgeEvents` as stdio's (so into the same
 renderer), and permission questions to the same request handler (the chat's
@@ -40,19 +40,21 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
+from .. import threads
 from ..chat.agent.agent_connection import AgentConnection
 from ..chat.agent.agents import QWEN_AGENT_NAME
-from ..chat.agent.bridge import (
+from ..chat.agent.transport import (
     PROMPT_ELSEWHERE,
     PROMPT_STEERED,
-    AgentBridge,
+    AgentAbilities,
     AgentCommand,
     AgentError,
     AgentGone,
+    AgentTransport,
     BridgeEvents,
 )
 from ..chat.history.branch import BRANCH_METHOD, TRANSCRIPT_METHOD
-from ..chat.history.qwen_sessions import DELETE_METHOD, RENAME_METHOD
+from ..chat.history.conversation_edits import DELETE_METHOD, RENAME_METHOD
 from ..chat.history.rewind import REWIND_METHOD, SNAPSHOTS_METHOD, prompt_id_of
 from ..chat.requests.request_handler import AgentRequestHandler
 from ..chat.transcript.render import chunk_text
@@ -67,8 +69,8 @@ from .daemon import (
     daemon_status,
     stop_recorded,
 )
+from .daemon_session import DaemonSession, ServeError, SessionGone
 from .http import Address, HttpError, request_json
-from .session import ServeError, ServeSession, SessionGone
 from .steer import steer_of
 from .watchdog import start_watchdog
 
@@ -164,27 +166,38 @@ class ServeCommand(AgentCommand):
     watchdog_script: str = ""  # serve_watchdog.js's text ("": no watchdog)
 
 
-class ServeBridge(AgentBridge):
+class ServeBridge:
+    """The serve transport: a sibling of the stdio one (`StdioBridge`), both `AgentTransport`s."""
+
     def __init__(self, command: ServeCommand, requests: Callable[[], AgentRequestHandler],
                  events: BridgeEvents) -> None:
-        super().__init__(command, requests, events)
+        self.command: AgentCommand = command
         self._serve = command
+        self._requests = requests
+        self._events = events
+        self.abilities = AgentAbilities()
+        self.pid: int | None = None
+        self.started_at = 0.0
+        self.stderr_lines: list[str] = []  # the daemon writes its log to a file of its own
         self.attached: Attached | None = None
-        self._sessions: dict[str, ServeSession] = {}
+        self._sessions: dict[str, DaemonSession] = {}
         self._live = False
         self._ended = False  # stop() told the chats once
 
     @property
     def running(self) -> bool:
+        """Any thread (a chat's status reads it)."""
         return self._live
 
     @property
+    @threads.on_chat_loop
     def address(self) -> Address | None:
         record = self.attached.record if self.attached is not None else None
         return Address(record.host, record.port, record.token) if record is not None else None
 
     # --- lifecycle -----------------------------------------------------------
 
+    @threads.on_chat_loop
     async def start(self) -> InitializeResponse:
         command = self._serve
         try:
@@ -203,7 +216,7 @@ class ServeBridge(AgentBridge):
             version = (await asyncio.get_running_loop().run_in_executor(None, self.status)).version
         except (OSError, HttpError) as error:
             log.info("serve: no daemon status (%s)", error)
-        self.initialized = InitializeResponse(
+        self.abilities.initialized = InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             # The daemon's agents are qwen: its own methods (rewind) go to the routes `request` maps.
             agent_info=Implementation(name=QWEN_AGENT_NAME, version=version),
@@ -213,20 +226,23 @@ class ServeBridge(AgentBridge):
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities(),
                                                          resume=SessionResumeCapabilities())),
         )
-        return self.initialized
+        return self.abilities.initialized
 
+    @threads.may_block
     def _watch(self, record: DaemonRecord) -> None:
         """A daemon we started gets its watchdog (it may outlive Sublime)."""
         command = self._serve
         if command.watchdog_script:
             start_watchdog(record, command.watchdog_script, command.cache_dir, command.idle_minutes, command.env)
 
+    @threads.may_block
     def status(self) -> DaemonStatus:
         """GET /daemon/status (blocks: never on Sublime's threads)."""
         if self.attached is None:
             raise OSError("no daemon attached")
         return daemon_status(self.attached.record)
 
+    @threads.on_chat_loop
     async def stop(self, end_daemon: bool = False) -> None:
         """Stop reading the sessions; end the daemon when asked or when it is not kept running."""
         self._live = False
@@ -247,26 +263,30 @@ class ServeBridge(AgentBridge):
             self._end_daemon()
 
     def _end_daemon(self) -> None:
+        """Any thread, as `kill` (signals only); in the loop's executor from `stop`."""
         try:
             stop_recorded(self._serve.cache_dir, self._serve.folders)
         except DaemonRefused as refused:
             log.warning("serve: the daemon was left alone: %s", refused)
 
+    @threads.on_chat_loop
     async def reap(self) -> None:
         pass  # the daemon is not our child once recorded: stop_recorded ended it
 
+    @threads.on_chat_loop
     def release(self) -> None:
         pass  # no pipes: the daemon writes to its own file
 
     # --- sessions ------------------------------------------------------------
 
+    @threads.on_chat_loop
     async def new_session(
         self, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
     ) -> tuple[NewSessionResponse, JsonObject]:
         address = self._running_address()
         try:
             # The first chat shares the folder's session with other clients; a further one gets its own.
-            session = await ServeSession.open(address, cwd, _SessionEvents(self), own=bool(self._sessions))
+            session = await DaemonSession.open(address, cwd, _SessionEvents(self), own=bool(self._sessions))
         except (ServeError, OSError, HttpError) as error:
             raise AgentError(f"the daemon did not open a session: {error}") from error
         self._keep(session)
@@ -274,7 +294,8 @@ class ServeBridge(AgentBridge):
             session.start()
         return NewSessionResponse(session_id=session.session_id), await self._with_state(session)
 
-    async def _with_state(self, session: ServeSession) -> JsonObject:
+    @threads.on_chat_loop
+    async def _with_state(self, session: DaemonSession) -> JsonObject:
         """The session's answer with its models, modes and options: `POST
         /session` answers none, `GET /session/:id/context` holds them."""
         try:
@@ -284,34 +305,39 @@ class ServeBridge(AgentBridge):
             context = {}
         return answer_with_state(session.session_id, context)
 
+    @threads.on_chat_loop
     def _running_address(self) -> Address:
         address = self.address
         if address is None or not self._live:
             raise AgentGone("the qwen serve daemon is not running")
         return address
 
-    def _keep(self, session: ServeSession) -> None:
+    @threads.on_chat_loop
+    def _keep(self, session: DaemonSession) -> None:
         previous = self._sessions.pop(session.session_id, None)
         if previous is not None:
             previous.close()
         self._sessions[session.session_id] = session
 
-    async def _restore(self, session_id: str, cwd: str, action: str) -> tuple[ServeSession, JsonObject]:
+    @threads.on_chat_loop
+    async def _restore(self, session_id: str, cwd: str, action: str) -> tuple[DaemonSession, JsonObject]:
         """`POST /session/:id/load` or `/resume`: the session and the daemon's answer."""
         address = self._running_address()
         try:
-            session, answer = await ServeSession.restore(address, session_id, cwd, _SessionEvents(self), action)
+            session, answer = await DaemonSession.restore(address, session_id, cwd, _SessionEvents(self), action)
         except (ServeError, OSError, HttpError, TimeoutError) as error:
             raise AgentError(f"the daemon did not {action} the session: {error}") from error
         self._keep(session)
         return session, answer
 
+    @threads.on_chat_loop
     def replays(self, session_id: str) -> bool:
         """The session was the daemon's before this chat attached (a reload,
         another window): `catch_up` shows what it holds."""
         session = self._sessions.get(session_id)
         return session is not None and not session.started
 
+    @threads.on_chat_loop
     async def catch_up(self, session_id: str) -> None:
         session = self._sessions.get(session_id)
         if session is None or session.started:
@@ -319,6 +345,7 @@ class ServeBridge(AgentBridge):
         session.start(replay=True)
         await session.catch_up()
 
+    @threads.on_chat_loop
     async def load_session(
         self, session_id: str, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
     ) -> tuple[LoadSessionResponse, JsonObject]:
@@ -334,6 +361,7 @@ class ServeBridge(AgentBridge):
         raw = answer_with_state(session_id, answer)
         return LoadSessionResponse.model_validate(raw), raw
 
+    @threads.on_chat_loop
     async def resume_session(
         self, session_id: str, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
     ) -> JsonObject:
@@ -342,6 +370,7 @@ class ServeBridge(AgentBridge):
         session.start()
         return answer_with_state(session_id, answer)
 
+    @threads.on_chat_loop
     async def list_page(self, cwd: str, cursor: str | None) -> Any:
         """One page of the folder's saved sessions (`GET /workspace/:cwd/sessions`), in session/list's shape."""
         address = self._running_address()
@@ -355,9 +384,11 @@ class ServeBridge(AgentBridge):
         return session_list_page(answer.body)
 
     @property
+    @threads.on_chat_loop
     def answers_give_branch_points(self) -> bool:
         return False  # a turn's end carries none: the branch asks the transcript
 
+    @threads.on_chat_loop
     async def request(self, method: str, params: JsonObject) -> Any:
         if method in (REWIND_METHOD, SNAPSHOTS_METHOD):
             return await self._rewind(method, params)
@@ -378,6 +409,7 @@ class ServeBridge(AgentBridge):
         except (ServeError, OSError, HttpError) as error:
             raise AgentError(f"the daemon refused {method}: {error}") from error
 
+    @threads.on_chat_loop
     async def _branch(self, method: str, params: JsonObject) -> JsonObject:
         """qwen's branch over the daemon's routes: its transcript (the same
         events as qwen's `transcript` method) and `POST /branch`, whose answer
@@ -391,6 +423,7 @@ class ServeBridge(AgentBridge):
             raise AgentError(f"the daemon refused the branch: {error}") from error
         return {"newSessionId": answer.get("sessionId"), "title": answer.get("displayName")}
 
+    @threads.on_chat_loop
     async def _saved_session(self, method: str, params: JsonObject) -> JsonObject:
         """qwen's renameSession and deleteSession on a saved session (open
         here or not): `PATCH /session/:id/metadata {displayName}` and
@@ -408,12 +441,14 @@ class ServeBridge(AgentBridge):
         removed = answer.body.get("removed") if isinstance(answer.body, dict) else None
         return {"success": answer.status == 200 and isinstance(removed, list) and session_id in removed}
 
-    def _open_session(self, params: JsonObject) -> ServeSession:
+    @threads.on_chat_loop
+    def _open_session(self, params: JsonObject) -> DaemonSession:
         session = self._sessions.get(str(params.get("sessionId") or ""))
         if session is None or not self._live:
             raise AgentError("the session is not open on the qwen serve daemon")
         return session
 
+    @threads.on_chat_loop
     async def _rewind(self, method: str, params: JsonObject) -> JsonObject:
         """qwen's rewind over the daemon's routes, the conversation only. The
         daemon's agent wrote its files itself, so the package holds no
@@ -438,6 +473,7 @@ class ServeBridge(AgentBridge):
         return {"success": answer.get("rewound") is True, "filesChanged": [],
                 "filesFailed": [unrestored] if changed else []}
 
+    @threads.on_chat_loop
     async def prompt(self, session_id: str, blocks: list[JsonObject]) -> PromptResponse:
         self._check_alive()
         session = self._sessions.get(session_id)
@@ -457,6 +493,7 @@ class ServeBridge(AgentBridge):
             raise AgentError(f"the prompt failed: {error}") from error
         return PromptResponse.model_validate({"stopReason": result.stop_reason})
 
+    @threads.on_chat_loop
     def _check_alive(self) -> None:
         """A daemon that died (killed, crashed) is reported like an agent that
         exited: the chats say so and the next prompt starts a daemon again."""
@@ -476,11 +513,13 @@ class ServeBridge(AgentBridge):
 
     @property
     def offers_steer(self) -> bool:
-        return True  # POST /session/:id/mid-turn-message
+        return True  # POST /session/:id/mid-turn-message (any thread: the composer asks)
 
     def can_steer(self, text: str, context: list[JsonObject]) -> bool:
+        """Any thread (the composer asks)."""
         return steer_of(text, context) is not None
 
+    @threads.on_chat_loop
     async def steer(self, session_id: str, text: str, context: list[JsonObject]) -> bool:
         session = self._sessions.get(session_id)
         if session is None or not self._live:
@@ -490,6 +529,7 @@ class ServeBridge(AgentBridge):
         except (ServeError, OSError, HttpError) as error:
             raise AgentError(f"the daemon refused the steer: {error}") from error
 
+    @threads.on_chat_loop
     async def cancel(self, session_id: str) -> None:
         session = self._sessions.get(session_id)
         if session is None:
@@ -506,26 +546,31 @@ class _SessionEvents:
     def __init__(self, bridge: ServeBridge) -> None:
         self._bridge = bridge
 
+    @threads.on_chat_loop
     def session_update(self, params: JsonObject) -> None:
         notification = _notification(params, "a session update")
         if notification is not None:
             self._bridge._events.session_update(notification)
 
+    @threads.on_chat_loop
     async def request_permission(self, params: JsonObject) -> JsonObject:
         request = RequestPermissionRequest.model_validate(params)
         response = await self._bridge._requests().request_permission(request)
         answer: JsonObject = response.model_dump(mode="json", by_alias=True, exclude_none=True)
         return answer
 
+    @threads.on_chat_loop
     def prompt_elsewhere(self, params: JsonObject) -> None:
         notification = _notification(params, "another client's prompt")
         if notification is not None and isinstance(notification.update, UserMessageChunk):
             self._bridge._events.ext_notification(
                 PROMPT_ELSEWHERE, {"sessionId": notification.session_id, "text": chunk_text(notification.update.content)})
 
+    @threads.on_chat_loop
     def refused(self, message: str) -> None:
         self._bridge._events.refused(message)
 
+    @threads.on_chat_loop
     def steered(self, params: JsonObject) -> None:
         self._bridge._events.ext_notification(PROMPT_STEERED, params)
 
@@ -542,7 +587,8 @@ class ServeConnection(AgentConnection):
     """A window's chats on its folders' daemon: the connection's routing and
     lifecycle, with a `ServeBridge` for the agent process."""
 
-    def _new_bridge(self, command: AgentCommand, events: BridgeEvents) -> AgentBridge:
+    @threads.on_chat_loop
+    def _new_bridge(self, command: AgentCommand, events: BridgeEvents) -> AgentTransport:
         if not isinstance(command, ServeCommand):
             raise AgentError("the serve transport needs the daemon's command")
         return ServeBridge(command, lambda: self._router, events)
@@ -552,6 +598,7 @@ class ServeConnection(AgentConnection):
         serve_keep_running says; the chats hear of it as an asked-for stop and
         the next prompt starts a daemon again. True when one was attached."""
 
+        @threads.on_chat_loop
         async def end() -> bool:
             bridge = self.bridge
             if not isinstance(bridge, ServeBridge) or not bridge.running:

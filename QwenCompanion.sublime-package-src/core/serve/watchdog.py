@@ -23,6 +23,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from .. import threads
 from ..cli.process_identity import CannotTell, executable, group_listener
 from ..cli.processes import own_group_options
 from ..companion.lockfile import write_private_text
@@ -72,6 +73,7 @@ def script_path(cache_dir: Path, script: str) -> Path:
     return path
 
 
+@threads.may_block
 def start_watchdog(record: DaemonRecord, script: str, cache_dir: Path, idle_minutes: float,
                    base_env: Mapping[str, str]) -> subprocess.Popen[bytes] | None:
     """Start the daemon's watchdog (the launcher's process, ended once it has

@@ -33,7 +33,7 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .. import threads
-from ..chat.requests.agent_files import MAX_FILE_BYTES, Refused, decode, read_bytes
+from ..files.agent_files import MAX_FILE_BYTES, Refused, decode, read_bytes
 from ..files.user_files import remove_file, replace_bytes
 from ..git import DIFF_OPTIONS, GitError, run_git
 from .applied_saves import NONE_SAVED, AppliedSaves, SavedResults

@@ -11,11 +11,11 @@ import sublime_plugin
 from ...core.actions.process import Invocation
 from ...core.actions.prompt import ACTIONS, render
 from ...core.actions.run import run_argv
-from ...core.chat.agent.command import CommandNotFound, agent_argv
+from ...core.cli.cli_command import CommandNotFound, agent_argv
 from ..companion.terminal import login_shell, options
 from ..settings import userprefs
 from .action_context import NoSelection, action_context
-from .answer import find_answer, histories, is_answer_view, set_text
+from .answer import find_answer, is_answer_view, recent_answers, set_text
 from .jobs import ActionJob, actions, working_folder
 from .templates import load_template
 
@@ -95,21 +95,21 @@ class QwenAnswerHistoryCommand(sublime_plugin.WindowCommand):
     """`{"step": -1}` shows the previous answer in the answer view, `1` the next."""
 
     def run(self, step: int = -1) -> None:
-        history = histories.get(self.window.id())
+        recent = recent_answers.get(self.window.id())
         job = actions.jobs.get(self.window.id())
         view = find_answer(self.window)
-        if history is None or view is None:
+        if recent is None or view is None:
             return
         if job is not None and not job.done:
             self.window.status_message("Qwen Code: an answer is still coming; earlier ones are a key away after it")
             return
-        text = history.step(step)
+        text = recent.step(step)
         if text is None:
             self.window.status_message(f"Qwen Code: no {'earlier' if step < 0 else 'later'} answer")
             return
         set_text(view, text)
-        self.window.status_message(f"Qwen Code: {history.label()}")
+        self.window.status_message(f"Qwen Code: {recent.label()}")
 
     def is_enabled(self, step: int = -1) -> bool:
-        history = histories.get(self.window.id())
-        return history is not None and len(history.answers) > 1
+        recent = recent_answers.get(self.window.id())
+        return recent is not None and len(recent.answers) > 1

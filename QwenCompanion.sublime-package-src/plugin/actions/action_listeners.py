@@ -5,7 +5,7 @@ from __future__ import annotations
 import sublime
 import sublime_plugin
 
-from .answer import histories, is_answer_view
+from .answer import is_answer_view, recent_answers
 from .jobs import actions
 
 # The keymap's context for the answer view's keys (Esc, [ and ]): answered from
@@ -25,7 +25,7 @@ class ActionsListener(sublime_plugin.EventListener):
 
     def on_pre_close_window(self, window: sublime.Window) -> None:
         actions.forget_window(window.id())
-        histories.pop(window.id(), None)
+        recent_answers.pop(window.id(), None)
 
     def on_exit(self) -> None:
         actions.stop_all()

@@ -4,7 +4,7 @@ at most `FLUSH_MS` apart whatever the rate of the pieces. It opens where
 split off the code's, given back when the answer closes), "panel" (the
 bottom panel, as Sublime's build output; Esc hides it) or "tab" (a tab in
 the code's group). One answer view a window: the next answer reuses it,
-and the earlier ones stay a key away (`AnswerHistory`)."""
+and the earlier ones stay a key away (`RecentAnswers`)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ ANSWER_LABEL = "qwen_actions.answer"
 PANEL = "qwen_answer"  # the output panel "output.qwen_answer"
 MARKDOWN = "Packages/Markdown/Markdown.sublime-syntax"
 FLUSH_MS = 34  # a little over 1/30 s: at most 30 view updates a second
-HISTORY_SIZE = 20
+ANSWERS_KEPT = 20
 
 
 _answer_views: set[int] = set()  # the ids of the answer tabs this load of the package made
@@ -90,14 +90,14 @@ def show_answer(window: sublime.Window, code: sublime.View) -> sublime.View:
 
 
 @dataclass
-class AnswerHistory:
+class RecentAnswers:
     """A window's finished answers, oldest first, and which one the view shows."""
 
     answers: list[str] = field(default_factory=list)
     shown: int = 0
 
     def add(self, text: str) -> None:
-        self.answers = [*self.answers, text][-HISTORY_SIZE:]
+        self.answers = [*self.answers, text][-ANSWERS_KEPT:]
         self.shown = len(self.answers) - 1
 
     def step(self, by: int) -> str | None:
@@ -112,7 +112,7 @@ class AnswerHistory:
         return f"answer {self.shown + 1} of {len(self.answers)}"
 
 
-histories: dict[int, AnswerHistory] = {}  # window id -> its answers
+recent_answers: dict[int, RecentAnswers] = {}  # window id -> its answers
 
 
 def set_text(view: sublime.View, text: str) -> None:

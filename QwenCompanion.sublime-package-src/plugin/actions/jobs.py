@@ -30,7 +30,7 @@ from ...core.reviews import DiskFile, UnreadableFile
 from ..editor import read_off_main, view_text
 from ..paths import shown_path
 from ..settings import userprefs
-from .answer import AnswerHistory, AnswerStream, append, find_answer, histories, set_text, show_answer
+from .answer import AnswerStream, RecentAnswers, append, find_answer, recent_answers, set_text, show_answer
 from .proposals import propose
 from .templates import load_template
 from .unit_tests import choose_cases, propose_test_file
@@ -187,7 +187,7 @@ class ActionJob:
         kind = self._conclude(outcome)
         shown = self.answer_view()
         if self.stream is not None and shown is not None:
-            histories.setdefault(self.window_id, AnswerHistory()).add(view_text(shown))
+            recent_answers.setdefault(self.window_id, RecentAnswers()).add(view_text(shown))
         log.info("action %s in window %d: %s", self.context.action, self.window_id, kind)
         self.owner.finished(self, kind)
 

@@ -9,7 +9,7 @@ import sublime
 import sublime_plugin
 
 from ...core.actions.models import MODEL_FLAGS, Model, ModelsUnavailable, available_models
-from ...core.chat.agent.command import CommandNotFound
+from ...core.cli.cli_command import CommandNotFound
 from ..quick_panel_items import panel_item
 from ..settings import choose_actions_model, userprefs
 from .action_commands import qwen_argv

@@ -13,9 +13,9 @@ import sublime
 from ...core.actions.proposal import replacement_for
 from ...core.files.text_positions import Lines
 from ...core.reviews import UnreadableFile
-from ..chat.requests.view_writes import apply_proposal
 from ..editor import view_text
 from ..reviews.review_tabs import reviews
+from ..view_writes import apply_proposal
 from .finished_job import FinishedJob
 
 log = logging.getLogger(__name__)
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 BUFFER_NOTE = "Accept applies this to the tab as one undo step; saving it stays your choice."
 
 
-class ActionProposal:
+class ActionReviewOwner:
     """The owner of an action's review (a `ReviewOwner`): Accept edits the tab."""
 
     note = BUFFER_NOTE
@@ -70,7 +70,7 @@ def propose(job: FinishedJob, block: str) -> str | None:
     if text[begin:end] != selection.text:
         return "the selection is no longer where it was."
     proposed = text[:begin] + replacement_for(selection.text, block) + text[end:]
-    owner = ActionProposal(view, text, path)
+    owner = ActionReviewOwner(view, text, path)
     try:
         review, replaced = reviews.propose(path, proposed, owner, job.disk_of(path))
     except UnreadableFile as error:

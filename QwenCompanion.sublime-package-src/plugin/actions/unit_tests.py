@@ -14,10 +14,10 @@ import sublime
 
 from ...core.actions.proposal import last_code_block, test_cases, test_file_for
 from ...core.reviews import UnreadableFile
-from ..chat.requests.view_writes import apply_proposal
 from ..editor import find_open_view, view_text
 from ..paths import shown_path
 from ..reviews.review_tabs import reviews
+from ..view_writes import apply_proposal
 from .finished_job import FinishedJob
 
 CHOSEN, NOT_CHOSEN = "☑", "☐"
@@ -83,11 +83,11 @@ def propose_test_file(job: FinishedJob, answer: str) -> str:
     before = view_text(existing) if existing is not None else disk.text
     block = block if block.endswith("\n") else block + "\n"  # a file ends with a newline
     proposed = f"{before.rstrip()}\n\n\n{block}" if before.strip() else block
-    reviews.show(*reviews.propose(path, proposed, TestFileProposal(job.window, path, before), disk))
+    reviews.show(*reviews.propose(path, proposed, TestFileReviewOwner(job.window, path, before), disk))
     return "proposed"
 
 
-class TestFileProposal:
+class TestFileReviewOwner:
     """The owner of a test file's review (a `ReviewOwner`): Accept puts the
     text in the test file's tab, unsaved."""
 

@@ -13,13 +13,13 @@ from ..background import in_background, when_done
 from ..companion.terminal import window_cwd
 from ..quick_panel_items import panel_item
 from .agent.serve_daemon import stop_serve
-from .chats import chat_imported_or_later, chats
 from .command_bases import ActiveChatCommand, WindowChatCommand
 from .transcript.chat_tabs import open_new_chat
+from .window_chats import chat_imported_or_later, chats
 
 if TYPE_CHECKING:
     from ...core.chat.agent.session_options import SessionOption
-    from .chats import WindowChat
+    from .window_chats import WindowChat
 
 AGENT_LOG_PANEL = "Qwen Agent Log"
 
@@ -36,10 +36,10 @@ class QwenChatCommand(WindowChatCommand):
                 f"Qwen Code: this window has no folder, so qwen works in {window_cwd(self.window)}; "
                 "open your project's folder (File → Open Folder…) for a chat about it"
             )
-        state = chat.conversation.state if chat is not None else None
-        if chat is not None and state is not None and state.agent == "stopped" and not state.stopped_why:
+        state = chat.state if chat is not None else None
+        if chat is not None and state is not None and state.agent_status == "stopped" and not state.stopped_why:
             # The agent starts, and reloads the last chat, while the user types; after a failed start only a send retries.
-            chat.conversation.start()
+            chat.start()
 
 
 class QwenChatNewCommand(sublime_plugin.WindowCommand):
@@ -73,7 +73,7 @@ class QwenChatCancelCommand(ActiveChatCommand):
     def run(self) -> None:
         chat = self.active_chat()
         if chat is not None:
-            chat.conversation.cancel()
+            chat.cancel()
 
 
 class _ChoiceCommand(WindowChatCommand):
@@ -88,19 +88,19 @@ class _ChoiceCommand(WindowChatCommand):
             error = done.exception()
             if error is not None:
                 sublime.status_message(f"Qwen Code: {error}")
-            elif chat.conversation.state.session_id:
+            elif chat.session_id:
                 self.choose(chat)
             # else the chat's transcript already says why the agent did not start
 
-        if chat.conversation.state.session_id:
+        if chat.session_id:
             self.choose(chat)
         else:
             sublime.status_message("Qwen Code: starting the agent…")
-            when_done(chat.conversation.start(), started)
+            when_done(chat.start(), started)
 
     def choose(self, chat: WindowChat) -> None:
         kind = self.kind
-        state = chat.conversation.state
+        state = chat.state
         choices = state.modes if kind == "mode" else state.models
         current = state.mode_id if kind == "mode" else state.model_id
         if not choices:
@@ -112,7 +112,7 @@ class _ChoiceCommand(WindowChatCommand):
 
         def picked(index: int) -> None:
             if index >= 0:
-                setter = chat.conversation.set_mode if kind == "mode" else chat.conversation.set_model
+                setter = chat.set_mode if kind == "mode" else chat.set_model
                 setter(choices[index].id)
 
         self.window.show_quick_panel(items, picked, selected_index=selected, placeholder=f"Chat {kind}")
@@ -132,7 +132,7 @@ class QwenChatSessionOptionsCommand(_ChoiceCommand):
     for an agent without config options, its modes and models."""
 
     def choose(self, chat: WindowChat) -> None:
-        options = chat.conversation.state.options
+        options = chat.state.options
         if not options.options:
             self._older_pickers(chat)
             return
@@ -146,7 +146,7 @@ class QwenChatSessionOptionsCommand(_ChoiceCommand):
                 return
             option = shown[index]
             if option.kind == "boolean":
-                chat.conversation.set_option(option.id, not option.current)
+                chat.set_option(option.id, not option.current)
             else:
                 self._pick_value(chat, option)
 
@@ -164,12 +164,12 @@ class QwenChatSessionOptionsCommand(_ChoiceCommand):
 
         def picked(index: int) -> None:
             if index >= 0:
-                chat.conversation.set_option(option.id, choices[index].id)
+                chat.set_option(option.id, choices[index].id)
 
         self.window.show_quick_panel(items, picked, selected_index=selected, placeholder=f"{option.name}{more}")
 
     def _older_pickers(self, chat: WindowChat) -> None:
-        state = chat.conversation.state
+        state = chat.state
         kinds = [kind for kind, offered in (("mode", state.modes), ("model", state.models)) if offered]
         if not kinds:
             sublime.status_message("Qwen Code: the agent offers no session options")
@@ -187,12 +187,12 @@ class QwenChatCycleModeCommand(ActiveChatCommand):
 
     def run(self) -> None:
         chat = self.active_chat()
-        if chat is None or not chat.conversation.state.modes:
+        if chat is None or not chat.state.modes:
             return
-        modes = [m.id for m in chat.conversation.state.modes]
-        current = chat.conversation.state.mode_id
+        modes = [m.id for m in chat.state.modes]
+        current = chat.state.mode_id
         following = modes[(modes.index(current) + 1) % len(modes)] if current in modes else modes[0]
-        chat.conversation.set_mode(following)
+        chat.set_mode(following)
 
 
 class QwenChatShowAgentLogCommand(sublime_plugin.WindowCommand):
@@ -201,7 +201,7 @@ class QwenChatShowAgentLogCommand(sublime_plugin.WindowCommand):
 
     def run(self) -> None:
         chat = chats.get(self.window)
-        lines = chat.conversation.stderr_lines() if chat is not None else []
+        lines = chat.stderr_lines() if chat is not None else []
         panel = self.window.create_output_panel(AGENT_LOG_PANEL)
         panel.settings().update({"word_wrap": False, "gutter": False})
         panel.set_read_only(False)

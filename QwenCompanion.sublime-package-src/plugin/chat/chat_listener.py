@@ -12,12 +12,13 @@ import sublime_plugin
 
 from ..background import in_background
 from .agent.prestart import prestart
-from .chats import chat_of_view, chat_role, chats
+from .agent.serve_daemon import forget_stop_links
 from .prompts.mentions import mention_completions
 from .prompts.prompt_context import view_activated, window_closed
 from .prompts.slash_commands import slash_completions
-from .transcript.chat_views import refresh_status
+from .transcript.chat_views import refresh_status, transcript_closed
 from .transcript.plan_view import redraw_pinned_plan
+from .window_chats import chat_of_view, chat_role, chats
 
 # The keymap's context for "which tab of a chat is this" ("transcript", "composer", null):
 # answered from the package's record, not `setting.qwen_chat.view`, which a project can set.
@@ -72,6 +73,10 @@ class ChatListener(sublime_plugin.EventListener):
             return sublime.CompletionList([], only_ours)
         # The composer typed in, whichever chat is active.
         return sublime.CompletionList(slash_completions(chat_of_view(view)), only_ours)
+
+    def on_close(self, view: sublime.View) -> None:
+        transcript_closed(view.id())
+        forget_stop_links(view.id())  # a Diagnose report's Stop links
 
     def on_new_window(self, window: sublime.Window) -> None:
         in_background(lambda: prestart(window), "prestart")

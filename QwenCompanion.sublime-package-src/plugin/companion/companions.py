@@ -27,8 +27,8 @@ from ..ide_tools.knowledge import SublimeCodeKnowledge
 from ..settings import userprefs
 
 if TYPE_CHECKING:
+    from ...core.companion.companion import Companion
     from ...core.companion.reservation import Reservation
-    from ...core.companion.runtime import Companion
     from ...core.json_types import JsonObject
 
 log = logging.getLogger(__name__)
@@ -172,7 +172,7 @@ class Companions:
             # any server exists: later lazy imports on other threads then hit
             # the module cache instead of racing this import.
             try:
-                from ...core.companion import ide_context, runtime  # noqa: F401
+                from ...core.companion import companion, ide_context  # noqa: F401
             except Exception:
                 for unused in claims.values():
                     unused.release(lock_directory)
@@ -210,7 +210,7 @@ class Companions:
 
     def ensure_window(self, window: sublime.Window, claim: Reservation | None = None) -> Companion | None:
         """The window's companion, started now if it has none (from `claim` if given)."""
-        from ...core.companion.runtime import Companion
+        from ...core.companion.companion import Companion
         from .diff_backend import SublimeDiffBackend
 
         with self._lock:

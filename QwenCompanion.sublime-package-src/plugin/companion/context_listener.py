@@ -27,8 +27,8 @@ from ..settings import userprefs
 from .companions import companions
 
 if TYPE_CHECKING:
+    from ...core.companion.companion import Companion
     from ...core.companion.ide_context import ActiveDetails, ViewInfo, WindowFiles
-    from ...core.companion.runtime import Companion
 
 log = logging.getLogger(__name__)
 

@@ -12,10 +12,10 @@ import functools
 
 import sublime
 
+from ...core.companion.companion import Companion
 from ...core.companion.diff_tools import CliReviewOwner, cli_review_refusal, close_answer, text_for_cli
 from ...core.companion.ide_messages import CloseDiffArguments, OpenDiffArguments
 from ...core.companion.protocol import ToolAnswer, text_result
-from ...core.companion.runtime import Companion
 from ...core.companion.server import after_response
 from ...core.reviews import Review, ReviewRefused, UnreadableFile, read_disk_file
 from ..reviews.review_tabs import CLOSED_NOTE, reviews

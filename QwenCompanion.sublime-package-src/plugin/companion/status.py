@@ -17,7 +17,7 @@ from ..settings import userprefs
 from .companions import companions
 
 if TYPE_CHECKING:
-    from ...core.companion.runtime import Companion
+    from ...core.companion.companion import Companion
 
 _connected: dict[int, int] = {}  # window id -> connected CLIs, written on the server thread
 

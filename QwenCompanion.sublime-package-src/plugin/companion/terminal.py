@@ -34,7 +34,7 @@ from ..settings import preferences, userprefs
 from .companions import companions
 
 if TYPE_CHECKING:
-    from ...core.companion.runtime import Companion
+    from ...core.companion.companion import Companion
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import sublime
 
-from ...core.chat.requests.agent_files import Refused, confine, read_text
 from ...core.context_rules import ContextOptions
+from ...core.files.agent_files import Refused, confine, read_text
 from ...core.files.text_positions import Lines, Position, Range
 from ...core.ide_tools import lsp_results
 from ...core.ide_tools.answers import Place, SearchRequest, ToolRefusal

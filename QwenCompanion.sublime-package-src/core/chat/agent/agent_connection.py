@@ -39,8 +39,9 @@ from ... import threads
 from ...json_types import JsonObject
 from ..requests.request_handler import AgentRequestHandler
 from .agents import can_close
-from .bridge import AgentBridge, AgentCommand, AgentError, AgentGone, BridgeEvents
 from .chat_thread import ChatThread
+from .stdio_bridge import StdioBridge
+from .transport import AgentCommand, AgentError, AgentGone, AgentTransport, BridgeEvents
 
 log = logging.getLogger(__name__)
 
@@ -57,14 +58,14 @@ UNCLAIMED_MAX = 64
 
 
 class SessionOwner(Protocol):
-    """What the connection needs from the owner of a session (a `Conversation`),
+    """What the connection needs from the owner of a session (a `ChatCore`),
     called on the chat's thread."""
 
     def session_update(self, notification: SessionNotification) -> None: ...
 
     def ext_notification(self, method: str, params: JsonObject) -> None: ...
 
-    def exited(self, bridge: AgentBridge, returncode: int | None, stderr_tail: list[str], *,
+    def exited(self, bridge: AgentTransport, returncode: int | None, stderr_tail: list[str], *,
                expected: bool = False) -> None: ...
 
     def refused(self, message: str) -> None: ...
@@ -82,7 +83,7 @@ class AgentConnection:
     def __init__(self, thread: ChatThread, command: Callable[[], AgentCommand]) -> None:
         self._thread = thread
         self._command = command
-        self.bridge: AgentBridge | None = None
+        self.bridge: AgentTransport | None = None
         self.initialized: InitializeResponse | None = None
         self.auth_methods: list[str] = []
         self._owners: list[SessionOwner] = []
@@ -96,7 +97,7 @@ class AgentConnection:
         # The agent of the last start that failed: its process may not be
         # reaped yet (`running` still true), and it must not be taken for a
         # running agent; kept as `bridge` for its stderr (Show Agent Log).
-        self._failed_start: AgentBridge | None = None
+        self._failed_start: AgentTransport | None = None
         self._last_start = 0.0
         self._warned: set[str] = set()
         self._router = SessionRequestRouter(self)
@@ -129,7 +130,7 @@ class AgentConnection:
         chat's sessions and any turn still running in them (ACP's
         session/close, only where announced: nothing new for qwen 0.24.4)."""
         bridge = self.bridge
-        if not session_ids or bridge is None or not bridge.running or not can_close(bridge.capabilities):
+        if not session_ids or bridge is None or not bridge.running or not can_close(bridge.abilities.capabilities):
             return
 
         async def close_each() -> None:
@@ -207,7 +208,7 @@ class AgentConnection:
     # --- lifecycle --------------------------------------------------------
 
     @threads.on_chat_loop
-    async def ready(self, say: Callable[[str], None]) -> AgentBridge:
+    async def ready(self, say: Callable[[str], None]) -> AgentTransport:
         """The running agent, started (and initialized) now if it is not;
         `say` tells the user of a back-off wait."""
         if self._ready_lock is None:
@@ -240,9 +241,9 @@ class AgentConnection:
             self.auth_methods = [m.id for m in self.initialized.auth_methods or []]
             return bridge
 
-    def _new_bridge(self, command: AgentCommand, events: BridgeEvents) -> AgentBridge:
+    def _new_bridge(self, command: AgentCommand, events: BridgeEvents) -> AgentTransport:
         """The agent of `command` (a transport may offer another kind)."""
-        return AgentBridge(command, lambda: self._router, events)
+        return StdioBridge(command, lambda: self._router, events)
 
     @threads.on_chat_loop
     async def _backoff(self, say: Callable[[str], None]) -> None:
@@ -303,7 +304,7 @@ class AgentConnection:
             chat.ext_notification(method, params)
 
     @threads.on_chat_loop
-    def exited(self, bridge: AgentBridge, returncode: int | None, stderr_tail: list[str]) -> None:
+    def exited(self, bridge: AgentTransport, returncode: int | None, stderr_tail: list[str]) -> None:
         """Every chat whose session was on `bridge` hears of its exit; one that
         was replaced already (a restart) was ended on purpose."""
         expected = self._expected_exit or bridge is not self.bridge
@@ -329,7 +330,7 @@ class _BridgeEvents:
 
     def __init__(self, connection: AgentConnection) -> None:
         self._connection = connection
-        self.bridge: AgentBridge | None = None
+        self.bridge: AgentTransport | None = None
 
     def session_update(self, notification: SessionNotification) -> None:
         self._connection.session_update(notification)

@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ...cli.cli_command import ACP_FLAG, CommandNotFound, agent_argv
 from ...cli.path_maps import parse_path_maps
 from ...json_types import JsonObject
-from .command import ACP_FLAG, CommandNotFound, agent_argv
 
 if TYPE_CHECKING:  # the settings import this module: the ACP library's models load later, off the main thread
     from acp.schema import AgentCapabilities, Implementation
@@ -153,7 +153,7 @@ def agent_launch(
 def speaks_qwen(info: Implementation | None) -> bool:
     """Whether qwen's own methods may go to this agent: it says it is
     qwen-code in `agentInfo` (never assumed from its name in chat_agents or
-    its command). The one rule: qwen_sessions and rewind ask it too."""
+    its command). The one rule: conversation_edits and rewind ask it too."""
     return info is not None and info.name == QWEN_AGENT_NAME
 
 

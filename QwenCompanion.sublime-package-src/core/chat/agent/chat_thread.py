@@ -1,13 +1,20 @@
-"""The chat's asyncio thread: every window's chat runs its agents on it."""
+"""The chat's asyncio thread: every window's chat runs its agents on it;
+and `soon`/`soon_reported`, which make a coroutine method of a chat's core
+one that any thread may call: it runs on this thread and the caller gets a
+Future at once."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future
+from typing import Any, Concatenate, Protocol
 
 from ... import threads
 from ...loop_thread import LoopThread
-from .bridge import AgentBridge
+from .transport import AgentTransport
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +27,7 @@ class ChatThread(LoopThread):
 
     def __init__(self) -> None:
         super().__init__(threads.CHAT_LOOP)
-        self.bridges: list[AgentBridge] = []
+        self.bridges: list[AgentTransport] = []
         # Set (any thread) once stopping begins: from then on no agent starts here
         # (`AgentConnection.ready` refuses), so none can outlive the package or its loop.
         self.closing = False
@@ -66,3 +73,38 @@ class ChatThread(LoopThread):
                 asyncio.get_running_loop().stop()  # never left running when the package is gone
 
         self.submit(drain_and_stop())
+
+
+class OnChatThread(Protocol):
+    """A piece of a chat's core: the thread its work runs on, and how a
+    failure of that work is said in the chat."""
+
+    thread: ChatThread
+
+    def reported(self, work: Coroutine[Any, Any, None]) -> Coroutine[Any, Any, None]:
+        """`work`, its AgentError said in the chat and the chat's state shown after."""
+        ...
+
+
+def soon[S: OnChatThread, **P, T](
+    method: Callable[Concatenate[S, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[S, P], Future[T]]:
+    """`method` run on the chat's thread; its result or error goes to the Future."""
+
+    def submit(self: S, /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        return self.thread.submit(method(self, *args, **kwargs))
+
+    functools.update_wrapper(submit, method)
+    return submit
+
+
+def soon_reported[S: OnChatThread, **P](
+    method: Callable[Concatenate[S, P], Coroutine[Any, Any, None]],
+) -> Callable[Concatenate[S, P], Future[None]]:
+    """`method` run on the chat's thread; its AgentError is said in the chat."""
+
+    def submit(self: S, /, *args: P.args, **kwargs: P.kwargs) -> Future[None]:
+        return self.thread.submit(self.reported(method(self, *args, **kwargs)))
+
+    functools.update_wrapper(submit, method)
+    return submit

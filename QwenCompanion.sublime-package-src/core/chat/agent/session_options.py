@@ -5,15 +5,22 @@ grouped or not) and booleans, set through `session/set_config_option`.
 
 Bounded whatever the agent sends: at most MAX_OPTIONS options of at most
 MAX_CHOICES choices each, names cut (`Choice`), what was left out counted so
-the quick panel can say so."""
+the quick panel can say so.
+
+`SessionOptionSetter` sets them (and the mode and model of agents that
+offer no config option for them), for a chat's core that owns it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+from ... import threads
 from ...display_text import display_text
+from ...json_types import JsonObject
+from .chat_thread import ChatThread, soon_reported
+from .transport import AgentTransport
 
 # The longest mode, model or command name (and description) kept from an
 # agent: the status bar and the pickers show them on every refresh.
@@ -130,3 +137,64 @@ def parse_options(raw: object) -> SessionOptions | None:
         options.append(SessionOption(item["id"], name, "select", current if isinstance(current, str) else None,
                                      tuple(choices), category, description, choices_left_out))
     return SessionOptions(tuple(options), left_out)
+
+
+class OptionsState(Protocol):
+    """What the setter reads and sets of the chat's state (`ChatState`)."""
+
+    session_id: str | None
+    mode_id: str | None
+    model_id: str | None
+    config_ids: dict[str, str]
+
+    def adopt_config_options(self, options: object) -> None: ...
+
+
+class SessionOptionSetter:
+    """A chat's mode, model and config options, set on its session (any
+    thread: each call runs on the chat's thread and gives a Future)."""
+
+    def __init__(self, thread: ChatThread, state: OptionsState,
+                 ready: Callable[[], Coroutine[Any, Any, AgentTransport]],
+                 reported: Callable[[Coroutine[Any, Any, None]], Coroutine[Any, Any, None]]) -> None:
+        self.thread = thread
+        self._state = state
+        self._ready = ready  # the agent, its session open (started first when it is not)
+        self.reported = reported
+
+    @soon_reported
+    @threads.on_chat_loop
+    async def set_mode(self, mode_id: str) -> None:
+        await self._choose("mode", mode_id, "session/set_mode", "modeId")
+        self._state.mode_id = mode_id
+
+    @soon_reported
+    @threads.on_chat_loop
+    async def set_model(self, model_id: str) -> None:
+        await self._choose("model", model_id, "session/set_model", "modelId")
+        self._state.model_id = model_id
+
+    @soon_reported
+    @threads.on_chat_loop
+    async def set_option(self, option_id: str, value: str | bool) -> None:
+        """One of the agent's config options (`state.options`), through session/set_config_option."""
+        await self._request_option(await self._ready(), option_id, value)
+
+    @threads.on_chat_loop
+    async def _choose(self, category: str, value: str, method: str, field: str) -> None:
+        """session/set_config_option, when the agent offers `category` as a
+        config option (ACP's way); else the older `method` (its value as `field`)."""
+        bridge = await self._ready()
+        if category in self._state.config_ids:
+            await self._request_option(bridge, self._state.config_ids[category], value)
+        else:
+            await bridge.request(method, {"sessionId": self._state.session_id, field: value})
+
+    @threads.on_chat_loop
+    async def _request_option(self, bridge: AgentTransport, option_id: str, value: str | bool) -> None:
+        params: JsonObject = {"sessionId": self._state.session_id, "configId": option_id, "value": value}
+        if isinstance(value, bool):
+            params["type"] = "boolean"  # ACP tells a boolean's request by its type
+        answer = await bridge.request("session/set_config_option", params)
+        if isinstance(answer, dict):  # every option as it now is
+            self._state.adopt_config_options(answer.get("configOptions"))

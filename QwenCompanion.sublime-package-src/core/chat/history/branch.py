@@ -94,7 +94,7 @@ def branch_of(answer: object) -> Branch:
 
 def refusal(state: ChatState, queued: int) -> str | None:
     """Why the chat cannot branch now, or None."""
-    if state.agent == "busy" or queued:
+    if state.agent_status == "busy" or queued:
         return "a turn is running or prompts are queued: wait for them or cancel them, then branch"
     if state.session_id is None:
         return "the chat has no conversation yet"

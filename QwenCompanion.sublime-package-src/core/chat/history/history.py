@@ -26,7 +26,7 @@ ListPage = Callable[[str, str | None], Awaitable[Any]]  # (cwd, cursor) -> the a
 
 
 @dataclass(frozen=True)
-class SessionEntry:
+class SavedConversation:
     """One earlier session, every text bounded; `messages` None: the agent did not say."""
 
     session_id: str
@@ -50,7 +50,7 @@ def _text(value: object, limit: int) -> str:
     return " ".join(value[: limit * 2].split())[:limit] if isinstance(value, str) else ""
 
 
-def entry_of(raw: object) -> SessionEntry | None:
+def entry_of(raw: object) -> SavedConversation | None:
     """A session of a session/list answer, or None when it has no usable id."""
     if not isinstance(raw, dict):
         return None
@@ -61,7 +61,7 @@ def entry_of(raw: object) -> SessionEntry | None:
     meta = meta if isinstance(meta, dict) else {}
     first_prompt = display_text(meta.get("preview"), PREVIEW_MAX_CHARS)
     count = meta.get("messageCount")
-    return SessionEntry(
+    return SavedConversation(
         session_id=session_id,
         title=display_text(raw.get("title"), TITLE_MAX_CHARS) or first_prompt[:TITLE_MAX_CHARS] or session_id,
         updated=display_text(raw.get("updatedAt"), 40),
@@ -71,9 +71,9 @@ def entry_of(raw: object) -> SessionEntry | None:
     )
 
 
-async def list_folder(list_page: ListPage, cwd: str, limit: int = MAX_LISTED_SESSIONS) -> list[SessionEntry]:
+async def list_folder(list_page: ListPage, cwd: str, limit: int = MAX_LISTED_SESSIONS) -> list[SavedConversation]:
     """The sessions of one folder, page after page, at most `limit`."""
-    entries: list[SessionEntry] = []
+    entries: list[SavedConversation] = []
     cursor: str | None = None
     seen_cursors: set[str] = set()
     for _ in range(MAX_PAGES):
@@ -93,10 +93,10 @@ async def list_folder(list_page: ListPage, cwd: str, limit: int = MAX_LISTED_SES
     return entries
 
 
-def newest_first(folders: Iterable[list[SessionEntry]], limit: int = MAX_LISTED_SESSIONS) -> list[SessionEntry]:
+def newest_first(folders: Iterable[list[SavedConversation]], limit: int = MAX_LISTED_SESSIONS) -> list[SavedConversation]:
     """The folders' sessions merged, each once, newest first (an agent that
     gives no time keeps its own order, after the dated ones), at most `limit`."""
-    by_id: dict[str, SessionEntry] = {}
+    by_id: dict[str, SavedConversation] = {}
     for entries in folders:
         for entry in entries:
             by_id.setdefault(entry.session_id, entry)
@@ -104,7 +104,7 @@ def newest_first(folders: Iterable[list[SessionEntry]], limit: int = MAX_LISTED_
     return ordered[:limit]
 
 
-def filtered(entries: list[SessionEntry], query: str, said: AbstractSet[str] = frozenset()) -> list[SessionEntry]:
+def filtered(entries: list[SavedConversation], query: str, said: AbstractSet[str] = frozenset()) -> list[SavedConversation]:
     """The entries whose title or first prompt hold every word of `query`, or
     whose id is in `said` (the sessions whose prompts and answers do)."""
     if not query.strip():
@@ -112,11 +112,11 @@ def filtered(entries: list[SessionEntry], query: str, said: AbstractSet[str] = f
     return [entry for entry in entries if entry.session_id in said or entry.matches(query)]
 
 
-def annotation(entry: SessionEntry, open_here: bool) -> str:
+def annotation(entry: SavedConversation, open_here: bool) -> str:
     size = f" · {entry.messages} messages" if entry.messages is not None else ""
     return ("open · " if open_here else "") + entry.when() + size
 
 
-def details(entry: SessionEntry, several_folders: bool) -> str:
+def details(entry: SavedConversation, several_folders: bool) -> str:
     folder = f"{entry.cwd} — " if several_folders and entry.cwd else ""
     return folder + (entry.first_prompt or "(no prompt)")

@@ -159,7 +159,7 @@ def context_size(context: list[JsonObject]) -> int:
 
 def refusal(state: ChatState, queued: int, scope: str = "all") -> str | None:
     """Why the chat cannot rewind now, or None (a files-only rewind needs no agent's method)."""
-    if state.agent == "busy":
+    if state.agent_status == "busy":
         return "a turn is running (a permission may be waiting): cancel it or wait for its end, then rewind"
     if queued:
         return "prompts are queued: cancel them or wait for them, then rewind"
@@ -303,7 +303,7 @@ async def rewind(chat: RewindTarget, index: int, text: str | None, files: FileRe
         raise RewindRefused(f"no such rewind scope: {scope!r} (one of {', '.join(SCOPES)})")
     why = refusal(chat.state, chat.queued(), scope)
     if why is not None:
-        raise RewindRefused(why, for_now=chat.state.agent == "busy" or chat.queued() > 0)
+        raise RewindRefused(why, for_now=chat.state.agent_status == "busy" or chat.queued() > 0)
     target = chat.prompts.get(index)
     if scope == "files":
         return await _files_only(chat, index, target, files)

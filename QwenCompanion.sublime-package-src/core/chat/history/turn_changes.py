@@ -24,9 +24,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ... import threads
+from ...files.agent_files import MAX_FILE_BYTES, Refused, decode, read_bytes, real
 from ...files.encodings import DEFAULT_FALLBACK
 from ...files.user_files import remove_file, replace_bytes
-from ..requests.agent_files import MAX_FILE_BYTES, Refused, decode, read_bytes, real
 from ..requests.file_rules import fingerprint
 
 CHANGED, KEPT, REVERTED, OUTSIDE = "changed", "kept", "reverted", "outside"

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 
 from ... import threads
+from ...files.agent_files import MAX_FILE_BYTES, decode
 from ...files.encodings import DEFAULT_FALLBACK
 from ...git import GitError, run_git
-from ..requests.agent_files import MAX_FILE_BYTES, decode
 
 GIT_TIMEOUT = 5.0
 

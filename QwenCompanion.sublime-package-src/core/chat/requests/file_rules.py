@@ -19,7 +19,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from .agent_files import Refused
+from ...files.agent_files import Refused
 
 REMEMBERED_READS = 10_000  # files whose last read is remembered (a hostile agent may read millions)
 GIT_FOLDER = ".git"

@@ -21,7 +21,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from .agent_files import Refused, read_part, write_text
+from ...files.agent_files import Refused, read_part, write_text
 from .file_jobs import FileBusy, FileJobs
 
 T = TypeVar("T")

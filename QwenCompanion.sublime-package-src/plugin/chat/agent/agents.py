@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import sublime
 
 from ....core.chat.agent.agents import AgentEntry, agent_launch, known_agents
-from ....core.chat.agent.command import CommandNotFound, agent_argv
+from ....core.cli.cli_command import CommandNotFound, agent_argv
 from ....core.cli.path_maps import PathTranslator, parse_path_maps
 from ....core.cli.terminal import cli_env, command_line
 from ....core.files.paths import path_style
@@ -23,7 +23,7 @@ from ...paths import package_cache
 from ...settings import userprefs
 
 if TYPE_CHECKING:
-    from ....core.chat.agent.bridge import AgentCommand
+    from ....core.chat.agent.transport import AgentCommand
     from ....core.serve.serve_bridge import ServeCommand
 
 
@@ -39,7 +39,7 @@ def default_agent() -> str:
 def agent_command(window: sublime.Window, agent: str) -> AgentCommand:
     """The agent named `agent` for this window (raises `CommandNotFound`, also
     for a name no setting knows)."""
-    from ....core.chat.agent.bridge import AgentCommand
+    from ....core.chat.agent.transport import AgentCommand
 
     entry = known_agents(userprefs().chat_agents).get(agent)
     if entry is None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sublime
 
-from ..chats import chats
 from ..transcript.chat_views import uptime
+from ..window_chats import chats
 from .agents import agent_rows
 from .serve_daemon import DAEMONS_HEADING, all_daemons_rows, serve_report_rows
 
@@ -29,8 +29,8 @@ def chat_report(window: sublime.Window) -> str:
     lines += ["", f"Chat ({chat.agent})" if chat is not None else "Chat"]
     if chat is None:
         return "\n".join([*lines, row("agent", "not started (Qwen Code: Chat starts it)"), ""])
-    state, pid = chat.conversation.state, chat.conversation.pid
-    lines.append(row("agent", state.agent + (f" ({state.agent_name})" if state.agent_name else "")))
+    state, pid = chat.state, chat.pid
+    lines.append(row("agent", state.agent_status + (f" ({state.agent_name})" if state.agent_name else "")))
     if pid:
         lines.append(row("pid", f"{pid}, up {uptime(state.started_at)}"))
     lines.append(row("session", state.session_id or "(none)"))
@@ -39,7 +39,7 @@ def chat_report(window: sublime.Window) -> str:
         lines.append(row("chats", f"{count} in this window (the session above is the active chat's), one agent"))
     lines.append(row("mode", state.mode_id or "(unknown)"))
     lines.append(row("model", state.model_name() or "(unknown)"))
-    tail = [line for line in chat.conversation.stderr_lines()[-5:] if line.strip()]
+    tail = [line for line in chat.stderr_lines()[-5:] if line.strip()]
     if tail:
         lines.append(row("agent log", "last lines (Qwen Code: Show Agent Log has all)"))
         lines += [row("", line[:200]) for line in tail]

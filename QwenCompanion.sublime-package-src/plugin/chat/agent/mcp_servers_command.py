@@ -15,25 +15,24 @@ from ...quick_panel_items import panel_item
 from ..command_bases import ActiveChatCommand
 
 if TYPE_CHECKING:
-    from ..chats import WindowChat
+    from ..window_chats import WindowChat
 
 WAIT_S = 60.0  # for the agent's answers, on a thread of our own
 PANEL_TOOLS = 20  # tools named in a row's details
 
 
 def _asks_qwen(chat: WindowChat) -> bool:
-    initialized = chat.conversation.connection.initialized
+    initialized = chat.connection.initialized
     return speaks_qwen(initialized.agent_info if initialized is not None else None) and not chat.user_mcp.on_serve
 
 
 def listed_servers(chat: WindowChat) -> list[McpServerRow]:
     """The servers of the chat's session, its session opened first if need be (waits: not on Sublime's threads)."""
-    conversation = chat.conversation
-    if conversation.state.session_id is None:
-        conversation.start().result(timeout=WAIT_S)
-    session_id = conversation.state.session_id
+    if chat.session_id is None:
+        chat.start().result(timeout=WAIT_S)
+    session_id = chat.session_id
     if _asks_qwen(chat) and session_id:
-        return qwen_servers(lambda method, params: conversation.connection.call(method, params).result(WAIT_S),
+        return qwen_servers(lambda method, params: chat.connection.call(method, params).result(WAIT_S),
                             session_id)
     return configured_servers(chat.user_mcp.given)
 
@@ -41,12 +40,11 @@ def listed_servers(chat: WindowChat) -> list[McpServerRow]:
 def restart(chat: WindowChat, key: str, name: str) -> None:
     """Restart the server qwen calls `key`, shown as `name` (waits): through
     qwen, or with the chat's agent for a server qwen knows only in the session."""
-    conversation = chat.conversation
-    if restart_server(lambda method, params: conversation.connection.call(method, params).result(WAIT_S), key):
-        conversation.note(f"qwen restarted the MCP server “{name}”.")
+    if restart_server(lambda method, params: chat.connection.call(method, params).result(WAIT_S), key):
+        chat.note(f"qwen restarted the MCP server “{name}”.")
         return
-    conversation.note(f"qwen restarts the session's MCP server “{name}” only with its agent: restarting the agent.")
-    conversation.restart().result(timeout=WAIT_S)
+    chat.note(f"qwen restarts the session's MCP server “{name}” only with its agent: restarting the agent.")
+    chat.restart().result(timeout=WAIT_S)
 
 
 def _item(row: McpServerRow) -> sublime.QuickPanelItem:

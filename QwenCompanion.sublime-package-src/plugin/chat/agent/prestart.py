@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sublime
 
-from ..chats import chats, prestart_enabled
+from ..window_chats import chats, prestart_enabled
 
 
 def prestart(window: sublime.Window) -> None:
@@ -14,7 +14,7 @@ def prestart(window: sublime.Window) -> None:
     if prestart_enabled() and window.folders():
         chat = chats.ensure(window)
         if chat is not None:
-            chat.conversation.start()
+            chat.start()
 
 
 def prestart_all() -> None:

@@ -29,7 +29,7 @@ from ....core.serve.daemon import (
 from ...background import in_background
 from ...paths import package_cache
 from ...settings import userprefs
-from ..chats import chats
+from ..window_chats import chats
 from .agents import serve_folders
 
 log = logging.getLogger(__name__)
@@ -125,7 +125,11 @@ def add_stop_links(view: sublime.View) -> None:
     _phantom_sets[view.id()] = links
 
 
-_phantom_sets: dict[int, sublime.PhantomSet] = {}  # a PhantomSet's phantoms go when it is collected
+_phantom_sets: dict[int, sublime.PhantomSet] = {}  # a PhantomSet's phantoms go when it is collected; pruned at its view's close
+
+
+def forget_stop_links(view_id: int) -> None:
+    _phantom_sets.pop(view_id, None)
 
 
 @threads.on_main

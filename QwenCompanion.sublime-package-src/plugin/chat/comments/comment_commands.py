@@ -20,9 +20,9 @@ from ...paths import path_display
 from ...quick_panel_items import panel_item
 from ...reviews.review_tabs import OpenReview, reviews
 from ...settings import userprefs
-from ..chats import WindowChat, chats
 from ..command_bases import chat_for
 from ..requests.editor_request_handler import PromptReview
+from ..window_chats import WindowChat, chats
 from .comment_marks import adopt_orphans, book, comments_in, hide, proposals, region_key, show
 from .review_send import send_review
 

@@ -20,7 +20,7 @@ from ....core import threads
 from ....core.chat.comments.comments import PENDING, SENT, Comment, CommentBook
 from ....core.files.paths import deepest_root
 from ...reviews.review_tabs import OpenReview, reviews
-from ..chats import chats
+from ..window_chats import chats
 
 KEY_PREFIX = "qwen_comment_"
 ANNOTATION_CHARS = 120  # of a comment, in its annotation

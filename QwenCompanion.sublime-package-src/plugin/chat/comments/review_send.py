@@ -22,13 +22,11 @@ from ...paths import path_display
 from ...quick_panel_items import panel_item
 from ...reviews.review_tabs import OpenReview, reviews
 from ...settings import userprefs
-from ..chats import WindowChat, chats
 from ..requests.editor_request_handler import PromptReview
+from ..window_chats import WindowChat, chats
 from .comment_marks import adopt_orphans, book, hide, open_proposal, show
 
 READ_LIMIT = 16 * 1024 * 1024  # characters of a file read for its quoted lines
-# The review texts each chat waits to see taken from its queue and answered.
-_awaiting: dict[int, set[str]] = {}
 
 
 @threads.on_main
@@ -61,8 +59,8 @@ def send_review(window: sublime.Window, chat: WindowChat, message: str = "") -> 
                 round_ = build_review(plain, message, relative, excluded, _file_reader())
                 for comment_id in round_.gone:
                     book.outdated(comment_id)
-                if chat.conversation.send(round_.text, shown=round_.shown):
-                    _sent(chat.chat_id, round_)
+                if chat.send(round_.text, shown=round_.shown):
+                    _sent(chat, round_)
                     sent += len(round_.comment_ids)
             rounds = [(item, build_review(group, message, relative, excluded, _proposal_lines))
                       for item, group in on_proposals.values()]
@@ -77,10 +75,11 @@ def send_review(window: sublime.Window, chat: WindowChat, message: str = "") -> 
     return done
 
 
-def _sent(chat_id: int, round_: ReviewRound) -> None:
+def _sent(chat: WindowChat, round_: ReviewRound) -> None:
+    """The review texts a chat waits to see taken from its queue and answered."""
     book.mark_sent(round_.comment_ids)
-    _awaiting.setdefault(chat_id, set()).add(round_.text)
-    sublime.set_timeout(lambda: [show(c) for c in book.of_chat(chat_id)])
+    chat.reviews_awaited.add(round_.text)
+    sublime.set_timeout(lambda: [show(c) for c in book.of_chat(chat.chat_id)])
 
 
 @threads.on_main
@@ -90,7 +89,7 @@ def _to_asker(window: sublime.Window, chat: WindowChat, item: OpenReview, round_
     if isinstance(owner, PromptReview):
         asker = chats.by_id(owner.chat_id)
         if owner.rejected_with(round_.text, round_.shown) and asker is not None:
-            _sent(asker.chat_id, round_)
+            _sent(asker, round_)
         return
     reviews.reject(item.review)
     _ask_where(window, chat, item.name, round_)
@@ -121,9 +120,9 @@ def _copied(round_: ReviewRound) -> str:
 
 
 def _to_chat(chat: WindowChat, round_: ReviewRound) -> str:
-    if not chat.conversation.send(round_.text, shown=round_.shown):
+    if not chat.send(round_.text, shown=round_.shown):
         return "the chat's queue is full: your comments stay in the list"
-    _sent(chat.chat_id, round_)
+    _sent(chat, round_)
     return "your comments went to the chat"
 
 
@@ -160,12 +159,11 @@ def _file_lines(path: str) -> list[str] | None:
 def review_turn_event(event: str, details: dict[str, object]) -> None:
     """A chat's turn ended: once every review round it was sent was taken and answered, its sent comments go."""
     chat_id = details.get("chat")
-    if event != "chat_turn_ended" or not isinstance(chat_id, int) or chat_id not in _awaiting:
+    chat = chats.by_id(chat_id) if event == "chat_turn_ended" and isinstance(chat_id, int) else None
+    if chat is None or not chat.reviews_awaited:
         return
-    chat = chats.by_id(chat_id)
-    queued = {p.text for p in chat.conversation.queue.prompts()} if chat is not None else set()
-    if _awaiting[chat_id] & queued:
+    if chat.reviews_awaited & {p.text for p in chat.queue.prompts()}:
         return  # an earlier turn ended; a round still waits its turn
-    del _awaiting[chat_id]
-    gone = book.clear_sent(chat_id)
+    chat.reviews_awaited.clear()
+    gone = book.clear_sent(chat.chat_id)
     sublime.set_timeout(lambda: [hide(comment) for comment in gone])

@@ -14,8 +14,8 @@ import sublime
 
 from ....core.chat.history.branch import Branch
 from ...background import when_done
-from ..chats import WindowChat, chat_role
 from ..command_bases import ActiveChatCommand, ChatViewCommand
+from ..window_chats import WindowChat, chat_role
 from .history_commands import resume_in_new_chat
 from .rewind_commands import prompt_picked
 
@@ -41,7 +41,7 @@ def branch(window: sublime.Window, chat: WindowChat, index: int) -> Future[Windo
         opened.set_result(resume_in_new_chat(window, made_branch.session_id, title, None, chat.agent, replay=True,
                                              worktree=chat.worktree))
 
-    when_done(chat.conversation.branch(index), lambda done: command.run(made, done))
+    when_done(chat.core.calls.branch(index), lambda done: command.run(made, done))
     return opened
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from concurrent.futures import Future
 
 import sublime
-import sublime_plugin
 
 from ....core.chat.agent.agents import QWEN
 from ....core.chat.history.live_sessions import SessionHeld
@@ -26,8 +25,9 @@ from ...companion.terminal import (
     terminus_installed,
 )
 from ..agent.live_writers import unless_held
-from ..chats import WindowChat, chats
+from ..command_bases import ActiveChatCommand
 from ..transcript.chat_tabs import close_chat
+from ..window_chats import WindowChat, chats
 
 # qwen 0.24.4 resumes a session by its id; one word, so the id is always the
 # option's value, never an option of its own.
@@ -36,15 +36,15 @@ RESUME_OPTION = "--resume="
 
 def continue_refusal(chat: WindowChat) -> str | None:
     """Why the chat's session cannot go on in the terminal now (None: it can)."""
-    state = chat.conversation.state
+    state = chat.state
     if chat.agent != QWEN:
         return f"Qwen Code: only qwen's sessions continue in its terminal (this chat runs {chat.agent})"
     if state.session_id is None:
         return "Qwen Code: this chat has no conversation to continue yet"
-    if state.agent == "busy" or state.queued:
+    if state.agent_status == "busy" or state.queued:
         return ("Qwen Code: a turn is running in this chat; wait for its end or cancel it, then continue in "
                 "the terminal (two writers on one session would fork it)")
-    if any(other is not chat and other.conversation.state.session_id == state.session_id for other in chats.all()):
+    if any(other is not chat and other.session_id == state.session_id for other in chats.all()):
         return ("Qwen Code: this conversation is open in another chat too; close that one first (two writers "
                 "on one session would fork it)")
     return None
@@ -54,17 +54,17 @@ def continue_spec(window: sublime.Window, chat: WindowChat) -> dict[str, Json] |
     """The `terminus_open` arguments that resume the chat's session, or why
     not (None: the window's server is not running)."""
     companion = running_companion(window)
-    if companion is None or chat.conversation.state.session_id is None:
+    if companion is None or chat.session_id is None:
         return None
     return terminal_spec(window, companion, options("qwen"), new_serial(), "qwen",
-                         more_args=[RESUME_OPTION + chat.conversation.state.session_id])
+                         more_args=[RESUME_OPTION + chat.session_id])
 
 
-class QwenChatContinueInTerminalCommand(sublime_plugin.WindowCommand):
+class QwenChatContinueInTerminalCommand(ActiveChatCommand):
     def run(self, chat: int | None = None) -> None:
         window = self.window
-        found = chats.by_id(chat) if chat is not None else chats.get(window)
-        if found is None or found.window_id != window.id():
+        found = self.active_chat(chat)
+        if found is None:
             return
         refusal = continue_refusal(found)
         if refusal is not None:
@@ -73,7 +73,7 @@ class QwenChatContinueInTerminalCommand(sublime_plugin.WindowCommand):
         if not terminus_installed():
             window.status_message("Qwen Code: Continue in Terminal needs the Terminus package")
             return
-        session_id = found.conversation.state.session_id or ""
+        session_id = found.session_id or ""
 
         def hand_over() -> None:
             spec = continue_spec(window, found) if window.is_valid() and continue_refusal(found) is None else None
@@ -90,6 +90,3 @@ class QwenChatContinueInTerminalCommand(sublime_plugin.WindowCommand):
                 window.status_message(str(done.exception()))
 
         when_done(unless_held(session_id, None, hand_over), refused)  # qwen in a terminal on it already: no second
-
-    def is_enabled(self, chat: int | None = None) -> bool:
-        return chats.get(self.window) is not None if chat is None else chats.by_id(chat) is not None

@@ -12,13 +12,13 @@ from concurrent.futures import Future
 from typing import Any
 
 import sublime
-import sublime_plugin
 
 from ....core.chat.history.export import FORMATS, answer, export
 from ...background import in_background, when_done
 from ...editor import replace_text
-from ..chats import WindowChat, chat_of_view, chat_role, chats
+from ..command_bases import ActiveChatCommand, ChatViewCommand
 from ..prompts.prompt_context import context_options
+from ..window_chats import WindowChat, chat_role
 from .rewind_commands import TURN_OF_BLOCK
 
 FORMAT_NAMES = {"markdown": "Markdown", "html": "HTML", "jsonl": "JSON Lines"}
@@ -43,9 +43,8 @@ def _off_main(work: Callable[[], str]) -> Future[str]:
 
 def exported(chat: WindowChat, fmt: str) -> Future[str]:
     """The chat in `fmt`, made off the main thread (call on the main thread)."""
-    excludes, conversation = context_options().excludes, chat.conversation
-    transcript, title, session_id = conversation.streamer.transcript, chat.title, conversation.state.session_id
-    return _off_main(lambda: export(transcript.blocks(), fmt, title, session_id, excludes, conversation.requests_shown()))
+    excludes, transcript, title, session_id = context_options().excludes, chat.transcript, chat.title, chat.session_id
+    return _off_main(lambda: export(transcript.blocks(), fmt, title, session_id, excludes, chat.requests_shown()))
 
 
 def write_export(path: str, text: str) -> None:
@@ -54,18 +53,13 @@ def write_export(path: str, text: str) -> None:
         out.write(text)
 
 
-def _chat_arg(window: sublime.Window, chat: int | None) -> WindowChat | None:
-    found = chats.by_id(chat) if chat is not None else chats.get(window)
-    return found if found is not None and found.window_id == window.id() else None
-
-
-class QwenChatExportCommand(sublime_plugin.WindowCommand):
+class QwenChatExportCommand(ActiveChatCommand):
     """`format` markdown (default), html or jsonl (asked when left out); `to`
     "tab" (a new tab) or "file" (a file the user picks)."""
 
     def run(self, chat: int | None = None, format: str | None = None, to: str = "tab") -> None:
         window = self.window
-        found = _chat_arg(window, chat)
+        found = self.active_chat(chat)
         if found is None:
             window.status_message("Qwen Code: no chat to export")
             return
@@ -121,28 +115,24 @@ class QwenChatExportCommand(sublime_plugin.WindowCommand):
         view.set_scratch(True)
         replace_text(view, done.result())
 
-    def is_enabled(self, chat: int | None = None, format: str | None = None, to: str = "tab") -> bool:
-        return _chat_arg(self.window, chat) is not None
 
-
-class QwenChatCopyCommand(sublime_plugin.TextCommand):
+class QwenChatCopyCommand(ChatViewCommand):
     """The transcript's context menu: Copy Conversation (Markdown) or Copy
     Answer (the agent's words of the turn under the mouse, else the last)."""
 
     def run(self, edit: sublime.Edit, what: str = "conversation", event: dict[str, Any] | None = None) -> None:
-        chat = chat_of_view(self.view)
+        chat = self.view_chat()
         window = self.view.window()
         if chat is None or window is None:
             return
         if what == "answer":
             turn = None
             if event is not None:
-                block = chat.conversation.streamer.transcript.block_at(self.view.window_to_text((event["x"], event["y"])))
+                block = chat.transcript.block_at(self.view.window_to_text((event["x"], event["y"])))
                 match = TURN_OF_BLOCK.match(block or "")
                 turn = int(match[1]) if match else None
-            excludes, conversation = context_options().excludes, chat.conversation
-            future = _off_main(lambda: answer(conversation.streamer.transcript.blocks(), turn, excludes,
-                                              conversation.requests_shown()))
+            excludes, transcript = context_options().excludes, chat.transcript
+            future = _off_main(lambda: answer(transcript.blocks(), turn, excludes, chat.requests_shown()))
         else:
             future = exported(chat, "markdown")
 

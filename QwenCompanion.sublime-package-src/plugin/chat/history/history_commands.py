@@ -16,15 +16,15 @@ import sublime
 import sublime_plugin
 
 from ....core.chat.agent.agents import TITLE_MAX_CHARS, can_load, can_resume
-from ....core.chat.history.history import SessionEntry, annotation, details, filtered
+from ....core.chat.history.history import SavedConversation, annotation, details, filtered
 from ....core.chat.history.live_sessions import SessionHeld
 from ....core.worktrees.worktrees import Worktree
 from ...background import when_done
 from ...quick_panel_items import panel_item
 from ..agent.live_writers import unless_held
-from ..chats import WindowChat, chats, forget_session
 from ..transcript.chat_tabs import close_chat, rename_chat, select_chat
 from ..transcript.chat_views import open_chat
+from ..window_chats import WindowChat, chats, forget_session
 from .conversation_index import sessions_matching
 
 ACTIONS = ("resume", "rename", "delete", "search")
@@ -35,18 +35,18 @@ PLACEHOLDERS = {
 }
 
 
-def history_of(window: sublime.Window) -> tuple[WindowChat, Future[list[SessionEntry]]] | None:
+def history_of(window: sublime.Window) -> tuple[WindowChat, Future[list[SavedConversation]]] | None:
     """The window's sessions, as its active chat's agent lists them (None while unloading)."""
     lister = chats.ensure(window)
     if lister is None:
         sublime.status_message("Qwen Code: the chat is not available while the package is unloading")
         return None
-    return lister, lister.conversation.list_history(window.folders())
+    return lister, lister.core.sessions.list_history(window.folders())
 
 
 def _open_holder(window: sublime.Window, session_id: str) -> WindowChat | None:
     """The window's chat that has this session open, if one does."""
-    return next((chat for chat in chats.of_window(window) if chat.conversation.state.session_id == session_id), None)
+    return next((chat for chat in chats.of_window(window) if chat.session_id == session_id), None)
 
 
 def resume_in_new_chat(window: sublime.Window, session_id: str, title: str, cwd: str | None,
@@ -66,7 +66,7 @@ def resume_in_new_chat(window: sublime.Window, session_id: str, title: str, cwd:
         return None
     chat.custom_title = title[:TITLE_MAX_CHARS]
     open_chat(window, chat)
-    chat.conversation.resume_session(session_id, cwd, replay)
+    chat.core.sessions.resume_session(session_id, cwd, replay)
     return chat
 
 
@@ -92,13 +92,13 @@ def resume_unless_held(window: sublime.Window, session_id: str, title: str, cwd:
 def let_go_if_unused(window: sublime.Window, lister: WindowChat) -> None:
     """The chat made only to ask for the list (a window without one) is closed
     once the picked session has a chat of its own: no empty chat stays behind."""
-    if lister.transcript_view is None and not lister.conversation.history and lister in chats.of_window(window):
+    if lister.transcript_view is None and not lister.history and lister in chats.of_window(window):
         close_chat(window, lister)
 
 
 def rename_listed(window: sublime.Window, lister: WindowChat, session_id: str, title: str) -> None:
     """Rename a session: through its open chat, else qwen's renameSession."""
-    from ....core.chat.history.qwen_sessions import is_qwen, rename_session
+    from ....core.chat.history.conversation_edits import is_qwen, rename_session
 
     title = title.strip()[:TITLE_MAX_CHARS]
     if not title:
@@ -107,7 +107,7 @@ def rename_listed(window: sublime.Window, lister: WindowChat, session_id: str, t
     if holder is not None:
         rename_chat(window, holder, title)
         return
-    connection = lister.conversation.connection
+    connection = lister.connection
     if not is_qwen(connection.initialized):
         window.status_message("Qwen Code: this agent cannot rename its sessions")
         return
@@ -121,13 +121,13 @@ def rename_listed(window: sublime.Window, lister: WindowChat, session_id: str, t
 def delete_listed(window: sublime.Window, lister: WindowChat, session_id: str) -> None:
     """Delete a session (already confirmed): its open chat is closed first, as
     Delete Chat does; else qwen's deleteSession."""
-    from ....core.chat.history.qwen_sessions import delete_session, deletes_sessions
+    from ....core.chat.history.conversation_edits import delete_session, deletes_sessions
 
     holder = _open_holder(window, session_id)
     if holder is not None:
         window.run_command("qwen_chat_delete", {"chat": holder.chat_id, "confirmed": True})
         return
-    connection = lister.conversation.connection
+    connection = lister.connection
     if not deletes_sessions(connection.initialized):
         window.status_message("Qwen Code: this agent cannot delete its sessions")
         return
@@ -164,16 +164,16 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
             when_done(future, lambda done: self._listed(lister, done, action, query, set()))
             return
 
-        def with_answers(done: Future[list[SessionEntry]]) -> None:  # the index's matches join the list's
+        def with_answers(done: Future[list[SavedConversation]]) -> None:  # the index's matches join the list's
             when_done(sessions_matching(query), lambda said: self._listed(
                 lister, done, action, query, said.result() if said.exception() is None else set()))
 
         when_done(future, with_answers)
 
-    def _listed(self, lister: WindowChat, done: Future[list[SessionEntry]], action: str, query: str,
+    def _listed(self, lister: WindowChat, done: Future[list[SavedConversation]], action: str, query: str,
                 said: set[str]) -> None:
         """`said`: the sessions whose prompts and answers hold the query (the package's index)."""
-        from ....core.chat.history.qwen_sessions import is_qwen
+        from ....core.chat.history.conversation_edits import is_qwen
 
         window = self.window
         try:
@@ -186,14 +186,14 @@ class QwenChatSessionsCommand(sublime_plugin.WindowCommand):
         if not sessions:
             window.status_message("Qwen Code: no earlier chats match" if query else "Qwen Code: no earlier chats here")
             return
-        open_ids = {chat.conversation.state.session_id for chat in chats.of_window(window)}
+        open_ids = {chat.session_id for chat in chats.of_window(window)}
         several = len(window.folders()) > 1
         items = [panel_item(entry.title, annotation=annotation(entry, entry.session_id in open_ids),
                             details=details(entry, several)) for entry in sessions]
         placeholder = PLACEHOLDERS[action]
-        if action != "resume" and not is_qwen(lister.conversation.connection.initialized):
+        if action != "resume" and not is_qwen(lister.connection.initialized):
             placeholder += " (this agent cannot rename or delete its sessions)"
-        initialized = lister.conversation.connection.initialized
+        initialized = lister.connection.initialized
         capabilities = initialized.agent_capabilities if initialized is not None else None
         resumable = can_resume(capabilities) or can_load(capabilities)
         if action == "resume" and not resumable:

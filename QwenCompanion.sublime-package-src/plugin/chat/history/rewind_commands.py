@@ -23,10 +23,10 @@ from ....core.chat.history.rewind import RewindOutcome, RewindRefused
 from ...editor import replace_text
 from ...paths import path_display
 from ...quick_panel_items import panel_item
-from ..chats import WindowChat, chat_role
 from ..command_bases import ActiveChatCommand, ChatViewCommand
 from ..prompts import prompt_edits
 from ..transcript.chat_views import open_chat
+from ..window_chats import WindowChat, chat_role
 from .rewind_files import EditorRestorer
 
 TURN_OF_BLOCK = re.compile(r"t(\d+)\.")
@@ -44,8 +44,8 @@ def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | Non
     Resend; `scope`: what goes back, rewind.py); the outcome is noted in the
     transcript when it comes. Without `agent_may_restore`, qwen's own history
     restores no file."""
-    prompt_edits.take(chat.chat_id)
-    future = chat.conversation.rewind(index, text, EditorRestorer(window, chat, agent_may_restore), scope)
+    prompt_edits.take(chat)
+    future = chat.core.calls.rewind(index, text, EditorRestorer(window, chat, agent_may_restore), scope)
     display = path_display(window)
 
     def done(finished: Future[RewindOutcome]) -> None:
@@ -62,7 +62,7 @@ def rewind(window: sublime.Window, chat: WindowChat, index: int, text: str | Non
         what = {"files": "Files put back to", "conversation": "Conversation rewound to"}.get(scope, "Rewound to")
         lines = [f"{what} before prompt {index + 1}" + ("" if scope == "conversation" else f"; files restored: {files}")]
         lines += [f"not restored: {why}" for why in outcome.not_restored]
-        chat.conversation.note("\n> ".join(lines))
+        chat.note("\n> ".join(lines))
 
     future.add_done_callback(done)
     return future
@@ -76,7 +76,7 @@ def rewind_asking(window: sublime.Window, chat: WindowChat, index: int, text: st
         rewind(window, chat, index, text, False, scope)
         return
     try:
-        since = chat.conversation.prompts.get(index).changes_turn
+        since = chat.prompts.get(index).changes_turn
     except RewindRefused:
         rewind(window, chat, index, text)  # it says why
         return
@@ -105,14 +105,14 @@ def _refused(window: sublime.Window, chat: WindowChat, index: int, text: str | N
     if text is not None and composer is not None and composer.is_valid() and composer.size() == 0:
         replace_text(composer, text)
         if for_now:
-            prompt_edits.begin(chat.chat_id, index)
+            prompt_edits.begin(chat, index)
 
 
 def prompt_at(chat: WindowChat, point: int) -> int | None:
     """The index of the prompt whose turn holds `point` of the transcript."""
-    block = chat.conversation.streamer.transcript.block_at(point)
+    block = chat.transcript.block_at(point)
     match = TURN_OF_BLOCK.match(block or "")
-    return chat.conversation.prompts.index_at_turn(int(match[1])) if match else None
+    return chat.prompts.index_at_turn(int(match[1])) if match else None
 
 
 def prompt_picked(window: sublime.Window, chat: WindowChat | None, point: int | None) -> int | None:
@@ -153,8 +153,8 @@ def _choose_scope(window: sublime.Window, chat: WindowChat, index: int) -> None:
 def _edit_in_composer(window: sublime.Window, chat: WindowChat, index: int) -> None:
     """The prompt's text into the composer, ready to edit and send."""
     composer = open_chat(window, chat)
-    prompt_edits.begin(chat.chat_id, index)
-    replace_text(composer, chat.conversation.prompts.get(index).text)
+    prompt_edits.begin(chat, index)
+    replace_text(composer, chat.prompts.get(index).text)
     composer.sel().clear()
     composer.sel().add(sublime.Region(composer.size()))
     window.status_message(f"Qwen Code: editing prompt {index + 1}; sending it replaces it and everything after")

@@ -16,12 +16,12 @@ import sublime
 from ....core import threads
 from ....core.chat.history.rewind import RewindOutcome, changes_since, covers
 from ....core.chat.history.turn_changes import REVERTED, FileChange, TurnChanges, restore_on_disk, still_as_written
-from ....core.chat.requests.agent_files import Refused, read_bytes
+from ....core.files.agent_files import Refused, read_bytes
 from ...editor import view_text
-from ..chats import WindowChat
+from ...view_writes import put_back
 from ..requests.buffers import on_main, open_view
 from ..requests.editor_request_handler import EditorRequestHandler
-from ..requests.view_writes import put_back
+from ..window_chats import WindowChat
 
 log = logging.getLogger(__name__)
 

@@ -37,18 +37,18 @@ from ....core.chat.history.turn_changes import (
     still_as_written,
 )
 from ....core.chat.prompts.git_index import index_text
-from ....core.chat.requests.agent_files import Refused, real
+from ....core.files.agent_files import Refused, real
 from ....core.git import find_git
 from ...background import in_background
 from ...editor import view_text
 from ...paths import path_display
 from ...placement import code_group
 from ...settings import fallback_encoding
-from ..chats import chats, window_by_id
+from ...view_writes import put_back
 from ..command_bases import ChatViewCommand
 from ..requests.buffers import open_view
 from ..requests.editor_request_handler import request_handler_of
-from ..requests.view_writes import put_back
+from ..window_chats import chats, window_by_id
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ def _show_turn(window_id: int, chat_id: int, turn: int, files: list[FileSummary]
     chat = chats.by_id(chat_id)
     if chat is not None:
         line = TURN_LINE.format(turn=turn, changed=changed, key=REVIEW_KEY)
-        chat.conversation.note(line)
+        chat.note(line)
         _link_turn_line(window_id, chat_id, turn, line, LINK_TRIES)
     for view in window.views():
         view.set_status(STATUS_KEY, label)

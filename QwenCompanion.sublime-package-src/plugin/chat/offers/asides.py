@@ -18,26 +18,26 @@ from ....core.chat.offers.qwen_calls import MAX_QUESTION_CHARS, ask_aside
 from ...background import when_done
 from ...editor import replace_text
 from ...placement import keys_kept, show_without_focus
-from ..chats import WindowChat
 from ..command_bases import ActiveChatCommand
+from ..window_chats import WindowChat, chats
 
 ASIDE_TAB = "Aside"
 MARKDOWN = "Packages/Markdown/Markdown.sublime-syntax"
-_threads: dict[int, AsideThread] = {}  # chat id -> its asides (main thread)
-_aside_views: dict[int, int] = {}  # chat id -> its aside tab's view id: our record of which views are asides
 
 
 def aside_thread(chat: WindowChat) -> AsideThread:
-    return _threads.setdefault(chat.chat_id, AsideThread())
+    if chat.asides is None:
+        chat.asides = AsideThread()
+    return chat.asides
 
 
 def is_aside_view(view: sublime.View) -> bool:
-    return view.id() in _aside_views.values()
+    return any(chat.aside_view_id == view.id() for chat in chats.all())
 
 
 def _open_tab(window: sublime.Window, chat: WindowChat) -> sublime.View:
     """The chat's aside tab, made in the chat's column (the transcript's group) if it has none."""
-    found = next((v for v in window.views() if v.id() == _aside_views.get(chat.chat_id)), None)
+    found = next((v for v in window.views() if v.id() == chat.aside_view_id), None)
     if found is not None:
         return found
     transcript = chat.transcript_view
@@ -46,7 +46,7 @@ def _open_tab(window: sublime.Window, chat: WindowChat) -> sublime.View:
     with keys_kept(window):
         view = window.new_file()
         window.set_view_index(view, group, window.num_views_in_group(group))
-    _aside_views[chat.chat_id] = view.id()
+    chat.aside_view_id = view.id()
     view.set_scratch(True)
     view.set_name(f"{ASIDE_TAB}: {chat.title}"[:80])
     view.settings().set("word_wrap", True)
@@ -59,7 +59,7 @@ def _open_tab(window: sublime.Window, chat: WindowChat) -> sublime.View:
 @threads.on_main
 def _show_text(chat: WindowChat, view: sublime.View | None = None) -> None:
     """The aside tab (if open) shows the chat's asides as they are now."""
-    view = view or next((v for w in sublime.windows() for v in w.views() if v.id() == _aside_views.get(chat.chat_id)),
+    view = view or next((v for w in sublime.windows() for v in w.views() if v.id() == chat.aside_view_id),
                         None)
     if view is None or not view.is_valid():
         return
@@ -79,7 +79,7 @@ def ask(window: sublime.Window, chat: WindowChat, question: str) -> Future[str]:
     _show_text(chat, view)
     show_without_focus(window, view, window.active_view())
     answered: Future[str] = Future()
-    when_done(chat.conversation.ask_qwen("Ask Aside", lambda request: ask_aside(request, text)),
+    when_done(chat.ask_qwen("Ask Aside", lambda request: ask_aside(request, text)),
               lambda done: _answered(window, chat, aside, done, answered))
     return answered
 

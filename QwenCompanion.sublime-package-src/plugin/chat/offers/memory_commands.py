@@ -16,8 +16,8 @@ from ....core.chat.offers.memory import PATH_NAMES, MemoryChange, forget, memory
 from ....core.chat.offers.qwen_calls import Request
 from ...background import when_done
 from ...quick_panel_items import panel_item
-from ..chats import WindowChat
 from ..command_bases import ActiveChatCommand
+from ..window_chats import WindowChat
 
 VERBS: dict[str, tuple[str, Callable[[Request, str], Awaitable[MemoryChange]]]] = {
     "remember": ("Remember", remember), "forget": ("Forget", forget)}
@@ -26,7 +26,7 @@ VERBS: dict[str, tuple[str, Callable[[Request, str], Awaitable[MemoryChange]]]] 
 def change_memory(window: sublime.Window, chat: WindowChat, verb: str, text: str) -> Future[MemoryChange]:
     """Ask qwen to remember or forget `text`; what it did, noted, or why it did not."""
     name, call = VERBS[verb]
-    asked = chat.conversation.ask_qwen(f"Memory: {name}", lambda request: call(request, text))
+    asked = chat.ask_qwen(f"Memory: {name}", lambda request: call(request, text))
 
     def said(done: Future[MemoryChange]) -> None:
         error = done.exception()
@@ -36,7 +36,7 @@ def change_memory(window: sublime.Window, chat: WindowChat, verb: str, text: str
         change = done.result()
         touched = f" ({', '.join(change.items[:5])})" if change.items else ""
         window.status_message(f"Qwen Code: {change.summary}")
-        chat.conversation.note(f"Memory ({name.lower()}): {change.summary}{touched}")
+        chat.note(f"Memory ({name.lower()}): {change.summary}{touched}")
 
     when_done(asked, said)
     return asked
@@ -95,7 +95,7 @@ class QwenChatOpenMemoryCommand(ActiveChatCommand):
             window.show_quick_panel(items, lambda index: _open(window, paths, index),
                                     placeholder="Open a memory file of qwen's")
 
-        when_done(found.conversation.ask_qwen("Open Memory Files", memory_paths),
+        when_done(found.ask_qwen("Open Memory Files", memory_paths),
                   lambda done: command.run(listed, done))
 
 

@@ -12,9 +12,9 @@ import sublime
 from ....core.chat.offers.qwen_calls import recap
 from ....core.json_types import JsonObject
 from ...background import when_done
-from ..chats import WindowChat
 from ..command_bases import ActiveChatCommand
 from ..transcript.chat_tabs import open_new_chat
+from ..window_chats import WindowChat
 
 SUMMARY_TOKEN = "summary"
 SUMMARY_NOTE = "Summary: "
@@ -23,14 +23,14 @@ SUMMARY_NOTE = "Summary: "
 def summarize(window: sublime.Window, chat: WindowChat) -> Future[str]:
     """qwen's recap of `chat`'s conversation, noted in its transcript; the
     recap, or why there is none (not qwen, too short a conversation)."""
-    asked = chat.conversation.ask_qwen("Summarize Conversation", recap)
+    asked = chat.ask_qwen("Summarize Conversation", recap)
 
     def noted(done: Future[str]) -> None:
         error = done.exception()
         if error is not None:
             window.status_message(f"Qwen Code: no summary: {error}")
         else:
-            chat.conversation.note(SUMMARY_NOTE + done.result())
+            chat.note(SUMMARY_NOTE + done.result())
 
     when_done(asked, noted)
     return asked
@@ -61,7 +61,7 @@ def new_from_summary(window: sublime.Window, chat: WindowChat) -> Future[WindowC
             composer.run_command("insert", {"characters": f"@{SUMMARY_TOKEN} "})
         opened.set_result(made)
 
-    when_done(chat.conversation.ask_qwen("New Chat from Summary", recap), lambda done: command.run(open_with, done))
+    when_done(chat.ask_qwen("New Chat from Summary", recap), lambda done: command.run(open_with, done))
     return opened
 
 

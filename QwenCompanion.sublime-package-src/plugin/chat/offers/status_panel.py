@@ -15,8 +15,8 @@ import sublime
 from ....core.chat.offers.session_status import SessionStatus, read_status, status_text
 from ...background import when_done
 from ...editor import replace_text
-from ..chats import WindowChat, chats, window_by_id
 from ..command_bases import ActiveChatCommand
+from ..window_chats import WindowChat, chats, window_by_id
 
 PANEL = "qwen_session_status"
 REFRESH_MS = 3000
@@ -25,8 +25,8 @@ _refreshing: dict[int, int] = {}  # window id -> the chat its panel's refresh lo
 
 def read(chat: WindowChat) -> Future[SessionStatus]:
     """The chat's session status, as qwen says it now."""
-    return chat.conversation.ask_qwen(
-        "Session Status", lambda request: read_status(request, chat.conversation.state.model_name() or ""))
+    return chat.ask_qwen(
+        "Session Status", lambda request: read_status(request, chat.state.model_name() or ""))
 
 
 def is_status_panel(view: sublime.View) -> bool:

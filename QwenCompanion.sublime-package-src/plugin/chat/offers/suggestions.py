@@ -14,22 +14,21 @@ from typing import Any
 import sublime
 import sublime_plugin
 
-from ..chats import WindowChat, chat_of_view, chat_role, chats, window_by_id
 from ..command_bases import ChatViewCommand
+from ..window_chats import WindowChat, chat_of_view, chat_role, chats, window_by_id
 
 PHANTOM_KEY = "qwen_chat_suggestion"
 SUGGESTION_CONTEXT = "qwen_chat.suggestion_shown"
 GHOST_HTML = '<body id="qwen-suggestion"><span style="color: color(var(--foreground) alpha(0.45));">{} (→ accepts)</span></body>'
-_dismissed: dict[int, str] = {}  # chat id -> the suggestion the user typed over (main thread)
 
 
 def shown_suggestion(chat: WindowChat) -> str | None:
     """The suggestion the chat's composer shows: while it is empty and the user has not typed over it."""
     composer = chat.composer_view
-    suggestion = chat.conversation.state.suggestion
+    suggestion = chat.state.suggestion
     if suggestion is None or composer is None or not composer.is_valid() or composer.size():
         return None
-    return None if _dismissed.get(chat.chat_id) == suggestion else suggestion
+    return None if chat.dismissed_suggestion == suggestion else suggestion
 
 
 def show(chat: WindowChat) -> None:
@@ -52,9 +51,9 @@ def show_suggestions(window_id: int) -> None:
 class SuggestionListener(sublime_plugin.EventListener):
     def on_modified(self, view: sublime.View) -> None:
         chat = chat_of_view(view) if view.size() else None
-        if chat is None or chat_role(view) != "composer" or chat.conversation.state.suggestion is None:
+        if chat is None or chat_role(view) != "composer" or chat.state.suggestion is None:
             return
-        _dismissed[chat.chat_id] = chat.conversation.state.suggestion  # typed over: it goes for good
+        chat.dismissed_suggestion = chat.state.suggestion  # typed over: it goes for good
         view.erase_phantoms(PHANTOM_KEY)
 
     def on_query_context(self, view: sublime.View, key: str, operator: int, operand: Any, match_all: bool) -> bool | None:

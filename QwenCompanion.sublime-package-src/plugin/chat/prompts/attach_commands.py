@@ -15,9 +15,9 @@ from ....core.chat.prompts.prompt_context import ActiveFile, active_file_blocks,
 from ...background import in_background
 from ...editor import view_text
 from ...quick_panel_items import panel_item
-from ..chats import WindowChat, is_chat_view
 from ..command_bases import ActiveChatCommand, chat_for
 from ..transcript.chat_views import open_chat
+from ..window_chats import WindowChat, is_chat_view
 from .mentions import MENTIONS, PASTE_IMAGE, pick
 from .prompt_context import context_options, editor_view
 

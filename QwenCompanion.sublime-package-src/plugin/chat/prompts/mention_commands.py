@@ -10,8 +10,8 @@ import sublime
 import sublime_plugin
 
 from ...quick_panel_items import panel_item
-from ..chats import chat_role, chats
 from ..command_bases import WindowChatCommand, chat_for
+from ..window_chats import chat_role, chats
 from .mentions import COMPLETED, MENTIONS, PASTE_IMAGE, mention, paste_image, pick
 from .prompt_context import editor_view
 

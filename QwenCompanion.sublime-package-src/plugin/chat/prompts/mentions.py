@@ -28,9 +28,9 @@ from ....core.chat.prompts.mentions import (
     symbol_mention,
     terminal_mention,
 )
-from ....core.chat.requests.agent_files import Refused, read_text
 from ....core.cli.terminal import terminal_tag
 from ....core.context_rules import ContextOptions
+from ....core.files.agent_files import Refused, read_text
 from ....core.files.paths import deepest_root
 from ....core.ide_tools.answers import ToolRefusal
 from ...background import in_background, when_done
@@ -39,7 +39,7 @@ from ...editor import find_open_view, view_text
 from ...ide_tools.knowledge import SublimeCodeKnowledge
 from ...ide_tools.language_servers import lsp_plugin_api
 from ...settings import userprefs
-from ..chats import WindowChat, chats
+from ..window_chats import WindowChat, chats
 
 # What the completion popup, the `@` picker and Mention… offer: token -> what it sends.
 MENTIONS = {
@@ -231,17 +231,17 @@ def mention(window: sublime.Window, chat: WindowChat, kind: str, name: str | Non
 
 def paste_image(chat: WindowChat, insert: str) -> None:
     """Only for an agent whose promptCapabilities accept images (started first when it has not)."""
-    accepts = chat.conversation.state.accepts_images
+    accepts = chat.state.accepts_images
     if accepts is None:
         sublime.status_message("Qwen Code: starting the agent…")
 
         def started(done: Any) -> None:
-            if chat.conversation.state.accepts_images is None:
+            if chat.state.accepts_images is None:
                 refuse(chat, f"the agent did not start: {done.exception() or 'unknown error'}")
             else:
                 paste_image(chat, insert)
 
-        when_done(chat.conversation.start(), started)
+        when_done(chat.start(), started)
     elif not accepts:
         refuse(chat, "the agent does not take images (its promptCapabilities.image is false)")
     else:

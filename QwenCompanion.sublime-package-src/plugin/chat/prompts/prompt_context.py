@@ -12,7 +12,7 @@ from ....core import threads
 from ....core.chat.prompts.prompt_context import ActiveFile, active_file_blocks
 from ....core.context_rules import ContextOptions, selection_read_end
 from ...settings import userprefs
-from ..chats import is_chat_view
+from ..window_chats import is_chat_view
 
 if TYPE_CHECKING:
     from ....core.json_types import JsonObject

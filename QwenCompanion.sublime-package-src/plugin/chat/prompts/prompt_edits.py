@@ -3,17 +3,21 @@ composer then replaces that prompt instead of adding one."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....core import threads
 
-_editing: dict[int, int] = {}  # chat id -> the index of the prompt being edited
+if TYPE_CHECKING:
+    from ..window_chats import WindowChat
 
 
 @threads.on_main
-def begin(chat_id: int, index: int) -> None:
-    _editing[chat_id] = index
+def begin(chat: WindowChat, index: int) -> None:
+    chat.editing_prompt = index
 
 
 @threads.on_main
-def take(chat_id: int) -> int | None:
+def take(chat: WindowChat) -> int | None:
     """The prompt being edited in the chat's composer, if any (it is edited no more)."""
-    return _editing.pop(chat_id, None)
+    index, chat.editing_prompt = chat.editing_prompt, None
+    return index

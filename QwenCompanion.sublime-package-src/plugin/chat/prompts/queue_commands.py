@@ -21,7 +21,7 @@ from ..transcript.queue_view import first_line
 
 if TYPE_CHECKING:
     from ....core.chat.prompts.prompt_queue import QueuedPrompt
-    from ..chats import WindowChat
+    from ..window_chats import WindowChat
 
 ACTIONS = ["Edit…", "Send Now (stops the running turn)", "Move Up", "Move Down", "Remove"]
 STEER = "Steer (adds it to the running turn)"
@@ -40,7 +40,7 @@ class QwenChatQueuedCommand(ActiveChatCommand):
         if action is None or index is None:
             self._pick(found)
             return
-        queue = found.conversation.queue
+        queue = found.queue
         try:
             prompt = queue.at(index)
             if action == "edit" and text is not None:
@@ -50,9 +50,9 @@ class QwenChatQueuedCommand(ActiveChatCommand):
             elif action == "move" and to is not None:
                 queue.move(prompt, to)
             elif action == "send_now":
-                found.conversation.send_now(prompt)
+                found.send_now(prompt)
             elif action == "steer" and steerable(found, prompt):
-                found.conversation.steer(prompt)
+                found.steer(prompt)
             elif action == "steer":
                 self.window.status_message("Qwen Code: this prompt cannot be steered into the turn "
                                            "(no turn runs, the agent offers no way to, or it has attachments)")
@@ -64,20 +64,20 @@ class QwenChatQueuedCommand(ActiveChatCommand):
         except (IndexError, ValueError) as error:  # a turn ended meanwhile and took it
             self.window.status_message(f"Qwen Code: {error}")
             return
-        found.conversation.queue_changed()
+        found.queue_changed()
 
     def is_enabled(self, chat: int | None = None, **_: Any) -> bool:
         found = self.active_chat(chat)
-        return found is not None and len(found.conversation.queue) > 0
+        return found is not None and len(found.queue) > 0
 
     def _edit(self, chat: WindowChat, prompt: QueuedPrompt, text: str) -> None:
         if text.strip():
-            chat.conversation.queue.edit(prompt, text)
+            chat.queue.edit(prompt, text)
         else:  # an emptied prompt is one the user no longer wants sent
-            chat.conversation.queue.remove(prompt)
+            chat.queue.remove(prompt)
 
     def _pick(self, chat: WindowChat) -> None:
-        prompts = chat.conversation.queue.prompts()
+        prompts = chat.queue.prompts()
         if not prompts:
             self.window.status_message("Qwen Code: no prompt is queued")
             return
@@ -102,7 +102,7 @@ class QwenChatQueuedCommand(ActiveChatCommand):
 
     def _act(self, chat: WindowChat, prompt: QueuedPrompt, action: int) -> None:
         """ACTIONS[action] (STEER after them) on `prompt`, if it is still queued."""
-        queue = chat.conversation.queue
+        queue = chat.queue
         try:
             queue.index(prompt)  # ValueError once it went out or was removed
             if action == 0:
@@ -110,19 +110,19 @@ class QwenChatQueuedCommand(ActiveChatCommand):
                                              lambda text: self._edited(chat, prompt, text), None, None)
                 return
             if action == 1:
-                chat.conversation.send_now(prompt)
+                chat.send_now(prompt)
             elif action in (2, 3):
                 queue.move_by(prompt, -1 if action == 2 else 1)
             elif action == 4:
                 queue.remove(prompt)
             elif steerable(chat, prompt):  # the turn may have ended since the list was shown
-                chat.conversation.steer(prompt)
+                chat.steer(prompt)
             else:
                 self.window.status_message("Qwen Code: the turn ended before the steer: the prompt stays queued")
         except ValueError as gone:
             self.window.status_message(f"Qwen Code: {gone}")
             return
-        chat.conversation.queue_changed()
+        chat.queue_changed()
 
     def _edited(self, chat: WindowChat, prompt: QueuedPrompt, text: str) -> None:
         try:
@@ -130,9 +130,9 @@ class QwenChatQueuedCommand(ActiveChatCommand):
         except ValueError as gone:
             self.window.status_message(f"Qwen Code: {gone}")
             return
-        chat.conversation.queue_changed()
+        chat.queue_changed()
 
 
 def steerable(chat: WindowChat, prompt: QueuedPrompt) -> bool:
     """Steer is offered: the chat's agent can add this prompt, with what it has attached, to its running turn."""
-    return chat.conversation.can_steer(prompt)
+    return chat.can_steer(prompt)

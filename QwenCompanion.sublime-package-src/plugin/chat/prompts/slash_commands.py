@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sublime
 
-from ..chats import WindowChat
 from ..transcript.chat_views import uptime
+from ..window_chats import WindowChat
 
 LOCAL_COMMANDS = {
     "clear": "start a new conversation",
@@ -17,23 +17,22 @@ LOCAL_COMMANDS = {
 
 def run_local(chat: WindowChat, name: str) -> bool:
     """/clear, /help and /status work without the agent."""
-    conversation = chat.conversation
-    state = conversation.state
+    state = chat.state
     if name == "clear":
-        conversation.new_session()
+        chat.core.sessions.new_session()
     elif name == "help":
         lines = [f"/{n} — {d}" for n, d in LOCAL_COMMANDS.items()]
         lines += [f"/{c.name} — {c.description}" for c in state.commands]
-        conversation.note("Commands:\n>\n> " + "\n> ".join(lines))
+        chat.note("Commands:\n>\n> " + "\n> ".join(lines))
     elif name == "status":
         mode = state.mode_name()
-        conversation.note("\n> ".join([
+        chat.note("\n> ".join([
             f"Agent: {state.agent_text()}" + (f" ({state.agent_name})" if state.agent_name else ""),
             f"Session: {state.session_id or '—'}",
             f"Mode: {mode or '—'}",
             f"Model: {state.model_name() or '—'}",
-            f"Pid: {conversation.pid or '—'}",
-            f"Uptime: {uptime(state.started_at) if conversation.pid else '—'}",
+            f"Pid: {chat.pid or '—'}",
+            f"Uptime: {uptime(state.started_at) if chat.pid else '—'}",
         ]))
     else:
         return False
@@ -44,7 +43,7 @@ def slash_completions(chat: WindowChat | None) -> list[sublime.CompletionValue]:
     """Our commands and, with `chat`, its agent's."""
     commands = dict(LOCAL_COMMANDS)
     if chat is not None:
-        commands.update({c.name: c.description for c in chat.conversation.state.commands})
+        commands.update({c.name: c.description for c in chat.state.commands})
     return [
         sublime.CompletionItem(name, annotation=description[:60], completion=name,
                                kind=(sublime.KindId.KEYWORD, "/", "command"))

@@ -20,7 +20,9 @@ import sublime
 
 from ....core import threads
 from ....core.chat.history.turn_changes import Before, TurnChanges, checkpoint_of, first_changed_line
-from ....core.chat.requests.agent_files import (
+from ....core.chat.requests.file_jobs import FileBusy, FileJobs
+from ....core.chat.requests.file_rules import SeenTexts, write_needs_consent
+from ....core.files.agent_files import (
     MAX_FILE_BYTES,
     Refused,
     TooLarge,
@@ -29,18 +31,16 @@ from ....core.chat.requests.agent_files import (
     real as real_path,
     write_text,
 )
-from ....core.chat.requests.file_jobs import FileBusy, FileJobs
-from ....core.chat.requests.file_rules import SeenTexts, write_needs_consent
 from ....core.files.line_endings import lf_line_breaks
 from ....core.files.text_positions import slice_lines
 from ...editor import view_text
 from ...placement import code_group
 from ...settings import fallback_encoding, userprefs
-from ..chats import chats
+from ...view_writes import write_view
 from ..prompts.prompt_context import context_options
+from ..window_chats import chats
 from .buffers import on_main
 from .file_questions import FileQuestion, ask
-from .view_writes import write_view
 
 if TYPE_CHECKING:
     from acp import RequestError
@@ -236,8 +236,7 @@ class AgentFiles:
         """A block of the chat's transcript (chat thread)."""
         chat = chats.by_id(self.chat_id)
         if chat is not None:
-            chat.conversation.upsert(key, text)
-            chat.conversation.streamer.flush()
+            chat.show_block(key, text)
 
     def refuse_questions(self) -> None:
         """The turn was cancelled or the chat is closing: every open question is a no (any thread)."""

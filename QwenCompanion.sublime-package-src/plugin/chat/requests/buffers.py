@@ -1,6 +1,6 @@
 """The agent's file reads and writes through the user's buffers: waiting
 for the main thread, and finding a file's open view (the writes themselves
-are view_writes.py's)."""
+are plugin/view_writes.py's)."""
 
 from __future__ import annotations
 

@@ -14,14 +14,14 @@ import sublime
 
 from ....core import threads
 from ....core.chat.requests.accepted_edits import AcceptedEdits
-from ....core.chat.requests.agent_files import Refused, check_path, confine, real
+from ....core.files.agent_files import Refused, check_path, confine, real
 from ....core.reviews import MAX_OPEN_REVIEWS, DiskFile, Review, UnreadableFile, buffer_text, read_disk_file
 from ...paths import path_display
 from ...reviews.review_tabs import reviews
 from ...settings import fallback_encoding
-from ..chats import WindowChat, chats
 from ..transcript import notify
 from ..transcript.chat_views import open_chat
+from ..window_chats import WindowChat, chats
 from .agent_fs import AgentFiles
 from .buffers import on_main, open_paths, open_view
 
@@ -113,7 +113,7 @@ class EditorRequestHandler:
         turn = self.accepted.turn
         chat = self._chat()
         # After session/cancel nothing more is asked of the user: a late request is answered "cancelled".
-        late = chat is not None and chat.conversation.turn_cancelled
+        late = chat is not None and chat.turn_cancelled
         disk = await self._review_file(prompt) if prompt.diff is not None and chat is not None and not late else None
         future = self.pending.add(prompt)
         if chat is None:
@@ -121,8 +121,7 @@ class EditorRequestHandler:
         else:
             if late:
                 self.pending.answer(prompt.key, cancelled())
-            chat.conversation.upsert(f"{prompt.key}", render_prompt(prompt))
-            chat.conversation.streamer.flush()
+            chat.show_block(f"{prompt.key}", render_prompt(prompt))
         chats.tell("permission_requested", prompt.event(self.window_id, self.chat_id))
         sublime.set_timeout(lambda: self._show(prompt, disk, turn))
         try:
@@ -134,7 +133,7 @@ class EditorRequestHandler:
             if review is not None:
                 sublime.set_timeout(lambda: _close_review(review))
         if chat is not None:
-            chat.conversation.upsert(prompt.key, render_answer(prompt, answer))
+            chat.upsert(prompt.key, render_answer(prompt, answer))
         return answer
 
     @threads.on_chat_loop
@@ -209,7 +208,7 @@ class EditorRequestHandler:
         if len(prompt.answers) < len(prompt.questions):
             chat = self._chat()
             if chat is not None:
-                chat.conversation.upsert_soon(prompt.key, render_questions(prompt))
+                chat.upsert_soon(prompt.key, render_questions(prompt))
             return True
         option = prompt.option("allow_once") or prompt.option("allow_always")
         return option is not None and self.pending.answer(key, answered(prompt, option.option_id))
@@ -227,7 +226,7 @@ class EditorRequestHandler:
         answered = self.pending.answer(key, selected(option.option_id) if option else cancelled())
         chat = self._chat()
         if answered and reason and chat is not None:
-            chat.conversation.send(reason, first=True, shown=shown)
+            chat.send(reason, first=True, shown=shown)
         return answered
 
     @threads.on_main

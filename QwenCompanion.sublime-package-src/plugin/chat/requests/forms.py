@@ -36,9 +36,9 @@ from ....core.chat.requests.elicitation import (
     shown,
 )
 from ....core.json_types import JsonObject
-from ..chats import chats
 from ..transcript import notify
 from ..transcript.chat_views import open_chat
+from ..window_chats import chats
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ class ChatForms:
             log.warning("chat: refused the agent's form: %s", error)
             raise refused(str(error)) from None
         chat = chats.by_id(self.chat_id)
-        if chat is None or chat.conversation.turn_cancelled:  # nobody is asked after session/cancel
+        if chat is None or chat.turn_cancelled:  # nobody is asked after session/cancel
             return answer("cancel")
         with self._lock:
             if self._open is not None:
@@ -123,15 +123,14 @@ class ChatForms:
             self._count += 1
             form = self._open = OpenForm(f"form{self._count}", request, asyncio.get_running_loop())
         try:
-            chat.conversation.upsert(form.key, render_form(request))
-            chat.conversation.streamer.flush()
+            chat.show_block(form.key, render_form(request))
             chats.tell("elicitation_requested", form.event(self.window.id(), self.chat_id))
             sublime.set_timeout(lambda: self._show(form))
             result = await form.future
         finally:
             with self._lock:
                 self._open = None
-        chat.conversation.upsert(form.key, render_form(request, OUTCOMES.get(result.get("action", ""), "answered")))
+        chat.upsert(form.key, render_form(request, OUTCOMES.get(result.get("action", ""), "answered")))
         return result
 
     def cancel(self) -> None:

@@ -11,9 +11,9 @@ import sublime
 import sublime_plugin
 
 from ...paths import path_display
-from ..chats import chat_of_view, chat_role, chats, window_by_id
 from ..command_bases import ActiveChatCommand
 from ..requests.editor_request_handler import EditorRequestHandler, request_handler_of
+from ..window_chats import chat_of_view, chat_role, chats, window_by_id
 from . import notify, plan_view
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ from ....core import threads
 from ....core.chat.agent.agents import TITLE_MAX_CHARS
 from ...background import when_done
 from ...quick_panel_items import panel_item
-from ..chats import WindowChat, chat_of_view, chats, forget_session
 from ..command_bases import ActiveChatCommand
+from ..window_chats import WindowChat, chat_of_view, chats, forget_session
 from .chat_views import chat_views, name_tabs, open_chat
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ def open_new_chat(window: sublime.Window, agent: str | None = None, transport: s
         sublime.status_message("Qwen Code: the chat is not available while the package is unloading")
         return None
     open_chat(window, chat)
-    chat.conversation.start()
+    chat.start()
     return chat
 
 
@@ -46,8 +46,8 @@ def select_chat(window: sublime.Window, chat: WindowChat, focus: bool = True) ->
 def close_chat(window: sublime.Window, chat: WindowChat) -> None:
     """Close the chat and its tabs; its running turn is cancelled first. The
     window's next chat comes to the front."""
-    if chat.conversation.state.agent == "busy":
-        chat.conversation.cancel()
+    if chat.busy:
+        chat.cancel()
     following = chats.close_chat(chat)
     for view in chat_views(chat):
         if view is not None:
@@ -59,7 +59,7 @@ def close_chat(window: sublime.Window, chat: WindowChat) -> None:
 
 
 def chat_label(chat: WindowChat) -> str:
-    state = chat.conversation.state
+    state = chat.state
     queued = f", {state.queued} queued" if state.queued else ""
     return f"{state.agent_text()}{queued}"
 
@@ -75,7 +75,7 @@ class QwenChatSwitchCommand(sublime_plugin.WindowCommand):
             return
         active = chats.get(self.window)
         items = [panel_item(chat.title, annotation=chat_label(chat),
-                            details=chat.conversation.state.session_id or "no session yet")
+                            details=chat.session_id or "no session yet")
                  for chat in listed]
 
         def picked(index: int) -> None:
@@ -113,14 +113,14 @@ class QwenChatRenameCommand(ActiveChatCommand):
 
 
 def rename_chat(window: sublime.Window, chat: WindowChat, title: str) -> None:
-    from ....core.chat.history.qwen_sessions import is_qwen, rename_session
+    from ....core.chat.history.conversation_edits import is_qwen, rename_session
 
     if not title:
         return
     title = title[:TITLE_MAX_CHARS]  # the tabs' name is the session's title, which qwen caps
     chat.custom_title = title
     name_tabs(chat)
-    connection, session_id = chat.conversation.connection, chat.conversation.state.session_id
+    connection, session_id = chat.connection, chat.session_id
     if session_id is None or not is_qwen(connection.initialized):
         return  # the name is the editor's own: the agent has no session to name, or no method for it
 
@@ -144,12 +144,12 @@ class QwenChatDeleteCommand(ActiveChatCommand):
     qwen's history (asks first)."""
 
     def run(self, chat: int | None = None, confirmed: bool = False) -> None:
-        from ....core.chat.history.qwen_sessions import delete_session, deletes_sessions
+        from ....core.chat.history.conversation_edits import delete_session, deletes_sessions
 
         found = self.active_chat(chat)
         if found is None:
             return
-        session_id, connection = found.conversation.state.session_id, found.conversation.connection
+        session_id, connection = found.session_id, found.connection
         if not confirmed and not sublime.ok_cancel_dialog(
             f"Qwen Code: delete the chat “{found.title}” and its conversation from the history?", "Delete"
         ):
@@ -160,8 +160,8 @@ class QwenChatDeleteCommand(ActiveChatCommand):
                 window.status_message("Qwen Code: the chat is closed; this agent cannot delete its conversation")
             close_chat(window, found)
             return
-        if found.conversation.state.agent == "busy":
-            found.conversation.cancel()  # a turn still running would write the session again
+        if found.busy:
+            found.cancel()  # a turn still running would write the session again
 
         def deleted(done: Future[bool]) -> None:
             if _succeeded(done):

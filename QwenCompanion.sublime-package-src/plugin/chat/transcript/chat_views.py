@@ -19,10 +19,10 @@ from ....core.chat.history.rewind import is_qwen
 from ....core.chat.transcript.folds import WorkFolds
 from ...editor import end_visible
 from ...settings import userprefs
-from ..chats import WindowChat, chat_of_view, chats, is_chat_view, window_by_id
+from ..window_chats import WindowChat, chat_of_view, chats, is_chat_view, window_by_id
 from .notify import TITLE_MARK
 from .plan_view import drop_stale_plan
-from .queue_view import show_queue
+from .queue_view import forget_queue_drawn, show_queue
 
 if TYPE_CHECKING:
     from sublime_types import WindowLayout
@@ -62,7 +62,7 @@ def tab_name(chat: WindowChat, base: str) -> str:
     """The tab's name: the window's first chat keeps the plain name; a chat
     whose agent is not qwen has the agent's name in it."""
     shown = base if chat.agent == QWEN else base.replace(TRANSCRIPT_NAME, AGENT_CHAT_NAME.format(chat.agent), 1)
-    title = chat.custom_title or chat.conversation.state.session_title
+    title = chat.custom_title or chat.state.session_title
     if chat.worktree is not None:  # its name tells the chats apart: no number
         shown = WORKTREE_CHAT_NAME.format(shown, chat.worktree.name)
         return f"{shown} ({title})" if title else shown
@@ -205,7 +205,7 @@ def adopt_chat_views() -> None:
                 return
             saved = next((v.settings().get(SESSION_SETTING) for v in tabs["transcript"]), None)
             if adopted and isinstance(saved, str):
-                chat.conversation.state.session_id = saved  # reloaded when the chat starts
+                chat.session_id = saved  # reloaded when the chat starts
             _adopt_tabs(window, chat, tabs)
             adopted.append(chat)
         if adopted:
@@ -234,8 +234,8 @@ def _adopt_tabs(window: sublime.Window, chat: WindowChat, tabs: dict[str, list[s
 
 
 def status_text(chat: WindowChat) -> str:
-    state = chat.conversation.state
-    if state.agent == "stopped" and state.session_id is None and not state.stopped_why:
+    state = chat.state
+    if state.agent_status == "stopped" and state.session_id is None and not state.stopped_why:
         return ""
     parts = ["Chat"] if chat.agent == QWEN else ["Chat", chat.agent]
     if chat.worktree is not None:
@@ -252,9 +252,9 @@ def status_text(chat: WindowChat) -> str:
     usage = usage_status(state.usage)
     if usage:  # a status bar holds no link: the meter names the command that breaks it down (qwen's alone)
         parts.append(f"{usage} (Session Status)" if is_qwen(state) else usage)
-    if state.agent == "busy":
+    if state.agent_status == "busy":
         parts.append("working…")
-    elif state.agent in ("exited", "starting") or state.stopped_why:
+    elif state.agent_status in ("exited", "starting") or state.stopped_why:
         parts.append(state.agent_text())
     if state.queued:
         parts.append(f"{state.queued} queued")
@@ -270,7 +270,7 @@ def refresh_status(window_id: int) -> None:
         return
     for each in chats.of_window(window):
         drop_stale_plan(each)
-        session, transcript = each.conversation.state.session_id, each.transcript_view
+        session, transcript = each.session_id, each.transcript_view
         if session and transcript is not None and transcript.settings().get(SESSION_SETTING) != session:
             transcript.settings().set(SESSION_SETTING, session)
         if transcript is not None and transcript.name().removeprefix(TITLE_MARK) != tab_name(each, TRANSCRIPT_NAME):
@@ -284,7 +284,13 @@ def refresh_status(window_id: int) -> None:
             view.erase_status(STATUS_KEY)
 
 
-_work_folds: dict[int, WorkFolds] = {}  # transcript view id -> what its next edits fold
+_work_folds: dict[int, WorkFolds] = {}  # transcript view id -> what its next edits fold; pruned at its close
+
+
+def transcript_closed(view_id: int) -> None:
+    """A view closed: what was held for it as a chat's transcript goes."""
+    _work_folds.pop(view_id, None)
+    forget_queue_drawn(view_id)
 
 
 class QwenChatApplyCommand(sublime_plugin.TextCommand):

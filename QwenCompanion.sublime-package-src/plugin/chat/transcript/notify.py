@@ -37,7 +37,7 @@ from ....core.display_text import display_text
 from ....core.notifications import TEXT_LIMIT, DesktopCommand, desktop_command
 from ...background import in_background
 from ...settings import userprefs
-from ..chats import WindowChat, chats, window_by_id
+from ..window_chats import WindowChat, chats, window_by_id
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,6 @@ def _run_one(command: DesktopCommand) -> None:
 
 # What shows a desktop notification: tests put a recorder here (no popups).
 runner: Callable[[DesktopCommand], None] = run_desktop_command
-_desktop_told: set[int] = set()  # chats whose desktop notification went out and that were not seen since
 
 
 @threads.on_main
@@ -150,8 +149,8 @@ def notify(window: sublime.Window, chat: WindowChat, kind: str, text: str, *, de
         transcript.set_name(TITLE_MARK + transcript.name())
     chats.tell("notification", {"window": window.id(), "chat": chat.chat_id, "kind": kind, "text": line})
     command = desktop_command(sublime.platform(), line) if desktop and userprefs().chat_desktop_notifications else None
-    if command is not None and chat.chat_id not in _desktop_told:  # one per chat until it is seen
-        _desktop_told.add(chat.chat_id)
+    if command is not None and not chat.desktop_told:  # one per chat until it is seen
+        chat.desktop_told = True
         runner(command)
 
 
@@ -184,7 +183,7 @@ def chat_seen(window: sublime.Window) -> None:
             continue
         if chat_in_sight(window, chat):
             transcript.set_name(transcript.name()[len(TITLE_MARK):])
-            _desktop_told.discard(chat.chat_id)  # the mark and the desktop's turn go together
+            chat.desktop_told = False  # the mark and the desktop's turn go together
         else:
             waiting_unseen = True
     if not waiting_unseen and any(chat_in_sight(window, chat) for chat in chats.of_window(window)):
@@ -192,19 +191,19 @@ def chat_seen(window: sublime.Window) -> None:
             view.erase_status(STATUS_KEY)
 
 
-_turn_started: dict[int, float] = {}  # chat id -> when its running turn began
-
-
 def track_turn(window_id: int) -> None:
     for chat in chats.of_window(window_by_id(window_id)):
-        if chat.conversation.state.agent == "busy":
-            _turn_started.setdefault(chat.chat_id, time.monotonic())
+        if chat.busy and chat.turn_started is None:
+            chat.turn_started = time.monotonic()
 
 
 def turn_ended(window_id: int, chat_id: int, stop_reason: str) -> None:
     """A turn ended (any thread): the user is told if the chat is out of sight;
     the desktop only after a long turn (a short one ends while they glance away)."""
-    started = _turn_started.pop(chat_id, None)
+    ended_chat = chats.by_id(chat_id)
+    started = ended_chat.turn_started if ended_chat is not None else None
+    if ended_chat is not None:
+        ended_chat.turn_started = None
     if stop_reason == "cancelled":  # the user stopped it: nothing to tell
         return
     long_turn = started is not None and time.monotonic() - started >= LONG_TURN_SECONDS

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import sublime
 
-from ..chats import WindowChat, chats, window_by_id
+from ..window_chats import WindowChat, chats, window_by_id
 
 if TYPE_CHECKING:
     from ....core.chat.transcript.tool_calls import PinnedPlan
@@ -25,19 +25,19 @@ PLAN_PHANTOM_KEY = "qwen_chat_pinned_plan"
 # Dimmed by the colour's alpha, as the queue is: minihtml has no `opacity`.
 PLAN_HTML = ('<body id="qwen-pinned-plan"><style>div.step {{ margin: 0; }} span.dim {{ '
              'color: color(var(--foreground) alpha(0.6)); }}</style>{}</body>')
-pinned_plans: dict[int, PinnedPlan] = {}  # chat id -> the plan its composer shows (main thread)
-_shown_html: dict[int, str] = {}  # chat id -> that plan's HTML (main thread)
-_plans_due: dict[int, tuple[PinnedPlan, str]] = {}  # chat id -> the latest plan and its HTML, not shown yet
-_plans_lock = threading.Lock()
+_plans_lock = threading.Lock()  # guards each chat's `plan_due` (the chat's thread sets it)
 
 
 def plan_due(chat_id: int, pinned: PinnedPlan) -> bool:
     """Hold `pinned` (and its HTML, built here on the chat's thread) as the
     plan to show next; True when none was waiting (so one show is due)."""
     content = plan_html(pinned)
+    chat = chats.by_id(chat_id)
+    if chat is None:
+        return False
     with _plans_lock:
-        first = chat_id not in _plans_due
-        _plans_due[chat_id] = (pinned, content)
+        first = chat.plan_due is None
+        chat.plan_due = (pinned, content)
     return first
 
 
@@ -51,15 +51,15 @@ def plan_html(pinned: PinnedPlan) -> str:
 
 
 def show_pinned_plan(window_id: int, chat_id: int) -> None:
-    with _plans_lock:
-        due = _plans_due.pop(chat_id, None)
     chat = chats.by_id(chat_id)
-    if due is None or chat is None:
+    if chat is None:
         return
-    pinned, content = due
-    pinned_plans[chat_id] = pinned
-    _shown_html[chat_id] = content
-    show_plan(window_id, pinned.progress.label())
+    with _plans_lock:
+        due, chat.plan_due = chat.plan_due, None
+    if due is None:
+        return
+    chat.pinned_plan, chat.plan_html = due
+    show_plan(window_id, due[0].progress.label())
     redraw_pinned_plan(chat)
 
 
@@ -67,7 +67,7 @@ def redraw_pinned_plan(chat: WindowChat) -> None:
     """Draw the chat's pinned plan under its composer's text again (main
     thread): at every edit of the composer, since Sublime documents nowhere
     whether an empty phantom region is pushed past text typed at it."""
-    content = _shown_html.get(chat.chat_id)
+    content = chat.plan_html
     composer = chat.composer_view
     if content is not None and composer is not None and composer.is_valid():
         composer.erase_phantoms(PLAN_PHANTOM_KEY)
@@ -77,11 +77,10 @@ def redraw_pinned_plan(chat: WindowChat) -> None:
 def drop_stale_plan(chat: WindowChat) -> None:
     """Take the pinned plan away once the chat is on another session (a new
     or loaded conversation): it was the plan of the one before."""
-    pinned = pinned_plans.get(chat.chat_id)
-    if pinned is None or pinned.session_id == chat.conversation.state.session_id:
+    pinned = chat.pinned_plan
+    if pinned is None or pinned.session_id == chat.session_id:
         return
-    del pinned_plans[chat.chat_id]
-    _shown_html.pop(chat.chat_id, None)
+    chat.pinned_plan = chat.plan_html = None
     composer = chat.composer_view
     if composer is not None and composer.is_valid():
         composer.erase_phantoms(PLAN_PHANTOM_KEY)

@@ -11,13 +11,17 @@ import sublime
 
 if TYPE_CHECKING:
     from ....core.chat.prompts.prompt_queue import PromptQueue, QueuedPrompt
-    from ..chats import WindowChat
+    from ..window_chats import WindowChat
 
 PHANTOM_KEY = "qwen_chat_queue"
 SHOWN = 10  # prompts drawn below the transcript; the rest are counted
 LINE_CHARS = 120
 
-_drawn: dict[int, tuple[int, int]] = {}  # transcript view id -> (queue version, view size) drawn
+_drawn: dict[int, tuple[int, int]] = {}  # transcript view id -> (queue version, view size) drawn; pruned at its close
+
+
+def forget_queue_drawn(view_id: int) -> None:
+    _drawn.pop(view_id, None)
 
 
 def queue_html(prompts: list[QueuedPrompt]) -> str:
@@ -44,7 +48,7 @@ def show_queue(chat: WindowChat) -> None:
     view = chat.transcript_view
     if view is None or not view.is_valid():
         return
-    queue: PromptQueue = chat.conversation.queue
+    queue: PromptQueue = chat.queue
     drawn = (queue.version, view.size() if len(queue) else -1)  # an empty queue has nothing to move
     if _drawn.get(view.id()) == drawn:
         return

@@ -25,11 +25,12 @@ from ...companion.terminal import window_cwd
 from ...paths import package_cache
 from ...quick_panel_items import panel_item
 from ...settings import userprefs
-from ..chats import WindowChat, chat_imported_or_later, chats
+from ..command_bases import WorktreeChatCommand
 from ..transcript.chat_tabs import close_chat, select_chat
 from ..transcript.chat_views import open_chat
+from ..window_chats import WindowChat, chat_imported_or_later, chats
 from .worktree_git import git_then, refused
-from .worktree_review import applied_saves, apply_to_my_files, show_changes
+from .worktree_review import applied_saves, apply_to_my_files, forget_kept, show_changes
 
 WORKTREES = "worktrees"
 # What Worktrees… offers for one.
@@ -57,11 +58,11 @@ def open_worktree_chat(window: sublime.Window, worktree: Worktree) -> WindowChat
         sublime.status_message("Qwen Code: the chat is not available while the package is unloading")
         return None
     open_chat(window, chat)
-    chat.conversation.note(
+    chat.note(
         f"This chat works in the worktree {worktree.name} (branch {worktree.branch}) at {worktree.path}. "
         "Its agent reads and writes files there only: your files and their unsaved changes are not read, "
         "and the editor's selection is not sent.")
-    chat.conversation.start()
+    chat.start()
     return chat
 
 
@@ -117,6 +118,7 @@ def discard_worktree(window: sublime.Window, worktree: Worktree, then: Callable[
             message = str(problem)
             sublime.set_timeout(lambda: refused(window, message))
             return
+        sublime.set_timeout(lambda: forget_kept(worktree))
         chats.tell("worktree_discarded", {"window": window.id(), "worktree": {"path": worktree.path,
                                                                                "branch": worktree.branch}})
         sublime.set_timeout(lambda: sublime.status_message(f"Qwen Code: worktree {worktree.name} discarded"))
@@ -126,21 +128,15 @@ def discard_worktree(window: sublime.Window, worktree: Worktree, then: Callable[
     in_background(remove, "worktree")
 
 
-class QwenWorktreeDiscardCommand(sublime_plugin.WindowCommand):
-    """Qwen Code: Discard Worktree — the active chat's (or chat `chat`'s) worktree and branch, after a yes."""
+class QwenWorktreeDiscardCommand(WorktreeChatCommand):
+    """Qwen Code: Discard Worktree — the active chat's (or open chat `chat`'s) worktree and branch, after a yes."""
+
+    after_close = False
 
     def run(self, chat: int | None = None) -> None:
-        found = self._chat(chat)
-        if found is not None and found.worktree is not None:
-            discard_worktree(self.window, found.worktree)
-
-    def is_enabled(self, chat: int | None = None) -> bool:
-        found = self._chat(chat)
-        return found is not None and found.worktree is not None
-
-    def _chat(self, chat: int | None) -> WindowChat | None:
-        found = chats.by_id(chat) if chat is not None else chats.get(self.window)
-        return found if found is not None and found.window_id == self.window.id() else None
+        worktree = self.chat_worktree(chat)
+        if worktree is not None:
+            discard_worktree(self.window, worktree)
 
 
 class QwenWorktreesCommand(sublime_plugin.WindowCommand):

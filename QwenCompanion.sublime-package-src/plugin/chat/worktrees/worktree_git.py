@@ -10,7 +10,7 @@ import sublime
 
 from ....core.worktrees.worktrees import WorktreeRefused
 from ...background import in_background
-from ..chats import chats
+from ..window_chats import chats
 
 
 def refused(window: sublime.Window, message: str) -> None:

@@ -24,10 +24,9 @@ from dataclasses import asdict
 from typing import Any
 
 import sublime
-import sublime_plugin
 
 from ....core import threads
-from ....core.chat.requests.agent_files import Refused, decode, read_text
+from ....core.files.agent_files import Refused, decode, read_text
 from ....core.worktrees.applied_saves import AppliedSaves
 from ....core.worktrees.worktree_changes import (
     ApplyReport,
@@ -46,17 +45,23 @@ from ....core.worktrees.worktree_changes import (
 from ....core.worktrees.worktrees import Worktree, WorktreeRefused
 from ...editor import view_text
 from ...settings import fallback_encoding, userprefs
-from ..chats import chats
+from ...view_writes import write_merged
+from ..command_bases import WorktreeChatCommand
 from ..history.turn_review import open_with_reference
-from ..requests.view_writes import write_merged
+from ..window_chats import chats
 from .worktree_git import git_then
 
 KEPT, CHANGED = "kept", "changed"  # a file's review state
 FILE_ACTIONS = ("Open with its base as reference", "Keep", "Drop (back to its base, in the worktree)")
-# Files reviewed as kept, by worktree folder (for this Sublime session).
+# Files reviewed as kept, by worktree folder (for this Sublime session, or until the worktree is discarded).
 _kept: dict[str, set[str]] = {}
 # What saves made of applies into open views (for this Sublime session).
 applied_saves = AppliedSaves()
+
+
+def forget_kept(worktree: Worktree) -> None:
+    """The worktree is gone: so is its review."""
+    _kept.pop(worktree.path, None)
 
 
 def review_state(worktree: Worktree, path: str) -> str:
@@ -67,14 +72,6 @@ def listing(worktree: Worktree, files: list[ChangedFile]) -> list[dict[str, Any]
     """The driver's and the observers' form of the changes."""
     return [{"path": f.path, "added": f.added, "removed": f.removed, "state": review_state(worktree, f.path),
              "kind": f.kind, **({"why_not": f.why_not} if f.why_not else {})} for f in files]
-
-
-def worktree_of_chat(window: sublime.Window, chat: int | None) -> Worktree | None:
-    """Chat `chat`'s worktree (also once closed), or the active chat's."""
-    if chat is not None:
-        return chats.worktree_of(chat)
-    active = chats.get(window)
-    return active.worktree if active is not None else None
 
 
 @threads.on_main
@@ -299,7 +296,7 @@ def _tell(window: sublime.Window, worktree: Worktree, report: ApplyReport) -> No
     chat = next((c for c in chats.of_window(window) if c.worktree is not None and c.worktree.path == worktree.path),
                 None)
     if chat is not None:
-        chat.conversation.note("\n".join(lines))
+        chat.note("\n".join(lines))
     if window.is_valid():
         window.status_message(f"Qwen Code: {len(report.applied)} applied, {len(report.conflicts)} with conflicts, "
                               f"{len(report.refused)} refused")
@@ -309,28 +306,22 @@ def _tell(window: sublime.Window, worktree: Worktree, report: ApplyReport) -> No
                                        for kind in ("applied", "conflicts", "refused")}})
 
 
-class QwenWorktreeChangesCommand(sublime_plugin.WindowCommand):
+class QwenWorktreeChangesCommand(WorktreeChatCommand):
     """Qwen Code: Worktree Changes — the active chat's (or chat `chat`'s)
     worktree changes against its base: open, keep or drop each, or apply them."""
 
     def run(self, chat: int | None = None) -> None:
-        worktree = worktree_of_chat(self.window, chat)
+        worktree = self.chat_worktree(chat)
         if worktree is not None:
             show_changes(self.window, worktree)
 
-    def is_enabled(self, chat: int | None = None) -> bool:
-        return worktree_of_chat(self.window, chat) is not None
 
-
-class QwenWorktreeApplyCommand(sublime_plugin.WindowCommand):
+class QwenWorktreeApplyCommand(WorktreeChatCommand):
     """Qwen Code: Apply to My Files — the active chat's (or chat `chat`'s)
     worktree changes (or only `files`) merged into the user's files."""
 
     def run(self, chat: int | None = None, files: list[str] | None = None) -> None:
-        worktree = worktree_of_chat(self.window, chat)
+        worktree = self.chat_worktree(chat)
         if worktree is not None:
             apply_to_my_files(self.window, worktree, files)
-
-    def is_enabled(self, chat: int | None = None, files: list[str] | None = None) -> bool:
-        return worktree_of_chat(self.window, chat) is not None
 

@@ -1,5 +1,6 @@
-"""qwen's own session methods over ACP (extension methods of `qwen --acp`,
-sent by their bare names; checked against qwen 0.24.4):
+"""Renaming and deleting a saved conversation: qwen's own session methods
+over ACP (extension methods of `qwen --acp`, sent by their bare names;
+checked against qwen 0.24.4):
 
 - `renameSession {sessionId, title}` -> `{success: bool}`; qwen also sends
   `qwen/notify/session/title-update {v, sessionId, title, titleSource: "manual"}`.

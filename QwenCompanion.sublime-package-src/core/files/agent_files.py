@@ -11,10 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from ...files.encodings import DEFAULT_FALLBACK, decode_like_sublime, encode_like_sublime
-from ...files.line_endings import LF, lf_line_breaks, line_ending_of
-from ...files.text_positions import slice_lines
-from ...files.user_files import replace_bytes
+from .encodings import DEFAULT_FALLBACK, decode_like_sublime, encode_like_sublime
+from .line_endings import LF, lf_line_breaks, line_ending_of
+from .text_positions import slice_lines
+from .user_files import replace_bytes
 
 # The largest file read or rewritten whole for the agent: what it is sent
 # stays far below the plugin host's memory budget (a file's text costs up

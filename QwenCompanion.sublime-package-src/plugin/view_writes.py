@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import sublime
 
-from ....core import threads
-from ....core.chat.requests.agent_files import Refused
-from ....core.files.line_endings import lf_line_breaks
-from ...editor import replace_text, view_text
+from ..core import threads
+from ..core.files.agent_files import Refused
+from ..core.files.line_endings import lf_line_breaks
+from .editor import replace_text, view_text
 
 
 @threads.on_main

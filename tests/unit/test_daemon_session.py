@@ -1,4 +1,4 @@
-"""ServeSession (core/serve/session.py) and the SSE parser against a fake,
+"""DaemonSession (core/serve/daemon_session.py) and the SSE parser against a fake,
 sometimes hostile, `qwen serve`: giant lines, endless replays, events of
 unknown sessions, a replay that ignores Last-Event-ID, permissions answered
 here or elsewhere, and a turn's end read before its prompt's answer."""
@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from qwencompanion_src.core.serve import session as serve_session
+from qwencompanion_src.core.serve import daemon_session
+from qwencompanion_src.core.serve.daemon_session import DaemonSession
 from qwencompanion_src.core.serve.http import Address, request_json
-from qwencompanion_src.core.serve.session import ServeSession
 from qwencompanion_src.core.serve.sse import SseParser
 
 TOKEN = "beef" * 16
@@ -206,9 +206,9 @@ async def until(condition: Callable[[], bool]) -> None:
     await asyncio.wait_for(poll(), WAIT)
 
 
-async def opened(fake: FakeDaemon, last_event_id: int = 0) -> tuple[ServeSession, Recorder]:
+async def opened(fake: FakeDaemon, last_event_id: int = 0) -> tuple[DaemonSession, Recorder]:
     recorder = Recorder()
-    session = ServeSession(fake.address(), SESSION, "client-1", recorder, last_event_id)
+    session = DaemonSession(fake.address(), SESSION, "client-1", recorder, last_event_id)
     session.start()
     return session, recorder
 
@@ -217,7 +217,7 @@ async def opened(fake: FakeDaemon, last_event_id: int = 0) -> tuple[ServeSession
 
 
 async def test_a_giant_line_is_dropped_and_said_once(fake: FakeDaemon, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(serve_session, "SseParser", functools.partial(SseParser, max_line_bytes=64 * 1024))
+    monkeypatch.setattr(daemon_session, "SseParser", functools.partial(SseParser, max_line_bytes=64 * 1024))
 
     async def giant(request: web.Request, response: web.StreamResponse) -> None:
         await response.write(chunk(1, "before"))
@@ -240,7 +240,7 @@ async def test_a_giant_line_is_dropped_and_said_once(fake: FakeDaemon, monkeypat
 async def test_an_endless_replay_is_given_up_without_a_line_shown_twice(
     fake: FakeDaemon, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(serve_session, "MAX_STALE_EVENTS", 500)
+    monkeypatch.setattr(daemon_session, "MAX_STALE_EVENTS", 500)
     sent: list[int] = []
 
     async def replaying(request: web.Request, response: web.StreamResponse) -> None:
@@ -334,7 +334,7 @@ async def test_a_broken_answer_is_retried_not_fatal(answer: bytes) -> None:
     server = await asyncio.start_server(broken, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     recorder = Recorder()
-    session = ServeSession(Address("127.0.0.1", port, TOKEN), SESSION, None, recorder)
+    session = DaemonSession(Address("127.0.0.1", port, TOKEN), SESSION, None, recorder)
     session.start()
     try:
         await until(lambda: len(attempts) >= 2)
@@ -359,7 +359,7 @@ async def test_a_daemon_that_closes_every_stream_at_once_is_asked_ever_less_ofte
 
     fake.events = closes_at_once
     recorder = Recorder()
-    session = ServeSession(fake.address(), SESSION, None, recorder)
+    session = DaemonSession(fake.address(), SESSION, None, recorder)
     monkeypatch.setattr(session, "reconnect_delay", recorded)
     session.start()
     try:
@@ -380,7 +380,7 @@ async def test_an_endless_error_answer_is_read_no_further_than_needed(
 
     fake.slow_events = endless_error
     recorder = Recorder()
-    session = ServeSession(fake.address(), SESSION, None, recorder)
+    session = DaemonSession(fake.address(), SESSION, None, recorder)
     broken: list[int] = []
 
     def recorded(count: int) -> float:
@@ -397,7 +397,7 @@ async def test_an_endless_error_answer_is_read_no_further_than_needed(
 
 async def test_an_unknown_session_ends_the_session(fake: FakeDaemon) -> None:
     recorder = Recorder()
-    session = ServeSession(fake.address(), "gone", None, recorder)
+    session = DaemonSession(fake.address(), "gone", None, recorder)
     session.start()
     assert "does not know this session" in await asyncio.wait_for(session.gone, WAIT)
     session.close()
@@ -554,7 +554,7 @@ async def test_an_attached_session_replays_the_ring_from_its_start_then_goes_liv
         [chunk(4, "live answer")],
     )
     recorder = Recorder()
-    session = ServeSession(fake.address(), SESSION, "client-1", recorder, attached=True)
+    session = DaemonSession(fake.address(), SESSION, "client-1", recorder, attached=True)
     session.start(replay=True)
     try:
         await asyncio.wait_for(session.catch_up(), WAIT)
@@ -586,7 +586,7 @@ async def test_live_prompts_of_other_clients_are_told_apart_and_our_own_echo_is_
 async def test_a_ring_that_lost_the_start_is_said_and_a_replay_never_ended_is_given_up(
     fake: FakeDaemon, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(serve_session, "CATCH_UP_SECONDS", 0.2)
+    monkeypatch.setattr(daemon_session, "CATCH_UP_SECONDS", 0.2)
     resync = (b'event: state_resync_required\ndata: {"v": 1, "type": "state_resync_required", '
               b'"data": {"reason": "ring_evicted", "lastDeliveredId": 0, "earliestAvailableId": 5}}\n\n')
 
@@ -596,7 +596,7 @@ async def test_a_ring_that_lost_the_start_is_said_and_a_replay_never_ended_is_gi
 
     fake.events = never_completes
     recorder = Recorder()
-    session = ServeSession(fake.address(), SESSION, "client-1", recorder, attached=True)
+    session = DaemonSession(fake.address(), SESSION, "client-1", recorder, attached=True)
     session.start(replay=True)
     try:
         await asyncio.wait_for(session.catch_up(), WAIT)

@@ -1,4 +1,4 @@
-"""The chats of every window: each a core `Conversation` with its own views (a tab),
+"""The chats of every window: each a `ChatCore` with its own views (a tab),
 one of them the window's active chat; a window's chats with the same agent
 share one agent process (`AgentConnection`), which ends with the window or
 its last chat. And the hooks other features plug into.
@@ -30,8 +30,9 @@ import contextvars
 import itertools
 import logging
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sublime
 
@@ -53,10 +54,15 @@ from .history.conversation_index import turn_indexer
 if TYPE_CHECKING:
     from ...core.chat.agent.agent_connection import AgentConnection
     from ...core.chat.agent.chat_thread import ChatThread
-    from ...core.chat.chat import Conversation
-    from ...core.chat.prompts.prompt_queue import QueuedPrompt
+    from ...core.chat.chat_core import ChatCore
+    from ...core.chat.chat_state import ChatState
+    from ...core.chat.history.rewind import PromptLog
+    from ...core.chat.offers.asides import AsideThread
+    from ...core.chat.offers.qwen_calls import Request as QwenRequest
+    from ...core.chat.prompts.prompt_queue import PromptQueue, QueuedPrompt
     from ...core.chat.requests.request_handler import AgentRequestHandler
     from ...core.chat.transcript.render import UpdateRenderer
+    from ...core.chat.transcript.tool_calls import PinnedPlan
     from ...core.chat.transcript.transcript import Edit
     from ...core.json_types import JsonObject
     from ...core.worktrees.worktrees import Worktree
@@ -66,6 +72,7 @@ log = logging.getLogger(__name__)
 SERVE_CONNECTION = "qwen serve"  # the window's connection to its folders' daemon, among its agents' ones
 DEFAULT_AGENT = "qwen"
 Observer = Callable[[str, dict[str, Any]], None]
+T = TypeVar("T")
 _chat_ids = itertools.count(1)  # a chat's id is unique across windows
 
 
@@ -121,7 +128,7 @@ class WindowChat:
     def __init__(self, owner: Chats, window: sublime.Window, thread: ChatThread, connection: AgentConnection,
                  *, agent: str = DEFAULT_AGENT, number: int = 1, remembered: bool = True,
                  worktree: Worktree | None = None, on_serve: bool = False) -> None:
-        from ...core.chat.chat import Conversation, ConversationSetup
+        from ...core.chat.chat_core import ChatCore, ChatCoreSetup
 
         self.window_id = window.id()
         self.chat_id = next(_chat_ids)  # what events and the driver call this chat
@@ -141,12 +148,13 @@ class WindowChat:
         self._request_handler: AgentRequestHandler | None = None
         self._renderer: UpdateRenderer | None = None
         self._hooks_lock = threading.Lock()  # the agent's thread and the main thread both resolve hooks
-        self.user_mcp = ChatMcpServers(lambda text: self.conversation.note(text), on_serve=on_serve)
+        self._forget_views_state()
+        self.user_mcp = ChatMcpServers(lambda text: self.note(text), on_serve=on_serve)
         store = session_store()
         project = project_key(window.project_file_name(), window.folders())
         if worktree is not None:  # its conversation is the worktree's: reopening the worktree reloads it
             project = project_key(None, [worktree.path])
-        setup = ConversationSetup(
+        setup = ChatCoreSetup(
             command=lambda: agent_command(window, self.agent),
             mcp_servers=self._mcp_servers,
             request_handler=self.request_handler,
@@ -159,16 +167,155 @@ class WindowChat:
             index_turn=turn_indexer(),
             held_elsewhere=held_by_terminal,
         )
-        self.conversation: Conversation = Conversation(thread, setup, BlockStreamer(Transcript(), self._sink), self)
+        self.core: ChatCore = ChatCore(thread, setup, BlockStreamer(Transcript(), self._sink), self)
 
     @property
     def title(self) -> str:
         """What its tab and the chat list call it: its name, else its session's title, else its first prompt."""
-        if self.custom_title or self.conversation.state.session_title:
-            return self.custom_title or self.conversation.state.session_title
-        history = self.conversation.history
+        if self.custom_title or self.state.session_title:
+            return self.custom_title or self.state.session_title
+        history = self.history
         first = history[0].strip().splitlines()[0] if history and history[0].strip() else ""
         return first[:60] or f"Chat {self.number}"
+
+    # --- what callers ask of the chat (its core answers) ----------------
+
+    @property
+    def state(self) -> ChatState:
+        """What the agent said of its session: modes, models, commands, suggestion."""
+        return self.core.state
+
+    @property
+    def session_id(self) -> str | None:
+        return self.core.state.session_id
+
+    @session_id.setter
+    def session_id(self, session_id: str | None) -> None:
+        """The session the chat loads when it starts (set before it starts)."""
+        self.core.state.session_id = session_id
+
+    @property
+    def status(self) -> str:
+        """stopped | starting | ready | busy | exited"""
+        return self.core.state.agent_status
+
+    @property
+    def busy(self) -> bool:
+        """A turn is running."""
+        return self.status == "busy"
+
+    @property
+    def history(self) -> list[str]:
+        """The prompts sent, for Up in the composer."""
+        return self.core.history
+
+    @property
+    def connection(self) -> AgentConnection:
+        return self.core.connection
+
+    @property
+    def queue(self) -> PromptQueue:
+        return self.core.queue
+
+    @property
+    def prompts(self) -> PromptLog:
+        """The session's prompts, for a rewind or a branch."""
+        return self.core.prompts
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.core.streamer.transcript
+
+    @property
+    def turn_cancelled(self) -> bool:
+        return self.core.turn_cancelled
+
+    def start(self) -> Future[None]:
+        return self.core.start()
+
+    def cancel(self) -> None:
+        self.core.cancel()
+
+    def close(self) -> None:
+        """The chat's one close path: its agent ends, what it held for its views goes."""
+        self.core.close()
+        self._forget_views_state()
+
+    def _forget_views_state(self) -> None:
+        """What the features around the chat hold for it (main thread unless said)."""
+        self.pinned_plan: PinnedPlan | None = None  # the plan its composer shows
+        self.plan_html: str | None = None  # that plan's HTML
+        self.plan_due: tuple[PinnedPlan, str] | None = None  # the latest plan and its HTML, not shown yet (plan_view's lock)
+        self.desktop_told = False  # its desktop notification went out and it was not seen since
+        self.turn_started: float | None = None  # when its running turn began (monotonic)
+        self.editing_prompt: int | None = None  # the index of the prompt Edit and Resend replaces
+        self.asides: AsideThread | None = None
+        self.aside_view_id: int | None = None  # its aside tab: our record of which views are asides
+        self.dismissed_suggestion: str | None = None  # the suggestion the user typed over
+        self.reviews_awaited: set[str] = set()  # review texts sent, awaiting their turn's end (any thread)
+
+    def send(self, text: str, context: list[JsonObject] | None = None, *, first: bool = False,
+             attached: dict[str, JsonObject] | None = None, shown: str | None = None) -> bool:
+        """Queue a prompt (see `ChatCore.send`); False: the queue is full."""
+        return self.core.send(text, context, first=first, attached=attached, shown=shown)
+
+    def note(self, text: str) -> None:
+        """A line of ours in the transcript."""
+        self.core.note(text)
+
+    def show_block(self, block_id: str, text: str) -> None:
+        """Put block `block_id` in the transcript now (a question the user answers)."""
+        self.upsert(block_id, text)
+        self.core.streamer.flush()
+
+    def ask_qwen(self, what: str, call: Callable[[QwenRequest], Awaitable[T]]) -> Future[T]:
+        return self.core.calls.ask_qwen(what, call)
+
+    def stderr_lines(self) -> list[str]:
+        return self.core.stderr_lines()
+
+    @property
+    def pid(self) -> int | None:
+        """The agent's process id, once started."""
+        return self.core.pid
+
+    def restart(self) -> Future[None]:
+        """The agent ended and started again: the conversation is reloaded."""
+        return self.core.sessions.restart()
+
+    def requests_shown(self) -> list[tuple[str, str]]:
+        """The agent's requests the transcript showed (block, text), for an export."""
+        return self.core.requests_shown()
+
+    def upsert(self, block_id: str, text: str) -> None:
+        """Block `block_id` of the transcript, made or updated (with the next batch)."""
+        self.core.upsert(block_id, text)
+
+    def upsert_soon(self, block_id: str, text: str) -> None:
+        self.core.upsert_soon(block_id, text)
+
+    # the queue's prompts the user sends now, steers with or reorders
+    def send_now(self, prompt: QueuedPrompt) -> None:
+        self.core.send_now(prompt)
+
+    def can_steer(self, prompt: QueuedPrompt) -> bool:
+        return self.core.can_steer(prompt)
+
+    def steer(self, prompt: QueuedPrompt) -> None:
+        self.core.steer(prompt)
+
+    def queue_changed(self) -> None:
+        self.core.queue_changed()
+
+    # the session's mode, model and options, as the user picks them
+    def set_mode(self, mode_id: str) -> Future[None]:
+        return self.core.option_setter.set_mode(mode_id)
+
+    def set_model(self, model_id: str) -> Future[None]:
+        return self.core.option_setter.set_model(model_id)
+
+    def set_option(self, option_id: str, value: str | bool) -> Future[None]:
+        return self.core.option_setter.set_option(option_id, value)
 
     # --- hooks, resolved once per chat ----------------------------------
 
@@ -190,7 +337,7 @@ class WindowChat:
         except Exception:
             log.exception("the chat's MCP server entry failed")
             server = None
-        connection = self.conversation.connection
+        connection = self.connection
         return self.user_mcp.entries([server] if server else [], self.agent, connection.initialized)
 
     # --- transcript edits -----------------------------------------------
@@ -215,14 +362,14 @@ class WindowChat:
     @threads.on_main
     def fill(self, view: sublime.View) -> None:
         """Make a new transcript view show the whole transcript."""
-        with self.conversation.streamer.locked(), self._pending_lock:
-            text = self.conversation.streamer.transcript.text()
+        with self.core.streamer.locked(), self._pending_lock:
+            text = self.transcript.text()
             self._pending.clear()
             self.transcript_view = view
         view.run_command("qwen_chat_apply", {"edits": [[0, view.size(), text]]})
         view.clear_undo_stack()
 
-    # --- ConversationEvents -----------------------------------------------
+    # --- ChatCoreEvents -----------------------------------------------
 
     @threads.on_chat_loop
     def state_changed(self) -> None:
@@ -269,7 +416,7 @@ class WindowChat:
         given_back = "\n\n".join([*(prompt.text for prompt in prompts), *([typed] if typed.strip() else [])])
         if composer is not None and composer.is_valid():
             replace_text(composer, given_back)
-        why = self.conversation.state.stopped_why or "the agent could not start"
+        why = self.state.stopped_why or "the agent could not start"
         where = "back in the composer" if composer is not None and composer.is_valid() else "in the chat's history (Up)"
         window = self._window
         if window is not None and window.is_valid():
@@ -283,7 +430,7 @@ class WindowChat:
                 "Restart it? The conversation is reloaded.",
                 "Restart Agent",
             ):
-                self.conversation.restart()
+                self.restart()
 
         sublime.set_timeout(ask)
 
@@ -412,7 +559,7 @@ class Chats:
             if held.active is chat:
                 held.active = held.chats[min(index, len(held.chats) - 1)] if held.chats else None
             active = held.active
-        chat.conversation.close()
+        chat.close()
         self.refresh_status(chat.window_id)
         return active
 
@@ -465,7 +612,7 @@ class Chats:
     @staticmethod
     def _end(held: WindowChats) -> None:
         for chat in held.chats:
-            chat.conversation.close()
+            chat.close()
         for connection in held.connections.values():
             connection.close()  # also one no chat holds any more
 
@@ -477,7 +624,7 @@ def preload_chat() -> None:
     """Import the chat's modules now (our start-up thread): the ACP library's
     models take most of a second of CPU to build, which the first Chat would
     otherwise spend on Sublime's main thread."""
-    from ...core.chat import chat  # noqa: F401
+    from ...core.chat import chat_core  # noqa: F401
 
     _chat_imported.set()
 

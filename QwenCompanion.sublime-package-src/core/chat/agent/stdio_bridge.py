@@ -1,4 +1,5 @@
-"""One `qwen --acp` process and its JSON-RPC connection (the "bridge").
+"""One `qwen --acp` process and its JSON-RPC connection: the stdio
+transport (`StdioBridge`, an `AgentTransport` of transport.py).
 
 Everything here runs on the chat's asyncio thread. The connection is the ACP
 SDK's own (`acp.connect_to_agent`): what the agent asks and tells goes to the
@@ -17,13 +18,11 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent
 from acp.client import ClientSideConnection
 from acp.schema import (
-    AgentCapabilities,
     BooleanConfigOptionCapabilities,
     ClientCapabilities,
     ClientSessionCapabilities,
@@ -40,15 +39,15 @@ from acp.schema import (
 )
 
 from ... import threads
-from ...cli.path_maps import PathTranslator
 from ...cli.processes import kill_group, own_group_options
 from ...json_types import JsonObject
 from ...version import VERSION
 from ..requests.request_handler import AgentRequestHandler
-from .acp_client import AgentNotifications, EditorClient
+from .acp_client import EditorClient
 from .acp_lines import MAX_MESSAGE_BYTES, AgentLines
-from .agents import can_list, can_load, can_resume, prompt_for, servers_for, speaks_qwen, takes_more_folders
+from .agents import can_list, prompt_for, servers_for, takes_more_folders
 from .remote_paths import PathRefused, RemotePaths
+from .transport import AgentAbilities, AgentCommand, AgentError, AgentGone, BridgeEvents
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -62,37 +61,6 @@ DETAILS_MAX_CHARS = 300  # of the reason an agent gives with an error
 CLIENT_INFO = Implementation(name="QwenCompanion", title="Qwen Companion for Sublime Text", version=VERSION)
 
 
-class BridgeEvents(AgentNotifications, Protocol):
-    """What the bridge reports; called on the chat's asyncio thread."""
-
-    def exited(self, returncode: int | None, stderr_tail: list[str]) -> None: ...
-
-    def refused(self, message: str) -> None:
-        """Something the agent sent was dropped (too large): tell the user."""
-
-
-@dataclass(frozen=True)
-class AgentCommand:
-    argv: list[str]
-    cwd: str
-    env: dict[str, str] = field(default_factory=dict)
-    agent: str = "qwen"  # its name in the chat_agents setting
-    # An agent elsewhere (WSL, a container, SSH): its paths, translated at its lines.
-    remote_paths: PathTranslator | None = None
-    # The window's folders: a session's other roots besides its cwd.
-    folders: tuple[str, ...] = ()
-
-
-PROMPT_ELSEWHERE = "_qwencompanion/prompt_elsewhere"
-"""The notification a bridge sends for a prompt another client of a shared
-session sent (`{sessionId, text}`, a piece at a time), shown as a prompt."""
-
-PROMPT_STEERED = "_qwencompanion/prompt_steered"
-"""The notification a bridge that `offers_steer` sends when a steer entered
-the session (`{sessionId, messageId, text, late}`; `late`: its turn had
-ended, so it went as a turn of its own), shown as a prompt marked steered."""
-
-
 def error_details(error: Exception) -> str:
     """What an agent's error adds to its message ("Internal error"): qwen's
     `data.details`, the reason (a missing key, a folder refused), bounded."""
@@ -101,17 +69,7 @@ def error_details(error: Exception) -> str:
     return f" ({' '.join(details.split())[:DETAILS_MAX_CHARS]})" if isinstance(details, str) and details.strip() else ""
 
 
-class AgentError(Exception):
-    """A request the agent answered with an error, or could not answer."""
-
-
-class AgentGone(AgentError):
-    """The agent exited (or closed stdout) before answering."""
-
-
-
-
-class AgentBridge:
+class StdioBridge:
     def __init__(
         self,
         command: AgentCommand,
@@ -131,7 +89,7 @@ class AgentBridge:
         self._group_ended = False
         self._killed = False  # asked to end: a spawn still in flight ends the moment it has a pid
         self.started_at = 0.0
-        self.initialized: InitializeResponse | None = None
+        self.abilities = AgentAbilities()
         self.stderr_lines: list[str] = []  # bounded; for Show Agent Log
 
     @property
@@ -140,6 +98,7 @@ class AgentBridge:
 
     # --- lifecycle -------------------------------------------------------
 
+    @threads.on_chat_loop
     async def start(self) -> InitializeResponse:
         env = {**os.environ, **self.command.env} if self.command.env else None
         self._process = await asyncio.create_subprocess_exec(
@@ -166,7 +125,7 @@ class AgentBridge:
         self._stderr_task = asyncio.create_task(self._read_stderr())
         self._waiter = asyncio.create_task(self._wait_exit())
         log.info("agent started: pid %d in %s", self.pid, self.command.cwd)
-        self.initialized = await self._ask("initialize", lambda connection: connection.initialize(
+        self.abilities.initialized = await self._ask("initialize", lambda connection: connection.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
@@ -179,8 +138,9 @@ class AgentBridge:
             ),
             client_info=CLIENT_INFO,
         ))
-        return self.initialized
+        return self.abilities.initialized
 
+    @threads.on_chat_loop
     async def stop(self) -> None:
         """Close stdin (the agent exits 0), then end the group if it lingers."""
         process = self._process
@@ -194,6 +154,7 @@ class AgentBridge:
         if self._connection is not None:
             await self._connection.close()
 
+    @threads.on_chat_loop
     async def reap(self) -> None:
         """Wait (briefly) for a killed agent's exit, so its process is reaped
         here and not left, still "running", to the garbage collector."""
@@ -224,6 +185,7 @@ class AgentBridge:
 
     # --- requests to the agent -------------------------------------------
 
+    @threads.on_chat_loop
     async def request(self, method: str, params: JsonObject) -> Any:
         """`method` with `params` as given; the answer as it came. Sent with the
         SDK's `ext_method` (acp_lines.py takes its "_" off on the wire): qwen's
@@ -232,6 +194,7 @@ class AgentBridge:
         validated; a session's modes and models are qwen's own fields)."""
         return await self._ask(method, lambda connection: connection.ext_method(method, params))
 
+    @threads.on_chat_loop
     async def _ask(self, method: str, call: Callable[[ClientSideConnection], Awaitable[T]]) -> T:
         if self._connection is None or not self.running:
             raise AgentGone("the agent is not running")
@@ -242,50 +205,39 @@ class AgentBridge:
         except ConnectionError as error:
             raise AgentGone(f"{method}: the agent closed the connection") from error
 
-    @property
-    def capabilities(self) -> AgentCapabilities | None:
-        return self.initialized.agent_capabilities if self.initialized is not None else None
-
+    @threads.on_chat_loop
     def replays(self, session_id: str) -> bool:
         """`catch_up` would show what the session holds (a session shared with
         other clients that this chat attached to): never over stdio."""
         return False
 
+    @threads.on_chat_loop
     async def catch_up(self, session_id: str) -> None:
         """Hand the attached session's earlier events over as a replay."""
 
     @property
+    @threads.on_chat_loop
     def answers_give_branch_points(self) -> bool:
         """A prompt's answer carries qwen's branch point (`branch.py`)."""
         return True
 
-    @property
-    def can_load(self) -> bool:
-        return can_load(self.capabilities)
-
-    @property
-    def can_resume(self) -> bool:
-        return can_resume(self.capabilities)
-
-    @property
-    def speaks_qwen(self) -> bool:
-        """qwen's own methods may be sent (see `agents.speaks_qwen`)."""
-        return speaks_qwen(self.initialized.agent_info if self.initialized is not None else None)
-
+    @threads.on_chat_loop
     def _servers_for(self, mcp_servers: list[JsonObject]) -> list[JsonObject]:
         """The MCP servers handed to the agent: none for an agent elsewhere,
         which cannot reach this machine's loopback server or run its command."""
-        return [] if self.command.remote_paths is not None else servers_for(mcp_servers, self.capabilities)
+        return [] if self.command.remote_paths is not None else servers_for(mcp_servers, self.abilities.capabilities)
 
+    @threads.on_chat_loop
     def _roots(self, cwd: str, folders: list[str]) -> JsonObject:
         """`cwd`, and `folders` as `additionalDirectories` where the agent takes
         them (nothing new for one that does not, such as qwen 0.24.4; none for
         an agent elsewhere, whose names for them this side cannot give)."""
         others = [folder for folder in dict.fromkeys(folders) if folder != cwd]
-        if not others or self.command.remote_paths is not None or not takes_more_folders(self.capabilities):
+        if not others or self.command.remote_paths is not None or not takes_more_folders(self.abilities.capabilities):
             return {"cwd": cwd}
         return {"cwd": cwd, "additionalDirectories": others}
 
+    @threads.on_chat_loop
     async def new_session(
         self, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
     ) -> tuple[NewSessionResponse, JsonObject]:
@@ -293,10 +245,11 @@ class AgentBridge:
         raw = await self.request("session/new", {**self._roots(cwd, folders), "mcpServers": mcp_servers})
         return NewSessionResponse.model_validate(raw), raw
 
+    @threads.on_chat_loop
     async def load_session(
         self, session_id: str, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
     ) -> tuple[LoadSessionResponse, JsonObject]:
-        if not self.can_load:
+        if not self.abilities.can_load:
             raise AgentError(f"{self.command.agent} cannot load earlier sessions")
         mcp_servers = self._servers_for(mcp_servers)
         raw = await self.request("session/load", {"sessionId": session_id, **self._roots(cwd, folders),
@@ -304,26 +257,29 @@ class AgentBridge:
         raw = raw if isinstance(raw, dict) else {}
         return LoadSessionResponse.model_validate(raw), raw
 
+    @threads.on_chat_loop
     async def resume_session(
         self, session_id: str, cwd: str, mcp_servers: list[JsonObject], folders: list[str]
     ) -> JsonObject:
         """session/resume: the session goes on without replaying its messages."""
-        if not self.can_resume:
+        if not self.abilities.can_resume:
             raise AgentError(f"{self.command.agent} cannot resume earlier sessions")
         mcp_servers = self._servers_for(mcp_servers)
         raw = await self.request("session/resume", {"sessionId": session_id, **self._roots(cwd, folders),
                                                      "mcpServers": mcp_servers})
         return raw if isinstance(raw, dict) else {}
 
+    @threads.on_chat_loop
     async def list_page(self, cwd: str, cursor: str | None) -> Any:
         """One page of session/list as the agent sent it (history.py bounds it)."""
-        if not can_list(self.capabilities):
+        if not can_list(self.abilities.capabilities):
             raise AgentError(f"{self.command.agent} cannot list its sessions")
         return await self.request("session/list", {"cwd": cwd, **({"cursor": cursor} if cursor else {})})
 
+    @threads.on_chat_loop
     async def prompt(self, session_id: str, blocks: list[JsonObject]) -> PromptResponse:
         return PromptResponse.model_validate(
-            await self.request("session/prompt", {"sessionId": session_id, "prompt": prompt_for(blocks, self.capabilities)})
+            await self.request("session/prompt", {"sessionId": session_id, "prompt": prompt_for(blocks, self.abilities.capabilities)})
         )
 
     @property
@@ -336,27 +292,32 @@ class AgentBridge:
         """Whether a prompt of `text` with `context` attached can be added to a running turn."""
         return False
 
+    @threads.on_chat_loop
     async def steer(self, session_id: str, text: str, context: list[JsonObject]) -> bool:
         """Add `text` (and `context`) to the running turn; False when no turn runs to take it."""
         raise AgentError("this agent offers no way to add to a running turn")
 
+    @threads.on_chat_loop
     async def cancel(self, session_id: str) -> None:
         if self._connection is not None and self.running:
             await self._connection.cancel(session_id=session_id)
 
     # --- from the agent ----------------------------------------------------
 
+    @threads.on_chat_loop
     def _oversized(self, size: int) -> None:
         self._events.refused(
             f"The agent sent a message of {size:,} bytes, more than the {MAX_MESSAGE_BYTES:,} the editor takes; "
             "it was dropped. If the agent waits for an answer to it, cancel the turn."
         )
 
+    @threads.on_chat_loop
     def _warn_once(self, key: str, message: str, *args: Any) -> None:
         if key not in self._warned:
             self._warned.add(key)
             log.warning(message, *args)
 
+    @threads.on_chat_loop
     async def _read_stderr(self) -> None:
         assert self._process is not None and self._process.stderr is not None
         stream = self._process.stderr
@@ -375,6 +336,7 @@ class AgentBridge:
             del self._stderr_tail[:-STDERR_TAIL_LINES]
             log.debug("agent: %s", text)
 
+    @threads.on_chat_loop
     async def _wait_exit(self) -> None:
         assert self._process is not None
         returncode = await self._process.wait()

@@ -12,7 +12,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from qwencompanion_src.core.companion import runtime
+from qwencompanion_src.core.companion.companion import Companion
 from qwencompanion_src.core.companion.ide_messages import IdeContext
 from qwencompanion_src.core.loop_thread import LoopThread
 
@@ -100,7 +100,7 @@ def test_twenty_companion_cycles_leave_no_lock_file_socket_or_thread(tmp_path: P
     for _ in range(20):
         thread = LoopThread(name=name)
         thread.start()
-        companion = runtime.Companion(thread, folders=[str(tmp_path)], lock_directory=lock_directory)
+        companion = Companion(thread, folders=[str(tmp_path)], lock_directory=lock_directory)
         companion.start()
         assert companion.running
         assert companion.lock_file.exists()
@@ -116,7 +116,7 @@ def test_twenty_companion_cycles_leave_no_lock_file_socket_or_thread(tmp_path: P
 
 def test_many_companions_on_one_thread_restart_cleanly(server_thread: LoopThread, tmp_path: Path) -> None:
     lock_directory = tmp_path / "ide"
-    companions = [runtime.Companion(server_thread, folders=[], lock_directory=lock_directory) for _ in range(5)]
+    companions = [Companion(server_thread, folders=[], lock_directory=lock_directory) for _ in range(5)]
     for companion in companions:
         companion.start()
     assert len({c.port for c in companions}) == 5
@@ -133,7 +133,7 @@ def test_many_companions_on_one_thread_restart_cleanly(server_thread: LoopThread
 
 def test_a_stopped_companion_can_start_again(server_thread: LoopThread, tmp_path: Path) -> None:
     lock_directory = tmp_path / "ide"
-    companion = runtime.Companion(server_thread, folders=[str(tmp_path)], lock_directory=lock_directory)
+    companion = Companion(server_thread, folders=[str(tmp_path)], lock_directory=lock_directory)
     companion.start()
     first = companion.port
     companion.stop()
@@ -152,7 +152,7 @@ async def test_stop_with_an_open_stream_leaves_no_socket_or_thread(tmp_path: Pat
     name = "QwenCompanion test thread D"
     thread = LoopThread(name=name)
     thread.start()
-    companion = runtime.Companion(thread, folders=[], lock_directory=tmp_path / "ide")
+    companion = Companion(thread, folders=[], lock_directory=tmp_path / "ide")
     companion.start()
     port = companion.port
     async with aiohttp.ClientSession(base_url=f"http://127.0.0.1:{port}") as client:
@@ -173,7 +173,7 @@ async def test_stop_with_an_open_stream_leaves_no_socket_or_thread(tmp_path: Pat
 def test_stopping_the_thread_first_still_removes_the_lock_file(tmp_path: Path) -> None:
     thread = LoopThread(name="QwenCompanion test thread E")
     thread.start()
-    companion = runtime.Companion(thread, folders=[], lock_directory=tmp_path / "ide")
+    companion = Companion(thread, folders=[], lock_directory=tmp_path / "ide")
     companion.start()
     thread.stop()
     companion.stop()
@@ -187,14 +187,14 @@ def test_stopping_the_thread_first_still_removes_the_lock_file(tmp_path: Path) -
         gc.collect()
 
 
-def test_sessions_and_auth_failures_are_empty_on_a_fresh_companion(companion: runtime.Companion) -> None:
+def test_sessions_and_auth_failures_are_empty_on_a_fresh_companion(companion: Companion) -> None:
     assert companion.sessions() == []
     assert companion.auth_failures() == []
     assert not companion.has_session("0" * 32)
     assert companion.started_at > 0
 
 
-def test_publish_context_before_any_session_is_kept_for_later(companion: runtime.Companion, tmp_path: Path) -> None:
+def test_publish_context_before_any_session_is_kept_for_later(companion: Companion, tmp_path: Path) -> None:
     from .conftest import context_with
 
     context = context_with(str(tmp_path / "x.py"))
@@ -203,7 +203,7 @@ def test_publish_context_before_any_session_is_kept_for_later(companion: runtime
     assert companion.publish_context(IdeContext()) is True
 
 
-def test_publish_context_from_many_threads_does_not_crash(companion: runtime.Companion, tmp_path: Path) -> None:
+def test_publish_context_from_many_threads_does_not_crash(companion: Companion, tmp_path: Path) -> None:
     from .conftest import context_with
 
     errors: list[BaseException] = []
@@ -236,7 +236,7 @@ def test_a_reservation_publishes_the_lock_file_and_the_companion_adopts_its_port
     lock = json.loads((lock_directory / f"{claim.port}.lock").read_text())
     assert (lock["port"], lock["authToken"], lock["workspacePath"]) == (claim.port, claim.token, str(tmp_path))
 
-    companion = runtime.Companion(server_thread, folders=[str(tmp_path)], lock_directory=lock_directory, reservation=claim)
+    companion = Companion(server_thread, folders=[str(tmp_path)], lock_directory=lock_directory, reservation=claim)
     companion.start()
     try:
         assert (companion.port, companion.token) == (claim.port, claim.token)

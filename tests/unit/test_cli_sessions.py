@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from qwencompanion_src.core.companion import protocol
+from qwencompanion_src.core.companion.cli_sessions import MAX_PENDING, CliSession, SessionRegistry, TooManySessions
 from qwencompanion_src.core.companion.ide_messages import CONTEXT_UPDATE, DIFF_ACCEPTED, DIFF_REJECTED
 from qwencompanion_src.core.companion.server import CompanionServer, ServerOptions
-from qwencompanion_src.core.companion.sessions import MAX_PENDING, Session, SessionRegistry, TooManySessions
 
 from .conftest import WAIT, Mcp, initialize_body, request_body
 
@@ -122,11 +122,11 @@ def test_session_ids_are_unguessable_and_unique() -> None:
     assert all(len(i) >= 32 for i in ids)
 
 
-# --- Session.enqueue ----------------------------------------------------------------
+# --- CliSession.enqueue ----------------------------------------------------------------
 
 
 def test_enqueue_keeps_only_the_newest_context() -> None:
-    session = Session(id="s", protocol_version="2025-11-25", client_name="t")
+    session = CliSession(id="s", protocol_version="2025-11-25", client_name="t")
     session.enqueue(_context(1))
     session.enqueue(_accepted(1))
     session.enqueue(_context(2))
@@ -136,7 +136,7 @@ def test_enqueue_keeps_only_the_newest_context() -> None:
 
 
 def test_enqueue_never_coalesces_diff_notifications() -> None:
-    session = Session(id="s", protocol_version="2025-11-25", client_name="t")
+    session = CliSession(id="s", protocol_version="2025-11-25", client_name="t")
     rejected = protocol.notification(DIFF_REJECTED, {"filePath": "/a"})
     for message in (_accepted(1), rejected, _accepted(2), rejected):
         session.enqueue(message)
@@ -144,7 +144,7 @@ def test_enqueue_never_coalesces_diff_notifications() -> None:
 
 
 def test_the_queue_is_bounded_and_drops_the_oldest() -> None:
-    session = Session(id="s", protocol_version="2025-11-25", client_name="t")
+    session = CliSession(id="s", protocol_version="2025-11-25", client_name="t")
     for n in range(MAX_PENDING + 50):
         session.enqueue(_accepted(n))
     assert len(session.pending) == MAX_PENDING

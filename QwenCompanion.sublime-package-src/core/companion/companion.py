@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import threads
 from ..cli.path_maps import PathTranslator
 from ..ide_tools.answers import CodeKnowledge, UnavailableKnowledge
 from ..loop_thread import LoopThread
@@ -193,6 +194,7 @@ class Companion:
             return None
         return self.mcp_config_directory / f"{self.port}.json"
 
+    @threads.may_block
     def start(self) -> None:
         listener = self._reservation.listener if self._reservation is not None else None
         self._reservation = None  # the server owns the socket from here on
@@ -206,6 +208,7 @@ class Companion:
         self._write_mcp_config()
         log.info("server for %s listening on 127.0.0.1:%d", self.workspace_path or "(no folder)", self.port)
 
+    @threads.may_block
     def stop(self) -> None:
         port = self.port  # the server forgets its port once stopped
         config = self.mcp_config_file
@@ -302,6 +305,7 @@ class Companion:
     def notify(self, method: str, params: Outgoing, session_id: str | None = None) -> None:
         self._thread.call_soon(self._notify, method, params, session_id)
 
+    @threads.on_server_loop
     def _notify(self, method: str, params: Outgoing, session_id: str | None) -> None:
         """On the server thread: to the local sessions as it is, to the remote
         ones with their paths (a session id is in one server only)."""
@@ -311,6 +315,7 @@ class Companion:
             if translated is not None:
                 self._remote.notify(method, translated, session_id)
 
+    @threads.on_server_loop
     def _sessions_changed(self, connected: int) -> None:
         """Either server's count changed: the listener hears the window's total."""
         if self._remote is not None:
@@ -319,6 +324,7 @@ class Companion:
 
     # --- state for the status bar and the diagnose report ----------------
 
+    @threads.may_block
     def sessions(self) -> list[SessionInfo]:
         async def snapshot() -> list[SessionInfo]:
             now = time.monotonic()

@@ -7,8 +7,8 @@ import shlex
 import shutil
 from collections.abc import Sequence
 
-from ...cli.terminal import command_argv, command_line, login_shell_argv
-from ...login_shell import qwen_command_suggestion
+from .node_installs import qwen_command_suggestion
+from .terminal import command_argv, command_line, login_shell_argv
 
 ACP_FLAG = "--acp"
 

@@ -18,13 +18,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import threads
 from .ide_messages import CONTEXT_UPDATE
 
 MAX_PENDING = 256
 
 
 @dataclass(eq=False)
-class Session:
+class CliSession:
     id: str
     protocol_version: str
     client_name: str
@@ -39,6 +40,7 @@ class Session:
     def touch(self) -> None:
         self.last_seen = time.monotonic()
 
+    @threads.on_server_loop
     def enqueue(self, message: dict[str, Any]) -> None:
         """Queue a notification; only the newest context is worth sending."""
         if message.get("method") == CONTEXT_UPDATE:
@@ -66,7 +68,7 @@ class SessionRegistry:
         max_sessions: int,
         on_change: Callable[[], None] = lambda: None,
     ) -> None:
-        self._sessions: dict[str, Session] = {}
+        self._sessions: dict[str, CliSession] = {}
         self._idle_timeout = idle_timeout
         self._dropped_grace = dropped_grace
         self._max_sessions = max_sessions
@@ -75,37 +77,41 @@ class SessionRegistry:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def __iter__(self) -> Iterator[Session]:
+    def __iter__(self) -> Iterator[CliSession]:
         return iter(list(self._sessions.values()))
 
     def connected_count(self) -> int:
         return sum(1 for s in self._sessions.values() if s.stream_open)
 
-    def create(self, protocol_version: str, client_name: str) -> Session:
+    @threads.on_server_loop
+    def create(self, protocol_version: str, client_name: str) -> CliSession:
         if len(self._sessions) >= self._max_sessions:
             self._evict_one()
-        session = Session(id=secrets.token_hex(16), protocol_version=protocol_version, client_name=client_name)
+        session = CliSession(id=secrets.token_hex(16), protocol_version=protocol_version, client_name=client_name)
         self._sessions[session.id] = session
         self._on_change()
         return session
 
-    def get(self, session_id: str) -> Session | None:
+    def get(self, session_id: str) -> CliSession | None:
         return self._sessions.get(session_id)
 
-    def remove(self, session_id: str) -> Session | None:
+    @threads.on_server_loop
+    def remove(self, session_id: str) -> CliSession | None:
         session = self._sessions.pop(session_id, None)
         if session is not None:
             session.close()
             self._on_change()
         return session
 
-    def set_stream_open(self, session: Session, is_open: bool) -> None:
+    @threads.on_server_loop
+    def set_stream_open(self, session: CliSession, is_open: bool) -> None:
         session.stream_open = is_open
         session.had_stream = session.had_stream or is_open
         session.touch()
         self._on_change()
 
-    def expire_idle(self, now: float | None = None) -> list[Session]:
+    @threads.on_server_loop
+    def expire_idle(self, now: float | None = None) -> list[CliSession]:
         now = time.monotonic() if now is None else now
         idle = [
             s for s in self._sessions.values()
@@ -116,6 +122,7 @@ class SessionRegistry:
             self.remove(session.id)
         return idle
 
+    @threads.on_server_loop
     def close_all(self) -> None:
         for session_id in list(self._sessions):
             self.remove(session_id)

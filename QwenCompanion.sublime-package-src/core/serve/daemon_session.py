@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from .. import threads
 from .http import Address, HttpError, JsonAnswer, open_request, request_json
 from .sse import SseEvent, SseParser
 from .steer import steer_of
@@ -113,7 +114,7 @@ def _failed(answer: JsonAnswer, what: str) -> ServeError:
     return ServeError(f"{what}: HTTP {answer.status} {detail}")
 
 
-class ServeSession:
+class DaemonSession:
     def __init__(self, address: Address, session_id: str, client_id: str | None, events: ServeEvents,
                  last_event_id: int = 0, epoch: str | None = None, attached: bool = False) -> None:
         self.address = address
@@ -142,7 +143,8 @@ class ServeSession:
     # --- opening ------------------------------------------------------------
 
     @classmethod
-    async def open(cls, address: Address, cwd: str, events: ServeEvents, own: bool = False) -> ServeSession:
+    @threads.on_chat_loop
+    async def open(cls, address: Address, cwd: str, events: ServeEvents, own: bool = False) -> DaemonSession:
         """`POST /session` for `cwd` (the daemon's session of that folder:
         created, or attached to when another client has it); `own`: a new
         session of its own (`sessionScope: "thread"`), for a further chat."""
@@ -156,8 +158,9 @@ class ServeSession:
                    attached=body.get("attached") is True)
 
     @classmethod
+    @threads.on_chat_loop
     async def restore(cls, address: Address, session_id: str, cwd: str, events: ServeEvents,
-                      action: str) -> tuple[ServeSession, JsonObject]:
+                      action: str) -> tuple[DaemonSession, JsonObject]:
         """`POST /session/:id/load` or `/resume` (`action`): an earlier session
         back on the daemon (from its disk after a restart, or attached to when
         it still runs). Its answer: `{attached, clientId, lastEventId,
@@ -226,6 +229,7 @@ class ServeSession:
             self.caught_up.set()
         self._reader = asyncio.ensure_future(self._read_events())
 
+    @threads.on_chat_loop
     async def catch_up(self) -> None:
         """Wait until the replay asked by `start(replay=True)` has been handed
         over (or the session ended, or the daemon never marked the end)."""
@@ -235,6 +239,7 @@ class ServeSession:
                       f"{CATCH_UP_SECONDS:.0f} s: what came meanwhile is shown as it comes")
         self.caught_up.set()
 
+    @threads.on_chat_loop
     async def _until(self, event: asyncio.Event, seconds: float) -> None:
         """Wait for `event`, or the session's end, at most `seconds`."""
         waiting: asyncio.Future[object] = asyncio.ensure_future(event.wait())
@@ -245,6 +250,7 @@ class ServeSession:
             waiting.cancel()
             ended.cancel()
 
+    @threads.on_chat_loop
     async def _read_events(self) -> None:
         failures = 0
         while not self._closed:
@@ -266,6 +272,7 @@ class ServeSession:
     def reconnect_delay(failures: int) -> float:
         return RECONNECT_DELAYS[min(failures, len(RECONNECT_DELAYS) - 1)]
 
+    @threads.on_chat_loop
     async def _stream_once(self) -> int:
         """Read one connection's events; how many new ones it brought."""
         headers = {"Accept": "text/event-stream", **self._headers()}
@@ -315,6 +322,7 @@ class ServeSession:
             self._say("epoch", "the daemon was restarted: what it streamed before is gone")
         self.epoch = epoch or self.epoch
 
+    @threads.on_chat_loop
     def _dispatch(self, event: SseEvent) -> None:
         if event.oversized:
             self._say("oversized", "the daemon sent an event too large to read: it was dropped")
@@ -326,6 +334,7 @@ class ServeSession:
             return
         self._handle(envelope)
 
+    @threads.on_chat_loop
     def _handle(self, envelope: object) -> None:
         if not isinstance(envelope, dict) or not isinstance(envelope.get("data"), dict):
             self._say("malformed", "the daemon sent an event without data: it was dropped")
@@ -382,6 +391,7 @@ class ServeSession:
 
     # --- prompts -------------------------------------------------------------
 
+    @threads.on_chat_loop
     async def prompt(self, blocks: list[JsonObject]) -> TurnResult:
         """Send a prompt and wait for its turn to end (streamed meanwhile through
         `session_update`); the end comes on the event stream: `start()` first."""
@@ -406,6 +416,7 @@ class ServeSession:
         finally:
             self._turns.pop(prompt_id, None)
 
+    @threads.on_chat_loop
     async def _until_connected(self) -> None:
         """Wait for the event stream, so that the prompt's first events are read."""
         if self.connected.is_set():
@@ -437,6 +448,7 @@ class ServeSession:
 
     # --- steering ------------------------------------------------------------
 
+    @threads.on_chat_loop
     async def steer(self, text: str, context: list[JsonObject] | None = None) -> str | None:
         """Add `text` and its attachments to the running turn: its messageId once
         the daemon holds it, None when no turn runs (the daemon's `session_idle`)
@@ -483,19 +495,23 @@ class ServeSession:
             del self._steers_shown[next(iter(self._steers_shown))]
         self._events.steered({"sessionId": self.session_id, "messageId": message_id, "text": text, "late": late})
 
+    @threads.on_chat_loop
     async def cancel(self) -> None:
         answer = await request_json(self.address, "POST", _path(self.session_id, "/cancel"), {}, self._headers())
         if answer.status not in (200, 202, 204):
             raise _failed(answer, "POST cancel")
 
+    @threads.on_chat_loop
     async def post(self, suffix: str, body: JsonObject) -> JsonObject:
         """A session route that answers JSON (model, approval mode): its answer, or ServeError."""
         return await self._ask("POST", suffix, body)
 
+    @threads.on_chat_loop
     async def get(self, suffix: str) -> JsonObject:
         """A session route that reads (context, rewind snapshots): its answer, or ServeError."""
         return await self._ask("GET", suffix, None)
 
+    @threads.on_chat_loop
     async def _ask(self, method: str, suffix: str, body: JsonObject | None) -> JsonObject:
         answer = await request_json(self.address, method, _path(self.session_id, suffix), body, self._headers())
         if answer.status not in (200, 201):  # 201: a branch made
@@ -511,6 +527,7 @@ class ServeSession:
         params = {key: value for key, value in data.items() if key != "requestId"}
         self._permissions[request_id] = asyncio.ensure_future(self._answer_permission(request_id, params))
 
+    @threads.on_chat_loop
     async def _answer_permission(self, request_id: str, params: JsonObject) -> None:
         try:
             try:
