@@ -63,7 +63,7 @@ def test_an_aside_is_answered_beside_the_chat_and_kept_out_of_it(real_chat: Real
     follow_up = on_main(real_chat, lambda: offers("asides").ask(window, chat, "and its colour?"))
     assert follow_up.result(WAIT) == "SECOND-ASIDE-ANSWER"
     assert "which fruit did we discuss?" in asked[1] and "PEARS-ASIDE-ANSWER" in asked[1]  # the same aside thread
-    assert chat.conversation.state.agent == "busy"  # both asides were answered while the turn ran
+    assert chat.core.state.agent_status == "busy"  # both asides were answered while the turn ran
     running.set()
     assert real_chat.ended(2)[-1] == "end_turn"
     aside_view = next(v for v in window.views() if offers("asides").is_aside_view(v))
