@@ -7,6 +7,7 @@ before the prompts queued already."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +45,14 @@ def streaming(chat: RealChat) -> None:
 
 def test_prompts_typed_during_a_turn_are_the_next_turns_in_order(real_chat: RealChat) -> None:
     driver = driver_of(real_chat)
-    real_chat.model.queue(Reply(text="slow words " * 60, chunk_size=5, delay=0.05), "Second answered.", "Third answered.")
+    running = threading.Event()
+    real_chat.model.queue(Reply(text="slow words " * 60, chunk_size=5, hold=running), "Second answered.", "Third answered.")
     do(driver, "chat", text="first")
     streaming(real_chat)
     assert do(driver, "chat", text="second")["queued"] == 1
     assert do(driver, "chat", text="third")["queued"] == 2
     assert do(driver, "queue")["prompts"] == ["second", "third"]
+    running.set()
     assert real_chat.ended(3) == ["end_turn"] * 3
     assert turns_asked(real_chat, ["first", "second", "third"])
     text = real_chat.transcript()
@@ -95,7 +98,8 @@ def test_qwen_offers_no_way_to_add_to_a_running_turn_so_no_steer_is_shown(real_c
     not found", and its qwen/control/session/btw answers a side question
     from a fork of the session (a request without tools) that the running
     turn never sees. So the editor offers no Steer."""
-    real_chat.model.queue(Reply(text="slow words " * 60, chunk_size=5, delay=0.05))
+    running = threading.Event()
+    real_chat.model.queue(Reply(text="slow words " * 60, chunk_size=5, hold=running))
     real_chat.send("work")
     streaming(real_chat)
     conversation = real_chat.chat().core
@@ -113,6 +117,7 @@ def test_qwen_offers_no_way_to_add_to_a_running_turn_so_no_steer_is_shown(real_c
     side = ask("qwen/control/session/btw", {**session, "question": "STEER-BTW what now?"})
     assert side == {**session, "answer": "OK."}  # the fake model's answer to a side request
     assert any("STEER-BTW" in json.dumps(body) for body in real_chat.model.requests if not is_agent_request(body))
+    running.set()
     assert real_chat.ended() == ["end_turn"]
     turn_requests = [json.dumps(body) for body in real_chat.model.agent_requests]
     assert turn_requests and not any("STEER" in body for body in turn_requests)  # the turn never saw either

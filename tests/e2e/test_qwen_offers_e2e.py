@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from typing import Any
 
 import pytest
@@ -47,7 +48,8 @@ def test_an_aside_is_answered_beside_the_chat_and_kept_out_of_it(real_chat: Real
         return "PEARS-ASIDE-ANSWER" if len(asked) == 1 else "SECOND-ASIDE-ANSWER"
 
     real_chat.model.set_responder(answer)
-    real_chat.model.queue("Apples are red.", Reply(text="slow words " * 300, chunk_size=5, delay=0.02), "Done.")
+    running = threading.Event()
+    real_chat.model.queue("Apples are red.", Reply(text="slow words " * 300, chunk_size=5, hold=running), "Done.")
     real_chat.send("tell me about apples")
     assert real_chat.ended() == ["end_turn"]
     real_chat.send("write slowly")
@@ -61,6 +63,8 @@ def test_an_aside_is_answered_beside_the_chat_and_kept_out_of_it(real_chat: Real
     follow_up = on_main(real_chat, lambda: offers("asides").ask(window, chat, "and its colour?"))
     assert follow_up.result(WAIT) == "SECOND-ASIDE-ANSWER"
     assert "which fruit did we discuss?" in asked[1] and "PEARS-ASIDE-ANSWER" in asked[1]  # the same aside thread
+    assert chat.core.state.agent_status == "busy"  # both asides were answered while the turn ran
+    running.set()
     assert real_chat.ended(2)[-1] == "end_turn"
     aside_view = next(v for v in window.views() if offers("asides").is_aside_view(v))
     assert "PEARS-ASIDE-ANSWER" in aside_view.substr(real_chat.host.sublime.Region(0, aside_view.size()))

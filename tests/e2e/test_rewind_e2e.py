@@ -6,6 +6,7 @@ byte for byte (a CRLF file with a BOM, a file it made is gone)."""
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,8 @@ def test_edit_and_resend_replaces_the_turn_and_restores_the_files_changed_after_
 
 
 def test_a_rewind_while_qwen_runs_a_turn_is_refused(real_chat: RealChat) -> None:
-    real_chat.model.queue(Reply(text="First answer."), Reply(text="slow answer " * 10, chunk_size=4, delay=0.1))
+    running = threading.Event()
+    real_chat.model.queue(Reply(text="First answer."), Reply(text="slow answer " * 10, chunk_size=4, hold=running))
     real_chat.send("PROMPT-ONE")
     assert real_chat.ended(1) == ["end_turn"]
     real_chat.send("PROMPT-TWO")
@@ -63,6 +65,7 @@ def test_a_rewind_while_qwen_runs_a_turn_is_refused(real_chat: RealChat) -> None
     window = real_chat.host.window
     with pytest.raises(Exception, match="a turn is running"):
         real_chat.host.run_on_main(lambda: rewind(window, chat, 0, None)).result(timeout=WAIT)
+    running.set()
     assert real_chat.ended(2)[-1] == "end_turn"
     assert chat.core.prompts.texts() == ["PROMPT-ONE", "PROMPT-TWO"]
 

@@ -45,6 +45,10 @@ class Reply:
     chunk_size: int = 16
     # Seconds between streamed content deltas (a slow model, to cancel mid-stream).
     delay: float = 0.0
+    # Set by the test when the answer may end: the stream stops before its
+    # last content delta until then (a turn that runs as long as the test
+    # needs it to, however loaded the machine), or until the client leaves.
+    hold: threading.Event | None = None
     # Streamed before the text as `reasoning_content` deltas (a thinking model).
     reasoning: str = ""
     # The tokens the answer reports (OpenAI `usage`): prompt, completion, cached prompt.
@@ -52,6 +56,16 @@ class Reply:
 
 
 Responder = Callable[[JSON], Reply | str | None]
+HOLD_LIMIT = 120.0  # a hang guard: a test that never releases its reply fails, it does not hang
+
+
+async def held(hold: threading.Event, request: web.Request) -> None:
+    """Until `hold` is set, the client has gone (a cancelled turn) or HOLD_LIMIT passed."""
+    deadline = time.monotonic() + HOLD_LIMIT
+    while not hold.is_set() and time.monotonic() < deadline:
+        if request.transport is None or request.transport.is_closing():
+            return
+        await asyncio.sleep(0.02)
 
 
 def text(content: str) -> Reply:
@@ -323,6 +337,8 @@ class FakeModel:
         for i in range(0, len(reply.reasoning), step):
             await send({"reasoning_content": reply.reasoning[i : i + step]})
         for i in range(0, len(reply.text), step):
+            if i + step >= len(reply.text) and reply.hold is not None:
+                await held(reply.hold, request)
             await send({"content": reply.text[i : i + step]})
             if reply.delay:
                 await asyncio.sleep(reply.delay)

@@ -109,10 +109,14 @@ def test_a_burst_of_cursor_moves_becomes_one_notification(editor: Editor) -> Non
     for point in range(1, 101):
         editor.user.click(view, point)
         moments.append(time.monotonic())
-    updates = [open_files(cli.next_context())] + [open_files(c) for c in cli.contexts_within(0.3)]
+    last_click = {"line": 1, "character": 101}
+    updates = [open_files(cli.next_context())]
+    while updates[-1][0]["cursor"] != last_click:  # up to the last click's, however late a loaded machine sends it
+        updates.append(open_files(cli.next_context()))
+    updates += [open_files(c) for c in cli.contexts_within(0.3)]  # and none after it
     for files in updates:
         check_shape(files)
-    assert updates[-1][0]["cursor"] == {"line": 1, "character": 101}
+    assert updates[-1][0]["cursor"] == last_click
     # The 50 ms debounce: one update, unless the machine stalled a move by nearly that long.
     stalls = sum(1 for a, b in itertools.pairwise(moments) if b - a > 0.04)
     assert len(updates) <= 1 + stalls, f"{len(updates)} updates, {stalls} stalls"

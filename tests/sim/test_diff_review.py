@@ -618,22 +618,22 @@ def test_disabling_and_enabling_the_package_adopts_the_review_tabs(editor: Edito
 
 def test_close_diff_answers_with_the_users_edits_while_the_main_thread_is_busy(editor: Editor) -> None:
     import threading
-    import time
 
     path = editor.file("a.txt", "x\n")
     cli = editor.cli()
     _, proposed = editor.propose(cli, path, "y\n")
     editor.host.user.type(proposed, "mine ")
 
-    release = threading.Event()
+    held, release = threading.Event(), threading.Event()
 
     def hold_the_main_thread() -> None:
         with editor.host.watchdog.internal():  # the test's stand-in for a busy editor, not a package callback
+            held.set()
             release.wait(10)
 
     busy = threading.Thread(target=lambda: editor.host.run_on_main(hold_the_main_thread))
     busy.start()
-    time.sleep(0.1)
+    assert held.wait(10)  # closeDiff comes while the main thread is held, however loaded the machine
     try:
         # The main thread is held until closeDiff has answered: waiting for it would hang here.
         assert cli.close_diff(path) == "mine y\n"

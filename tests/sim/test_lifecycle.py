@@ -27,6 +27,7 @@ from tests.support.editor import (
     BUILT_PACKAGE,
     PACKAGE,
     ROOT,
+    THREAD_WAIT,
     Editor,
     isolate_home,
     open_editor,
@@ -62,8 +63,15 @@ def folder(tmp_path: Path, name: str) -> str:
     return str(path.resolve())
 
 
-def wait_locks(host: SimulatedHost, lock_dir: Path, workspaces: list[str]) -> dict[int, dict[str, Any]]:
-    """Wait until the lock files describe exactly these workspaces."""
+def wait_locks(host: SimulatedHost, lock_dir: Path, workspaces: list[str], *,
+               after_start: bool = True) -> dict[int, dict[str, Any]]:
+    """Wait until the lock files describe exactly these workspaces; with
+    `after_start`, once the package's start and window threads have ended: a
+    window's server, lock file included, may wait for the first start, which
+    imports the server libraries (seconds on a loaded machine)."""
+    if after_start:
+        wait_for_package_threads(host, "start", "window")
+
     def match() -> dict[int, dict[str, Any]] | None:
         current = read_locks(lock_dir)
         return current if sorted(i["workspacePath"] for i in current.values()) == sorted(workspaces) else None
@@ -178,7 +186,7 @@ class _ImportGate(importlib.abc.MetaPathFinder):
     def find_spec(self, name: str, path: Any = None, target: ModuleType | None = None) -> None:
         if name == f"{PACKAGE}._vendor.aiohttp" and not self.opened.is_set():
             self.reached.set()
-            self.opened.wait(WAIT)
+            self.opened.wait(THREAD_WAIT)
         return
 
 
@@ -192,8 +200,10 @@ def test_a_window_closed_while_the_servers_start_keeps_no_server_or_lock(
     doomed = host.user.new_window()
     host.user.set_folders([doomed_folder], window=doomed)
     host.load_package(PACKAGE)
-    assert gate.reached.wait(WAIT)  # the ports are claimed, their lock files written
-    claimed = wait_locks(host, lock_dir, [kept, doomed_folder])
+    # The ports are claimed, their lock files written. A hang guard as long as the
+    # package threads': a fresh process imports the package's modules first.
+    assert gate.reached.wait(THREAD_WAIT)
+    claimed = wait_locks(host, lock_dir, [kept, doomed_folder], after_start=False)  # the start is held
     doomed_port = next(p for p, i in claimed.items() if i["workspacePath"] == doomed_folder)
 
     host.user.close_window(doomed)
@@ -279,7 +289,7 @@ def test_twenty_reloads_leave_exactly_one_live_server_per_window(
     second = host.user.new_window()
     host.user.set_folders([folder(tmp_path, "b")], window=second)
     host.load_package(PACKAGE)
-    wait_locks(host, lock_dir, [folder(tmp_path, "a"), folder(tmp_path, "b")])
+    wait_locks(host, lock_dir, [folder(tmp_path, "a"), folder(tmp_path, "b")], after_start=False)  # the first reload races it
     seen_ports: set[int] = set()
 
     for _ in range(20):
