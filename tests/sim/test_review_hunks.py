@@ -204,11 +204,13 @@ def test_the_drivers_review_verbs_keep_undo_and_refuse(tmp_path: Path) -> None:
         assert editor.do("chat", text="change it")["ok"]
         editor.wait_event(lambda e: e.get("event") == "turn_changes")
         review = editor.do("review_open")
-        assert [(h["hunk"], h["line"]) for h in review["files"][0]["hunks"]] == [(0, 3), (1, 17)]
-        kept = editor.do("hunk_keep", path=str(path), line=18)  # the line the agent added
-        assert [h["line"] for h in kept["files"][0]["hunks"]] == [3] and kept["files"][0]["kept"] == 1
+        assert [(h["index"], h["start"], h["state"]) for h in review["hunks"]] == [(0, 3, "pending"), (1, 17, "pending")]
+        kept = editor.do("hunk_keep", path=str(path), index=1)  # the hunk of the line the agent added
+        assert [(h["index"], h["start"], h["state"]) for h in kept["hunks"]] == [(0, 3, "pending"), (1, 17, "kept")]
+        again = editor.do("hunk_keep", path=str(path), index=1)
+        assert not again["ok"] and "kept, not pending" in again["error"]
         assert editor.do("set_text", path=str(path), text=AFTER.replace("THREE", "mine"))["ok"]
-        refused = editor.do("hunk_undo", path=str(path), hunk=0)
+        refused = editor.do("hunk_undo", path=str(path), index=0)
         assert not refused["ok"] and "changed since" in refused["error"]
         assert editor.do("text", path=str(path))["text"] == AFTER.replace("THREE", "mine")
         assert editor.quit()["ok"]
