@@ -192,24 +192,11 @@ def show_file(record: OpenReview, index: int) -> None:
     part = render_file(index, review_file, _display(record), comments)
     record.parts[index] = part
     head = render_title(record.source.title, record.review)
-    _replace_changed(view, start, old.text, part.text)
-    _replace_changed(view, 0, record.head, head)
+    _edit(view, lambda: view.run_command(REPLACE_COMMAND, {"begin": start, "end": start + len(old.text),
+                                                           "text": part.text}))
+    _edit(view, lambda: view.run_command(REPLACE_COMMAND, {"begin": 0, "end": len(record.head), "text": head}))
     record.head = head
     _caret_to(view, line)
-
-
-def _replace_changed(view: sublime.View, begin: int, old: str, new: str) -> None:
-    """Only the span where `new` differs from `old` (at `begin`) is replaced:
-    Sublime re-highlights and records no more than what changed, nothing when nothing did."""
-    if old == new:
-        return
-    shorter = min(len(old), len(new))
-    head = next((index for index in range(shorter) if old[index] != new[index]), shorter)
-    tail = 0
-    while tail < shorter - head and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]:
-        tail += 1
-    _edit(view, lambda: view.run_command(REPLACE_COMMAND, {"begin": begin + head, "end": begin + len(old) - tail,
-                                                           "text": new[head : len(new) - tail]}))
 
 
 def _edit(view: sublime.View, change: Callable[[], None]) -> None:
