@@ -112,6 +112,28 @@ def test_u_undoes_the_hunk_under_the_caret_alone_as_one_undo_step_and_saves_a_cl
     assert "0 hunks pending · 1 kept · 1 undone" in rig.editor.text(view)
 
 
+def test_a_u_undoes_every_hunk_of_every_file(rig: ChatRig) -> None:
+    path = rig.editor.workspace / "notes.txt"
+    code = agent_turn(rig, path)
+    rig.host.user.run_command("qwen_review_changes")
+    view = review_view(rig)
+    binding = rig.host.user.press_key("a, u")
+    assert binding is not None and binding.args == {"action": "undo_all"}
+    undo_settled(rig)
+    assert rig.editor.text(code) == BEFORE and "0 hunks pending · 2 undone" in rig.editor.text(view)
+
+
+def test_a_k_keeps_every_hunk_of_every_file(rig: ChatRig) -> None:
+    path = rig.editor.workspace / "notes.txt"
+    code = agent_turn(rig, path)
+    rig.host.user.run_command("qwen_review_changes")
+    view = review_view(rig)
+    binding = rig.host.user.press_key("a, k")
+    assert binding is not None and binding.args == {"action": "keep_all"}
+    rig.host.wait_idle()
+    assert rig.editor.text(code) == AFTER and "0 hunks pending · 2 kept" in rig.editor.text(view)
+
+
 def test_undo_is_refused_over_what_the_user_typed_on_the_hunks_lines(rig: ChatRig) -> None:
     path = rig.editor.workspace / "notes.txt"
     code = agent_turn(rig, path)
@@ -259,3 +281,35 @@ def test_a_proposals_hunk_is_undone_in_the_proposal_never_in_the_file(tmp_path: 
         assert cli.quiet()  # nothing accepted: the proposal tab was not saved
         editor.host.user.click_annotation(proposed, "accept")
         assert cli.next_notification()["params"]["content"] == FIRST_UNDONE
+
+
+def test_the_driver_opens_every_turn_since_one_against_each_files_earliest_text(tmp_path: Path) -> None:
+    require_built()
+    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
+    workspace.mkdir()
+    path = workspace / "notes.txt"
+    path.write_text(BEFORE)
+    first_turn = BEFORE.replace("line 3\n", "THREE\n")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [
+        [{"request": "fs/read_text_file", "params": {"sessionId": "", "path": str(path)}},
+         {"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(path), "content": first_turn}}],
+        [{"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(path), "content": AFTER}}]]}))
+    use_scripted_agent(home, script)
+    editor = HeadlessSublime(workspace, home)
+    try:
+        assert editor.do("chat_mode", mode="yolo")["ok"]
+        turns = []
+        for text in ("change line 3", "change line 17"):
+            assert editor.do("chat", text=text)["ok"]
+            turns.append(editor.wait_event(lambda e: e.get("event") == "turn_changes" and e["turn"] not in turns)["turn"])
+        last = editor.do("review_open")
+        assert [(h["start"], h["state"]) for h in last["hunks"]] == [(17, "pending")]  # the last turn's alone
+        since = editor.do("review_open", since=turns[0])
+        assert [(h["index"], h["start"], h["added"], h["removed"]) for h in since["hunks"]] == [(0, 3, 1, 1), (1, 17, 2, 1)]
+        undone = editor.do("hunk_undo", path=str(path), index=0)
+        assert [(h["index"], h["state"]) for h in undone["hunks"]] == [(0, "undone"), (1, "pending")]
+        assert path.read_text() == FIRST_UNDONE
+        assert editor.quit()["ok"]
+    finally:
+        editor.kill()
