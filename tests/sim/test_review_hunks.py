@@ -245,16 +245,19 @@ def test_the_drivers_review_verbs_keep_undo_and_refuse(tmp_path: Path) -> None:
 def test_worktree_changes_offer_the_review_and_an_undone_hunk_changes_the_worktrees_file(rig: ChatRig) -> None:
     changed = LINES.replace("line 2\n", "TWO\n").replace("line 18\n", "EIGHTEEN\n")
     chat = agent_edits(rig, "hunks", {"b.txt": changed})
+    tree_file = worktree_path(rig, "hunks") / "b.txt"
+    comments = sys.modules[f"{PACKAGE}.plugin.chat.comments.comment_marks"].book
+    comments.add(chat.chat_id, str(tree_file), 18, None, "why eighteen?")  # as Add Comment… in the worktree's file
     rig.host.user.run_command("qwen_worktree_changes", {"chat": chat.chat_id})
     wait_for_package_threads(rig.host, "worktree")
     open_panel(rig)
     rig.host.user.choose_quick_panel("Review every hunk")
     view = review_view(rig)
     assert "== " in rig.editor.text(view) and "2 hunks pending" in rig.editor.text(view)
+    assert "+EIGHTEEN\n   ▸ comment: why eighteen?" in rig.editor.text(view)  # under its line
     caret_on(rig, view, "+EIGHTEEN")
     rig.host.user.press_key("u")
     undo_settled(rig)
-    tree_file = worktree_path(rig, "hunks") / "b.txt"
     assert tree_file.read_text() == LINES.replace("line 2\n", "TWO\n")
     assert (rig.editor.workspace / "b.txt").read_text() == LINES  # the user's own file is not the worktree's
 

@@ -14,8 +14,6 @@ import sublime
 
 from ...core.chat.history.turn_changes import OUTSIDE, REVERTED, TurnChanges
 from ...core.review_hunks.review import UNDONE, ChangedFile
-from ...core.review_hunks.review_text import Comment
-from ..chat.comments.comment_marks import book
 from ..chat.history import turn_review
 from ..chat.window_chats import chats
 from .file_views import FileViews
@@ -58,9 +56,6 @@ class TurnSource(FileViews):
             found.append(ChangedFile(path, before.text() if existed else None, change.after,
                                      size=max(len(before.data or b""), len(change.after))))
         return found
-
-    def comments(self) -> list[Comment]:
-        return [Comment(c.path, c.line, c.text) for c in book.of_chat(self.chat_id) if c.state == "pending"]
 
     def watch(self, wrote: Callable[[str], None]) -> Callable[[], None]:
         """`wrote(path)` after each write of the turn (on the writer's thread); the call that stops it."""

@@ -13,7 +13,6 @@ import sublime
 
 from ...core.files.agent_files import Refused, decode, read_bytes
 from ...core.review_hunks.review import KEPT, ChangedFile
-from ...core.review_hunks.review_text import Comment
 from ...core.worktrees.worktree_changes import bases, changes, is_binary, worktree_file
 from ...core.worktrees.worktrees import Worktree
 from ..chat.window_chats import chats
@@ -55,9 +54,6 @@ class WorktreeSource(FileViews):
 
     def _text(self, data: bytes | None, binary: bool) -> str | None:
         return None if data is None else "" if binary else decode(data, self.encoding).text
-
-    def comments(self) -> list[Comment]:
-        return []
 
     def watch(self, wrote: Callable[[str], None]) -> Callable[[], None]:
         return lambda: None  # a worktree's files change by the agent's commands too: opened again to see them
