@@ -19,7 +19,7 @@ import pytest
 from tests.sim.test_chat import WAIT, ChatRig
 from tests.sim.test_chat_agent_work import pending, request, shell_permission, wait_answers
 from tests.sim.test_headless_chat import use_scripted_agent
-from tests.sim.test_worktree_chats import worktree_path
+from tests.sim.test_worktree_chats import new_worktree_chat, script, send_to, worktree_path
 from tests.sim.test_worktree_review import LINES, agent_edits, open_panel, repo_rig  # noqa: F401  (a fixture)
 from tests.support.editor import PACKAGE, open_editor, require_built, wait_for_package_threads
 from tests.support.headless import HeadlessSublime
@@ -316,3 +316,26 @@ def test_the_driver_opens_every_turn_since_one_against_each_files_earliest_text(
         assert editor.quit()["ok"]
     finally:
         editor.kill()
+
+
+@pytest.mark.skipif(shutil.which("git") is None or sys.platform == "win32", reason="needs git")
+@pytest.mark.usefixtures("repo_rig")
+def test_a_worktree_review_follows_the_chats_next_turn(rig: ChatRig) -> None:
+    tree_file = worktree_path(rig, "live") / "b.txt"
+    two = LINES.replace("line 2\n", "TWO\n")
+    script(rig, [[request("fs/write_text_file", path=str(tree_file), content=two), {"chunks": ["one"]}],
+                 [request("fs/write_text_file", path=str(tree_file), content=two.replace("line 18\n", "EIGHTEEN\n")),
+                  {"chunks": ["two"]}]])
+    chat = new_worktree_chat(rig, "live")
+    send_to(rig, chat, "first")
+    rig.host.wait_for(lambda: [e for e, _ in rig.events if e == "chat_turn_ended"], timeout=WAIT)
+    rig.host.user.run_command("qwen_worktree_changes", {"chat": chat.chat_id})
+    wait_for_package_threads(rig.host, "worktree")
+    open_panel(rig)
+    rig.host.user.choose_quick_panel("Review every hunk")
+    view = review_view(rig)
+    assert "1 hunk pending" in rig.editor.text(view)
+    send_to(rig, chat, "second")
+    rig.host.wait_for(lambda: len([e for e, _ in rig.events if e == "chat_turn_ended"]) == 2, timeout=WAIT)
+    rig.host.wait_for(lambda: "+EIGHTEEN" in rig.editor.text(view), timeout=WAIT)  # no reopening
+    assert "2 hunks pending" in rig.editor.text(view)

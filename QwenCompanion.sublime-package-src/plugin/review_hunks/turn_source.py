@@ -16,7 +16,7 @@ from ...core.chat.history.turn_changes import OUTSIDE, REVERTED, TurnChanges
 from ...core.review_hunks.review import UNDONE, ChangedFile
 from ..chat.history import turn_review
 from ..chat.window_chats import chats
-from .file_views import FileViews
+from .file_views import FileViews, watch_writes
 
 
 @dataclass
@@ -58,9 +58,7 @@ class TurnSource(FileViews):
         return found
 
     def watch(self, wrote: Callable[[str], None]) -> Callable[[], None]:
-        """`wrote(path)` after each write of the turn (on the writer's thread); the call that stops it."""
-        self.turns.write_listeners.append(wrote)
-        return lambda: self.turns.write_listeners.remove(wrote) if wrote in self.turns.write_listeners else None
+        return watch_writes(self.turns, wrote)
 
     def settled(self, window: sublime.Window, path: str, state: str) -> None:
         """No hunk of `path` is pending: undone alone, the turn's file is
