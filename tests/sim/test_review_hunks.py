@@ -112,26 +112,18 @@ def test_u_undoes_the_hunk_under_the_caret_alone_as_one_undo_step_and_saves_a_cl
     assert "0 hunks pending · 1 kept · 1 undone" in rig.editor.text(view)
 
 
-def test_a_u_undoes_every_hunk_of_every_file(rig: ChatRig) -> None:
+@pytest.mark.parametrize(("keys", "action", "text", "counts"), [
+    ("a, u", "undo_all", BEFORE, "0 hunks pending · 2 undone"), ("a, k", "keep_all", AFTER, "0 hunks pending · 2 kept")])
+def test_a_u_undoes_and_a_k_keeps_every_hunk_of_every_file(rig: ChatRig, keys: str, action: str, text: str,
+                                                           counts: str) -> None:
     path = rig.editor.workspace / "notes.txt"
     code = agent_turn(rig, path)
     rig.host.user.run_command("qwen_review_changes")
     view = review_view(rig)
-    binding = rig.host.user.press_key("a, u")
-    assert binding is not None and binding.args == {"action": "undo_all"}
+    binding = rig.host.user.press_key(keys)
+    assert binding is not None and binding.args == {"action": action}
     undo_settled(rig)
-    assert rig.editor.text(code) == BEFORE and "0 hunks pending · 2 undone" in rig.editor.text(view)
-
-
-def test_a_k_keeps_every_hunk_of_every_file(rig: ChatRig) -> None:
-    path = rig.editor.workspace / "notes.txt"
-    code = agent_turn(rig, path)
-    rig.host.user.run_command("qwen_review_changes")
-    view = review_view(rig)
-    binding = rig.host.user.press_key("a, k")
-    assert binding is not None and binding.args == {"action": "keep_all"}
-    rig.host.wait_idle()
-    assert rig.editor.text(code) == AFTER and "0 hunks pending · 2 kept" in rig.editor.text(view)
+    assert rig.editor.text(code) == text and counts in rig.editor.text(view)
 
 
 def test_undo_is_refused_over_what_the_user_typed_on_the_hunks_lines(rig: ChatRig) -> None:
@@ -208,18 +200,24 @@ def test_opened_by_the_agents_doing_and_following_a_running_turn_the_keys_stay_t
     assert rig.host.run_on_main(lambda: window.active_view()) == code
 
 
-def test_the_drivers_review_verbs_keep_undo_and_refuse(tmp_path: Path) -> None:
+def driven_editor(tmp_path: Path, *writes: str) -> tuple[HeadlessSublime, Path]:
+    """The headless editor whose agent writes each of `writes` to notes.txt (BEFORE at first), one a turn."""
     require_built()
     home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
     workspace.mkdir()
     path = workspace / "notes.txt"
     path.write_text(BEFORE)
+    turns = [[{"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(path), "content": text}}]
+             for text in writes]
+    turns[0].insert(0, {"request": "fs/read_text_file", "params": {"sessionId": "", "path": str(path)}})
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({"turns": [[
-        {"request": "fs/read_text_file", "params": {"sessionId": "", "path": str(path)}},
-        {"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(path), "content": AFTER}}]]}))
+    script.write_text(json.dumps({"turns": turns}))
     use_scripted_agent(home, script)
-    editor = HeadlessSublime(workspace, home)
+    return HeadlessSublime(workspace, home), path
+
+
+def test_the_drivers_review_verbs_keep_undo_and_refuse(tmp_path: Path) -> None:
+    editor, path = driven_editor(tmp_path, AFTER)
     try:
         assert editor.do("chat_mode", mode="yolo")["ok"]
         assert editor.do("open", path=str(path))["ok"]
@@ -287,19 +285,7 @@ def test_a_proposals_hunk_is_undone_in_the_proposal_never_in_the_file(tmp_path: 
 
 
 def test_the_driver_opens_every_turn_since_one_against_each_files_earliest_text(tmp_path: Path) -> None:
-    require_built()
-    home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
-    workspace.mkdir()
-    path = workspace / "notes.txt"
-    path.write_text(BEFORE)
-    first_turn = BEFORE.replace("line 3\n", "THREE\n")
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"turns": [
-        [{"request": "fs/read_text_file", "params": {"sessionId": "", "path": str(path)}},
-         {"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(path), "content": first_turn}}],
-        [{"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(path), "content": AFTER}}]]}))
-    use_scripted_agent(home, script)
-    editor = HeadlessSublime(workspace, home)
+    editor, path = driven_editor(tmp_path, BEFORE.replace("line 3\n", "THREE\n"), AFTER)
     try:
         assert editor.do("chat_mode", mode="yolo")["ok"]
         turns = []
