@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import accumulate
 
 from .hunks import Hunk, Stale, diff_hunks, keep_hunk, undo_hunk
@@ -117,12 +117,22 @@ class ReviewFile:
             if entry.state != PENDING:
                 entry.start += shifts[bisect_left(starts, entry.start)]
 
+    def _settled_hunk(self, index: int, old_moved: int, new_moved: int) -> None:
+        """Hunk `index` leaves the pending ones; those below it move by as many
+        lines as it changed. Hunks never share a line (changes closer than
+        twice the context are one hunk), so nothing is diffed again: a Keep
+        or an Undo costs no diff of a large file on the main thread."""
+        self.hunks = self.hunks[:index] + [
+            replace(hunk, old_start=hunk.old_start + old_moved, new_start=hunk.new_start + new_moved)
+            for hunk in self.hunks[index + 1 :]]
+        self._number()
+
     def keep(self, index: int) -> None:
         hunk = self.hunks[index]
         self.base = keep_hunk(self.base, hunk)
         self.kept += 1
         self._settle([index], KEPT)
-        self.rediff(None)
+        self._settled_hunk(index, len(hunk.new_lines) - len(hunk.old_lines), 0)
 
     def undo_text(self, index: int, actual: str) -> str:
         """What the file holds once hunk `index` alone is reversed in `actual`
@@ -131,10 +141,11 @@ class ReviewFile:
 
     def undone_hunk(self, index: int) -> None:
         """The write of `undo_text` landed."""
-        self.expected = undo_hunk(self.expected, self.expected, self.hunks[index])
+        hunk = self.hunks[index]
+        self.expected = undo_hunk(self.expected, self.expected, hunk)
         self.undone += 1
         self._settle([index], UNDONE)
-        self.rediff(None)
+        self._settled_hunk(index, 0, len(hunk.old_lines) - len(hunk.new_lines))
 
     def undo_all_text(self, actual: str) -> str:
         """`actual` with every pending hunk reversed (the lowest first, so the
