@@ -948,58 +948,82 @@ def _review_module(name: str) -> Any:
 
 
 def _review_listing(record: Any) -> dict[str, Any]:
-    """An open review's files and their pending hunks (`hunk`: the index hunk_keep and hunk_undo take)."""
+    """An open review's hunks, kept and undone ones too, each by its file and its stable `index`
+    (a file kept or undone whole only, binary or large, is its one hunk 0)."""
+    hunks: list[dict[str, Any]] = []
+    for f in record.review.files:
+        if f.whole_only:
+            hunks.append({"path": f.path, "index": 0, "start": 1, "added": f.added, "removed": f.removed,
+                          "state": f.state, "kind": f.kind})
+            continue
+        hunks += [{"path": f.path, "index": i, "start": e.start + 1, "added": e.added, "removed": e.removed,
+                   "state": e.state, "kind": f.kind} for i, e in enumerate(f.entries)]
     return {"view": record.view.id(), "title": record.source.title, "pending": record.review.pending_hunks,
-            "files": [{"path": f.path, "kind": f.kind, "added": f.added, "removed": f.removed, "kept": f.kept,
-                       "undone": f.undone, "state": f.state,
-                       "hunks": [{"hunk": i, "line": h.first_changed_line + 1, "added": h.added, "removed": h.removed}
-                                 for i, h in enumerate(f.hunks)]}
-                      for f in record.review.files]}
+            "hunks": hunks}
+
+
+def _review_source(driver: Driver, action: dict[str, Any], window: Any) -> Any:
+    """The set of changes `action` names: a worktree chat's (`worktree`: its path, or true for the
+    chat's own), every turn since `since`, or a turn (default: the last that changed files)."""
+    worktree = action.get("worktree")
+    if worktree:
+        if worktree is True:
+            chat = driver.chat_by_id(action["chat"]) if action.get("chat") is not None else driver.chats.get(window)
+            worktree = chat.worktree.path if chat is not None and chat.worktree is not None else None
+        encoding = sys.modules[f"{PACKAGE}.plugin.settings"].fallback_encoding()
+        source = _review_module("worktree_source").worktree_source(window, worktree, encoding)
+        if source is None:
+            raise ValueError("no chat of this window works in that worktree")
+        return source
+    source = _review_module("turn_source").turn_source(window, _chat_id(driver, action), action.get("turn"),
+                                                       action.get("since"))
+    if source is None:
+        raise ValueError("no turn of the chat changed files")
+    return source
 
 
 def do_review_open(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """The review view of a chat's turn (default: the running turn once it wrote, else the last that
-    changed files), opened as the agent's doing (the keys stay where they are); its hunks once shown."""
+    """The review view of a set of changes (see `_review_source`), opened as the agent's doing
+    (the keys stay where they are); its hunks once shown."""
     window = _chat_window(driver, action)
-    chat_id = _chat_id(driver, action)
-
-    def open_it() -> Any:
-        source = _review_module("turn_source").turn_source(window, chat_id, action.get("turn"))
-        if source is None:
-            raise ValueError("no turn of the chat changed files")
-        return _review_module("review_view").open_review(window, source, by_user=False)
-
-    record = driver.host.run_on_main(open_it)
+    record = driver.host.run_on_main(
+        lambda: _review_module("review_view").open_review(window, _review_source(driver, action, window),
+                                                          by_user=False))
     wait_for_package_threads(driver.host, "review read")
     driver.host.wait_idle()
     return driver.host.run_on_main(lambda: _review_listing(record))  # type: ignore[no-any-return]
 
 
-def _hunk_of(driver: Driver, action: dict[str, Any]) -> tuple[Any, int, int]:
-    """(the open review showing `path`, the file's index, the hunk `hunk` or the one holding `line`)."""
+def _hunk_of(driver: Driver, action: dict[str, Any]) -> tuple[Any, int, int | None]:
+    """(the open review showing `path` (of chat `chat`'s, when given), the file's index, the pending
+    position of hunk `index`: None for a file kept or undone whole only); refused when it is settled."""
     path = str(Path(action["path"]).resolve())
+    number = int(action["index"])
+    chat_id = _chat_id(driver, action) if action.get("chat") is not None else None
 
-    def find() -> tuple[Any, int, int]:
-        records = [r for r in _review_module("review_view")._open.values() if r.view.is_valid() and r.review.file(path)]
+    def find() -> tuple[Any, int, int | None]:
+        records = [r for r in _review_module("review_view")._open.values() if r.view.is_valid()
+                   and r.review.file(path) and chat_id in (None, getattr(r.source, "chat_id", None))]
         if not records:
             raise LookupError(f"no open review shows {action['path']}")
         record = records[-1]
         index = next(i for i, f in enumerate(record.review.files) if f.path == path)
-        hunks = record.review.files[index].hunks
-        if action.get("line") is not None:
-            line = int(action["line"])
-            hunk = next((i for i, h in enumerate(hunks) if h.new_start < line <= h.new_start + len(h.new_lines)), -1)
-        else:
-            hunk = int(action.get("hunk", 0))
-        if not 0 <= hunk < len(hunks):
-            raise ValueError(f"{action['path']} has no such pending hunk ({len(hunks)} pending)")
-        return record, index, hunk
+        review_file = record.review.files[index]
+        if review_file.whole_only:
+            if number != 0 or review_file.state != "pending":
+                raise ValueError(f"{action['path']} has no pending hunk {number}")
+            return record, index, None
+        position = review_file.pending_index(number)
+        if position is None:
+            state = review_file.entries[number].state if 0 <= number < len(review_file.entries) else "unknown"
+            raise ValueError(f"hunk {number} of {action['path']} is {state}, not pending")
+        return record, index, position
 
     return driver.host.run_on_main(find)  # type: ignore[no-any-return]
 
 
 def do_hunk_keep(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Keep a hunk of an open review: `path` and `hunk` (its index) or `line` (1-based, of the file now)."""
+    """Keep hunk `index` of `path` in an open review; answers `{hunks}` as review_open."""
     record, index, hunk = _hunk_of(driver, action)
     driver.host.run_on_main(lambda: _review_module("hunk_actions").keep(record, index, hunk))
     driver.host.wait_idle()
@@ -1007,8 +1031,8 @@ def do_hunk_keep(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 
 
 def do_hunk_undo(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
-    """Undo a hunk of an open review (as hunk_keep names it) through the write path; refused
-    (`ok: false`, with the reason) when its lines changed since."""
+    """Undo hunk `index` of `path` through the write path; answers once the file and its views
+    changed; refused (`ok: false`, with the reason) when its lines changed since."""
     record, index, hunk = _hunk_of(driver, action)
     outcome: Future[str | None] = Future()
     driver.host.run_on_main(lambda: _review_module("hunk_actions").undo(record, index, hunk, outcome.set_result))
@@ -1195,9 +1219,9 @@ ACTIONS: dict[str, Action] = {
     "reference": do_reference,  # {path}
     "turn_undo": do_turn_undo,  # {chat?, turn?, path?}
     "turn_keep": do_turn_keep,  # {chat?, turn?, path?}
-    "review_open": do_review_open,  # {chat?, turn?} -> {view, title, pending, files: [{path, kind, hunks: [{hunk, line, added, removed}], …}]}
-    "hunk_keep": do_hunk_keep,  # {path, hunk? | line?} -> as review_open
-    "hunk_undo": do_hunk_undo,  # {path, hunk? | line?} -> as review_open; refused when its lines changed since
+    "review_open": do_review_open,  # {chat?, turn?, since?, worktree?} -> {view, hunks: [{path, index, start, added, removed, state}]}
+    "hunk_keep": do_hunk_keep,  # {path, index, chat?} -> {hunks} as review_open
+    "hunk_undo": do_hunk_undo,  # {path, index, chat?} -> {hunks}; refused when its lines changed since
     "choose": do_choose,  # {index}: the open quick panel's item
     "input": do_input,  # {text}: the command palette's input for a command
     "elicitation": do_elicitation,  # {values | decline | cancel, window?}: answers the waiting form

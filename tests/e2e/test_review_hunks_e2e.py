@@ -44,13 +44,13 @@ def test_one_hunk_undone_the_other_change_stays(real_env: dict[str, str], qwen_c
         assert source.read_text() == changed
         review = editor.do("review_open")
         assert review["ok"], review
-        (listed,) = review["files"]
-        assert listed["path"] == str(source.resolve())
-        assert [(h["line"], h["added"], h["removed"]) for h in listed["hunks"]] == [(2, 1, 1), (18, 1, 1)]
-        undone = editor.do("hunk_undo", path=str(source), hunk=0)
+        assert {h["path"] for h in review["hunks"]} == {str(source.resolve())}
+        assert [(h["index"], h["start"], h["added"], h["removed"], h["state"]) for h in review["hunks"]] == [
+            (0, 2, 1, 1, "pending"), (1, 18, 1, 1, "pending")]
+        undone = editor.do("hunk_undo", path=str(source), index=0)
         assert undone["ok"], undone
         assert source.read_text() == BEFORE.replace("value_18 = 18\n", "value_18 = 1800\n")
-        assert [h["line"] for h in undone["files"][0]["hunks"]] == [18] and undone["files"][0]["undone"] == 1
+        assert [(h["start"], h["state"]) for h in undone["hunks"]] == [(2, "undone"), (18, "pending")]
         assert editor.quit()["ok"]
     finally:
         editor.kill()

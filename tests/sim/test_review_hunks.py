@@ -19,7 +19,7 @@ import pytest
 from tests.sim.test_chat import WAIT, ChatRig
 from tests.sim.test_chat_agent_work import pending, request, shell_permission, wait_answers
 from tests.sim.test_headless_chat import use_scripted_agent
-from tests.sim.test_worktree_chats import worktree_path
+from tests.sim.test_worktree_chats import new_worktree_chat, script, send_to, worktree_path
 from tests.sim.test_worktree_review import LINES, agent_edits, open_panel, repo_rig  # noqa: F401  (a fixture)
 from tests.support.editor import PACKAGE, open_editor, require_built, wait_for_package_threads
 from tests.support.headless import HeadlessSublime
@@ -112,6 +112,20 @@ def test_u_undoes_the_hunk_under_the_caret_alone_as_one_undo_step_and_saves_a_cl
     assert "0 hunks pending · 1 kept · 1 undone" in rig.editor.text(view)
 
 
+@pytest.mark.parametrize(("keys", "action", "text", "counts"), [
+    ("a, u", "undo_all", BEFORE, "0 hunks pending · 2 undone"), ("a, k", "keep_all", AFTER, "0 hunks pending · 2 kept")])
+def test_a_u_undoes_and_a_k_keeps_every_hunk_of_every_file(rig: ChatRig, keys: str, action: str, text: str,
+                                                           counts: str) -> None:
+    path = rig.editor.workspace / "notes.txt"
+    code = agent_turn(rig, path)
+    rig.host.user.run_command("qwen_review_changes")
+    view = review_view(rig)
+    binding = rig.host.user.press_key(keys)
+    assert binding is not None and binding.args == {"action": action}
+    undo_settled(rig)
+    assert rig.editor.text(code) == text and counts in rig.editor.text(view)
+
+
 def test_undo_is_refused_over_what_the_user_typed_on_the_hunks_lines(rig: ChatRig) -> None:
     path = rig.editor.workspace / "notes.txt"
     code = agent_turn(rig, path)
@@ -186,29 +200,37 @@ def test_opened_by_the_agents_doing_and_following_a_running_turn_the_keys_stay_t
     assert rig.host.run_on_main(lambda: window.active_view()) == code
 
 
-def test_the_drivers_review_verbs_keep_undo_and_refuse(tmp_path: Path) -> None:
+def driven_editor(tmp_path: Path, *writes: str) -> tuple[HeadlessSublime, Path]:
+    """The headless editor whose agent writes each of `writes` to notes.txt (BEFORE at first), one a turn."""
     require_built()
     home, workspace = tmp_path / "home", (tmp_path / "workspace").resolve()
     workspace.mkdir()
     path = workspace / "notes.txt"
     path.write_text(BEFORE)
+    turns = [[{"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(path), "content": text}}]
+             for text in writes]
+    turns[0].insert(0, {"request": "fs/read_text_file", "params": {"sessionId": "", "path": str(path)}})
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({"turns": [[
-        {"request": "fs/read_text_file", "params": {"sessionId": "", "path": str(path)}},
-        {"request": "fs/write_text_file", "params": {"sessionId": "", "path": str(path), "content": AFTER}}]]}))
+    script.write_text(json.dumps({"turns": turns}))
     use_scripted_agent(home, script)
-    editor = HeadlessSublime(workspace, home)
+    return HeadlessSublime(workspace, home), path
+
+
+def test_the_drivers_review_verbs_keep_undo_and_refuse(tmp_path: Path) -> None:
+    editor, path = driven_editor(tmp_path, AFTER)
     try:
         assert editor.do("chat_mode", mode="yolo")["ok"]
         assert editor.do("open", path=str(path))["ok"]
         assert editor.do("chat", text="change it")["ok"]
         editor.wait_event(lambda e: e.get("event") == "turn_changes")
         review = editor.do("review_open")
-        assert [(h["hunk"], h["line"]) for h in review["files"][0]["hunks"]] == [(0, 3), (1, 17)]
-        kept = editor.do("hunk_keep", path=str(path), line=18)  # the line the agent added
-        assert [h["line"] for h in kept["files"][0]["hunks"]] == [3] and kept["files"][0]["kept"] == 1
+        assert [(h["index"], h["start"], h["state"]) for h in review["hunks"]] == [(0, 3, "pending"), (1, 17, "pending")]
+        kept = editor.do("hunk_keep", path=str(path), index=1)  # the hunk of the line the agent added
+        assert [(h["index"], h["start"], h["state"]) for h in kept["hunks"]] == [(0, 3, "pending"), (1, 17, "kept")]
+        again = editor.do("hunk_keep", path=str(path), index=1)
+        assert not again["ok"] and "kept, not pending" in again["error"]
         assert editor.do("set_text", path=str(path), text=AFTER.replace("THREE", "mine"))["ok"]
-        refused = editor.do("hunk_undo", path=str(path), hunk=0)
+        refused = editor.do("hunk_undo", path=str(path), index=0)
         assert not refused["ok"] and "changed since" in refused["error"]
         assert editor.do("text", path=str(path))["text"] == AFTER.replace("THREE", "mine")
         assert editor.quit()["ok"]
@@ -221,16 +243,19 @@ def test_the_drivers_review_verbs_keep_undo_and_refuse(tmp_path: Path) -> None:
 def test_worktree_changes_offer_the_review_and_an_undone_hunk_changes_the_worktrees_file(rig: ChatRig) -> None:
     changed = LINES.replace("line 2\n", "TWO\n").replace("line 18\n", "EIGHTEEN\n")
     chat = agent_edits(rig, "hunks", {"b.txt": changed})
+    tree_file = worktree_path(rig, "hunks") / "b.txt"
+    comments = sys.modules[f"{PACKAGE}.plugin.chat.comments.comment_marks"].book
+    comments.add(chat.chat_id, str(tree_file), 18, None, "why eighteen?")  # as Add Comment… in the worktree's file
     rig.host.user.run_command("qwen_worktree_changes", {"chat": chat.chat_id})
     wait_for_package_threads(rig.host, "worktree")
     open_panel(rig)
     rig.host.user.choose_quick_panel("Review every hunk")
     view = review_view(rig)
     assert "== " in rig.editor.text(view) and "2 hunks pending" in rig.editor.text(view)
+    assert "+EIGHTEEN\n   ▸ comment: why eighteen?" in rig.editor.text(view)  # under its line
     caret_on(rig, view, "+EIGHTEEN")
     rig.host.user.press_key("u")
     undo_settled(rig)
-    tree_file = worktree_path(rig, "hunks") / "b.txt"
     assert tree_file.read_text() == LINES.replace("line 2\n", "TWO\n")
     assert (rig.editor.workspace / "b.txt").read_text() == LINES  # the user's own file is not the worktree's
 
@@ -257,3 +282,46 @@ def test_a_proposals_hunk_is_undone_in_the_proposal_never_in_the_file(tmp_path: 
         assert cli.quiet()  # nothing accepted: the proposal tab was not saved
         editor.host.user.click_annotation(proposed, "accept")
         assert cli.next_notification()["params"]["content"] == FIRST_UNDONE
+
+
+def test_the_driver_opens_every_turn_since_one_against_each_files_earliest_text(tmp_path: Path) -> None:
+    editor, path = driven_editor(tmp_path, BEFORE.replace("line 3\n", "THREE\n"), AFTER)
+    try:
+        assert editor.do("chat_mode", mode="yolo")["ok"]
+        turns = []
+        for text in ("change line 3", "change line 17"):
+            assert editor.do("chat", text=text)["ok"]
+            turns.append(editor.wait_event(lambda e: e.get("event") == "turn_changes" and e["turn"] not in turns)["turn"])
+        last = editor.do("review_open")
+        assert [(h["start"], h["state"]) for h in last["hunks"]] == [(17, "pending")]  # the last turn's alone
+        since = editor.do("review_open", since=turns[0])
+        assert [(h["index"], h["start"], h["added"], h["removed"]) for h in since["hunks"]] == [(0, 3, 1, 1), (1, 17, 2, 1)]
+        undone = editor.do("hunk_undo", path=str(path), index=0)
+        assert [(h["index"], h["state"]) for h in undone["hunks"]] == [(0, "undone"), (1, "pending")]
+        assert path.read_text() == FIRST_UNDONE
+        assert editor.quit()["ok"]
+    finally:
+        editor.kill()
+
+
+@pytest.mark.skipif(shutil.which("git") is None or sys.platform == "win32", reason="needs git")
+@pytest.mark.usefixtures("repo_rig")
+def test_a_worktree_review_follows_the_chats_next_turn(rig: ChatRig) -> None:
+    tree_file = worktree_path(rig, "live") / "b.txt"
+    two = LINES.replace("line 2\n", "TWO\n")
+    script(rig, [[request("fs/write_text_file", path=str(tree_file), content=two), {"chunks": ["one"]}],
+                 [request("fs/write_text_file", path=str(tree_file), content=two.replace("line 18\n", "EIGHTEEN\n")),
+                  {"chunks": ["two"]}]])
+    chat = new_worktree_chat(rig, "live")
+    send_to(rig, chat, "first")
+    rig.host.wait_for(lambda: [e for e, _ in rig.events if e == "chat_turn_ended"], timeout=WAIT)
+    rig.host.user.run_command("qwen_worktree_changes", {"chat": chat.chat_id})
+    wait_for_package_threads(rig.host, "worktree")
+    open_panel(rig)
+    rig.host.user.choose_quick_panel("Review every hunk")
+    view = review_view(rig)
+    assert "1 hunk pending" in rig.editor.text(view)
+    send_to(rig, chat, "second")
+    rig.host.wait_for(lambda: len([e for e, _ in rig.events if e == "chat_turn_ended"]) == 2, timeout=WAIT)
+    rig.host.wait_for(lambda: "+EIGHTEEN" in rig.editor.text(view), timeout=WAIT)  # no reopening
+    assert "2 hunks pending" in rig.editor.text(view)

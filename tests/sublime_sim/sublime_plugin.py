@@ -11,6 +11,7 @@ the others still run.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import threading
@@ -109,6 +110,7 @@ def _split_identifier(s: str) -> list[str]:
     return parts
 
 
+@functools.cache  # Sublime reads a command's name once, when it makes the command, not at each run
 def _derive_name(clsname: str, suffix: str) -> str:
     name = "_".join(p.lower() for p in _split_identifier(clsname))
     return name.removesuffix(suffix)

@@ -92,6 +92,30 @@ def test_a_review_file_keeps_and_undoes_hunk_by_hunk() -> None:
     assert written == edited(BEFORE, {5: "FIVE\n"}) and not file.hunks and file.undone == 1
 
 
+def test_each_hunk_keeps_its_number_and_its_line_in_the_text_now() -> None:
+    three = edited(BEFORE, {2: "TWO\n", 12: "TWELVE\nmore\nmore\n", 25: "TWENTY-FIVE\n"})
+    review_file = Review([ChangedFile("a.txt", BEFORE, three)]).files[0]
+    assert [(e.state, e.start) for e in review_file.entries] == [("pending", 1), ("pending", 11), ("pending", 26)]
+    review_file.keep(0)
+    assert review_file.pending_index(0) is None and review_file.pending_index(2) == 1
+    review_file.undone_hunk(0)
+    assert [(e.state, e.start, e.added, e.removed) for e in review_file.entries] == [
+        ("kept", 1, 1, 1), ("undone", 11, 3, 1), ("pending", 24, 1, 1)]
+
+
+@pytest.mark.parametrize("steps", [("keep", 0), ("undo", 0), ("keep", 1), ("undo", 1), ("undo", 0, "keep", 0),
+                                   ("keep", 1, "undo", 0, "undo", 0)])
+def test_the_hunks_left_after_a_keep_or_undo_are_those_a_new_diff_gives(steps: tuple[object, ...]) -> None:
+    now = edited(BEFORE, {2: "TWO\nmore\n", 12: "", 20: "TWENTY\n", 29: "a\nb\nc\n"})
+    review_file = Review([ChangedFile("a.txt", BEFORE, now)]).files[0]
+    for action, index in zip(steps[::2], steps[1::2], strict=True):
+        if action == "keep":
+            review_file.keep(int(str(index)))
+        else:
+            review_file.undone_hunk(int(str(index)))
+    assert review_file.hunks == diff_hunks(review_file.base, review_file.expected)
+
+
 def test_undo_all_reverses_every_pending_hunk_or_none() -> None:
     review = Review([ChangedFile("/w/a.txt", BEFORE, NOW)])
     file = review.files[0]

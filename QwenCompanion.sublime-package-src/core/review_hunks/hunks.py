@@ -117,6 +117,8 @@ def _hunk(old: list[str], new: list[str], group: list[tuple[int, int, int, int]]
 def _position(actual: list[str], expected: list[str], start: int, covered: int) -> int | None:
     """Where lines `start`…`start + covered` of `expected` stand in `actual`,
     when `actual` differs from it only above or only below them; else None."""
+    if actual == expected:  # compared in C: the usual case, cheap for a large file
+        return start
     head = _common_head(actual, expected)
     if head >= start + covered:
         return start

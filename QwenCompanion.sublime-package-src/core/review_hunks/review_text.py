@@ -16,7 +16,8 @@ from .review import BINARY, LARGE, UNLISTED, Review, ReviewFile
 
 ROW_CHARACTERS = 2000  # a minified file's line is shown cut, the view stays light
 COMMENT_CHARACTERS = 300
-KEYS_LINE = "k keep · u undo · Enter open · shift+k keep file · shift+u undo file · n / p next / previous hunk"
+KEYS_LINE = ("k keep · u undo · Enter open · shift+k keep file · shift+u undo file · a k keep all · a u undo all"
+             " · n / p next / previous hunk")
 NO_HUNK = -1
 
 

@@ -13,6 +13,7 @@ import sublime
 
 from ...core.review_hunks.review import ChangedFile
 from ...core.review_hunks.review_text import Comment
+from ..chat.comments.comment_marks import book
 from ..editor import replace_text, view_text
 from ..reviews.review_tabs import OpenReview as TwoTabReview, reviews
 
@@ -35,7 +36,8 @@ class ProposalSource:
         return [ChangedFile(self.item.review.file_path, before, self.item.proposal_text())]
 
     def comments(self) -> list[Comment]:
-        return []
+        """Every chat's pending comments on the proposal tab (their lines are the proposal's)."""
+        return [Comment(c.path, c.line, c.text) for c in book.pending_in(self.item.review.id)]
 
     def watch(self, wrote: Callable[[str], None]) -> Callable[[], None]:
         return lambda: None

@@ -24,14 +24,17 @@ ACTIONS = ("keep", "undo", "open", "keep_file", "undo_file", "keep_all", "undo_a
 
 class QwenReviewChangesCommand(sublime_plugin.WindowCommand):
     """Every hunk of the active chat's (or chat `chat`'s) last turn that
-    changed files (or `turn`'s, or the running turn's) in the review view;
+    changed files (or `turn`'s, or the running turn's, or every turn since
+    turn `since`) in the review view;
     with `worktree` (a worktree chat's folder), that worktree's changes;
     run from a review's tab (a proposal), that proposal's hunks."""
 
-    def run(self, chat: int | None = None, turn: int | None = None, worktree: str | None = None) -> None:
-        proposal = proposal_source(self.window.active_view()) if chat is None and turn is None else None
+    def run(self, chat: int | None = None, turn: int | None = None, worktree: str | None = None,
+            since: int | None = None) -> None:
+        chosen = chat is not None or turn is not None or since is not None
+        proposal = proposal_source(self.window.active_view()) if not chosen else None
         source: ReviewSource | None = (worktree_source(self.window, worktree, fallback_encoding()) if worktree
-                                       else proposal or turn_source(self.window, chat, turn))
+                                       else proposal or turn_source(self.window, chat, turn, since))
         if source is None:
             self.window.status_message("Qwen Code: no turn of the chat changed files" if worktree is None
                                        else "Qwen Code: no chat of this window works in that worktree")

@@ -11,20 +11,22 @@ from dataclasses import dataclass
 
 import sublime
 
+from ...core.chat.history.turn_changes import TurnChanges
 from ...core.files.agent_files import Refused, decode, read_bytes
 from ...core.review_hunks.review import KEPT, ChangedFile
-from ...core.review_hunks.review_text import Comment
 from ...core.worktrees.worktree_changes import bases, changes, is_binary, worktree_file
 from ...core.worktrees.worktrees import Worktree
+from ..chat.history import turn_review
 from ..chat.window_chats import chats
 from ..chat.worktrees import worktree_review
-from .file_views import FileViews
+from .file_views import FileViews, watch_writes
 
 
 @dataclass
 class WorktreeSource(FileViews):
     worktree: Worktree
     encoding: str  # the fallback encoding, read on the main thread
+    turns: TurnChanges | None = None  # the worktree chat's: its writes through the editor update the view
 
     @property
     def key(self) -> tuple[str, str]:
@@ -56,11 +58,9 @@ class WorktreeSource(FileViews):
     def _text(self, data: bytes | None, binary: bool) -> str | None:
         return None if data is None else "" if binary else decode(data, self.encoding).text
 
-    def comments(self) -> list[Comment]:
-        return []
-
     def watch(self, wrote: Callable[[str], None]) -> Callable[[], None]:
-        return lambda: None  # a worktree's files change by the agent's commands too: opened again to see them
+        """The chat's writes through the editor (what its shell commands change shows once opened again)."""
+        return watch_writes(self.turns, wrote)
 
     def _relative(self, path: str) -> str:
         return path[len(self.worktree.path):].lstrip("/\\").replace("\\", "/")
@@ -80,6 +80,8 @@ class WorktreeSource(FileViews):
 
 def worktree_source(window: sublime.Window, worktree_path: str | None, encoding: str) -> WorktreeSource | None:
     """The review of the worktree at `worktree_path` (of one of the window's chats)."""
-    found = next((chat.worktree for chat in chats.of_window(window)
-                  if chat.worktree is not None and chat.worktree.path == worktree_path), None)
-    return WorktreeSource(found, encoding) if found is not None else None
+    chat = next((chat for chat in chats.of_window(window)
+                 if chat.worktree is not None and chat.worktree.path == worktree_path), None)
+    if chat is None or chat.worktree is None:
+        return None
+    return WorktreeSource(chat.worktree, encoding, turn_review.turns_of(window, chat.chat_id))

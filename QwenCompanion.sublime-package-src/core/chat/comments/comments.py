@@ -115,6 +115,11 @@ class CommentBook:
         with self._lock:
             return [c for c in self._comments.values() if c.path == path]
 
+    def pending_in(self, review_id: int | None) -> list[Comment]:
+        """Every chat's pending comments on files (`review_id` None) or on that review's proposal tab."""
+        with self._lock:
+            return [c for c in self._comments.values() if c.state == PENDING and c.review_id == review_id]
+
     def to_send(self, chat_id: int) -> list[Comment]:
         """The chat's comments not sent yet (pending and outdated), in the order made."""
         return [c for c in self.of_chat(chat_id) if c.state != SENT and not c.sent_in]
