@@ -15,7 +15,7 @@ from qwencompanion_src.core.review_hunks.review import (
     LARGE_FILE_BYTES,
     UNLISTED,
     ChangedFile,
-    Review,
+    HunkReview,
 )
 from qwencompanion_src.core.review_hunks.review_text import NO_HUNK, Comment, render
 
@@ -81,7 +81,7 @@ def test_keep_takes_the_hunk_into_the_text_compared_with() -> None:
 
 
 def test_a_review_file_keeps_and_undoes_hunk_by_hunk() -> None:
-    review = Review([ChangedFile("/w/a.txt", BEFORE, NOW)])
+    review = HunkReview([ChangedFile("/w/a.txt", BEFORE, NOW)])
     file = review.files[0]
     assert (file.added, file.removed, len(file.hunks)) == (3, 2, 2)
     file.keep(0)
@@ -94,7 +94,7 @@ def test_a_review_file_keeps_and_undoes_hunk_by_hunk() -> None:
 
 def test_each_hunk_keeps_its_number_and_its_line_in_the_text_now() -> None:
     three = edited(BEFORE, {2: "TWO\n", 12: "TWELVE\nmore\nmore\n", 25: "TWENTY-FIVE\n"})
-    review_file = Review([ChangedFile("a.txt", BEFORE, three)]).files[0]
+    review_file = HunkReview([ChangedFile("a.txt", BEFORE, three)]).files[0]
     assert [(e.state, e.start) for e in review_file.entries] == [("pending", 1), ("pending", 11), ("pending", 26)]
     review_file.keep(0)
     assert review_file.pending_index(0) is None and review_file.pending_index(2) == 1
@@ -107,7 +107,7 @@ def test_each_hunk_keeps_its_number_and_its_line_in_the_text_now() -> None:
                                    ("keep", 1, "undo", 0, "undo", 0)])
 def test_the_hunks_left_after_a_keep_or_undo_are_those_a_new_diff_gives(steps: tuple[object, ...]) -> None:
     now = edited(BEFORE, {2: "TWO\nmore\n", 12: "", 20: "TWENTY\n", 29: "a\nb\nc\n"})
-    review_file = Review([ChangedFile("a.txt", BEFORE, now)]).files[0]
+    review_file = HunkReview([ChangedFile("a.txt", BEFORE, now)]).files[0]
     for action, index in zip(steps[::2], steps[1::2], strict=True):
         if action == "keep":
             review_file.keep(int(str(index)))
@@ -117,7 +117,7 @@ def test_the_hunks_left_after_a_keep_or_undo_are_those_a_new_diff_gives(steps: t
 
 
 def test_undo_all_reverses_every_pending_hunk_or_none() -> None:
-    review = Review([ChangedFile("/w/a.txt", BEFORE, NOW)])
+    review = HunkReview([ChangedFile("/w/a.txt", BEFORE, NOW)])
     file = review.files[0]
     assert file.undo_all_text("top\n" + NOW) == "top\n" + BEFORE
     with pytest.raises(Stale):
@@ -125,7 +125,7 @@ def test_undo_all_reverses_every_pending_hunk_or_none() -> None:
 
 
 def test_binary_and_large_files_are_whole_only() -> None:
-    review = Review([ChangedFile("/w/logo.png", "", "", binary=True),
+    review = HunkReview([ChangedFile("/w/logo.png", "", "", binary=True),
                      ChangedFile("/w/big.log", "a\n", "b\n", size=LARGE_FILE_BYTES + 1)])
     assert [(f.kind, f.hunks, f.whole_only) for f in review.files] == [(BINARY, [], True), (LARGE, [], True)]
     text = render("turn 1", review, lambda path: path).text
@@ -138,13 +138,13 @@ def test_binary_and_large_files_are_whole_only() -> None:
 def test_a_review_holds_a_bounded_number_of_hunks() -> None:
     many = "".join(f"{n}\n" for n in range(200))
     changed = "".join(f"{n}!\n" if n % 10 == 0 else f"{n}\n" for n in range(200))
-    review = Review([ChangedFile(f"/w/{n}.txt", many, changed) for n in range(3)], max_hunks=25)
+    review = HunkReview([ChangedFile(f"/w/{n}.txt", many, changed) for n in range(3)], max_hunks=25)
     assert [len(f.hunks) for f in review.files] == [20, 0, 0]
     assert [f.kind for f in review.files][1:] == [UNLISTED, UNLISTED] and review.unlisted_hunks
 
 
 def test_a_refresh_keeps_what_was_kept_and_undone() -> None:
-    review = Review([ChangedFile("/w/a.txt", BEFORE, NOW)])
+    review = HunkReview([ChangedFile("/w/a.txt", BEFORE, NOW)])
     review.files[0].keep(0)
     more = NOW + "appended by the agent\n"
     fresh = review.refreshed([ChangedFile("/w/a.txt", BEFORE, more), ChangedFile("/w/b.txt", None, "new\n")])
@@ -153,7 +153,7 @@ def test_a_refresh_keeps_what_was_kept_and_undone() -> None:
 
 
 def test_the_view_text_maps_lines_to_hunks_and_marks_removed_and_added_lines() -> None:
-    review = Review([ChangedFile("/w/a.txt", BEFORE, NOW)])
+    review = HunkReview([ChangedFile("/w/a.txt", BEFORE, NOW)])
     shown = render("turn 2", review, lambda path: path.rsplit("/", 1)[-1],
                    [Comment("/w/a.txt", 5, "why upper case?")])
     lines = shown.text.splitlines()

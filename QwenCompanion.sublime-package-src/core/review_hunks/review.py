@@ -179,14 +179,14 @@ def _counts(hunks: list[Hunk]) -> tuple[int, int]:
     return sum(h.added for h in hunks), sum(h.removed for h in hunks)
 
 
-class Review:
+class HunkReview:
     """The files of one set of changes, in the order given."""
 
     def __init__(self, changes: Sequence[ChangedFile] = (), max_hunks: int = MAX_HUNKS) -> None:
         self.files: list[ReviewFile] = []
         self.unlisted_hunks = False
         if changes:
-            made = Review().refreshed(list(changes), max_hunks)
+            made = HunkReview().refreshed(list(changes), max_hunks)
             self.files, self.unlisted_hunks = made.files, made.unlisted_hunks
 
     def file(self, path: str) -> ReviewFile | None:
@@ -196,12 +196,12 @@ class Review:
     def pending_hunks(self) -> int:
         return sum(len(each.hunks) for each in self.files)
 
-    def refreshed(self, changes: Sequence[ChangedFile], max_hunks: int = MAX_HUNKS) -> Review:
+    def refreshed(self, changes: Sequence[ChangedFile], max_hunks: int = MAX_HUNKS) -> HunkReview:
         """The review of `changes` (the source changed its files again, e.g. a
         running turn wrote more): a file the source gives as before is the
         same file (what was kept or undone of it stays, nothing is diffed
         again); a file whose text now changed keeps what was kept of it."""
-        fresh = Review([], max_hunks)
+        fresh = HunkReview([], max_hunks)
         room = max_hunks
         for change in changes:
             earlier = self.file(change.path)
@@ -230,5 +230,5 @@ def _review_file(change: ChangedFile) -> ReviewFile:
     return ReviewFile(change.path, kind, before, now, existed=change.before is not None, source=(before, now))
 
 
-__all__ = ["BINARY", "KEPT", "LARGE", "PENDING", "TEXT", "UNDONE", "UNLISTED", "ChangedFile", "HunkEntry", "Review",
+__all__ = ["BINARY", "KEPT", "LARGE", "PENDING", "TEXT", "UNDONE", "UNLISTED", "ChangedFile", "HunkEntry", "HunkReview",
            "ReviewFile", "Stale"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..display_text import display_text
 from .hunks import Hunk
-from .review import BINARY, LARGE, UNLISTED, Review, ReviewFile
+from .review import BINARY, LARGE, UNLISTED, HunkReview, ReviewFile
 
 ROW_CHARACTERS = 2000  # a minified file's line is shown cut, the view stays light
 COMMENT_CHARACTERS = 300
@@ -74,7 +74,7 @@ def comments_by_line(comments: list[Comment] | tuple[Comment, ...]) -> dict[str,
     return by_path
 
 
-def render_title(title: str, review: Review) -> str:
+def render_title(title: str, review: HunkReview) -> str:
     """The view's first two lines: what it reviews, how much is pending, the keys."""
     files = len(review.files)
     return (f"Qwen Code review — {display_text(title, 120)}: {files} file{'s' if files != 1 else ''}, "
@@ -108,13 +108,13 @@ def join(head: str, parts: list[ReviewText]) -> ReviewText:
     return joined
 
 
-def render_parts(review: Review, display: Callable[[str], str],
+def render_parts(review: HunkReview, display: Callable[[str], str],
                  comments: list[Comment] | tuple[Comment, ...] = ()) -> list[ReviewText]:
     by_path = comments_by_line(comments)
     return [render_file(index, each, display, by_path.get(each.path, {})) for index, each in enumerate(review.files)]
 
 
-def render(title: str, review: Review, display: Callable[[str], str],
+def render(title: str, review: HunkReview, display: Callable[[str], str],
            comments: list[Comment] | tuple[Comment, ...] = ()) -> ReviewText:
     """The view's whole text for `review`; `display` shows a path (relative to the window's folders)."""
     return join(render_title(title, review), render_parts(review, display, comments))

@@ -22,7 +22,7 @@ from ..background import in_background
 from ..editor import view_text
 from ..placement import code_group
 from ..settings import fallback_encoding
-from .review_view import OpenReview, settle_if_done, show, show_file
+from .review_view import OpenHunkReview, settle_if_done, show, show_file
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ def _told(window: sublime.Window | None, path: str, why_not: str | None) -> None
         window.status_message(f"Qwen Code: not undone: {path}: {why_not}")
 
 
-def _waits_for_undo(record: OpenReview) -> bool:
+def _waits_for_undo(record: OpenHunkReview) -> bool:
     """An undo is on its way: the hunks' numbers must not change under it."""
     if record.busy:
         sublime.status_message("Qwen Code: an undo is on its way; try again once it is done")
@@ -43,7 +43,7 @@ def _waits_for_undo(record: OpenReview) -> bool:
 
 
 @threads.on_main
-def keep(record: OpenReview, file_index: int, hunk: int | None) -> None:
+def keep(record: OpenHunkReview, file_index: int, hunk: int | None) -> None:
     """Keep hunk `hunk` of the file (None: all of the file's)."""
     if _waits_for_undo(record):
         return
@@ -60,7 +60,7 @@ def keep(record: OpenReview, file_index: int, hunk: int | None) -> None:
 
 
 @threads.on_main
-def keep_all(record: OpenReview) -> None:
+def keep_all(record: OpenHunkReview) -> None:
     if _waits_for_undo(record):
         return
     window = record.window()
@@ -72,7 +72,7 @@ def keep_all(record: OpenReview) -> None:
 
 
 @threads.on_main
-def undo(record: OpenReview, file_index: int, hunk: int | None, done: Done | None = None) -> None:
+def undo(record: OpenHunkReview, file_index: int, hunk: int | None, done: Done | None = None) -> None:
     """Undo hunk `hunk` of the file (None: all of the file's pending hunks);
     `done` is told the outcome on the main thread."""
     review_file = record.review.files[file_index]
@@ -146,7 +146,7 @@ def _undo_on_disk(path: str, new_text: Callable[[str], str], encoding: str, fini
 
 
 @threads.on_main
-def undo_all(record: OpenReview, done: Done | None = None) -> None:
+def undo_all(record: OpenHunkReview, done: Done | None = None) -> None:
     """Every file's pending hunks undone, one file after another; `done` is told the first refusal, if any."""
     pending = [index for index, each in enumerate(record.review.files) if each.pending]
     refused: list[str] = []
@@ -164,7 +164,7 @@ def undo_all(record: OpenReview, done: Done | None = None) -> None:
 
 
 @threads.on_main
-def open_at(record: OpenReview, file_index: int, hunk: int | None) -> sublime.View | None:
+def open_at(record: OpenHunkReview, file_index: int, hunk: int | None) -> sublime.View | None:
     """The file at the hunk's first changed line, in the code's group (the user asked: it takes the keys)."""
     window = record.window()
     if window is None:

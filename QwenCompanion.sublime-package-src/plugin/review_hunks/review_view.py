@@ -18,7 +18,7 @@ import sublime
 import sublime_plugin
 
 from ...core import threads
-from ...core.review_hunks.review import KEPT, UNDONE, ChangedFile, Review, ReviewFile
+from ...core.review_hunks.review import KEPT, UNDONE, ChangedFile, HunkReview, ReviewFile
 from ...core.review_hunks.review_text import (
     Comment,
     ReviewText,
@@ -62,11 +62,11 @@ class ReviewSource(Protocol):
 
 
 @dataclass
-class OpenReview:
+class OpenHunkReview:
     view: sublime.View
     window_id: int
     source: ReviewSource
-    review: Review = field(default_factory=Review)
+    review: HunkReview = field(default_factory=HunkReview)
     head: str = ""  # the view's first lines: what it reviews, the keys
     parts: list[ReviewText] = field(default_factory=list)  # each file's part of the view, in order
     busy: bool = False  # an undo is on its way: one action at a time
@@ -94,24 +94,24 @@ class OpenReview:
         return found
 
 
-_open: dict[int, OpenReview] = {}  # view id -> its review: which views are review views
+_open: dict[int, OpenHunkReview] = {}  # view id -> its review: which views are review views
 
 
 def is_review_view(view: sublime.View) -> bool:
     return view.id() in _open
 
 
-def review_of(view: sublime.View) -> OpenReview | None:
+def review_of(view: sublime.View) -> OpenHunkReview | None:
     return _open.get(view.id())
 
 
-def reviews_of(source_key: tuple[object, ...]) -> OpenReview | None:
+def reviews_of(source_key: tuple[object, ...]) -> OpenHunkReview | None:
     return next((each for each in _open.values() if each.source.key == source_key and each.view.is_valid()), None)
 
 
 @threads.on_main
 def open_review(window: sublime.Window, source: ReviewSource, by_user: bool,
-                done: Callable[[OpenReview], None] | None = None) -> OpenReview:
+                done: Callable[[OpenHunkReview], None] | None = None) -> OpenHunkReview:
     """The review of `source` in a tab of the code's group (the one already
     open for it, refreshed); focused only when the user asked for it. The
     changes are read and diffed on a thread of ours, then shown (and `done`)."""
@@ -122,7 +122,7 @@ def open_review(window: sublime.Window, source: ReviewSource, by_user: bool,
             view = window.new_file()
             window.set_view_index(view, group, window.num_views_in_group(group))
         _prepare(view, source.title)
-        record = OpenReview(view, window.id(), source)
+        record = OpenHunkReview(view, window.id(), source)
         _open[view.id()] = record
         record.unwatch = source.watch(lambda path: sublime.set_timeout(lambda: refresh_soon(record)))
     if by_user:
@@ -130,7 +130,7 @@ def open_review(window: sublime.Window, source: ReviewSource, by_user: bool,
     display = path_display(window)
 
     def read() -> None:
-        review = Review(source.changes())
+        review = HunkReview(source.changes())
         parts = render_parts(review, display, source.comments())
         sublime.set_timeout(lambda: _shown(record, review, parts, done))
 
@@ -151,8 +151,8 @@ def _prepare(view: sublime.View, title: str) -> None:
 
 
 @threads.on_main
-def _shown(record: OpenReview, review: Review, parts: list[ReviewText],
-           done: Callable[[OpenReview], None] | None) -> None:
+def _shown(record: OpenHunkReview, review: HunkReview, parts: list[ReviewText],
+           done: Callable[[OpenHunkReview], None] | None) -> None:
     if not record.view.is_valid():
         return
     record.review = review
@@ -161,13 +161,13 @@ def _shown(record: OpenReview, review: Review, parts: list[ReviewText],
         done(record)
 
 
-def _display(record: OpenReview) -> Callable[[str], str]:
+def _display(record: OpenHunkReview) -> Callable[[str], str]:
     window = record.window()
     return path_display(window) if window is not None else str
 
 
 @threads.on_main
-def show(record: OpenReview, parts: list[ReviewText] | None = None) -> None:
+def show(record: OpenHunkReview, parts: list[ReviewText] | None = None) -> None:
     """The whole review in its view (its parts made again unless given); the caret stays on its line."""
     view = record.view
     line = _caret_line(view)
@@ -180,7 +180,7 @@ def show(record: OpenReview, parts: list[ReviewText] | None = None) -> None:
 
 
 @threads.on_main
-def show_file(record: OpenReview, index: int) -> None:
+def show_file(record: OpenHunkReview, index: int) -> None:
     """File `index`'s part of the view made again (a hunk of it kept or
     undone): only that part and the first line are replaced."""
     view = record.view
@@ -229,7 +229,7 @@ class QwenReviewViewReplaceCommand(sublime_plugin.TextCommand):
 
 
 @threads.on_main
-def refresh_soon(record: OpenReview) -> None:
+def refresh_soon(record: OpenHunkReview) -> None:
     """The source changed (a running turn wrote): the view follows once, however many writes came."""
     if record.refresh_due or not record.view.is_valid():
         return
@@ -238,7 +238,7 @@ def refresh_soon(record: OpenReview) -> None:
 
 
 @threads.on_main
-def refresh(record: OpenReview) -> None:
+def refresh(record: OpenHunkReview) -> None:
     """The source's changes again, diffed on a thread of ours: a file given as
     before is not diffed again; what was kept or undone stays so. Put off
     while an undo is on its way (its hunk's number must stay true)."""
@@ -260,7 +260,7 @@ def refresh(record: OpenReview) -> None:
 
 
 @threads.on_main
-def settle_if_done(record: OpenReview, review_file: ReviewFile) -> None:
+def settle_if_done(record: OpenHunkReview, review_file: ReviewFile) -> None:
     """A file with no hunk pending any more is settled at its source: undone
     when none of its hunks was kept, else kept."""
     window = record.window()
