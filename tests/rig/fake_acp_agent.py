@@ -31,6 +31,8 @@ SCRIPT (all keys optional):
      "session_ids": [],               the ids session/new answers with, in order (then fresh UUIDs): an
                                       agent's hostile id
      "list_delay": 0,                 seconds session/list takes to answer (a `$/cancel_request` is logged only)
+     "open_delay": 0,                 seconds session/load and session/resume take to answer (load replays
+                                      after it; a `$/cancel_request` is logged only)
      "list_page": 0,                  session/list answers pages of this many sessions with qwen's
                                       numeric cursor and nextCursor (0: all at once)
      "capabilities": {...},           initialize's agentCapabilities (default: qwen 0.24.4's: load, list,
@@ -135,6 +137,7 @@ class Agent:
         self.qwen_answers: dict[str, Any] = dict(script.get("qwen_answers", {}))
         self.announces_commands = script.get("announce_commands", True)
         self.list_delay = float(script.get("list_delay", 0))
+        self.open_delay = float(script.get("open_delay", 0))
         self.qwen_answer_delay = float(script.get("qwen_answer_delay", 0))
         self.branch_points = bool(script.get("branch_points"))
         self.listed_sessions: dict[str, int] = dict(script.get("listed_sessions", {}))
@@ -273,6 +276,8 @@ class Agent:
             self.cwd = params.get("cwd", "")
             threading.Thread(target=self.announce_commands, args=(session_id,), daemon=True).start()
             return self.session_answer(session_id)
+        if method in ("session/load", "session/resume"):
+            time.sleep(self.open_delay)
         if method == "session/load":
             session_id = params["sessionId"]
             if self.state is None or not (self.state / f"{session_id}.json").exists():

@@ -154,7 +154,8 @@ class ChatCore:
         return self.sessions.start()
 
     def cancel(self) -> None:
-        """Stop the running turn and drop the queued prompts."""
+        """Stop the running turn (or give up on a slow session/load or
+        resume) and drop the queued prompts."""
         self.thread.submit(self._cancel(drop_queue=True))
 
     def note(self, text: str) -> None:
@@ -166,6 +167,7 @@ class ChatCore:
         the loop is in (any thread; never waits)."""
         self.closed = True  # first: the turn the kill below ends must not start the next queued one
         self.state.agent_status = "stopped"  # an expected exit: no error line
+        self.thread.call_soon(self.sessions.give_up)  # first: an agent other chats share is told
         self.setup.request_handler().cancel_pending()
         self.connection.detach(self)
         self.streamer.close()
@@ -352,6 +354,8 @@ class ChatCore:
         dropped = self.queue.clear() if drop_queue else 0
         if dropped:
             self.write_note(f"{dropped} queued prompt(s) dropped")
+        if self.sessions.give_up():
+            return  # no turn runs while a session opens
         bridge = self.connection.bridge
         if self.state.agent_status != "busy" or bridge is None or self.state.session_id is None:
             self.changed()

@@ -29,6 +29,7 @@ T = TypeVar("T")
 
 AGENT_NAME_MAX_CHARS = 100  # its `agentInfo` name and version, as Diagnose and /status show them
 RESUMED_NOTE = "Resumed: the agent has this conversation's earlier messages; they are not shown again here."
+GAVE_UP_NOTE = "Gave up loading the conversation; this is a new one."
 AUTH_REQUIRED = -32000
 
 
@@ -38,6 +39,11 @@ class NotSignedIn(AgentError):
 
 class StartFailed(AgentError):
     """The agent or its session could not be started; the chat has said why (once)."""
+
+
+class GaveUp(AgentError):
+    """The user gave up on a slow session/load or session/resume (Cancel
+    Chat Turn, or the chat closed)."""
 
 
 def adoptable(session_id: object) -> str:
@@ -58,6 +64,9 @@ class SessionLifecycle:
         self._ready_lock: asyncio.Lock | None = None
         self._start_failure_shown = ""  # the last start failure said, until a start succeeds: not said twice
         self._resume_in: str | None = None  # the folder of the session the start resumes
+        self._opening: asyncio.Task[Any] | None = None  # the session/load or resume out: `give_up` ends it
+        self._given_up: asyncio.Task[Any] | None = None
+        self._given_up_session: str | None = None  # the session last given up on: not opened again unasked
 
     # --- any thread: each runs on the chat's thread --------------------------
 
@@ -81,7 +90,7 @@ class SessionLifecycle:
         bridge = await self.ensure_ready()
         if session_id == self._chat.state.session_id:
             return
-        await self._load(bridge, session_id)
+        await self._load_or_new(bridge, session_id)
 
     @soon_reported
     @threads.on_chat_loop
@@ -91,12 +100,13 @@ class SessionLifecycle:
         agent offers it (nothing replayed), else session/load; with `replay`,
         session/load, which shows its conversation (a branch's)."""
         adoptable(session_id)
+        self._given_up_session = None
         if self.bridge is None:
             self._chat.state.session_id = session_id  # not started: its start takes this session
             self._resume_in = None if replay else cwd or ""
         bridge = await self.ensure_ready()
-        if session_id != self._chat.state.session_id:
-            await self._load(bridge, session_id)
+        if session_id not in (self._chat.state.session_id, self._given_up_session):  # the start gave it up: done
+            await self._load_or_new(bridge, session_id)
 
     @soon_reported
     @threads.on_chat_loop
@@ -171,21 +181,67 @@ class SessionLifecycle:
             try:
                 await self._resume(bridge, session_id, resume_in)
             except AgentError as error:
-                chat.write_note(f"The conversation could not be resumed ({error}); this is a new one.")
-                await self._new(bridge)
+                await self._new_instead(bridge, error, f"The conversation could not be resumed ({error}); this is a new one.")
         elif session_id is not None and bridge.abilities.can_load:
             try:
                 await self._load(bridge, session_id)
             except AgentError as error:
                 log.warning("could not reload session %s (%s); starting a new one", session_id, error)
-                chat.write_note(f"The previous conversation could not be reloaded ({error}); this is a new one.")
-                await self._new(bridge)
+                await self._new_instead(bridge, error,
+                                        f"The previous conversation could not be reloaded ({error}); this is a new one.")
         else:
             if resume_in is not None:
                 chat.write_note(f"{bridge.command.agent} cannot resume or load earlier conversations; "
                                 "this is a new one.")
             await self._new(bridge)
         return bridge
+
+    @threads.on_chat_loop
+    async def _new_instead(self, bridge: AgentTransport, error: AgentError, why: str) -> None:
+        """A new session in place of the one that could not be opened (`why`
+        says so) or that the user gave up on; none for a closed chat."""
+        if isinstance(error, GaveUp):
+            if self._chat.closed:
+                raise AgentGone("the chat is closed") from error
+            why = GAVE_UP_NOTE
+        self._chat.write_note(why)
+        await self._new(bridge)
+
+    @threads.on_chat_loop
+    async def _load_or_new(self, bridge: AgentTransport, session_id: str) -> None:
+        """Load `session_id` into the started chat; a new session if the user gives up on it."""
+        try:
+            await self._load(bridge, session_id)
+        except GaveUp as error:
+            if not self._chat.closed:
+                await self._new_instead(bridge, error, GAVE_UP_NOTE)
+
+    @threads.on_chat_loop
+    def give_up(self) -> bool:
+        """Give up on the session/load or session/resume out, if one is (the
+        bridge tells the agent with `$/cancel_request`, and its late answer is
+        dropped); the chat goes on with a new session (`_new_instead`)."""
+        task = self._opening
+        if task is None or task.done():
+            return False
+        self._given_up = task
+        task.cancel()
+        return True
+
+    @threads.on_chat_loop
+    async def _given_up_on(self, session_id: str, call: Coroutine[Any, Any, T]) -> T:
+        """`call` (opening `session_id`) in a task of its own: the one `give_up` cancels."""
+        task: asyncio.Task[T] = asyncio.ensure_future(call)
+        self._opening = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if self._given_up is not task:  # the chat's thread is ending: not the user's doing
+                raise
+            self._given_up_session = session_id
+            raise GaveUp("gave up loading the conversation") from None
+        finally:
+            self._opening = self._given_up = None
 
     @threads.on_chat_loop
     async def _authenticated(self, bridge: AgentTransport, call: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -271,7 +327,8 @@ class SessionLifecycle:
         try:
             with self._rebuilt_by_replay():
                 _, raw = await self._authenticated(
-                    bridge, lambda: bridge.load_session(session_id, self.cwd(), chat.setup.mcp_servers(), self._folders())
+                    bridge, lambda: self._given_up_on(
+                        session_id, bridge.load_session(session_id, self.cwd(), chat.setup.mcp_servers(), self._folders()))
                 )
         finally:
             chat.layout.end_blocks()
@@ -287,8 +344,8 @@ class SessionLifecycle:
         chat.state.usage.new_session()
         chat.prompts.clear()
         raw = await self._authenticated(
-            bridge, lambda: bridge.resume_session(session_id, cwd or self.cwd(), chat.setup.mcp_servers(),
-                                                  self._folders())
+            bridge, lambda: self._given_up_on(session_id, bridge.resume_session(session_id, cwd or self.cwd(),
+                                                                    chat.setup.mcp_servers(), self._folders()))
         )
         self._adopt(session_id, raw)
         chat.write_note(RESUMED_NOTE)
