@@ -48,6 +48,9 @@ from dataclasses import dataclass
 from . import threads
 from .cli.processes import kill_group, own_group_in_session_options
 
+if sys.platform == "linux":
+    import fcntl  # the pipe's size (F_SETPIPE_SZ) is Linux's alone
+
 GIT_TIMEOUT = 10.0  # seconds
 PIPE_BYTES = 1024 * 1024  # Linux's largest pipe for an unprivileged process
 # Variables that would point git at another repository than the folder's, or
@@ -130,8 +133,6 @@ def _widen(pipe: int) -> None:
     files is 200 KB) without waiting for us to drain each 64 KB: on a busy
     machine each such wait is a scheduling delay for both processes."""
     if sys.platform == "linux":
-        import fcntl
-
         with contextlib.suppress(OSError):  # a lower limit set by the system
             fcntl.fcntl(pipe, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 

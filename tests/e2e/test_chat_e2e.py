@@ -130,7 +130,7 @@ def test_set_mode_and_set_model_take_effect(real_chat: RealChat) -> None:
     real_chat.send("hello")
     real_chat.ended()
     chat = real_chat.chat().core
-    chat.set_mode("plan").result(WAIT)
+    chat.option_setter.set_mode("plan").result(WAIT)
     assert chat.state.mode_id == "plan"
     model_id = chat.state.models[0].id
     chat.option_setter.set_model(model_id).result(WAIT)

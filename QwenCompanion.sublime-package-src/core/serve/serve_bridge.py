@@ -282,7 +282,7 @@ class ServeBridge:
         `stop` closes the sessions on the loop."""
         self._live = False
         if not self._serve.keep_running:
-            threads.start(f"{threads.PREFIX}serve daemon stop", self._end_daemon)
+            threads.start("QwenCompanion serve daemon stop", self._end_daemon)
 
     @threads.may_block
     def _end_daemon(self) -> None:

@@ -38,6 +38,7 @@ import sublime
 
 from ...core import threads
 from ...core.chat.agent.agents import session_key
+from ...core.chat.agent.chat_thread import ChatThread
 from ...core.chat.history.store import SessionStore, project_key
 from ...core.chat.transcript.streamer import BlockStreamer
 from ...core.chat.transcript.transcript import Transcript, queue_edit
@@ -492,7 +493,6 @@ class Chats:
         `transport` (default: chat_transport): "serve" runs qwen's chats on the
         folders' daemon; other agents and worktree chats stay on stdio."""
         from ...core.chat.agent.agent_connection import AgentConnection
-        from ...core.chat.agent.chat_thread import ChatThread
         from ...core.serve.serve_bridge import ServeConnection
 
         chosen = agent or default_agent()

@@ -10,11 +10,13 @@ import functools
 import logging
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
-from typing import Any, Concatenate, Protocol
+from typing import TYPE_CHECKING, Any, Concatenate, Protocol
 
 from ... import threads
 from ...loop_thread import LoopThread
-from .transport import AgentTransport
+
+if TYPE_CHECKING:  # the protocol's module needs acp, which start-up must not load
+    from .transport import AgentTransport
 
 log = logging.getLogger(__name__)
 

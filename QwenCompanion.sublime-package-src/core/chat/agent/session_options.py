@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ... import threads
 from ...display_text import display_text
 from ...json_types import JsonObject
 from .chat_thread import ChatThread, soon_reported
-from .transport import AgentTransport
+
+if TYPE_CHECKING:  # the protocol's module needs acp, which start-up must not load
+    from .transport import AgentTransport
 
 # The longest mode, model or command name (and description) kept from an
 # agent: the status bar and the pickers show them on every refresh.
