@@ -440,10 +440,17 @@ def stop_recorded(cache_dir: Path, folders: Sequence[str]) -> DaemonRecord | Non
 
 @threads.may_block
 def _stop_at(path: Path) -> DaemonRecord | None:
+    found = forget_record(path)
+    if found is not None:
+        stop_daemon(found)
+    return found
+
+
+def forget_record(path: Path) -> DaemonRecord | None:
+    """The record at `path`, removed (a small file: any thread); DaemonRefused as `read_record`."""
     found = read_record(path)
     if found is not None:
         remove_record(path)
-        stop_daemon(found)
     return found
 
 

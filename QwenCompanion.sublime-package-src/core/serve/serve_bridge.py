@@ -71,6 +71,9 @@ from .daemon import (
     attach_or_start,
     daemon_running,
     daemon_status,
+    forget_record,
+    record_path,
+    stop_daemon,
     stop_recorded,
 )
 from .daemon_session import DaemonSession, ServeError, SessionGone
@@ -277,16 +280,24 @@ class ServeBridge:
             self._events.exited(0, [])
 
     def kill(self) -> None:
-        """Any thread, never waits: the daemon ends on a thread of ours unless kept
-        running (telling it is ours reads /proc, or runs `ps` and `lsof` on macOS);
-        `stop` closes the sessions on the loop."""
+        """Any thread, never waits: unless kept running, the daemon's record is
+        forgotten now (so a daemon started after this is never the one stopped)
+        and the daemon ends on a thread of ours (telling it is ours reads /proc,
+        or runs `ps` and `lsof` on macOS); `stop` closes the sessions on the loop."""
         self._live = False
-        if not self._serve.keep_running:
-            threads.start("QwenCompanion serve daemon stop", self._end_daemon)
+        if self._serve.keep_running:
+            return
+        try:
+            found = forget_record(record_path(self._serve.cache_dir, self._serve.folders))
+        except DaemonRefused as refused:
+            log.warning("serve: the daemon was left alone: %s", refused)
+            return
+        if found is not None:
+            threads.start("QwenCompanion serve daemon stop", lambda: stop_daemon(found))
 
     @threads.may_block
     def _end_daemon(self) -> None:
-        """A thread of ours: from `kill`, or the loop's executor from `stop`."""
+        """The loop's executor, from `stop`."""
         try:
             stop_recorded(self._serve.cache_dir, self._serve.folders)
         except DaemonRefused as refused:
