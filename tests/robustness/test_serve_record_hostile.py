@@ -9,6 +9,7 @@ the chat's start and Stop go through)."""
 from __future__ import annotations
 
 import http.server
+import socket
 import subprocess
 import sys
 import threading
@@ -146,6 +147,20 @@ def test_the_recorded_process_must_be_the_one_listening_before_it_is_sent_the_to
     with pytest.raises(DaemonRefused, match="does not listen"):
         daemon.check_record(record, daemon.http_probe)
     assert impostor.authorizations == [] and impostor.requests == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the port's listeners are read from /proc")
+def test_the_recorded_process_no_longer_listening_is_a_daemon_in_its_end(unrelated: subprocess.Popen[bytes]) -> None:
+    """The pid is the process recorded, but nothing listens on its port any
+    more (a stopped daemon closes its socket before it exits): the record is
+    stale, so a new daemon is started instead of the user being refused."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # bound, never listening: no one listens on it
+        record = DaemonRecord(unrelated.pid, port, "127.0.0.1", TOKEN, ("/w",), time.time(),
+                              start_token(unrelated.pid) or "")
+        with pytest.raises(daemon.StaleRecord, match="no longer listens"):
+            daemon.check_record(record, daemon.http_probe)
 
 
 def test_a_record_from_before_a_restart_is_dropped(tmp_path: Path, unrelated: subprocess.Popen[bytes]) -> None:

@@ -82,6 +82,19 @@ def group_listener(group: int, port: int) -> int | None:
     return pids[0] if pids else None
 
 
+def anyone_listens(port: int) -> bool:
+    """Whether any process listens on TCP `port` (a daemon in its end has
+    closed its socket). CannotTell where that cannot be checked."""
+    if PLATFORM.startswith("linux"):
+        return bool(_linux_listening_inodes(port))
+    if PLATFORM == "win32":
+        raise CannotTell("which process listens on a port is not checked on Windows")
+    found = _run(["lsof", "-nP", f"-iTCP:{port}", "-sTCP:LISTEN", "-t"])
+    if found is None:  # lsof exits 1 when it finds nothing, as when it fails: told apart nowhere, so unknown
+        raise CannotTell("lsof did not answer")
+    return bool(found.split())
+
+
 def executable(pid: int) -> str | None:
     """The program file process `pid` runs (None when unknown)."""
     if PLATFORM.startswith("linux"):

@@ -23,6 +23,7 @@ the chat's thread or a worker of ours, never from Sublime's threads.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -38,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import threads
-from ..cli.process_identity import CannotTell, group_listener, same_process, start_token
+from ..cli.process_identity import CannotTell, anyone_listens, group_listener, same_process, start_token
 from ..cli.processes import kill_group, own_group_options
 from ..companion.lockfile import pid_alive, write_private_json
 from ..files.paths import HOST_STYLE, PathStyle, path_identity
@@ -254,6 +255,9 @@ def check_listener(record: DaemonRecord) -> None:
         log.debug("serve: the port's owner is not checked: %s", unknown)
         return
     if listener is None:
+        with contextlib.suppress(CannotTell):
+            if not anyone_listens(record.port):  # its socket closed: a daemon in its end, no impostor
+                raise StaleRecord(f"{record.describe()} no longer listens on port {record.port}")
         raise DaemonRefused(f"{record.describe()} does not listen on port {record.port}: another process "
                             "does, so it is not attached to (and is not sent the token)")
 
