@@ -14,6 +14,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from . import threads
+from .cli.processes import close_left_on
 
 T = TypeVar("T")
 CALL_TIMEOUT = 10.0
@@ -98,6 +99,7 @@ def _finish_tasks(loop: asyncio.AbstractEventLoop) -> None:
         for task in done:
             if not task.cancelled():
                 task.exception()  # ended with the loop: nobody is left to read it
+    close_left_on(loop)  # a process whose owner let go of it without closing it
     # A transport closed while unwinding lets go of its socket on a later
     # turn of the loop; closed before that, it is "unclosed" when collected.
     for _ in range(UNWIND_TURNS):

@@ -5,12 +5,17 @@ its loop and everything they hold alive after the package unloads."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
+import os
+import sys
 import threading
 import time
 
 import pytest
 
 from qwencompanion_src.core import loop_thread
+from qwencompanion_src.core.cli import processes
 from qwencompanion_src.core.chat.agent import chat_thread
 from qwencompanion_src.core.chat.agent.chat_thread import ChatThread
 from qwencompanion_src.core.loop_thread import LoopThread
@@ -87,3 +92,37 @@ def test_stopping_the_chat_thread_releases_every_agents_pipes() -> None:
     thread.stop_soon()
     assert wait_gone("QwenCompanion chat", 5.0)
     assert bridge.calls == ["kill", "reap", "release"]
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
+def test_a_process_its_owner_let_go_of_is_ended_and_closed_with_its_loop() -> None:
+    # An owner dropped (a chat's bridge replaced, a relay forgotten) while its
+    # process ran: collected after the loop closed, its transport raised
+    # "Event loop is closed" in an unrelated test, and the process ran on.
+    thread = LoopThread("QwenCompanion left process test")
+    thread.start()
+    process = thread.run(processes.start_process(
+        sys.executable, "-c", "import time; time.sleep(60)", stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, **processes.own_group_options()))
+    transport = process._transport  # type: ignore[attr-defined]
+    thread.stop_soon()
+    assert wait_gone("QwenCompanion left process test", 5.0)
+    assert transport.is_closing()
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(process.pid, os.WNOHANG)
+        if not pid_alive(process.pid):
+            break
+        time.sleep(0.02)
+    assert not pid_alive(process.pid)
+    del process, transport
+    gc.collect()  # an unclosed transport would raise here, against the closed loop

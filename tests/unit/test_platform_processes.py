@@ -107,3 +107,12 @@ def test_a_short_tool_runs_in_a_group_of_its_own_inside_our_session() -> None:
     with pytest.raises(TimeoutError):  # the tool and the child holding its pipe are both ended
         run_capped([sys.executable, "-c", PARENT_OF_A_SLEEPER], cwd=None, limit=1000, timeout=1.0)
     assert time.monotonic() - started < 30
+
+
+def test_every_asyncio_process_is_started_where_its_loop_can_close_it() -> None:
+    # One started elsewhere is unknown to `close_left_on`: if its owner lets
+    # go of it, it runs on past its loop (and raises when collected).
+    package = Path(processes.__file__).parents[2]
+    starters = sorted(str(path.relative_to(package)) for path in package.rglob("*.py")
+                      if "_vendor" not in path.parts and "asyncio.create_subprocess_" in path.read_text("utf-8"))
+    assert starters == [str(Path("core", "cli", "processes.py"))]

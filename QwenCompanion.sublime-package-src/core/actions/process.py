@@ -9,7 +9,7 @@ import os
 from collections import deque
 from dataclasses import dataclass
 
-from ..cli.processes import own_group_options
+from ..cli.processes import own_group_options, start_process
 
 READ_CHUNK = 64 * 1024
 # The longest line taken from qwen's output (one stream-json message).
@@ -28,7 +28,7 @@ class Invocation:
 
 
 async def spawn(argv: list[str], cwd: str, env: dict[str, str]) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
+    return await start_process(
         *argv, cwd=cwd, env={**os.environ, **env}, stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, **own_group_options(),
     )

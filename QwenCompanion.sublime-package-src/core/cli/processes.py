@@ -4,12 +4,18 @@ start a child node, and ending the group ends both."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
 import subprocess
 import sys
+import weakref
 from typing import Any
+
+# What `start_process` started and nobody has closed yet: a loop of ours
+# closes these (`close_left_on`) before it closes itself.
+_open_transports: weakref.WeakSet[asyncio.SubprocessTransport] = weakref.WeakSet()
 
 
 def own_group_options() -> dict[str, Any]:
@@ -30,6 +36,32 @@ def own_group_in_session_options() -> dict[str, Any]:
     if sys.platform == "win32":
         return own_group_options()
     return {"process_group": 0}
+
+
+async def start_process(*argv: str, **options: Any) -> asyncio.subprocess.Process:
+    """`asyncio.create_subprocess_exec`, remembered until its loop closes:
+    a transport collected after its loop closed raises "Event loop is closed"
+    in whatever runs then, and its process, never reaped, runs on."""
+    process = await asyncio.create_subprocess_exec(*argv, **options)
+    transport = getattr(process, "_transport", None)  # asyncio keeps it private
+    if transport is not None:
+        _open_transports.add(transport)
+    return process
+
+
+def close_left_on(loop: asyncio.AbstractEventLoop) -> int:
+    """End (the group of) every process started on `loop` and still held, and
+    close its pipes; how many. Run on `loop` just before it closes, with a
+    turn or two after so the pipes let go of their files."""
+    left = [transport for transport in list(_open_transports)
+            if not transport.is_closing() and getattr(transport, "_loop", None) is loop]
+    for transport in left:
+        pid = transport.get_pid()
+        if transport.get_returncode() is None and pid is not None:
+            kill_group(pid)
+        transport.close()
+        _open_transports.discard(transport)
+    return len(left)
 
 
 def kill_group(pid: int) -> None:

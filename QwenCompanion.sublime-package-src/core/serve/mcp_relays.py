@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 import aiohttp
 
+from ..cli.processes import start_process
 from ..json_types import JsonObject
 
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
@@ -142,7 +143,7 @@ class StdioRelay:
             raise RelayError(self._gone)
         if self._process is None:
             try:
-                self._process = await asyncio.create_subprocess_exec(
+                self._process = await start_process(
                     *self._argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.PIPE, env=self._env, cwd=self._cwd, limit=MAX_MESSAGE_BYTES,
                     start_new_session=sys.platform != "win32")

@@ -39,7 +39,7 @@ from acp.schema import (
 )
 
 from ... import threads
-from ...cli.processes import kill_group, own_group_options
+from ...cli.processes import kill_group, own_group_options, start_process
 from ...json_types import JsonObject
 from ...version import VERSION
 from ..requests.request_handler import AgentRequestHandler
@@ -105,7 +105,7 @@ class StdioBridge:
     @threads.on_chat_loop
     async def start(self) -> InitializeResponse:
         env = {**os.environ, **self.command.env} if self.command.env else None
-        self._process = await asyncio.create_subprocess_exec(
+        self._process = await start_process(
             *self.command.argv,
             cwd=self.command.cwd,
             env=env,
