@@ -7,17 +7,19 @@ package records a daemon) in the simulated host's cache folder."""
 
 from __future__ import annotations
 
+import importlib
 import shutil
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
 
 from qwencompanion_src.core.serve import daemon
 from tests.sim.test_ux_commands import REPORT_NAME, home, workspace  # noqa: F401  (fixtures)
-from tests.support.editor import Editor, open_editor
+from tests.support.editor import PACKAGE, Editor, open_editor
 from tests.support.processes import alive
 from tests.unit.test_serve_daemon import STAND_IN
 
@@ -101,3 +103,32 @@ def test_diagnose_lists_every_daemon_and_its_stop_link_ends_one(
     assert alive(ours.pid)
     cache = Path(editor.host.app.cache_dir) / "QwenCompanion"
     assert daemon.read_record(daemon.record_path(cache, [str(other)])) is None
+
+
+def test_stop_serve_daemon_leaves_a_daemon_started_after_the_chats_one_ended(
+    editor: Editor, workspace: Path, tmp_path: Path, started_pids: list[int], monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    # The chat's connection ends its daemon and forgets its record; a prompt
+    # sent meanwhile starts the next one. Stop must not end that one too: the
+    # chat that just started on it would find it gone.
+    editor.load([workspace])
+    host = editor.host
+    serve_bridge = importlib.import_module(f"{PACKAGE}.core.serve.serve_bridge")
+    window_chats = sys.modules[f"{PACKAGE}.plugin.chat.window_chats"]
+    started_meanwhile: list[daemon.DaemonRecord] = []
+
+    class EndedConnection:
+        def end_daemon(self) -> Future[bool]:
+            started_meanwhile.append(recorded_stand_in(editor, workspace, tmp_path, started_pids))
+            done: Future[bool] = Future()
+            done.set_result(True)
+            return done
+
+    monkeypatch.setattr(serve_bridge, "ServeConnection", EndedConnection)
+    monkeypatch.setattr(window_chats.chats, "serve_connection", lambda window: EndedConnection())
+    host.user.run_command("qwen_serve_stop")
+    host.wait_for(lambda: any("serve daemon was stopped" in said for said in host.status_messages), timeout=WAIT)
+    [next_daemon] = started_meanwhile
+    assert alive(next_daemon.pid)
+    cache = Path(host.app.cache_dir) / "QwenCompanion"
+    assert daemon.read_record(daemon.record_path(cache, [str(workspace)])) == next_daemon

@@ -15,9 +15,9 @@ import time
 import pytest
 
 from qwencompanion_src.core import loop_thread
-from qwencompanion_src.core.cli import processes
 from qwencompanion_src.core.chat.agent import chat_thread
 from qwencompanion_src.core.chat.agent.chat_thread import ChatThread
+from qwencompanion_src.core.cli import processes
 from qwencompanion_src.core.loop_thread import LoopThread
 
 

@@ -6,7 +6,9 @@ what has no route still says it is not on the serve transport."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -15,6 +17,7 @@ from aiohttp import web
 from qwencompanion_src.core.chat.agent.transport import AgentError, BridgeEvents
 from qwencompanion_src.core.chat.chat_state import ChatState
 from qwencompanion_src.core.chat.requests.request_handler import AgentRequestHandler
+from qwencompanion_src.core.serve import daemon as daemon_module, serve_bridge
 from qwencompanion_src.core.serve.daemon_session import DaemonSession
 from qwencompanion_src.core.serve.http import Address
 from qwencompanion_src.core.serve.serve_bridge import (
@@ -111,3 +114,41 @@ def test_a_new_sessions_answer_gives_the_chat_the_daemons_modes_to_pick() -> Non
     state = ChatState()
     state.adopt_session(session_answer(SESSION))
     assert [mode.id for mode in state.modes] == ["plan", "default", "auto-edit", "auto", "yolo"]
+
+
+class Exits:
+    def __init__(self) -> None:
+        self.codes: list[int] = []
+
+    def exited(self, code: int, stderr: list[str]) -> None:
+        self.codes.append(code)
+
+
+async def test_stopping_forgets_the_daemon_before_the_chat_can_start_the_next(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Once the bridge reads as stopped, a prompt starts the next daemon. Had the
+    # record outlived that moment, the prompt found the ending daemon: its pid
+    # still alive, its port closed, and attached to nothing ("another process
+    # listens").
+    folders = [str(tmp_path)]
+    record = daemon_module.DaemonRecord(os.getpid(), 1, "127.0.0.1", TOKEN, tuple(folders), 0.0, "start")
+    path = daemon_module.record_path(tmp_path, folders)
+    path.parent.mkdir(parents=True)
+    daemon_module.write_record(path, record)
+    stopped: list[daemon_module.DaemonRecord] = []
+    monkeypatch.setattr(serve_bridge, "stop_daemon", stopped.append)
+    exits = Exits()
+    bridge = ServeBridge(ServeCommand(argv=["qwen", "serve"], cwd=".", cache_dir=tmp_path, folders=tuple(folders),
+                                      keep_running=False),
+                         lambda: cast(AgentRequestHandler, None), cast(BridgeEvents, exits))
+    seen_when_stopped: list[tuple[bool, bool]] = []
+
+    class Session:
+        def close(self) -> None:
+            seen_when_stopped.append((bridge.running, path.exists()))
+
+    bridge._sessions[SESSION] = cast(DaemonSession, Session())
+    bridge._live = True
+    await bridge.stop(end_daemon=True)
+    assert seen_when_stopped == [(False, False)]
+    assert stopped == [record] and exits.codes == [0]

@@ -74,7 +74,6 @@ from .daemon import (
     forget_record,
     record_path,
     stop_daemon,
-    stop_recorded,
 )
 from .daemon_session import DaemonSession, ServeError, SessionGone
 from .http import Address, HttpError, request_json
@@ -268,13 +267,17 @@ class ServeBridge:
     @threads.on_chat_loop
     async def stop(self, end_daemon: bool = False) -> None:
         """Stop reading the sessions; end the daemon when asked or when it is not kept running."""
+        # Forgotten before this bridge reads as stopped: a prompt sent from
+        # then on starts the next daemon, and must not find this one's record
+        # while it ends (its port closed, its pid not yet gone).
+        ending = self._forget_daemon() if end_daemon or not self._serve.keep_running else None
         self._live = False
         for session in self._sessions.values():
             session.close()
         self._sessions.clear()
         await self._close_mcp()
-        if end_daemon or not self._serve.keep_running:
-            await asyncio.get_running_loop().run_in_executor(None, self._end_daemon)
+        if ending is not None:
+            await asyncio.get_running_loop().run_in_executor(None, stop_daemon, ending)
         if not self._ended:
             self._ended = True
             self._events.exited(0, [])
@@ -284,28 +287,23 @@ class ServeBridge:
         forgotten now (so a daemon started after this is never the one stopped)
         and the daemon ends on a thread of ours (telling it is ours reads /proc,
         or runs `ps` and `lsof` on macOS); `stop` closes the sessions on the loop."""
+        ending = None if self._serve.keep_running else self._forget_daemon()
         self._live = False
-        if self._serve.keep_running:
-            return
-        try:
-            found = forget_record(record_path(self._serve.cache_dir, self._serve.folders))
-        except DaemonRefused as refused:
-            log.warning("serve: the daemon was left alone: %s", refused)
-            return
-        if found is not None:
-            threads.start("QwenCompanion serve daemon stop", lambda: stop_daemon(found))
+        if ending is not None:
+            threads.start("QwenCompanion serve daemon stop", lambda: stop_daemon(ending))
 
-    @threads.may_block
-    def _end_daemon(self) -> None:
-        """The loop's executor, from `stop`."""
+    def _forget_daemon(self) -> DaemonRecord | None:
+        """The folders' daemon record, removed (a small file: any thread); None
+        when there is none or it is not the user's private file (left alone)."""
         try:
-            stop_recorded(self._serve.cache_dir, self._serve.folders)
+            return forget_record(record_path(self._serve.cache_dir, self._serve.folders))
         except DaemonRefused as refused:
             log.warning("serve: the daemon was left alone: %s", refused)
+            return None
 
     @threads.on_chat_loop
     async def reap(self) -> None:
-        pass  # the daemon is not our child once recorded: stop_recorded ended it
+        pass  # the daemon is not our child once recorded: stop_daemon ended it
 
     @threads.on_chat_loop
     def release(self) -> None:

@@ -57,8 +57,11 @@ def stop_serve(window: sublime.Window) -> bool:
     from ....core.serve.serve_bridge import ServeConnection  # acp and pydantic: behind the gate
 
     connection = chats.serve_connection(window)
-    ended = isinstance(connection, ServeConnection) and connection.end_daemon().result(END_WAIT_SECONDS)
-    return stop_recorded(package_cache(), serve_folders(window)) is not None or ended
+    if isinstance(connection, ServeConnection) and connection.end_daemon().result(END_WAIT_SECONDS):
+        # Its record is forgotten and the daemon ended: a record read now may
+        # already be the next daemon's, started by a prompt meanwhile.
+        return True
+    return stop_recorded(package_cache(), serve_folders(window)) is not None
 
 
 def serve_report_rows(window: sublime.Window) -> list[tuple[str, str]]:
