@@ -18,9 +18,10 @@ import typing
 from collections.abc import Callable
 from pathlib import Path
 
-from . import _compile_cache, _runtime, sublime_plugin
+from . import _compile_cache, _runtime, _vendor_cache, sublime_plugin
 
 _compile_cache.install()
+_vendor_cache.install()
 
 
 class PackageLoader:
@@ -110,8 +111,11 @@ class PackageLoader:
             if module is not None:
                 sublime_plugin.unload_module(module)
 
-    def drop_modules(self, name: str) -> None:
-        """Forget the package: every ``sys.modules`` entry ``name`` and ``name.*``."""
+    def drop_modules(self, name: str, keep_libraries: bool = False) -> None:
+        """Forget the package: every ``sys.modules`` entry ``name`` and ``name.*``
+        (its vendored libraries kept for the next host when the host closes)."""
+        if keep_libraries:
+            _vendor_cache.CACHE.keep(name)
         self.loaded.pop(name, None)
         for modname in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
             del sys.modules[modname]

@@ -474,7 +474,7 @@ class SimulatedHost:
             # Threads first: a callback still running must not see its modules vanish.
             self.app.stop()
             for name in set(self.loader.loaded) | self.loader.imported:  # a disabled package's too
-                self.loader.drop_modules(name)
+                self.loader.drop_modules(name, keep_libraries=True)
             self._closed = True
             sublime_plugin.reset()
             _runtime.install(None)
