@@ -37,11 +37,14 @@ Its runners wait for a process: `threads.may_block`."""
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import select
 import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -94,6 +97,88 @@ def git_environment() -> dict[str, str]:
     return environment
 
 
+class Running:
+    """A process started and not read yet: the caller does other work
+    meanwhile (another process, a search) and then `finish`es it, or `stop`s
+    it when its answer is no longer wanted. Its deadline: on POSIX the reader
+    polls the pipe until then (starting a timer thread per process cost ~2 ms
+    on a busy machine, as much as the process); Windows' pipes cannot be
+    polled, so there a timer thread ends it."""
+
+    def __init__(self, argv: Sequence[str], *, cwd: str | None, limit: int, timeout: float,
+                 env: dict[str, str] | None) -> None:
+        self._name, self._limit, self._timeout = os.path.basename(argv[0]), limit, timeout
+        self._deadline = time.monotonic() + timeout
+        self._process = subprocess.Popen(
+            list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, **own_group_in_session_options(),
+        )
+        assert self._process.stdout is not None
+        _widen(self._process.stdout.fileno())
+        self._expired = threading.Event()
+        self._timer = (threads.timer("QwenCompanion process deadline", timeout, self._expire)
+                       if sys.platform == "win32" else None)
+
+    def _expire(self) -> None:
+        self._expired.set()
+        kill_group(self._process.pid)
+
+    @threads.may_block
+    def finish(self) -> tuple[int, bytes, bool]:
+        """(return code, output, cut short), as `run_capped` says."""
+        stdout = self._process.stdout
+        assert stdout is not None
+        try:
+            data = stdout.read(self._limit + 1) if self._timer is not None else self._polled(stdout.fileno())
+            truncated = len(data) > self._limit
+            if truncated:
+                kill_group(self._process.pid)
+            returncode = self._exit_code()
+        finally:
+            if self._timer is not None:
+                self._timer.cancel()
+            stdout.close()
+        if self._expired.is_set():
+            raise TimeoutError(f"{self._name} gave no answer within {self._timeout:g} s")
+        return returncode, data[: self._limit], truncated
+
+    def _polled(self, pipe: int) -> bytes:
+        """Up to limit + 1 bytes of the pipe, read as they come until its end or the deadline."""
+        poller = select.poll()
+        poller.register(pipe, select.POLLIN)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= self._limit:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                self._expire()
+                break
+            if not poller.poll(math.ceil(left * 1000)):
+                continue
+            chunk = os.read(pipe, min(PIPE_BYTES, self._limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+
+    def _exit_code(self) -> int:
+        if self._timer is not None:
+            return self._process.wait()
+        try:
+            return self._process.wait(max(self._deadline - time.monotonic(), 0))
+        except subprocess.TimeoutExpired:  # its output closed, itself still running
+            self._expire()
+            return self._process.wait()
+
+    @threads.may_block
+    def stop(self) -> None:
+        """End it unread (its group too) and reap it."""
+        kill_group(self._process.pid)
+        with contextlib.suppress(TimeoutError):
+            self.finish()
+
+
 @threads.may_block
 def run_capped(argv: Sequence[str], *, cwd: str | None, limit: int, timeout: float,
                env: dict[str, str] | None = None) -> tuple[int, bytes, bool]:
@@ -101,31 +186,7 @@ def run_capped(argv: Sequence[str], *, cwd: str | None, limit: int, timeout: flo
     `limit` bytes of its output: (return code, output, cut short). Past the
     limit or `timeout` seconds it is ended; TimeoutError when the time ran
     out, OSError when it cannot start."""
-    process = subprocess.Popen(
-        list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, **own_group_in_session_options(),
-    )
-    assert process.stdout is not None
-    _widen(process.stdout.fileno())
-    expired = threading.Event()
-
-    def expire() -> None:
-        expired.set()
-        kill_group(process.pid)
-
-    timer = threads.timer("QwenCompanion process deadline", timeout, expire)
-    try:
-        data = process.stdout.read(limit + 1)
-        truncated = len(data) > limit
-        if truncated:
-            kill_group(process.pid)
-        returncode = process.wait()
-    finally:
-        timer.cancel()
-        process.stdout.close()
-    if expired.is_set():
-        raise TimeoutError(f"{os.path.basename(argv[0])} gave no answer within {timeout:g} s")
-    return returncode, data[:limit], truncated
+    return Running(argv, cwd=cwd, limit=limit, timeout=timeout, env=env).finish()
 
 
 def _widen(pipe: int) -> None:
@@ -163,13 +224,33 @@ def _filters_off(git: str, folder: str, timeout: float) -> dict[str, str]:
     return environment
 
 
+class RunningGit:
+    """A git command `start_git` started; `result` waits for its answer."""
+
+    def __init__(self, running: Running) -> None:
+        self._running = running
+
+    @threads.may_block
+    def result(self) -> GitOutput:
+        """Its answer; GitError when it gave none in time."""
+        try:
+            return GitOutput(*self._running.finish())
+        except TimeoutError as error:
+            raise GitError(str(error)) from None
+
+    @threads.may_block
+    def stop(self) -> None:
+        self._running.stop()
+
+
 @threads.may_block
-def run_git(folder: str, args: Sequence[str], *, limit: int, git: str | None = None,
-            timeout: float = GIT_TIMEOUT, may_filter: bool = False) -> GitOutput:
-    """Run `git -C folder <args>` hardened as the module says. `may_filter`:
-    the command may read the working tree's files through filters (diff,
-    status), so the configuration's filter drivers are emptied first.
-    GitError when git is missing, cannot start or gives no answer in time."""
+def start_git(folder: str, args: Sequence[str], *, limit: int, git: str | None = None,
+              timeout: float = GIT_TIMEOUT, may_filter: bool = False) -> RunningGit:
+    """Start `git -C folder <args>` hardened as the module says, to be read
+    later (`run_git` reads it at once). `may_filter`: the command may read
+    the working tree's files through filters (diff, status), so the
+    configuration's filter drivers are emptied first. GitError when git is
+    missing or cannot start."""
     program = git or find_git()
     if program is None:
         raise GitError("git is not on the PATH")
@@ -177,10 +258,17 @@ def run_git(folder: str, args: Sequence[str], *, limit: int, git: str | None = N
         environment = git_environment()
         if may_filter:
             environment.update(_filters_off(program, folder, timeout))
-        code, output, truncated = run_capped(_hardened(program, folder, args), cwd=None, limit=limit,
-                                             timeout=timeout, env=environment)
+        return RunningGit(Running(_hardened(program, folder, args), cwd=None, limit=limit, timeout=timeout,
+                                  env=environment))
     except TimeoutError as error:
         raise GitError(str(error)) from None
     except OSError as error:
         raise GitError(f"could not run {program}: {error.strerror or error}") from None
-    return GitOutput(code, output, truncated)
+
+
+@threads.may_block
+def run_git(folder: str, args: Sequence[str], *, limit: int, git: str | None = None,
+            timeout: float = GIT_TIMEOUT, may_filter: bool = False) -> GitOutput:
+    """`start_git`, its answer read at once. GitError when git is missing,
+    cannot start or gives no answer in time."""
+    return start_git(folder, args, limit=limit, git=git, timeout=timeout, may_filter=may_filter).result()
