@@ -221,10 +221,10 @@ RELATIVES = [".env", "a/.env", "a/.env.local", "keys/x.pem", "K/Y.Pem", "id_rsa.
     (("*.pdf",), "/Work/Repo"),  # a run in no file: none asked
 ])
 def test_the_bulk_privacy_check_is_the_context_rules_own(patterns: tuple[str, ...], folder: str) -> None:
-    from qwencompanion_src.core.ide_tools.project_search import _Listing, _Wanted
+    from qwencompanion_src.core.ide_tools.project_search import _Wanted
 
     privacy = ContextOptions(excluded_patterns=patterns)
-    listing = _Listing("".join(f"H {relative}\0" for relative in RELATIVES) + "? untracked.pem\0")
+    listing = "".join(f"{relative}\0" for relative in RELATIVES)
     expected = [rel for rel in RELATIVES if privacy.excludes(f"{folder}/{rel}")]
     assert _Wanted(None, privacy).private_among(folder, listing) == expected
     if patterns[0] == ".env":

@@ -24,12 +24,13 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .. import git, threads
 from ..context_rules import ContextOptions
 from ..files.paths import is_within
+from .git_folder import GitFolder
 from .search_patterns import REGEX_LINE_CHARS
 
 SEARCH_SECONDS = 10.0
@@ -38,8 +39,6 @@ MAX_LINE_CHARS = 200  # of each result's text
 MAX_ANSWER_BYTES = 64 * 1024
 MAX_FILE_BYTES = 4 * 1024 * 1024  # a bigger file is passed over (minified bundles, dumps)
 BINARY_SNIFF_BYTES = 8000
-GIT_OUTPUT_BYTES = 8 * 1024 * 1024
-GIT_LIST_BYTES = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -143,11 +142,21 @@ def search_project(query: SearchQuery, scope: SearchScope) -> str:
     with a last line saying when the answer was cut or the search partial."""
     answer = _Answer(query.max_results)
     clock = _Clock(scope.seconds)
-    labels = _labels(scope.folders)
     wanted = _Wanted(query.glob, scope.privacy)
+    gits = {folder: GitFolder(folder, clock.left) for folder in scope.folders}
+    try:
+        _search_folders(query, scope, wanted, answer, clock, gits)
+    finally:
+        for folder_git in gits.values():
+            folder_git.close()
+    return answer.text()
+
+
+def _search_folders(query: SearchQuery, scope: SearchScope, wanted: _Wanted, answer: _Answer, clock: _Clock,
+                    gits: dict[str, GitFolder]) -> None:
+    labels = _labels(scope.folders)
     unsaved = {path: text for path, text in scope.unsaved.items() if _folder_of(path, scope.folders) is not None}
-    listings = {folder: _git_files(folder, answer, clock) for folder in scope.folders}
-    repositories = {folder: listing is not None for folder, listing in listings.items()}
+    repositories = {folder: folder_git.is_repository() for folder, folder_git in gits.items()}
     ignored = _ignored_unsaved(unsaved, scope.folders, repositories)
     for path in sorted(unsaved):
         folder = _folder_of(path, scope.folders)
@@ -162,20 +171,18 @@ def search_project(query: SearchQuery, scope: SearchScope) -> str:
         if answer.full or answer.partial is not None:
             break
         label = labels[folder]
-        listed = listings[folder]
-        if listed is None:
+        if not repositories[folder]:
             _search_files(query, folder, label, _walk(folder, scope.sublime_patterns), scope, wanted, answer, clock)
             continue
         if query.literal is None:
-            _search_files(query, folder, label, sorted([*listed.tracked(), *listed.untracked()]), scope, wanted, answer,
-                          clock)
+            tracked = _tracked(gits[folder], answer)
+            listed = sorted([*_names(tracked), *_untracked(gits[folder], answer)])
+            _search_files(query, folder, label, listed, scope, wanted, answer, clock)
             continue
         # Tracked files by git grep (git's index and threads), the few
         # untracked ones here: `git grep --untracked` walks the folder again.
-        private = wanted.private_among(folder, listed)
-        _git_grep(folder, query, label, wanted, set(unsaved), private, answer, clock)
-        _search_files(query, folder, label, listed.untracked(), scope, wanted, answer, clock)
-    return answer.text()
+        _git_grep(gits[folder], query, label, wanted, set(unsaved), answer)
+        _search_files(query, folder, label, _untracked(gits[folder], answer), scope, wanted, answer, clock)
 
 
 def _search_files(query: SearchQuery, folder: str, label: str, files: Iterable[str], scope: SearchScope,
@@ -206,8 +213,8 @@ class _Wanted:
         target = relative if "/" in self._glob else relative.rsplit("/", 1)[-1]
         return fnmatch.fnmatch(target, self._glob)
 
-    def private_among(self, folder: str, listing: _Listing) -> list[str]:
-        """The tracked files of `listing` that `ContextOptions.excludes`, in
+    def private_among(self, folder: str, listing: str) -> list[str]:
+        """The tracked files of `listing` (`ls-files -z`) that `ContextOptions.excludes`, in
         bulk (a search asks of every file git lists). A name or path a pattern
         matches holds the pattern's longest wildcard-free run: when every run
         is ASCII (lowered alike in a path and in the whole listing) and none
@@ -218,13 +225,13 @@ class _Wanted:
         runs = [_literal_run(pattern) for pattern in patterns]
         if all(run and run.isascii() and "/" not in pattern and run not in prefix
                for pattern, run in zip(patterns, runs, strict=True)):
-            lowered = listing.text.lower()
+            lowered = listing.lower()
             present = [run for run in runs if run in lowered]
             if not present:
                 return []
-            candidates = [relative for relative in listing.tracked() if any(run in relative.lower() for run in present)]
+            candidates = [relative for relative in _names(listing) if any(run in relative.lower() for run in present)]
         else:
-            candidates = listing.tracked()
+            candidates = _names(listing)
         return [relative for relative in candidates if self._privacy.excludes(os.path.join(folder, relative))]
 
 
@@ -345,41 +352,34 @@ def _absolute(folder: str, name: str) -> str:
     return os.path.normpath(os.path.join(folder, name))
 
 
-@dataclass(frozen=True)
-class _Listing:
-    """What `git ls-files -co -t -z` said of a folder, as it said it: entries
-    ended by NUL, each a tag ("? " untracked, "H " or another letter tracked)
-    and a relative path. Kept as text: most searches need no list of them."""
-
-    text: str
-
-    def tracked(self) -> list[str]:
-        return [entry[2:] for entry in self.text.split("\0") if len(entry) > 2 and entry[0] != "?"]
-
-    def untracked(self) -> list[str]:
-        if not self.text.startswith("? ") and "\0? " not in self.text:
-            return []  # one search in C instead of a loop over every entry
-        return sorted(entry[2:] for entry in self.text.split("\0") if len(entry) > 2 and entry[0] == "?")
+def _names(listed: str) -> list[str]:
+    """The paths of an `ls-files -z` answer."""
+    return [name for name in listed.split("\0") if name]
 
 
-def _git_files(folder: str, answer: _Answer, clock: _Clock) -> _Listing | None:
-    """What git lists in `folder`; None outside a repository (or without git)."""
+def _untracked(folder_git: GitFolder, answer: _Answer) -> list[str]:
+    return sorted(_names(_listing(folder_git.untracked, answer)))
+
+
+def _tracked(folder_git: GitFolder, answer: _Answer) -> str:
+    return _listing(folder_git.tracked, answer)
+
+
+def _listing(listed: Callable[[], git.GitOutput], answer: _Answer) -> str:
+    """An `ls-files -z` answer ("" when git failed: the search says so)."""
     try:
-        listed = git.run_git(folder, ["ls-files", "-co", "--exclude-standard", "-t", "-z"], limit=GIT_LIST_BYTES,
-                             timeout=max(clock.left(), 0.1))
-    except git.GitError:
-        return None
-    if listed.returncode != 0:
-        return None
-    if listed.truncated:
-        answer.partial = f"git listed more files in {folder} than the search reads"
-    return _Listing(listed.stdout.decode("utf-8", "surrogateescape"))
+        output = listed()
+    except git.GitError as error:
+        answer.partial = f"git ls-files stopped: {error}"
+        return ""
+    if output.truncated:
+        answer.partial = "git listed more files than the search reads"
+    return output.stdout.decode("utf-8", "surrogateescape")
 
 
-def _git_grep(folder: str, query: SearchQuery, label: str, wanted: _Wanted, skip: set[str], private: list[str],
-              answer: _Answer, clock: _Clock) -> None:
-    """A plain text query by git grep over the tracked files of `folder`
-    (none of `private`, which git does not even read); its output read bounded."""
+def _grep_args(query: SearchQuery, excluding: list[str]) -> list[str]:
+    """git grep for a plain text query over the tracked files, never opening
+    those `excluding` (pathspecs) names."""
     assert query.literal is not None
     args = ["grep", "-n", "--column", "-I", "-F", "-z", "--no-color"]
     if query.pattern.flags & re.IGNORECASE:
@@ -387,14 +387,21 @@ def _git_grep(folder: str, query: SearchQuery, label: str, wanted: _Wanted, skip
     args += ["-e", query.literal, "--", "."]
     if query.glob is not None:
         args.append(f":(glob){query.glob}" if "/" in query.glob else f":(glob)**/{query.glob}")
-    args += [f":(exclude,literal){relative}" for relative in private]
+    return args + excluding
+
+
+def _git_grep(folder_git: GitFolder, query: SearchQuery, label: str, wanted: _Wanted, skip: set[str],
+              answer: _Answer) -> None:
+    """A plain text query by git grep over the tracked files of the folder
+    (never reading a private one); its output read bounded."""
+    folder = folder_git.folder
+    private = wanted.private_among(folder, _tracked(folder_git, answer))
+    if answer.partial is not None:
+        return
     try:
-        output = git.run_git(folder, args, limit=GIT_OUTPUT_BYTES, timeout=max(clock.left(), 0.1))
+        output = folder_git.grep(_grep_args(query, [f":(exclude,literal){name}" for name in private]))
     except git.GitError as error:
         answer.partial = f"git grep stopped: {error}"
-        return
-    if output.returncode not in (0, 1):
-        answer.partial = f"git grep failed in {folder} (exit {output.returncode})"
         return
     records = output.stdout.split(b"\n")
     if output.truncated:
