@@ -57,10 +57,12 @@ if sys.platform == "linux":
 GIT_TIMEOUT = 10.0  # seconds
 PIPE_BYTES = 1024 * 1024  # Linux's largest pipe for an unprivileged process
 # Variables that would point git at another repository than the folder's, or
-# configure it behind the runner's back.
+# configure it behind the runner's back (GIT_LITERAL_PATHSPECS: an `:(exclude)`
+# pathspec taken for a file name, so git reads the file it should skip).
 _REPOSITORY_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
                          "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
-                         "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_ATTR_SOURCE")
+                         "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_ATTR_SOURCE", "GIT_LITERAL_PATHSPECS",
+                         "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS")
 HARDENED_OPTIONS = (
     "-c", "core.fsmonitor=false",
     "-c", "safe.bareRepository=explicit",

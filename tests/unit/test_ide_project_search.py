@@ -85,24 +85,50 @@ def test_inside_a_repository_git_decides_and_excluded_files_never_answer(repo: P
     assert "hunter2" not in search([repo], "hunter2") and search([repo], "hunter2") == "No matches."
 
 
-@pytest.mark.skipif(os.name == "nt", reason="a POSIX shell script stands in for git")
-def test_git_grep_itself_never_reaches_an_excluded_tracked_file(repo: Path, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def tracked_key(repo: Path) -> Path:
     (repo / "keys").mkdir()
     (repo / "keys" / "Server.PEM").write_text("needle in a tracked key\n")
     git(repo, "add", "keys/Server.PEM")
-    calls, wrapper = tmp_path / "calls", tmp_path / "bin" / "git"
-    wrapper.parent.mkdir()
+    return repo
+
+
+def git_in_front(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> str:
+    """A git on the PATH that runs `script` (a shell line; $GIT is the real one); the real git's path."""
     real_git = shutil.which("git")
-    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\0" "$@" >> "{calls}"\nprintf "\\n" >> "{calls}"\nexec "{real_git}" "$@"\n')
+    assert real_git is not None
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nGIT="{real_git}"\n{script}\n')
     wrapper.chmod(0o755)
     monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
-    assert "needle in a tracked key" not in search([repo], "needle")
+    return real_git
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a POSIX shell script stands in for git")
+def test_git_grep_itself_never_reaches_an_excluded_tracked_file(tracked_key: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = tmp_path / "calls"
+    real_git = git_in_front(tmp_path, monkeypatch,
+                            f'printf "%s\\0" "$@" >> "{calls}"\nprintf "\\n" >> "{calls}"\nexec "$GIT" "$@"')
+    assert "needle in a tracked key" not in search([tracked_key], "needle")
     greps = [call.rstrip("\0").split("\0") for call in calls.read_text().splitlines() if "\0grep\0" in call]
     assert greps
     for argv in greps:  # what git reads with the very arguments it was given
         read = subprocess.run([real_git, *argv], check=False, capture_output=True, text=True).stdout
         assert "needle" in read and "Server.PEM" not in read
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a POSIX shell script stands in for git")
+def test_the_users_environment_cannot_make_git_read_an_excluded_file(tracked_key: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIT_LITERAL_PATHSPECS (inherited from the user's shell) would make git
+    take `:(exclude,literal)keys/Server.PEM` for a file name, and read the key."""
+    received = tmp_path / "received"
+    git_in_front(tmp_path, monkeypatch, f'"$GIT" "$@" | tee -a "{received}"')
+    monkeypatch.setenv("GIT_LITERAL_PATHSPECS", "1")
+    assert "src/app.py:1:5: def needle():" in lines_of(search([tracked_key], "needle"))
+    assert "needle in a tracked key" not in received.read_text()
 
 
 def test_a_word_query_finds_what_git_grep_finds(repo: Path) -> None:
