@@ -92,7 +92,7 @@ class _Answer:
             self.full = True
             return
         entry = f"{label}:{line}:{column}: {_shown(text, column)}"
-        size = len(entry.encode("utf-8", "surrogatepass")) + 1
+        size = (len(entry) if entry.isascii() else len(entry.encode("utf-8", "surrogatepass"))) + 1
         if self.size + size > MAX_ANSWER_BYTES:
             self.full = self.cut_by_size = True
             return
@@ -406,16 +406,22 @@ def _git_grep(folder_git: GitFolder, query: SearchQuery, label: str, wanted: _Wa
     records = output.stdout.split(b"\n")
     if output.truncated:
         records.pop()  # the last one may be cut
+    unsaved = {_relative(path, folder) for path in skip if is_within(path, folder)}
+    inside = os.path.join(os.path.normpath(folder), "")  # + a name git lists: the file's normal path
+    asked, keep = "", False
     for record in records:
         parts = record.split(b"\0", 3)
-        if answer.full or len(parts) != 4:
+        if answer.full:
+            break
+        if len(parts) != 4:
             continue
-        relative = parts[0].decode("utf-8", "surrogateescape")
-        path = _absolute(folder, relative)
-        if path in skip or not wanted(path, relative):
-            continue
-        text = parts[3].decode("utf-8", "replace")
-        column = len(parts[3][: int(parts[2]) - 1].decode("utf-8", "replace")) + 1  # git counts bytes
-        answer.add(label + relative, int(parts[1]), column, text)
+        name, line, column, text = parts
+        relative = name.decode("utf-8", "surrogateescape")
+        if relative != asked:  # a file's matches come together: asked once
+            asked, keep = relative, relative not in unsaved and wanted(inside + relative, relative)
+        if keep:
+            # git counts the column in bytes, the answer in code points
+            start = int(column) if text.isascii() else len(text[: int(column) - 1].decode("utf-8", "replace")) + 1
+            answer.add(label + relative, int(line), start, text.decode("utf-8", "replace"))
     if output.truncated and not answer.full:
         answer.partial = "git grep wrote more than the search reads"
