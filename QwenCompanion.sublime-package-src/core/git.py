@@ -45,8 +45,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 from . import threads
 from .cli.processes import kill_group, own_group_in_session_options
@@ -126,43 +127,58 @@ class Running:
         kill_group(self._process.pid)
 
     @threads.may_block
-    def finish(self) -> tuple[int, bytes, bool]:
-        """(return code, output, cut short), as `run_capped` says."""
+    def finish(self, take: Callable[[bytes], bool] | None = None) -> tuple[int, bytes, bool]:
+        """(return code, output, cut short), as `run_capped` says. With
+        `take`, each piece of the output goes to it as it comes instead (the
+        output answered is empty); once it returns False the process is ended
+        unread: a reader with enough spares the rest of the process's work."""
         stdout = self._process.stdout
         assert stdout is not None
+        kept: list[bytes] = []
+        size, truncated, reaped = 0, False, False
         try:
-            data = stdout.read(self._limit + 1) if self._timer is not None else self._polled(stdout.fileno())
-            truncated = len(data) > self._limit
-            if truncated:
-                kill_group(self._process.pid)
+            for piece in self._chunks(stdout):
+                truncated = size + len(piece) > self._limit
+                chunk = piece[: self._limit - size]
+                size += len(chunk)
+                enough = truncated
+                if take is None:
+                    kept.append(chunk)
+                elif not take(chunk):
+                    enough = True
+                if enough:
+                    kill_group(self._process.pid)
+                    break
             returncode = self._exit_code()
+            reaped = True
         finally:
             if self._timer is not None:
                 self._timer.cancel()
             stdout.close()
+            if not reaped:  # `take` failed: the process is not left behind
+                kill_group(self._process.pid)
+                self._process.wait()
         if self._expired.is_set():
             raise TimeoutError(f"{self._name} gave no answer within {self._timeout:g} s")
-        return returncode, data[: self._limit], truncated
+        return returncode, b"".join(kept), truncated
 
-    def _polled(self, pipe: int) -> bytes:
-        """Up to limit + 1 bytes of the pipe, read as they come until its end or the deadline."""
+    def _chunks(self, stdout: IO[bytes]) -> Iterator[bytes]:
+        """The output as it comes until its end or the deadline: on POSIX
+        the pipe is polled until then; on Windows the timer ends the process."""
+        if self._timer is not None:
+            while chunk := stdout.read1(PIPE_BYTES):  # type: ignore[attr-defined]
+                yield chunk
+            return
+        pipe = stdout.fileno()
         poller = select.poll()
         poller.register(pipe, select.POLLIN)
-        chunks: list[bytes] = []
-        size = 0
-        while size <= self._limit:
-            left = self._deadline - time.monotonic()
-            if left <= 0:
-                self._expire()
-                break
-            if not poller.poll(math.ceil(left * 1000)):
-                continue
-            chunk = os.read(pipe, min(PIPE_BYTES, self._limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
+        while (left := self._deadline - time.monotonic()) > 0:
+            if poller.poll(math.ceil(left * 1000)):
+                chunk = os.read(pipe, PIPE_BYTES)
+                if not chunk:
+                    return
+                yield chunk
+        self._expire()
 
     def _exit_code(self) -> int:
         if self._timer is not None:
@@ -233,10 +249,10 @@ class RunningGit:
         self._running = running
 
     @threads.may_block
-    def result(self) -> GitOutput:
-        """Its answer; GitError when it gave none in time."""
+    def result(self, take: Callable[[bytes], bool] | None = None) -> GitOutput:
+        """Its answer (`take`: as `Running.finish` says); GitError when it gave none in time."""
         try:
-            return GitOutput(*self._running.finish())
+            return GitOutput(*self._running.finish(take))
         except TimeoutError as error:
             raise GitError(str(error)) from None
 

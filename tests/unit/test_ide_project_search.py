@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -193,6 +194,37 @@ def test_the_answer_is_cut_at_max_results_and_says_so(plain: Path, repo: Path) -
     assert lines_of(search([plain], "hit", max_results=3))[3].startswith("[cut at 3 matches")
     (repo / "many.txt").write_text("hit\n" * 500)
     assert len(lines_of(search([repo], "hit"))) == 201  # git grep's answer too
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a POSIX shell script stands in for git")
+def test_git_grep_is_ended_once_the_answer_is_full(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A common word in a big repository: git is not left to grep the rest
+    (here a git that would still write "finished" after its answer)."""
+    (repo / "many.txt").write_text("hit\n" * 500)
+    git(repo, "add", "many.txt")
+    finished = tmp_path / "finished"
+    git_in_front(tmp_path, monkeypatch,
+                 f'case " $* " in *" grep "*) "$GIT" "$@"; sleep 5; echo yes > "{finished}";; *) exec "$GIT" "$@";; esac')
+    answer = lines_of(search([repo], "hit", max_results=3))
+    assert answer[:3] == ["many.txt:1:1: hit", "many.txt:2:1: hit", "many.txt:3:1: hit"]
+    assert answer[3].startswith("[cut at 3 matches")
+    time.sleep(0.2)
+    assert not finished.exists()
+
+
+def test_git_greps_records_are_the_same_however_its_output_is_cut() -> None:
+    from qwencompanion_src.core.ide_tools.project_search import _Answer, _GrepRecords, _Wanted
+
+    output = "".join(f"dir/f{n}.py\0{n}\0{n % 7 + 1}\0{'é' * (n % 3)}needle {n}\n" for n in range(1, 40)).encode()
+    answers = []
+    for size in (1, 2, 5, 64, len(output)):
+        answer = _Answer(1000)
+        records = _GrepRecords("/work", "", _Wanted(None, ContextOptions()), set(), answer)
+        for start in range(0, len(output), size):
+            assert records.take(output[start : start + size])
+        answers.append(answer.text())
+    assert len(set(answers)) == 1 and answers[0].count("\n") == 38
+    assert "dir/f2.py:2:2: ééneedle 2" in answers[0]  # byte 3 of the line starts its second code point
 
 
 def test_a_long_line_is_cut_around_its_match(plain: Path) -> None:

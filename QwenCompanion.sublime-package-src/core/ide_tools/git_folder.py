@@ -46,11 +46,12 @@ class GitFolder:
         return self._succeeded(self._answer("untracked"))
 
     @threads.may_block
-    def grep(self, args: Sequence[str]) -> git.GitOutput:
-        """`git grep args`'s answer (exit 1: no match). GitError when git stopped or failed."""
-        self._start("grep", args, GREP_BYTES)
-        output = self._answer("grep")
-        return output if output.returncode == 1 else self._succeeded(output)
+    def grep(self, args: Sequence[str], take: Callable[[bytes], bool]) -> git.GitOutput:
+        """`git grep args`, its output handed to `take` as it comes (git is
+        ended once `take` says False). GitError when git could not start or
+        gave no answer in time."""
+        running = git.start_git(self.folder, args, limit=GREP_BYTES, timeout=max(self._seconds(), 0.1))
+        return running.result(take)
 
     @threads.may_block
     def close(self) -> None:

@@ -393,35 +393,56 @@ def _grep_args(query: SearchQuery, excluding: list[str]) -> list[str]:
 def _git_grep(folder_git: GitFolder, query: SearchQuery, label: str, wanted: _Wanted, skip: set[str],
               answer: _Answer) -> None:
     """A plain text query by git grep over the tracked files of the folder
-    (never reading a private one); its output read bounded."""
+    (never reading a private one), its records read as git writes them and
+    git ended once the answer is full."""
     folder = folder_git.folder
     private = wanted.private_among(folder, _tracked(folder_git, answer))
     if answer.partial is not None:
         return
+    records = _GrepRecords(folder, label, wanted, skip, answer)
     try:
-        output = folder_git.grep(_grep_args(query, [f":(exclude,literal){name}" for name in private]))
+        output = folder_git.grep(_grep_args(query, [f":(exclude,literal){name}" for name in private]), records.take)
     except git.GitError as error:
         answer.partial = f"git grep stopped: {error}"
         return
-    records = output.stdout.split(b"\n")
-    if output.truncated:
-        records.pop()  # the last one may be cut
-    unsaved = {_relative(path, folder) for path in skip if is_within(path, folder)}
-    inside = os.path.join(os.path.normpath(folder), "")  # + a name git lists: the file's normal path
-    asked, keep = "", False
-    for record in records:
+    if answer.full:
+        return
+    if output.returncode not in (0, 1):
+        answer.partial = f"git grep failed in {folder} (exit {output.returncode})"
+    elif output.truncated:
+        answer.partial = "git grep wrote more than the search reads"
+
+
+class _GrepRecords:
+    """`git grep -z -n --column`'s records (name, line, column and text,
+    ended by a newline), into the answer as they come."""
+
+    def __init__(self, folder: str, label: str, wanted: _Wanted, skip: set[str], answer: _Answer) -> None:
+        self._label, self._wanted, self._answer = label, wanted, answer
+        self._unsaved = {_relative(path, folder) for path in skip if is_within(path, folder)}
+        self._inside = os.path.join(os.path.normpath(folder), "")  # + a name git lists: the file's normal path
+        self._rest = b""  # the start of a record the next piece ends
+        self._asked, self._keep = "", False
+
+    def take(self, piece: bytes) -> bool:
+        """False once the answer is full: git may stop."""
+        *records, self._rest = (self._rest + piece).split(b"\n")
+        for record in records:
+            if self._answer.full:
+                break
+            self._add(record)
+        return not self._answer.full
+
+    def _add(self, record: bytes) -> None:
         parts = record.split(b"\0", 3)
-        if answer.full:
-            break
         if len(parts) != 4:
-            continue
+            return
         name, line, column, text = parts
         relative = name.decode("utf-8", "surrogateescape")
-        if relative != asked:  # a file's matches come together: asked once
-            asked, keep = relative, relative not in unsaved and wanted(inside + relative, relative)
-        if keep:
+        if relative != self._asked:  # a file's matches come together: asked once
+            self._asked = relative
+            self._keep = relative not in self._unsaved and self._wanted(self._inside + relative, relative)
+        if self._keep:
             # git counts the column in bytes, the answer in code points
             start = int(column) if text.isascii() else len(text[: int(column) - 1].decode("utf-8", "replace")) + 1
-            answer.add(label + relative, int(line), start, text.decode("utf-8", "replace"))
-    if output.truncated and not answer.full:
-        answer.partial = "git grep wrote more than the search reads"
+            self._answer.add(self._label + relative, int(line), start, text.decode("utf-8", "replace"))
