@@ -1,12 +1,14 @@
 """`search_project`: a text search over the window's folders, as the user
 sees them, bounded in every dimension.
 
-Which files: inside a git repository, the ones git lists (`ls-files -co
---exclude-standard`, so `.gitignore` holds), searched by `git grep` itself
-for a plain text query (the hardened runner, `-F`: the same matches as the
-escaped pattern, at git's speed, in a process the deadline can end); outside
-one, a walk that skips Sublime's `folder_exclude_patterns`,
-`file_exclude_patterns` and `binary_file_patterns`. Everywhere: files open
+Which files: inside a git repository, the ones git lists (`ls-files -c`
+and `ls-files -o --exclude-standard`, so `.gitignore` holds; `git_folder`),
+the tracked ones searched by `git grep` itself for a plain text query (the
+hardened runner, `-F`: the same matches as the escaped pattern, at git's
+speed, in a process the deadline can end and the search ends once its
+answer is full); outside one, a walk that skips Sublime's
+`folder_exclude_patterns`, `file_exclude_patterns` and
+`binary_file_patterns`. Everywhere: files open
 with unsaved text are searched in that text instead, files matching
 `excluded_file_patterns` are neither read nor answered, only regular files
 are read (no FIFO, device or socket: opening one could block), a symlink is
