@@ -1,8 +1,10 @@
 """What git says of one of the window's folders for a search, each command
 started as soon as its arguments are known and read when the search needs
 its answer: the untracked files (`ls-files -o`, a walk of the folder) are
-listed while the tracked ones are listed and grepped. Each process is git's
-through the hardened runner, and one never read is ended with its group."""
+listed while git greps the tracked ones, and git grep starts at once when
+it can be told which files are private (else after the tracked files are
+listed, for the caller to name them). Each process is git's through the
+hardened runner, and one never read is ended with its group."""
 
 from __future__ import annotations
 
@@ -15,15 +17,20 @@ GREP_BYTES = 8 * 1024 * 1024
 
 
 class GitFolder:
-    def __init__(self, folder: str, seconds: Callable[[], float]) -> None:
-        """Start listing `folder`'s tracked and untracked files; `seconds` is the time left."""
+    def __init__(self, folder: str, seconds: Callable[[], float], grep_args: Sequence[str] | None = None) -> None:
+        """Start `git grep grep_args` when given, else the list of `folder`'s
+        tracked files, and the list of its untracked ones; `seconds` is the time left."""
         self.folder = folder
         self._seconds = seconds
         self._running: dict[str, git.RunningGit] = {}
         self._answers: dict[str, git.GitOutput] = {}
         self._errors: dict[str, git.GitError] = {}
-        try:  # the one read first, first
-            self._start("tracked", ["ls-files", "-c", "--deduplicate", "-z"], LIST_BYTES)
+        self.grep_started = grep_args is not None  # with the folder, before the tracked files were listed
+        try:  # the longest first
+            if grep_args is not None:
+                self._start("grep", grep_args, GREP_BYTES)
+            else:
+                self._start("tracked", ["ls-files", "-c", "--deduplicate", "-z"], LIST_BYTES)
             self._start("untracked", ["ls-files", "-o", "--exclude-standard", "-z"], LIST_BYTES)
         except git.GitError:
             self.close()  # no git: not a repository, for the search
@@ -31,7 +38,7 @@ class GitFolder:
     @threads.may_block
     def is_repository(self) -> bool:
         try:
-            return self._answer("tracked").returncode == 0
+            return self._answer("untracked" if self.grep_started else "tracked").returncode == 0
         except git.GitError:
             return False
 
@@ -47,11 +54,12 @@ class GitFolder:
 
     @threads.may_block
     def grep(self, args: Sequence[str], take: Callable[[bytes], bool]) -> git.GitOutput:
-        """`git grep args`, its output handed to `take` as it comes (git is
-        ended once `take` says False). GitError when git could not start or
-        gave no answer in time."""
-        running = git.start_git(self.folder, args, limit=GREP_BYTES, timeout=max(self._seconds(), 0.1))
-        return running.result(take)
+        """git grep's output handed to `take` as it comes (git is ended once
+        `take` says False): the one started with the folder, else `git grep
+        args` now. GitError when git could not start or gave no answer in time."""
+        if "grep" not in self._running:
+            self._start("grep", args, GREP_BYTES)
+        return self._running.pop("grep").result(take)
 
     @threads.may_block
     def close(self) -> None:

@@ -33,6 +33,7 @@ from .. import git, threads
 from ..context_rules import ContextOptions
 from ..files.paths import is_within
 from .git_folder import GitFolder
+from .privacy_pathspecs import excluding_pathspecs
 from .search_patterns import REGEX_LINE_CHARS
 
 SEARCH_SECONDS = 10.0
@@ -85,20 +86,34 @@ class _Answer:
     full: bool = False  # max_results reached or MAX_ANSWER_BYTES
     cut_by_size: bool = False
     partial: str | None = None  # why the search stopped early
+    places: list[tuple[str, int]] = field(default_factory=list)  # each line's (label, line number)
     seen: set[tuple[str, int]] = field(default_factory=set)
 
     def add(self, label: str, line: int, column: int, text: str) -> None:
-        if self.full or (label, line) in self.seen:
-            return
+        if not self.full and (label, line) not in self.seen:
+            self._keep((label, line), f"{label}:{line}:{column}: {_shown(text, column)}")
+
+    def take_from(self, other: _Answer) -> None:
+        """`other`'s lines after these, within these bounds, and what cut it short."""
+        for place, entry in zip(other.places, other.lines, strict=True):
+            if self.full:
+                break
+            self._keep(place, entry)
+        if other.full and not self.full:
+            self.full, self.cut_by_size = True, other.cut_by_size
+        if self.partial is None:
+            self.partial = other.partial
+
+    def _keep(self, place: tuple[str, int], entry: str) -> None:
         if len(self.lines) >= self.max_results:
             self.full = True
             return
-        entry = f"{label}:{line}:{column}: {_shown(text, column)}"
         size = (len(entry) if entry.isascii() else len(entry.encode("utf-8", "surrogatepass"))) + 1
         if self.size + size > MAX_ANSWER_BYTES:
             self.full = self.cut_by_size = True
             return
-        self.seen.add((label, line))
+        self.seen.add(place)
+        self.places.append(place)
         self.lines.append(entry)
         self.size += size
 
@@ -145,17 +160,27 @@ def search_project(query: SearchQuery, scope: SearchScope) -> str:
     answer = _Answer(query.max_results)
     clock = _Clock(scope.seconds)
     wanted = _Wanted(query.glob, scope.privacy)
-    gits = {folder: GitFolder(folder, clock.left) for folder in scope.folders}
+    labels = _labels(scope.folders)
+    gits = {folder: _git_folder(folder, query, wanted, clock) for folder in scope.folders}
     try:
-        _search_folders(query, scope, wanted, answer, clock, gits)
+        # git grep's answers first, read as git writes them (the rest waits on them anyway)
+        grepped = {folder: _git_grep(folder_git, query, labels[folder], wanted, set(scope.unsaved))
+                   for folder, folder_git in gits.items() if folder_git.grep_started}
+        _search_folders(query, scope, wanted, answer, clock, gits, grepped)
     finally:
         for folder_git in gits.values():
             folder_git.close()
     return answer.text()
 
 
+def _git_folder(folder: str, query: SearchQuery, wanted: _Wanted, clock: _Clock) -> GitFolder:
+    """A word query has git grep start at once when git can be told which files are private."""
+    excluding = wanted.pathspecs(folder) if query.literal is not None else None
+    return GitFolder(folder, clock.left, None if excluding is None else _grep_args(query, excluding))
+
+
 def _search_folders(query: SearchQuery, scope: SearchScope, wanted: _Wanted, answer: _Answer, clock: _Clock,
-                    gits: dict[str, GitFolder]) -> None:
+                    gits: dict[str, GitFolder], grepped: dict[str, _Answer]) -> None:
     labels = _labels(scope.folders)
     unsaved = {path: text for path, text in scope.unsaved.items() if _folder_of(path, scope.folders) is not None}
     repositories = {folder: folder_git.is_repository() for folder, folder_git in gits.items()}
@@ -183,7 +208,8 @@ def _search_folders(query: SearchQuery, scope: SearchScope, wanted: _Wanted, ans
             continue
         # Tracked files by git grep (git's index and threads), the few
         # untracked ones here: `git grep --untracked` walks the folder again.
-        _git_grep(gits[folder], query, label, wanted, set(unsaved), answer)
+        found = grepped.get(folder) or _git_grep(gits[folder], query, label, wanted, set(unsaved))
+        answer.take_from(found)
         _search_files(query, folder, label, _untracked(gits[folder], answer), scope, wanted, answer, clock)
 
 
@@ -214,6 +240,10 @@ class _Wanted:
             return True
         target = relative if "/" in self._glob else relative.rsplit("/", 1)[-1]
         return fnmatch.fnmatch(target, self._glob)
+
+    def pathspecs(self, folder: str) -> list[str] | None:
+        """The privacy filter as git pathspecs leaving out those files, where it translates exactly."""
+        return excluding_pathspecs(self._privacy.excluded_patterns, folder)
 
     def private_among(self, folder: str, listing: str) -> list[str]:
         """The tracked files of `listing` (`ls-files -z`) that `ContextOptions.excludes`, in
@@ -383,7 +413,8 @@ def _grep_args(query: SearchQuery, excluding: list[str]) -> list[str]:
     """git grep for a plain text query over the tracked files, never opening
     those `excluding` (pathspecs) names."""
     assert query.literal is not None
-    args = ["grep", "-n", "--column", "-I", "-F", "-z", "--no-color"]
+    # Outside a repository git grep fails at once, whatever the user's configuration says.
+    args = ["-c", "grep.fallbackToNoIndex=false", "grep", "-n", "--column", "-I", "-F", "-z", "--no-color"]
     if query.pattern.flags & re.IGNORECASE:
         args.append("-i")
     args += ["-e", query.literal, "--", "."]
@@ -392,27 +423,28 @@ def _grep_args(query: SearchQuery, excluding: list[str]) -> list[str]:
     return args + excluding
 
 
-def _git_grep(folder_git: GitFolder, query: SearchQuery, label: str, wanted: _Wanted, skip: set[str],
-              answer: _Answer) -> None:
+def _git_grep(folder_git: GitFolder, query: SearchQuery, label: str, wanted: _Wanted, skip: set[str]) -> _Answer:
     """A plain text query by git grep over the tracked files of the folder
     (never reading a private one), its records read as git writes them and
-    git ended once the answer is full."""
+    git ended once they fill an answer; the caller adds them to its own."""
+    found = _Answer(query.max_results)
     folder = folder_git.folder
-    private = wanted.private_among(folder, _tracked(folder_git, answer))
-    if answer.partial is not None:
-        return
-    records = _GrepRecords(folder, label, wanted, skip, answer)
+    private = [] if folder_git.grep_started else wanted.private_among(folder, _tracked(folder_git, found))
+    if found.partial is not None:
+        return found
+    records = _GrepRecords(folder, label, wanted, skip, found)
     try:
         output = folder_git.grep(_grep_args(query, [f":(exclude,literal){name}" for name in private]), records.take)
     except git.GitError as error:
-        answer.partial = f"git grep stopped: {error}"
-        return
-    if answer.full:
-        return
+        found.partial = f"git grep stopped: {error}"
+        return found
+    if found.full:
+        return found
     if output.returncode not in (0, 1):
-        answer.partial = f"git grep failed in {folder} (exit {output.returncode})"
+        found.partial = f"git grep failed in {folder} (exit {output.returncode})"
     elif output.truncated:
-        answer.partial = "git grep wrote more than the search reads"
+        found.partial = "git grep wrote more than the search reads"
+    return found
 
 
 class _GrepRecords:
