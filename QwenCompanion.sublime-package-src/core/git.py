@@ -23,11 +23,13 @@ the package only asks git what changed. So every call here:
   inside a submodule, under a configuration of its own), and reads a blob with `cat-file blob`, which
   applies no filter at all;
 - takes no repository from the environment (`GIT_DIR`, `GIT_WORK_TREE`, ...
-  are dropped: the folder decides) and takes no optional lock
-  (`GIT_OPTIONAL_LOCKS=0`: a read never blocks the user's own git);
+  are dropped: the folder decides), no way of reading pathspecs from it
+  (`GIT_LITERAL_PATHSPECS` would make an `:(exclude)` a file name) and no
+  optional lock (`GIT_OPTIONAL_LOCKS=0`: a read never blocks the user's own git);
 - runs as an argument list (no shell), with no stdin, in a process group of
   its own inside the editor's session (no console window on Windows), with
-  a time limit and a cap on what is read of its output.
+  a time limit and a cap on what is read of its output; a caller may read
+  the output as it comes and end the process once it has enough.
 The system's git configuration is still read (`GIT_CONFIG_NOSYSTEM` is not
 set): a workspace cannot write it, and on Windows it holds what makes git
 work there (line endings, the credential and SSL setup).
