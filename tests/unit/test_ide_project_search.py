@@ -27,10 +27,11 @@ from qwencompanion_src.core.ide_tools.search_patterns import compile_query
 
 def search(folders: list[Path], query: str, *, regex: bool = False, case_sensitive: bool = True,
            glob: str | None = None, max_results: int = 200, unsaved: dict[Path, str] | None = None,
-           patterns: SublimePatterns | None = None, seconds: float = 10.0) -> str:
+           patterns: SublimePatterns | None = None, seconds: float = 10.0,
+           privacy: ContextOptions | None = None) -> str:
     pattern = compile_query(query, regex=regex, case_sensitive=case_sensitive)
     scope = SearchScope([str(f) for f in folders], {str(p): t for p, t in (unsaved or {}).items()},
-                        ContextOptions(), patterns or SublimePatterns(), seconds)
+                        privacy or ContextOptions(), patterns or SublimePatterns(), seconds)
     return search_project(SearchQuery(pattern, None if regex else query, glob, max_results), scope)
 
 
@@ -107,12 +108,17 @@ def git_in_front(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -
 
 
 @pytest.mark.skipif(os.name == "nt", reason="a POSIX shell script stands in for git")
+@pytest.mark.parametrize("privacy", [
+    ContextOptions(),  # the defaults: git is told the patterns
+    ContextOptions(excluded_patterns=(".env", "*.pe?")),  # a `?`: the tracked files are listed and named to git
+])
 def test_git_grep_itself_never_reaches_an_excluded_tracked_file(tracked_key: Path, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 privacy: ContextOptions) -> None:
     calls = tmp_path / "calls"
     real_git = git_in_front(tmp_path, monkeypatch,
                             f'printf "%s\\0" "$@" >> "{calls}"\nprintf "\\n" >> "{calls}"\nexec "$GIT" "$@"')
-    assert "needle in a tracked key" not in search([tracked_key], "needle")
+    assert "needle in a tracked key" not in search([tracked_key], "needle", privacy=privacy)
     greps = [call.rstrip("\0").split("\0") for call in calls.read_text().splitlines() if "\0grep\0" in call]
     assert greps
     for argv in greps:  # what git reads with the very arguments it was given
