@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -26,10 +27,11 @@ from qwencompanion_src.core.ide_tools.search_patterns import compile_query
 
 def search(folders: list[Path], query: str, *, regex: bool = False, case_sensitive: bool = True,
            glob: str | None = None, max_results: int = 200, unsaved: dict[Path, str] | None = None,
-           patterns: SublimePatterns | None = None, seconds: float = 10.0) -> str:
+           patterns: SublimePatterns | None = None, seconds: float = 10.0,
+           privacy: ContextOptions | None = None) -> str:
     pattern = compile_query(query, regex=regex, case_sensitive=case_sensitive)
     scope = SearchScope([str(f) for f in folders], {str(p): t for p, t in (unsaved or {}).items()},
-                        ContextOptions(), patterns or SublimePatterns(), seconds)
+                        privacy or ContextOptions(), patterns or SublimePatterns(), seconds)
     return search_project(SearchQuery(pattern, None if regex else query, glob, max_results), scope)
 
 
@@ -85,24 +87,55 @@ def test_inside_a_repository_git_decides_and_excluded_files_never_answer(repo: P
     assert "hunter2" not in search([repo], "hunter2") and search([repo], "hunter2") == "No matches."
 
 
-@pytest.mark.skipif(os.name == "nt", reason="a POSIX shell script stands in for git")
-def test_git_grep_itself_never_reaches_an_excluded_tracked_file(repo: Path, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def tracked_key(repo: Path) -> Path:
     (repo / "keys").mkdir()
     (repo / "keys" / "Server.PEM").write_text("needle in a tracked key\n")
     git(repo, "add", "keys/Server.PEM")
-    calls, wrapper = tmp_path / "calls", tmp_path / "bin" / "git"
-    wrapper.parent.mkdir()
+    return repo
+
+
+def git_in_front(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> str:
+    """A git on the PATH that runs `script` (a shell line; $GIT is the real one); the real git's path."""
     real_git = shutil.which("git")
-    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\0" "$@" >> "{calls}"\nprintf "\\n" >> "{calls}"\nexec "{real_git}" "$@"\n')
+    assert real_git is not None
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nGIT="{real_git}"\n{script}\n')
     wrapper.chmod(0o755)
     monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
-    assert "needle in a tracked key" not in search([repo], "needle")
+    return real_git
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a POSIX shell script stands in for git")
+@pytest.mark.parametrize("privacy", [
+    ContextOptions(),  # the defaults: git is told the patterns
+    ContextOptions(excluded_patterns=(".env", "*.pe?")),  # a `?`: the tracked files are listed and named to git
+])
+def test_git_grep_itself_never_reaches_an_excluded_tracked_file(tracked_key: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 privacy: ContextOptions) -> None:
+    calls = tmp_path / "calls"
+    real_git = git_in_front(tmp_path, monkeypatch,
+                            f'printf "%s\\0" "$@" >> "{calls}"\nprintf "\\n" >> "{calls}"\nexec "$GIT" "$@"')
+    assert "needle in a tracked key" not in search([tracked_key], "needle", privacy=privacy)
     greps = [call.rstrip("\0").split("\0") for call in calls.read_text().splitlines() if "\0grep\0" in call]
     assert greps
     for argv in greps:  # what git reads with the very arguments it was given
         read = subprocess.run([real_git, *argv], check=False, capture_output=True, text=True).stdout
         assert "needle" in read and "Server.PEM" not in read
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a POSIX shell script stands in for git")
+def test_the_users_environment_cannot_make_git_read_an_excluded_file(tracked_key: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIT_LITERAL_PATHSPECS (inherited from the user's shell) would make git
+    take `:(exclude,literal)keys/Server.PEM` for a file name, and read the key."""
+    received = tmp_path / "received"
+    git_in_front(tmp_path, monkeypatch, f'"$GIT" "$@" | tee -a "{received}"')
+    monkeypatch.setenv("GIT_LITERAL_PATHSPECS", "1")
+    assert "src/app.py:1:5: def needle():" in lines_of(search([tracked_key], "needle"))
+    assert "needle in a tracked key" not in received.read_text()
 
 
 def test_a_word_query_finds_what_git_grep_finds(repo: Path) -> None:
@@ -169,6 +202,37 @@ def test_the_answer_is_cut_at_max_results_and_says_so(plain: Path, repo: Path) -
     assert len(lines_of(search([repo], "hit"))) == 201  # git grep's answer too
 
 
+@pytest.mark.skipif(os.name == "nt", reason="a POSIX shell script stands in for git")
+def test_git_grep_is_ended_once_the_answer_is_full(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A common word in a big repository: git is not left to grep the rest
+    (here a git that would still write "finished" after its answer)."""
+    (repo / "many.txt").write_text("hit\n" * 500)
+    git(repo, "add", "many.txt")
+    finished = tmp_path / "finished"
+    git_in_front(tmp_path, monkeypatch,
+                 f'case " $* " in *" grep "*) "$GIT" "$@"; sleep 5; echo yes > "{finished}";; *) exec "$GIT" "$@";; esac')
+    answer = lines_of(search([repo], "hit", max_results=3))
+    assert answer[:3] == ["many.txt:1:1: hit", "many.txt:2:1: hit", "many.txt:3:1: hit"]
+    assert answer[3].startswith("[cut at 3 matches")
+    time.sleep(0.2)
+    assert not finished.exists()
+
+
+def test_git_greps_records_are_the_same_however_its_output_is_cut() -> None:
+    from qwencompanion_src.core.ide_tools.project_search import _Answer, _GrepRecords, _Wanted
+
+    output = "".join(f"dir/f{n}.py\0{n}\0{n % 7 + 1}\0{'é' * (n % 3)}needle {n}\n" for n in range(1, 40)).encode()
+    answers = []
+    for size in (1, 2, 5, 64, len(output)):
+        answer = _Answer(1000)
+        records = _GrepRecords("/work", "", _Wanted(None, ContextOptions()), set(), answer)
+        for start in range(0, len(output), size):
+            assert records.take(output[start : start + size])
+        answers.append(answer.text())
+    assert len(set(answers)) == 1 and answers[0].count("\n") == 38
+    assert "dir/f2.py:2:2: ééneedle 2" in answers[0]  # byte 3 of the line starts its second code point
+
+
 def test_a_long_line_is_cut_around_its_match(plain: Path) -> None:
     (plain / "long.txt").write_text("x" * 5000 + "needle" + "y" * 5000 + "\n")
     [line] = lines_of(search([plain], "needle", glob="long.txt"))
@@ -221,10 +285,10 @@ RELATIVES = [".env", "a/.env", "a/.env.local", "keys/x.pem", "K/Y.Pem", "id_rsa.
     (("*.pdf",), "/Work/Repo"),  # a run in no file: none asked
 ])
 def test_the_bulk_privacy_check_is_the_context_rules_own(patterns: tuple[str, ...], folder: str) -> None:
-    from qwencompanion_src.core.ide_tools.project_search import _Listing, _Wanted
+    from qwencompanion_src.core.ide_tools.project_search import _Wanted
 
     privacy = ContextOptions(excluded_patterns=patterns)
-    listing = _Listing("".join(f"H {relative}\0" for relative in RELATIVES) + "? untracked.pem\0")
+    listing = "".join(f"{relative}\0" for relative in RELATIVES)
     expected = [rel for rel in RELATIVES if privacy.excludes(f"{folder}/{rel}")]
     assert _Wanted(None, privacy).private_among(folder, listing) == expected
     if patterns[0] == ".env":

@@ -1,12 +1,14 @@
 """`search_project`: a text search over the window's folders, as the user
 sees them, bounded in every dimension.
 
-Which files: inside a git repository, the ones git lists (`ls-files -co
---exclude-standard`, so `.gitignore` holds), searched by `git grep` itself
-for a plain text query (the hardened runner, `-F`: the same matches as the
-escaped pattern, at git's speed, in a process the deadline can end); outside
-one, a walk that skips Sublime's `folder_exclude_patterns`,
-`file_exclude_patterns` and `binary_file_patterns`. Everywhere: files open
+Which files: inside a git repository, the ones git lists (`ls-files -c`
+and `ls-files -o --exclude-standard`, so `.gitignore` holds; `git_folder`),
+the tracked ones searched by `git grep` itself for a plain text query (the
+hardened runner, `-F`: the same matches as the escaped pattern, at git's
+speed, in a process the deadline can end and the search ends once its
+answer is full); outside one, a walk that skips Sublime's
+`folder_exclude_patterns`, `file_exclude_patterns` and
+`binary_file_patterns`. Everywhere: files open
 with unsaved text are searched in that text instead, files matching
 `excluded_file_patterns` are neither read nor answered, only regular files
 are read (no FIFO, device or socket: opening one could block), a symlink is
@@ -24,12 +26,14 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .. import git, threads
 from ..context_rules import ContextOptions
 from ..files.paths import is_within
+from .git_folder import GitFolder
+from .privacy_pathspecs import excluding_pathspecs
 from .search_patterns import REGEX_LINE_CHARS
 
 SEARCH_SECONDS = 10.0
@@ -38,8 +42,6 @@ MAX_LINE_CHARS = 200  # of each result's text
 MAX_ANSWER_BYTES = 64 * 1024
 MAX_FILE_BYTES = 4 * 1024 * 1024  # a bigger file is passed over (minified bundles, dumps)
 BINARY_SNIFF_BYTES = 8000
-GIT_OUTPUT_BYTES = 8 * 1024 * 1024
-GIT_LIST_BYTES = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -84,20 +86,34 @@ class _Answer:
     full: bool = False  # max_results reached or MAX_ANSWER_BYTES
     cut_by_size: bool = False
     partial: str | None = None  # why the search stopped early
+    places: list[tuple[str, int]] = field(default_factory=list)  # each line's (label, line number)
     seen: set[tuple[str, int]] = field(default_factory=set)
 
     def add(self, label: str, line: int, column: int, text: str) -> None:
-        if self.full or (label, line) in self.seen:
-            return
+        if not self.full and (label, line) not in self.seen:
+            self._keep((label, line), f"{label}:{line}:{column}: {_shown(text, column)}")
+
+    def take_from(self, other: _Answer) -> None:
+        """`other`'s lines after these, within these bounds, and what cut it short."""
+        for place, entry in zip(other.places, other.lines, strict=True):
+            if self.full:
+                break
+            self._keep(place, entry)
+        if other.full and not self.full:
+            self.full, self.cut_by_size = True, other.cut_by_size
+        if self.partial is None:
+            self.partial = other.partial
+
+    def _keep(self, place: tuple[str, int], entry: str) -> None:
         if len(self.lines) >= self.max_results:
             self.full = True
             return
-        entry = f"{label}:{line}:{column}: {_shown(text, column)}"
-        size = len(entry.encode("utf-8", "surrogatepass")) + 1
+        size = (len(entry) if entry.isascii() else len(entry.encode("utf-8", "surrogatepass"))) + 1
         if self.size + size > MAX_ANSWER_BYTES:
             self.full = self.cut_by_size = True
             return
-        self.seen.add((label, line))
+        self.seen.add(place)
+        self.places.append(place)
         self.lines.append(entry)
         self.size += size
 
@@ -143,11 +159,31 @@ def search_project(query: SearchQuery, scope: SearchScope) -> str:
     with a last line saying when the answer was cut or the search partial."""
     answer = _Answer(query.max_results)
     clock = _Clock(scope.seconds)
-    labels = _labels(scope.folders)
     wanted = _Wanted(query.glob, scope.privacy)
+    labels = _labels(scope.folders)
+    gits = {folder: _git_folder(folder, query, wanted, clock) for folder in scope.folders}
+    try:
+        # git grep's answers first, read as git writes them (the rest waits on them anyway)
+        grepped = {folder: _git_grep(folder_git, query, labels[folder], wanted, set(scope.unsaved))
+                   for folder, folder_git in gits.items() if folder_git.grep_started}
+        _search_folders(query, scope, wanted, answer, clock, gits, grepped)
+    finally:
+        for folder_git in gits.values():
+            folder_git.close()
+    return answer.text()
+
+
+def _git_folder(folder: str, query: SearchQuery, wanted: _Wanted, clock: _Clock) -> GitFolder:
+    """A word query has git grep start at once when git can be told which files are private."""
+    excluding = wanted.pathspecs(folder) if query.literal is not None else None
+    return GitFolder(folder, clock.left, None if excluding is None else _grep_args(query, excluding))
+
+
+def _search_folders(query: SearchQuery, scope: SearchScope, wanted: _Wanted, answer: _Answer, clock: _Clock,
+                    gits: dict[str, GitFolder], grepped: dict[str, _Answer]) -> None:
+    labels = _labels(scope.folders)
     unsaved = {path: text for path, text in scope.unsaved.items() if _folder_of(path, scope.folders) is not None}
-    listings = {folder: _git_files(folder, answer, clock) for folder in scope.folders}
-    repositories = {folder: listing is not None for folder, listing in listings.items()}
+    repositories = {folder: folder_git.is_repository() for folder, folder_git in gits.items()}
     ignored = _ignored_unsaved(unsaved, scope.folders, repositories)
     for path in sorted(unsaved):
         folder = _folder_of(path, scope.folders)
@@ -162,20 +198,19 @@ def search_project(query: SearchQuery, scope: SearchScope) -> str:
         if answer.full or answer.partial is not None:
             break
         label = labels[folder]
-        listed = listings[folder]
-        if listed is None:
+        if not repositories[folder]:
             _search_files(query, folder, label, _walk(folder, scope.sublime_patterns), scope, wanted, answer, clock)
             continue
         if query.literal is None:
-            _search_files(query, folder, label, sorted([*listed.tracked(), *listed.untracked()]), scope, wanted, answer,
-                          clock)
+            tracked = _tracked(gits[folder], answer)
+            listed = sorted([*_names(tracked), *_untracked(gits[folder], answer)])
+            _search_files(query, folder, label, listed, scope, wanted, answer, clock)
             continue
         # Tracked files by git grep (git's index and threads), the few
         # untracked ones here: `git grep --untracked` walks the folder again.
-        private = wanted.private_among(folder, listed)
-        _git_grep(folder, query, label, wanted, set(unsaved), private, answer, clock)
-        _search_files(query, folder, label, listed.untracked(), scope, wanted, answer, clock)
-    return answer.text()
+        found = grepped.get(folder) or _git_grep(gits[folder], query, label, wanted, set(unsaved))
+        answer.take_from(found)
+        _search_files(query, folder, label, _untracked(gits[folder], answer), scope, wanted, answer, clock)
 
 
 def _search_files(query: SearchQuery, folder: str, label: str, files: Iterable[str], scope: SearchScope,
@@ -206,8 +241,12 @@ class _Wanted:
         target = relative if "/" in self._glob else relative.rsplit("/", 1)[-1]
         return fnmatch.fnmatch(target, self._glob)
 
-    def private_among(self, folder: str, listing: _Listing) -> list[str]:
-        """The tracked files of `listing` that `ContextOptions.excludes`, in
+    def pathspecs(self, folder: str) -> list[str] | None:
+        """The privacy filter as git pathspecs leaving out those files, where it translates exactly."""
+        return excluding_pathspecs(self._privacy.excluded_patterns, folder)
+
+    def private_among(self, folder: str, listing: str) -> list[str]:
+        """The tracked files of `listing` (`ls-files -z`) that `ContextOptions.excludes`, in
         bulk (a search asks of every file git lists). A name or path a pattern
         matches holds the pattern's longest wildcard-free run: when every run
         is ASCII (lowered alike in a path and in the whole listing) and none
@@ -218,13 +257,13 @@ class _Wanted:
         runs = [_literal_run(pattern) for pattern in patterns]
         if all(run and run.isascii() and "/" not in pattern and run not in prefix
                for pattern, run in zip(patterns, runs, strict=True)):
-            lowered = listing.text.lower()
+            lowered = listing.lower()
             present = [run for run in runs if run in lowered]
             if not present:
                 return []
-            candidates = [relative for relative in listing.tracked() if any(run in relative.lower() for run in present)]
+            candidates = [relative for relative in _names(listing) if any(run in relative.lower() for run in present)]
         else:
-            candidates = listing.tracked()
+            candidates = _names(listing)
         return [relative for relative in candidates if self._privacy.excludes(os.path.join(folder, relative))]
 
 
@@ -345,70 +384,99 @@ def _absolute(folder: str, name: str) -> str:
     return os.path.normpath(os.path.join(folder, name))
 
 
-@dataclass(frozen=True)
-class _Listing:
-    """What `git ls-files -co -t -z` said of a folder, as it said it: entries
-    ended by NUL, each a tag ("? " untracked, "H " or another letter tracked)
-    and a relative path. Kept as text: most searches need no list of them."""
-
-    text: str
-
-    def tracked(self) -> list[str]:
-        return [entry[2:] for entry in self.text.split("\0") if len(entry) > 2 and entry[0] != "?"]
-
-    def untracked(self) -> list[str]:
-        if not self.text.startswith("? ") and "\0? " not in self.text:
-            return []  # one search in C instead of a loop over every entry
-        return sorted(entry[2:] for entry in self.text.split("\0") if len(entry) > 2 and entry[0] == "?")
+def _names(listed: str) -> list[str]:
+    """The paths of an `ls-files -z` answer."""
+    return [name for name in listed.split("\0") if name]
 
 
-def _git_files(folder: str, answer: _Answer, clock: _Clock) -> _Listing | None:
-    """What git lists in `folder`; None outside a repository (or without git)."""
+def _untracked(folder_git: GitFolder, answer: _Answer) -> list[str]:
+    return sorted(_names(_listing(folder_git.untracked, answer)))
+
+
+def _tracked(folder_git: GitFolder, answer: _Answer) -> str:
+    return _listing(folder_git.tracked, answer)
+
+
+def _listing(listed: Callable[[], git.GitOutput], answer: _Answer) -> str:
+    """An `ls-files -z` answer ("" when git failed: the search says so)."""
     try:
-        listed = git.run_git(folder, ["ls-files", "-co", "--exclude-standard", "-t", "-z"], limit=GIT_LIST_BYTES,
-                             timeout=max(clock.left(), 0.1))
-    except git.GitError:
-        return None
-    if listed.returncode != 0:
-        return None
-    if listed.truncated:
-        answer.partial = f"git listed more files in {folder} than the search reads"
-    return _Listing(listed.stdout.decode("utf-8", "surrogateescape"))
+        output = listed()
+    except git.GitError as error:
+        answer.partial = f"git ls-files stopped: {error}"
+        return ""
+    if output.truncated:
+        answer.partial = "git listed more files than the search reads"
+    return output.stdout.decode("utf-8", "surrogateescape")
 
 
-def _git_grep(folder: str, query: SearchQuery, label: str, wanted: _Wanted, skip: set[str], private: list[str],
-              answer: _Answer, clock: _Clock) -> None:
-    """A plain text query by git grep over the tracked files of `folder`
-    (none of `private`, which git does not even read); its output read bounded."""
+def _grep_args(query: SearchQuery, excluding: list[str]) -> list[str]:
+    """git grep for a plain text query over the tracked files, never opening
+    those `excluding` (pathspecs) names."""
     assert query.literal is not None
-    args = ["grep", "-n", "--column", "-I", "-F", "-z", "--no-color"]
+    # Outside a repository git grep fails at once, whatever the user's configuration says.
+    args = ["-c", "grep.fallbackToNoIndex=false", "grep", "-n", "--column", "-I", "-F", "-z", "--no-color"]
     if query.pattern.flags & re.IGNORECASE:
         args.append("-i")
     args += ["-e", query.literal, "--", "."]
     if query.glob is not None:
         args.append(f":(glob){query.glob}" if "/" in query.glob else f":(glob)**/{query.glob}")
-    args += [f":(exclude,literal){relative}" for relative in private]
+    return args + excluding
+
+
+def _git_grep(folder_git: GitFolder, query: SearchQuery, label: str, wanted: _Wanted, skip: set[str]) -> _Answer:
+    """A plain text query by git grep over the tracked files of the folder
+    (never reading a private one), its records read as git writes them and
+    git ended once they fill an answer; the caller adds them to its own."""
+    found = _Answer(query.max_results)
+    folder = folder_git.folder
+    private = [] if folder_git.grep_started else wanted.private_among(folder, _tracked(folder_git, found))
+    if found.partial is not None:
+        return found
+    records = _GrepRecords(folder, label, wanted, skip, found)
     try:
-        output = git.run_git(folder, args, limit=GIT_OUTPUT_BYTES, timeout=max(clock.left(), 0.1))
+        output = folder_git.grep(_grep_args(query, [f":(exclude,literal){name}" for name in private]), records.take)
     except git.GitError as error:
-        answer.partial = f"git grep stopped: {error}"
-        return
+        found.partial = f"git grep stopped: {error}"
+        return found
+    if found.full:
+        return found
     if output.returncode not in (0, 1):
-        answer.partial = f"git grep failed in {folder} (exit {output.returncode})"
-        return
-    records = output.stdout.split(b"\n")
-    if output.truncated:
-        records.pop()  # the last one may be cut
-    for record in records:
+        found.partial = f"git grep failed in {folder} (exit {output.returncode})"
+    elif output.truncated:
+        found.partial = "git grep wrote more than the search reads"
+    return found
+
+
+class _GrepRecords:
+    """`git grep -z -n --column`'s records (name, line, column and text,
+    ended by a newline), into the answer as they come."""
+
+    def __init__(self, folder: str, label: str, wanted: _Wanted, skip: set[str], answer: _Answer) -> None:
+        self._label, self._wanted, self._answer = label, wanted, answer
+        self._unsaved = {_relative(path, folder) for path in skip if is_within(path, folder)}
+        self._inside = os.path.join(os.path.normpath(folder), "")  # + a name git lists: the file's normal path
+        self._rest = b""  # the start of a record the next piece ends
+        self._asked, self._keep = "", False
+
+    def take(self, piece: bytes) -> bool:
+        """False once the answer is full: git may stop."""
+        *records, self._rest = (self._rest + piece).split(b"\n")
+        for record in records:
+            if self._answer.full:
+                break
+            self._add(record)
+        return not self._answer.full
+
+    def _add(self, record: bytes) -> None:
         parts = record.split(b"\0", 3)
-        if answer.full or len(parts) != 4:
-            continue
-        relative = parts[0].decode("utf-8", "surrogateescape")
-        path = _absolute(folder, relative)
-        if path in skip or not wanted(path, relative):
-            continue
-        text = parts[3].decode("utf-8", "replace")
-        column = len(parts[3][: int(parts[2]) - 1].decode("utf-8", "replace")) + 1  # git counts bytes
-        answer.add(label + relative, int(parts[1]), column, text)
-    if output.truncated and not answer.full:
-        answer.partial = "git grep wrote more than the search reads"
+        if len(parts) != 4:
+            return
+        name, line, column, text = parts
+        relative = name.decode("utf-8", "surrogateescape")
+        if relative != self._asked:  # a file's matches come together: asked once
+            self._asked = relative
+            self._keep = relative not in self._unsaved and self._wanted(self._inside + relative, relative)
+        if self._keep:
+            # git counts the column in bytes, the answer in code points
+            start = int(column) if text.isascii() else len(text[: int(column) - 1].decode("utf-8", "replace")) + 1
+            self._answer.add(self._label + relative, int(line), start, text.decode("utf-8", "replace"))
