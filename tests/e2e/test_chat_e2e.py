@@ -58,9 +58,18 @@ class RealChat:
         return [d["stopReason"] for e, d in self.events if e == "chat_turn_ended"]
 
     def transcript(self) -> str:
+        """The transcript as drawn, once the view shows all the chat holds.
+        Streamed text waits in the streamer for its thread (later under
+        load), so it is flushed first: unflushed, view and transcript were
+        both empty and "equal"."""
         chat = self.chat()
-        self.host.wait_for(
-            lambda: self.editor.text(chat.transcript_view) == chat.core.streamer.transcript.text(), timeout=WAIT)
+        streamer = chat.core.streamer
+
+        def drawn() -> bool:
+            streamer.flush()
+            return self.editor.text(chat.transcript_view) == streamer.transcript.text()
+
+        self.host.wait_for(drawn, timeout=WAIT)
         return self.editor.text(chat.transcript_view)
 
 

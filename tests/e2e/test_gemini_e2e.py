@@ -23,7 +23,7 @@ import pytest
 from tests.e2e.test_open_terminal_e2e import TERMINUS_ENV, Command, terminus_argv
 from tests.rig.fake_gemini_model import FakeGeminiModel
 from tests.rig.gemini_cli import GeminiCli, gemini_env, make_gemini_home
-from tests.rig.qwen_cli import TuiSession
+from tests.rig.qwen_cli import TuiError, TuiSession
 from tests.support.editor import require_built
 from tests.support.headless import HeadlessSublime
 
@@ -66,12 +66,26 @@ def run_gemini(gemini: GeminiCli, spec: dict[str, Any], home: Path, tmp_path: Pa
     return TuiSession(Command(gemini.qwen.cache_dir, tuple(argv)), Path(spec["cwd"]), env, tmux=tmux)
 
 
+IDE_ANSWER = re.compile(r"(Connected to Sublime Text|Disconnected: [^\n]*|not supported[^\n]*|Connecting\.\.\.)")
+
+
 def ide_status(session: TuiSession) -> str:
-    """`/ide status`, once gemini's input box is there; the line it answers."""
+    """`/ide status`, once gemini's input box is there; the line it answers.
+    Asked again while gemini is still connecting: that answer is printed
+    once and never updated. Counted over the pane's history, as earlier
+    answers scroll off its top."""
     session.wait_for(re.escape("Type your message"), timeout=60)
-    session.submit("/ide status")
-    found = session.wait_for(r"(Connected to Sublime Text|Disconnected: [^\n]*|not supported[^\n]*)", timeout=90)  # a hang guard: a loaded machine answers slowly
-    return found.group(1)
+    deadline = time.monotonic() + 90  # a hang guard: a loaded machine answers slowly
+    while True:
+        before = len(IDE_ANSWER.findall(session.screen(history=True)))
+        session.submit("/ide status")
+        while len(answers := IDE_ANSWER.findall(session.screen(history=True))) <= before:
+            if not session.alive() or time.monotonic() > deadline:
+                raise TuiError(f"no /ide status answer; screen:\n{session.screen()}")
+            time.sleep(0.1)
+        if answers[-1] != "Connecting..." or time.monotonic() > deadline:
+            return str(answers[-1])
+        time.sleep(0.5)
 
 
 def sessions(sublime: HeadlessSublime) -> int:

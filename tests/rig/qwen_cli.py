@@ -331,9 +331,11 @@ class TuiSession:
         return out.returncode == 0 and out.stdout.strip() == "0"
 
     # -- reading ------------------------------------------------------------
-    def screen(self) -> str:
-        """The visible pane as plain text (no colours), trailing blanks cut."""
-        out = self._tmux("capture-pane", "-p", "-t", self.target, check=False)
+    def screen(self, history: bool = False) -> str:
+        """The visible pane as plain text (no colours), trailing blanks cut;
+        with `history`, what scrolled off its top too."""
+        since = ["-S", "-"] if history else []
+        out = self._tmux("capture-pane", "-p", *since, "-t", self.target, check=False)
         return "\n".join(line.rstrip() for line in out.stdout.splitlines()).rstrip() + "\n"
 
     def wait_for(self, pattern: str | re.Pattern[str], timeout: float = 30.0) -> re.Match[str]:
@@ -385,11 +387,13 @@ class TuiSession:
         """Run ``/ide status`` and return its message (``✓ Connected to ...``,
         ``✗ Disconnected: ...``, ``◐ Connecting...``, or the ``✕ ...`` error
         shown when the CLI saw no IDE at startup), wrapped lines joined."""
-        before = len(_ECHO_RE.findall(self.screen()))
+        # Counted over the history: answers before this one scroll off the
+        # pane's top, so the visible echoes need not grow with this one.
+        before = len(_ECHO_RE.findall(self.screen(history=True)))
         self.submit("/ide status")
         deadline = time.monotonic() + timeout
         while True:
-            text = self.screen()
+            text = self.screen(history=True)
             lines = text.splitlines()
             echoes = [i for i, line in enumerate(lines) if _ECHO_RE.fullmatch(line)]
             if len(echoes) > before:
