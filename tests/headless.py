@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.sublime_sim import SimulatedHost
-from tests.support.editor import wait_for_package_threads
+from tests.support.editor import drawn_transcript, wait_for_package_threads
 from tests.support.mcp_client import McpClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -353,15 +353,12 @@ def do_chat_cancel(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
 def do_chat_text(driver: Driver, action: dict[str, Any]) -> dict[str, Any]:
     """The transcript as the view shows it, and the chat's state."""
     chat = driver.chat(action)
-    view = chat.transcript_view
-    driver.host.wait_for(
-        lambda: view.substr(driver.sublime.Region(0, view.size())) == chat.core.streamer.transcript.text(), timeout=WAIT
-    )
+    text = drawn_transcript(driver.host, chat, lambda view: view.substr(driver.sublime.Region(0, view.size())), WAIT)
     state = chat.core.state
     return {
         "window": chat.window_id,
         "chat": chat.chat_id,
-        "text": view.substr(driver.sublime.Region(0, view.size())),
+        "text": text,
         "agent": state.agent_status,
         "agent_name": chat.agent,  # its name in chat_agents
         "session": state.session_id,

@@ -18,7 +18,7 @@ import pytest
 from tests.rig.fake_model import FakeModel, Reply, user_texts
 from tests.rig.qwen_cli import QwenCli
 from tests.support.desktop import DesktopTools
-from tests.support.editor import PACKAGE, Editor, open_editor
+from tests.support.editor import PACKAGE, Editor, drawn_transcript, open_editor
 from tests.support.headless import HeadlessSublime
 from tests.support.processes import alive
 
@@ -58,19 +58,7 @@ class RealChat:
         return [d["stopReason"] for e, d in self.events if e == "chat_turn_ended"]
 
     def transcript(self) -> str:
-        """The transcript as drawn, once the view shows all the chat holds.
-        Streamed text waits in the streamer for its thread (later under
-        load), so it is flushed first: unflushed, view and transcript were
-        both empty and "equal"."""
-        chat = self.chat()
-        streamer = chat.core.streamer
-
-        def drawn() -> bool:
-            streamer.flush()
-            return self.editor.text(chat.transcript_view) == streamer.transcript.text()
-
-        self.host.wait_for(drawn, timeout=WAIT)
-        return self.editor.text(chat.transcript_view)
+        return drawn_transcript(self.host, self.chat(), self.editor.text, WAIT)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.sublime_sim._watchdog import DEFAULT_LIMIT_MS
-from tests.support.editor import PACKAGE, Editor, open_editor
+from tests.support.editor import PACKAGE, Editor, drawn_transcript, open_editor
 from tests.support.processes import alive
 
 FAKE_AGENT = Path(__file__).resolve().parents[1] / "rig" / "fake_acp_agent.py"
@@ -65,9 +65,7 @@ class ChatRig:
 
     def transcript(self) -> str:
         self.host.wait_idle()
-        chat = self.chat()
-        self.host.wait_for(lambda: self.editor.text(chat.transcript_view) == chat.core.streamer.transcript.text(), timeout=WAIT)
-        return self.editor.text(chat.transcript_view)
+        return drawn_transcript(self.host, self.chat(), self.editor.text, WAIT)
 
     def received(self, method: str) -> list[dict[str, Any]]:
         if not self.log.exists():

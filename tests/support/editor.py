@@ -8,7 +8,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,21 @@ def wait_for_package_threads(host: SimulatedHost, *names: str) -> None:
                         if t.is_alive()),
         timeout=THREAD_WAIT,
     )
+
+
+def drawn_transcript(host: SimulatedHost, chat: Any, view_text: Callable[[View], str], timeout: float = WAIT) -> str:
+    """A chat's transcript as its view shows it, once the view shows all the
+    chat holds. Streamed text waits in the streamer for its thread (later on
+    a loaded machine), so it is flushed first: unflushed, an empty view and
+    an empty transcript compared equal."""
+    streamer = chat.core.streamer
+
+    def drawn() -> bool:
+        streamer.flush()
+        return view_text(chat.transcript_view) == streamer.transcript.text()
+
+    host.wait_for(drawn, timeout=timeout)
+    return view_text(chat.transcript_view)
 
 
 def _runs_code_of(host: SimulatedHost, thread: threading.Thread) -> bool:
