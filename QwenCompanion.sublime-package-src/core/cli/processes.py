@@ -49,10 +49,10 @@ async def start_process(*argv: str, **options: Any) -> asyncio.subprocess.Proces
     return process
 
 
-def close_left_on(loop: asyncio.AbstractEventLoop) -> int:
+def close_left_on(loop: asyncio.AbstractEventLoop) -> None:
     """End (the group of) every process started on `loop` and still held, and
-    close its pipes; how many. Run on `loop` just before it closes, with a
-    turn or two after so the pipes let go of their files."""
+    close its pipes. Run on `loop` just before it closes, with a turn or two
+    after so the pipes let go of their files."""
     left = [transport for transport in list(_open_transports)
             if not transport.is_closing() and getattr(transport, "_loop", None) is loop]
     for transport in left:
@@ -61,7 +61,6 @@ def close_left_on(loop: asyncio.AbstractEventLoop) -> int:
             kill_group(pid)
         transport.close()
         _open_transports.discard(transport)
-    return len(left)
 
 
 def kill_group(pid: int) -> None:

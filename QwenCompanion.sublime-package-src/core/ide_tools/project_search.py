@@ -166,7 +166,7 @@ def search_project(query: SearchQuery, scope: SearchScope) -> str:
         # git grep's answers first, read as git writes them (the rest waits on them anyway)
         grepped = {folder: _git_grep(folder_git, query, labels[folder], wanted, set(scope.unsaved))
                    for folder, folder_git in gits.items() if folder_git.grep_started}
-        _search_folders(query, scope, wanted, answer, clock, gits, grepped)
+        _search_folders(query, scope, wanted, answer, clock, labels, gits, grepped)
     finally:
         for folder_git in gits.values():
             folder_git.close()
@@ -180,8 +180,7 @@ def _git_folder(folder: str, query: SearchQuery, wanted: _Wanted, clock: _Clock)
 
 
 def _search_folders(query: SearchQuery, scope: SearchScope, wanted: _Wanted, answer: _Answer, clock: _Clock,
-                    gits: dict[str, GitFolder], grepped: dict[str, _Answer]) -> None:
-    labels = _labels(scope.folders)
+                    labels: dict[str, str], gits: dict[str, GitFolder], grepped: dict[str, _Answer]) -> None:
     unsaved = {path: text for path, text in scope.unsaved.items() if _folder_of(path, scope.folders) is not None}
     repositories = {folder: folder_git.is_repository() for folder, folder_git in gits.items()}
     ignored = _ignored_unsaved(unsaved, scope.folders, repositories)
