@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tests.sublime_sim import SimulatedHost, sublime_plugin as sim_plugin
+from tests.support.editor import wait_for_package_threads
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILT_PACKAGE = ROOT / "dist" / "QwenCompanion"
@@ -235,6 +236,9 @@ def start(packages: Path, workspace: Path, view_count: int, warm: bool, out: Tex
         time.sleep(LOCK_POLL)
     lock_seconds = (locks[0].stat().st_mtime_ns - begin) / 1e9
     lock = json.loads(locks[0].read_text())
+    # The lock is written before the server's libraries are imported: the
+    # measurements start once the package's start thread has ended.
+    wait_for_package_threads(host, "start")
     host.wait_idle(timeout=WAIT)
     report = {
         "port": lock["port"],

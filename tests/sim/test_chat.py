@@ -5,11 +5,16 @@ pickers, slash completions, reload, and no agent left after a window closes."""
 
 from __future__ import annotations
 
+import importlib.abc
 import json
 import math
 import sys
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
+from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -279,6 +284,64 @@ def test_reloading_the_package_ends_the_agent_and_the_chat_comes_back(rig: ChatR
     rig.chat().core.start().result(WAIT)
     assert rig.chat().core.state.session_id == session
     assert "before reload" in rig.chat().core.streamer.transcript.text()
+
+
+class _SlowStart(importlib.abc.MetaPathFinder):
+    """Holds the companion's start thread before its first module runs, until
+    `until()` (as a busy machine can), and notes which thread first imports
+    aiohttp. It holds in the loader: a finder runs under the global import
+    lock, which would hold every thread's imports."""
+
+    def __init__(self, until: Callable[[], bool]) -> None:
+        self.until = until
+        self.held = False
+        self.aiohttp_importer: str | None = None
+
+    def find_spec(self, name: str, path: Any = None, target: ModuleType | None = None) -> ModuleSpec | None:
+        thread = threading.current_thread().name
+        if name == f"{PACKAGE}._vendor.aiohttp" and self.aiohttp_importer is None:
+            self.aiohttp_importer = thread
+        if thread != f"{PACKAGE} start" or self.held or not name.startswith(f"{PACKAGE}."):
+            return None
+        spec = PathFinder.find_spec(name, path, target)
+        if spec is None or spec.loader is None:
+            return None
+        self.held = True
+        spec.loader = _HeldLoader(spec.loader, self.until)
+        return spec
+
+
+class _HeldLoader(importlib.abc.Loader):
+    def __init__(self, loader: Any, until: Callable[[], bool]) -> None:
+        self.loader = loader
+        self.until = until
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        module: ModuleType | None = self.loader.create_module(spec)
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        deadline = time.monotonic() + WAIT
+        while not self.until() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.loader.exec_module(module)
+
+
+def test_a_chat_opened_while_the_server_starts_imports_aiohttp_off_the_main_thread(
+    rig: ChatRig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rig.load()
+    slow = _SlowStart(until=lambda: rig.chat() is not None)
+    monkeypatch.setattr(sys, "meta_path", [slow, *sys.meta_path])
+    rig.host.reload_package(PACKAGE)  # the package imports its libraries anew
+    rig.host.user.run_command("qwen_chat")
+    rig.host.wait_for(lambda: rig.chat() is not None, timeout=WAIT)
+    rig.editor.wait_for_package_threads("start", "preload")
+    rig.host.wait_idle()
+    assert slow.held
+    # The chat's own thread imports it before the chat opens on the main thread.
+    assert slow.aiohttp_importer == f"{PACKAGE} preload"
+    assert rig.host.watchdog.take() == []
 
 
 def test_quitting_ends_the_agent(rig: ChatRig) -> None:

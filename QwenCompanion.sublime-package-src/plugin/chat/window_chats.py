@@ -622,8 +622,11 @@ _chat_imported = threading.Event()
 def preload_chat() -> None:
     """Import the chat's modules now (our start-up thread): the ACP library's
     models take most of a second of CPU to build, which the first Chat would
-    otherwise spend on Sublime's main thread."""
+    otherwise spend on Sublime's main thread. A new chat also imports the
+    serve transport, and with it aiohttp, which the companion's start thread
+    may not have imported yet."""
     from ...core.chat import chat_core  # noqa: F401
+    from ...core.serve import serve_bridge  # noqa: F401
 
     _chat_imported.set()
 
