@@ -23,7 +23,7 @@ import json
 import statistics
 import subprocess
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 LIMIT = 1.5
@@ -113,8 +113,11 @@ class Recheck:
 
 
 def factor_worse(before: Result, now: Result) -> float | None:
-    """How many times worse `now` is than `before`; None when they cannot be compared."""
-    then, current = before.score(), now.score()
+    """How many times worse `now` is than `before`; None when they cannot be
+    compared. A noise floor is the row's, so both sides are held to it (a
+    baseline written before the row had one has none of its own)."""
+    noise = max((floor for floor in (before.noise, now.noise) if floor is not None), default=None)
+    then, current = replace(before, noise=noise).score(), replace(now, noise=noise).score()
     if then is None or current is None or then[1] != current[1] or then[0] <= 0 or current[0] <= 0:
         return None
     return then[0] / current[0] if now.higher_is_better else current[0] / then[0]

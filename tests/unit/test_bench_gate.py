@@ -117,3 +117,16 @@ def test_a_difference_of_two_readings_is_compared_from_its_noise_floor_up() -> N
     real = [Result(OVERHEAD, "ms", "≤ 100 ms", ours=90.0, floor=10.0, noise=50.0),
             Result(ADDED, "MiB", "flat (≤ 5 MiB)", ours=3.0, floor=10.0, noise=1.0)]
     assert keys(before(), real) == [OVERHEAD, ADDED]
+
+
+def test_a_baseline_from_before_the_noise_floor_is_held_to_it_too() -> None:
+    """A row given its floor after the committed results were written: 28 KiB
+    then and 32 KiB now are both under 1 MiB, 2.6 ms then and 3.2 ms now both
+    under 20 ms (the last full run flagged them 36× and 4.5× worse)."""
+    old = [Result(OVERHEAD, "ms", "≤ 100 ms", ours=2.6, floor=10.0), Result(ADDED, "MiB", "flat (≤ 5 MiB)", ours=0.0273)]
+    noisy = [Result(OVERHEAD, "ms", "≤ 100 ms", ours=3.2, floor=10.0, noise=20.0),
+             Result(ADDED, "MiB", "flat (≤ 5 MiB)", ours=0.0312, noise=1.0)]
+    assert keys(old, noisy) == []
+    real = [Result(OVERHEAD, "ms", "≤ 100 ms", ours=40.0, floor=10.0, noise=20.0),
+            Result(ADDED, "MiB", "flat (≤ 5 MiB)", ours=2.0, noise=1.0)]
+    assert keys(old, real) == [OVERHEAD, ADDED]
