@@ -19,7 +19,7 @@ import pytest
 
 from tests.sim.test_chat import WAIT, ChatRig
 from tests.sim.test_chat_agent_work import pending, shell_permission
-from tests.support.desktop import DesktopTools
+from tests.support.desktop import TOOLS, DesktopTools
 from tests.support.editor import PACKAGE
 from tests.support.processes import descendants
 
@@ -44,18 +44,20 @@ def hide_transcript_behind(rig: ChatRig) -> tuple[Any, Any]:
 
 
 def tool_processes() -> list[int]:
-    """Our processes that run a notification tool, or ended and were not reaped
-    (zombies); Linux only (read from /proc), elsewhere none."""
+    """Our processes that run a notification tool, or ran one and were not
+    reaped (zombies keep the name they were started with); Linux only (read
+    from /proc), elsewhere none. Another test's zombie on this worker is not
+    this test's tool."""
     if not Path("/proc/self/stat").exists():
         return []
     found = []
     for pid in descendants(os.getpid()):
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
-            command = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if stat.rsplit(")", 1)[1].split()[0] == "Z" or b"desktop-tools" in command:
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        if name in {tool[:15] for tool in TOOLS}:  # the kernel keeps 15 characters of the name
             found.append(pid)
     return found
 
