@@ -195,3 +195,44 @@ def test_the_comments_of_a_chat_closed_since_go_with_the_next_review_of_the_acti
     rig.host.user.press_key(["ctrl+k", "r"])
     rig.ended(1)
     assert "1. code.py, line 1:\n```\nvalue_1 = 1\n```\nfrom the first chat" in agent_history(rig)[-1]
+
+
+def edits_listeners(rig: ChatRig, view: Any) -> int:
+    """CommentEditsListeners on the view's buffer, as Sublime's plugin host lists them."""
+    listening = rig.host.sublime_plugin.text_change_listeners.get(view.buffer_id(), [])
+    return sum(type(tcl).__name__ == "CommentEditsListener" for tcl in listening)
+
+
+def test_a_file_reopened_with_its_comments_moves_them_with_the_users_edits(rig: ChatRig) -> None:
+    source = rig.editor.workspace / "code.py"
+    source.write_text(LINES)
+    rig.load()
+    view = rig.host.user.open_file(source)
+    rig.host.user.set_selection(view, [view.text_point(4, 0)])
+    rig.host.user.press_key(["ctrl+k", "m"])
+    rig.host.user.submit_input_panel("line five")
+    rig.host.user.close(view)
+    again = rig.host.user.open_file(source)
+    assert edits_listeners(rig, again) == 1  # one, however many ways Sublime and the marks attach it
+    rig.host.user.set_selection(again, [0])
+    rig.host.user.type(again, "# header\n")
+    assert comment_lines(rig) == [(6, 6, "pending")]
+
+
+def test_only_a_buffer_with_comments_hears_each_edit(rig: ChatRig) -> None:
+    """No call into Python on each keystroke in every file, nor on each line
+    a chat adds to its transcript."""
+    source, plain = rig.editor.workspace / "code.py", rig.editor.workspace / "plain.py"
+    source.write_text(LINES)
+    plain.write_text(LINES)
+    rig.load([[{"chunks": ["an answer"]}]])
+    transcript, composer = rig.open()
+    rig.send("hello")
+    rig.ended(1)
+    view, other = rig.host.user.open_file(source), rig.host.user.open_file(plain)
+    assert (edits_listeners(rig, transcript), edits_listeners(rig, composer)) == (0, 0)
+    assert (edits_listeners(rig, view), edits_listeners(rig, other)) == (0, 0)
+    rig.host.user.set_selection(view, [0])
+    rig.host.user.press_key(["ctrl+k", "m"])
+    rig.host.user.submit_input_panel("here")
+    assert (edits_listeners(rig, view), edits_listeners(rig, other)) == (1, 0)

@@ -65,3 +65,39 @@ def test_listener_catch_up_changes_hover_completions(sim_host: SimulatedHost, pa
     completions = sim_host.user.query_completions(view, "read")
     assert completions[0] == ("readable", "x") and completions[1].trigger == "readful"
     sim_host.assert_no_errors()
+
+
+MARKDOWN_ONLY = '''
+import sublime_plugin
+
+SEEN = []
+
+
+class MarkdownChanges(sublime_plugin.TextChangeListener):
+    @classmethod
+    def is_applicable(cls, buffer):
+        return (buffer.file_name() or "").endswith(".md")
+
+    def on_text_changed(self, changes):
+        SEEN.append([c.str for c in changes])
+'''
+
+
+def test_a_buffer_that_takes_a_file_asks_text_change_listeners_again(
+        sim_host: SimulatedHost, packages_dir: Path, tmp_path: Path) -> None:
+    """Sublime's on_associate_buffer re-checks is_applicable: Save As can
+    attach a listener the new buffer did not have."""
+    write_package(packages_dir, "Markdown", {"markdown.py": MARKDOWN_ONLY})
+    sim_host.load_package("Markdown")
+    seen = sys.modules["Markdown.markdown"].SEEN
+    view = sim_host.user.new_file()
+    sim_host.user.type(view, "a")
+    assert seen == []
+    sim_host.user.save(view, tmp_path / "notes.md")
+    sim_host.user.type(view, "b")
+    assert seen == [["b"]]
+    (tmp_path / "plain.txt").write_text("")
+    plain = sim_host.user.open_file(tmp_path / "plain.txt")
+    sim_host.user.type(plain, "c")
+    assert seen == [["b"]]
+    sim_host.assert_no_errors()

@@ -98,7 +98,8 @@ Not modelled:
   ``on_pre_close_project`` (``user.close_project``): no ``on_new_project``,
   ``on_pre_save_project``/``on_post_save_project``; workspaces are not kept.
 * ``on_new_buffer``/``on_close_buffer`` (``on_associate_buffer`` fires when a
-  file is opened or first saved under a name).
+  file is opened or first saved under a name, and asks each
+  ``TextChangeListener`` class's ``is_applicable`` again, as Sublime does).
 * ``encode_value(update_text=...)`` does not preserve comments/formatting.
 * Sublime-package archives (``.sublime-package`` zips), ``Installed Packages``,
   ``ignored_packages``, dependencies/libraries, the ``.python-version`` choice.

@@ -599,6 +599,25 @@ def attach_buffer(buffer_id: int) -> None:
                 tcl.attach(buf)
 
 
+def check_text_change_listeners(buffer_id: int) -> None:
+    """As Sublime does when a buffer takes a file (``on_associate_buffer``):
+    each class is asked again, attached if it now applies and detached if
+    it no longer does."""
+    buf = sublime.Buffer(buffer_id)
+    with _lock:
+        classes = list(text_change_listener_classes)
+        listeners = list(text_change_listeners.get(buffer_id, []))
+    for cls in classes:
+        instance = next((tcl for tcl in listeners if type(tcl) is cls), None)
+        want = _safe(_where(cls, "is_applicable"), cls.is_applicable, buf)  # type: ignore[attr-defined]
+        if want and instance is None:
+            tcl = _safe(_where(cls, "__init__"), cls)
+            if tcl is not None:
+                tcl.attach(buf)
+        elif instance is not None and not want:
+            _safe(_where(cls, "detach"), instance.detach)
+
+
 def detach_buffer(buffer_id: int) -> None:
     with _lock:
         listeners = list(text_change_listeners.pop(buffer_id, []))
@@ -663,6 +682,8 @@ def dispatch(kind: str, name: str, target: int, *args: Any, el_only: bool = Fals
     elif kind == "buffer" and name in TEXT_CHANGE_CALLBACKS:
         run_text_change_callbacks(name, target, *args)
     elif kind == "buffer":
+        if name == "on_associate_buffer":
+            check_text_change_listeners(target)
         buf = sublime.Buffer(target)
         for el in list(all_callbacks.get(name, [])):
             _safe(_where(el, name), getattr(el, name), buf)

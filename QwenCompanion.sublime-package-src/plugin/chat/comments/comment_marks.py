@@ -113,7 +113,10 @@ def show(comment: Comment, views: list[sublime.View] | None = None) -> None:
 
 @threads.on_main
 def show_in(view: sublime.View, comments: list[Comment]) -> None:
-    """The comments' marks in `view`, its text read once."""
+    """The comments' marks in `view`, its text read once; from then on its
+    buffer's edits move them."""
+    if comments:
+        follow_edits(view.buffer())
     index = LineIndex(view, view.size()) if len(comments) > 1 else None
     for comment in comments:
         if comment.state not in (PENDING, SENT):
@@ -174,7 +177,24 @@ def follow_regions(view: sublime.View, comments: list[Comment]) -> None:
 
 class CommentEditsListener(sublime_plugin.TextChangeListener):
     """The record follows each of the user's edits: a single change moves
-    the comments below it by arithmetic, and reads only those it touches."""
+    the comments below it by arithmetic, and reads only those it touches.
+    Only a buffer with comments has one: a listener on every buffer would
+    call into Python on each keystroke in every file and on each line a chat
+    adds to its transcript."""
+
+    @classmethod
+    def is_applicable(cls, buffer: sublime.Buffer) -> bool:
+        # Asked as a buffer is made and when it takes a file (open, Save As).
+        return any(comments_in(view) for view in buffer.views())
+
+    def attach(self, buffer: sublime.Buffer) -> None:
+        super().attach(buffer)
+        following[buffer.buffer_id] = self
+
+    def detach(self) -> None:
+        if self.buffer is not None and following.get(self.buffer.buffer_id) is self:
+            del following[self.buffer.buffer_id]
+        super().detach()
 
     def on_text_changed(self, changes: list[sublime.TextChange]) -> None:
         view = self.buffer.primary_view() if self.buffer is not None else None
@@ -185,6 +205,15 @@ class CommentEditsListener(sublime_plugin.TextChangeListener):
             return
         change = changes[0]
         follow_change(view, change.a.row, change.b.row, change.str.count("\n") - (change.b.row - change.a.row))
+
+
+following: dict[int, CommentEditsListener] = {}  # buffer id -> its listener, while attached
+
+
+def follow_edits(buffer: sublime.Buffer) -> None:
+    """A listener on `buffer`, unless Sublime or an earlier mark gave it one."""
+    if buffer.buffer_id not in following:
+        CommentEditsListener().attach(buffer)
 
 
 class CommentMarksListener(sublime_plugin.EventListener):
