@@ -180,7 +180,7 @@ def test_choose_model_lists_the_models_the_cli_offers(real: RealActions) -> None
     real.host.wait_idle()
     real.model.queue("An answer.")
     real.run("explain")
-    assert real.finished() == ["answered"]
+    assert real.finished() == ["answered"], real.answer()
     assert real.model.agent_requests[-1]["model"] == "fake-coder"
     assert "· `fake-coder`" in real.answer()
 

@@ -46,7 +46,8 @@ SCRIPT (all keys optional):
                                       qwen/status/session/resources (its mcp cell) and
                                       qwen/status/workspace/mcp/tools answer; restart refuses a session's
                                       server as 0.24.4's does ("MCP server not configured")
-     "grandchild": "pid file"}        start tests/rig/grandchild.py first (its pid appended to the file)
+     "grandchild": "pid file",        start tests/rig/grandchild.py first (its pid appended to the file)
+     "store_lock": "dir"}             hold it as qwen holds its extension store's (tests/rig/store_lock.py)
 
 ACTION:
     {"chunks": ["a", "b"], "delay": 0}   agent_message_chunk per item
@@ -88,8 +89,10 @@ from typing import Any
 
 try:
     from .grandchild import start as start_grandchild  # python -m tests.rig.fake_acp_agent
+    from .store_lock import hold as hold_store_lock
 except ImportError:
     from grandchild import start as start_grandchild  # python tests/rig/fake_acp_agent.py
+    from store_lock import hold as hold_store_lock
 
 # qwen 0.24.4's initialize answer: one method, completed by running qwen with these args in a terminal.
 QWEN_AUTH_METHODS = [{"id": "openai", "name": "Use OpenAI API key",
@@ -585,6 +588,8 @@ def main() -> None:
     if script.get("exit_on_start") is not None:
         sys.stderr.write("fake agent: refusing to start\n")
         sys.exit(script["exit_on_start"])
+    if script.get("store_lock"):
+        hold_store_lock(Path(script["store_lock"]))
     if script.get("grandchild"):
         start_grandchild(script["grandchild"])
     sys.stderr.write(f"fake agent {os.getpid()} ready\n")

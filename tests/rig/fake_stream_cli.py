@@ -8,7 +8,9 @@ SCRIPT (all keys optional):
                              {"result_ns": monotonic ns} as the success result is written
      "model": "name",        the model the init message names without --model (with it, that one, as the CLI does)
      "models": [{"id", "label"}, ...],   what get_available_models answers
-     "grandchild": "pid file"}   start tests/rig/grandchild.py first (its pid appended to the file)
+     "grandchild": "pid file",   start tests/rig/grandchild.py first (its pid appended to the file)
+     "store_lock": "dir",        hold it as qwen holds its extension store's (tests/rig/store_lock.py)
+     "ignore_sigterm": true}     a CLI that SIGTERM does not end
 
 STEP:
     {"text": "abc", "chunks": 3, "delay": 0}   the text as partial messages (text_delta)
@@ -26,6 +28,7 @@ STEP:
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import threading
 import time
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from grandchild import start as start_grandchild  # tests/rig is this script's folder
+from store_lock import hold as hold_store_lock
 
 
 def out(message: dict[str, Any]) -> None:
@@ -57,6 +61,10 @@ def flood_stderr(size: int) -> None:
 
 def main() -> None:
     script = json.loads(Path(sys.argv[1]).read_text())
+    if script.get("store_lock"):
+        hold_store_lock(Path(script["store_lock"]))
+    if script.get("ignore_sigterm"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if script.get("grandchild"):
         start_grandchild(script["grandchild"])
     log_path = script.get("log")

@@ -99,3 +99,18 @@ def test_an_answered_action_leaves_no_grandchild(actions: ActionRig, grandchildr
     actions.run("explain")
     assert actions.finished() == ["answered"]
     assert grandchildren.pids() and grandchildren.wait_gone(WAIT) == []
+
+
+def test_a_chat_closed_while_its_agent_starts_leaves_no_lock_for_the_next_qwen(chat: ChatRig) -> None:
+    """qwen holds a lock on its extension store while it starts. Ended by
+    SIGKILL, it left the lock for a minute, and the next chat's or action's
+    qwen waited for it and failed: "Extension store is busy"."""
+    lock = chat.tmp / "lock.lock"
+    chat.script_extras.update(store_lock=str(lock), start_gate=str(chat.tmp / "never"))
+    chat.load()
+    chat.open()
+    chat.host.wait_for(lock.exists, timeout=WAIT)
+    pid: int = chat.host.wait_for(lambda: chat.chat().core.pid, timeout=WAIT)
+    chat.host.user.run_command("qwen_chat_close", {"chat": chat.chat().chat_id})
+    chat.host.wait_for(lambda: not alive(pid), timeout=WAIT)
+    assert not lock.exists()

@@ -181,11 +181,13 @@ def test_the_pool_ends_a_replaced_runs_process_and_starts_a_waiting_one_when_a_p
 
 
 def run(tmp_path: Path, steps: list[dict[str, Any]], timeout: float = 20.0, during: Any = None,
-        grandchildren: Grandchildren | None = None) -> tuple[RunOutcome, list[str], list[dict[str, Any]], ActionRun]:
+        grandchildren: Grandchildren | None = None, **script_keys: Any,
+        ) -> tuple[RunOutcome, list[str], list[dict[str, Any]], ActionRun]:
     """One run of the scripted CLI (which starts a grandchild first when `grandchildren` is given)."""
     script = tmp_path / "script.json"
     log = tmp_path / "log.jsonl"
     extra = {"grandchild": str(grandchildren.pid_file)} if grandchildren is not None else {}
+    extra.update(script_keys)
     script.write_text(json.dumps({"steps": steps, "log": str(log), **extra}))
     pieces: list[str] = []
     argv = run_argv([sys.executable, str(FAKE_CLI), str(script)], None)
@@ -299,6 +301,33 @@ def test_cancel_ends_the_process_group(tmp_path: Path, grandchildren: Grandchild
     assert grandchildren.wait_gone() == []
 
 
+def cancel_once(ready: Any) -> Any:
+    """A `during` that cancels the run once `ready()` holds."""
+    async def cancel(action: ActionRun) -> None:
+        while action.pid is None or not await asyncio.to_thread(ready):
+            await asyncio.sleep(0.01)
+        action.cancel()
+    return cancel
+
+
+def test_a_cancelled_run_leaves_no_lock_for_the_next_qwen(tmp_path: Path) -> None:
+    """A SIGKILL would leave qwen's extension-store lock for a minute, and
+    the next action would fail with "Extension store is busy"."""
+    lock = tmp_path / "lock.lock"
+    outcome, _, _, action = run(tmp_path, [{"stall": 30}], during=cancel_once(lock.exists), store_lock=str(lock))
+    assert outcome.kind == "cancelled"
+    assert action.pid is not None and not alive(action.pid)
+    assert not lock.exists()
+
+
+def test_a_cancelled_run_that_ignores_sigterm_is_killed(tmp_path: Path, grandchildren: Grandchildren) -> None:
+    outcome, _, _, action = run(tmp_path, [{"stall": 30}], during=cancel_once(grandchildren.pids),
+                                grandchildren=grandchildren, ignore_sigterm=True)
+    assert outcome.kind == "cancelled" and outcome.error == ""  # not stopped by the run's timeout
+    assert action.pid is not None and not alive(action.pid)
+    assert grandchildren.wait_gone() == []
+
+
 def test_a_finished_run_ends_what_the_cli_started(tmp_path: Path, grandchildren: Grandchildren) -> None:
     outcome, _, _, action = run(tmp_path, [{"text": "done"}], grandchildren=grandchildren)
     assert outcome.kind == "answered" and grandchildren.pids()
@@ -355,6 +384,14 @@ def test_asking_for_the_models_ends_the_process_group(tmp_path: Path, grandchild
     models = models_of(tmp_path, {"models": [{"id": "m1"}], "grandchild": str(grandchildren.pid_file)})
     assert models == [Model("m1", "m1")] and grandchildren.pids()
     assert grandchildren.wait_gone() == []
+
+
+def test_asking_for_the_models_leaves_no_lock_for_the_next_qwen(tmp_path: Path) -> None:
+    """Asked while qwen still starts (a loaded machine), a SIGKILL after the
+    answer left its extension-store lock, and the action run next failed."""
+    lock = tmp_path / "lock.lock"
+    assert models_of(tmp_path, {"models": [{"id": "m1"}], "store_lock": str(lock)}) == [Model("m1", "m1")]
+    assert not lock.exists()
 
 
 def test_a_cli_that_cannot_start_or_ends_early_gives_the_reason(tmp_path: Path) -> None:

@@ -6,14 +6,17 @@ comes only from the environment)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from dataclasses import dataclass
 
-from ..cli.processes import kill_group
+from ..cli.processes import end_group
 from .process import Lines, spawn
 
 MODEL_FLAGS = ("--input-format", "stream-json", "--output-format", "stream-json")
 STDERR_LINES = 5
+EXIT_GRACE = 2.0  # for qwen to end once its input is closed
+TERM_GRACE = 2.0  # after SIGTERM, before SIGKILL
 
 
 @dataclass(frozen=True)
@@ -42,14 +45,18 @@ async def available_models(argv: list[str], cwd: str, env: dict[str, str], timeo
     except TimeoutError:
         raise ModelsUnavailable(f"qwen did not answer within {timeout:g} s") from None
     except ModelsUnavailable as problem:
-        if process.returncode is None:
-            kill_group(process.pid)
+        await end_group(process, TERM_GRACE)
         stderr = (await process.stderr.read()).decode("utf-8", "replace") if process.stderr else ""
         tail = "\n".join(stderr.strip().splitlines()[-STDERR_LINES:])
         raise ModelsUnavailable(f"{problem}:\n{tail}" if tail else str(problem)) from None
     finally:
-        if process.returncode is None:
-            kill_group(process.pid)  # it would wait for a prompt
+        # It would wait for a prompt: its input closed, it ends by itself
+        # (a SIGKILL now could leave its lock on the extension store, see end_group).
+        if process.returncode is None and process.stdin is not None:
+            process.stdin.close()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), EXIT_GRACE)
+        await end_group(process, TERM_GRACE)
         await process.wait()
 
 

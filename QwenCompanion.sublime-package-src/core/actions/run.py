@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cli.processes import kill_group
+from ..cli.processes import end_group, kill_group, terminate_group
 from ..cli.qwen_home import SIGN_IN_HINT
 from ..json_types import JsonObject
 from .process import MAX_LINE_BYTES, Invocation, Lines, spawn
@@ -49,6 +49,7 @@ STDERR_LINE_BYTES = 2000  # what is kept of one line of qwen's stderr
 MAX_ANSWER_CHARS = 32 * 1024 * 1024
 INITIALIZE_TIMEOUT = 30.0
 EXIT_GRACE = 2.0
+TERM_GRACE = 2.0  # after SIGTERM, before SIGKILL (processes.end_group)
 STDERR_GRACE = 1.0
 DENIAL = "Qwen Code quick actions are read-only: the editor applies changes after the user reviews them."
 
@@ -103,7 +104,7 @@ class ActionRun:
             await asyncio.wait_for(self._run(), self.timeout)
         except TimeoutError:
             self._outcome = RunOutcome("timed_out", self._answer(), f"stopped after {self.timeout:g} s")
-        except asyncio.CancelledError:  # the loop is stopping (unload): no grace for the CLI
+        except asyncio.CancelledError:  # the loop is stopping (unload): no wait for the CLI to end by itself
             self._cancelled = True
             self._outcome = RunOutcome("cancelled", self._answer())
             raise
@@ -118,16 +119,21 @@ class ActionRun:
         return self._outcome
 
     def cancel(self) -> None:
-        """End the run now (on the loop's thread)."""
+        """End the run now (on the loop's thread): SIGTERM, then SIGKILL if it lingers."""
         self._cancelled = True
         if self.pid is not None:
-            kill_group(self.pid)
+            terminate_group(self.pid)
+            asyncio.get_running_loop().call_later(TERM_GRACE, self._kill_if_running)
+
+    def _kill_if_running(self) -> None:
+        if self._process is not None and self._process.returncode is None:
+            kill_group(self._process.pid)
 
     async def _run(self) -> None:
         self._process = await spawn(self.invocation.argv, self.invocation.cwd, self.invocation.env)
         self.pid = self._process.pid
         if self._cancelled:
-            kill_group(self.pid)
+            self.cancel()
         log.info("action: qwen started, pid %d", self.pid)
         stderr = asyncio.create_task(self._read_stderr())
         self._initialized = asyncio.get_running_loop().create_future()
@@ -162,17 +168,15 @@ class ActionRun:
         if process.stdin is not None and not process.stdin.is_closing():
             process.stdin.close()
         if process.returncode is None:
-            # Closing stdin ends the CLI; a run cut short gets no grace.
+            # Closing stdin ends the CLI; a run cut short does not wait for that.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(process.wait(), 0 if self._cancelled else EXIT_GRACE)
+        await end_group(process, TERM_GRACE)  # and whatever it started goes with it
         if process.returncode is None:
-            kill_group(process.pid)
             try:
                 await asyncio.wait_for(process.wait(), 5.0)
             except TimeoutError:
                 log.warning("action: qwen pid %d did not exit after it was killed", process.pid)
-        else:
-            kill_group(process.pid)  # whatever it started goes with it
 
     # --- the streams -------------------------------------------------------------
 

@@ -78,3 +78,27 @@ def kill_group(pid: int) -> None:
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+def terminate_group(pid: int) -> None:
+    """Ask process `pid` and its group to end (POSIX: SIGTERM, on which the
+    CLI's exit hooks run); never waits. Windows has no such request for a
+    group without a console: there the tree is ended as `kill_group` does."""
+    if sys.platform == "win32":
+        kill_group(pid)
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGTERM)
+
+
+async def end_group(process: asyncio.subprocess.Process, grace: float) -> None:
+    """SIGTERM to the process's group, SIGKILL to whatever of it is left
+    after `grace` seconds. While qwen starts it holds a lock on its extension
+    store (~/.qwen/extension-store); its exit hooks remove the lock on
+    SIGTERM, but after a SIGKILL the lock stays for a minute, and every qwen
+    started meanwhile waits for it and fails: "Extension store is busy"."""
+    if process.returncode is None:
+        terminate_group(process.pid)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), grace)
+    kill_group(process.pid)

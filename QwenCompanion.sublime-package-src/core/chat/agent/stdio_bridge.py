@@ -39,7 +39,7 @@ from acp.schema import (
 )
 
 from ... import threads
-from ...cli.processes import kill_group, own_group_options, start_process
+from ...cli.processes import kill_group, own_group_options, start_process, terminate_group
 from ...json_types import JsonObject
 from ...version import VERSION
 from ..requests.request_handler import AgentRequestHandler
@@ -92,6 +92,7 @@ class StdioBridge:
         self.pid: int | None = None
         self._group_ended = False
         self._killed = False  # asked to end: a spawn still in flight ends the moment it has a pid
+        self._loop: asyncio.AbstractEventLoop | None = None  # the chat loop it was started on
         self.started_at = 0.0
         self.abilities = AgentAbilities()
         self.stderr_lines: list[str] = []  # bounded; for Show Agent Log
@@ -105,6 +106,7 @@ class StdioBridge:
     @threads.on_chat_loop
     async def start(self) -> InitializeResponse:
         env = {**os.environ, **self.command.env} if self.command.env else None
+        self._loop = asyncio.get_running_loop()
         self._process = await start_process(
             *self.command.argv,
             cwd=self.command.cwd,
@@ -117,7 +119,7 @@ class StdioBridge:
         )
         self.pid = self._process.pid
         if self._killed:  # killed while it was being spawned (its chat closed, the package unloaded)
-            kill_group(self.pid)
+            self.kill()
             raise AgentGone("the agent was stopped while it started")
         self.started_at = time.time()
         assert self._process.stdin is not None and self._process.stdout is not None
@@ -164,8 +166,8 @@ class StdioBridge:
         here and not left, still "running", to the garbage collector."""
         process = self._process
         if process is not None and process.returncode is None:
-            try:
-                await asyncio.wait_for(process.wait(), STOP_GRACE_SECONDS)
+            try:  # its SIGTERM's grace, then as long again after the SIGKILL
+                await asyncio.wait_for(process.wait(), 2 * STOP_GRACE_SECONDS)
             except TimeoutError:
                 log.warning("agent pid %s did not exit after it was killed", self.pid)
 
@@ -180,12 +182,21 @@ class StdioBridge:
 
     def kill(self) -> None:
         """End the agent's whole process group now (any thread; idempotent),
-        or, while it is being spawned, as soon as it has a pid."""
+        or, while it is being spawned, as soon as it has a pid: SIGTERM, so
+        its exit hooks run (processes.end_group says why they matter), and
+        SIGKILL to what is left of it after STOP_GRACE_SECONDS."""
         self._killed = True
-        pid = self.pid
+        pid, loop = self.pid, self._loop
         if pid is None or self._group_ended:
             return
-        kill_group(pid)
+        terminate_group(pid)
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: it ended the group as it closed
+                loop.call_soon_threadsafe(loop.call_later, STOP_GRACE_SECONDS, self._kill_if_running)
+
+    def _kill_if_running(self) -> None:
+        if self.pid is not None and not self._group_ended:
+            kill_group(self.pid)
 
     # --- requests to the agent -------------------------------------------
 
