@@ -8,7 +8,7 @@ writes PACKAGES_DIR/QwenCompanionTests/:
     tests/__init__.py         so the tests import their helpers relatively
     tests/*.py                the suite (tests/sublime/*.py)
     tests/mcp_client.py       the CLI side of a review (tests/support/mcp_client.py)
-    rig/*.py                  the scripted qwen (tests/rig/scripted_qwen.py, its two fakes and the grandchild they import)
+    rig/*.py                  the scripted qwen (tests/rig/scripted_qwen.py, its two fakes and the helpers they import)
 
 The suite tests the QwenCompanion package installed beside it; it is kept out
 of the release asset. CI puts it into real Sublime Text's Packages folder, the
@@ -27,7 +27,7 @@ SUITE = ROOT / "tests" / "sublime"
 SUPPORT = (ROOT / "tests" / "support" / "mcp_client.py",)
 RIG = tuple(
     ROOT / "tests" / "rig" / name
-    for name in ("scripted_qwen.py", "fake_acp_agent.py", "fake_stream_cli.py", "grandchild.py")
+    for name in ("scripted_qwen.py", "fake_acp_agent.py", "fake_stream_cli.py", "grandchild.py", "store_lock.py")
 )
 
 
