@@ -4,6 +4,7 @@ thread (`set_timeout_async`) is shared by every package, so neither may wait."""
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -19,5 +20,8 @@ def in_background(work: Callable[[], object], name: str) -> threading.Thread:
 
 
 def when_done[T](future: Future[T], then: Callable[[Future[T]], None]) -> None:
-    """Call `then(future)` on the main thread once `future` has finished."""
-    future.add_done_callback(lambda done: sublime.set_timeout(lambda: then(done)))
+    """Call `then(future)` on the main thread once `future` has finished, in
+    the caller's context: a user's command goes on as the user's (its new tab
+    may come to the front) whether the work ended before or after it returned."""
+    context = contextvars.copy_context()
+    future.add_done_callback(lambda done: sublime.set_timeout(lambda: context.run(then, done)))

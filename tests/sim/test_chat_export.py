@@ -144,3 +144,25 @@ def exported_to_tab(rig: ChatRig) -> str:
     tab = rig.host.wait_for(lambda: next(iter(set(rig.host.window.views()) - before), None), timeout=WAIT)
     text: str = rig.host.wait_for(lambda: rig.editor.text(tab) or None, timeout=WAIT)
     return text
+
+
+def test_work_a_command_waits_for_goes_on_as_the_users_command_when_it_ends_later(rig: ChatRig) -> None:
+    """Export to a tab opens its tab when the export is done. Done after the
+    command returned (a loaded machine), the tab came to the front from a
+    thread of ours: a focus change the user had not made."""
+    rig.load()
+    code = rig.editor.workspace / "code.py"
+    code.write_text("pass\n")
+    rig.host.user.open_file(code)  # the keys are in the user's code
+    background = sys.modules[f"{PACKAGE}.plugin.background"]
+    work: Any = background.Future()
+    opened: list[Any] = []
+
+    def command() -> None:  # what a command of the user's runs on the main thread
+        background.when_done(work, lambda done: opened.append(rig.host.window.new_file()))
+
+    rig.host.run_on_main(command)
+    threading.Thread(target=work.set_result, args=("text",)).start()
+    rig.host.wait_for(lambda: opened, timeout=WAIT)
+    assert rig.host.run_on_main(lambda: rig.host.window.active_view()) == opened[0]
+    assert rig.host.app.focus_guard.take() == []
