@@ -6,17 +6,14 @@ comes only from the environment)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from dataclasses import dataclass
 
-from ..cli.processes import end_group
-from .process import Lines, spawn
+from ..cli.processes import close_and_end, end_group
+from .process import EXIT_GRACE, TERM_GRACE, Lines, spawn
 
 MODEL_FLAGS = ("--input-format", "stream-json", "--output-format", "stream-json")
 STDERR_LINES = 5
-EXIT_GRACE = 2.0  # for qwen to end once its input is closed
-TERM_GRACE = 2.0  # after SIGTERM, before SIGKILL
 
 
 @dataclass(frozen=True)
@@ -52,11 +49,7 @@ async def available_models(argv: list[str], cwd: str, env: dict[str, str], timeo
     finally:
         # It would wait for a prompt: its input closed, it ends by itself
         # (a SIGKILL now could leave its lock on the extension store, see end_group).
-        if process.returncode is None and process.stdin is not None:
-            process.stdin.close()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(process.wait(), EXIT_GRACE)
-        await end_group(process, TERM_GRACE)
+        await close_and_end(process, EXIT_GRACE, TERM_GRACE)
         await process.wait()
 
 

@@ -14,6 +14,8 @@ from ..cli.processes import own_group_options, start_process
 READ_CHUNK = 64 * 1024
 # The longest line taken from qwen's output (one stream-json message).
 MAX_LINE_BYTES = 32 * 1024 * 1024
+EXIT_GRACE = 2.0  # for qwen to end once its input is closed
+TERM_GRACE = 2.0  # after SIGTERM, before SIGKILL (cli/processes.py: end_group says why)
 
 
 @dataclass(frozen=True)

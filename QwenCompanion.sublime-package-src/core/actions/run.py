@@ -23,10 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cli.processes import end_group, kill_group, terminate_group
+from ..cli.processes import close_and_end, end_group_soon
 from ..cli.qwen_home import SIGN_IN_HINT
 from ..json_types import JsonObject
-from .process import MAX_LINE_BYTES, Invocation, Lines, spawn
+from .process import EXIT_GRACE, MAX_LINE_BYTES, TERM_GRACE, Invocation, Lines, spawn
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +48,6 @@ STDERR_LINE_BYTES = 2000  # what is kept of one line of qwen's stderr
 # The answer as a whole is bounded too. Longer: the run fails, saying so.
 MAX_ANSWER_CHARS = 32 * 1024 * 1024
 INITIALIZE_TIMEOUT = 30.0
-EXIT_GRACE = 2.0
-TERM_GRACE = 2.0  # after SIGTERM, before SIGKILL (processes.end_group)
 STDERR_GRACE = 1.0
 DENIAL = "Qwen Code quick actions are read-only: the editor applies changes after the user reviews them."
 
@@ -121,13 +119,9 @@ class ActionRun:
     def cancel(self) -> None:
         """End the run now (on the loop's thread): SIGTERM, then SIGKILL if it lingers."""
         self._cancelled = True
-        if self.pid is not None:
-            terminate_group(self.pid)
-            asyncio.get_running_loop().call_later(TERM_GRACE, self._kill_if_running)
-
-    def _kill_if_running(self) -> None:
-        if self._process is not None and self._process.returncode is None:
-            kill_group(self._process.pid)
+        process = self._process
+        if process is not None:
+            end_group_soon(process.pid, asyncio.get_running_loop(), TERM_GRACE, lambda: process.returncode is None)
 
     async def _run(self) -> None:
         self._process = await spawn(self.invocation.argv, self.invocation.cwd, self.invocation.env)
@@ -165,13 +159,9 @@ class ActionRun:
         process = self._process
         if process is None:
             return
-        if process.stdin is not None and not process.stdin.is_closing():
-            process.stdin.close()
-        if process.returncode is None:
-            # Closing stdin ends the CLI; a run cut short does not wait for that.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(process.wait(), 0 if self._cancelled else EXIT_GRACE)
-        await end_group(process, TERM_GRACE)  # and whatever it started goes with it
+        # Closing stdin ends the CLI (a run cut short does not wait for that);
+        # whatever it started goes with it.
+        await close_and_end(process, 0 if self._cancelled else EXIT_GRACE, TERM_GRACE)
         if process.returncode is None:
             try:
                 await asyncio.wait_for(process.wait(), 5.0)

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 # What `start_process` started and nobody has closed yet: a loop of ours
@@ -102,3 +103,28 @@ async def end_group(process: asyncio.subprocess.Process, grace: float) -> None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(process.wait(), grace)
     kill_group(process.pid)
+
+
+def end_group_soon(pid: int, loop: asyncio.AbstractEventLoop, grace: float, running: Callable[[], bool]) -> None:
+    """`end_group` without waiting (any thread): SIGTERM to the group now,
+    SIGKILL on `loop` after `grace` seconds while `running()` still holds."""
+    terminate_group(pid)
+
+    def kill_if_running() -> None:
+        if running():
+            kill_group(pid)
+
+    if not loop.is_closed():
+        with contextlib.suppress(RuntimeError):  # closed meanwhile: close_left_on ended what it held
+            loop.call_soon_threadsafe(loop.call_later, grace, kill_if_running)
+
+
+async def close_and_end(process: asyncio.subprocess.Process, exit_grace: float, term_grace: float) -> None:
+    """Close the process's input and give it `exit_grace` seconds to end by
+    itself (a CLI reading prompts does), then `end_group`."""
+    if process.stdin is not None and not process.stdin.is_closing():
+        process.stdin.close()
+    if process.returncode is None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), exit_grace)
+    await end_group(process, term_grace)

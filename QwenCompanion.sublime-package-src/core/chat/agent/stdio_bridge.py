@@ -39,7 +39,7 @@ from acp.schema import (
 )
 
 from ... import threads
-from ...cli.processes import kill_group, own_group_options, start_process, terminate_group
+from ...cli.processes import end_group_soon, kill_group, own_group_options, start_process
 from ...json_types import JsonObject
 from ...version import VERSION
 from ..requests.request_handler import AgentRequestHandler
@@ -187,16 +187,9 @@ class StdioBridge:
         SIGKILL to what is left of it after STOP_GRACE_SECONDS."""
         self._killed = True
         pid, loop = self.pid, self._loop
-        if pid is None or self._group_ended:
+        if pid is None or loop is None or self._group_ended:
             return
-        terminate_group(pid)
-        if loop is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: it ended the group as it closed
-                loop.call_soon_threadsafe(loop.call_later, STOP_GRACE_SECONDS, self._kill_if_running)
-
-    def _kill_if_running(self) -> None:
-        if self.pid is not None and not self._group_ended:
-            kill_group(self.pid)
+        end_group_soon(pid, loop, STOP_GRACE_SECONDS, lambda: not self._group_ended)
 
     # --- requests to the agent -------------------------------------------
 
