@@ -21,6 +21,7 @@ from typing import Any, cast
 import pytest
 from aiohttp import WSMsgType, web
 
+from qwencompanion_src.core.chat.agent.chat_thread import ChatThread
 from qwencompanion_src.core.chat.agent.mcp_status import MCP_TOOLS, SESSION_RESOURCES, session_rows, tool_names
 from qwencompanion_src.core.chat.agent.transport import BridgeEvents
 from qwencompanion_src.core.chat.requests.request_handler import AgentRequestHandler
@@ -326,6 +327,42 @@ async def test_the_daemon_closing_the_socket_is_said_once_and_close_still_works(
     await channel.close()
     assert notes == ["The editor's MCP servers left this chat's qwen serve session: it closed the connection."]
     assert channel.rows()[0]["status"] == "disconnected"
+
+
+async def test_a_serve_chat_whose_thread_drains_closes_its_channel_on_its_own_loop(ide_tools: IdeTools) -> None:
+    """A window closed (or the package unloaded) drains the chat's thread:
+    each bridge is killed and reaped, with no `stop`. The session's servers
+    still leave the daemon, and the channel's socket closes on the chat's
+    loop: left to the garbage collector, it is found after that loop closed
+    ("Unclosed client session", "Event loop is closed" in whatever runs next)."""
+    daemon, notes = await scripted(), []
+    thread = ChatThread()
+    thread.start()
+    bridge = ServeBridge(ServeCommand(argv=["qwen", "serve"], cwd="."),
+                         lambda: cast(AgentRequestHandler, None), cast(BridgeEvents, None))
+
+    async def give() -> ClientMcpChannel:
+        channel = ClientMcpChannel(Address("127.0.0.1", daemon.port, DAEMON_TOKEN), SESSION,
+                                   [ide_entry(ide_tools.url)], "/tmp", notes.append, dict(os.environ))
+        bridge._mcp[SESSION] = channel
+        thread.bridges.append(bridge)
+        channel.start()
+        await asyncio.wait_for(channel.ready.wait(), 20)
+        return channel
+
+    try:
+        channel = await asyncio.wrap_future(thread.submit(give()))
+        assert channel.rows() == [{"name": IDE_ENTRY_NAME, "status": "connected"}]
+    finally:
+        await asyncio.to_thread(thread.stop)
+    assert daemon.socket is not None
+    for _ in range(100):  # the close frame crosses to the daemon's loop
+        if daemon.socket.closed:
+            break
+        await asyncio.sleep(0.05)
+    assert daemon.socket.closed
+    assert json.loads(daemon.received[-1]) == {"type": "mcp_unregister", "server": IDE_ENTRY_NAME}
+    assert channel._http is not None and channel._http.closed
 
 
 async def test_mcp_servers_on_serve_lists_the_daemons_own_and_the_chats_with_their_tools(ide_tools: IdeTools) -> None:

@@ -272,10 +272,7 @@ class ServeBridge:
         # while it ends (its port closed, its pid not yet gone).
         ending = self._forget_daemon() if end_daemon or not self._serve.keep_running else None
         self._live = False
-        for session in self._sessions.values():
-            session.close()
-        self._sessions.clear()
-        await self._close_mcp()
+        await self._close_sessions()
         if ending is not None:
             await asyncio.get_running_loop().run_in_executor(None, stop_daemon, ending)
         if not self._ended:
@@ -286,7 +283,7 @@ class ServeBridge:
         """Any thread, never waits: unless kept running, the daemon's record is
         forgotten now (so a daemon started after this is never the one stopped)
         and the daemon ends on a thread of ours (telling it is ours reads /proc,
-        or runs `ps` and `lsof` on macOS); `stop` closes the sessions on the loop."""
+        or runs `ps` and `lsof` on macOS); `stop` or `reap` closes the sessions on the loop."""
         ending = None if self._serve.keep_running else self._forget_daemon()
         self._live = False
         if ending is not None:
@@ -303,7 +300,18 @@ class ServeBridge:
 
     @threads.on_chat_loop
     async def reap(self) -> None:
-        pass  # the daemon is not our child once recorded: stop_daemon ended it
+        """The daemon is not our child once recorded (`stop_daemon` ends it);
+        what is ours on this loop closes here, before the loop does: a
+        drained chat thread reaps without a `stop`."""
+        await self._close_sessions()
+
+    @threads.on_chat_loop
+    async def _close_sessions(self) -> None:
+        """Stop reading the sessions, and take their MCP servers off the daemon."""
+        for session in self._sessions.values():
+            session.close()
+        self._sessions.clear()
+        await self._close_mcp()
 
     @threads.on_chat_loop
     def release(self) -> None:
