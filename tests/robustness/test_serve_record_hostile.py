@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from qwencompanion_src.core.cli.process_identity import start_token
+from qwencompanion_src.core.cli.processes import kill_group
 from qwencompanion_src.core.serve import daemon
 from qwencompanion_src.core.serve.daemon import DaemonRecord, DaemonRefused
 from tests.support.processes import alive
@@ -111,7 +112,7 @@ def test_a_reused_pid_behind_an_answering_port_gets_no_token_and_no_kill(
         assert daemon.stop_recorded(cache, folders) == attached.record
         assert attached.process.wait(10) is not None
     finally:
-        daemon.kill_group(attached.record.pid)
+        kill_group(attached.record.pid)
     assert alive(unrelated.pid)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from qwencompanion_src.core.cli.processes import kill_group
 from qwencompanion_src.core.serve import daemon
 from tests.sim.test_ux_commands import REPORT_NAME, home, workspace  # noqa: F401  (fixtures)
 from tests.support.editor import PACKAGE, Editor, open_editor
@@ -40,7 +41,7 @@ def started_pids() -> Iterator[list[int]]:
     pids: list[int] = []
     yield pids
     for pid in pids:
-        daemon.kill_group(pid)
+        kill_group(pid)
 
 
 def recorded_stand_in(editor: Editor, folder: Path, tmp_path: Path, pids: list[int]) -> daemon.DaemonRecord:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from qwencompanion_src.core.cli.processes import kill_group
 from qwencompanion_src.core.serve import daemon
 from qwencompanion_src.core.serve.daemon import DaemonRecord, DaemonRefused
 
@@ -52,7 +53,7 @@ def started_pids() -> Iterator[list[int]]:
     pids: list[int] = []
     yield pids
     for pid in pids:
-        daemon.kill_group(pid)
+        kill_group(pid)
 
 
 def start(stand_in: Path, tmp_path: Path, host: str, started_pids: list[int]) -> daemon.StartedDaemon:
@@ -280,12 +281,86 @@ def test_stop_forgets_the_record_before_the_daemon_ends(stand_in: Path, tmp_path
     attach(stand_in, tmp_path, secure_probe, started_pids)
     path = daemon.record_path(tmp_path / "cache", [str(tmp_path)])
     recorded_at_kill: list[bool] = []
-    kill = daemon.kill_group
+    end = daemon.end_group_waiting
 
-    def watched_kill(pid: int) -> None:
+    def watched_end(pid: int, grace: float, leader: subprocess.Popen[bytes] | None = None) -> None:
         recorded_at_kill.append(path.exists())
-        kill(pid)
+        end(pid, grace, leader)
 
-    monkeypatch.setattr(daemon, "kill_group", watched_kill)
+    monkeypatch.setattr(daemon, "end_group_waiting", watched_end)
     daemon.stop_recorded(tmp_path / "cache", [str(tmp_path)])
     assert recorded_at_kill == [False]
+
+
+RIG = Path(__file__).resolve().parents[1] / "rig"
+LOCKING_STAND_IN = textwrap.dedent(
+    """
+    import signal, socket, subprocess, sys, time
+    from pathlib import Path
+    rig, role, lock = sys.argv[1:4]
+    sys.path.insert(0, rig)
+    from store_lock import hold
+    if role == "agent":  # qwen's agent, starting: it holds the extension store's lock
+        hold(Path(lock))
+        time.sleep(60)
+        sys.exit(0)
+    if role == "deaf":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    subprocess.Popen([sys.executable, __file__, rig, "agent", lock])
+    while not Path(lock).exists():
+        time.sleep(0.02)
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    print(f"qwen serve listening on http://127.0.0.1:{port} (mode=http-bridge, workspace=/w)", flush=True)
+    time.sleep(60)
+    """
+)
+
+
+def attach_locking(role: str, tmp_path: Path, started_pids: list[int]) -> tuple[daemon.Attached, Path]:
+    """A stand-in daemon whose agent holds qwen's extension-store lock, recorded (`role`: "daemon" or "deaf")."""
+    script, lock = tmp_path / "locking_stand_in.py", tmp_path / "extension-store" / "lock.lock"
+    script.write_text(LOCKING_STAND_IN)
+    lock.parent.mkdir()
+    qwen = [sys.executable, str(script), str(RIG), role, str(lock)]
+    found = daemon.attach_or_start(tmp_path / "cache", [str(tmp_path)], qwen, {"PATH": os.environ.get("PATH", "")},
+                                   secure_probe)
+    assert found.process is not None
+    started_pids.append(found.process.pid)
+    return found, lock
+
+
+@posix_only
+def test_stop_serve_daemon_lets_its_agents_exit_hooks_remove_qwens_store_lock(
+    tmp_path: Path, started_pids: list[int]
+) -> None:
+    """A SIGKILL to the group left the lock of an agent that was starting,
+    and every qwen started in the next minute failed: "Extension store is busy"."""
+    found, lock = attach_locking("daemon", tmp_path, started_pids)
+    assert daemon.stop_recorded(tmp_path / "cache", [str(tmp_path)]) == found.record
+    assert found.process is not None and found.process.wait(10) is not None
+    assert not lock.exists()
+
+
+@posix_only
+def test_a_daemon_deaf_to_sigterm_is_killed_after_the_grace(
+    tmp_path: Path, started_pids: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(daemon, "STOP_GRACE_SECONDS", 0.5)
+    found, lock = attach_locking("deaf", tmp_path, started_pids)
+    assert daemon.stop_recorded(tmp_path / "cache", [str(tmp_path)]) == found.record
+    assert found.process is not None
+    assert found.process.wait(10) == -9
+    assert not lock.exists()  # its agent heard the SIGTERM
+
+
+@posix_only
+def test_a_daemon_stopped_as_our_child_is_reaped_not_left_a_zombie(tmp_path: Path, started_pids: list[int]) -> None:
+    found, _ = attach_locking("daemon", tmp_path, started_pids)
+    assert found.process is not None
+    pid = found.process.pid
+    assert daemon.stop_daemon(found.record)
+    with pytest.raises(ChildProcessError):  # already waited for: no zombie is left
+        os.waitpid(pid, os.WNOHANG)

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -117,6 +118,36 @@ def end_group_soon(pid: int, loop: asyncio.AbstractEventLoop, grace: float, runn
     if not loop.is_closed():
         with contextlib.suppress(RuntimeError):  # closed meanwhile: close_left_on ended what it held
             loop.call_soon_threadsafe(loop.call_later, grace, kill_if_running)
+
+
+def end_group_waiting(pid: int, grace: float, leader: subprocess.Popen[bytes] | None = None) -> None:
+    """`end_group` for a group that need not be our child, on a thread that
+    may block: SIGTERM, then SIGKILL to whatever is left once the whole group
+    has ended or after `grace` seconds. `leader`, when the group's leader is
+    our child, is reaped here: unreaped, it stays in its group as a zombie."""
+    if sys.platform == "win32":
+        kill_group(pid)  # no gentler request for a group without a console
+        return
+    terminate_group(pid)
+    deadline = time.monotonic() + grace
+    while not _group_gone(pid, leader) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    kill_group(pid)
+    if leader is not None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            leader.wait(grace)
+
+
+def _group_gone(pid: int, leader: subprocess.Popen[bytes] | None) -> bool:
+    if leader is not None:
+        leader.poll()  # reaps it once it has exited
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 async def close_and_end(process: asyncio.subprocess.Process, exit_grace: float, term_grace: float) -> None:

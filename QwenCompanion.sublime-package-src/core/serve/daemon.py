@@ -34,13 +34,14 @@ import stat
 import subprocess
 import sys
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import threads
 from ..cli.process_identity import CannotTell, anyone_listens, group_listener, same_process, start_token
-from ..cli.processes import kill_group, own_group_options
+from ..cli.processes import end_group_waiting, own_group_options
 from ..companion.lockfile import pid_alive, write_private_json
 from ..files.paths import HOST_STYLE, PathStyle, path_identity
 from .http import Address, HttpError, request_json_blocking
@@ -60,6 +61,7 @@ START_POLL_SECONDS = 0.1
 MAX_STARTUP_OUTPUT_BYTES = 256 * 1024
 RECORD_FOLDER = "serve"
 PROBE_TIMEOUT_SECONDS = 5.0
+STOP_GRACE_SECONDS = 5.0  # SIGTERM to SIGKILL, as serve_watchdog.js waits (its TERM_GRACE_MS)
 
 
 class DaemonRefused(Exception):
@@ -262,6 +264,13 @@ def check_listener(record: DaemonRecord) -> None:
                             "does, so it is not attached to (and is not sent the token)")
 
 
+# The daemons this process started and still holds (a chat's bridge does),
+# by pid: ours to reap when we stop them. Unreaped, a daemon that has ended
+# stays a zombie in its group, "running" by its pid and start time. One no
+# longer held is left to `subprocess`, which reaps what it dropped.
+_children: weakref.WeakValueDictionary[int, subprocess.Popen[bytes]] = weakref.WeakValueDictionary()
+
+
 @dataclass
 class StartedDaemon:
     process: subprocess.Popen[bytes]
@@ -301,8 +310,9 @@ def start_daemon(
     try:
         host, port = _wait_for_port(process, output, timeout)
     except BaseException:
-        kill_group(process.pid)
+        end_group_waiting(process.pid, STOP_GRACE_SECONDS, process)
         raise
+    _children[process.pid] = process
     record = DaemonRecord(process.pid, port, host, token, tuple(folders), time.time(), process_start)
     log.info("started %s for %d folder(s)", record.describe(), len(folders))
     return StartedDaemon(process, record)
@@ -425,11 +435,15 @@ def attach_or_start(
 def stop_daemon(record: DaemonRecord) -> bool:
     """End the daemon and its children (its process group: the agents it
     started), only while its pid is still the process recorded: a reused pid
-    is another program's, whose group is left alone. True when it was ended."""
+    is another program's, whose group is left alone. SIGTERM first, as the
+    watchdog does: an agent SIGKILLed while it starts leaves qwen's
+    extension-store lock, and every qwen started in the next minute fails
+    ("Extension store is busy"). A daemon this process started is reaped
+    here. True when it was ended."""
     if not (daemon_running(record) and is_users_process(record.pid)):
         log.info("%s is no longer running: nothing stopped", record.describe())
         return False
-    kill_group(record.pid)
+    end_group_waiting(record.pid, STOP_GRACE_SECONDS, _children.pop(record.pid, None))
     log.info("stopped %s", record.describe())
     return True
 

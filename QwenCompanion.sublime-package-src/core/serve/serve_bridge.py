@@ -300,9 +300,9 @@ class ServeBridge:
 
     @threads.on_chat_loop
     async def reap(self) -> None:
-        """The daemon is not our child once recorded (`stop_daemon` ends it);
-        what is ours on this loop closes here, before the loop does: a
-        drained chat thread reaps without a `stop`."""
+        """The daemon ends (and is reaped) in `stop_daemon`; what is ours on
+        this loop closes here, before the loop does: a drained chat thread
+        reaps without a `stop`."""
         await self._close_sessions()
 
     @threads.on_chat_loop
