@@ -7,6 +7,7 @@ started meanwhile fails: "Extension store is busy"."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import signal
 import sys
@@ -14,6 +15,14 @@ from pathlib import Path
 
 
 def hold(lock: Path) -> None:
-    lock.mkdir()
-    atexit.register(lambda: os.rmdir(lock))
+    """The exit hooks first, then the lock, as qwen's are: proper-lockfile
+    registers its hook (signal-exit) when it loads, before any lock. Taken
+    the other way round, a SIGTERM between the two left the lock."""
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))  # the exit hooks run
+    atexit.register(_remove, lock)
+    lock.mkdir()
+
+
+def _remove(lock: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):  # ended before it took the lock
+        os.rmdir(lock)
