@@ -79,9 +79,11 @@ def ide_status(session: TuiSession) -> str:
     while True:
         before = len(IDE_ANSWER.findall(session.screen(history=True)))
         session.submit("/ide status")
+        entered = time.monotonic()
         while len(answers := IDE_ANSWER.findall(session.screen(history=True))) <= before:
             if not session.alive() or time.monotonic() > deadline:
                 raise TuiError(f"no /ide status answer; screen:\n{session.screen()}")
+            entered = session.enter_again_if_unread(entered)
             time.sleep(0.1)
         if answers[-1] != "Connecting..." or time.monotonic() > deadline:
             return str(answers[-1])

@@ -34,6 +34,7 @@ DEFAULT_CACHE_DIR = REPO_ROOT / ".cache" / "qwen-cli"
 # Overrides the cache location (e.g. a shared cache outside the work tree).
 CACHE_ENV_VAR = "QWEN_CLI_CACHE"
 READY_TEXT = "Type your message"
+ENTER_AGAIN = 8.0  # seconds without an answer before a command's Enter is pressed again
 
 
 def package_version(package_dir: Path) -> str | None:
@@ -383,6 +384,16 @@ class TuiSession:
         time.sleep(settle)
         self.send_keys("Enter")
 
+    def enter_again_if_unread(self, entered: float) -> float:
+        """Enter once more when a command got no answer for ENTER_AGAIN
+        seconds: on a loaded machine the TUI can take the Enter before the
+        text (the command stays in its input box, unsent). Enter in an empty
+        box sends nothing. When Enter was last pressed."""
+        if time.monotonic() - entered < ENTER_AGAIN:
+            return entered
+        self.send_keys("Enter")
+        return time.monotonic()
+
     def ide_status(self, timeout: float = 15.0) -> str:
         """Run ``/ide status`` and return its message (``✓ Connected to ...``,
         ``✗ Disconnected: ...``, ``◐ Connecting...``, or the ``✕ ...`` error
@@ -392,7 +403,9 @@ class TuiSession:
         before = len(_ECHO_RE.findall(self.screen(history=True)))
         self.submit("/ide status")
         deadline = time.monotonic() + timeout
+        entered = time.monotonic()
         while True:
+            entered = self.enter_again_if_unread(entered)
             text = self.screen(history=True)
             lines = text.splitlines()
             echoes = [i for i, line in enumerate(lines) if _ECHO_RE.fullmatch(line)]
