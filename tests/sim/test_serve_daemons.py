@@ -133,3 +133,35 @@ def test_stop_serve_daemon_leaves_a_daemon_started_after_the_chats_one_ended(
     assert alive(next_daemon.pid)
     cache = Path(host.app.cache_dir) / "QwenCompanion"
     assert daemon.read_record(daemon.record_path(cache, [str(workspace)])) == next_daemon
+
+
+@pytest.mark.parametrize("outcome", ["still ending", "window closed"])
+def test_stop_serve_daemon_is_said_when_the_chats_stop_outlasts_the_wait(
+    editor: Editor, workspace: Path, monkeypatch: pytest.MonkeyPatch, outcome: str  # noqa: F811
+) -> None:
+    # A daemon that hangs is when the user reaches for Stop: its channels'
+    # closes and its grace may outlast the wait, or the window closes and its
+    # drain cancels the stop. The user is still told, and the daemon is not
+    # looked up again by its record: the chat's stop forgot it first.
+    editor.load([workspace])
+    host = editor.host
+    serve_bridge = importlib.import_module(f"{PACKAGE}.core.serve.serve_bridge")
+    window_chats = sys.modules[f"{PACKAGE}.plugin.chat.window_chats"]
+    ending: Future[bool] = Future()
+    looked_up: list[object] = []
+
+    class HungConnection:
+        def end_daemon(self) -> Future[bool]:
+            if outcome == "window closed":
+                ending.cancel()
+            return ending
+
+    monkeypatch.setattr(serve_bridge, "ServeConnection", HungConnection)
+    monkeypatch.setattr(serve_bridge, "END_DAEMON_SECONDS", 0.2)
+    monkeypatch.setattr(window_chats.chats, "serve_connection", lambda window: HungConnection())
+    serve_daemon = sys.modules[f"{PACKAGE}.plugin.chat.agent.serve_daemon"]
+    monkeypatch.setattr(serve_daemon, "stop_recorded", lambda *args: looked_up.append(args))
+    host.user.run_command("qwen_serve_stop")
+    host.wait_for(lambda: any("serve daemon was stopped" in said for said in host.status_messages), timeout=WAIT)
+    assert looked_up == []
+    ending.cancel()

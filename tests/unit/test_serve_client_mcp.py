@@ -365,6 +365,32 @@ async def test_a_serve_chat_whose_thread_drains_closes_its_channel_on_its_own_lo
     assert channel._http is not None and channel._http.closed
 
 
+async def test_a_hung_daemons_channels_close_together_not_one_after_another() -> None:
+    """Stop Serve Daemon's SIGTERM comes after the chats' channels close. A
+    daemon that hangs (when the user reaches for Stop) holds each close for
+    CLOSE_SECONDS: one after another, a window with several chats would wait
+    that long for each before the daemon got its signal."""
+    closing: list[str] = []
+    all_closing = asyncio.Event()
+
+    class HungChannel:
+        def __init__(self, session_id: str) -> None:
+            self.session_id = session_id
+
+        async def close(self) -> None:
+            closing.append(self.session_id)
+            if len(closing) == 3:
+                all_closing.set()
+            await all_closing.wait()  # as a close frame never answered, until the others have begun
+
+    bridge = ServeBridge(ServeCommand(argv=["qwen", "serve"], cwd="."),
+                         lambda: cast(AgentRequestHandler, None), cast(BridgeEvents, None))
+    bridge._mcp = {name: cast(ClientMcpChannel, HungChannel(name)) for name in ("s1", "s2", "s3")}
+    await asyncio.wait_for(bridge.reap(), 10)
+    assert sorted(closing) == ["s1", "s2", "s3"]
+    assert bridge._mcp == {}
+
+
 async def test_mcp_servers_on_serve_lists_the_daemons_own_and_the_chats_with_their_tools(ide_tools: IdeTools) -> None:
     """MCP Servers… asks qwen's methods; on serve the bridge answers them: the
     session's servers from the daemon with the chat's in their place, and the

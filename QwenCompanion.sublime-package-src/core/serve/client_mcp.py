@@ -46,6 +46,7 @@ MAX_TOOLS = 1000
 NOTE_CHARS = 300
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,256}")  # the daemon's isValidServerName (less the JS property names)
 STEP_TIMEOUT_SECONDS = 60.0  # the socket's opening, `initialize`, and each registration
+CLOSE_SECONDS = 5.0  # a daemon that never answers the close frame
 INITIALIZE_ID = "qwencompanion-client-mcp"
 REFUSED = -32000
 
@@ -322,7 +323,7 @@ class ClientMcpChannel:
                     with contextlib.suppress(RelayError, ConnectionError):
                         await self._send({"type": "mcp_unregister", "server": name})
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(socket.close(), 5)
+                await asyncio.wait_for(socket.close(), CLOSE_SECONDS)
         for task in list(self._tasks):
             task.cancel()
         for relay in self._relays.values():

@@ -62,8 +62,9 @@ from ..chat.history.rewind import REWIND_METHOD, SNAPSHOTS_METHOD, prompt_id_of
 from ..chat.requests.request_handler import AgentRequestHandler
 from ..chat.transcript.render import chunk_text
 from ..json_types import JsonObject
-from .client_mcp import ClientMcpChannel
+from .client_mcp import CLOSE_SECONDS, ClientMcpChannel
 from .daemon import (
+    STOP_GRACE_SECONDS,
     Attached,
     DaemonRecord,
     DaemonRefused,
@@ -92,6 +93,9 @@ _SESSION_ROUTES: dict[str, tuple[str, str, str]] = {
 # The daemon's approval modes (0.24.4's APPROVAL_MODES): its session answer lists none, so the chat's mode picker gets these.
 DAEMON_MODES = ("plan", "default", "auto-edit", "auto", "yolo")
 LIST_PAGE_SIZE = 100
+# The most a stop takes: the channels close (together), then the daemon gets
+# its grace before SIGKILL; the rest is slack for a busy machine.
+END_DAEMON_SECONDS = CLOSE_SECONDS + STOP_GRACE_SECONDS + 10.0
 MCP_READY_SECONDS = 120.0  # a prompt waits this long at most for the session's MCP servers to be registered
 REASONING_EFFORT = "reasoning_effort"  # the one option `/config-option` takes (0.24.4)
 
@@ -382,8 +386,9 @@ class ServeBridge:
     @threads.on_chat_loop
     async def _close_mcp(self) -> None:
         channels, self._mcp = list(self._mcp.values()), {}
-        for channel in channels:
-            await channel.close()
+        # Together: a hung daemon holds each close for CLOSE_SECONDS, and Stop
+        # Serve Daemon's SIGTERM comes after them.
+        await asyncio.gather(*(channel.close() for channel in channels))
 
     @threads.on_chat_loop
     async def _mcp_ready(self, session_id: str) -> None:

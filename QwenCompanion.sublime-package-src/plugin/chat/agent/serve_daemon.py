@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import CancelledError
 
 import sublime
 
@@ -34,7 +35,6 @@ from .agents import serve_folders
 
 log = logging.getLogger(__name__)
 
-END_WAIT_SECONDS = 10.0
 STOP_LINKS_KEY = "qwen_serve_stop_links"
 DAEMONS_HEADING = "qwen serve daemons the package started"
 
@@ -54,13 +54,22 @@ def serve_status(window: sublime.Window) -> DaemonStatus | None:
 def stop_serve(window: sublime.Window) -> bool:
     """End the daemon of the window's folders and its agents (the window's chats
     on it first, so they do not read a dead stream); True when one ran."""
-    from ....core.serve.serve_bridge import ServeConnection  # acp and pydantic: behind the gate
+    from ....core.serve.serve_bridge import END_DAEMON_SECONDS, ServeConnection  # acp and pydantic: behind the gate
 
     connection = chats.serve_connection(window)
-    if isinstance(connection, ServeConnection) and connection.end_daemon().result(END_WAIT_SECONDS):
-        # Its record is forgotten and the daemon ended: a record read now may
-        # already be the next daemon's, started by a prompt meanwhile.
-        return True
+    if isinstance(connection, ServeConnection):
+        ending = connection.end_daemon()
+        try:
+            ended = ending.result(END_DAEMON_SECONDS)
+        except (TimeoutError, CancelledError):
+            # The chat's loop goes on with it (or its window closed, and the
+            # drain ends it); its record is already forgotten.
+            log.warning("serve: the daemon was still ending after %.0f s", END_DAEMON_SECONDS)
+            return True
+        if ended:
+            # Its record is forgotten and the daemon ended: a record read now may
+            # already be the next daemon's, started by a prompt meanwhile.
+            return True
     return stop_recorded(package_cache(), serve_folders(window)) is not None
 
 
