@@ -204,3 +204,25 @@ def test_the_simulators_own_walks_and_reads_do_not_count(sim_host: SimulatedHost
     sim_host.sublime.set_timeout(lambda: sim_host.sublime.find_resources("*.sublime-settings"))
     sim_host.sublime.set_timeout(lambda: sim_host.window.open_file(str(big)))
     assert violations(sim_host) == []
+
+
+def test_the_simulators_resource_index_is_not_the_callbacks_cpu_time(sim_host: SimulatedHost) -> None:
+    """A view created soon after a package folder changed walks the index
+    again inside the callback (its syntax's settings are found by name):
+    Sublime keeps that index natively, on its own thread."""
+    package = sim_host.app.packages_dir / "Many"
+    for index in range(40):
+        folder = package / f"folder{index}"
+        folder.mkdir(parents=True)
+        for name in range(50):
+            (folder / f"file{name}.txt").touch()
+    index = sim_host.app.resources
+    started = time.thread_time()
+    index._walked()
+    walk_ms = (time.thread_time() - started) * 1000
+    sim_host.watchdog.limit_ms = walk_ms / 3
+    (package / "changed").mkdir()  # the kept walk is stale: the next lookup walks again
+    sim_host.sublime.set_timeout(lambda: sim_host.sublime.find_resources("*.sublime-settings"))
+    assert violations(sim_host) == []
+    sim_host.sublime.set_timeout(index._walked)  # the same walk as the callback's own work
+    assert len(violations(sim_host)) == 1

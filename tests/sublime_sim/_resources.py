@@ -4,6 +4,9 @@ folder, walked once and kept while no folder of it changed.
 Sublime keeps such an index (it watches the Packages folder); walking the
 folders on every call made a view's creation cost a walk of every package
 (the syntax-specific settings are looked up by name) on the main thread.
+The walk and the lookup are Sublime's own work: the watchdog does not bill
+their CPU time to the callback that asked (a view created in a callback
+soon after a package folder changed walks them again).
 
 A kept walk is checked before each use: a file added, removed or renamed
 changes its folder's modification time. A folder changed within the last
@@ -20,6 +23,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from . import _watchdog
 
 SETTLE_NS = 1_000_000_000
 
@@ -46,13 +51,14 @@ class ResourceIndex:
 
     def find(self, pattern: str) -> list[str]:
         """``Packages/...`` names of the files whose name matches ``pattern``."""
-        walk = self._walk
-        if walk is None or not walk.current():
-            walk = self._walk = self._walked()
-        found = walk.found.get(pattern)
-        if found is None:
-            found = walk.found[pattern] = [name for file, name in walk.files if fnmatch.fnmatchcase(file, pattern)]
-        return list(found)
+        with _watchdog.sublimes_own_work():  # Sublime keeps this index natively, on its own thread
+            walk = self._walk
+            if walk is None or not walk.current():
+                walk = self._walk = self._walked()
+            found = walk.found.get(pattern)
+            if found is None:
+                found = walk.found[pattern] = [name for file, name in walk.files if fnmatch.fnmatchcase(file, pattern)]
+            return list(found)
 
     def _walked(self) -> _Walk:
         started = time.time_ns()
