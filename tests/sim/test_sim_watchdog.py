@@ -85,10 +85,17 @@ def test_sublimes_own_work_done_inline_is_not_the_callbacks_cpu_time(sim_host: S
         with _watchdog.sublimes_own_work():
             spin(0.05)
 
+    def nested_then_own(own_ms: float) -> None:  # own work inside own work is exempt once
+        with _watchdog.sublimes_own_work(), _watchdog.sublimes_own_work():
+            spin(0.05)
+        spin(own_ms / 1000)
+
     sim_host.watchdog.limit_ms = 20
     sim_host.sublime.set_timeout(highlighting)
     assert violations(sim_host) == []
     sim_host.sublime.set_timeout(lambda: spin(0.05))
+    assert len(violations(sim_host)) == 1
+    sim_host.sublime.set_timeout(lambda: nested_then_own(40))
     assert len(violations(sim_host)) == 1
 
 

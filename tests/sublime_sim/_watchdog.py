@@ -115,15 +115,22 @@ class Watchdog:
     @contextmanager
     def loading(self) -> Iterator[None]:
         """Sublime importing a package's plugin modules: their CPU time is the
-        editor's own loading, not a callback's (waits still count)."""
+        editor's own loading, not a callback's (waits still count). Nested
+        (a resource lookup inside a syntax's load), only the outermost counts."""
+        depth = getattr(self._local, "own_work", 0)
+        self._local.own_work = depth + 1
         started = time.thread_time()
         try:
             yield
         finally:
-            self._local.exempt = getattr(self._local, "exempt", 0.0) + time.thread_time() - started
+            self._local.own_work = depth
+            if depth == 0:
+                self._local.exempt = getattr(self._local, "exempt", 0.0) + time.thread_time() - started
 
     def garbage_collection(self, phase: str, info: dict[str, int]) -> None:
         """A `gc.callbacks` hook: a collection's CPU time is not the callback's."""
+        if getattr(self._local, "own_work", 0):
+            return  # already exempt as the editor's own work
         if phase == "start":
             self._local.gc_started = time.thread_time()
             return
