@@ -20,6 +20,10 @@ SCRIPT (all keys optional):
                                       answered with these answers as given, by method
      "announce_commands": true,       an available_commands_update after session/new
      "qwen_answer_delay": 0,          seconds each of those takes to answer
+     "always_rule": null,             posing as qwen: an answer proceed_always_user (or _project) to a
+                                      session/request_permission adds this allow rule to the user's (or
+                                      workspace's) rules in qwen/permissions/getSettings' answer the moment
+                                      it is read, as qwen 0.24.4 writes it before the tool runs
      "rewind_files": [],              what rewindSession says it restored, as qwen 0.24.4 would
                                       (only with a promptId and rewindFiles not false)
      "rewind_delay": 0,               seconds rewindSession takes to answer
@@ -142,6 +146,8 @@ class Agent:
         self.list_delay = float(script.get("list_delay", 0))
         self.open_delay = float(script.get("open_delay", 0))
         self.qwen_answer_delay = float(script.get("qwen_answer_delay", 0))
+        self.always_rule: str | None = script.get("always_rule")
+        self.asked: dict[int, str] = {}  # our requests' methods, by id
         self.branch_points = bool(script.get("branch_points"))
         self.listed_sessions: dict[str, int] = dict(script.get("listed_sessions", {}))
         self.session_ids: list[str] = list(script.get("session_ids", []))
@@ -186,6 +192,7 @@ class Agent:
             self.next_id += 1
             ids.append(self.next_id)
             self.answers[self.next_id] = threading.Event()
+            self.asked[self.next_id] = method
             self.write({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
         deadline = time.monotonic() + 30
         for request_id in ids:
@@ -536,6 +543,17 @@ class Agent:
             self.remember(session_id, getattr(self, "cwd", ""), {"role": "agent", "text": "".join(said)})
         return {"stopReason": stop}
 
+    def write_always_rule(self, method: str | None, result: Any) -> None:
+        """qwen's settings after an "always" answer: the rule added to its scope."""
+        chosen = (result or {}).get("outcome", {}).get("optionId") if isinstance(result, dict) else None
+        scope = {"proceed_always_user": "user", "proceed_always_project": "workspace"}.get(str(chosen))
+        settings = self.qwen_answers.get("qwen/permissions/getSettings")
+        if method != "session/request_permission" or scope is None or self.always_rule is None or settings is None:
+            return
+        rules = settings[scope]["rules"]
+        self.qwen_answers["qwen/permissions/getSettings"] = {
+            **settings, scope: {**settings[scope], "rules": {**rules, "allow": [*rules["allow"], self.always_rule]}}}
+
     # --- main loop -----------------------------------------------------------
 
     def serve(self, message: dict[str, Any]) -> None:
@@ -556,6 +574,7 @@ class Agent:
             if "method" not in message:
                 request_id = message.get("id")
                 self.results[request_id] = message.get("result", message.get("error"))
+                self.write_always_rule(self.asked.get(request_id), self.results[request_id])
                 if request_id in self.answers:
                     self.answers[request_id].set()
             elif message["method"] == "session/cancel":

@@ -64,3 +64,36 @@ def test_adding_an_allow_rule_for_the_project_asks_first(rig: ChatRig) -> None:
     [written] = rig.host.wait_for(lambda: rig.received("qwen/permissions/setRules"), timeout=WAIT)
     assert written["params"] == {"sessionId": written["params"]["sessionId"], "scope": "workspace",
                                  "ruleType": "allow", "rules": ["Bash(make build)"]}
+
+
+def answer_always_at_once(rig: ChatRig, read_delay: float) -> None:
+    """qwen asks to run a command; the user answers "Always Allow for user"
+    before qwen has given its rules (each read takes `read_delay` s)."""
+    rig.script_extras.update(agent_name="qwen-code", qwen_answers={"qwen/permissions/getSettings": settings({}, {})},
+                             qwen_answer_delay=read_delay, always_rule="Bash(touch *)")
+    options = [{"optionId": "proceed_always_project", "kind": "allow_always",
+                "name": "Always Allow in project: touch *"},
+               {"optionId": "proceed_always_user", "kind": "allow_always", "name": "Always Allow for user: touch *"},
+               {"optionId": "proceed_once", "kind": "allow_once", "name": "Allow"},
+               {"optionId": "cancel", "kind": "reject_once", "name": "Reject"}]
+    rig.load([[{"request": "session/request_permission", "params": {
+        "sessionId": "", "options": options, "toolCall": {
+            "toolCallId": "sh1", "status": "pending", "kind": "execute", "title": "touch always.txt",
+            "rawInput": {"command": "touch always.txt"}}}}, {"chunks": ["Done."]}]])
+    rig.send("say it always")
+    rig.host.wait_for(lambda: rig.chat().request_handler().pending.oldest(), timeout=WAIT)
+    rig.host.user.run_command("qwen_chat_permission", {"option": "proceed_always_user"})
+
+
+def test_an_always_answer_before_qwen_has_read_its_rules_still_notes_the_rule(rig: ChatRig) -> None:
+    """qwen writes the rule the moment it has the answer: the answer waits
+    for the rules read before it, however slowly qwen gives them."""
+    answer_always_at_once(rig, read_delay=1.0)
+    assert rig.ended() == ["end_turn"]
+    rig.host.wait_for(lambda: "Permission rule added (allow, user): Bash(touch *)" in rig.transcript(), timeout=WAIT)
+
+
+def test_an_always_answer_is_not_held_by_a_qwen_that_never_gives_its_rules(rig: ChatRig) -> None:
+    answer_always_at_once(rig, read_delay=600.0)
+    assert rig.ended() == ["end_turn"]  # the answer went after BEFORE_WAIT_S, not after qwen's read
+    assert "Permission rule added" not in rig.transcript()

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..window_chats import WindowChat
 
 log = logging.getLogger(__name__)
+BEFORE_WAIT_S = 5.0  # the longest an "always" answer waits for qwen's rules before it
 _noting: set[asyncio.Task[None]] = set()  # the notes being written: kept from the garbage collector
 
 
@@ -33,14 +34,22 @@ def rules_before(chat: WindowChat, prompt: PermissionPrompt) -> asyncio.Future[l
     return _rules(chat)
 
 
-def note_rules_made(chat: WindowChat, before: asyncio.Future[list[PermissionRule]] | None,
-                    answer: schema.RequestPermissionResponse) -> None:
-    """Once qwen has written it, note the rule the user's "always" answer made (chat loop)."""
+async def note_rules_made(chat: WindowChat, before: asyncio.Future[list[PermissionRule]] | None,
+                          answer: schema.RequestPermissionResponse) -> None:
+    """Once qwen has written it, note the rule the user's "always" answer made
+    (chat loop). qwen writes the rule the moment it has the answer, so the
+    answer waits for the rules read before it (at most BEFORE_WAIT_S)."""
     if before is None:
         return
     chosen = getattr(answer.outcome, "option_id", None)
     if chosen not in ALWAYS_OPTIONS:
         before.cancel()
+        return
+    await asyncio.wait({before}, timeout=BEFORE_WAIT_S)
+    if not before.done():
+        before.cancel()
+        log.warning("chat: qwen's rules were not read in %s s; the rule an always answer makes is not noted",
+                    BEFORE_WAIT_S)
         return
 
     async def note() -> None:

@@ -116,6 +116,8 @@ class EditorRequestHandler:
         # After session/cancel nothing more is asked of the user: a late request is answered "cancelled".
         late = chat is not None and chat.turn_cancelled
         disk = await self._review_file(prompt) if prompt.diff is not None and chat is not None and not late else None
+        # Asked before anyone can answer: the answer waits for this read (always_rules).
+        rules_before = always_rules.rules_before(chat, prompt) if chat is not None and not late else None
         future = self.pending.add(prompt)
         if chat is None:
             self.pending.cancel_all()
@@ -125,7 +127,6 @@ class EditorRequestHandler:
             chat.show_block(f"{prompt.key}", render_prompt(prompt))
         chats.tell("permission_requested", prompt.event(self.window_id, self.chat_id))
         sublime.set_timeout(lambda: self._show(prompt, disk, turn))
-        rules_before = always_rules.rules_before(chat, prompt) if chat is not None and not late else None
         try:
             answer = await future
         finally:
@@ -136,7 +137,7 @@ class EditorRequestHandler:
                 sublime.set_timeout(lambda: _close_review(review))
         if chat is not None:
             chat.upsert(prompt.key, render_answer(prompt, answer))
-            always_rules.note_rules_made(chat, rules_before, answer)
+            await always_rules.note_rules_made(chat, rules_before, answer)
         return answer
 
     @threads.on_chat_loop
