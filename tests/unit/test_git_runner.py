@@ -167,6 +167,10 @@ def plant_filter_named_with_an_equals_sign(repo: Path, scripts: Path) -> list[st
 
 
 def plant_hooks(repo: Path, scripts: Path) -> list[str]:
+    # The index holds the file's text, so a refresh after a stat change always
+    # writes the index and runs post-index-change. With the text differing, it
+    # wrote it only while the entry was racily clean: file and commit in one second.
+    git(repo, "add", "a.txt")
     for hook in ("post-index-change", "reference-transaction", "pre-commit", "post-checkout"):
         shutil.copy(marker_script(scripts, hook), repo / ".git" / "hooks" / hook)
     return ["update-index", "--refresh"]
