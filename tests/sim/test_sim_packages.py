@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import logging
 import sys
 import weakref
 from pathlib import Path
@@ -200,6 +201,46 @@ def test_quit_calls_on_exit_not_plugin_unloaded(packages_dir: Path, tmp_path: Pa
         host.close()
     assert log.read_text() == "on_exit\n"
     assert "Tiny.main" not in sys.modules
+
+
+# A package that logs to the editor, as ours does (plugin/log.py): its handler
+# calls the API. It forgets it in plugin_unloaded, which a quit never calls.
+LOGGING_MAIN = '''
+import logging
+
+import sublime
+
+
+class ToEditor(logging.Handler):
+    def emit(self, record):
+        with open(sublime.packages_path() + "/../reached.txt", "a") as f:
+            f.write(record.getMessage() + "\\n")
+        sublime.set_timeout(lambda: None)
+
+
+def plugin_loaded():
+    logging.getLogger("Chatty").addHandler(ToEditor())
+    logging.getLogger("Chatty").propagate = False
+'''
+
+
+def test_a_quit_hosts_log_handlers_end_with_it(packages_dir: Path, tmp_path: Path) -> None:
+    """The plugin host's process ends after on_exit, and its loggers with it:
+    a record logged after the host (a package thread ending late) or in the
+    next one must not reach the old package's handler."""
+    write_package(packages_dir, "Chatty", {"main.py": LOGGING_MAIN})
+    reached = packages_dir.parent / "reached.txt"
+    with SimulatedHost(packages_dir) as host:
+        host.load_package("Chatty")
+        logging.getLogger("Chatty.core").warning("while it runs")
+        host.user.quit()
+    assert reached.read_text() == "while it runs\n"  # the handler works while its host does
+    logger = logging.getLogger("Chatty.core")
+    logger.warning("a late record, with no host")  # the old handler raised: no SimulatedHost running
+    with SimulatedHost(packages_dir):
+        logger.warning("a record in the next host")
+    assert reached.read_text() == "while it runs\n", "the quit host's log handler outlived it"
+    assert logging.getLogger("Chatty").handlers == [] and logging.getLogger("Chatty").propagate
 
 
 # on_init after a run-time load reaches only listeners whose class belongs to

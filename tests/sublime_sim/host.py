@@ -121,6 +121,7 @@ Not modelled:
 
 from __future__ import annotations
 
+import logging
 import shutil
 import sys
 import tempfile
@@ -476,6 +477,7 @@ class SimulatedHost:
             self.app.stop()
             for name in set(self.loader.loaded) | self.loader.imported:  # a disabled package's too
                 self.loader.drop_modules(name, keep_libraries=True)
+                _forget_loggers(name)
             self._closed = True
             sublime_plugin.reset()
             _runtime.install(None)
@@ -498,3 +500,17 @@ class SimulatedHost:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _forget_loggers(package: str) -> None:
+    """The plugin host's process ends with the host: what the package left on
+    its loggers (`name` and `name.*`) goes too. After a quit (no
+    plugin_unloaded) a package's handler stayed, and the next test's records
+    reached it: its `sublime.set_timeout` ran into another host, or none."""
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        if isinstance(logger, logging.Logger) and (name == package or name.startswith(package + ".")):
+            for handler in list(logger.handlers):
+                logger.removeHandler(handler)
+            logger.setLevel(logging.NOTSET)
+            logger.propagate, logger.disabled = True, False
+
