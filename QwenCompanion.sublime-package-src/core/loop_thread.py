@@ -8,6 +8,7 @@ named after the loop.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
@@ -17,6 +18,7 @@ from . import threads
 from .cli.processes import close_left_on
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 CALL_TIMEOUT = 10.0
 UNWIND_TURNS = 3
 UNWIND_SECONDS = 5.0
@@ -59,6 +61,12 @@ class LoopThread:
             raise RuntimeError(f"the thread {self._name!r} is not running")
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
 
+    def spawn(self, coroutine: Coroutine[Any, Any, object], doing: str) -> None:
+        """Run `coroutine` on the loop without waiting for it. Nobody reads its
+        result, so a failure is logged, saying what it was `doing`: a user's
+        Esc that fails must not fail in silence."""
+        self.submit(coroutine).add_done_callback(lambda done: _log_failure(done, doing))
+
     def run(self, coroutine: Coroutine[Any, Any, T], timeout: float = CALL_TIMEOUT) -> T:
         """Run a coroutine on the loop and wait for its result (never call from the loop)."""
         return self.submit(coroutine).result(timeout)
@@ -82,6 +90,11 @@ class LoopThread:
         loop, self._loop, self._thread = self._loop, None, None
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(loop.stop)
+
+
+def _log_failure(done: Future[object], doing: str) -> None:
+    if not done.cancelled() and (error := done.exception()) is not None:
+        log.error("%s failed: %s", doing, error, exc_info=error)
 
 
 def _finish_tasks(loop: asyncio.AbstractEventLoop) -> None:

@@ -432,10 +432,16 @@ def test_an_agent_deaf_to_cancel_is_offered_a_restart_that_reloads_the_chat(rig:
     rig.load([[{"chunks": ["stuck"]}, {"deaf": 60}]])
     rig.send("go")
     rig.host.wait_for(lambda: "stuck" in rig.chat().core.streamer.transcript.text(), timeout=WAIT)
-    pid = rig.chat().core.pid
+    core = rig.chat().core
+    pid, turn = core.pid, core.layout.turn
     rig.host.answers.push("ok_cancel", True)
-    rig.host.user.press_key("escape")
-    rig.host.wait_for(lambda: [d for d in rig.host.dialogs if d.kind == "ok_cancel"], timeout=WAIT)
+    binding = rig.host.user.press_key("escape")
+    assert binding is not None and binding.command == "qwen_chat_cancel", binding
+    try:
+        rig.host.wait_for(lambda: [d for d in rig.host.dialogs if d.kind == "ok_cancel"], timeout=WAIT)
+    except TimeoutError:  # which of the question's conditions failed
+        raise AssertionError(f"no restart question: agent {core.state.agent_status}, turn {turn} -> {core.layout.turn}, "
+                             f"cancelled {core.turn_cancelled}, dialogs {rig.host.dialogs}") from None
     assert "did not stop" in rig.host.dialogs[-1].message
     rig.host.wait_for(lambda: len(rig.received("session/load")) == 1, timeout=WAIT)
     rig.host.wait_for(lambda: not alive(pid), timeout=WAIT)

@@ -145,3 +145,30 @@ def test_a_process_its_owner_let_go_of_is_ended_and_closed_with_its_loop() -> No
     assert not pid_alive(process.pid)
     del process, transport
     gc.collect()  # an unclosed transport would raise here, against the closed loop
+
+
+def test_work_nobody_waits_for_says_when_it_fails(caplog: pytest.LogCaptureFixture) -> None:
+    """The chat's Esc, Enter and Steer hand their work to the loop and return:
+    an error there reached no one, and the user's Esc did nothing, unlogged."""
+    thread = LoopThread("QwenCompanion test spawn")
+    thread.start()
+    finished = threading.Event()
+
+    async def fails() -> None:
+        raise ValueError("no such turn")
+
+    async def ends_well() -> None:
+        finished.set()
+
+    try:
+        with caplog.at_level(logging.ERROR, logger=loop_thread.__name__):
+            thread.spawn(fails(), "cancelling the turn")
+            thread.spawn(ends_well(), "sending the prompt")
+            assert finished.wait(5)
+            deadline = time.monotonic() + 5
+            while not caplog.records and time.monotonic() < deadline:
+                time.sleep(0.01)
+    finally:
+        thread.stop()
+    assert [r.getMessage() for r in caplog.records] == ["cancelling the turn failed: no such turn"]
+    assert caplog.records[0].exc_info is not None

@@ -118,14 +118,14 @@ class ChatCore:
             self.note(str(full))
             return False
         self.history.append(text)
-        self.thread.submit(self._enqueue())
+        self.thread.spawn(self._enqueue(), "sending the prompt")
         return True
 
     def send_now(self, prompt: QueuedPrompt) -> None:
         """Send queued `prompt` next, stopping the running turn for it
         (ValueError: it is no longer queued)."""
         self.queue.move(prompt, 0)
-        self.thread.submit(self._send_now(prompt))
+        self.thread.spawn(self._send_now(prompt), "sending the prompt now")
 
     def offers_steer(self) -> bool:
         """Whether a queued prompt can be added to the running turn (Steer):
@@ -143,7 +143,7 @@ class ChatCore:
         it is no longer queued). A turn that ends before it is taken has it sent
         as the next prompt; where it entered is shown as a prompt marked steered."""
         self.queue.remove(prompt)
-        self.thread.submit(self._steer(prompt))
+        self.thread.spawn(self._steer(prompt), "steering the turn")
 
     def queue_changed(self) -> None:
         """The user changed the queue: the status and its display follow."""
@@ -156,7 +156,7 @@ class ChatCore:
     def cancel(self) -> None:
         """Stop the running turn (or give up on a slow session/load or
         resume) and drop the queued prompts."""
-        self.thread.submit(self._cancel(drop_queue=True))
+        self.thread.spawn(self._cancel(drop_queue=True), "cancelling the turn")
 
     def note(self, text: str) -> None:
         """A line of the chat's own in the transcript (not sent to the agent)."""

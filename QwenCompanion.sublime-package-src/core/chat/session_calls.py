@@ -48,7 +48,7 @@ class SessionCalls:
             self.rewinding = False
             chat.changed()
             if chat.queue:
-                self.thread.submit(chat.drain())
+                self.thread.spawn(chat.drain(), "sending the queued prompts")
 
     def _queued(self) -> int:
         return len(self._chat.queue) + self._chat.draining

@@ -140,7 +140,7 @@ class AgentConnection:
                 except AgentError as error:  # nothing of the chat is left to tell
                     log.info("chat: the agent did not close session %.100r: %s", session_id, error)
 
-        self._thread.submit(close_each())
+        self._thread.spawn(close_each(), "closing the sessions")
 
     def owners(self) -> list[SessionOwner]:
         with self._lock:
@@ -157,7 +157,7 @@ class AgentConnection:
         if bridge is not None:
             bridge.kill()
             if self._thread.alive:  # quick once killed; lets the loop release the pipes
-                self._thread.submit(bridge.stop())
+                self._thread.spawn(bridge.stop(), "releasing the ended agent")
 
     @property
     def running(self) -> bool:

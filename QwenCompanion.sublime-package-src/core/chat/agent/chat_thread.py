@@ -74,7 +74,7 @@ class ChatThread(LoopThread):
             finally:
                 asyncio.get_running_loop().stop()  # never left running when the package is gone
 
-        self.submit(drain_and_stop())
+        self.spawn(drain_and_stop(), "ending the chat's work")
 
 
 class OnChatThread(Protocol):
