@@ -513,4 +513,3 @@ def _forget_loggers(package: str) -> None:
                 logger.removeHandler(handler)
             logger.setLevel(logging.NOTSET)
             logger.propagate, logger.disabled = True, False
-
